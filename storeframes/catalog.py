@@ -1,0 +1,512 @@
+"""The endpoint catalog: one declarative entry per endpoint of the service.
+
+Each :class:`Endpoint` says where it lives, which parameters it takes (required,
+defaults, allowed values), which devices it serves, its limits and its cost model.
+:func:`validate` turns a user's arguments into the canonical query parameters of a
+request, or raises :class:`~storeframes.InvalidParameterError` naming the parameter,
+the value and what is allowed, before anything is sent.
+
+Canonical parameters are strings in the catalog's order: app ids de-duplicated and
+sorted, codes lower-cased, metric aliases resolved, relative date defaults resolved to
+real dates (UTC) at request time. The same canonical parameters always mean the same
+request, which is what the ledger records and what the cache keys on.
+
+Costs
+-----
+:data:`DEFAULT_COSTS` is plain data: a :class:`CostModel` per endpoint, fitted to the
+contract's examples (11 credits for one app's metadata, 41 for a month of change
+history and 18 for a week, 1001 for one benchmarks request, 210 with a maximum of 220
+for a metrics request) and to the published price notes. The search prices are not
+published and are estimates. Prices move: pass ``cost_model=`` to
+:class:`~storeframes.Client` to override any entry; the ``cost`` the service reports
+always wins over an estimate in the ledger.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, replace
+from datetime import UTC, date, datetime, timedelta
+from types import MappingProxyType
+from typing import Any
+
+from .errors import InvalidParameterError
+
+__all__ = [
+    "CHANNELS",
+    "DEFAULT_COSTS",
+    "DEVICES",
+    "ENDPOINTS",
+    "MAX_APPS_PER_REQUEST",
+    "METRICS",
+    "CostModel",
+    "Endpoint",
+    "Param",
+    "endpoint",
+    "split_apps",
+    "store_of",
+    "today_utc",
+    "validate",
+]
+
+DEVICES = ("iphone", "ipad", "android")
+IOS_DEVICES = ("iphone", "ipad")
+CHANNELS: Mapping[str, tuple[str, ...]] = MappingProxyType(
+    {
+        "iphone": ("all", "search", "browse", "appref", "webref"),
+        "android": ("all", "search", "explore", "referrals"),
+    }
+)
+BENCHMARK_TYPES = ("free", "paid")
+METRICS = ("downloads", "revenues", "app-power", "ratings", "daily-ratings")
+METRIC_ALIASES: Mapping[str, str] = MappingProxyType({"power": "app-power"})
+MAX_APPS_PER_REQUEST = 5
+
+_IOS_ID = re.compile(r"^[0-9]{1,15}$")
+_ANDROID_ID = re.compile(r"^[A-Za-z][A-Za-z0-9_]*(\.[A-Za-z0-9_]+)+$")
+_CODE = re.compile(r"^[A-Za-z]{2}$")
+_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+_RELATIVE = re.compile(r"^(today|end)([+-]\d+)d$")
+
+
+def today_utc() -> date:
+    """Today's date in UTC, the calendar the service's dates follow."""
+    return datetime.now(UTC).date()
+
+
+def store_of(device: str) -> str:
+    """The store a device belongs to: ``"ios"`` for iphone and ipad, ``"android"``."""
+    return "android" if device == "android" else "ios"
+
+
+@dataclass(frozen=True)
+class CostModel:
+    """A linear price list: the maximum credits a request can cost.
+
+    ``estimate = base + per_app * apps + per_day * days + per_app_day * apps * days
+    + sum(per_app_metric[m] for each metric) * apps``
+    """
+
+    base: int = 0
+    per_app: int = 0
+    per_day: int = 0
+    per_app_day: int = 0
+    per_app_metric: Mapping[str, int] = field(default_factory=dict)
+
+    def estimate(self, params: Mapping[str, str]) -> int:
+        """The maximum cost of one request with these canonical parameters."""
+        apps = len(params["apps"].split(",")) if params.get("apps") else 0
+        days = 0
+        if params.get("start_date") and params.get("end_date"):
+            days = (date.fromisoformat(params["end_date"]) - date.fromisoformat(params["start_date"])).days + 1
+        metric_price = sum(self.per_app_metric.get(m, 0) for m in params.get("metrics", "").split(",") if m)
+        return (
+            self.base + self.per_app * apps + self.per_day * days + self.per_app_day * apps * days + metric_price * apps
+        )
+
+
+DEFAULT_COSTS: Mapping[str, CostModel] = MappingProxyType(
+    {
+        "metadata": CostModel(base=1, per_app=10),
+        "changes": CostModel(base=1, per_app=10, per_app_day=1),
+        "metrics": CostModel(
+            per_app_metric=MappingProxyType(
+                {"downloads": 100, "revenues": 100, "app-power": 10, "ratings": 10, "daily-ratings": 10}
+            )
+        ),
+        "benchmarks": CostModel(base=1001),
+        "search": CostModel(base=10),
+        "search_ads": CostModel(base=20),
+        "search_history": CostModel(base=1, per_day=10),
+    }
+)
+
+
+@dataclass(frozen=True)
+class Param:
+    """One query parameter.
+
+    ``kind`` selects the validator: apps, metrics, country, language, device, channel,
+    choice, date or keyword. ``default`` is a literal, or for dates a relative rule:
+    ``"today-1d"`` (yesterday) or ``"end-30d"`` (30 days before the end date).
+    """
+
+    name: str
+    kind: str
+    required: bool = False
+    default: str | None = None
+    choices: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    """A declarative description of one endpoint of the service."""
+
+    name: str
+    path: str
+    summary: str
+    params: tuple[Param, ...]
+    devices: tuple[str, ...]
+    cost: CostModel
+    max_apps: int | None = None
+    result_cap: Mapping[str, int] = field(default_factory=dict)
+
+    @property
+    def param_names(self) -> tuple[str, ...]:
+        return tuple(p.name for p in self.params)
+
+    @property
+    def takes_apps(self) -> bool:
+        return "apps" in self.param_names
+
+    @property
+    def date_ranged(self) -> bool:
+        return "start_date" in self.param_names
+
+    def estimate(self, params: Mapping[str, str]) -> int:
+        """Maximum credits of one request with these canonical parameters."""
+        return self.cost.estimate(params)
+
+    def with_cost(self, cost: CostModel) -> Endpoint:
+        return replace(self, cost=cost)
+
+
+_APPS = Param("apps", "apps", required=True)
+_COUNTRY = Param("country", "country", default="us")
+_LANGUAGE = Param("language", "language")
+_DEVICE = Param("device", "device", default="iphone")
+_KEYWORD = Param("keyword", "keyword", required=True)
+
+ENDPOINTS: Mapping[str, Endpoint] = MappingProxyType(
+    {
+        e.name: e
+        for e in (
+            Endpoint(
+                "metadata",
+                "/apps/metadata.json",
+                "current app metadata",
+                (_APPS, _COUNTRY, _LANGUAGE, _DEVICE),
+                DEVICES,
+                DEFAULT_COSTS["metadata"],
+                max_apps=MAX_APPS_PER_REQUEST,
+            ),
+            Endpoint(
+                "changes",
+                "/apps/metadata/changes.json",
+                "metadata change history",
+                (
+                    _APPS,
+                    _COUNTRY,
+                    _LANGUAGE,
+                    _DEVICE,
+                    # 30 days ago .. yesterday when neither is given
+                    Param("start_date", "date", default="end-29d"),
+                    Param("end_date", "date", default="today-1d"),
+                ),
+                DEVICES,
+                DEFAULT_COSTS["changes"],
+                max_apps=MAX_APPS_PER_REQUEST,
+            ),
+            Endpoint(
+                "metrics",
+                "/apps/metrics/current.json",
+                "current app metrics",
+                (_APPS, Param("metrics", "metrics", required=True), _COUNTRY, _DEVICE),
+                DEVICES,
+                DEFAULT_COSTS["metrics"],
+                max_apps=MAX_APPS_PER_REQUEST,
+            ),
+            Endpoint(
+                "benchmarks",
+                "/categories/benchmarks",
+                "conversion rate benchmarks per category",
+                (
+                    _COUNTRY,
+                    Param("device", "device", default="iphone"),
+                    Param("type", "choice", default="free", choices=BENCHMARK_TYPES),
+                    Param("channel", "channel", default="all"),
+                    Param("start_date", "date", default="end-30d"),
+                    Param("end_date", "date", default="today-1d"),
+                ),
+                ("iphone", "android"),
+                DEFAULT_COSTS["benchmarks"],
+            ),
+            Endpoint(
+                "search",
+                "/keywords/search-results/current",
+                "live keyword search, organic",
+                (_KEYWORD, _COUNTRY, _LANGUAGE, _DEVICE),
+                DEVICES,
+                DEFAULT_COSTS["search"],
+                result_cap=MappingProxyType({"ios": 250, "android": 250}),
+            ),
+            Endpoint(
+                "search_ads",
+                "/keywords/search-results/ads/current",
+                "live keyword search with ads",
+                (_KEYWORD, _COUNTRY, _LANGUAGE, _DEVICE),
+                IOS_DEVICES,
+                DEFAULT_COSTS["search_ads"],
+                result_cap=MappingProxyType({"ios": 250}),
+            ),
+            Endpoint(
+                "search_history",
+                "/keywords/search-results/history.json",
+                "historical keyword search",
+                (
+                    _KEYWORD,
+                    _COUNTRY,
+                    _LANGUAGE,
+                    _DEVICE,
+                    Param("start_date", "date", default="end-30d"),
+                    Param("end_date", "date", default="today-1d"),
+                ),
+                DEVICES,
+                DEFAULT_COSTS["search_history"],
+                result_cap=MappingProxyType({"ios": 500, "android": 250, "live_fallback": 250}),
+            ),
+        )
+    }
+)
+
+
+def endpoint(name: str) -> Endpoint:
+    """The catalog entry called ``name`` (also accepts the endpoint's path)."""
+    if name in ENDPOINTS:
+        return ENDPOINTS[name]
+    for entry in ENDPOINTS.values():
+        if name == entry.path:
+            return entry
+    raise InvalidParameterError("endpoint", name, f"one of {', '.join(ENDPOINTS)}")
+
+
+# ---------------------------------------------------------------------------
+# validation
+
+
+def _join(values: Iterable[str]) -> str:
+    return ", ".join(values)
+
+
+def _as_list(name: str, value: Any) -> list[str]:
+    if isinstance(value, str):
+        items = value.split(",")
+    elif isinstance(value, Iterable) and not isinstance(value, (bytes, Mapping)):
+        items = list(value)
+    else:
+        raise InvalidParameterError(name, value, "a list of strings or a comma-separated string")
+    out = []
+    for item in items:
+        if isinstance(item, int) and not isinstance(item, bool):
+            item = str(item)
+        if not isinstance(item, str):
+            raise InvalidParameterError(name, item, "each item must be a string")
+        item = item.strip()
+        if item:
+            out.append(item)
+    return out
+
+
+def _check_apps(value: Any, device: str, ep: Endpoint) -> str:
+    apps = _as_list("apps", value)
+    if not apps:
+        raise InvalidParameterError("apps", value, "at least one app id", endpoint=ep.name)
+    for app in apps:
+        if device == "android":
+            if _IOS_ID.match(app):
+                raise InvalidParameterError(
+                    "apps",
+                    app,
+                    "a numeric id belongs to the iphone/ipad store; with device='android' give a "
+                    "package name such as 'com.example.app' (or use device='iphone')",
+                    endpoint=ep.name,
+                )
+            if not _ANDROID_ID.match(app):
+                raise InvalidParameterError(
+                    "apps", app, "an android package name such as 'com.example.app'", endpoint=ep.name
+                )
+        else:
+            if _ANDROID_ID.match(app):
+                raise InvalidParameterError(
+                    "apps",
+                    app,
+                    f"an android package name cannot be sent with device={device!r}; iphone/ipad ids "
+                    "are numeric text such as '284882215' (or use device='android')",
+                    endpoint=ep.name,
+                )
+            if not _IOS_ID.match(app):
+                raise InvalidParameterError(
+                    "apps", app, "an iphone/ipad app id is numeric text such as '284882215'", endpoint=ep.name
+                )
+    return ",".join(sorted(set(apps)))
+
+
+def _check_metrics(value: Any, ep: Endpoint) -> str:
+    names = _as_list("metrics", value)
+    if not names:
+        raise InvalidParameterError("metrics", value, f"at least one of {_join(METRICS)}", endpoint=ep.name)
+    chosen = set()
+    for name in names:
+        canonical = METRIC_ALIASES.get(name.lower(), name.lower())
+        if canonical not in METRICS:
+            raise InvalidParameterError(
+                "metrics", name, f"one of {_join(METRICS)} ('power' means 'app-power')", endpoint=ep.name
+            )
+        chosen.add(canonical)
+    return ",".join(m for m in METRICS if m in chosen)
+
+
+def _check_code(name: str, value: Any, ep: Endpoint) -> str:
+    if not isinstance(value, str) or not _CODE.match(value.strip()):
+        kind = "country" if name == "country" else "language"
+        raise InvalidParameterError(name, value, f"a two-letter {kind} code such as 'us'", endpoint=ep.name)
+    return value.strip().lower()
+
+
+def _parse_date(name: str, value: Any, ep: Endpoint) -> date:
+    if isinstance(value, datetime):
+        return value.date()
+    if isinstance(value, date):
+        return value
+    if isinstance(value, str) and _DATE.match(value.strip()):
+        try:
+            return date.fromisoformat(value.strip())
+        except ValueError:
+            pass
+    raise InvalidParameterError(name, value, "a date as 'YYYY-MM-DD' or a datetime.date", endpoint=ep.name)
+
+
+def _relative_date(rule: str, today: date, end: date | None) -> date:
+    match = _RELATIVE.match(rule)
+    if match is None:  # pragma: no cover - catalog data error
+        raise ValueError(f"bad relative date rule {rule!r}")
+    anchor = today if match.group(1) == "today" else end
+    assert anchor is not None
+    return anchor + timedelta(days=int(match.group(2)))
+
+
+def _check_keyword(value: Any, ep: Endpoint) -> str:
+    if not isinstance(value, str):
+        raise InvalidParameterError(
+            "keyword", value, "one keyword as a string (search one keyword per request)", endpoint=ep.name
+        )
+    keyword = " ".join(value.split())
+    if not keyword:
+        raise InvalidParameterError("keyword", value, "a non-empty keyword", endpoint=ep.name)
+    return keyword
+
+
+def validate(
+    name: str | Endpoint,
+    params: Mapping[str, Any] | None = None,
+    *,
+    today: date | None = None,
+    **kwargs: Any,
+) -> dict[str, str]:
+    """Check a request's parameters and return its canonical query parameters.
+
+    Raises :class:`~storeframes.InvalidParameterError` for any bad input, naming the
+    parameter, the value and what is allowed. ``apps`` may hold more than
+    :data:`MAX_APPS_PER_REQUEST` ids: :func:`split_apps` cuts them into requests.
+
+    >>> validate("changes", apps="284882215", end_date="2026-01-31")
+    {'apps': '284882215', 'country': 'us', 'device': 'iphone', 'start_date': '2026-01-02', 'end_date': '2026-01-31'}
+    """
+    ep = name if isinstance(name, Endpoint) else endpoint(name)
+    given = {**(params or {}), **kwargs}
+    given = {k: v for k, v in given.items() if v is not None}
+    unknown = sorted(set(given) - set(ep.param_names))
+    if unknown:
+        raise InvalidParameterError(
+            unknown[0], given[unknown[0]], f"{ep.name} takes {_join(ep.param_names)}", endpoint=ep.name
+        )
+    today = today or today_utc()
+
+    device = given.get("device", "iphone")
+    if not isinstance(device, str) or device.strip().lower() not in ep.devices:
+        extra = ""
+        if ep.name == "search_ads" and device == "android":
+            extra = " (the search with ads covers only the iphone/ipad store)"
+        raise InvalidParameterError("device", device, f"one of {_join(ep.devices)}{extra}", endpoint=ep.name)
+    device = device.strip().lower()
+
+    out: dict[str, str] = {}
+    for p in ep.params:
+        value = given.get(p.name)
+        if value is None and p.kind != "date":
+            if p.required:
+                raise InvalidParameterError(p.name, None, f"{p.name} is required by {ep.name}", endpoint=ep.name)
+            if p.default is None:
+                continue
+            value = p.default
+        if p.kind == "apps":
+            out[p.name] = _check_apps(value, device, ep)
+        elif p.kind == "metrics":
+            out[p.name] = _check_metrics(value, ep)
+        elif p.kind in ("country", "language"):
+            out[p.name] = _check_code(p.name, value, ep)
+        elif p.kind == "device":
+            out[p.name] = device
+        elif p.kind == "choice":
+            choice = value.strip().lower() if isinstance(value, str) else value
+            if choice not in p.choices:
+                raise InvalidParameterError(p.name, value, f"one of {_join(p.choices)}", endpoint=ep.name)
+            out[p.name] = choice
+        elif p.kind == "channel":
+            channel = value.strip().lower() if isinstance(value, str) else value
+            allowed = CHANNELS[device]
+            if channel not in allowed:
+                others = [d for d, chans in CHANNELS.items() if channel in chans and d != device]
+                hint = f" ('{channel}' is a channel of device={others[0]!r})" if others else ""
+                raise InvalidParameterError(
+                    "channel", value, f"for device={device!r} one of {_join(allowed)}{hint}", endpoint=ep.name
+                )
+            out[p.name] = channel
+        elif p.kind == "keyword":
+            out[p.name] = _check_keyword(value, ep)
+        elif p.kind == "date":
+            continue  # resolved below, end first
+        else:  # pragma: no cover - catalog data error
+            raise ValueError(f"unknown parameter kind {p.kind!r}")
+
+    if ep.date_ranged:
+        _resolve_dates(ep, given, today, out)
+    return {name: out[name] for name in ep.param_names if name in out}
+
+
+def _resolve_dates(ep: Endpoint, given: Mapping[str, Any], today: date, out: dict[str, str]) -> None:
+    spec = {p.name: p for p in ep.params}
+    end = (
+        _parse_date("end_date", given["end_date"], ep)
+        if "end_date" in given
+        else _relative_date(spec["end_date"].default or "today-1d", today, None)
+    )
+    start = (
+        _parse_date("start_date", given["start_date"], ep)
+        if "start_date" in given
+        else _relative_date(spec["start_date"].default or "end-30d", today, end)
+    )
+    latest = today + timedelta(days=1)  # one day of slack for users ahead of UTC
+    for pname, day in (("end_date", end), ("start_date", start)):
+        if day > latest:
+            raise InvalidParameterError(
+                pname, day.isoformat(), f"a date no later than today ({today.isoformat()} UTC)", endpoint=ep.name
+            )
+    if end < start:
+        raise InvalidParameterError(
+            "end_date",
+            end.isoformat(),
+            f"a date on or after start_date={start.isoformat()}",
+            endpoint=ep.name,
+        )
+    out["start_date"] = start.isoformat()
+    out["end_date"] = end.isoformat()
+
+
+def split_apps(params: Mapping[str, str], size: int = MAX_APPS_PER_REQUEST) -> list[dict[str, str]]:
+    """Cut canonical parameters with many apps into requests of at most ``size`` apps."""
+    if not params.get("apps"):
+        return [dict(params)]
+    apps = params["apps"].split(",")
+    return [{**params, "apps": ",".join(apps[i : i + size])} for i in range(0, len(apps), size)]

@@ -1,0 +1,183 @@
+"""The exceptions of storeframes: one small hierarchy under :class:`StoreframesError`.
+
+Every exception carries what a user needs to act on it (status, error code, path,
+parameters, retry-after) and never the API token: messages are built from the
+request path and its query parameters, and the token travels only in a header.
+
+::
+
+    StoreframesError
+    ├── ConfigurationError (ValueError)      no token, no base URL, plain-http URL
+    ├── InvalidParameterError (ValueError)   refused before any request
+    ├── BudgetExceededError                  refused before sending
+    ├── ResponseShapeError                   the body is not the documented envelope
+    ├── TransportError                       timeouts and dropped connections, after retries
+    └── ApiError                             the service answered with an error
+        ├── AuthenticationError              401
+        ├── ForbiddenError                   403
+        │   ├── NotEnoughCreditsError
+        │   └── EstimatesNotInPlanError
+        ├── ServiceValidationError           422
+        │   └── AppNotAvailableError
+        ├── RateLimitError                   429 (``retry_after``)
+        └── ServerError                      5xx
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+__all__ = [
+    "ApiError",
+    "AppNotAvailableError",
+    "AuthenticationError",
+    "BudgetExceededError",
+    "ConfigurationError",
+    "EstimatesNotInPlanError",
+    "ForbiddenError",
+    "InvalidParameterError",
+    "NotEnoughCreditsError",
+    "RateLimitError",
+    "ResponseShapeError",
+    "ServerError",
+    "ServiceValidationError",
+    "StoreframesError",
+    "TransportError",
+]
+
+
+class StoreframesError(Exception):
+    """Base class of every error raised by storeframes."""
+
+
+class ConfigurationError(StoreframesError, ValueError):
+    """The client is not set up to send a request (no token, no base URL, plain http)."""
+
+
+class InvalidParameterError(StoreframesError, ValueError):
+    """A parameter was refused before any request was sent.
+
+    Attributes:
+        parameter: the parameter's name, for example ``"channel"``.
+        value: the value that was given.
+        allowed: a description of what is allowed.
+    """
+
+    def __init__(self, parameter: str, value: Any, allowed: str, *, endpoint: str | None = None):
+        self.parameter = parameter
+        self.value = value
+        self.allowed = allowed
+        self.endpoint = endpoint
+        where = f" for {endpoint}" if endpoint else ""
+        super().__init__(f"invalid {parameter}={value!r}{where}: {allowed}")
+
+
+class BudgetExceededError(StoreframesError):
+    """Sending the request could take the credits spent past the client's budget."""
+
+    def __init__(self, *, spent: int, reserved: int, estimate: int, budget: int, endpoint: str):
+        self.spent = spent
+        self.reserved = reserved
+        self.estimate = estimate
+        self.budget = budget
+        self.endpoint = endpoint
+        pending = f" (+{reserved} reserved by requests in flight)" if reserved else ""
+        super().__init__(
+            f"budget exceeded: {endpoint} could cost up to {estimate} credits, "
+            f"{spent} already spent{pending}, budget is {budget}; nothing was sent"
+        )
+
+
+class ResponseShapeError(StoreframesError):
+    """A body does not have the documented shape; ``path`` names where it differs."""
+
+    def __init__(self, message: str, *, path: str = "", endpoint: str | None = None):
+        self.path = path
+        self.endpoint = endpoint
+        where = f" at {path}" if path else ""
+        super().__init__(f"unexpected response shape{where}: {message}")
+
+
+class TransportError(StoreframesError):
+    """The request never got a complete answer (timeout, dropped connection), after retries."""
+
+    def __init__(self, message: str, *, path: str = "", attempts: int = 1):
+        self.path = path
+        self.attempts = attempts
+        super().__init__(f"{message} ({path}, {attempts} attempt{'s' if attempts != 1 else ''})")
+
+
+class ApiError(StoreframesError):
+    """The service answered with an error status.
+
+    Attributes:
+        status: the HTTP (or envelope) status.
+        code: the service's error code, for example ``"NotEnoughCreditsError"``, or None.
+        message: the service's message, or a description of the status.
+        path: the request path.
+        params: the request's query parameters (never the token).
+        attempts: how many times the request was sent.
+    """
+
+    def __init__(
+        self,
+        status: int,
+        message: str,
+        *,
+        code: str | None = None,
+        path: str = "",
+        params: Mapping[str, Any] | None = None,
+        attempts: int = 1,
+    ):
+        self.status = status
+        self.code = code
+        self.message = message
+        self.path = path
+        self.params = dict(params or {})
+        self.attempts = attempts
+        label = f"{status} {code}" if code else str(status)
+        super().__init__(f"{label}: {message} ({path})")
+
+
+class AuthenticationError(ApiError):
+    """401: the token is missing or unknown."""
+
+
+class ForbiddenError(ApiError):
+    """403: the plan does not allow this request."""
+
+
+class NotEnoughCreditsError(ForbiddenError):
+    """403: the account has run out of credits."""
+
+
+class EstimatesNotInPlanError(ForbiddenError):
+    """403: downloads and revenues estimates are not part of the plan."""
+
+
+class ServiceValidationError(ApiError):
+    """422: the service refused the parameters."""
+
+
+class AppNotAvailableError(ServiceValidationError):
+    """422: an app of the request is not available in the requested country.
+
+    ``apps`` lists the ids of the request that failed.
+    """
+
+    def __init__(self, *args: Any, apps: Sequence[str] = (), **kwargs: Any):
+        super().__init__(*args, **kwargs)
+        self.apps = tuple(apps)
+
+
+class RateLimitError(ApiError):
+    """429: too many requests; ``retry_after`` is the server's hint in seconds, or None."""
+
+    def __init__(self, *args: Any, retry_after: float | None = None, **kwargs: Any):
+        super().__init__(*args, **kwargs)
+        self.retry_after = retry_after
+
+
+class ServerError(ApiError):
+    """5xx: the service failed."""
