@@ -1,0 +1,92 @@
+"""A strict sliding-window rate limiter shared by every thread of a client.
+
+The service allows 60 requests in any 10 seconds. A leaky bucket with a burst of 60
+lets 120 through in the first 10 s; a fixed window lets 120 through across a window
+boundary. This limiter keeps the time of each request and admits a new one only when
+fewer than ``limit`` requests lie within the last ``window`` seconds.
+
+What "the time of a request" means matters: the service counts arrivals, which happen
+somewhere between the moment we send and the moment the answer is complete. A slot is
+therefore held from :meth:`acquire` until :meth:`release`, and dated by the release
+(the completion). The next request past the limit waits until ``window`` seconds after
+the oldest completion, so its arrival is at least ``window`` after the arrival it
+replaces, whatever the network latency. Off-the-shelf limiters date a request by its
+start, which a slow request can defeat.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import deque
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+
+__all__ = ["SlidingWindowLimiter"]
+
+
+class SlidingWindowLimiter:
+    """At most ``limit`` requests in any ``window`` seconds, across threads.
+
+    >>> limiter = SlidingWindowLimiter(60, 10.0)
+    >>> with limiter.slot():
+    ...     pass  # send one request here
+    """
+
+    def __init__(
+        self,
+        limit: int,
+        window: float,
+        *,
+        clock: Callable[[], float] = time.monotonic,
+    ):
+        if not isinstance(limit, int) or limit < 1:
+            raise ValueError(f"rate limit must be a whole number of requests >= 1, got {limit!r}")
+        if not window > 0:
+            raise ValueError(f"rate window must be a positive number of seconds, got {window!r}")
+        self.limit = limit
+        self.window = float(window)
+        self._clock = clock
+        self._done: deque[float] = deque()  # completion times within the window, oldest first
+        self._in_flight = 0
+        self._cond = threading.Condition()
+        self.waited = 0.0  # total seconds threads spent waiting for a slot
+
+    def __repr__(self) -> str:
+        return f"SlidingWindowLimiter(limit={self.limit}, window={self.window})"
+
+    def _prune(self, now: float) -> None:
+        while self._done and self._done[0] <= now - self.window:
+            self._done.popleft()
+
+    def acquire(self) -> None:
+        """Block until a request may be sent, and hold its slot."""
+        start = self._clock()
+        with self._cond:
+            while True:
+                now = self._clock()
+                self._prune(now)
+                if self._in_flight + len(self._done) < self.limit:
+                    self._in_flight += 1
+                    self.waited += now - start
+                    return
+                # wait for the oldest completion to leave the window, or for a release
+                # when every slot is in flight
+                delay = self._done[0] + self.window - now if self._done else None
+                self._cond.wait(timeout=None if delay is None else max(delay, 0.0005))
+
+    def release(self) -> None:
+        """Mark the held slot's request as complete, now."""
+        with self._cond:
+            self._in_flight -= 1
+            self._done.append(self._clock())
+            self._cond.notify_all()
+
+    @contextmanager
+    def slot(self) -> Iterator[None]:
+        """Hold a slot for the duration of one request."""
+        self.acquire()
+        try:
+            yield
+        finally:
+            self.release()
