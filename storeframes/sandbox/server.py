@@ -1,0 +1,123 @@
+"""Serve the sandbox as a real HTTP server on a loopback address."""
+
+from __future__ import annotations
+
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+from urllib.parse import parse_qsl, urlsplit
+
+from .service import API_PREFIX, SANDBOX_KEY, SandboxService
+
+__all__ = ["SandboxServer"]
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server: _Server
+
+    def do_GET(self) -> None:
+        self._serve("GET")
+
+    def do_POST(self) -> None:
+        self._serve("POST")
+
+    def _serve(self, method: str) -> None:
+        url = urlsplit(self.path)
+        reply = self.server.service.handle(
+            method, url.path, parse_qsl(url.query, keep_blank_values=True), dict(self.headers)
+        )
+        if reply.fault == "timeout":
+            time.sleep(self.server.service.faults.stall_seconds)
+            self.close_connection = True
+            return
+        if reply.fault == "dropped":
+            self.close_connection = True
+            return
+        self.send_response(reply.status)
+        for name, value in reply.headers.items():
+            self.send_header(name, value)
+        self.send_header("Content-Length", str(len(reply.body)))
+        self.end_headers()
+        if reply.fault == "truncated":
+            self.wfile.write(reply.body[: len(reply.body) // 2])
+            self.wfile.flush()
+            self.close_connection = True
+            return
+        self.wfile.write(reply.body)
+
+    def log_message(self, format: str, *args: Any) -> None:
+        if self.server.verbose:
+            super().log_message(format, *args)
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    service: SandboxService
+    verbose: bool
+
+
+class SandboxServer:
+    """The sandbox on ``http://127.0.0.1:PORT/api/public/store``.
+
+    Plain http is accepted by :class:`~storeframes.Client` only because the host is a
+    loopback address. Use it as a context manager, or call :meth:`serve_forever`.
+
+    >>> with SandboxServer(port=0) as server:  # doctest: +SKIP
+    ...     client = Client(server.key, base_url=server.base_url)
+    """
+
+    def __init__(
+        self,
+        *,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        verbose: bool = False,
+        service: SandboxService | None = None,
+        **options: Any,
+    ):
+        if host not in ("127.0.0.1", "localhost", "::1"):
+            raise ValueError(f"the sandbox serves only on a loopback address, not {host!r}")
+        self.service = service or SandboxService(**options)
+        self._httpd = _Server((host, port), _Handler)
+        self._httpd.service = self.service
+        self._httpd.verbose = verbose
+        self._thread: threading.Thread | None = None
+
+    @property
+    def port(self) -> int:
+        return self._httpd.server_address[1]
+
+    @property
+    def base_url(self) -> str:
+        host = self._httpd.server_address[0]
+        return f"http://{host}:{self.port}{API_PREFIX}"
+
+    @property
+    def key(self) -> str:
+        return SANDBOX_KEY
+
+    def start(self) -> SandboxServer:
+        """Serve on a background thread."""
+        self._thread = threading.Thread(
+            target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, name="storeframes-sandbox", daemon=True
+        )
+        self._thread.start()
+        return self
+
+    def serve_forever(self) -> None:
+        self._httpd.serve_forever()
+
+    def stop(self) -> None:
+        self._httpd.shutdown()
+        self._httpd.server_close()
+        if self._thread is not None:
+            self._thread.join()
+            self._thread = None
+
+    def __enter__(self) -> SandboxServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()

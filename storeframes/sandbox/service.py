@@ -1,0 +1,384 @@
+"""The sandbox service: the service's behaviour over the synthetic world.
+
+:class:`SandboxService` answers a request (method, path, query, headers) the way the
+service does: the envelope of the contract, 401 for a missing or unknown key, 422 for
+invalid parameters and for apps not available in a country, 403 when credits run out
+or estimates are not in the plan, 429 past the limit of a strict sliding window, costs
+from :data:`storeframes.catalog.DEFAULT_COSTS`, and optional latency and seeded faults.
+It knows nothing of sockets: :class:`~storeframes.sandbox.SandboxTransport` serves it
+in-process and :class:`~storeframes.sandbox.SandboxServer` on loopback.
+
+Error bodies
+------------
+The contract does not show error bodies. The sandbox sends the form one public client
+parses, with the envelope beside it::
+
+    {"error": {"code": "AppNotAvailableError", "message": "..."},
+     "metadata": {"request": {"path": ..., "params": ..., "cost": 0,
+                              "max_credit_cost": 0, "status": 422},
+                  "response": null}}
+
+No 429 body or ``Retry-After`` header has been published; the sandbox sends neither
+unless ``retry_after_header=True``.
+
+Costs
+-----
+Every request is charged by the default cost model, with two refinements that make
+``cost`` and ``max_credit_cost`` differ as they do in the contract's examples: a metric
+whose value is null is not charged, and a history day with no recorded search is not
+charged. Rejected requests (401, 403, 422, 429, 5xx) cost nothing.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import threading
+import time
+from collections import deque
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from datetime import date, timedelta
+from typing import Any
+
+from .. import catalog
+from ..errors import InvalidParameterError
+from .world import World, store_of
+
+__all__ = ["API_PREFIX", "SANDBOX_KEY", "Arrival", "Faults", "Reply", "SandboxService"]
+
+API_PREFIX = "/api/public/store"
+SANDBOX_KEY = "sandbox-demo-key"
+"""The sandbox's documented API key. Any other key gets 401."""
+
+
+@dataclass(frozen=True)
+class Faults:
+    """Seeded fault injection: the share of requests that meet each fault.
+
+    ``server_error``: answered 500, 502 or 503. ``rate_limited``: answered 429 (with
+    ``burst`` consecutive requests hit each time). ``timeout``: the server stalls for
+    ``stall_seconds`` and sends nothing. ``truncated``: the body is cut half-way.
+    ``dropped``: the connection closes before any answer.
+    """
+
+    server_error: float = 0.0
+    rate_limited: float = 0.0
+    timeout: float = 0.0
+    truncated: float = 0.0
+    dropped: float = 0.0
+    burst: int = 1
+    seed: int = 0
+    stall_seconds: float = 2.0
+
+    def __post_init__(self) -> None:
+        total = self.server_error + self.rate_limited + self.timeout + self.truncated + self.dropped
+        if not 0.0 <= total <= 1.0:
+            raise ValueError(f"fault shares must add up to at most 1, got {total}")
+
+
+@dataclass(frozen=True)
+class Reply:
+    """What the service answers; ``fault`` asks the transport to misbehave."""
+
+    status: int
+    body: bytes
+    headers: Mapping[str, str] = field(default_factory=dict)
+    fault: str | None = None  # "timeout", "truncated" or "dropped"
+    cost: int = 0  # credits the answer charges
+
+
+@dataclass(frozen=True)
+class Arrival:
+    """One request as it reached the service (``time`` on the monotonic clock)."""
+
+    time: float
+    path: str
+    params: Mapping[str, str]
+    status: int
+    cost: int
+    fault: str | None
+
+
+_FAULT_STATUSES = (500, 502, 503)
+
+
+class SandboxService:
+    """A deterministic fake of the whole service.
+
+    Args:
+        seed: the synthetic world's seed; the same request always gets the same answer.
+        today: the service's "today" (UTC today by default).
+        rate_limit: ``(requests, seconds)`` of the sliding window past which it answers 429.
+        latency: seconds each answer takes.
+        faults: a :class:`Faults` to inject seeded failures.
+        api_keys: the keys it accepts (the documented :data:`SANDBOX_KEY` by default).
+        credits: credits of the account; when spent, 403 ``NotEnoughCreditsError``.
+        estimates_in_plan: False answers downloads and revenues with 403 ``EstimatesNotInPlanError``.
+        retry_after_header: send ``Retry-After`` with 429.
+    """
+
+    def __init__(
+        self,
+        *,
+        seed: int = 0,
+        today: date | str | None = None,
+        rate_limit: tuple[int, float] = (60, 10.0),
+        latency: float = 0.0,
+        faults: Faults | None = None,
+        api_keys: Iterable[str] = (SANDBOX_KEY,),
+        credits: int | None = None,
+        estimates_in_plan: bool = True,
+        retry_after_header: bool = False,
+        world: World | None = None,
+    ):
+        self.world = world or World(seed)
+        self._today = date.fromisoformat(today) if isinstance(today, str) else today
+        self.limit, self.window = rate_limit
+        self.latency = latency
+        self.faults = faults or Faults()
+        self.api_keys = frozenset(api_keys)
+        self.credits = credits
+        self.estimates_in_plan = estimates_in_plan
+        self.retry_after_header = retry_after_header
+        self._lock = threading.Lock()
+        self._recent: deque[float] = deque()
+        self._fault_rng = random.Random(self.faults.seed)
+        self._burst_left = 0
+        self.arrivals: list[Arrival] = []
+        self.spent = 0
+
+    @property
+    def today(self) -> date:
+        return self._today or catalog.today_utc()
+
+    def reset(self) -> None:
+        """Forget arrivals, spending and the rate window (the world stays)."""
+        with self._lock:
+            self.arrivals.clear()
+            self._recent.clear()
+            self.spent = 0
+            self._fault_rng = random.Random(self.faults.seed)
+            self._burst_left = 0
+
+    # -- the request path -------------------------------------------------------
+
+    def handle(self, method: str, path: str, query: Iterable[tuple[str, str]], headers: Mapping[str, str]) -> Reply:
+        """Answer one request.
+
+        Faults, the key and the rate window are checked as the request arrives; the
+        answer is built after ``latency`` seconds, outside the lock.
+        """
+        params = dict(query)
+        with self._lock:
+            now = time.monotonic()
+            fault = self._draw_fault()
+            reply = self._gatekeep(method, path, params, headers, fault, now)
+        if self.latency:
+            time.sleep(self.latency)
+        if reply is None:
+            reply = self._answer(path, params)
+            if fault == "truncated":
+                reply = Reply(reply.status, reply.body, reply.headers, fault="truncated")
+        with self._lock:
+            if reply.status == 200 and reply.fault is None:
+                if self.credits is not None and self.spent + reply.cost > self.credits:
+                    reply = self._error(
+                        path, params, 403, "NotEnoughCreditsError", "not enough credits left for this request"
+                    )
+                else:
+                    self.spent += reply.cost
+            charged = reply.cost if reply.status == 200 and reply.fault is None else 0
+            self.arrivals.append(Arrival(now, path, params, reply.status, charged, reply.fault))
+        return reply
+
+    def _draw_fault(self) -> str | None:
+        f = self.faults
+        if self._burst_left:
+            self._burst_left -= 1
+            return "rate_limited"
+        roll = self._fault_rng.random()
+        for name in ("server_error", "rate_limited", "timeout", "truncated", "dropped"):
+            share = getattr(f, name)
+            if roll < share:
+                if name == "rate_limited":
+                    self._burst_left = max(f.burst - 1, 0)
+                return name
+            roll -= share
+        return None
+
+    def _gatekeep(
+        self, method: str, path: str, params: dict[str, str], headers: Mapping[str, str], fault: str | None, now: float
+    ) -> Reply | None:
+        if fault in ("timeout", "dropped"):
+            return Reply(0, b"", fault=fault)
+        if fault == "server_error":
+            status = self._fault_rng.choice(_FAULT_STATUSES)
+            return self._error(path, params, status, "InternalServerError", "the service failed; try again")
+        key = next((v for k, v in headers.items() if k.lower() == "x-service-key"), None)
+        if key not in self.api_keys:
+            # checked before the rate window: an unknown key is not counted against anybody
+            return self._error(path, params, 401, "UnknownTokenError", "missing or unknown API token")
+        while self._recent and self._recent[0] <= now - self.window:
+            self._recent.popleft()
+        if fault == "rate_limited" or len(self._recent) >= self.limit:
+            headers_out = {}
+            if self.retry_after_header:
+                wait = (self._recent[0] + self.window - now) if len(self._recent) >= self.limit else 1.0
+                headers_out["Retry-After"] = str(max(1, int(wait + 0.999)))
+            return self._error(path, params, 429, "TooManyRequestsError", "rate limit exceeded", headers_out)
+        self._recent.append(now)
+        if method != "GET":
+            return self._error(path, params, 405, "MethodNotAllowedError", "only GET is served")
+        return None
+
+    # -- answers ----------------------------------------------------------------
+
+    @staticmethod
+    def _metadata(path: str, echo: Mapping[str, Any], cost: int, max_cost: int, status: int) -> dict[str, Any]:
+        return {
+            "request": {
+                "path": API_PREFIX + path if not path.startswith(API_PREFIX) else path,
+                "params": dict(echo),
+                "cost": cost,
+                "max_credit_cost": max_cost,
+                "status": status,
+            },
+            "response": None,
+        }
+
+    def _envelope(self, path: str, echo: Mapping[str, Any], result: Any, cost: int, max_cost: int) -> bytes:
+        body = {"result": result, "metadata": self._metadata(path, echo, cost, max_cost, 200)}
+        return json.dumps(body, separators=(",", ":")).encode()
+
+    def _error(
+        self,
+        path: str,
+        params: Mapping[str, Any],
+        status: int,
+        code: str,
+        message: str,
+        headers: Mapping[str, str] | None = None,
+    ) -> Reply:
+        body = {"error": {"code": code, "message": message}, "metadata": self._metadata(path, params, 0, 0, status)}
+        return Reply(
+            status,
+            json.dumps(body, separators=(",", ":")).encode(),
+            {"content-type": "application/json", **(headers or {})},
+        )
+
+    def _answer(self, path: str, params: dict[str, str]) -> Reply:
+        short = path[len(API_PREFIX) :] if path.startswith(API_PREFIX) else path
+        ep = next((e for e in catalog.ENDPOINTS.values() if e.path == short), None)
+        if ep is None:
+            return self._error(path, params, 404, "NotFoundError", f"no endpoint at {path}")
+        try:
+            canonical = catalog.validate(ep, params, today=self.today)
+        except InvalidParameterError as exc:
+            return self._error(path, params, 422, "ValidationError", str(exc))
+        if ep.max_apps and len(canonical.get("apps", "").split(",")) > ep.max_apps:
+            return self._error(path, params, 422, "ValidationError", f"at most {ep.max_apps} apps per request")
+        device = canonical["device"]
+        store = store_of(device)
+        country = canonical["country"]
+        echo: dict[str, Any] = dict(canonical)
+        if "language" in [p.name for p in ep.params] or ep.name == "metrics":
+            echo["language"] = canonical.get("language") or self.world.default_language(country)
+        language = echo.get("language", "en")
+        apps = canonical["apps"].split(",") if "apps" in canonical else []
+        if apps:
+            missing = [
+                a for a in apps if not (self.world.has_app(a, store) and self.world.is_available(a, store, country))
+            ]
+            if missing:
+                return self._error(
+                    path,
+                    echo,
+                    422,
+                    "AppNotAvailableError",
+                    f"one or more apps are not available in country {country!r}",
+                )
+            echo["apps"] = apps
+        if "metrics" in canonical:
+            metrics = canonical["metrics"].split(",")
+            echo["metrics"] = metrics
+            if not self.estimates_in_plan and {"downloads", "revenues"} & set(metrics):
+                return self._error(
+                    path, echo, 403, "EstimatesNotInPlanError", "downloads and revenues estimates are not in your plan"
+                )
+
+        max_cost = ep.estimate(canonical)
+        cost = max_cost
+        today = self.today
+        if ep.name == "metadata":
+            result: Any = {
+                a: {"metadata": self.world.metadata(a, device=device, country=country, language=language, today=today)}
+                for a in apps
+            }
+        elif ep.name == "changes":
+            start, end = date.fromisoformat(canonical["start_date"]), date.fromisoformat(canonical["end_date"])
+            result = {
+                a: {
+                    "changes": self.world.changes(
+                        a, device=device, country=country, language=language, start=start, end=min(end, today)
+                    )
+                }
+                for a in apps
+            }
+        elif ep.name == "metrics":
+            metrics = canonical["metrics"].split(",")
+            result = {a: self.world.metrics(a, metrics, device=device, country=country, today=today) for a in apps}
+            prices = ep.cost.per_app_metric
+            for values in result.values():
+                for name in metrics:
+                    if values.get("power" if name == "app-power" else name, {}).get("value") is None:
+                        cost -= prices.get(name, 0)
+        elif ep.name == "benchmarks":
+            result = {
+                "category_benchmarks": self.world.benchmarks(
+                    country=country,
+                    device=device,
+                    type=canonical["type"],
+                    channel=canonical["channel"],
+                    start=date.fromisoformat(canonical["start_date"]),
+                    end=date.fromisoformat(canonical["end_date"]),
+                )
+            }
+        elif ep.name == "search":
+            ids = self.world.search(canonical["keyword"], device=device, country=country, language=language, day=today)
+            result = {"date": today.isoformat(), "value": ids}
+        elif ep.name == "search_ads":
+            result = self.world.search_ads(
+                canonical["keyword"], device=device, country=country, language=language, day=today
+            )
+        else:  # search_history
+            result, days_charged = self._history(canonical, device, country, language, today)
+            cost = ep.cost.base + ep.cost.per_day * days_charged
+        return Reply(
+            200, self._envelope(path, echo, result, cost, max_cost), {"content-type": "application/json"}, cost=cost
+        )
+
+    def _history(
+        self, canonical: Mapping[str, str], device: str, country: str, language: str, today: date
+    ) -> tuple[dict[str, list[str]], int]:
+        """History as an object keyed by date: ``{"2026-01-05": [ids...], ...}``.
+
+        A day the keyword was not tracked is absent. When the range ends today (whose
+        results are recorded only once the day is over), a live search fills today,
+        capped at 250 results.
+        """
+        keyword = canonical["keyword"]
+        start, end = date.fromisoformat(canonical["start_date"]), date.fromisoformat(canonical["end_date"])
+        days: dict[str, list[str]] = {}
+        day = start
+        while day <= min(end, today - timedelta(days=1)):
+            ids = self.world.search_history_day(keyword, device=device, country=country, language=language, day=day)
+            if ids is not None:
+                days[day.isoformat()] = ids
+            day += timedelta(days=1)
+        if start <= today <= end:
+            cap = catalog.ENDPOINTS["search_history"].result_cap["live_fallback"]
+            days[today.isoformat()] = self.world.search(
+                keyword, device=device, country=country, language=language, day=today
+            )[:cap]
+        return days, len(days)
