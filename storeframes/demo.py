@@ -1,0 +1,106 @@
+"""``storeframes demo``: fetch a small set of frames from the sandbox and print them."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import polars as pl
+
+from .client import Answer, Client
+
+__all__ = ["run_demo"]
+
+
+def _apps_table(answer: Answer) -> pl.DataFrame:
+    rows = []
+    for app_id, entry in answer.result.items():
+        meta: Mapping[str, Any] = entry["metadata"]
+        rating = meta.get("rating") or {}
+        shots = meta.get("screenshots") or {}
+        rows.append(
+            {
+                "app_id": str(app_id),
+                "title": meta.get("title"),
+                "developer": (meta.get("developer") or {}).get("name"),
+                "price": meta.get("price") or "free",
+                "rating": rating.get("average"),
+                "versions": len(meta.get("versions") or []),
+                "screenshots": sum(len(v) for v in shots.values()) if isinstance(shots, dict) else len(shots),
+            }
+        )
+    schema = {
+        "app_id": pl.String,
+        "title": pl.String,
+        "developer": pl.String,
+        "price": pl.String,
+        "rating": pl.Float64,
+        "versions": pl.Int64,
+        "screenshots": pl.Int64,
+    }
+    return pl.DataFrame(rows, schema=schema).sort("app_id")
+
+
+def _search_table(answer: Answer, keyword: str, top: int) -> pl.DataFrame:
+    ids = [str(i) for i in answer.result["value"]]
+    return (
+        pl.DataFrame(
+            {
+                "keyword": [keyword] * len(ids),
+                "date": [answer.result.get("date")] * len(ids),
+                "rank": list(range(1, len(ids) + 1)),
+                "app_id": ids,
+            },
+            schema={"keyword": pl.String, "date": pl.String, "rank": pl.Int64, "app_id": pl.String},
+        )
+        .with_columns(pl.col("date").str.to_date())
+        .head(top)
+    )
+
+
+def _benchmarks_table(answer: Answer) -> pl.DataFrame:
+    schema = {
+        "category": pl.String,
+        "category_name": pl.String,
+        "impressions_to_page_views": pl.Float64,
+        "page_views_to_installs": pl.Float64,
+        "impressions_to_installs": pl.Float64,
+        "number_of_apps": pl.Float64,
+    }
+    rows = [{k: rec.get(k) for k in schema} for rec in answer.result["category_benchmarks"]]
+    return pl.DataFrame(rows, schema=schema)
+
+
+def run_demo(*, seed: int = 0, client: Client | None = None) -> int:
+    """Fetch metadata, a live search and benchmarks from the sandbox, print them and the ledger."""
+    from .sandbox import World
+
+    client = client or Client.sandbox(seed=seed)
+    world: World = client.sandbox_service.world if client.sandbox_service else World(seed)
+    print("storeframes demo: the sandbox, a deterministic fake of the service (no token, nothing billed)\n")
+    with pl.Config(tbl_rows=12, fmt_str_lengths=40, tbl_width_chars=140, tbl_hide_dataframe_shape=True):
+        apps = list(world.EXAMPLE_IOS_APPS)
+        metadata = client.get("metadata", apps=apps, country="us", device="iphone")
+        print(
+            f"1. Metadata of {len(apps)} iphone apps: {len(metadata.responses)} requests "
+            f"(at most 5 apps each), {metadata.cost} credits"
+        )
+        print(_apps_table(metadata), end="\n\n")
+
+        keyword = world.EXAMPLE_KEYWORDS[0]
+        search = client.get("search", keyword=keyword, country="us", device="iphone")
+        print(f'2. Live search for "{keyword}": top 10 of {len(search.result["value"])} results, {search.cost} credits')
+        print(_search_table(search, keyword, 10), end="\n\n")
+
+        bench = client.get("benchmarks", country="us", device="iphone", type="free", channel="search")
+        table = _benchmarks_table(bench)
+        print(
+            f"3. Conversion benchmarks, us / iphone / free / search channel: {table.height} categories, "
+            f"{bench.cost} credits. Rates are percent; null means too few apps; installs can exceed page views."
+        )
+        print(table.sort("page_views_to_installs", descending=True, nulls_last=True), end="\n\n")
+
+        print(f"4. The ledger: {client.spent} credits in {client.ledger.height} requests")
+        print(client.ledger.select("time", "endpoint", "cost", "max_credit_cost", "status", "params"))
+    client.close()
+    return 0
