@@ -1,0 +1,119 @@
+"""Shared fixtures: the sandbox in-process and on loopback, and the cassette recorder.
+
+Cassettes
+---------
+Client tests replay HTTP interactions recorded in ``cassettes/`` (vcrpy). By default
+they replay only (record mode ``none``): no server runs and a missing interaction fails
+the test. To re-record from the loopback sandbox::
+
+    STOREFRAMES_RECORD=all python -m pytest tests/test_cassettes.py
+
+Against the real service (costs credits), with a token and base URL::
+
+    STOREFRAMES_API_KEY=... STOREFRAMES_BASE_URL=https://... python -m pytest -m live
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import date
+from pathlib import Path
+
+import pytest
+import vcr
+
+from storeframes import Client
+from storeframes.sandbox import SANDBOX_KEY, SandboxServer
+
+ROOT = Path(__file__).resolve().parent.parent
+CASSETTES = ROOT / "cassettes"
+SANDBOX_TODAY = date(2026, 11, 20)
+"""The sandbox's today for recordings and deterministic tests."""
+REPLAY_BASE_URL = "http://127.0.0.1:8765/api/public/store"
+RECORD_MODE = os.environ.get("STOREFRAMES_RECORD", "none")
+SCRUBBED = "REDACTED"
+
+
+def _stable_request(request):
+    """Record every loopback port as the replay address, so re-recordings diff cleanly."""
+    request.uri = re.sub(r"^http://127\.0\.0\.1:\d+", "http://127.0.0.1:8765", request.uri)
+    return request
+
+
+def _scrub_response(response: dict) -> dict:
+    response["headers"].pop("date", None)
+    response["headers"].pop("Date", None)
+    body = response.get("body", {}).get("string", b"")
+    for secret in _secrets():
+        if isinstance(body, bytes):
+            body = body.replace(secret.encode(), SCRUBBED.encode())
+        else:
+            body = body.replace(secret, SCRUBBED)
+    response["body"]["string"] = body
+    return response
+
+
+def _secrets() -> list[str]:
+    values = [SANDBOX_KEY, os.environ.get("STOREFRAMES_API_KEY", ""), "not-the-key"]
+    return [v for v in values if v]
+
+
+recorder = vcr.VCR(
+    cassette_library_dir=str(CASSETTES),
+    record_mode=RECORD_MODE,
+    match_on=["method", "path", "query"],
+    filter_headers=[("x-service-key", SCRUBBED)],
+    before_record_request=_stable_request,
+    before_record_response=_scrub_response,
+    decode_compressed_response=True,
+)
+
+
+@contextmanager
+def recorded(
+    name: str, *, api_key: str = SANDBOX_KEY, client_options: dict | None = None, **server_options
+) -> Iterator[Client]:
+    """A client whose traffic is the cassette ``name``.
+
+    When recording, a loopback sandbox with ``server_options`` answers; when
+    replaying, nothing listens and every request must be in the cassette.
+    """
+    options = {"max_workers": 1, "backoff": (0.001, 0.01), **(client_options or {})}
+    with recorder.use_cassette(f"{name}.yaml"):
+        if RECORD_MODE == "none":
+            with Client(api_key, base_url=REPLAY_BASE_URL, **options) as client:
+                yield client
+        else:
+            server_options.setdefault("today", SANDBOX_TODAY)
+            with (
+                SandboxServer(port=0, **server_options) as server,
+                Client(api_key, base_url=server.base_url, **options) as client,
+            ):
+                yield client
+
+
+@pytest.fixture
+def sandbox() -> Iterator[Client]:
+    """An in-process sandbox client with a fixed today and fast retries."""
+    with Client.sandbox(today=SANDBOX_TODAY, backoff=(0.001, 0.01)) as client:
+        yield client
+
+
+@pytest.fixture
+def server() -> Iterator[SandboxServer]:
+    """The sandbox on loopback, with a fixed today."""
+    with SandboxServer(port=0, today=SANDBOX_TODAY) as running:
+        yield running
+
+
+def pytest_collection_modifyitems(config, items):
+    """Skip tests marked ``live`` unless a real token and base URL are configured."""
+    if os.environ.get("STOREFRAMES_API_KEY") and os.environ.get("STOREFRAMES_BASE_URL"):
+        return
+    skip = pytest.mark.skip(reason="live: set STOREFRAMES_API_KEY and STOREFRAMES_BASE_URL to run")
+    for item in items:
+        if "live" in item.keywords:
+            item.add_marker(skip)
