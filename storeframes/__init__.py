@@ -6,7 +6,7 @@
 11
 """
 
-from . import catalog
+from . import catalog, sandbox
 from ._version import __version__
 from .catalog import CostModel, Endpoint
 from .client import LEDGER_SCHEMA, Answer, AppsUnavailableWarning, Client, Response
@@ -55,4 +55,5 @@ __all__ = [
     "TransportError",
     "__version__",
     "catalog",
+    "sandbox",
 ]

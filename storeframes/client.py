@@ -234,7 +234,7 @@ class Client:
         budget: the most credits this client may spend; a request whose estimated
             maximum cost would pass it is refused before sending.
         rate_limit: ``(requests, seconds)`` of the strict sliding window, ``(60, 10.0)``.
-        max_workers: threads sending the requests of one call (default 4).
+        max_workers: threads sending the requests of one call (default 8).
         http_client: an ``httpx.Client`` to send with (its transport, proxies and
             timeouts are kept); the client adds the token per request.
         timeout: seconds for each request when no ``http_client`` is given.
@@ -278,7 +278,7 @@ class Client:
             raise ConfigurationError(f"max_tries must be >= 1, got {max_tries!r}")
         self.max_tries = max_tries
         self.backoff = backoff
-        self.max_workers = max_workers or 4
+        self.max_workers = max_workers or 8
         self._own_http = http_client is None
         self._http = http_client or httpx.Client(timeout=timeout, follow_redirects=False)
         costs = {**catalog.DEFAULT_COSTS, **(cost_model or {})}
@@ -442,11 +442,8 @@ class Client:
             )
         self._require_connection()
 
-        jobs: list[tuple[int, Future[tuple[list[Response], list[str]]]]] = []
-        pool = self._executor()
-        for index, plan in enumerate(plans):
-            for request_params in plan:
-                jobs.append((index, pool.submit(self._fetch_isolating, ep, request_params)))
+        tasks = [(index, request_params) for index, plan in enumerate(plans) for request_params in plan]
+        jobs = list(zip([index for index, _ in tasks], self._start(ep, [p for _, p in tasks]), strict=True))
         _, not_done = wait([f for _, f in jobs], return_when=FIRST_EXCEPTION)
         failure = next((f.exception() for _, f in jobs if f.done() and f.exception() is not None), None)
         if failure is not None:
@@ -477,6 +474,18 @@ class Client:
         if ep.max_apps and params.get("apps"):
             return catalog.split_apps(params, ep.max_apps)
         return [dict(params)]
+
+    def _start(self, ep: Endpoint, requests: list[dict[str, str]]) -> list[Future[tuple[list[Response], list[str]]]]:
+        """Start the requests on the thread pool; a lone request runs in the caller's thread."""
+        if len(requests) != 1:
+            pool = self._executor()
+            return [pool.submit(self._fetch_isolating, ep, params) for params in requests]
+        future: Future[tuple[list[Response], list[str]]] = Future()
+        try:
+            future.set_result(self._fetch_isolating(ep, requests[0]))
+        except Exception as exc:
+            future.set_exception(exc)
+        return [future]
 
     def _executor(self) -> ThreadPoolExecutor:
         with self._lock:
