@@ -45,7 +45,6 @@ __all__ = [
     "Param",
     "endpoint",
     "split_apps",
-    "store_of",
     "today_utc",
     "validate",
 ]
@@ -73,11 +72,6 @@ _RELATIVE = re.compile(r"^(today|end)([+-]\d+)d$")
 def today_utc() -> date:
     """Today's date in UTC, the calendar the service's dates follow."""
     return datetime.now(UTC).date()
-
-
-def store_of(device: str) -> str:
-    """The store a device belongs to: ``"ios"`` for iphone and ipad, ``"android"``."""
-    return "android" if device == "android" else "ios"
 
 
 @dataclass(frozen=True)

@@ -442,31 +442,27 @@ class Client:
             )
         self._require_connection()
 
-        tasks = [(index, request_params) for index, plan in enumerate(plans) for request_params in plan]
-        jobs = list(zip([index for index, _ in tasks], self._start(ep, [p for _, p in tasks]), strict=True))
-        _, not_done = wait([f for _, f in jobs], return_when=FIRST_EXCEPTION)
-        failure = next((f.exception() for _, f in jobs if f.done() and f.exception() is not None), None)
+        call_of = [index for index, plan in enumerate(plans) for _ in plan]
+        futures = self._start(ep, [request for plan in plans for request in plan])
+        _, not_done = wait(futures, return_when=FIRST_EXCEPTION)
+        failure = next((f.exception() for f in futures if f.done() and f.exception() is not None), None)
         if failure is not None:
             for future in not_done:
                 future.cancel()
             wait(not_done)
-            fetched = [
-                r for _, f in jobs if f.done() and not f.cancelled() and f.exception() is None for r in f.result()[0]
-            ]
-            failure.partial = fetched  # type: ignore[attr-defined]
+            ok = [f for f in futures if f.done() and not f.cancelled() and f.exception() is None]
+            failure.partial = [response for f in ok for response in f.result()[0]]  # type: ignore[attr-defined]
             raise failure
 
-        answers = []
-        for index, params in enumerate(canonical):
-            responses: list[Response] = []
-            unavailable: list[str] = []
-            for job_index, future in jobs:
-                if job_index == index:
-                    got, missing = future.result()
-                    responses.extend(got)
-                    unavailable.extend(missing)
-            answers.append(self._merge(ep, params, responses, sorted(unavailable)))
-        return answers
+        grouped: list[tuple[list[Response], list[str]]] = [([], []) for _ in canonical]
+        for index, future in zip(call_of, futures, strict=True):
+            responses, unavailable = future.result()
+            grouped[index][0].extend(responses)
+            grouped[index][1].extend(unavailable)
+        return [
+            self._merge(ep, params, responses, sorted(unavailable))
+            for params, (responses, unavailable) in zip(canonical, grouped, strict=True)
+        ]
 
     # -- internals -------------------------------------------------------------
 
