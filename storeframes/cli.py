@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import os
 import sys
 from collections.abc import Sequence
 
@@ -90,14 +91,21 @@ def _endpoints() -> int:
         }
         for ep in ENDPOINTS.values()
     ]
-    with pl.Config(tbl_rows=-1, fmt_str_lengths=80, tbl_width_chars=200, tbl_hide_dataframe_shape=True):
+    with pl.Config(tbl_rows=-1, fmt_str_lengths=120, tbl_width_chars=200, tbl_hide_dataframe_shape=True):
         print(pl.DataFrame(rows))
     print("* required. Prices are estimates in credits; the service's reported cost wins.")
     return 0
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
+    try:
+        return _run(_parser().parse_args(argv))
+    except BrokenPipeError:  # output piped into head or less that closed early
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
+
+
+def _run(args: argparse.Namespace) -> int:
     if args.command == "demo":
         from .demo import run_demo
 
