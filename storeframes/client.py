@@ -374,12 +374,16 @@ class Client:
         canonical = catalog.validate(ep, params)
         return sum(ep.estimate(p) for p in self._requests_of(ep, canonical))
 
+    def _check_budget(self, ep: Endpoint, estimate: int) -> None:
+        """Raise if ``estimate`` more credits could take the spending past the budget (hold the lock)."""
+        if self.budget is not None and self._spent + self._reserved + estimate > self.budget:
+            raise BudgetExceededError(
+                spent=self._spent, reserved=self._reserved, estimate=estimate, budget=self.budget, endpoint=ep.name
+            )
+
     def _reserve(self, ep: Endpoint, estimate: int) -> None:
         with self._lock:
-            if self.budget is not None and self._spent + self._reserved + estimate > self.budget:
-                raise BudgetExceededError(
-                    spent=self._spent, reserved=self._reserved, estimate=estimate, budget=self.budget, endpoint=ep.name
-                )
+            self._check_budget(ep, estimate)
             self._reserved += estimate
 
     def _settle(self, estimate: int, cost: int) -> None:
@@ -435,11 +439,8 @@ class Client:
         ep = self.endpoints[catalog.endpoint(endpoint).name]
         canonical = [catalog.validate(ep, call) for call in calls]
         plans = [self._requests_of(ep, params) for params in canonical]
-        total = sum(ep.estimate(p) for plan in plans for p in plan)
-        if self.budget is not None and self._spent + self._reserved + total > self.budget:
-            raise BudgetExceededError(
-                spent=self._spent, reserved=self._reserved, estimate=total, budget=self.budget, endpoint=ep.name
-            )
+        with self._lock:
+            self._check_budget(ep, sum(ep.estimate(p) for plan in plans for p in plan))
         self._require_connection()
 
         call_of = [index for index, plan in enumerate(plans) for _ in plan]

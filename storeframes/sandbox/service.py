@@ -181,14 +181,13 @@ class SandboxService:
             if fault == "truncated":
                 reply = Reply(reply.status, reply.body, reply.headers, fault="truncated")
         with self._lock:
-            if reply.status == 200 and reply.fault is None:
-                if self.credits is not None and self.spent + reply.cost > self.credits:
-                    reply = self._error(
-                        path, params, 403, "NotEnoughCreditsError", "not enough credits left for this request"
-                    )
-                else:
-                    self.spent += reply.cost
             charged = reply.cost if reply.status == 200 and reply.fault is None else 0
+            if charged and self.credits is not None and self.spent + charged > self.credits:
+                reply = self._error(
+                    path, params, 403, "NotEnoughCreditsError", "not enough credits left for this request"
+                )
+                charged = 0
+            self.spent += charged
             self.arrivals.append(Arrival(now, path, params, reply.status, charged, reply.fault))
         return reply
 
@@ -269,9 +268,9 @@ class SandboxService:
 
     def _answer(self, path: str, params: dict[str, str]) -> Reply:
         short = path[len(API_PREFIX) :] if path.startswith(API_PREFIX) else path
-        ep = next((e for e in catalog.ENDPOINTS.values() if e.path == short), None)
-        if ep is None:
+        if short not in {e.path for e in catalog.ENDPOINTS.values()}:
             return self._error(path, params, 404, "NotFoundError", f"no endpoint at {path}")
+        ep = catalog.endpoint(short)
         try:
             canonical = catalog.validate(ep, params, today=self.today)
         except InvalidParameterError as exc:
@@ -282,7 +281,7 @@ class SandboxService:
         store = store_of(device)
         country = canonical["country"]
         echo: dict[str, Any] = dict(canonical)
-        if "language" in [p.name for p in ep.params] or ep.name == "metrics":
+        if "language" in ep.param_names or ep.name == "metrics":
             echo["language"] = canonical.get("language") or self.world.default_language(country)
         language = echo.get("language", "en")
         apps = canonical["apps"].split(",") if "apps" in canonical else []
