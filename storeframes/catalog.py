@@ -11,6 +11,22 @@ sorted, codes lower-cased, metric aliases resolved, relative date defaults resol
 real dates (UTC) at request time. The same canonical parameters always mean the same
 request, which is what the ledger records and what the cache keys on.
 
+Freshness
+---------
+Each endpoint carries a :class:`Freshness` policy that the cache follows: answers of
+the current endpoints (metadata, metrics) are fresh for the UTC day they were fetched,
+live searches for an hour; a day of history (or a benchmarks range) that was at least
+``settle_days`` old when fetched is final and never fetched again, and a more recent
+day goes stale after ``recent``. Pass ``freshness=`` to :class:`~storeframes.Client`
+to override any entry.
+
+Cells
+-----
+The cache keeps track of what it holds as cells: ``(entity, facet, day)``, where the
+entity is an app id or a keyword (:attr:`Endpoint.entity`), the facet a metric
+(:attr:`Endpoint.facet`) and the day a day of a daily history (:attr:`Endpoint.daily`).
+Benchmarks are averages over their whole range, so their one cell is the exact request.
+
 Costs
 -----
 :data:`DEFAULT_COSTS` is plain data: a :class:`CostModel` per endpoint, fitted to the
@@ -29,19 +45,21 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import UTC, date, datetime, timedelta
 from types import MappingProxyType
-from typing import Any
+from typing import Any, Literal
 
 from .errors import InvalidParameterError
 
 __all__ = [
     "CHANNELS",
     "DEFAULT_COSTS",
+    "DEFAULT_FRESHNESS",
     "DEVICES",
     "ENDPOINTS",
     "MAX_APPS_PER_REQUEST",
     "METRICS",
     "CostModel",
     "Endpoint",
+    "Freshness",
     "Param",
     "endpoint",
     "split_apps",
@@ -118,6 +136,65 @@ DEFAULT_COSTS: Mapping[str, CostModel] = MappingProxyType(
 
 
 @dataclass(frozen=True)
+class Freshness:
+    """How long a cached answer of an endpoint stays usable.
+
+    Args:
+        current: for endpoints without dates, ``"utc_day"`` (fresh until the UTC day
+            it was fetched ends, as the service gathers such data daily) or a
+            :class:`~datetime.timedelta`.
+        settle_days: a day of history that was at least this many days before the day
+            of the fetch is final: it is never fetched again (for benchmarks, the
+            range's end date decides).
+        recent: how long a day that was not yet final when fetched stays fresh.
+
+    >>> Freshness(current="utc_day").is_fresh(datetime(2026, 1, 5, 9, tzinfo=UTC), None,
+    ...                                       now=datetime(2026, 1, 5, 23, tzinfo=UTC))
+    True
+    """
+
+    current: timedelta | Literal["utc_day"] = "utc_day"
+    settle_days: int = 2
+    recent: timedelta = timedelta(hours=6)
+
+    def __post_init__(self) -> None:
+        if self.current != "utc_day" and not isinstance(self.current, timedelta):
+            raise ValueError(f"Freshness.current must be 'utc_day' or a timedelta, got {self.current!r}")
+        if not isinstance(self.settle_days, int) or self.settle_days < 0:
+            raise ValueError(f"Freshness.settle_days must be a whole number >= 0, got {self.settle_days!r}")
+        if not isinstance(self.recent, timedelta):
+            raise ValueError(f"Freshness.recent must be a timedelta, got {self.recent!r}")
+
+    def is_final(self, fetched_at: datetime, day: date | None) -> bool:
+        """Whether ``day``, fetched at ``fetched_at``, can no longer change."""
+        return day is not None and day <= fetched_at.astimezone(UTC).date() - timedelta(days=self.settle_days)
+
+    def is_fresh(self, fetched_at: datetime, day: date | None, *, now: datetime) -> bool:
+        """Whether an answer fetched at ``fetched_at`` may still be served at ``now``.
+
+        ``day`` is the day of history the answer covers, or None for a current answer.
+        """
+        if day is None:
+            if self.current == "utc_day":
+                return fetched_at.astimezone(UTC).date() == now.astimezone(UTC).date()
+            return now - fetched_at < self.current
+        return self.is_final(fetched_at, day) or now - fetched_at < self.recent
+
+
+DEFAULT_FRESHNESS: Mapping[str, Freshness] = MappingProxyType(
+    {
+        "metadata": Freshness(current="utc_day"),
+        "changes": Freshness(settle_days=2, recent=timedelta(hours=6)),
+        "metrics": Freshness(current="utc_day"),
+        "benchmarks": Freshness(settle_days=2, recent=timedelta(hours=6)),
+        "search": Freshness(current=timedelta(hours=1)),
+        "search_ads": Freshness(current=timedelta(hours=1)),
+        "search_history": Freshness(settle_days=2, recent=timedelta(hours=1)),
+    }
+)
+
+
+@dataclass(frozen=True)
 class Param:
     """One query parameter.
 
@@ -145,6 +222,13 @@ class Endpoint:
     cost: CostModel
     max_apps: int | None = None
     result_cap: Mapping[str, int] = field(default_factory=dict)
+    freshness: Freshness = field(default_factory=Freshness)
+    entity: str | None = None
+    """The parameter naming what a request is about: ``apps`` or ``keyword``."""
+    facet: str | None = None
+    """A list parameter whose items are cached apart: ``metrics``."""
+    daily: bool = False
+    """Whether the answer is a daily history, cached day by day."""
 
     @property
     def param_names(self) -> tuple[str, ...]:
@@ -165,6 +249,9 @@ class Endpoint:
     def with_cost(self, cost: CostModel) -> Endpoint:
         return replace(self, cost=cost)
 
+    def with_freshness(self, freshness: Freshness) -> Endpoint:
+        return replace(self, freshness=freshness)
+
 
 _APPS = Param("apps", "apps", required=True)
 _COUNTRY = Param("country", "country", default="us")
@@ -183,6 +270,8 @@ ENDPOINTS: Mapping[str, Endpoint] = MappingProxyType(
                 (_APPS, _COUNTRY, _LANGUAGE, _DEVICE),
                 DEVICES,
                 DEFAULT_COSTS["metadata"],
+                freshness=DEFAULT_FRESHNESS["metadata"],
+                entity="apps",
                 max_apps=MAX_APPS_PER_REQUEST,
             ),
             Endpoint(
@@ -200,6 +289,9 @@ ENDPOINTS: Mapping[str, Endpoint] = MappingProxyType(
                 ),
                 DEVICES,
                 DEFAULT_COSTS["changes"],
+                freshness=DEFAULT_FRESHNESS["changes"],
+                entity="apps",
+                daily=True,
                 max_apps=MAX_APPS_PER_REQUEST,
             ),
             Endpoint(
@@ -209,6 +301,9 @@ ENDPOINTS: Mapping[str, Endpoint] = MappingProxyType(
                 (_APPS, Param("metrics", "metrics", required=True), _COUNTRY, _DEVICE),
                 DEVICES,
                 DEFAULT_COSTS["metrics"],
+                freshness=DEFAULT_FRESHNESS["metrics"],
+                entity="apps",
+                facet="metrics",
                 max_apps=MAX_APPS_PER_REQUEST,
             ),
             Endpoint(
@@ -225,6 +320,7 @@ ENDPOINTS: Mapping[str, Endpoint] = MappingProxyType(
                 ),
                 ("iphone", "android"),
                 DEFAULT_COSTS["benchmarks"],
+                freshness=DEFAULT_FRESHNESS["benchmarks"],
             ),
             Endpoint(
                 "search",
@@ -233,6 +329,8 @@ ENDPOINTS: Mapping[str, Endpoint] = MappingProxyType(
                 (_KEYWORD, _COUNTRY, _LANGUAGE, _DEVICE),
                 DEVICES,
                 DEFAULT_COSTS["search"],
+                freshness=DEFAULT_FRESHNESS["search"],
+                entity="keyword",
                 result_cap=MappingProxyType({"ios": 250, "android": 250}),
             ),
             Endpoint(
@@ -242,6 +340,8 @@ ENDPOINTS: Mapping[str, Endpoint] = MappingProxyType(
                 (_KEYWORD, _COUNTRY, _LANGUAGE, _DEVICE),
                 IOS_DEVICES,
                 DEFAULT_COSTS["search_ads"],
+                freshness=DEFAULT_FRESHNESS["search_ads"],
+                entity="keyword",
                 result_cap=MappingProxyType({"ios": 250}),
             ),
             Endpoint(
@@ -258,6 +358,9 @@ ENDPOINTS: Mapping[str, Endpoint] = MappingProxyType(
                 ),
                 DEVICES,
                 DEFAULT_COSTS["search_history"],
+                freshness=DEFAULT_FRESHNESS["search_history"],
+                entity="keyword",
+                daily=True,
                 result_cap=MappingProxyType({"ios": 500, "android": 250, "live_fallback": 250}),
             ),
         )
