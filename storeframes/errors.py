@@ -10,6 +10,7 @@ request path and its query parameters, and the token travels only in a header.
     ├── ConfigurationError (ValueError)      no token, no base URL, plain-http URL
     ├── InvalidParameterError (ValueError)   refused before any request
     ├── BudgetExceededError                  refused before sending
+    ├── NotCachedError                       offline (or refresh="never") and the cache misses
     ├── ResponseShapeError                   the body is not the documented envelope
     ├── TransportError                       timeouts and dropped connections, after retries
     └── ApiError                             the service answered with an error
@@ -37,6 +38,7 @@ __all__ = [
     "EstimatesNotInPlanError",
     "ForbiddenError",
     "InvalidParameterError",
+    "NotCachedError",
     "NotEnoughCreditsError",
     "RateLimitError",
     "ResponseShapeError",
@@ -71,6 +73,31 @@ class InvalidParameterError(StoreframesError, ValueError):
         self.endpoint = endpoint
         where = f" for {endpoint}" if endpoint else ""
         super().__init__(f"invalid {parameter}={value!r}{where}: {allowed}")
+
+
+class NotCachedError(StoreframesError):
+    """The cache cannot answer a call and the client may not fetch (offline or ``refresh="never"``).
+
+    Attributes:
+        endpoint: the endpoint's name.
+        requests: the canonical parameters of each request that would be sent.
+        estimate: their estimated maximum cost in credits.
+    """
+
+    def __init__(self, endpoint: str, requests: Sequence[Mapping[str, str]], estimate: int, *, reason: str):
+        self.endpoint = endpoint
+        self.requests = [dict(r) for r in requests]
+        self.estimate = estimate
+        shown = "\n".join(f"  {endpoint} {_query(r)}" for r in self.requests[:10])
+        more = f"\n  ... and {len(self.requests) - 10} more" if len(self.requests) > 10 else ""
+        super().__init__(
+            f"{reason}: the cache lacks {len(self.requests)} request(s) of {endpoint}, "
+            f"estimated at most {estimate} credits:\n{shown}{more}"
+        )
+
+
+def _query(params: Mapping[str, str]) -> str:
+    return "&".join(f"{k}={v}" for k, v in params.items())
 
 
 class BudgetExceededError(StoreframesError):

@@ -1,0 +1,577 @@
+"""The cache folder: raw answers, the index of what they cover, Parquet frames and the ledger.
+
+Layout (every file is written to a temporary name and renamed, so a reader never
+sees half a file, and every name is unique, so processes sharing the folder never
+overwrite each other)::
+
+    <cache_dir>/
+      answers/endpoint=<name>/<entry>.json.gz   the raw answer, its canonical request,
+                                                fetched_at, cost and max_credit_cost
+      index/endpoint=<name>/<entry>.parquet     one row per cell the answer covers
+      frames/<table>/<entry>.parquet            a flattened frame of one answer
+      ledger/<time>-<id>.parquet                ledger rows of one call
+
+An *entry* is one answer of the service to one request. Its index file is written
+last and is what makes the entry visible. ``index``, ``frames`` and ``ledger`` are
+plain Parquet datasets: ``pl.scan_parquet(f"{cache_dir}/index/**/*.parquet",
+hive_partitioning=True)``, DuckDB's ``read_parquet`` or pandas read them as they are,
+and every file carries its provenance (endpoint, canonical params, fetched_at, cost,
+storeframes version) in its Parquet key-value metadata.
+
+Nothing in the folder holds the API token: requests are keyed by their canonical
+parameters, and answers are scrubbed of the token before they are written.
+
+A file that cannot be read (truncated, corrupt) is set aside as ``<name>.corrupt``,
+reported once with a :class:`CacheWarning`, and treated as a miss.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gzip
+import hashlib
+import json
+import os
+import secrets
+import threading
+import warnings
+import zlib
+from collections.abc import Callable, Collection, Iterable, Mapping
+from dataclasses import dataclass
+from datetime import UTC, date, datetime, timedelta
+from pathlib import Path
+from typing import IO, Any, Literal
+
+import polars as pl
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from ._version import __version__
+from .answers import Response
+from .catalog import ENDPOINTS, Endpoint, Freshness
+from .ledger import LEDGER_SCHEMA
+from .planning import Cell
+
+__all__ = ["ENV_CACHE_DIR", "Cache", "CacheWarning", "Entry", "default_cache_dir"]
+
+ENV_CACHE_DIR = "STOREFRAMES_CACHE_DIR"
+FORMAT = 1
+Refresh = Literal["auto", "always", "never"]
+REFRESH_MODES: tuple[str, ...] = ("auto", "always", "never")
+# an app the service reported as not available is asked again the next UTC day
+_UNAVAILABLE_FRESHNESS = Freshness(current="utc_day")
+
+INDEX_SCHEMA = pa.schema(
+    [
+        ("entry", pa.string()),
+        ("service", pa.string()),
+        ("scope", pa.string()),
+        ("entity", pa.string()),
+        ("facet", pa.string()),
+        ("day", pa.date32()),
+        ("fetched_at", pa.timestamp("us", tz="UTC")),
+        ("cost", pa.int64()),
+        ("max_credit_cost", pa.int64()),
+        ("available", pa.bool_()),
+        ("params", pa.string()),
+    ]
+)
+
+
+class CacheWarning(UserWarning):
+    """A cache file could not be read or written; the call went on without it."""
+
+
+def default_cache_dir() -> Path:
+    """``$STOREFRAMES_CACHE_DIR``, else the user's cache directory for storeframes."""
+    configured = os.environ.get(ENV_CACHE_DIR)
+    if configured:
+        return Path(configured).expanduser()
+    import platformdirs
+
+    return Path(platformdirs.user_cache_dir("storeframes", appauthor=False))
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One cached answer: which request, from which service, when, for how much, covering which cells."""
+
+    id: str
+    endpoint: str
+    service: str
+    scope: str
+    params: Mapping[str, str]
+    fetched_at: datetime
+    cost: int
+    max_credit_cost: int
+    cells: frozenset[Cell]
+    available: bool = True
+
+    def share(self, cells: int) -> int:
+        """The part of the entry's cost that ``cells`` of its cells stand for."""
+        return round(self.cost * cells / len(self.cells)) if self.cells else 0
+
+
+def _new_id(fetched_at: datetime, endpoint: str, params: Mapping[str, str]) -> str:
+    digest = hashlib.sha256(json.dumps([endpoint, dict(params)], sort_keys=True).encode()).hexdigest()[:12]
+    return f"{fetched_at.astimezone(UTC):%Y%m%dT%H%M%S%fZ}-{digest}-{secrets.token_hex(3)}"
+
+
+def _atomic_write(path: Path, write: Callable[[IO[bytes]], None]) -> None:
+    """Write through a temporary file in the same folder, then rename it into place."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
+    try:
+        with open(tmp, "wb") as handle:
+            write(handle)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
+def _provenance(endpoint: str, params: Mapping[str, str], fetched_at: datetime, cost: int, max_cost: int, **extra: str):
+    meta = {
+        "storeframes.version": __version__,
+        "storeframes.endpoint": endpoint,
+        "storeframes.params": json.dumps(dict(params), sort_keys=True),
+        "storeframes.fetched_at": fetched_at.astimezone(UTC).isoformat(),
+        "storeframes.cost": str(cost),
+        "storeframes.max_credit_cost": str(max_cost),
+    }
+    meta.update({f"storeframes.{k}": v for k, v in extra.items()})
+    return meta
+
+
+_UNREADABLE = (OSError, EOFError, zlib.error, ValueError, KeyError, TypeError, pa.ArrowException)
+
+
+class Cache:
+    """A cache folder (see the module documentation for its layout).
+
+    One :class:`Cache` may serve several clients and threads; several processes may
+    share one folder. The index of each endpoint is read lazily and kept in memory;
+    files written by other processes are picked up at the next lookup.
+
+    >>> cache = Cache("./storeframes-cache")  # doctest: +SKIP
+    >>> client = Client(cache_dir=cache)      # doctest: +SKIP
+    """
+
+    def __init__(self, path: str | os.PathLike[str]):
+        self.path = Path(path).expanduser()
+        self._lock = threading.RLock()
+        self._entries: dict[str, Entry] = {}
+        self._files: dict[str, dict[str, str | None]] = {}  # endpoint -> index file name -> entry id
+        self._cells: dict[tuple[str, str, str], dict[Cell, list[Entry]]] = {}
+
+    def __repr__(self) -> str:
+        return f"Cache({str(self.path)!r})"
+
+    def _folder(self, kind: str, endpoint: str) -> Path:
+        return self.path / kind / f"endpoint={endpoint}"
+
+    def _answer_path(self, entry: Entry) -> Path:
+        return self._folder("answers", entry.endpoint) / f"{entry.id}.json.gz"
+
+    def _index_path(self, entry: Entry) -> Path:
+        return self._folder("index", entry.endpoint) / f"{entry.id}.parquet"
+
+    # -- writing ------------------------------------------------------------------
+
+    def store(
+        self,
+        response: Response,
+        *,
+        service: str,
+        scope: str,
+        cells: Iterable[Cell],
+        available: bool = True,
+        scrub: Callable[[str], str] = lambda text: text,
+    ) -> Entry | None:
+        """Keep one answer; returns its entry, or None (with a warning) when it cannot be written."""
+        entry = Entry(
+            id=_new_id(response.fetched_at, response.endpoint, response.params),
+            endpoint=response.endpoint,
+            service=service,
+            scope=scope,
+            params=dict(response.params),
+            fetched_at=response.fetched_at,
+            cost=response.cost,
+            max_credit_cost=response.max_credit_cost,
+            cells=frozenset(cells),
+            available=available,
+        )
+        raw = {
+            "format": FORMAT,
+            "storeframes": __version__,
+            "endpoint": entry.endpoint,
+            "service": service,
+            "params": entry.params,
+            "echo": dict(response.echo),
+            "fetched_at": entry.fetched_at.astimezone(UTC).isoformat(),
+            "cost": entry.cost,
+            "max_credit_cost": entry.max_credit_cost,
+            "status": response.status,
+            "attempts": response.attempts,
+            "available": available,
+            "result": response.result,
+        }
+        text = scrub(json.dumps(raw, separators=(",", ":"), ensure_ascii=False))
+        try:
+            body = gzip.compress(text.encode(), compresslevel=6, mtime=0)
+            _atomic_write(self._answer_path(entry), lambda handle: handle.write(body))
+            table = self._index_table(entry)
+            _atomic_write(self._index_path(entry), lambda handle: pq.write_table(table, handle))
+        except OSError as exc:
+            warnings.warn(f"could not write to the cache at {self.path}: {exc}", CacheWarning, stacklevel=2)
+            return None
+        with self._lock:
+            self._files.setdefault(entry.endpoint, {})[self._index_path(entry).name] = entry.id
+            self._add(entry)
+        return entry
+
+    def _index_table(self, entry: Entry) -> pa.Table:
+        cells = sorted(entry.cells, key=lambda c: (c[0] or "", c[1] or "", c[2] or date.min))
+        n = len(cells)
+        columns = {
+            "entry": [entry.id] * n,
+            "service": [entry.service] * n,
+            "scope": [entry.scope] * n,
+            "entity": [c[0] for c in cells],
+            "facet": [c[1] for c in cells],
+            "day": [c[2] for c in cells],
+            "fetched_at": [entry.fetched_at] * n,
+            "cost": [entry.cost] * n,
+            "max_credit_cost": [entry.max_credit_cost] * n,
+            "available": [entry.available] * n,
+            "params": [json.dumps(dict(entry.params), sort_keys=True)] * n,
+        }
+        table = pa.table(columns, schema=INDEX_SCHEMA)
+        meta = _provenance(
+            entry.endpoint,
+            entry.params,
+            entry.fetched_at,
+            entry.cost,
+            entry.max_credit_cost,
+            service=entry.service,
+            available=str(entry.available).lower(),
+        )
+        return table.replace_schema_metadata(meta)
+
+    # -- the in-memory index -----------------------------------------------------
+
+    def _add(self, entry: Entry) -> None:
+        self._entries[entry.id] = entry
+        table = self._cells.setdefault((entry.endpoint, entry.service, entry.scope), {})
+        for cell in entry.cells:
+            candidates = table.setdefault(cell, [])
+            candidates.append(entry)
+            if len(candidates) > 1 and candidates[-2].fetched_at > entry.fetched_at:
+                candidates.sort(key=lambda e: (e.fetched_at, e.id))
+
+    def _drop(self, entry_id: str | None) -> None:
+        entry = self._entries.pop(entry_id, None) if entry_id else None
+        if entry is None:
+            return
+        table = self._cells.get((entry.endpoint, entry.service, entry.scope), {})
+        for cell in entry.cells:
+            candidates = table.get(cell, [])
+            if entry in candidates:
+                candidates.remove(entry)
+
+    def _sync(self, endpoint: str) -> None:
+        """Pick up index files other processes wrote, and forget removed ones."""
+        folder = self._folder("index", endpoint)
+        try:
+            with os.scandir(folder) as scan:
+                names = {e.name for e in scan if e.name.endswith(".parquet") and not e.name.startswith(".")}
+        except FileNotFoundError:
+            names = set()
+        known = self._files.setdefault(endpoint, {})
+        for gone in set(known) - names:
+            self._drop(known.pop(gone))
+        for name in sorted(names - set(known)):
+            entry = self._read_index(folder / name, endpoint)
+            known[name] = entry.id if entry else None
+            if entry is not None:
+                self._add(entry)
+
+    def _read_index(self, path: Path, endpoint: str) -> Entry | None:
+        try:
+            table = pq.read_table(path)
+            columns = table.to_pydict()
+            if not columns["entry"] or len(set(columns["entry"])) != 1 or columns["entry"][0] != path.stem:
+                raise ValueError("the index file does not describe one entry named as the file")
+            return Entry(
+                id=path.stem,
+                endpoint=endpoint,
+                service=columns["service"][0],
+                scope=columns["scope"][0],
+                params=json.loads(columns["params"][0]),
+                fetched_at=columns["fetched_at"][0],
+                cost=int(columns["cost"][0]),
+                max_credit_cost=int(columns["max_credit_cost"][0]),
+                cells=frozenset(zip(columns["entity"], columns["facet"], columns["day"], strict=True)),
+                available=bool(columns["available"][0]),
+            )
+        except FileNotFoundError:
+            return None
+        except _UNREADABLE as exc:
+            self._set_aside(path, exc)
+            return None
+
+    def _set_aside(self, path: Path, reason: BaseException | str) -> None:
+        try:
+            os.replace(path, path.with_name(path.name + ".corrupt"))
+        except FileNotFoundError:
+            return  # another process set it aside first
+        except OSError:
+            pass
+        warnings.warn(
+            f"cache file {path.name} is unreadable ({reason}); set aside as {path.name}.corrupt "
+            "and treated as not cached",
+            CacheWarning,
+            stacklevel=3,
+        )
+
+    # -- reading ------------------------------------------------------------------
+
+    def lookup(
+        self,
+        ep: Endpoint,
+        *,
+        service: str,
+        scope: str,
+        cells: Collection[Cell],
+        now: datetime,
+        refresh: Refresh = "auto",
+    ) -> dict[Cell, Entry]:
+        """For each cell the cache can serve, the newest entry holding it.
+
+        ``refresh="auto"`` serves only fresh entries (by ``ep.freshness``), ``"never"``
+        any entry, ``"always"`` none.
+        """
+        if refresh == "always":
+            return {}
+        with self._lock:
+            self._sync(ep.name)
+            table = self._cells.get((ep.name, service, scope), {})
+            found: dict[Cell, Entry] = {}
+            for cell in cells:
+                candidates = table.get(cell)
+                if not candidates:
+                    continue
+                newest = candidates[-1]
+                if refresh == "never" or self._fresh(ep, newest, cell, now):
+                    found[cell] = newest
+            return found
+
+    @staticmethod
+    def _fresh(ep: Endpoint, entry: Entry, cell: Cell, now: datetime) -> bool:
+        if not entry.available:
+            return _UNAVAILABLE_FRESHNESS.is_fresh(entry.fetched_at, None, now=now)
+        if ep.daily:
+            day = cell[2]
+        elif ep.date_ranged:
+            day = date.fromisoformat(entry.params["end_date"])
+        else:
+            day = None
+        return ep.freshness.is_fresh(entry.fetched_at, day, now=now)
+
+    def load(self, entry: Entry) -> Response | None:
+        """The cached answer of ``entry``; None when its file is gone or unreadable.
+
+        An unreadable answer is set aside with its index file (a warning says so), so
+        the cells it held count as not cached from then on, in every process.
+        """
+        path = self._answer_path(entry)
+        try:
+            raw = json.loads(gzip.decompress(path.read_bytes()))
+            if raw.get("format") != FORMAT or raw["params"] != dict(entry.params):
+                raise ValueError("the answer does not match its index entry")
+            response = Response(
+                endpoint=entry.endpoint,
+                params=dict(entry.params),
+                result=raw["result"],
+                cost=int(raw["cost"]),
+                max_credit_cost=int(raw["max_credit_cost"]),
+                status=int(raw["status"]),
+                fetched_at=datetime.fromisoformat(raw["fetched_at"]),
+                echo=raw.get("echo") or {},
+                attempts=int(raw.get("attempts", 1)),
+                from_cache=True,
+                entry=entry.id,
+            )
+        except FileNotFoundError:
+            response = None
+        except _UNREADABLE as exc:
+            self._set_aside(path, exc)
+            response = None
+        if response is None:
+            with self._lock:
+                index = self._index_path(entry)
+                if index.exists():
+                    self._set_aside_quietly(index)
+                self._files.get(entry.endpoint, {}).pop(index.name, None)
+                self._drop(entry.id)
+        return response
+
+    @staticmethod
+    def _set_aside_quietly(path: Path) -> None:
+        with contextlib.suppress(OSError):
+            os.replace(path, path.with_name(path.name + ".corrupt"))
+
+    # -- frames ---------------------------------------------------------------------
+
+    def frame(self, entry: Entry, table: str, version: str, build: Callable[[], pl.DataFrame]) -> pl.DataFrame:
+        """The frame ``table`` of one cached answer: read from Parquet, or built and written.
+
+        ``version`` names the flattener; a frame written by another version is rebuilt
+        from the raw answer (no credits spent).
+        """
+        path = self.path / "frames" / table / f"{entry.id}.parquet"
+        try:
+            stored = pq.read_table(path)
+            meta = stored.schema.metadata or {}
+            if meta.get(b"storeframes.flattener") == version.encode():
+                return pl.from_arrow(stored)  # type: ignore[return-value]
+        except FileNotFoundError:
+            pass
+        except _UNREADABLE as exc:
+            self._set_aside(path, exc)
+        frame = build()
+        arrow = frame.to_arrow()
+        meta = _provenance(
+            entry.endpoint,
+            entry.params,
+            entry.fetched_at,
+            entry.cost,
+            entry.max_credit_cost,
+            table=table,
+            flattener=version,
+            entry=entry.id,
+        )
+        arrow = arrow.replace_schema_metadata({**(arrow.schema.metadata or {}), **meta})
+        try:
+            _atomic_write(path, lambda handle: pq.write_table(arrow, handle))
+        except OSError as exc:
+            warnings.warn(f"could not write a frame to the cache at {self.path}: {exc}", CacheWarning, stacklevel=2)
+        return frame
+
+    # -- the ledger -----------------------------------------------------------------
+
+    def append_ledger(self, rows: pl.DataFrame) -> None:
+        """Keep ledger rows (schema :data:`~storeframes.ledger.LEDGER_SCHEMA`)."""
+        if rows.is_empty():
+            return
+        name = f"{datetime.now(UTC):%Y%m%dT%H%M%S%fZ}-{secrets.token_hex(4)}.parquet"
+        arrow = rows.to_arrow().replace_schema_metadata({"storeframes.version": __version__})
+        try:
+            _atomic_write(self.path / "ledger" / name, lambda handle: pq.write_table(arrow, handle))
+        except OSError as exc:
+            warnings.warn(f"could not write the ledger to the cache at {self.path}: {exc}", CacheWarning, stacklevel=2)
+
+    def read_ledger(self) -> pl.DataFrame:
+        """Every ledger row kept in the folder, oldest first."""
+        folder = self.path / "ledger"
+        frames = []
+        for path in sorted(folder.glob("[!.]*.parquet")):
+            try:
+                frame = pl.read_parquet(path)
+                frames.append(frame.select(LEDGER_SCHEMA.names()).cast(dict(LEDGER_SCHEMA)))
+            except FileNotFoundError:
+                continue
+            except (*_UNREADABLE, pl.exceptions.PolarsError) as exc:
+                self._set_aside(path, exc)
+        if not frames:
+            return LEDGER_SCHEMA.to_frame()
+        return pl.concat(frames).sort("time")
+
+    # -- looking around and clearing ----------------------------------------------
+
+    def entries(self, endpoint: str | None = None) -> list[Entry]:
+        """Every entry in the folder (of one endpoint), oldest first."""
+        names = [endpoint] if endpoint else list(ENDPOINTS)
+        with self._lock:
+            for name in names:
+                self._sync(name)
+            chosen = [e for e in self._entries.values() if e.endpoint in names]
+        return sorted(chosen, key=lambda e: (e.fetched_at, e.id))
+
+    def listing(self, endpoint: str | None = None) -> pl.DataFrame:
+        """One row per cached answer: endpoint, fetched_at, params, cells, cost, available, entry."""
+        rows = [
+            {
+                "endpoint": e.endpoint,
+                "fetched_at": e.fetched_at,
+                "params": json.dumps(dict(e.params), sort_keys=True),
+                "cells": len(e.cells),
+                "cost": e.cost,
+                "available": e.available,
+                "entry": e.id,
+            }
+            for e in self.entries(endpoint)
+        ]
+        schema = {
+            "endpoint": pl.String,
+            "fetched_at": pl.Datetime("us", "UTC"),
+            "params": pl.String,
+            "cells": pl.Int64,
+            "cost": pl.Int64,
+            "available": pl.Boolean,
+            "entry": pl.String,
+        }
+        return pl.DataFrame(rows, schema=schema, orient="row") if rows else pl.DataFrame(schema=schema)
+
+    def info(self) -> dict[str, Any]:
+        """Location, size on disk, entries, credits paid for them and saved by them, unreadable files."""
+        size = 0
+        corrupt = 0
+        if self.path.exists():
+            for path in self.path.rglob("*"):
+                if path.is_file():
+                    size += path.stat().st_size
+                    corrupt += path.name.endswith(".corrupt")
+        entries = self.entries()
+        ledger = self.read_ledger()
+        return {
+            "path": str(self.path),
+            "bytes": size,
+            "entries": len(entries),
+            "by_endpoint": {name: sum(e.endpoint == name for e in entries) for name in ENDPOINTS},
+            "credits_paid": sum(e.cost for e in entries),
+            "credits_saved": int(ledger["saved"].sum() or 0),
+            "corrupt_files": corrupt,
+        }
+
+    def clear(self, *, endpoint: str | None = None, older_than: timedelta | None = None) -> int:
+        """Remove cached answers (and their frames); returns how many entries went.
+
+        ``endpoint`` keeps the others; ``older_than`` removes only answers fetched
+        longer ago than that. The ledger of credits spent is kept. Files set aside as
+        corrupt and temporary files left by a stopped process are removed too.
+        """
+        now = datetime.now(UTC)
+        removed = 0
+        for entry in self.entries(endpoint):
+            if older_than is not None and now - entry.fetched_at <= older_than:
+                continue
+            for path in (self._index_path(entry), self._answer_path(entry)):
+                path.unlink(missing_ok=True)
+            for frame in (self.path / "frames").glob(f"*/{entry.id}.parquet"):
+                frame.unlink(missing_ok=True)
+            with self._lock:
+                self._files.get(entry.endpoint, {}).pop(self._index_path(entry).name, None)
+                self._drop(entry.id)
+            removed += 1
+        stale = now.timestamp() - 3600
+        for pattern in ("*.corrupt", ".*.tmp"):
+            for path in self.path.rglob(pattern):
+                if endpoint and f"endpoint={endpoint}" not in path.parts:
+                    continue
+                if pattern == ".*.tmp" and path.stat().st_mtime > stale:
+                    continue  # may be a write in progress
+                path.unlink(missing_ok=True)
+        return removed
