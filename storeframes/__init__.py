@@ -8,8 +8,10 @@
 
 from . import catalog, sandbox
 from ._version import __version__
-from .catalog import CostModel, Endpoint
-from .client import LEDGER_SCHEMA, Answer, AppsUnavailableWarning, Client, Response
+from .answers import Answer, Part, Response
+from .cache import Cache, CacheWarning
+from .catalog import CostModel, Endpoint, Freshness
+from .client import AppsUnavailableWarning, Client, Plan
 from .errors import (
     ApiError,
     AppNotAvailableError,
@@ -19,6 +21,7 @@ from .errors import (
     EstimatesNotInPlanError,
     ForbiddenError,
     InvalidParameterError,
+    NotCachedError,
     NotEnoughCreditsError,
     RateLimitError,
     ResponseShapeError,
@@ -27,6 +30,7 @@ from .errors import (
     StoreframesError,
     TransportError,
 )
+from .ledger import LEDGER_SCHEMA
 from .limiter import SlidingWindowLimiter
 
 __all__ = [
@@ -37,14 +41,20 @@ __all__ = [
     "AppsUnavailableWarning",
     "AuthenticationError",
     "BudgetExceededError",
+    "Cache",
+    "CacheWarning",
     "Client",
     "ConfigurationError",
     "CostModel",
     "Endpoint",
     "EstimatesNotInPlanError",
     "ForbiddenError",
+    "Freshness",
     "InvalidParameterError",
+    "NotCachedError",
     "NotEnoughCreditsError",
+    "Part",
+    "Plan",
     "RateLimitError",
     "Response",
     "ResponseShapeError",

@@ -5,6 +5,10 @@ This is the only module that speaks HTTP (through httpx). Every request goes thr
 credits in the ledger. Requests of one call run on a small thread pool under one
 shared :class:`~storeframes.limiter.SlidingWindowLimiter`; there is no asyncio, so the
 client works inside a notebook's running event loop.
+
+Before sending, a call asks the :class:`~storeframes.cache.Cache` which of its cells
+it already holds, and sends only the requests for the rest (see
+:mod:`storeframes.planning`); each answer is kept in the cache as soon as it arrives.
 """
 
 from __future__ import annotations
@@ -19,17 +23,20 @@ import time
 import warnings
 from collections.abc import Mapping, Sequence
 from concurrent.futures import FIRST_EXCEPTION, Future, ThreadPoolExecutor, wait
-from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from dataclasses import dataclass
+from datetime import UTC, date, datetime
+from pathlib import Path
 from typing import Any
 
 import httpx
 import polars as pl
 import tenacity
 
-from . import catalog
+from . import catalog, planning
 from ._version import __version__
-from .catalog import CostModel, Endpoint
+from .answers import Answer, Part, Response
+from .cache import REFRESH_MODES, Cache, Entry, Refresh, default_cache_dir
+from .catalog import CostModel, Endpoint, Freshness
 from .errors import (
     ApiError,
     AppNotAvailableError,
@@ -38,6 +45,8 @@ from .errors import (
     ConfigurationError,
     EstimatesNotInPlanError,
     ForbiddenError,
+    InvalidParameterError,
+    NotCachedError,
     NotEnoughCreditsError,
     RateLimitError,
     ResponseShapeError,
@@ -45,28 +54,17 @@ from .errors import (
     ServiceValidationError,
     TransportError,
 )
+from .ledger import LEDGER_SCHEMA, spend_summary
 from .limiter import SlidingWindowLimiter
 
-__all__ = ["LEDGER_SCHEMA", "Answer", "AppsUnavailableWarning", "Client", "Response"]
+__all__ = ["LEDGER_SCHEMA", "Answer", "AppsUnavailableWarning", "Client", "Plan", "Response"]
 
 log = logging.getLogger("storeframes")
 
 ENV_API_KEY = "STOREFRAMES_API_KEY"
 ENV_BASE_URL = "STOREFRAMES_BASE_URL"
+ENV_OFFLINE = "STOREFRAMES_OFFLINE"
 TOKEN_HEADER = "x-service-key"
-
-LEDGER_SCHEMA = pl.Schema(
-    {
-        "time": pl.Datetime("us", "UTC"),
-        "endpoint": pl.String,
-        "params": pl.String,
-        "cost": pl.Int64,
-        "max_credit_cost": pl.Int64,
-        "status": pl.Int32,
-        "attempt": pl.Int32,
-        "elapsed_ms": pl.Float64,
-    }
-)
 
 
 class AppsUnavailableWarning(UserWarning):
@@ -91,50 +89,6 @@ class _Secret:
 
     def __bool__(self) -> bool:
         return bool(self._value)
-
-
-@dataclass(frozen=True)
-class Response:
-    """One successful request: its canonical parameters, the result and the credits."""
-
-    endpoint: str
-    params: Mapping[str, str]
-    result: Any
-    cost: int
-    max_credit_cost: int
-    status: int
-    fetched_at: datetime
-    echo: Mapping[str, Any] = field(default_factory=dict)  # metadata.request.params as the service echoed them
-    attempts: int = 1
-
-
-@dataclass(frozen=True)
-class Answer:
-    """The merged answer of one call, which may have taken several requests.
-
-    ``result`` is the service's ``result`` member; for app endpoints the per-request
-    results are merged by app id. ``unavailable`` lists the app ids the service reported
-    as not available in the requested country (they are absent from ``result``).
-    """
-
-    endpoint: str
-    params: Mapping[str, str]
-    result: Any
-    responses: tuple[Response, ...]
-    unavailable: tuple[str, ...] = ()
-
-    @property
-    def cost(self) -> int:
-        """Credits charged for this answer."""
-        return sum(r.cost for r in self.responses)
-
-    @property
-    def max_credit_cost(self) -> int:
-        return sum(r.max_credit_cost for r in self.responses)
-
-    @property
-    def fetched_at(self) -> datetime | None:
-        return min((r.fetched_at for r in self.responses), default=None)
 
 
 def _is_loopback(host: str) -> bool:
@@ -222,6 +176,73 @@ def _retryable(exc: BaseException) -> bool:
     return isinstance(exc, (RateLimitError, ServerError, TransportError))
 
 
+def _env_flag(name: str) -> bool:
+    return os.environ.get(name, "").strip().lower() in ("1", "true", "yes", "on")
+
+
+def _key(params: Mapping[str, str]) -> str:
+    return json.dumps(dict(params), sort_keys=True)
+
+
+@dataclass(frozen=True)
+class _CallPlan:
+    """One call: its cells, what the cache serves, and the requests for the rest."""
+
+    params: dict[str, str]
+    cells: list[planning.Cell]
+    cached: dict[planning.Cell, Entry]
+    loaded: dict[str, Response]
+    requests: list[dict[str, str]]
+
+
+PLAN_SCHEMA = pl.Schema(
+    {"endpoint": pl.String, "params": pl.String, "source": pl.String, "cells": pl.Int64, "credits": pl.Int64}
+)
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What a call would do, worked out without sending anything.
+
+    ``requests`` has one row per request to send (``source="send"``, ``credits`` its
+    estimated maximum cost) and per cached answer the call would use
+    (``source="cache"``, ``credits`` the original cost of the cells it serves).
+    """
+
+    endpoint: str
+    requests: pl.DataFrame
+    cells: int
+    cached_cells: int
+
+    @property
+    def to_send(self) -> int:
+        """How many requests the call would send."""
+        return int((self.requests["source"] == "send").sum())
+
+    @property
+    def estimate(self) -> int:
+        """The estimated maximum credits of the requests to send."""
+        return int(self.requests.filter(pl.col("source") == "send")["credits"].sum())
+
+    @property
+    def saved(self) -> int:
+        """Credits the cached answers stand for."""
+        return int(self.requests.filter(pl.col("source") == "cache")["credits"].sum())
+
+    @property
+    def cached(self) -> bool:
+        """Whether the cache answers the whole call."""
+        return self.to_send == 0
+
+    def __repr__(self) -> str:
+        answers = int((self.requests["source"] == "cache").sum())
+        return (
+            f"Plan({self.endpoint}: {self.to_send} request(s) to send, at most {self.estimate} credits; "
+            f"{answers} cached answer(s) used, saving {self.saved} credits; "
+            f"{self.cached_cells} of {self.cells} cells cached)"
+        )
+
+
 class Client:
     """A client of the service.
 
@@ -242,6 +263,17 @@ class Client:
         backoff: ``(first, most)`` seconds of the exponential backoff with full jitter.
         cost_model: per endpoint name, a :class:`~storeframes.catalog.CostModel`
             replacing the default price list.
+        cache_dir: the cache folder; defaults to ``$STOREFRAMES_CACHE_DIR``, else the
+            user's cache directory. A :class:`~storeframes.cache.Cache` may be given;
+            ``False`` turns caching off.
+        offline: never open a connection; a call the cache cannot answer raises
+            :class:`~storeframes.NotCachedError`. Defaults to ``$STOREFRAMES_OFFLINE``.
+        refresh: ``"auto"`` serves fresh cached answers and fetches the rest,
+            ``"always"`` fetches everything again, ``"never"`` serves only from the
+            cache (whatever its age). Each call may override it.
+        freshness: per endpoint name, a :class:`~storeframes.catalog.Freshness`
+            replacing the default policy.
+        clock: a callable returning the current UTC datetime (for replays and tests).
 
     >>> client = Client.sandbox()
     >>> answer = client.get("metadata", apps="284882215")
@@ -262,6 +294,11 @@ class Client:
         max_tries: int = 5,
         backoff: tuple[float, float] = (0.5, 30.0),
         cost_model: Mapping[str, CostModel] | None = None,
+        cache_dir: str | os.PathLike[str] | Cache | bool | None = None,
+        offline: bool | None = None,
+        refresh: Refresh = "auto",
+        freshness: Mapping[str, Freshness] | None = None,
+        clock: Any = None,
     ):
         self._api_key = _Secret(api_key if api_key is not None else os.environ.get(ENV_API_KEY, ""))
         base_url = base_url if base_url is not None else os.environ.get(ENV_BASE_URL) or None
@@ -287,11 +324,24 @@ class Client:
             raise ConfigurationError(
                 f"cost_model names unknown endpoints {sorted(unknown)}; known: {list(catalog.ENDPOINTS)}"
             )
+        policies = {name: ep.freshness for name, ep in catalog.ENDPOINTS.items()}
+        policies.update(freshness or {})
+        unknown = set(policies) - set(catalog.ENDPOINTS)
+        if unknown:
+            raise ConfigurationError(
+                f"freshness names unknown endpoints {sorted(unknown)}; known: {list(catalog.ENDPOINTS)}"
+            )
         self.endpoints: dict[str, Endpoint] = {
-            name: ep.with_cost(costs[name]) for name, ep in catalog.ENDPOINTS.items()
+            name: ep.with_cost(costs[name]).with_freshness(policies[name]) for name, ep in catalog.ENDPOINTS.items()
         }
+        self.refresh = self._refresh_mode(refresh)
+        self.offline = _env_flag(ENV_OFFLINE) if offline is None else bool(offline)
+        self.cache: Cache | None = self._open_cache(cache_dir)
+        self._clock = clock
+        self._service = "service"  # which service the cached answers come from
         self._lock = threading.Lock()
         self._ledger_rows: list[dict[str, Any]] = []
+        self._ledger_flushed = 0
         self._spent = 0
         self._reserved = 0
         self._pool: ThreadPoolExecutor | None = None
@@ -301,6 +351,30 @@ class Client:
 
     # -- construction helpers -------------------------------------------------
 
+    @staticmethod
+    def _refresh_mode(refresh: Any) -> Refresh:
+        if refresh not in REFRESH_MODES:
+            raise InvalidParameterError("refresh", refresh, f"one of {', '.join(REFRESH_MODES)}")
+        return refresh  # type: ignore[no-any-return]
+
+    @staticmethod
+    def _open_cache(cache_dir: Any) -> Cache | None:
+        if cache_dir is False:
+            return None
+        if isinstance(cache_dir, Cache):
+            return cache_dir
+        if cache_dir is None or cache_dir is True:
+            return Cache(default_cache_dir())
+        if isinstance(cache_dir, (str, os.PathLike)):
+            return Cache(Path(cache_dir))
+        raise ConfigurationError(f"cache_dir must be a folder path, a Cache or False, got {cache_dir!r}")
+
+    def _now(self) -> datetime:
+        return self._clock() if self._clock is not None else datetime.now(UTC)
+
+    def _today(self) -> date:
+        return self._now().astimezone(UTC).date()
+
     @classmethod
     def sandbox(
         cls, *, budget: int | None = None, rate_limit: tuple[int, float] = (60, 10.0), **options: Any
@@ -309,13 +383,28 @@ class Client:
 
         ``options`` go to :class:`storeframes.sandbox.SandboxService` (``seed``,
         ``today``, ``rate_limit``, ``latency``, ``faults`` ...). The client's
-        ``max_tries``, ``backoff``, ``max_workers`` and ``cost_model`` may be given too.
+        ``max_tries``, ``backoff``, ``max_workers``, ``cost_model``, ``timeout``,
+        ``cache_dir``, ``offline``, ``refresh``, ``freshness`` and ``clock`` may be given
+        too. The sandbox keeps no cache unless ``cache_dir`` is given; its answers are
+        kept apart from the real service's in a shared folder. Its clock is the
+        sandbox's ``today``, so relative dates and freshness follow the sandbox.
         """
         from .sandbox import SANDBOX_BASE_URL, SANDBOX_KEY, SandboxService, SandboxTransport
 
-        client_options = {
-            k: options.pop(k) for k in ("max_tries", "backoff", "max_workers", "cost_model", "timeout") if k in options
-        }
+        names = (
+            "max_tries",
+            "backoff",
+            "max_workers",
+            "cost_model",
+            "timeout",
+            "cache_dir",
+            "offline",
+            "refresh",
+            "freshness",
+            "clock",
+        )
+        client_options = {k: options.pop(k) for k in names if k in options}
+        client_options.setdefault("cache_dir", False)
         options.setdefault("rate_limit", rate_limit)
         service = SandboxService(**options)
         http = httpx.Client(transport=SandboxTransport(service), timeout=client_options.pop("timeout", 30.0))
@@ -329,14 +418,19 @@ class Client:
         )
         client._own_http = True
         client.sandbox_service = service
+        client._service = f"sandbox-{service.world.seed}"
+        if client._clock is None:
+            client._clock = lambda: datetime.combine(service.today, datetime.now(UTC).time(), UTC)
         return client
 
     def __repr__(self) -> str:
         key = "set" if self._api_key else "missing"
         budget = f", budget={self.budget}" if self.budget is not None else ""
+        cache = f"{str(self.cache.path)!r}" if self.cache is not None else "off"
+        offline = ", offline" if self.offline else ""
         return (
             f"Client(base_url={self.base_url!r}, api_key={key}, spent={self.spent}{budget}, "
-            f"rate_limit=({self.limiter.limit}, {self.limiter.window}))"
+            f"rate_limit=({self.limiter.limit}, {self.limiter.window}), cache={cache}{offline})"
         )
 
     def close(self) -> None:
@@ -362,17 +456,105 @@ class Client:
 
     @property
     def ledger(self) -> pl.DataFrame:
-        """One row per answer received: time (UTC), endpoint, canonical params (JSON),
-        cost, max_credit_cost, status, attempt and elapsed_ms."""
+        """This client's ledger: one row per answer received or served from the cache.
+
+        Columns (:data:`~storeframes.LEDGER_SCHEMA`): time (UTC), endpoint, canonical
+        params (JSON), cost, max_credit_cost, status, attempt, elapsed_ms, from_cache
+        and saved. The rows are also kept in the cache folder; :meth:`spend` sums them
+        across sessions.
+        """
         with self._lock:
             rows = list(self._ledger_rows)
+        return self._ledger_frame(rows)
+
+    @staticmethod
+    def _ledger_frame(rows: list[dict[str, Any]]) -> pl.DataFrame:
         return pl.DataFrame(rows, schema=LEDGER_SCHEMA, orient="row") if rows else LEDGER_SCHEMA.to_frame()
 
+    def _flush_ledger(self) -> None:
+        if self.cache is None:
+            return
+        with self._lock:
+            rows = self._ledger_rows[self._ledger_flushed :]
+            self._ledger_flushed = len(self._ledger_rows)
+        self.cache.append_ledger(self._ledger_frame(rows))
+
+    def spend(self, *, session: bool = False) -> pl.DataFrame:
+        """Credits spent and saved by the cache, per UTC day and endpoint.
+
+        Sums the ledger kept in the cache folder (every session that used it), or only
+        this client's calls with ``session=True`` (or when caching is off). Columns:
+        day, endpoint, requests, credits_spent, cache_hits, credits_saved.
+
+        >>> client.spend()  # doctest: +SKIP
+        shape: (2, 6)
+        day         endpoint  requests  credits_spent  cache_hits  credits_saved
+        2026-11-21  changes   1         22             1           93
+        2026-11-21  metadata  2         31             1           31
+        """
+        if session or self.cache is None:
+            return spend_summary(self.ledger)
+        self._flush_ledger()
+        return spend_summary(self.cache.read_ledger())
+
     def estimate(self, endpoint: str, **params: Any) -> int:
-        """The estimated maximum credits of a call, without sending anything."""
+        """The estimated maximum credits of a call, without sending anything.
+
+        The cache is consulted: what it holds costs nothing (see :meth:`plan`).
+        """
+        return self.plan(endpoint, **params).estimate
+
+    def plan(self, endpoint: str, *, refresh: Refresh | None = None, **params: Any) -> Plan:
+        """What a call would send, what the cache already answers, and the estimated credits.
+
+        Nothing is sent. ``endpoint`` and ``params`` are those of :meth:`get`.
+
+        >>> client.plan("changes", apps=["284882215"], start_date="2026-10-01", end_date="2026-10-31")  # doctest: +SKIP
+        Plan(changes: 1 request(s) to send, at most 42 credits; 0 cached answer(s) used, ...)
+        """
+        return self.plan_many(endpoint, [params], refresh=refresh)
+
+    def plan_many(self, endpoint: str, calls: Sequence[Mapping[str, Any]], *, refresh: Refresh | None = None) -> Plan:
+        """:meth:`plan` for the calls of :meth:`get_many`."""
         ep = self.endpoints[catalog.endpoint(endpoint).name]
-        canonical = catalog.validate(ep, params)
-        return sum(ep.estimate(p) for p in self._requests_of(ep, canonical))
+        mode = self._refresh_mode(self.refresh if refresh is None else refresh)
+        plans = [
+            self._plan_call(ep, catalog.validate(ep, call, today=self._today()), mode, load=False) for call in calls
+        ]
+        rows: list[dict[str, Any]] = []
+        for request in self._unique_requests(plans).values():
+            rows.append(
+                {
+                    "endpoint": ep.name,
+                    "params": _key(request),
+                    "source": "send",
+                    "cells": len(planning.cells_of(ep, request)),
+                    "credits": ep.estimate(request),
+                }
+            )
+        used: dict[str, tuple[Entry, int]] = {}
+        for plan in plans:
+            for entry in plan.cached.values():
+                if entry.available:
+                    count = used.get(entry.id, (entry, 0))[1]
+                    used[entry.id] = (entry, count + 1)
+        for entry, count in used.values():
+            rows.append(
+                {
+                    "endpoint": ep.name,
+                    "params": _key(entry.params),
+                    "source": "cache",
+                    "cells": count,
+                    "credits": entry.share(count),
+                }
+            )
+        frame = pl.DataFrame(rows, schema=PLAN_SCHEMA, orient="row") if rows else PLAN_SCHEMA.to_frame()
+        return Plan(
+            endpoint=ep.name,
+            requests=frame,
+            cells=sum(len(p.cells) for p in plans),
+            cached_cells=sum(len(p.cached) for p in plans),
+        )
 
     def _check_budget(self, ep: Endpoint, estimate: int) -> None:
         """Raise if ``estimate`` more credits could take the spending past the budget (hold the lock)."""
@@ -403,7 +585,7 @@ class Client:
         elapsed: float,
     ) -> None:
         row = {
-            "time": datetime.now(UTC),
+            "time": self._now(),
             "endpoint": ep.name,
             "params": json.dumps(dict(params), sort_keys=True),
             "cost": cost,
@@ -411,40 +593,111 @@ class Client:
             "status": status,
             "attempt": attempt,
             "elapsed_ms": elapsed * 1000.0,
+            "from_cache": False,
+            "saved": 0,
+        }
+        with self._lock:
+            self._ledger_rows.append(row)
+
+    def _record_hit(self, ep: Endpoint, entry: Entry, saved: int) -> None:
+        row = {
+            "time": self._now(),
+            "endpoint": ep.name,
+            "params": json.dumps(dict(entry.params), sort_keys=True),
+            "cost": 0,
+            "max_credit_cost": 0,
+            "status": 200,
+            "attempt": 0,
+            "elapsed_ms": 0.0,
+            "from_cache": True,
+            "saved": saved,
         }
         with self._lock:
             self._ledger_rows.append(row)
 
     # -- public fetching -------------------------------------------------------
 
-    def get(self, endpoint: str, **params: Any) -> Answer:
-        """Fetch one call's answer: validate, split into requests, send, merge.
+    def get(self, endpoint: str, *, refresh: Refresh | None = None, **params: Any) -> Answer:
+        """Fetch one call's answer: validate, consult the cache, send what is missing, merge.
 
         ``params`` are the endpoint's parameters (see :mod:`storeframes.catalog`);
-        ``apps`` may be a list or a comma-separated string of any length.
+        ``apps`` may be a list or a comma-separated string of any length. ``refresh``
+        overrides the client's (``"auto"``, ``"always"`` or ``"never"``).
 
         >>> Client.sandbox().get("search", keyword="photo editor").result["value"][:3]  # doctest: +SKIP
         ['1439034882', '932747118', '389801252']
         """
-        return self.get_many(endpoint, [params])[0]
+        return self.get_many(endpoint, [params], refresh=refresh)[0]
 
-    def get_many(self, endpoint: str, calls: Sequence[Mapping[str, Any]]) -> list[Answer]:
+    def get_many(
+        self, endpoint: str, calls: Sequence[Mapping[str, Any]], *, refresh: Refresh | None = None
+    ) -> list[Answer]:
         """Fetch several calls of one endpoint concurrently, under the rate limit.
 
-        Every call is validated, and the whole set checked against the budget, before
-        any request is sent. If a request fails for good, the requests not yet started
-        are cancelled and the error is raised with ``error.partial`` holding the
-        :class:`Response` objects that did succeed.
+        Every call is validated, the cache consulted, and the requests still needed
+        checked against the budget, before any request is sent; a request two calls
+        need is sent once. Each answer is kept in the cache as it arrives. If a request
+        fails for good, the requests not yet started are cancelled and the error is
+        raised with ``error.partial`` holding the :class:`Response` objects that did
+        succeed (they are in the cache too, so calling again sends only the rest).
         """
         ep = self.endpoints[catalog.endpoint(endpoint).name]
-        canonical = [catalog.validate(ep, call) for call in calls]
-        plans = [self._requests_of(ep, params) for params in canonical]
-        with self._lock:
-            self._check_budget(ep, sum(ep.estimate(p) for plan in plans for p in plan))
-        self._require_connection()
+        mode = self._refresh_mode(self.refresh if refresh is None else refresh)
+        canonical = [catalog.validate(ep, call, today=self._today()) for call in calls]
+        plans = [self._plan_call(ep, params, mode) for params in canonical]
+        to_send = self._unique_requests(plans)
+        if to_send:
+            requests = list(to_send.values())
+            estimate = sum(ep.estimate(r) for r in requests)
+            if self.offline or mode == "never":
+                reason = "offline" if self.offline else 'refresh="never"'
+                raise NotCachedError(ep.name, requests, estimate, reason=reason)
+            with self._lock:
+                self._check_budget(ep, estimate)
+            self._require_connection()
+        try:
+            fetched = self._fetch_all(ep, list(to_send.values()))
+            return [self._compose(ep, plan, fetched) for plan in plans]
+        finally:
+            self._flush_ledger()
 
-        call_of = [index for index, plan in enumerate(plans) for _ in plan]
-        futures = self._start(ep, [request for plan in plans for request in plan])
+    # -- internals -------------------------------------------------------------
+
+    def _plan_call(self, ep: Endpoint, params: dict[str, str], mode: Refresh, *, load: bool = True) -> _CallPlan:
+        """Which cells of a call the cache serves (their answers loaded) and the requests for the rest."""
+        cells = planning.cells_of(ep, params)
+        cached: dict[planning.Cell, Entry] = {}
+        loaded: dict[str, Response] = {}
+        if self.cache is not None:
+            scope = planning.scope_of(ep, params)
+            while True:
+                cached = self.cache.lookup(
+                    ep, service=self._service, scope=scope, cells=cells, now=self._now(), refresh=mode
+                )
+                if not load:
+                    break
+                pending = {e.id: e for e in cached.values() if e.available and e.id not in loaded}
+                unreadable = False
+                for entry in pending.values():
+                    response = self.cache.load(entry)
+                    if response is None:  # set aside by the cache: look again without it
+                        unreadable = True
+                        break
+                    loaded[entry.id] = response
+                if not unreadable:
+                    break
+        missing = [cell for cell in cells if cell not in cached]
+        return _CallPlan(params, cells, cached, loaded, planning.requests_for(ep, params, missing))
+
+    @staticmethod
+    def _unique_requests(plans: Sequence[_CallPlan]) -> dict[str, dict[str, str]]:
+        return {_key(request): request for plan in plans for request in plan.requests}
+
+    def _fetch_all(self, ep: Endpoint, requests: list[dict[str, str]]) -> dict[str, tuple[list[Response], list[str]]]:
+        """Send the requests; on a failure cancel the rest and raise with ``error.partial``."""
+        if not requests:
+            return {}
+        futures = self._start(ep, requests)
         _, not_done = wait(futures, return_when=FIRST_EXCEPTION)
         failure = next((f.exception() for f in futures if f.done() and f.exception() is not None), None)
         if failure is not None:
@@ -454,23 +707,52 @@ class Client:
             ok = [f for f in futures if f.done() and not f.cancelled() and f.exception() is None]
             failure.partial = [response for f in ok for response in f.result()[0]]  # type: ignore[attr-defined]
             raise failure
+        return {_key(request): future.result() for request, future in zip(requests, futures, strict=True)}
 
-        grouped: list[tuple[list[Response], list[str]]] = [([], []) for _ in canonical]
-        for index, future in zip(call_of, futures, strict=True):
-            responses, unavailable = future.result()
-            grouped[index][0].extend(responses)
-            grouped[index][1].extend(unavailable)
-        return [
-            self._merge(ep, params, responses, sorted(unavailable))
-            for params, (responses, unavailable) in zip(canonical, grouped, strict=True)
-        ]
-
-    # -- internals -------------------------------------------------------------
-
-    def _requests_of(self, ep: Endpoint, params: Mapping[str, str]) -> list[dict[str, str]]:
-        if ep.max_apps and params.get("apps"):
-            return catalog.split_apps(params, ep.max_apps)
-        return [dict(params)]
+    def _compose(
+        self, ep: Endpoint, plan: _CallPlan, fetched: Mapping[str, tuple[list[Response], list[str]]]
+    ) -> Answer:
+        """Merge a call's cached and fetched parts into its answer; cache hits go to the ledger."""
+        wanted = set(plan.cells)
+        parts: list[Part] = []
+        unavailable: set[str] = set()
+        by_entry: dict[str, list[planning.Cell]] = {}
+        for cell, entry in plan.cached.items():
+            if entry.available:
+                by_entry.setdefault(entry.id, []).append(cell)
+            elif cell[0] is not None:
+                unavailable.add(cell[0])
+        for entry_id, cells in by_entry.items():
+            entry = plan.cached[cells[0]]
+            saved = entry.share(len(cells))
+            parts.append(Part(plan.loaded[entry_id], frozenset(cells), len(cells) == len(entry.cells), saved))
+            self._record_hit(ep, entry, saved)
+        for request in plan.requests:
+            responses, isolated = fetched[_key(request)]
+            unavailable.update(isolated)
+            for response in responses:
+                covered = set(planning.cells_of(ep, response.params))
+                mine = covered & wanted
+                parts.append(Part(response, frozenset(mine), len(mine) == len(covered)))
+        parts.sort(key=lambda p: min((c[0] or "", c[1] or "", c[2] or date.min) for c in p.cells))
+        if unavailable:
+            warnings.warn(
+                f"{len(unavailable)} app(s) not available in country {plan.params.get('country')!r} "
+                f"for {ep.name}, left out: {', '.join(sorted(unavailable))}",
+                AppsUnavailableWarning,
+                stacklevel=4,
+            )
+        result = planning.merge_result(ep, [(p.response.result, p.cells, p.whole) for p in parts]) if parts else None
+        if result is None and ep.entity == "apps":
+            result = {}
+        return Answer(
+            ep.name,
+            dict(plan.params),
+            result,
+            tuple(p.response for p in parts),
+            tuple(sorted(unavailable)),
+            tuple(parts),
+        )
 
     def _start(self, ep: Endpoint, requests: list[dict[str, str]]) -> list[Future[tuple[list[Response], list[str]]]]:
         """Start the requests on the thread pool; a lone request runs in the caller's thread."""
@@ -496,38 +778,33 @@ class Client:
         if not self._api_key:
             raise ConfigurationError(f"no API token: set ${ENV_API_KEY} or pass api_key= (or use Client.sandbox())")
 
-    def _merge(
-        self, ep: Endpoint, params: Mapping[str, str], responses: list[Response], unavailable: list[str]
-    ) -> Answer:
-        if unavailable:
-            warnings.warn(
-                f"{len(unavailable)} app(s) not available in country {params.get('country')!r} "
-                f"for {ep.name}, left out: {', '.join(unavailable)}",
-                AppsUnavailableWarning,
-                stacklevel=4,
-            )
-        if ep.takes_apps:
-            result: Any = {}
-            for response in responses:
-                if not isinstance(response.result, dict):
-                    raise ResponseShapeError(
-                        f"expected an object keyed by app id, got {type(response.result).__name__}",
-                        path="result",
-                        endpoint=ep.name,
-                    )
-                result.update(response.result)
-        else:
-            result = responses[0].result if responses else None
-        return Answer(ep.name, dict(params), result, tuple(responses), tuple(unavailable))
+    def _keep(self, ep: Endpoint, response: Response, *, available: bool = True) -> None:
+        """Write an answer (or an app's unavailability) to the cache as soon as it is known."""
+        if self.cache is None:
+            return
+        self.cache.store(
+            response,
+            service=self._service,
+            scope=planning.scope_of(ep, response.params),
+            cells=planning.cells_of(ep, response.params),
+            available=available,
+            scrub=self._scrub,
+        )
 
     def _fetch_isolating(self, ep: Endpoint, params: dict[str, str]) -> tuple[list[Response], list[str]]:
-        """Send one request; when an app of it is not available, find which by halving."""
+        """Send one request and keep its answer; when an app of it is not available, find which by halving."""
         try:
-            return [self._send(ep, params)], []
+            response = self._send(ep, params)
         except AppNotAvailableError:
             apps = params["apps"].split(",") if ep.takes_apps else []
             if len(apps) <= 1:
+                if apps:
+                    gone = Response(ep.name, dict(params), None, 0, 0, 422, self._now())
+                    self._keep(ep, gone, available=False)
                 return [], apps
+        else:
+            self._keep(ep, response)
+            return [response], []
         mid = len(apps) // 2
         left = self._fetch_isolating(ep, {**params, "apps": ",".join(apps[:mid])})
         right = self._fetch_isolating(ep, {**params, "apps": ",".join(apps[mid:])})
@@ -666,7 +943,7 @@ class Client:
             cost=cost,
             max_credit_cost=max_cost,
             status=200,
-            fetched_at=datetime.now(UTC),
+            fetched_at=self._now(),
             echo=echo if isinstance(echo, dict) else {},
             attempts=attempt,
         )

@@ -81,7 +81,7 @@ def recorded(
     When recording, a loopback sandbox with ``server_options`` answers; when
     replaying, nothing listens and every request must be in the cassette.
     """
-    options = {"max_workers": 1, "backoff": (0.001, 0.01), **(client_options or {})}
+    options = {"max_workers": 1, "backoff": (0.001, 0.01), "cache_dir": False, **(client_options or {})}
     with recorder.use_cassette(f"{name}.yaml"):
         if RECORD_MODE == "none":
             with Client(api_key, base_url=REPLAY_BASE_URL, **options) as client:
@@ -93,6 +93,13 @@ def recorded(
                 Client(api_key, base_url=server.base_url, **options) as client,
             ):
                 yield client
+
+
+@pytest.fixture(autouse=True)
+def _own_cache_folder(tmp_path_factory, monkeypatch):
+    """Every test gets an empty cache folder of its own and starts online."""
+    monkeypatch.setenv("STOREFRAMES_CACHE_DIR", str(tmp_path_factory.mktemp("cache")))
+    monkeypatch.delenv("STOREFRAMES_OFFLINE", raising=False)
 
 
 @pytest.fixture
