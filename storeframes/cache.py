@@ -281,8 +281,12 @@ class Cache:
             if entry in candidates:
                 candidates.remove(entry)
 
+    def sync(self, endpoint: str) -> None:
+        """Pick up the index files of ``endpoint`` that other processes wrote, and forget removed ones."""
+        with self._lock:
+            self._sync(endpoint)
+
     def _sync(self, endpoint: str) -> None:
-        """Pick up index files other processes wrote, and forget removed ones."""
         folder = self._folder("index", endpoint)
         try:
             with os.scandir(folder) as scan:
@@ -320,6 +324,7 @@ class Cache:
             return None
         except _UNREADABLE as exc:
             self._set_aside(path, exc)
+            self._set_aside_quietly(self._folder("answers", endpoint) / f"{path.stem}.json.gz")
             return None
 
     def _set_aside(self, path: Path, reason: BaseException | str) -> None:
@@ -347,16 +352,19 @@ class Cache:
         cells: Collection[Cell],
         now: datetime,
         refresh: Refresh = "auto",
+        sync: bool = True,
     ) -> dict[Cell, Entry]:
         """For each cell the cache can serve, the newest entry holding it.
 
         ``refresh="auto"`` serves only fresh entries (by ``ep.freshness``), ``"never"``
-        any entry, ``"always"`` none.
+        any entry, ``"always"`` none. ``sync=False`` skips looking for files other
+        processes wrote since the last look (:meth:`sync`).
         """
         if refresh == "always":
             return {}
         with self._lock:
-            self._sync(ep.name)
+            if sync:
+                self._sync(ep.name)
             table = self._cells.get((ep.name, service, scope), {})
             found: dict[Cell, Entry] = {}
             for cell in cells:
@@ -551,7 +559,8 @@ class Cache:
 
         ``endpoint`` keeps the others; ``older_than`` removes only answers fetched
         longer ago than that. The ledger of credits spent is kept. Files set aside as
-        corrupt and temporary files left by a stopped process are removed too.
+        corrupt, and temporary files and answers without an index left by a stopped
+        process (older than an hour), are removed too.
         """
         now = datetime.now(UTC)
         removed = 0
@@ -567,6 +576,12 @@ class Cache:
                 self._drop(entry.id)
             removed += 1
         stale = now.timestamp() - 3600
+        known = {e.id for e in self.entries()}
+        for path in (self.path / "answers").glob("*/*.json.gz"):
+            # an answer whose index was never written: its process stopped between the two
+            orphan = path.name.removesuffix(".json.gz") not in known and path.stat().st_mtime < stale
+            if orphan and (endpoint is None or path.parent.name == f"endpoint={endpoint}"):
+                path.unlink(missing_ok=True)
         for pattern in ("*.corrupt", ".*.tmp"):
             for path in self.path.rglob(pattern):
                 if endpoint and f"endpoint={endpoint}" not in path.parts:

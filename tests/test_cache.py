@@ -366,7 +366,7 @@ def test_a_corrupt_index_file_is_a_miss_not_a_crash(tmp_path):
     with pytest.warns(sf.CacheWarning, match="unreadable"):
         answer = client.get("search", keyword=KEYWORD)
     assert not answer.from_cache and len(sent(client)) == 1
-    assert sf.Cache(tmp_path).info()["corrupt_files"] == 1
+    assert sf.Cache(tmp_path).info()["corrupt_files"] == 2  # the index file and the answer it described
 
 
 def test_leftover_temporary_files_are_ignored(tmp_path):
