@@ -1,14 +1,23 @@
-"""The ``storeframes`` command: ``demo``, ``endpoints`` and ``sandbox serve``."""
+"""The ``storeframes`` command: ``demo``, ``endpoints``, ``sandbox serve`` and ``cache info|ls|clear``."""
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import json
+import math
 import os
 import sys
-from collections.abc import Sequence
+import warnings
+from collections.abc import Mapping, Sequence
+from datetime import timedelta
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ._version import __version__
+
+if TYPE_CHECKING:
+    from .cache import Cache
 
 __all__ = ["main"]
 
@@ -19,6 +28,16 @@ def _rate(text: str) -> tuple[int, float]:
         return int(count), float(seconds)
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected REQUESTS/SECONDS such as 60/10, got {text!r}") from None
+
+
+def _days(text: str) -> float:
+    try:
+        days = float(text)
+    except ValueError:
+        days = math.nan
+    if not math.isfinite(days) or days < 0:
+        raise argparse.ArgumentTypeError(f"expected a number of days such as 30 or 0.5, got {text!r}")
+    return days
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -45,6 +64,49 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--fault-rate", type=float, default=0.0, help="share of requests meeting a seeded fault")
     serve.add_argument("--retry-after", action="store_true", help="send Retry-After with 429")
     serve.add_argument("--verbose", action="store_true", help="log every request")
+
+    from .catalog import ENDPOINTS
+
+    names = ", ".join(ENDPOINTS)
+    folder = argparse.ArgumentParser(add_help=False)
+    folder.add_argument(
+        "--cache-dir",
+        type=Path,
+        metavar="PATH",
+        help="the cache folder (default: $STOREFRAMES_CACHE_DIR, else the user's cache folder for storeframes)",
+    )
+    cache = commands.add_parser("cache", help="look into the cache folder and clear it")
+    cache_commands = cache.add_subparsers(dest="cache_command", required=True)
+    cache_commands.add_parser(
+        "info",
+        parents=[folder],
+        help="where the cache is, its size, its answers and the credits they cost and saved",
+        description="Where the cache is, its size on disk, how many answers it holds (per endpoint), the "
+        "credits paid for them, the credits the cache has saved (from the ledger) and the unreadable files "
+        "set aside.",
+    )
+    ls = cache_commands.add_parser(
+        "ls",
+        parents=[folder],
+        help="list the cached answers, oldest first",
+        description="One line per cached answer, oldest first: when it was fetched (UTC), its endpoint, "
+        "its cost in credits, the cells it covers and its request parameters.",
+    )
+    ls.add_argument("endpoint", nargs="?", choices=ENDPOINTS, metavar="ENDPOINT", help=f"only this one of {names}")
+    clear = cache_commands.add_parser(
+        "clear",
+        parents=[folder],
+        help="remove cached answers (all of them unless filtered); the ledger is kept",
+        description="Remove cached answers and their frames, all of them unless --older-than or --endpoint "
+        "narrows it, and the unreadable files set aside. The ledger of credits spent and saved is kept.",
+    )
+    clear.add_argument(
+        "--older-than",
+        type=_days,
+        metavar="DAYS",
+        help="only answers fetched more than DAYS days ago (a number, 0.5 is twelve hours)",
+    )
+    clear.add_argument("--endpoint", choices=ENDPOINTS, metavar="ENDPOINT", help=f"only answers of one of {names}")
     return parser
 
 
@@ -97,6 +159,101 @@ def _endpoints() -> int:
     return 0
 
 
+def _size(count: int) -> str:
+    """A number of bytes in decimal units: ``512 B``, ``74.6 kB``, ``1.2 MB``."""
+    if count < 1000:
+        return f"{count} B"
+    value = float(count)
+    for unit in ("kB", "MB", "GB", "TB"):
+        value /= 1000
+        if round(value, 1) < 1000 or unit == "TB":
+            break
+    return f"{value:.1f} {unit}"
+
+
+def _plural(count: int, word: str) -> str:
+    return f"{count} {word}" + ("" if count == 1 else "s")
+
+
+def _pairs(params: Mapping[str, str]) -> str:
+    """Request parameters as ``key=value`` pairs; values with spaces or quotes are quoted."""
+
+    def value(text: str) -> str:
+        plain = text and not any(c.isspace() or c in "\"'" for c in text)
+        return text if plain else json.dumps(text, ensure_ascii=False)
+
+    return " ".join(f"{key}={value(str(text))}" for key, text in params.items())
+
+
+def _cache(args: argparse.Namespace) -> int:
+    from .cache import Cache, default_cache_dir
+
+    path = (args.cache_dir or default_cache_dir()).expanduser().absolute()
+    if path.exists() and not path.is_dir():
+        print(f"storeframes cache: {path} is not a folder", file=sys.stderr)
+        return 2
+    cache = Cache(path)
+    with warnings.catch_warnings(record=True) as caught:  # unreadable files: one line each, after the output
+        warnings.simplefilter("always")
+        if args.cache_command == "info":
+            code = _cache_info(cache)
+        elif args.cache_command == "ls":
+            code = _cache_ls(cache, args.endpoint)
+        else:
+            code = _cache_clear(cache, args.endpoint, args.older_than)
+    for warning in caught:
+        print(f"storeframes cache: {warning.message}", file=sys.stderr)
+    return code
+
+
+def _cache_info(cache: Cache) -> int:
+    cache.entries()  # sets unreadable index files aside first, so that they are counted
+    info = cache.info()
+    rows = [
+        ("cache folder", info["path"] + ("" if cache.path.exists() else " (not created yet)")),
+        ("size on disk", _size(info["bytes"])),
+        ("cached answers", str(info["entries"])),
+        *((f"  {name}", str(count)) for name, count in info["by_endpoint"].items() if count),
+        ("credits paid", str(info["credits_paid"])),
+        ("credits saved", str(info["credits_saved"])),
+    ]
+    if info["corrupt_files"]:
+        rows.append(("unreadable files", f"{info['corrupt_files']} (set aside as *.corrupt; cache clear removes them)"))
+    width = max(len(key) for key, _ in rows) + 1
+    for key, value in rows:
+        print(f"{key + ':':<{width}} {value}")
+    return 0
+
+
+def _cache_ls(cache: Cache, endpoint: str | None) -> int:
+    entries = cache.entries(endpoint)
+    if not entries:
+        if endpoint:
+            print(f"no cached {endpoint} answers in the cache at {cache.path}")
+        else:
+            print(f"the cache at {cache.path} is empty")
+        return 0
+    names = max(len(e.endpoint) for e in entries)
+    costs = max(len(str(e.cost)) for e in entries)
+    cells = max(len(str(len(e.cells))) for e in entries)
+    for e in entries:
+        cost = f"{e.cost:>{costs}} credit" + ("s" if e.cost != 1 else " ")
+        count = f"{len(e.cells):>{cells}} cell" + ("s" if len(e.cells) != 1 else " ")
+        line = f"{e.fetched_at:%Y-%m-%dT%H:%M:%SZ}  {e.endpoint:<{names}}  {cost}  {count}  {_pairs(e.params)}"
+        print(line + ("" if e.available else "  (not available)"))
+    return 0
+
+
+def _cache_clear(cache: Cache, endpoint: str | None, older_than: float | None) -> int:
+    age = None if older_than is None else timedelta(days=min(older_than, timedelta.max.days))
+    removed = cache.clear(endpoint=endpoint, older_than=age)
+    what = _plural(removed, f"cached {endpoint} answer" if endpoint else "cached answer")
+    if older_than is not None:
+        what += f" fetched more than {older_than:g} day{'' if older_than == 1 else 's'} ago"
+    print(f"removed {what} from {cache.path}")
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     try:
         return _run(_parser().parse_args(argv))
@@ -112,6 +269,8 @@ def _run(args: argparse.Namespace) -> int:
         return run_demo(seed=args.seed)
     if args.command == "endpoints":
         return _endpoints()
+    if args.command == "cache":
+        return _cache(args)
     return _serve(args)
 
 
