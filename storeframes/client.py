@@ -518,6 +518,8 @@ class Client:
         """:meth:`plan` for the calls of :meth:`get_many`."""
         ep = self.endpoints[catalog.endpoint(endpoint).name]
         mode = self._refresh_mode(self.refresh if refresh is None else refresh)
+        if self.cache is not None:
+            self.cache.sync(ep.name)
         plans = [
             self._plan_call(ep, catalog.validate(ep, call, today=self._today()), mode, load=False) for call in calls
         ]
@@ -644,6 +646,8 @@ class Client:
         ep = self.endpoints[catalog.endpoint(endpoint).name]
         mode = self._refresh_mode(self.refresh if refresh is None else refresh)
         canonical = [catalog.validate(ep, call, today=self._today()) for call in calls]
+        if self.cache is not None:
+            self.cache.sync(ep.name)
         plans = [self._plan_call(ep, params, mode) for params in canonical]
         to_send = self._unique_requests(plans)
         if to_send:
@@ -672,7 +676,7 @@ class Client:
             scope = planning.scope_of(ep, params)
             while True:
                 cached = self.cache.lookup(
-                    ep, service=self._service, scope=scope, cells=cells, now=self._now(), refresh=mode
+                    ep, service=self._service, scope=scope, cells=cells, now=self._now(), refresh=mode, sync=False
                 )
                 if not load:
                     break
