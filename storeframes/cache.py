@@ -9,7 +9,7 @@ overwrite each other)::
                                                 fetched_at, cost and max_credit_cost
       index/endpoint=<name>/<entry>.parquet     one row per cell the answer covers
       frames/<table>/<entry>.parquet            a flattened frame of one answer
-      ledger/<time>-<id>.parquet                ledger rows of one call
+      ledger/<session>-<n>.parquet              ledger rows of one client session
 
 An *entry* is one answer of the service to one request. Its index file is written
 last and is what makes the entry visible. ``index``, ``frames`` and ``ledger`` are
@@ -46,6 +46,7 @@ import polars as pl
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from . import planning
 from ._version import __version__
 from .answers import Response
 from .catalog import ENDPOINTS, Endpoint, Freshness
@@ -118,14 +119,16 @@ def _new_id(fetched_at: datetime, endpoint: str, params: Mapping[str, str]) -> s
 
 
 def _atomic_write(path: Path, write: Callable[[IO[bytes]], None]) -> None:
-    """Write through a temporary file in the same folder, then rename it into place."""
+    """Write through a temporary file in the same folder, then rename it into place.
+
+    No fsync: a stopped process never leaves half a file under the final name, and a
+    file cut short by a power failure is detected when read and fetched again.
+    """
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
     try:
         with open(tmp, "wb") as handle:
             write(handle)
-            handle.flush()
-            os.fsync(handle.fileno())
         os.replace(tmp, path)
     except BaseException:
         tmp.unlink(missing_ok=True)
@@ -303,22 +306,32 @@ class Cache:
                 self._add(entry)
 
     def _read_index(self, path: Path, endpoint: str) -> Entry | None:
+        """An entry from its index file's footer (its provenance); the cells follow from its request.
+
+        Only the footer is read, which is what makes a large cache quick to open; the
+        rows repeat the same facts for readers of the dataset.
+        """
         try:
-            table = pq.read_table(path)
-            columns = table.to_pydict()
-            if not columns["entry"] or len(set(columns["entry"])) != 1 or columns["entry"][0] != path.stem:
-                raise ValueError("the index file does not describe one entry named as the file")
+            footer = pq.read_metadata(path)
+            meta = {k.decode(): v.decode() for k, v in (footer.metadata or {}).items()}
+            if meta["storeframes.endpoint"] != endpoint:
+                raise ValueError(f"the file describes {meta['storeframes.endpoint']!r}")
+            ep = ENDPOINTS[endpoint]
+            params = json.loads(meta["storeframes.params"])
+            cells = frozenset(planning.cells_of(ep, params))
+            if footer.num_rows != len(cells):
+                raise ValueError(f"{footer.num_rows} rows for {len(cells)} cells")
             return Entry(
                 id=path.stem,
                 endpoint=endpoint,
-                service=columns["service"][0],
-                scope=columns["scope"][0],
-                params=json.loads(columns["params"][0]),
-                fetched_at=columns["fetched_at"][0],
-                cost=int(columns["cost"][0]),
-                max_credit_cost=int(columns["max_credit_cost"][0]),
-                cells=frozenset(zip(columns["entity"], columns["facet"], columns["day"], strict=True)),
-                available=bool(columns["available"][0]),
+                service=meta["storeframes.service"],
+                scope=planning.scope_of(ep, params),
+                params=params,
+                fetched_at=datetime.fromisoformat(meta["storeframes.fetched_at"]),
+                cost=int(meta["storeframes.cost"]),
+                max_credit_cost=int(meta["storeframes.max_credit_cost"]),
+                cells=cells,
+                available=meta["storeframes.available"] == "true",
             )
         except FileNotFoundError:
             return None
@@ -470,14 +483,17 @@ class Cache:
 
     # -- the ledger -----------------------------------------------------------------
 
-    def append_ledger(self, rows: pl.DataFrame) -> None:
-        """Keep ledger rows (schema :data:`~storeframes.ledger.LEDGER_SCHEMA`)."""
+    def write_ledger(self, name: str, rows: pl.DataFrame) -> None:
+        """Keep ledger rows (schema :data:`~storeframes.ledger.LEDGER_SCHEMA`) as ``ledger/<name>.parquet``.
+
+        A client writes its session's rows in files of up to 1000 rows, rewriting the
+        last one as it grows, so the folder holds a few files per session, not one per call.
+        """
         if rows.is_empty():
             return
-        name = f"{datetime.now(UTC):%Y%m%dT%H%M%S%fZ}-{secrets.token_hex(4)}.parquet"
         arrow = rows.to_arrow().replace_schema_metadata({"storeframes.version": __version__})
         try:
-            _atomic_write(self.path / "ledger" / name, lambda handle: pq.write_table(arrow, handle))
+            _atomic_write(self.path / "ledger" / f"{name}.parquet", lambda handle: pq.write_table(arrow, handle))
         except OSError as exc:
             warnings.warn(f"could not write the ledger to the cache at {self.path}: {exc}", CacheWarning, stacklevel=2)
 
