@@ -176,6 +176,9 @@ def _retryable(exc: BaseException) -> bool:
     return isinstance(exc, (RateLimitError, ServerError, TransportError))
 
 
+_LEDGER_CHUNK = 1000  # ledger rows per file in the cache folder
+
+
 def _env_flag(name: str) -> bool:
     return os.environ.get(name, "").strip().lower() in ("1", "true", "yes", "on")
 
@@ -342,6 +345,8 @@ class Client:
         self._lock = threading.Lock()
         self._ledger_rows: list[dict[str, Any]] = []
         self._ledger_flushed = 0
+        self._flush_lock = threading.Lock()
+        self._session = f"{datetime.now(UTC):%Y%m%dT%H%M%S%fZ}-{os.getpid()}-{os.urandom(3).hex()}"
         self._spent = 0
         self._reserved = 0
         self._pool: ThreadPoolExecutor | None = None
@@ -472,12 +477,17 @@ class Client:
         return pl.DataFrame(rows, schema=LEDGER_SCHEMA, orient="row") if rows else LEDGER_SCHEMA.to_frame()
 
     def _flush_ledger(self) -> None:
+        """Write the session's new ledger rows to the cache folder, in files of up to 1000 rows."""
         if self.cache is None:
             return
-        with self._lock:
-            rows = self._ledger_rows[self._ledger_flushed :]
-            self._ledger_flushed = len(self._ledger_rows)
-        self.cache.append_ledger(self._ledger_frame(rows))
+        with self._flush_lock:  # one writer at a time, so a file never goes back to fewer rows
+            with self._lock:
+                rows = list(self._ledger_rows)
+                first_chunk = self._ledger_flushed // _LEDGER_CHUNK
+                self._ledger_flushed = len(rows)
+            for chunk in range(first_chunk, (len(rows) + _LEDGER_CHUNK - 1) // _LEDGER_CHUNK):
+                part = rows[chunk * _LEDGER_CHUNK : (chunk + 1) * _LEDGER_CHUNK]
+                self.cache.write_ledger(f"{self._session}-{chunk:04d}", self._ledger_frame(part))
 
     def spend(self, *, session: bool = False) -> pl.DataFrame:
         """Credits spent and saved by the cache, per UTC day and endpoint.

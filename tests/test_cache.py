@@ -390,7 +390,7 @@ def test_four_processes_share_one_folder_and_lose_nothing(tmp_path):
     groups = [MORE_IOS[i : i + 6] for i in (0, 2, 4, 6)]  # overlapping sets of apps
     with multiprocessing.get_context("spawn").Pool(4) as pool:
         counts = pool.starmap(_fetch_into, [(str(tmp_path), g) for g in groups])
-    assert all(c > 0 for c in counts)
+    assert sum(counts) >= 4  # at least the first to start fetched both calls; the others what was left
     everyone = sorted({a for g in groups for a in g})
     client = sandbox(tmp_path, offline=True)
     with warnings.catch_warnings():
@@ -505,6 +505,17 @@ def test_the_ledger_persists_and_spend_sums_spent_and_saved(tmp_path):
     assert session["requests"].to_list() == [0] and session["credits_saved"].to_list() == [cost]
 
 
+def test_the_ledger_is_kept_in_a_few_files_per_session(tmp_path, monkeypatch):
+    monkeypatch.setattr("storeframes.client._LEDGER_CHUNK", 2)
+    client = sandbox(tmp_path)
+    for keyword in WORLD.EXAMPLE_KEYWORDS[:5]:
+        client.get("search", keyword=keyword)
+    files = sorted((tmp_path / "ledger").glob("*.parquet"))
+    assert [pl.read_parquet(f).height for f in files] == [2, 2, 1]
+    assert client.cache.read_ledger().equals(client.ledger)
+    assert client.spend()["requests"].to_list() == [5]
+
+
 # -- hygiene -------------------------------------------------------------------------------
 
 
@@ -526,7 +537,7 @@ def test_no_file_in_the_folder_holds_the_token(tmp_path):
         c.get("metadata", apps=IOS[:2])
         assert token not in repr(c) and token not in repr(c.cache)
     files = [p for p in tmp_path.rglob("*") if p.is_file()]
-    assert len(files) >= 6
+    assert len(files) == 5  # two answers, their index files, the ledger
     for path in files:
         data = path.read_bytes()
         if path.suffix == ".gz":
