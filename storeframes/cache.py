@@ -515,6 +515,11 @@ class Cache:
 
     # -- looking around and clearing ----------------------------------------------
 
+    def entry(self, entry_id: str) -> Entry | None:
+        """The entry called ``entry_id`` (as in :attr:`Response.entry <storeframes.Response.entry>`), if known."""
+        with self._lock:
+            return self._entries.get(entry_id)
+
     def entries(self, endpoint: str | None = None) -> list[Entry]:
         """Every entry in the folder (of one endpoint), oldest first."""
         names = [endpoint] if endpoint else list(ENDPOINTS)

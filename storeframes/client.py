@@ -23,7 +23,7 @@ import time
 import warnings
 from collections.abc import Mapping, Sequence
 from concurrent.futures import FIRST_EXCEPTION, Future, ThreadPoolExecutor, wait
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any
@@ -792,11 +792,14 @@ class Client:
         if not self._api_key:
             raise ConfigurationError(f"no API token: set ${ENV_API_KEY} or pass api_key= (or use Client.sandbox())")
 
-    def _keep(self, ep: Endpoint, response: Response, *, available: bool = True) -> None:
-        """Write an answer (or an app's unavailability) to the cache as soon as it is known."""
+    def _keep(self, ep: Endpoint, response: Response, *, available: bool = True) -> Response:
+        """Write an answer (or an app's unavailability) to the cache as soon as it is known.
+
+        Returns the response naming its cache entry, so frames built from it can be kept too.
+        """
         if self.cache is None:
-            return
-        self.cache.store(
+            return response
+        entry = self.cache.store(
             response,
             service=self._service,
             scope=planning.scope_of(ep, response.params),
@@ -804,6 +807,7 @@ class Client:
             available=available,
             scrub=self._scrub,
         )
+        return replace(response, entry=entry.id) if entry is not None else response
 
     def _fetch_isolating(self, ep: Endpoint, params: dict[str, str]) -> tuple[list[Response], list[str]]:
         """Send one request and keep its answer; when an app of it is not available, find which by halving."""
@@ -817,8 +821,7 @@ class Client:
                     self._keep(ep, gone, available=False)
                 return [], apps
         else:
-            self._keep(ep, response)
-            return [response], []
+            return [self._keep(ep, response)], []
         mid = len(apps) // 2
         left = self._fetch_isolating(ep, {**params, "apps": ",".join(apps[:mid])})
         right = self._fetch_isolating(ep, {**params, "apps": ",".join(apps[mid:])})

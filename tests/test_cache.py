@@ -458,6 +458,8 @@ def test_frames_are_kept_as_parquet_and_rebuilt_for_a_new_flattener(tmp_path):
     answer = client.get("search", keyword=KEYWORD)
     cache = client.cache
     (entry,) = cache.entries("search")
+    assert answer.responses[0].entry == entry.id and cache.entry(entry.id) == entry
+    assert client.get("search", keyword=KEYWORD).responses[0].entry == entry.id
     builds = []
 
     def build() -> pl.DataFrame:
