@@ -135,14 +135,17 @@ def _atomic_write(path: Path, write: Callable[[IO[bytes]], None]) -> None:
         raise
 
 
-def _provenance(endpoint: str, params: Mapping[str, str], fetched_at: datetime, cost: int, max_cost: int, **extra: str):
+def _provenance(entry: Entry, **extra: str) -> dict[str, str]:
+    """The Parquet key-value metadata that says where a file's rows come from."""
     meta = {
         "storeframes.version": __version__,
-        "storeframes.endpoint": endpoint,
-        "storeframes.params": json.dumps(dict(params), sort_keys=True),
-        "storeframes.fetched_at": fetched_at.astimezone(UTC).isoformat(),
-        "storeframes.cost": str(cost),
-        "storeframes.max_credit_cost": str(max_cost),
+        "storeframes.endpoint": entry.endpoint,
+        "storeframes.params": json.dumps(dict(entry.params), sort_keys=True),
+        "storeframes.fetched_at": entry.fetched_at.astimezone(UTC).isoformat(),
+        "storeframes.cost": str(entry.cost),
+        "storeframes.max_credit_cost": str(entry.max_credit_cost),
+        "storeframes.service": entry.service,
+        "storeframes.available": str(entry.available).lower(),
     }
     meta.update({f"storeframes.{k}": v for k, v in extra.items()})
     return meta
@@ -252,16 +255,7 @@ class Cache:
             "params": [json.dumps(dict(entry.params), sort_keys=True)] * n,
         }
         table = pa.table(columns, schema=INDEX_SCHEMA)
-        meta = _provenance(
-            entry.endpoint,
-            entry.params,
-            entry.fetched_at,
-            entry.cost,
-            entry.max_credit_cost,
-            service=entry.service,
-            available=str(entry.available).lower(),
-        )
-        return table.replace_schema_metadata(meta)
+        return table.replace_schema_metadata(_provenance(entry))
 
     # -- the in-memory index -----------------------------------------------------
 
@@ -464,16 +458,7 @@ class Cache:
             self._set_aside(path, exc)
         frame = build()
         arrow = frame.to_arrow()
-        meta = _provenance(
-            entry.endpoint,
-            entry.params,
-            entry.fetched_at,
-            entry.cost,
-            entry.max_credit_cost,
-            table=table,
-            flattener=version,
-            entry=entry.id,
-        )
+        meta = _provenance(entry, table=table, flattener=version, entry_id=entry.id)
         arrow = arrow.replace_schema_metadata({**(arrow.schema.metadata or {}), **meta})
         try:
             _atomic_write(path, lambda handle: pq.write_table(arrow, handle))
