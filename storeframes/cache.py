@@ -140,7 +140,7 @@ def _provenance(entry: Entry, **extra: str) -> dict[str, str]:
     meta = {
         "storeframes.version": __version__,
         "storeframes.endpoint": entry.endpoint,
-        "storeframes.params": json.dumps(dict(entry.params), sort_keys=True),
+        "storeframes.params": json.dumps(dict(entry.params)),  # in the catalog's order
         "storeframes.fetched_at": entry.fetched_at.astimezone(UTC).isoformat(),
         "storeframes.cost": str(entry.cost),
         "storeframes.max_credit_cost": str(entry.max_credit_cost),

@@ -142,7 +142,7 @@ def test_cache_ls_prints_one_line_per_answer_oldest_first(filled, capsys):
         rf"{stamp}  metadata   0 credits  1 cell   apps={GONE} country=us device=iphone  \(not available\)", gone
     )
     assert re.fullmatch(
-        rf'{stamp}  search    10 credits  1 cell   country=us device=iphone keyword="photo editor"', search
+        rf'{stamp}  search    10 credits  1 cell   keyword="photo editor" country=us device=iphone', search
     )
     assert "{" not in "".join(lines)  # pairs, not JSON
     times = [line.split()[0] for line in lines]
@@ -153,7 +153,9 @@ def test_cache_ls_of_one_endpoint(filled, capsys):
     assert main(["cache", "ls", "search", "--cache-dir", str(filled)]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert len(lines) == 1
-    assert lines[0].split()[1:4] == ["search", "10", "credits"] and lines[0].endswith('keyword="photo editor"')
+    assert lines[0].split()[1:4] == ["search", "10", "credits"] and lines[0].endswith(
+        'keyword="photo editor" country=us device=iphone'
+    )
     assert main(["cache", "ls", "changes", "--cache-dir", str(filled)]) == 0
     assert capsys.readouterr().out == f"no cached changes answers in the cache at {filled}\n"
 
