@@ -528,11 +528,10 @@ class Client:
         """:meth:`plan` for the calls of :meth:`get_many`."""
         ep = self.endpoints[catalog.endpoint(endpoint).name]
         mode = self._refresh_mode(self.refresh if refresh is None else refresh)
+        canonical = [catalog.validate(ep, call, today=self._today()) for call in calls]
         if self.cache is not None:
             self.cache.sync(ep.name)
-        plans = [
-            self._plan_call(ep, catalog.validate(ep, call, today=self._today()), mode, load=False) for call in calls
-        ]
+        plans = [self._plan_call(ep, params, mode, load=False) for params in canonical]
         rows: list[dict[str, Any]] = []
         for request in self._unique_requests(plans).values():
             rows.append(
