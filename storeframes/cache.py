@@ -330,23 +330,29 @@ class Cache:
         except FileNotFoundError:
             return None
         except _UNREADABLE as exc:
-            self._set_aside(path, exc)
-            self._set_aside_quietly(self._folder("answers", endpoint) / f"{path.stem}.json.gz")
+            self._set_aside(path, exc, partner=self._folder("answers", endpoint) / f"{path.stem}.json.gz")
             return None
 
-    def _set_aside(self, path: Path, reason: BaseException | str) -> None:
+    def _set_aside(self, path: Path, reason: BaseException | str | None, *, partner: Path | None = None) -> None:
+        """Rename an unreadable file to ``<name>.corrupt``, and ``partner`` (the other file of
+        the same entry) with it; warn once, unless ``reason`` is None or another process
+        set the file aside first."""
+        for other in (partner,) if partner is not None else ():
+            with contextlib.suppress(OSError):
+                os.replace(other, other.with_name(other.name + ".corrupt"))
         try:
             os.replace(path, path.with_name(path.name + ".corrupt"))
         except FileNotFoundError:
-            return  # another process set it aside first
+            return
         except OSError:
             pass
-        warnings.warn(
-            f"cache file {path.name} is unreadable ({reason}); set aside as {path.name}.corrupt "
-            "and treated as not cached",
-            CacheWarning,
-            stacklevel=3,
-        )
+        if reason is not None:
+            warnings.warn(
+                f"cache file {path.name} is unreadable ({reason}); set aside as {path.name}.corrupt "
+                "and treated as not cached",
+                CacheWarning,
+                stacklevel=3,
+            )
 
     # -- reading ------------------------------------------------------------------
 
@@ -419,24 +425,17 @@ class Cache:
                 from_cache=True,
                 entry=entry.id,
             )
-        except FileNotFoundError:
+        except FileNotFoundError:  # an index whose answer is gone: set the index aside quietly
+            self._set_aside(self._index_path(entry), None)
             response = None
         except _UNREADABLE as exc:
-            self._set_aside(path, exc)
+            self._set_aside(path, exc, partner=self._index_path(entry))
             response = None
         if response is None:
             with self._lock:
-                index = self._index_path(entry)
-                if index.exists():
-                    self._set_aside_quietly(index)
-                self._files.get(entry.endpoint, {}).pop(index.name, None)
+                self._files.get(entry.endpoint, {}).pop(self._index_path(entry).name, None)
                 self._drop(entry.id)
         return response
-
-    @staticmethod
-    def _set_aside_quietly(path: Path) -> None:
-        with contextlib.suppress(OSError):
-            os.replace(path, path.with_name(path.name + ".corrupt"))
 
     # -- frames ---------------------------------------------------------------------
 

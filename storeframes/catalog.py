@@ -505,7 +505,8 @@ def validate(
 
     Raises :class:`~storeframes.InvalidParameterError` for any bad input, naming the
     parameter, the value and what is allowed. ``apps`` may hold more than
-    :data:`MAX_APPS_PER_REQUEST` ids: :func:`split_apps` cuts them into requests.
+    :data:`MAX_APPS_PER_REQUEST` ids: the client cuts them into requests
+    (:func:`storeframes.planning.requests_for`; :func:`split_apps` does it alone).
 
     >>> validate("changes", apps="284882215", end_date="2026-01-31")
     {'apps': '284882215', 'country': 'us', 'device': 'iphone', 'start_date': '2026-01-02', 'end_date': '2026-01-31'}

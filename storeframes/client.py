@@ -21,6 +21,7 @@ import os
 import threading
 import time
 import warnings
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from concurrent.futures import FIRST_EXCEPTION, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, replace
@@ -183,6 +184,14 @@ def _env_flag(name: str) -> bool:
     return os.environ.get(name, "").strip().lower() in ("1", "true", "yes", "on")
 
 
+def _per_endpoint(option: str, defaults: Mapping[str, Any], overrides: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The defaults per endpoint name with the user's overrides; an unknown name is refused."""
+    unknown = sorted(set(overrides or {}) - set(catalog.ENDPOINTS))
+    if unknown:
+        raise ConfigurationError(f"{option} names unknown endpoints {unknown}; known: {list(catalog.ENDPOINTS)}")
+    return {**defaults, **(overrides or {})}
+
+
 def _key(params: Mapping[str, str]) -> str:
     return json.dumps(dict(params), sort_keys=True)
 
@@ -321,19 +330,8 @@ class Client:
         self.max_workers = max_workers or 8
         self._own_http = http_client is None
         self._http = http_client or httpx.Client(timeout=timeout, follow_redirects=False)
-        costs = {**catalog.DEFAULT_COSTS, **(cost_model or {})}
-        unknown = set(costs) - set(catalog.ENDPOINTS)
-        if unknown:
-            raise ConfigurationError(
-                f"cost_model names unknown endpoints {sorted(unknown)}; known: {list(catalog.ENDPOINTS)}"
-            )
-        policies = {name: ep.freshness for name, ep in catalog.ENDPOINTS.items()}
-        policies.update(freshness or {})
-        unknown = set(policies) - set(catalog.ENDPOINTS)
-        if unknown:
-            raise ConfigurationError(
-                f"freshness names unknown endpoints {sorted(unknown)}; known: {list(catalog.ENDPOINTS)}"
-            )
+        costs = _per_endpoint("cost_model", catalog.DEFAULT_COSTS, cost_model)
+        policies = _per_endpoint("freshness", catalog.DEFAULT_FRESHNESS, freshness)
         self.endpoints: dict[str, Endpoint] = {
             name: ep.with_cost(costs[name]).with_freshness(policies[name]) for name, ep in catalog.ENDPOINTS.items()
         }
@@ -526,12 +524,7 @@ class Client:
 
     def plan_many(self, endpoint: str, calls: Sequence[Mapping[str, Any]], *, refresh: Refresh | None = None) -> Plan:
         """:meth:`plan` for the calls of :meth:`get_many`."""
-        ep = self.endpoints[catalog.endpoint(endpoint).name]
-        mode = self._refresh_mode(self.refresh if refresh is None else refresh)
-        canonical = [catalog.validate(ep, call, today=self._today()) for call in calls]
-        if self.cache is not None:
-            self.cache.sync(ep.name)
-        plans = [self._plan_call(ep, params, mode, load=False) for params in canonical]
+        ep, _, plans = self._plan_calls(endpoint, calls, refresh, load=False)
         rows: list[dict[str, Any]] = []
         for request in self._unique_requests(plans).values():
             rows.append(
@@ -543,13 +536,10 @@ class Client:
                     "credits": ep.estimate(request),
                 }
             )
-        used: dict[str, tuple[Entry, int]] = {}
-        for plan in plans:
-            for entry in plan.cached.values():
-                if entry.available:
-                    count = used.get(entry.id, (entry, 0))[1]
-                    used[entry.id] = (entry, count + 1)
-        for entry, count in used.values():
+        entries = {e.id: e for plan in plans for e in plan.cached.values() if e.available}
+        used = Counter(e.id for plan in plans for e in plan.cached.values() if e.available)
+        for entry_id, count in used.items():
+            entry = entries[entry_id]
             rows.append(
                 {
                     "endpoint": ep.name,
@@ -594,6 +584,8 @@ class Client:
         status: int,
         attempt: int,
         elapsed: float,
+        from_cache: bool = False,
+        saved: int = 0,
     ) -> None:
         row = {
             "time": self._now(),
@@ -604,27 +596,16 @@ class Client:
             "status": status,
             "attempt": attempt,
             "elapsed_ms": elapsed * 1000.0,
-            "from_cache": False,
-            "saved": 0,
+            "from_cache": from_cache,
+            "saved": saved,
         }
         with self._lock:
             self._ledger_rows.append(row)
 
     def _record_hit(self, ep: Endpoint, entry: Entry, saved: int) -> None:
-        row = {
-            "time": self._now(),
-            "endpoint": ep.name,
-            "params": json.dumps(dict(entry.params), sort_keys=True),
-            "cost": 0,
-            "max_credit_cost": 0,
-            "status": 200,
-            "attempt": 0,
-            "elapsed_ms": 0.0,
-            "from_cache": True,
-            "saved": saved,
-        }
-        with self._lock:
-            self._ledger_rows.append(row)
+        self._record(
+            ep, entry.params, cost=0, max_cost=0, status=200, attempt=0, elapsed=0.0, from_cache=True, saved=saved
+        )
 
     # -- public fetching -------------------------------------------------------
 
@@ -652,12 +633,7 @@ class Client:
         raised with ``error.partial`` holding the :class:`Response` objects that did
         succeed (they are in the cache too, so calling again sends only the rest).
         """
-        ep = self.endpoints[catalog.endpoint(endpoint).name]
-        mode = self._refresh_mode(self.refresh if refresh is None else refresh)
-        canonical = [catalog.validate(ep, call, today=self._today()) for call in calls]
-        if self.cache is not None:
-            self.cache.sync(ep.name)
-        plans = [self._plan_call(ep, params, mode) for params in canonical]
+        ep, mode, plans = self._plan_calls(endpoint, calls, refresh, load=True)
         to_send = self._unique_requests(plans)
         if to_send:
             requests = list(to_send.values())
@@ -675,6 +651,17 @@ class Client:
             self._flush_ledger()
 
     # -- internals -------------------------------------------------------------
+
+    def _plan_calls(
+        self, endpoint: str, calls: Sequence[Mapping[str, Any]], refresh: Refresh | None, *, load: bool
+    ) -> tuple[Endpoint, Refresh, list[_CallPlan]]:
+        """Validate every call, then look into the cache once for all of them."""
+        ep = self.endpoints[catalog.endpoint(endpoint).name]
+        mode = self._refresh_mode(self.refresh if refresh is None else refresh)
+        canonical = [catalog.validate(ep, call, today=self._today()) for call in calls]
+        if self.cache is not None:
+            self.cache.sync(ep.name)
+        return ep, mode, [self._plan_call(ep, params, mode, load=load) for params in canonical]
 
     def _plan_call(self, ep: Endpoint, params: dict[str, str], mode: Refresh, *, load: bool = True) -> _CallPlan:
         """Which cells of a call the cache serves (their answers loaded) and the requests for the rest."""
