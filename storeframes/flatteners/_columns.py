@@ -1,0 +1,265 @@
+"""Building blocks of the flatteners: typed columns from Python lists, JSON paths in errors.
+
+A flattener walks the parsed answer once, appending raw values to one list per column,
+then hands the lists to :func:`build`. Types are checked by polars while it builds each
+column (``strict=True``), so the walk stays cheap; only when a column is refused is it
+scanned again in Python to name the JSON path of the first value of the wrong type.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+import threading
+import warnings
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from datetime import UTC, date, datetime
+from decimal import Decimal, InvalidOperation
+from typing import Any
+
+import polars as pl
+
+from ..errors import ResponseShapeError
+from ..schemas import PRICE, UTC_TIMESTAMP, TableSchema
+
+__all__ = ["Keys", "UnknownFieldWarning", "build", "html_to_text"]
+
+
+class UnknownFieldWarning(UserWarning):
+    """The service sent a field no frame schema knows; it was left out (named once per session)."""
+
+
+@dataclass(frozen=True)
+class Keys:
+    """The key columns every row of one answer shares: where, in which language, on which device, when."""
+
+    country: str | None = None
+    language: str | None = None
+    device: str | None = None
+    fetched_at: datetime | None = None
+
+    @classmethod
+    def of(cls, params: Mapping[str, Any], echo: Mapping[str, Any], fetched_at: datetime | None) -> Keys:
+        """Keys from a request's canonical parameters, with the service's echo filling defaults."""
+
+        def pick(name: str) -> str | None:
+            value = params.get(name) or echo.get(name)
+            return str(value) if value is not None else None
+
+        return cls(pick("country"), pick("language"), pick("device"), fetched_at)
+
+
+KEY_COLUMNS = ("country", "language", "device", "fetched_at")
+_KEY_DTYPES = {"country": pl.String(), "language": pl.String(), "device": pl.String(), "fetched_at": UTC_TIMESTAMP}
+
+# -- unknown fields ------------------------------------------------------------------
+
+_seen_unknown: set[tuple[str, str]] = set()
+_seen_lock = threading.Lock()
+
+
+def note_unknown(where: str, fields: Iterable[str]) -> None:
+    """Warn about fields the schema does not know, once per place and name in a session."""
+    with _seen_lock:
+        new = sorted({str(f) for f in fields} - {name for (w, name) in _seen_unknown if w == where})
+        _seen_unknown.update((where, name) for name in new)
+    if new:
+        warnings.warn(
+            f"the service sent field(s) storeframes does not know at {where}, left out of the frame: {', '.join(new)}",
+            UnknownFieldWarning,
+            stacklevel=2,
+        )
+
+
+# -- walking the answer ----------------------------------------------------------------
+
+
+def shape_error(expected: str, value: Any, path: str, endpoint: str) -> ResponseShapeError:
+    found = "null" if value is None else type(value).__name__
+    shown = repr(value) if isinstance(value, (str, int, float, bool)) else found
+    if len(shown) > 60:
+        shown = shown[:57] + "..."
+    return ResponseShapeError(f"expected {expected}, got {shown}", path=path, endpoint=endpoint)
+
+
+def obj(value: Any, path: str, endpoint: str) -> dict[str, Any]:
+    """An object member; null counts as an empty object."""
+    if type(value) is dict:
+        return value
+    if value is None:
+        return {}
+    raise shape_error("an object", value, path, endpoint)
+
+
+def seq(value: Any, path: str, endpoint: str) -> list[Any]:
+    """An array member; null counts as an empty array."""
+    if type(value) is list:
+        return value
+    if value is None:
+        return []
+    raise shape_error("an array", value, path, endpoint)
+
+
+def apps_of(result: Any, endpoint: str) -> Iterator[tuple[str, dict[str, Any]]]:
+    """``(app_id, resource)`` for each app of an answer keyed by app id."""
+    if result is None:
+        return
+    if type(result) is not dict:
+        raise shape_error("an object keyed by app id", result, "result", endpoint)
+    for app_id, resource in result.items():
+        if type(resource) is not dict:
+            raise shape_error("an object", resource, f"result.{app_id}", endpoint)
+        yield str(app_id), resource
+
+
+def ident(value: Any) -> Any:
+    """An id as text: integers become digits; anything else but text is left for the type check."""
+    return str(value) if type(value) is int else value
+
+
+def as_json(value: Any) -> str | None:
+    """A value of unknown shape as compact JSON text (text stays as it is)."""
+    if value is None or type(value) is str:
+        return value
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False, sort_keys=True)
+
+
+_SCALE = Decimal("0.0001")
+
+
+def decimal(value: Any) -> Decimal | None:
+    """A decimal amount from text or a number; None when it is not one."""
+    if value is None or type(value) is bool:
+        return None
+    try:
+        number = Decimal(value if type(value) is str else str(value))
+    except (InvalidOperation, ValueError, TypeError):
+        return None
+    return number.quantize(_SCALE) if number.is_finite() else None
+
+
+_BREAK = re.compile(r"<\s*br\s*/?\s*>|<\s*/\s*(?:p|div|li|h[1-6])\s*>", re.IGNORECASE)
+_TAG = re.compile(r"<[^>]*>")
+
+
+def html_to_text(text: str | None) -> str | None:
+    """Plain text from the store's HTML: line breaks kept, tags removed, entities decoded.
+
+    >>> html_to_text("<b>New</b> in 2.0:<br>Faster &amp; smaller")
+    'New in 2.0:\\nFaster & smaller'
+    """
+    if not text:
+        return text
+    if "<" in text:
+        text = _TAG.sub("", _BREAK.sub("\n", text))
+    return html.unescape(text) if "&" in text else text
+
+
+# -- building typed columns ----------------------------------------------------------
+
+
+def _accepts(dtype: pl.DataType) -> tuple[Callable[[Any], bool], str]:
+    if dtype == pl.String or dtype == UTC_TIMESTAMP or dtype == pl.Date:
+        return (lambda v: type(v) is str), "text"
+    if dtype == pl.Int64:
+        return (lambda v: type(v) is int), "an integer"
+    if dtype == pl.Float64:
+        return (lambda v: type(v) in (int, float)), "a number"
+    if dtype == pl.Boolean:
+        return (lambda v: type(v) is bool), "true or false"
+    if dtype == pl.List(pl.String):
+        return (lambda v: type(v) is list and all(type(x) is str for x in v)), "an array of text or numbers"
+    return (lambda v: True), str(dtype)
+
+
+def _first_bad(values: list[Any], dtype: pl.DataType) -> tuple[int, str]:
+    ok, expected = _accepts(dtype)
+    for i, value in enumerate(values):
+        if value is not None and not ok(value):
+            return i, expected
+    return -1, expected
+
+
+Where = Callable[[int, str], str]
+
+
+def _refuse(values: list[Any], dtype: pl.DataType, column: str, where: Where, endpoint: str) -> ResponseShapeError:
+    i, expected = _first_bad(values, dtype)
+    if i < 0:  # polars refused, yet every value has the right Python type: report the first value
+        i = 0
+    return shape_error(expected, values[i], where(i, column), endpoint)
+
+
+def _typed(values: list[Any], dtype: pl.DataType, column: str, where: Where, endpoint: str) -> pl.Series:
+    if dtype == UTC_TIMESTAMP:
+        return _timestamps(values, column, where, endpoint)
+    if dtype == pl.Date:
+        return _dates(values, column, where, endpoint)
+    if dtype == PRICE:
+        return pl.Series(column, values, dtype=dtype)
+    try:
+        series = pl.Series(column, values, dtype=dtype, strict=True)
+    except (TypeError, ValueError, OverflowError, pl.exceptions.PolarsError):
+        raise _refuse(values, dtype, column, where, endpoint) from None
+    if (dtype == pl.Int64 or dtype == pl.Float64) and any(type(v) is bool for v in values):
+        raise _refuse(values, dtype, column, where, endpoint)
+    return series
+
+
+def _timestamps(values: list[Any], column: str, where: Where, endpoint: str) -> pl.Series:
+    texts = _typed(values, pl.String(), column, where, endpoint)
+    try:
+        return texts.str.to_datetime(time_unit="us", time_zone="UTC", strict=True)
+    except (pl.exceptions.PolarsError, ValueError):
+        pass
+    parsed: list[datetime | None] = []  # mixed or unusual ISO 8601 forms: parse one by one
+    for i, text in enumerate(values):
+        if text is None:
+            parsed.append(None)
+            continue
+        try:
+            moment = datetime.fromisoformat(text)
+        except ValueError:
+            raise shape_error("an ISO 8601 timestamp", text, where(i, column), endpoint) from None
+        parsed.append(moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC))
+    return pl.Series(column, parsed, dtype=UTC_TIMESTAMP)
+
+
+def _dates(values: list[Any], column: str, where: Where, endpoint: str) -> pl.Series:
+    texts = _typed(values, pl.String(), column, where, endpoint)
+    try:
+        return texts.str.to_date("%Y-%m-%d", strict=True)
+    except (pl.exceptions.PolarsError, ValueError):
+        pass
+    parsed: list[date | None] = []
+    for i, text in enumerate(values):
+        try:
+            parsed.append(None if text is None else date.fromisoformat(text[:10]))
+        except ValueError:
+            raise shape_error("a date as YYYY-MM-DD", text, where(i, column), endpoint) from None
+    return pl.Series(column, parsed, dtype=pl.Date)
+
+
+def build(
+    table: TableSchema, columns: Mapping[str, list[Any]], keys: Keys, where: Where, *, endpoint: str
+) -> pl.DataFrame:
+    """A frame of ``table``'s schema from one list per column (missing columns are null).
+
+    ``where(row, column)`` gives the JSON path of a value, for the error raised when a
+    value has the wrong type. The key columns (country, language, device, fetched_at)
+    are taken from ``keys``; ``app_id`` and the other columns from ``columns``.
+    """
+    height = len(next(iter(columns.values()))) if columns else 0
+    series: list[pl.Series] = []
+    for column in table.columns:
+        name, dtype = column.name, column.dtype
+        if name in _KEY_DTYPES and name not in columns:
+            value = getattr(keys, name)
+            series.append(pl.repeat(value, height, dtype=dtype, eager=True).alias(name))
+        elif name in columns:
+            series.append(_typed(columns[name], dtype, name, where, endpoint))
+        else:
+            series.append(pl.repeat(None, height, dtype=dtype, eager=True).alias(name))
+    return pl.DataFrame(series)
