@@ -1,17 +1,30 @@
 """storeframes: tidy polars DataFrames from a paid mobile app-store data service.
 
 >>> import storeframes as sf
->>> client = sf.Client.sandbox()                      # or sf.Client() with a real token
->>> client.get("metadata", apps=["284882215"]).cost  # doctest: +SKIP
-11
+>>> sf.configure(sandbox=True)                  # or set $STOREFRAMES_API_KEY and $STOREFRAMES_BASE_URL
+>>> sf.metadata_frame(["3233849169", "361252007"]).select("app_id", "title")  # doctest: +SKIP
+>>> sf.versions_frame(["3233849169", "361252007"])  # same cached answers: no credits  # doctest: +SKIP
 """
 
-from . import catalog, sandbox
+from . import catalog, sandbox, schemas
 from ._version import __version__
 from .answers import Answer, Part, Response
 from .cache import Cache, CacheWarning
 from .catalog import CostModel, Endpoint, Freshness
 from .client import AppsUnavailableWarning, Client, Plan
+from .defaults import (
+    configure,
+    default_client,
+    in_app_purchases_frame,
+    metadata_frame,
+    metrics_frame,
+    permissions_frame,
+    plan,
+    related_apps_frame,
+    screenshots_frame,
+    versions_frame,
+    videos_frame,
+)
 from .errors import (
     ApiError,
     AppNotAvailableError,
@@ -30,6 +43,7 @@ from .errors import (
     StoreframesError,
     TransportError,
 )
+from .flatteners import UnknownFieldWarning
 from .ledger import LEDGER_SCHEMA
 from .limiter import SlidingWindowLimiter
 
@@ -63,7 +77,20 @@ __all__ = [
     "SlidingWindowLimiter",
     "StoreframesError",
     "TransportError",
+    "UnknownFieldWarning",
     "__version__",
     "catalog",
+    "configure",
+    "default_client",
+    "in_app_purchases_frame",
+    "metadata_frame",
+    "metrics_frame",
+    "permissions_frame",
+    "plan",
+    "related_apps_frame",
     "sandbox",
+    "schemas",
+    "screenshots_frame",
+    "versions_frame",
+    "videos_frame",
 ]

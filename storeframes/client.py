@@ -33,7 +33,7 @@ import httpx
 import polars as pl
 import tenacity
 
-from . import catalog, planning
+from . import catalog, frames, planning
 from ._version import __version__
 from .answers import Answer, Part, Response
 from .cache import REFRESH_MODES, Cache, Entry, Refresh, default_cache_dir
@@ -207,6 +207,18 @@ class _CallPlan:
     requests: list[dict[str, str]]
 
 
+@dataclass(frozen=True)
+class _Piece:
+    """The cells of a call one cached entry or fetched response gives (``response`` is None
+    for a cached entry whose answer was not read)."""
+
+    entry: Entry | None
+    response: Response | None
+    cells: frozenset[planning.Cell]
+    whole: bool = True
+    saved: int = 0
+
+
 PLAN_SCHEMA = pl.Schema(
     {"endpoint": pl.String, "params": pl.String, "source": pl.String, "cells": pl.Int64, "credits": pl.Int64}
 )
@@ -255,7 +267,7 @@ class Plan:
         )
 
 
-class Client:
+class Client(frames.FrameMethods):
     """A client of the service.
 
     Args:
@@ -515,15 +527,19 @@ class Client:
     def plan(self, endpoint: str, *, refresh: Refresh | None = None, **params: Any) -> Plan:
         """What a call would send, what the cache already answers, and the estimated credits.
 
-        Nothing is sent. ``endpoint`` and ``params`` are those of :meth:`get`.
+        Nothing is sent. ``endpoint`` and ``params`` are those of :meth:`get`, or the name
+        of a frame function and its arguments (``"versions_frame"``, ``apps=...``).
 
         >>> client.plan("changes", apps=["284882215"], start_date="2026-10-01", end_date="2026-10-31")  # doctest: +SKIP
         Plan(changes: 1 request(s) to send, at most 42 credits; 0 cached answer(s) used, ...)
+        >>> client.plan("metrics_frame", apps="284882215").estimate  # doctest: +SKIP
+        42
         """
         return self.plan_many(endpoint, [params], refresh=refresh)
 
     def plan_many(self, endpoint: str, calls: Sequence[Mapping[str, Any]], *, refresh: Refresh | None = None) -> Plan:
         """:meth:`plan` for the calls of :meth:`get_many`."""
+        endpoint, calls = frames.resolve(endpoint, calls)
         ep, _, plans = self._plan_calls(endpoint, calls, refresh, load=False)
         rows: list[dict[str, Any]] = []
         for request in self._unique_requests(plans).values():
@@ -634,19 +650,25 @@ class Client:
         succeed (they are in the cache too, so calling again sends only the rest).
         """
         ep, mode, plans = self._plan_calls(endpoint, calls, refresh, load=True)
-        to_send = self._unique_requests(plans)
-        if to_send:
-            requests = list(to_send.values())
-            estimate = sum(ep.estimate(r) for r in requests)
-            if self.offline or mode == "never":
-                reason = "offline" if self.offline else 'refresh="never"'
-                raise NotCachedError(ep.name, requests, estimate, reason=reason)
-            with self._lock:
-                self._check_budget(ep, estimate)
-            self._require_connection()
         try:
-            fetched = self._fetch_all(ep, list(to_send.values()))
+            fetched = self._fetch_planned(ep, mode, plans)
             return [self._compose(ep, plan, fetched) for plan in plans]
+        finally:
+            self._flush_ledger()
+
+    def _gather(
+        self, endpoint: str, params: Mapping[str, Any], refresh: Refresh | None
+    ) -> tuple[Endpoint, dict[str, str], list[_Piece]]:
+        """One call's pieces without reading cached answers: what the frame functions build on.
+
+        Cached pieces name their entry only, so a frame already kept in the cache is read
+        from Parquet and the raw answer is never decompressed.
+        """
+        ep, mode, plans = self._plan_calls(endpoint, [params], refresh, load=False)
+        try:
+            fetched = self._fetch_planned(ep, mode, plans)
+            pieces, _ = self._pieces(ep, plans[0], fetched, stacklevel=5)
+            return ep, plans[0].params, pieces
         finally:
             self._flush_ledger()
 
@@ -693,6 +715,21 @@ class Client:
     def _unique_requests(plans: Sequence[_CallPlan]) -> dict[str, dict[str, str]]:
         return {_key(request): request for plan in plans for request in plan.requests}
 
+    def _fetch_planned(
+        self, ep: Endpoint, mode: Refresh, plans: Sequence[_CallPlan]
+    ) -> dict[str, tuple[list[Response], list[str]]]:
+        """Send the requests the plans still need, once each, after the offline and budget checks."""
+        requests = list(self._unique_requests(plans).values())
+        if requests:
+            estimate = sum(ep.estimate(r) for r in requests)
+            if self.offline or mode == "never":
+                reason = "offline" if self.offline else 'refresh="never"'
+                raise NotCachedError(ep.name, requests, estimate, reason=reason)
+            with self._lock:
+                self._check_budget(ep, estimate)
+            self._require_connection()
+        return self._fetch_all(ep, requests)
+
     def _fetch_all(self, ep: Endpoint, requests: list[dict[str, str]]) -> dict[str, tuple[list[Response], list[str]]]:
         """Send the requests; on a failure cancel the rest and raise with ``error.partial``."""
         if not requests:
@@ -709,12 +746,20 @@ class Client:
             raise failure
         return {_key(request): future.result() for request, future in zip(requests, futures, strict=True)}
 
-    def _compose(
-        self, ep: Endpoint, plan: _CallPlan, fetched: Mapping[str, tuple[list[Response], list[str]]]
-    ) -> Answer:
-        """Merge a call's cached and fetched parts into its answer; cache hits go to the ledger."""
+    def _pieces(
+        self,
+        ep: Endpoint,
+        plan: _CallPlan,
+        fetched: Mapping[str, tuple[list[Response], list[str]]],
+        *,
+        stacklevel: int,
+    ) -> tuple[list[_Piece], tuple[str, ...]]:
+        """Which cached entry or fetched response gives which cells of a call; hits go to the ledger.
+
+        Apps the service reported as not available are named in one warning.
+        """
         wanted = set(plan.cells)
-        parts: list[Part] = []
+        pieces: list[_Piece] = []
         unavailable: set[str] = set()
         by_entry: dict[str, list[planning.Cell]] = {}
         for cell, entry in plan.cached.items():
@@ -725,7 +770,9 @@ class Client:
         for entry_id, cells in by_entry.items():
             entry = plan.cached[cells[0]]
             saved = entry.share(len(cells))
-            parts.append(Part(plan.loaded[entry_id], frozenset(cells), len(cells) == len(entry.cells), saved))
+            pieces.append(
+                _Piece(entry, plan.loaded.get(entry_id), frozenset(cells), len(cells) == len(entry.cells), saved)
+            )
             self._record_hit(ep, entry, saved)
         for request in plan.requests:
             responses, isolated = fetched[_key(request)]
@@ -733,26 +780,28 @@ class Client:
             for response in responses:
                 covered = set(planning.cells_of(ep, response.params))
                 mine = covered & wanted
-                parts.append(Part(response, frozenset(mine), len(mine) == len(covered)))
-        parts.sort(key=lambda p: min((c[0] or "", c[1] or "", c[2] or date.min) for c in p.cells))
+                entry = self.cache.entry(response.entry) if self.cache is not None and response.entry else None
+                pieces.append(_Piece(entry, response, frozenset(mine), len(mine) == len(covered)))
+        pieces.sort(key=lambda p: min((c[0] or "", c[1] or "", c[2] or date.min) for c in p.cells))
         if unavailable:
             warnings.warn(
                 f"{len(unavailable)} app(s) not available in country {plan.params.get('country')!r} "
                 f"for {ep.name}, left out: {', '.join(sorted(unavailable))}",
                 AppsUnavailableWarning,
-                stacklevel=4,
+                stacklevel=stacklevel,
             )
+        return pieces, tuple(sorted(unavailable))
+
+    def _compose(
+        self, ep: Endpoint, plan: _CallPlan, fetched: Mapping[str, tuple[list[Response], list[str]]]
+    ) -> Answer:
+        """Merge a call's cached and fetched parts into its answer."""
+        pieces, unavailable = self._pieces(ep, plan, fetched, stacklevel=5)
+        parts = [Part(p.response, p.cells, p.whole, p.saved) for p in pieces if p.response is not None]
         result = planning.merge_result(ep, [(p.response.result, p.cells, p.whole) for p in parts]) if parts else None
         if result is None and ep.entity == "apps":
             result = {}
-        return Answer(
-            ep.name,
-            dict(plan.params),
-            result,
-            tuple(p.response for p in parts),
-            tuple(sorted(unavailable)),
-            tuple(parts),
-        )
+        return Answer(ep.name, dict(plan.params), result, tuple(p.response for p in parts), unavailable, tuple(parts))
 
     def _start(self, ep: Endpoint, requests: list[dict[str, str]]) -> list[Future[tuple[list[Response], list[str]]]]:
         """Start the requests on the thread pool; a lone request runs in the caller's thread."""
@@ -774,9 +823,15 @@ class Client:
 
     def _require_connection(self) -> None:
         if not self.base_url:
-            raise ConfigurationError(f"no base URL: set ${ENV_BASE_URL} or pass base_url= (or use Client.sandbox())")
+            raise ConfigurationError(
+                f"no base URL: set ${ENV_BASE_URL} or pass base_url= "
+                "(or use Client.sandbox() / storeframes.configure(sandbox=True))"
+            )
         if not self._api_key:
-            raise ConfigurationError(f"no API token: set ${ENV_API_KEY} or pass api_key= (or use Client.sandbox())")
+            raise ConfigurationError(
+                f"no API token: set ${ENV_API_KEY} or pass api_key= "
+                "(or use Client.sandbox() / storeframes.configure(sandbox=True))"
+            )
 
     def _keep(self, ep: Endpoint, response: Response, *, available: bool = True) -> Response:
         """Write an answer (or an app's unavailability) to the cache as soon as it is known.

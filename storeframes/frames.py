@@ -1,0 +1,389 @@
+"""The frame functions: one call, one tidy polars DataFrame of a declared schema.
+
+Each frame function plans its requests through the cache, fetches what is missing (under
+the budget and the rate limit), flattens every answer with a pure flattener
+(:mod:`storeframes.flatteners`) and concatenates. The frame of each cached answer is kept
+beside it as Parquet (``frames/<table>/<entry>.parquet``), so the tables of one metadata
+answer (metadata, versions, screenshots ...) cost the credits of one fetch, and a warm
+call reads Parquet without touching the raw JSON.
+
+They are methods of :class:`~storeframes.Client` and, with the default client, functions
+of the package (see :func:`storeframes.configure`).
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import polars as pl
+
+from . import catalog, planning
+from ._version import __version__
+from .errors import InvalidParameterError, StoreframesError
+from .flatteners import (
+    Keys,
+    flatten_in_app_purchases,
+    flatten_metadata,
+    flatten_metrics,
+    flatten_permissions,
+    flatten_related_apps,
+    flatten_screenshots,
+    flatten_versions,
+    flatten_videos,
+)
+from .schemas import (
+    IN_APP_PURCHASES,
+    METADATA,
+    METRICS,
+    PERMISSIONS,
+    RELATED_APPS,
+    SCREENSHOTS,
+    VERSIONS,
+    VIDEOS,
+    TableSchema,
+)
+
+if TYPE_CHECKING:
+    from .answers import Response
+    from .cache import Cache, Entry, Refresh
+    from .catalog import Endpoint
+
+__all__ = ["FRAMES", "FrameMethods", "FrameSpec"]
+
+DEFAULT_METRICS = ("downloads", "revenues", "app-power", "ratings")
+
+
+@dataclass(frozen=True)
+class FrameSpec:
+    """What a frame function fetches and how it flattens one answer.
+
+    ``revision`` names the flattener's output; with the package version it decides
+    whether a frame kept in the cache is still good (otherwise it is rebuilt from the
+    raw answer, at no cost). ``renames`` maps the function's arguments to the
+    endpoint's parameters where they differ.
+    """
+
+    name: str
+    endpoint: str
+    table: TableSchema
+    flatten: Callable[[Any, Keys], pl.DataFrame]
+    revision: int = 1
+    renames: Mapping[str, str] = field(default_factory=dict)
+
+    @property
+    def version(self) -> str:
+        return f"{__version__}/{self.name}/{self.revision}"
+
+    def params(self, arguments: Mapping[str, Any]) -> dict[str, Any]:
+        """The endpoint's parameters for the function's arguments (None means the default)."""
+        return {self.renames.get(k, k): v for k, v in arguments.items() if v is not None}
+
+    def build(self, response: Response) -> pl.DataFrame:
+        keys = Keys.of(response.params, response.echo, response.fetched_at)
+        return self.flatten(response.result, keys)
+
+
+FRAMES: dict[str, FrameSpec] = {
+    spec.name: spec
+    for spec in (
+        FrameSpec("metadata_frame", "metadata", METADATA, flatten_metadata),
+        FrameSpec("versions_frame", "metadata", VERSIONS, flatten_versions),
+        FrameSpec("screenshots_frame", "metadata", SCREENSHOTS, flatten_screenshots),
+        FrameSpec("videos_frame", "metadata", VIDEOS, flatten_videos),
+        FrameSpec("in_app_purchases_frame", "metadata", IN_APP_PURCHASES, flatten_in_app_purchases),
+        FrameSpec("related_apps_frame", "metadata", RELATED_APPS, flatten_related_apps),
+        FrameSpec("permissions_frame", "metadata", PERMISSIONS, flatten_permissions),
+        FrameSpec("metrics_frame", "metrics", METRICS, flatten_metrics),
+    )
+}
+
+
+def resolve(name: str, calls: Sequence[Mapping[str, Any]]) -> tuple[str, list[Mapping[str, Any]]]:
+    """An endpoint and its calls from a frame function's name and arguments, its defaults applied.
+
+    An endpoint's name passes through unchanged.
+    """
+    spec = FRAMES.get(name)
+    if spec is None:
+        return name, list(calls)
+    signature = inspect.signature(getattr(FrameMethods, name))
+    resolved = []
+    for call in calls:
+        try:
+            bound = signature.bind(None, **call)
+        except TypeError as exc:
+            raise InvalidParameterError("arguments", dict(call), f"those of {name}{signature}: {exc}") from None
+        bound.apply_defaults()
+        arguments = {k: v for k, v in bound.arguments.items() if k not in ("self", "refresh")}
+        resolved.append(spec.params(arguments))
+    return spec.endpoint, resolved
+
+
+class _Vanished(Exception):
+    """A cached answer disappeared between planning and reading; plan again."""
+
+
+def _as_list(value: Any) -> list[str]:
+    items = value.split(",") if isinstance(value, str) else list(value) if isinstance(value, Iterable) else [value]
+    return list(dict.fromkeys(str(v).strip() for v in items if str(v).strip()))
+
+
+def _keep_cells(frame: pl.DataFrame, ep: Endpoint, cells: Iterable[planning.Cell]) -> pl.DataFrame:
+    """The rows of ``frame`` that stand for ``cells`` (for an answer shared with other calls)."""
+    cells = list(cells)
+    wanted: dict[str, pl.Series] = {"app_id": pl.Series([c[0] for c in cells], dtype=pl.String)}
+    if ep.facet:
+        wanted["metric"] = pl.Series([c[1] for c in cells], dtype=pl.String)
+    if ep.daily:
+        wanted["date"] = pl.Series([c[2] for c in cells], dtype=pl.Date)
+    return frame.join(pl.DataFrame(wanted), on=list(wanted), how="semi", maintain_order="left")
+
+
+def _documented(table: TableSchema) -> Callable[[Callable[..., pl.DataFrame]], Callable[..., pl.DataFrame]]:
+    """Append the table's schema to a frame function's docstring."""
+
+    def document(function: Callable[..., pl.DataFrame]) -> Callable[..., pl.DataFrame]:
+        function.__doc__ = inspect.cleandoc(function.__doc__ or "") + "\n\n" + table.docstring()
+        return function
+
+    return document
+
+
+class FrameMethods:
+    """The frame functions as methods; mixed into :class:`~storeframes.Client`."""
+
+    cache: Cache | None
+
+    if TYPE_CHECKING:
+
+        def _gather(
+            self, endpoint: str, params: Mapping[str, Any], refresh: Refresh | None
+        ) -> tuple[Endpoint, dict[str, str], list[Any]]: ...
+
+    # -- the pipeline ------------------------------------------------------------------------
+
+    def _frame(self, name: str, arguments: Mapping[str, Any], refresh: Refresh | None) -> pl.DataFrame:
+        spec = FRAMES[name]
+        params = spec.params(arguments)
+        for _ in range(3):
+            try:
+                ep, _, pieces = self._gather(spec.endpoint, params, refresh)
+                frames = [self._piece_frame(spec, ep, piece) for piece in pieces]
+                break
+            except _Vanished:
+                continue
+        else:
+            raise StoreframesError(f"the cache at {self.cache} keeps losing answers while {name} reads them")
+        frame = pl.concat(frames, how="vertical") if frames else spec.table.empty()
+        return self._in_order(frame, ep, params)
+
+    def _piece_frame(self, spec: FrameSpec, ep: Endpoint, piece: Any) -> pl.DataFrame:
+        entry: Entry | None = piece.entry
+
+        def build() -> pl.DataFrame:
+            response = piece.response
+            if response is None and self.cache is not None and entry is not None:
+                response = self.cache.load(entry)
+            if response is None:
+                raise _Vanished
+            return spec.build(response)
+
+        if entry is not None and self.cache is not None:
+            frame = self.cache.frame(entry, spec.table.name, spec.version, build)
+        else:
+            frame = build()
+        return frame if piece.whole else _keep_cells(frame, ep, piece.cells)
+
+    @staticmethod
+    def _in_order(frame: pl.DataFrame, ep: Endpoint, params: Mapping[str, Any]) -> pl.DataFrame:
+        """Rows in the order the apps (and metrics) were asked for; each app's rows as the answer had them."""
+        if frame.height < 2 or "apps" not in params:
+            return frame
+        order: list[pl.Expr] = []
+        apps = _as_list(params["apps"])
+        order.append(pl.col("app_id").replace_strict(apps, list(range(len(apps))), default=len(apps)))
+        if ep.facet and "metrics" in params:
+            metrics = [catalog.METRIC_ALIASES.get(m.lower(), m.lower()) for m in _as_list(params["metrics"])]
+            order.append(pl.col("metric").replace_strict(metrics, list(range(len(metrics))), default=len(metrics)))
+        return frame.sort(order, maintain_order=True)
+
+    # -- app metadata ---------------------------------------------------------------------------
+
+    @_documented(METADATA)
+    def metadata_frame(
+        self,
+        apps: str | Sequence[str],
+        *,
+        country: str = "us",
+        language: str | None = None,
+        device: str = "iphone",
+        refresh: Refresh | None = None,
+    ) -> pl.DataFrame:
+        """Current metadata, one row per app, the same columns for iphone, ipad and android.
+
+        ``apps`` is a list or a comma-separated string of ids of the device's store, any
+        number of them (sent 5 to a request). Apps not available in the country are left
+        out and named in an :class:`~storeframes.AppsUnavailableWarning`. ``refresh``
+        overrides the client's cache policy for this call (``"auto"``, ``"always"``,
+        ``"never"``). The other metadata tables (:meth:`versions_frame`,
+        :meth:`screenshots_frame` ...) come from the same cached answers at no cost.
+
+        >>> sf.metadata_frame(["284882215", "389801252"]).select("app_id", "title", "rating_average")  # doctest: +SKIP
+        shape: (2, 3)
+        """
+        return self._frame(
+            "metadata_frame", {"apps": apps, "country": country, "language": language, "device": device}, refresh
+        )
+
+    @_documented(VERSIONS)
+    def versions_frame(
+        self,
+        apps: str | Sequence[str],
+        *,
+        country: str = "us",
+        language: str | None = None,
+        device: str = "iphone",
+        refresh: Refresh | None = None,
+    ) -> pl.DataFrame:
+        """The versions listed in each app's metadata, newest first (``position`` 1).
+
+        Arguments as for :meth:`metadata_frame`; from the same metadata answers.
+
+        >>> sf.versions_frame("284882215").group_by("app_id").len()  # doctest: +SKIP
+        """
+        return self._frame(
+            "versions_frame", {"apps": apps, "country": country, "language": language, "device": device}, refresh
+        )
+
+    @_documented(SCREENSHOTS)
+    def screenshots_frame(
+        self,
+        apps: str | Sequence[str],
+        *,
+        country: str = "us",
+        language: str | None = None,
+        device: str = "iphone",
+        refresh: Refresh | None = None,
+    ) -> pl.DataFrame:
+        """One row per screenshot, by the answer's device key (iphone_6_5, ipadPro ...).
+
+        An answer that lists screenshots flat (android) has the request's device as its
+        key. Arguments as for :meth:`metadata_frame`; from the same metadata answers.
+
+        >>> sf.screenshots_frame("284882215").filter(pl.col("device_key") == "iphone_6_5")  # doctest: +SKIP
+        """
+        return self._frame(
+            "screenshots_frame", {"apps": apps, "country": country, "language": language, "device": device}, refresh
+        )
+
+    @_documented(VIDEOS)
+    def videos_frame(
+        self,
+        apps: str | Sequence[str],
+        *,
+        country: str = "us",
+        language: str | None = None,
+        device: str = "iphone",
+        refresh: Refresh | None = None,
+    ) -> pl.DataFrame:
+        """One row per preview video, by device key (android lists bare URLs).
+
+        Arguments as for :meth:`metadata_frame`; from the same metadata answers.
+
+        >>> sf.videos_frame("284882215").select("device_key", "url", "width", "height")  # doctest: +SKIP
+        """
+        return self._frame(
+            "videos_frame", {"apps": apps, "country": country, "language": language, "device": device}, refresh
+        )
+
+    @_documented(IN_APP_PURCHASES)
+    def in_app_purchases_frame(
+        self,
+        apps: str | Sequence[str],
+        *,
+        country: str = "us",
+        language: str | None = None,
+        device: str = "iphone",
+        refresh: Refresh | None = None,
+    ) -> pl.DataFrame:
+        """One row per in-app purchase (iphone/ipad), its price as a decimal number and currency.
+
+        Arguments as for :meth:`metadata_frame`; from the same metadata answers.
+
+        >>> sf.in_app_purchases_frame("284882215").select("name", "price", "currency")  # doctest: +SKIP
+        """
+        return self._frame(
+            "in_app_purchases_frame",
+            {"apps": apps, "country": country, "language": language, "device": device},
+            refresh,
+        )
+
+    @_documented(RELATED_APPS)
+    def related_apps_frame(
+        self,
+        apps: str | Sequence[str],
+        *,
+        country: str = "us",
+        language: str | None = None,
+        device: str = "iphone",
+        refresh: Refresh | None = None,
+    ) -> pl.DataFrame:
+        """The apps listed beside each app: customers_also_bought (iphone/ipad), similar_apps (android).
+
+        Arguments as for :meth:`metadata_frame`; from the same metadata answers.
+
+        >>> sf.related_apps_frame("284882215")["related_app_id"].to_list()[:3]  # doctest: +SKIP
+        """
+        return self._frame(
+            "related_apps_frame", {"apps": apps, "country": country, "language": language, "device": device}, refresh
+        )
+
+    @_documented(PERMISSIONS)
+    def permissions_frame(
+        self,
+        apps: str | Sequence[str],
+        *,
+        country: str = "us",
+        language: str | None = None,
+        device: str = "android",
+        refresh: Refresh | None = None,
+    ) -> pl.DataFrame:
+        """The permissions each android app asks for (empty for iphone/ipad apps).
+
+        Arguments as for :meth:`metadata_frame` (``device`` defaults to ``"android"``);
+        from the same metadata answers.
+
+        >>> sf.permissions_frame("com.example.notes")["permission"].to_list()[:2]  # doctest: +SKIP
+        """
+        return self._frame(
+            "permissions_frame", {"apps": apps, "country": country, "language": language, "device": device}, refresh
+        )
+
+    # -- app metrics -------------------------------------------------------------------------------
+
+    @_documented(METRICS)
+    def metrics_frame(
+        self,
+        apps: str | Sequence[str],
+        metrics: str | Sequence[str] = DEFAULT_METRICS,
+        *,
+        country: str = "us",
+        device: str = "iphone",
+        refresh: Refresh | None = None,
+    ) -> pl.DataFrame:
+        """Current metrics, one row per app and metric, in the order asked for.
+
+        ``metrics`` are among downloads, revenues, app-power (or power), ratings and
+        daily-ratings. ``value`` is a Float64 and stays null where the service has no
+        estimate; the ratings breakdown fills ``stars_1`` .. ``stars_5``,
+        ``ratings_total`` and ``ratings_average``. Each metric is cached apart, so asking
+        for one more metric later fetches only that one.
+
+        >>> sf.metrics_frame(["284882215"], ["downloads", "ratings"]).select("metric", "value")  # doctest: +SKIP
+        """
+        return self._frame(
+            "metrics_frame", {"apps": apps, "metrics": metrics, "country": country, "device": device}, refresh
+        )
