@@ -61,6 +61,8 @@ __all__ = [
     "Endpoint",
     "Freshness",
     "Param",
+    "app_list",
+    "device_for",
     "endpoint",
     "split_apps",
     "today_utc",
@@ -384,6 +386,24 @@ def endpoint(name: str) -> Endpoint:
 
 def _join(values: Iterable[str]) -> str:
     return ", ".join(values)
+
+
+def app_list(value: Any) -> list[str]:
+    """App ids from a list or a comma-separated string, in the order given, each once."""
+    return list(dict.fromkeys(_as_list("apps", value)))
+
+
+def device_for(apps: Any) -> str:
+    """The device a list of app ids implies: ``"android"`` for package names, else ``"iphone"``.
+
+    >>> device_for("com.example.notes,com.example.mail"), device_for(["284882215"])
+    ('android', 'iphone')
+    """
+    try:
+        ids = _as_list("apps", apps)
+    except InvalidParameterError:
+        return "iphone"  # the validation of the request says what is wrong
+    return "android" if ids and all(_ANDROID_ID.match(a) and not _IOS_ID.match(a) for a in ids) else "iphone"
 
 
 def _as_list(name: str, value: Any) -> list[str]:

@@ -78,7 +78,13 @@ class FrameSpec:
         return f"{__version__}/{self.name}/{self.revision}"
 
     def params(self, arguments: Mapping[str, Any]) -> dict[str, Any]:
-        """The endpoint's parameters for the function's arguments (None means the default)."""
+        """The endpoint's parameters for the function's arguments (None means the default).
+
+        With no ``device``, the apps' ids choose it: package names mean android, numeric
+        ids iphone.
+        """
+        if "device" in arguments and arguments["device"] is None and "apps" in arguments:
+            arguments = {**arguments, "device": catalog.device_for(arguments["apps"])}
         return {self.renames.get(k, k): v for k, v in arguments.items() if v is not None}
 
     def build(self, response: Response) -> pl.DataFrame:
@@ -126,20 +132,15 @@ class _Vanished(Exception):
     """A cached answer disappeared between planning and reading; plan again."""
 
 
-def _as_list(value: Any) -> list[str]:
-    items = value.split(",") if isinstance(value, str) else list(value) if isinstance(value, Iterable) else [value]
-    return list(dict.fromkeys(str(v).strip() for v in items if str(v).strip()))
-
-
 def _keep_cells(frame: pl.DataFrame, ep: Endpoint, cells: Iterable[planning.Cell]) -> pl.DataFrame:
     """The rows of ``frame`` that stand for ``cells`` (for an answer shared with other calls)."""
-    cells = list(cells)
-    wanted: dict[str, pl.Series] = {"app_id": pl.Series([c[0] for c in cells], dtype=pl.String)}
-    if ep.facet:
-        wanted["metric"] = pl.Series([c[1] for c in cells], dtype=pl.String)
-    if ep.daily:
-        wanted["date"] = pl.Series([c[2] for c in cells], dtype=pl.Date)
-    return frame.join(pl.DataFrame(wanted), on=list(wanted), how="semi", maintain_order="left")
+    columns = ["app_id"] + (["metric"] if ep.facet else []) + (["date"] if ep.daily else [])
+    wanted = {
+        "\x1f".join(str(part) for part, used in zip(cell, (True, bool(ep.facet), ep.daily), strict=True) if used)
+        for cell in cells
+    }
+    key = pl.concat_str([pl.col(c).cast(pl.String) for c in columns], separator="\x1f")
+    return frame.filter(key.is_in(list(wanted)))
 
 
 def _documented(table: TableSchema) -> Callable[[Callable[..., pl.DataFrame]], Callable[..., pl.DataFrame]]:
@@ -203,10 +204,11 @@ class FrameMethods:
         if frame.height < 2 or "apps" not in params:
             return frame
         order: list[pl.Expr] = []
-        apps = _as_list(params["apps"])
+        apps = catalog.app_list(params["apps"])
         order.append(pl.col("app_id").replace_strict(apps, list(range(len(apps))), default=len(apps)))
         if ep.facet and "metrics" in params:
-            metrics = [catalog.METRIC_ALIASES.get(m.lower(), m.lower()) for m in _as_list(params["metrics"])]
+            names = params["metrics"].split(",") if isinstance(params["metrics"], str) else params["metrics"]
+            metrics = [catalog.METRIC_ALIASES.get(m.strip().lower(), m.strip().lower()) for m in names]
             order.append(pl.col("metric").replace_strict(metrics, list(range(len(metrics))), default=len(metrics)))
         return frame.sort(order, maintain_order=True)
 
@@ -219,13 +221,15 @@ class FrameMethods:
         *,
         country: str = "us",
         language: str | None = None,
-        device: str = "iphone",
+        device: str | None = None,
         refresh: Refresh | None = None,
     ) -> pl.DataFrame:
         """Current metadata, one row per app, the same columns for iphone, ipad and android.
 
-        ``apps`` is a list or a comma-separated string of ids of the device's store, any
-        number of them (sent 5 to a request). Apps not available in the country are left
+        ``apps`` is a list or a comma-separated string of ids of one store, any number of
+        them (sent 5 to a request). ``device`` is iphone, ipad or android; by default the
+        ids choose (package names mean android, numeric ids iphone). ``language`` defaults
+        to the country's language. Apps not available in the country are left
         out and named in an :class:`~storeframes.AppsUnavailableWarning`. ``refresh``
         overrides the client's cache policy for this call (``"auto"``, ``"always"``,
         ``"never"``). The other metadata tables (:meth:`versions_frame`,
@@ -245,7 +249,7 @@ class FrameMethods:
         *,
         country: str = "us",
         language: str | None = None,
-        device: str = "iphone",
+        device: str | None = None,
         refresh: Refresh | None = None,
     ) -> pl.DataFrame:
         """The versions listed in each app's metadata, newest first (``position`` 1).
@@ -265,7 +269,7 @@ class FrameMethods:
         *,
         country: str = "us",
         language: str | None = None,
-        device: str = "iphone",
+        device: str | None = None,
         refresh: Refresh | None = None,
     ) -> pl.DataFrame:
         """One row per screenshot, by the answer's device key (iphone_6_5, ipadPro ...).
@@ -286,7 +290,7 @@ class FrameMethods:
         *,
         country: str = "us",
         language: str | None = None,
-        device: str = "iphone",
+        device: str | None = None,
         refresh: Refresh | None = None,
     ) -> pl.DataFrame:
         """One row per preview video, by device key (android lists bare URLs).
@@ -306,7 +310,7 @@ class FrameMethods:
         *,
         country: str = "us",
         language: str | None = None,
-        device: str = "iphone",
+        device: str | None = None,
         refresh: Refresh | None = None,
     ) -> pl.DataFrame:
         """One row per in-app purchase (iphone/ipad), its price as a decimal number and currency.
@@ -328,7 +332,7 @@ class FrameMethods:
         *,
         country: str = "us",
         language: str | None = None,
-        device: str = "iphone",
+        device: str | None = None,
         refresh: Refresh | None = None,
     ) -> pl.DataFrame:
         """The apps listed beside each app: customers_also_bought (iphone/ipad), similar_apps (android).
@@ -348,13 +352,12 @@ class FrameMethods:
         *,
         country: str = "us",
         language: str | None = None,
-        device: str = "android",
+        device: str | None = None,
         refresh: Refresh | None = None,
     ) -> pl.DataFrame:
         """The permissions each android app asks for (empty for iphone/ipad apps).
 
-        Arguments as for :meth:`metadata_frame` (``device`` defaults to ``"android"``);
-        from the same metadata answers.
+        Arguments as for :meth:`metadata_frame`; from the same metadata answers.
 
         >>> sf.permissions_frame("com.example.notes")["permission"].to_list()[:2]  # doctest: +SKIP
         """
@@ -371,7 +374,7 @@ class FrameMethods:
         metrics: str | Sequence[str] = DEFAULT_METRICS,
         *,
         country: str = "us",
-        device: str = "iphone",
+        device: str | None = None,
         refresh: Refresh | None = None,
     ) -> pl.DataFrame:
         """Current metrics, one row per app and metric, in the order asked for.
