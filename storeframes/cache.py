@@ -445,25 +445,43 @@ class Cache:
         ``version`` names the flattener; a frame written by another version is rebuilt
         from the raw answer (no credits spent).
         """
-        path = self.path / "frames" / table / f"{entry.id}.parquet"
+        kept = self.read_frame(entry, table, version)
+        if kept is not None:
+            return kept
+        frame = build()
+        self.write_frame(entry, table, version, frame)
+        return frame
+
+    def _frame_path(self, entry: Entry, table: str) -> Path:
+        return self.path / "frames" / table / f"{entry.id}.parquet"
+
+    def read_frame(self, entry: Entry, table: str, version: str) -> pl.DataFrame | None:
+        """The kept frame ``table`` of ``entry`` if the flattener ``version`` wrote it, else None.
+
+        An unreadable file is set aside (with a warning) and counts as absent.
+        """
+        path = self._frame_path(entry, table)
         try:
             stored = pq.read_table(path)
-            meta = stored.schema.metadata or {}
-            if meta.get(b"storeframes.flattener") == version.encode():
-                return pl.from_arrow(stored)  # type: ignore[return-value]
         except FileNotFoundError:
-            pass
+            return None
         except _UNREADABLE as exc:
             self._set_aside(path, exc)
-        frame = build()
+            return None
+        meta = stored.schema.metadata or {}
+        if meta.get(b"storeframes.flattener") != version.encode():
+            return None
+        return pl.from_arrow(stored)  # type: ignore[return-value]
+
+    def write_frame(self, entry: Entry, table: str, version: str, frame: pl.DataFrame) -> None:
+        """Keep ``frame`` as the table ``table`` of ``entry``, written by the flattener ``version``."""
         arrow = frame.to_arrow()
         meta = _provenance(entry, table=table, flattener=version, entry_id=entry.id)
         arrow = arrow.replace_schema_metadata({**(arrow.schema.metadata or {}), **meta})
         try:
-            _atomic_write(path, lambda handle: pq.write_table(arrow, handle))
+            _atomic_write(self._frame_path(entry, table), lambda handle: pq.write_table(arrow, handle))
         except OSError as exc:
             warnings.warn(f"could not write a frame to the cache at {self.path}: {exc}", CacheWarning, stacklevel=2)
-        return frame
 
     # -- the ledger -----------------------------------------------------------------
 

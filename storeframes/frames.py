@@ -24,15 +24,17 @@ from . import catalog, planning
 from ._version import __version__
 from .errors import InvalidParameterError, StoreframesError
 from .flatteners import (
+    Answers,
+    Flat,
     Keys,
-    flatten_in_app_purchases,
-    flatten_metadata,
-    flatten_metrics,
-    flatten_permissions,
-    flatten_related_apps,
-    flatten_screenshots,
-    flatten_versions,
-    flatten_videos,
+    batch_in_app_purchases,
+    batch_metadata,
+    batch_metrics,
+    batch_permissions,
+    batch_related_apps,
+    batch_screenshots,
+    batch_versions,
+    batch_videos,
 )
 from .schemas import (
     IN_APP_PURCHASES,
@@ -69,7 +71,7 @@ class FrameSpec:
     name: str
     endpoint: str
     table: TableSchema
-    flatten: Callable[[Any, Keys], pl.DataFrame]
+    flatten: Callable[[Answers], Flat]
     revision: int = 1
     renames: Mapping[str, str] = field(default_factory=dict)
 
@@ -87,22 +89,22 @@ class FrameSpec:
             arguments = {**arguments, "device": catalog.device_for(arguments["apps"])}
         return {self.renames.get(k, k): v for k, v in arguments.items() if v is not None}
 
-    def build(self, response: Response) -> pl.DataFrame:
-        keys = Keys.of(response.params, response.echo, response.fetched_at)
-        return self.flatten(response.result, keys)
+    def build(self, responses: Sequence[Response]) -> Flat:
+        """The frame of several answers in one walk, and each answer's number of rows."""
+        return self.flatten([(r.result, Keys.of(r.params, r.echo, r.fetched_at)) for r in responses])
 
 
 FRAMES: dict[str, FrameSpec] = {
     spec.name: spec
     for spec in (
-        FrameSpec("metadata_frame", "metadata", METADATA, flatten_metadata),
-        FrameSpec("versions_frame", "metadata", VERSIONS, flatten_versions),
-        FrameSpec("screenshots_frame", "metadata", SCREENSHOTS, flatten_screenshots),
-        FrameSpec("videos_frame", "metadata", VIDEOS, flatten_videos),
-        FrameSpec("in_app_purchases_frame", "metadata", IN_APP_PURCHASES, flatten_in_app_purchases),
-        FrameSpec("related_apps_frame", "metadata", RELATED_APPS, flatten_related_apps),
-        FrameSpec("permissions_frame", "metadata", PERMISSIONS, flatten_permissions),
-        FrameSpec("metrics_frame", "metrics", METRICS, flatten_metrics),
+        FrameSpec("metadata_frame", "metadata", METADATA, batch_metadata),
+        FrameSpec("versions_frame", "metadata", VERSIONS, batch_versions),
+        FrameSpec("screenshots_frame", "metadata", SCREENSHOTS, batch_screenshots),
+        FrameSpec("videos_frame", "metadata", VIDEOS, batch_videos),
+        FrameSpec("in_app_purchases_frame", "metadata", IN_APP_PURCHASES, batch_in_app_purchases),
+        FrameSpec("related_apps_frame", "metadata", RELATED_APPS, batch_related_apps),
+        FrameSpec("permissions_frame", "metadata", PERMISSIONS, batch_permissions),
+        FrameSpec("metrics_frame", "metrics", METRICS, batch_metrics),
     )
 }
 
@@ -172,31 +174,42 @@ class FrameMethods:
         for _ in range(3):
             try:
                 ep, _, pieces = self._gather(spec.endpoint, params, refresh)
-                frames = [self._piece_frame(spec, ep, piece) for piece in pieces]
+                frames = self._piece_frames(spec, pieces)
                 break
             except _Vanished:
                 continue
         else:
             raise StoreframesError(f"the cache at {self.cache} keeps losing answers while {name} reads them")
+        frames = [f if p.whole else _keep_cells(f, ep, p.cells) for f, p in zip(frames, pieces, strict=True)]
         frame = pl.concat(frames, how="vertical") if frames else spec.table.empty()
         return self._in_order(frame, ep, params)
 
-    def _piece_frame(self, spec: FrameSpec, ep: Endpoint, piece: Any) -> pl.DataFrame:
-        entry: Entry | None = piece.entry
-
-        def build() -> pl.DataFrame:
+    def _piece_frames(self, spec: FrameSpec, pieces: Sequence[Any]) -> list[pl.DataFrame]:
+        """Each piece's frame: kept frames are read from the cache; the others are built in one walk and kept."""
+        frames: list[pl.DataFrame | None] = [None] * len(pieces)
+        todo: list[tuple[int, Response]] = []
+        for i, piece in enumerate(pieces):
+            entry: Entry | None = piece.entry
+            if entry is not None and self.cache is not None:
+                frames[i] = self.cache.read_frame(entry, spec.table.name, spec.version)
+                if frames[i] is not None:
+                    continue
             response = piece.response
-            if response is None and self.cache is not None and entry is not None:
+            if response is None and entry is not None and self.cache is not None:
                 response = self.cache.load(entry)
             if response is None:
                 raise _Vanished
-            return spec.build(response)
-
-        if entry is not None and self.cache is not None:
-            frame = self.cache.frame(entry, spec.table.name, spec.version, build)
-        else:
-            frame = build()
-        return frame if piece.whole else _keep_cells(frame, ep, piece.cells)
+            todo.append((i, response))
+        if todo:
+            built, counts = spec.build([response for _, response in todo])
+            offset = 0
+            for (i, _), count in zip(todo, counts, strict=True):
+                frames[i] = built.slice(offset, count)
+                offset += count
+                entry = pieces[i].entry
+                if entry is not None and self.cache is not None:
+                    self.cache.write_frame(entry, spec.table.name, spec.version, frames[i])
+        return frames  # type: ignore[return-value]
 
     @staticmethod
     def _in_order(frame: pl.DataFrame, ep: Endpoint, params: Mapping[str, Any]) -> pl.DataFrame:

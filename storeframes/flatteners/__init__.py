@@ -1,11 +1,20 @@
 """Flatteners: pure functions from a parsed answer's ``result`` to a frame of a declared schema.
 
-They do no I/O, so they are easy to test and to time. The frame functions
+They do no I/O, so they are easy to test and to time. ``flatten_*`` takes one answer;
+``batch_*`` takes several, ``[(result, keys), ...]``, and also returns each answer's number
+of rows. The frame functions
 (:mod:`storeframes.frames`) call them on each cached or fetched answer.
 """
 
-from ._columns import Keys, UnknownFieldWarning, html_to_text
+from ._columns import Answers, Flat, Keys, UnknownFieldWarning, html_to_text
 from .metadata import (
+    batch_in_app_purchases,
+    batch_metadata,
+    batch_permissions,
+    batch_related_apps,
+    batch_screenshots,
+    batch_versions,
+    batch_videos,
     flatten_in_app_purchases,
     flatten_metadata,
     flatten_permissions,
@@ -14,11 +23,21 @@ from .metadata import (
     flatten_versions,
     flatten_videos,
 )
-from .metrics import flatten_metrics
+from .metrics import batch_metrics, flatten_metrics
 
 __all__ = [
+    "Answers",
+    "Flat",
     "Keys",
     "UnknownFieldWarning",
+    "batch_in_app_purchases",
+    "batch_metadata",
+    "batch_metrics",
+    "batch_permissions",
+    "batch_related_apps",
+    "batch_screenshots",
+    "batch_versions",
+    "batch_videos",
     "flatten_in_app_purchases",
     "flatten_metadata",
     "flatten_metrics",

@@ -13,18 +13,22 @@ import json
 import re
 import threading
 import warnings
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import UTC, date, datetime
+from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal, InvalidOperation
+from itertools import chain, repeat
 from typing import Any
 
 import polars as pl
+import pyarrow as pa
 
 from ..errors import ResponseShapeError
 from ..schemas import PRICE, UTC_TIMESTAMP, TableSchema
 
-__all__ = ["Keys", "UnknownFieldWarning", "build", "html_to_text"]
+TEXT_LIST = pl.List(pl.String())
+
+__all__ = ["Answers", "Flat", "Keys", "UnknownFieldWarning", "Walk", "build", "html_to_text"]
 
 
 class UnknownFieldWarning(UserWarning):
@@ -51,7 +55,14 @@ class Keys:
         return cls(pick("country"), pick("language"), pick("device"), fetched_at)
 
 
+NO_KEYS = Keys()
+"""Keys of an answer whose request is not known: the key columns stay null."""
 KEY_COLUMNS = ("country", "language", "device", "fetched_at")
+Answers = Sequence[tuple[Any, Keys]]
+"""The answers one flattener call walks: each ``(result, keys)``; their rows come out in order."""
+Flat = tuple[pl.DataFrame, list[int]]
+"""A batch flattener's frame and the number of rows of each answer, in order."""
+
 _KEY_DTYPES = {"country": pl.String(), "language": pl.String(), "device": pl.String(), "fetched_at": UTC_TIMESTAMP}
 
 # -- unknown fields ------------------------------------------------------------------
@@ -114,6 +125,29 @@ def apps_of(result: Any, endpoint: str) -> Iterator[tuple[str, dict[str, Any]]]:
         yield str(app_id), resource
 
 
+class Walk:
+    """The apps of several answers, in order, counting each answer's rows.
+
+    ``apps(rows)`` yields ``(app_id, resource)`` of every answer; ``rows`` is the list
+    the caller appends one item per row to, so ``counts`` ends with each answer's rows.
+    ``current`` is the keys of the answer being walked.
+    """
+
+    def __init__(self, answers: Answers, endpoint: str):
+        self.answers = answers
+        self.endpoint = endpoint
+        self.keys = [keys for _, keys in answers]
+        self.counts: list[int] = []
+        self.current = NO_KEYS
+
+    def apps(self, rows: list[Any]) -> Iterator[tuple[str, dict[str, Any]]]:
+        for result, keys in self.answers:
+            self.current = keys
+            start = len(rows)
+            yield from apps_of(result, self.endpoint)
+            self.counts.append(len(rows) - start)
+
+
 def ident(value: Any) -> Any:
     """An id as text: integers become digits; anything else but text is left for the type check."""
     return str(value) if type(value) is int else value
@@ -127,6 +161,7 @@ def as_json(value: Any) -> str | None:
 
 
 _SCALE = Decimal("0.0001")
+_LARGEST = Decimal(10) ** 34  # what a decimal of 38 digits, 4 after the point, holds
 
 
 def decimal(value: Any) -> Decimal | None:
@@ -135,9 +170,9 @@ def decimal(value: Any) -> Decimal | None:
         return None
     try:
         number = Decimal(value if type(value) is str else str(value))
+        return number.quantize(_SCALE) if number.is_finite() and abs(number) < _LARGEST else None
     except (InvalidOperation, ValueError, TypeError):
         return None
-    return number.quantize(_SCALE) if number.is_finite() else None
 
 
 _BREAK = re.compile(r"<\s*br\s*/?\s*>|<\s*/\s*(?:p|div|li|h[1-6])\s*>", re.IGNORECASE)
@@ -169,8 +204,8 @@ def _accepts(dtype: pl.DataType) -> tuple[Callable[[Any], bool], str]:
         return (lambda v: type(v) in (int, float)), "a number"
     if dtype == pl.Boolean:
         return (lambda v: type(v) is bool), "true or false"
-    if dtype == pl.List(pl.String):
-        return (lambda v: type(v) is list and all(type(x) is str for x in v)), "an array of text or numbers"
+    if dtype == TEXT_LIST:
+        return (lambda v: type(v) is list and all(type(x) is str for x in v)), "an array of text"
     return (lambda v: True), str(dtype)
 
 
@@ -199,13 +234,33 @@ def _typed(values: list[Any], dtype: pl.DataType, column: str, where: Where, end
         return _dates(values, column, where, endpoint)
     if dtype == PRICE:
         return pl.Series(column, values, dtype=dtype)
+    if dtype == TEXT_LIST:
+        return _text_lists(values, column, where, endpoint)
     try:
         series = pl.Series(column, values, dtype=dtype, strict=True)
     except (TypeError, ValueError, OverflowError, pl.exceptions.PolarsError):
         raise _refuse(values, dtype, column, where, endpoint) from None
-    if (dtype == pl.Int64 or dtype == pl.Float64) and any(type(v) is bool for v in values):
+    if (dtype == pl.Int64 or dtype == pl.Float64) and bool in set(map(type, values)):
         raise _refuse(values, dtype, column, where, endpoint)
     return series
+
+
+def _text_lists(values: list[Any], column: str, where: Where, endpoint: str) -> pl.Series:
+    """A list-of-text column through Arrow offsets (polars builds nested lists from Python slowly)."""
+    offsets = [0]
+    flat: list[Any] = []
+    mask: list[bool] = []
+    for value in values:
+        if value is not None:
+            flat.extend(value)
+        offsets.append(len(flat))
+        mask.append(value is None)
+    try:
+        texts = pa.array(flat, type=pa.string())
+    except (pa.ArrowInvalid, pa.ArrowTypeError):
+        raise _refuse(values, TEXT_LIST, column, where, endpoint) from None
+    lists = pa.ListArray.from_arrays(pa.array(offsets, type=pa.int32()), texts, mask=pa.array(mask, type=pa.bool_()))
+    return pl.Series(column, lists).cast(TEXT_LIST)
 
 
 def _timestamps(values: list[Any], column: str, where: Where, endpoint: str) -> pl.Series:
@@ -242,24 +297,61 @@ def _dates(values: list[Any], column: str, where: Where, endpoint: str) -> pl.Se
     return pl.Series(column, parsed, dtype=pl.Date)
 
 
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_MICROSECOND = timedelta(microseconds=1)
+
+
+def _key_series(name: str, keys: Sequence[Keys], counts: Sequence[int]) -> pl.Series:
+    """One key column: each answer's value repeated over its rows (timestamps go in as integers, fast)."""
+    values: list[Any] = [getattr(k, name) for k in keys]
+    if name == "fetched_at":
+        values = [None if v is None else (v - _EPOCH) // _MICROSECOND for v in values]
+    if len(set(values)) == 1:
+        repeated = values[:1] * sum(counts)
+    else:
+        repeated = list(chain.from_iterable(repeat(v, n) for v, n in zip(values, counts, strict=True)))
+    if name == "fetched_at":
+        return pl.Series(name, repeated, dtype=pl.Int64).cast(UTC_TIMESTAMP)
+    return pl.Series(name, repeated, dtype=pl.String)
+
+
 def build(
-    table: TableSchema, columns: Mapping[str, list[Any]], keys: Keys, where: Where, *, endpoint: str
+    table: TableSchema,
+    columns: Mapping[str, list[Any]],
+    keys: Sequence[Keys],
+    counts: Sequence[int],
+    where: Where,
+    *,
+    endpoint: str,
+    ids: Collection[str] = (),
 ) -> pl.DataFrame:
     """A frame of ``table``'s schema from one list per column (missing columns are null).
 
-    ``where(row, column)`` gives the JSON path of a value, for the error raised when a
-    value has the wrong type. The key columns (country, language, device, fetched_at)
-    are taken from ``keys``; ``app_id`` and the other columns from ``columns``.
+    ``keys`` and ``counts`` give each answer's key columns (country, language, device,
+    fetched_at) and its number of rows. ``where(row, column)`` gives the JSON path of a
+    value, for the error raised when a value has the wrong type. Integers in the ``ids``
+    columns become text.
     """
-    height = len(next(iter(columns.values()))) if columns else 0
+    height = sum(counts)
     series: list[pl.Series] = []
     for column in table.columns:
         name, dtype = column.name, column.dtype
         if name in _KEY_DTYPES and name not in columns:
-            value = getattr(keys, name)
-            series.append(pl.repeat(value, height, dtype=dtype, eager=True).alias(name))
+            series.append(_key_series(name, keys, counts))
         elif name in columns:
-            series.append(_typed(columns[name], dtype, name, where, endpoint))
+            values = columns[name]
+            if name in ids:
+                series.append(_ids(values, name, where, endpoint))
+            else:
+                series.append(_typed(values, dtype, name, where, endpoint))
         else:
-            series.append(pl.repeat(None, height, dtype=dtype, eager=True).alias(name))
+            series.append(pl.Series(name, [None] * height, dtype=dtype))
     return pl.DataFrame(series)
+
+
+def _ids(values: list[Any], column: str, where: Where, endpoint: str) -> pl.Series:
+    """A column of ids: text, with integers made text (checked only when polars refuses the list)."""
+    try:
+        return pl.Series(column, values, dtype=pl.String, strict=True)
+    except (TypeError, ValueError, pl.exceptions.PolarsError):
+        return _typed([ident(v) for v in values], pl.String(), column, where, endpoint)

@@ -1,11 +1,15 @@
 """Flatteners of the metadata answer (``result.<app_id>.metadata``): pure functions, no I/O.
 
-Every function takes the answer's ``result`` and the :class:`Keys` of its request, and
-returns a frame of its table's declared schema (see :mod:`storeframes.schemas`), one
+Every ``flatten_*`` function takes one answer's ``result`` and the :class:`Keys` of its
+request, and returns a frame of its table's declared schema (see :mod:`storeframes.schemas`), one
 schema for iphone, ipad and android. The forms of ``wire-notes.md`` are accepted:
 ``genres`` for ``categories``; ``size`` as an integer or ``{"current": {"data": n}}``;
 screenshots and videos as an object keyed by device or as a flat list (of URLs or of
 items), on either store.
+
+Each ``batch_*`` function flattens several answers in one walk, ``[(result, keys), ...]``,
+and returns the frame with the number of rows each answer gave (in order), so the frame
+functions pay the fixed cost of building typed columns once per call, not once per answer.
 
 >>> result = {"1": {"metadata": {"title": "Notes", "versions": [{"version": "2.0"}, {"version": "1.0"}]}}}
 >>> flatten_versions(result, Keys(country="us"))["version"].to_list()
@@ -14,15 +18,28 @@ items), on either store.
 
 from __future__ import annotations
 
+from collections.abc import Collection, Mapping
 from typing import Any
 
 import polars as pl
 
-from ..schemas import IN_APP_PURCHASES, METADATA, PERMISSIONS, RELATED_APPS, SCREENSHOTS, VERSIONS, VIDEOS
+from ..schemas import (
+    IN_APP_PURCHASES,
+    METADATA,
+    PERMISSIONS,
+    RELATED_APPS,
+    SCREENSHOTS,
+    VERSIONS,
+    VIDEOS,
+    TableSchema,
+)
 from ._columns import (
     KEY_COLUMNS,
+    NO_KEYS,
+    Answers,
+    Flat,
     Keys,
-    apps_of,
+    Walk,
     as_json,
     build,
     decimal,
@@ -35,6 +52,13 @@ from ._columns import (
 )
 
 __all__ = [
+    "batch_in_app_purchases",
+    "batch_metadata",
+    "batch_permissions",
+    "batch_related_apps",
+    "batch_screenshots",
+    "batch_versions",
+    "batch_videos",
     "flatten_in_app_purchases",
     "flatten_metadata",
     "flatten_permissions",
@@ -63,8 +87,6 @@ _VERSION_FIELDS = frozenset(
     {"version", "release_notes", "has_game_center", "game_controller_information", "release_date"}
 )
 _CONTROLLER_FIELDS = frozenset({"required", "supported", "requirement_label"})
-_SCREENSHOT_FIELDS = frozenset({"id", "hash", "filename", "path_component", "url"})
-_VIDEO_FIELDS = frozenset({"uri", "url", "audio", "width", "height", "codecs"})
 _PURCHASE_FIELDS = frozenset(
     {
         "id", "recurring_subscription_period", "is_family_shareable", "is_merchandise_enabled", "is_subscription",
@@ -111,7 +133,10 @@ _PLAIN = ("title", "subtitle", "promotional_text", "description", "short_descrip
 def _size(value: Any, path: str) -> Any:
     """``size`` as an integer or ``{"current": {"data": n}}``."""
     if type(value) is dict:
-        return obj(value.get("current"), f"{path}.current", _EP).get("data")
+        data = obj(value.get("current"), f"{path}.current", _EP).get("data")
+        if data is not None and type(data) is not int:
+            raise shape_error("an integer", data, f"{path}.current.data", _EP)
+        return data
     return value
 
 
@@ -132,19 +157,18 @@ def _categories(meta: dict[str, Any], path: str) -> list[str] | None:
     return texts
 
 
-def _count(value: Any) -> int:
-    if type(value) is list:
-        return len(value)
-    if type(value) is dict:
-        return sum(len(v) for v in value.values() if type(v) is list)
-    return 0
+def _count(value: Any, path: str) -> int:
+    """Items of a list, or of the lists of an object keyed by device (screenshots, videos)."""
+    groups = _by_device(value, path, None)
+    return sum(len(items) for _, _, items in groups)
 
 
-def flatten_metadata(result: Any, keys: Keys) -> pl.DataFrame:
+def batch_metadata(answers: Answers) -> Flat:
     """One row per app: every scalar of the metadata, both stores in one schema (:data:`~storeframes.schemas.METADATA`)."""
     cols: dict[str, list[Any]] = {name: [] for name in METADATA.names if name not in KEY_COLUMNS}
     unknown: set[str] = set()
-    for app_id, resource in apps_of(result, _EP):
+    walk = Walk(answers, _EP)
+    for app_id, resource in walk.apps(cols["app_id"]):
         path = f"result.{app_id}.metadata"
         meta = _metadata_of(app_id, resource)
         if not meta.keys() <= _METADATA_FIELDS:
@@ -166,7 +190,7 @@ def flatten_metadata(result: Any, keys: Keys) -> pl.DataFrame:
         for name in _PLAIN:
             cols[name].append(meta.get(name))
         cols["long_description_text"].append(html_to_text(long_description) if type(long_description) is str else None)
-        cols["developer_id"].append(ident(developer.get("id")))
+        cols["developer_id"].append(developer.get("id"))
         cols["developer_name"].append(developer.get("name"))
         cols["developer_email"].append(developer.get("email"))
         cols["developer_website"].append(developer.get("website"))
@@ -187,23 +211,38 @@ def flatten_metadata(result: Any, keys: Keys) -> pl.DataFrame:
         cols["icon_url"].append(_icon(meta.get("icon")))
         cols["categories"].append(_categories(meta, path))
         cols["versions_count"].append(len(versions))
-        cols["screenshots_count"].append(_count(meta.get("screenshots")))
-        cols["videos_count"].append(_count(meta.get("videos")))
+        cols["screenshots_count"].append(_count(meta.get("screenshots"), f"{path}.screenshots"))
+        cols["videos_count"].append(_count(meta.get("videos"), f"{path}.videos"))
         cols["in_app_purchases_count"].append(len(seq(meta.get("in_app_purchases"), f"{path}.in_app_purchases", _EP)))
     if unknown:
         note_unknown("result.<app_id>.metadata", unknown)
     app_ids = cols["app_id"]
-    return build(
+    frame = build(
         METADATA,
         cols,
-        keys,
+        walk.keys,
+        walk.counts,
         lambda i, column: f"result.{app_ids[i]}.metadata.{_METADATA_SOURCES.get(column, column)}",
         endpoint=_EP,
+        ids=("developer_id",),
     )
+    return frame, walk.counts
 
 
 # -- one row per version -----------------------------------------------------------------
 
+_EMPTY: dict[str, Any] = {}
+_VERSION_FIELDS_TO_COLUMNS = {
+    "version": "version",
+    "release_date": "release_date",
+    "release_notes": "release_notes",
+    "has_game_center": "has_game_center",
+}
+_CONTROLLER_TO_COLUMNS = {
+    "controller_required": "required",
+    "controller_supported": "supported",
+    "controller_requirement_label": "requirement_label",
+}
 _VERSION_SOURCES = {
     "controller_required": "game_controller_information.required",
     "controller_supported": "game_controller_information.supported",
@@ -211,57 +250,71 @@ _VERSION_SOURCES = {
 }
 
 
-def flatten_versions(result: Any, keys: Keys) -> pl.DataFrame:
+_NOTHING: frozenset[str] = frozenset()
+
+
+def _take(
+    items: list[Any],
+    fields: Mapping[str, str],
+    cols: Mapping[str, list[Any]],
+    known: frozenset[str],
+    path: str,
+    what: str,
+    *,
+    suffix: str = "",
+    bare: str | None = None,
+) -> Collection[str]:
+    """Append each item's ``fields`` (column -> member) to ``cols``; return the members not ``known``.
+
+    Items are objects; with ``bare``, an item may also be text, which fills that column
+    alone. Anything else raises with the item's path, ``{path}[n]{suffix}``.
+    """
+    unknown: set[str] | None = None
+    for item in items:
+        if type(item) is not dict:
+            break
+        if not item.keys() <= known:
+            unknown = (unknown or set()) | (item.keys() - known)
+    else:
+        for column, member in fields.items():
+            cols[column].extend([item.get(member) for item in items])
+        return unknown or _NOTHING
+    unknown = set()
+    for n, item in enumerate(items):
+        if type(item) is dict:
+            unknown |= _take([item], fields, cols, known, path, what)
+        elif bare is not None and type(item) is str:
+            for column in fields:
+                cols[column].append(item if column == bare else None)
+        else:
+            raise shape_error(what, item, f"{path}[{n}]{suffix}", _EP)
+    return unknown
+
+
+def batch_versions(answers: Answers) -> Flat:
     """One row per app and version, newest first (:data:`~storeframes.schemas.VERSIONS`)."""
-    app_ids: list[str] = []
-    positions: list[int] = []
-    version: list[Any] = []
-    release_date: list[Any] = []
-    notes: list[Any] = []
-    game_center: list[Any] = []
-    required: list[Any] = []
-    supported: list[Any] = []
-    label: list[Any] = []
+    cols: dict[str, list[Any]] = {name: [] for name in VERSIONS.names if name not in KEY_COLUMNS}
+    app_ids, positions = cols["app_id"], cols["position"]
     unknown: set[str] = set()
-    for app_id, resource in apps_of(result, _EP):
+    walk = Walk(answers, _EP)
+    for app_id, resource in walk.apps(app_ids):
         path = f"result.{app_id}.metadata.versions"
         items = seq(_metadata_of(app_id, resource).get("versions"), path, _EP)
-        for n, item in enumerate(items):
-            if type(item) is not dict:
-                raise shape_error("a version object", item, f"{path}[{n}]", _EP)
-            if not item.keys() <= _VERSION_FIELDS:
-                unknown |= item.keys() - _VERSION_FIELDS
-            controller = item.get("game_controller_information")
-            if controller is None:
-                controller = {}
-            elif type(controller) is not dict:
-                raise shape_error("an object", controller, f"{path}[{n}].game_controller_information", _EP)
-            elif not controller.keys() <= _CONTROLLER_FIELDS:
-                unknown |= {f"game_controller_information.{k}" for k in controller.keys() - _CONTROLLER_FIELDS}
-            app_ids.append(app_id)
-            positions.append(n + 1)
-            version.append(item.get("version"))
-            release_date.append(item.get("release_date"))
-            notes.append(item.get("release_notes"))
-            game_center.append(item.get("has_game_center"))
-            required.append(controller.get("required"))
-            supported.append(controller.get("supported"))
-            label.append(controller.get("requirement_label"))
+        if not items:
+            continue
+        unknown |= _take(items, _VERSION_FIELDS_TO_COLUMNS, cols, _VERSION_FIELDS, path, "an object")
+        controllers = [item.get("game_controller_information") for item in items]
+        controllers = [_EMPTY if c is None else c for c in controllers]
+        suffix = ".game_controller_information"
+        extra = _take(controllers, _CONTROLLER_TO_COLUMNS, cols, _CONTROLLER_FIELDS, path, "an object", suffix=suffix)
+        unknown |= {f"game_controller_information.{k}" for k in extra}
+        app_ids.extend([app_id] * len(items))
+        positions.extend(range(1, len(items) + 1))
     if unknown:
         note_unknown("result.<app_id>.metadata.versions[]", unknown)
-    cols = {
-        "app_id": app_ids,
-        "position": positions,
-        "version": version,
-        "release_date": release_date,
-        "release_notes": notes,
-        "has_game_center": game_center,
-        "controller_required": required,
-        "controller_supported": supported,
-        "controller_requirement_label": label,
-    }
     where = _items(app_ids, positions, "versions")
-    return build(VERSIONS, cols, keys, lambda i, c: where(i, _VERSION_SOURCES.get(c, c)), endpoint=_EP)
+    where_field = lambda i, c: where(i, _VERSION_SOURCES.get(c, c))  # noqa: E731
+    return build(VERSIONS, cols, walk.keys, walk.counts, where_field, endpoint=_EP), walk.counts
 
 
 # -- screenshots and videos: lists per device key ------------------------------------------
@@ -278,113 +331,66 @@ def _by_device(value: Any, path: str, device: str | None) -> list[tuple[str, str
     raise shape_error("an object keyed by device or an array", value, path, _EP)
 
 
-def flatten_screenshots(result: Any, keys: Keys) -> pl.DataFrame:
+_SCREENSHOT_COLUMNS = {
+    "url": "url",
+    "screenshot_id": "id",
+    "hash": "hash",
+    "filename": "filename",
+    "path_component": "path_component",
+}
+_VIDEO_COLUMNS = {"url": "uri", "audio": "audio", "width": "width", "height": "height", "codecs": "codecs"}
+
+
+def _by_device_table(answers: Answers, member: str, table: TableSchema, fields: Mapping[str, str]) -> Flat:
+    """One row per item of ``member`` (screenshots or videos), by device key."""
+    cols: dict[str, list[Any]] = {name: [] for name in table.names if name not in KEY_COLUMNS}
+    app_ids, device_key, positions = cols["app_id"], cols["device_key"], cols["position"]
+    bases: list[str] = []
+    known = frozenset(fields.values()) | ({"url"} if member == "videos" else set())
+    unknown: set[str] = set()
+    walk = Walk(answers, _EP)
+    for app_id, resource in walk.apps(app_ids):
+        base = f"result.{app_id}.metadata.{member}"
+        groups = _by_device(_metadata_of(app_id, resource).get(member), base, walk.current.device)
+        for key, path, items in groups:
+            if member == "videos" and items and type(items[0]) is dict and "uri" not in items[0]:
+                items = [{**item, "uri": item.get("url")} if type(item) is dict else item for item in items]
+            count = len(items)
+            if not count:
+                continue
+            unknown |= _take(items, fields, cols, known, path, "an object or a URL", bare="url")
+            app_ids.extend([app_id] * count)
+            device_key.extend([key] * count)
+            positions.extend(range(1, count + 1))
+            bases.extend([path] * count)
+    if unknown:
+        note_unknown(f"result.<app_id>.metadata.{member}[]", unknown)
+    frame = build(
+        table,
+        cols,
+        walk.keys,
+        walk.counts,
+        lambda i, c: f"{bases[i]}[{positions[i] - 1}].{fields.get(c, c)}",
+        endpoint=_EP,
+        ids=("screenshot_id",),
+    )
+    return frame, walk.counts
+
+
+def batch_screenshots(answers: Answers) -> Flat:
     """One row per screenshot and device key (:data:`~storeframes.schemas.SCREENSHOTS`).
 
     Items may be objects (id, hash, filename, path_component, url) or bare URLs.
     """
-    app_ids: list[str] = []
-    paths: list[str] = []
-    device_key: list[str] = []
-    positions: list[int] = []
-    url: list[Any] = []
-    shot_id: list[Any] = []
-    hashes: list[Any] = []
-    filename: list[Any] = []
-    path_component: list[Any] = []
-    unknown: set[str] = set()
-    for app_id, resource in apps_of(result, _EP):
-        base = f"result.{app_id}.metadata.screenshots"
-        for key, path, items in _by_device(_metadata_of(app_id, resource).get("screenshots"), base, keys.device):
-            for n, item in enumerate(items):
-                app_ids.append(app_id)
-                paths.append(f"{path}[{n}]")
-                device_key.append(key)
-                positions.append(n + 1)
-                if type(item) is dict:
-                    if not item.keys() <= _SCREENSHOT_FIELDS:
-                        unknown |= item.keys() - _SCREENSHOT_FIELDS
-                    url.append(item.get("url"))
-                    shot_id.append(ident(item.get("id")))
-                    hashes.append(item.get("hash"))
-                    filename.append(item.get("filename"))
-                    path_component.append(item.get("path_component"))
-                elif type(item) is str:
-                    url.append(item)
-                    shot_id.append(None)
-                    hashes.append(None)
-                    filename.append(None)
-                    path_component.append(None)
-                else:
-                    raise shape_error("a screenshot object or URL", item, f"{path}[{n}]", _EP)
-    if unknown:
-        note_unknown("result.<app_id>.metadata.screenshots[]", unknown)
-    cols = {
-        "app_id": app_ids,
-        "device_key": device_key,
-        "position": positions,
-        "url": url,
-        "screenshot_id": shot_id,
-        "hash": hashes,
-        "filename": filename,
-        "path_component": path_component,
-    }
-    fields = {"screenshot_id": "id"}
-    return build(SCREENSHOTS, cols, keys, lambda i, c: f"{paths[i]}.{fields.get(c, c)}", endpoint=_EP)
+    return _by_device_table(answers, "screenshots", SCREENSHOTS, _SCREENSHOT_COLUMNS)
 
 
-def flatten_videos(result: Any, keys: Keys) -> pl.DataFrame:
+def batch_videos(answers: Answers) -> Flat:
     """One row per preview video and device key (:data:`~storeframes.schemas.VIDEOS`).
 
-    Items may be objects (uri, audio, width, height, codecs) or bare URLs (android).
+    Items may be objects (uri or url, audio, width, height, codecs) or bare URLs (android).
     """
-    app_ids: list[str] = []
-    paths: list[str] = []
-    device_key: list[str] = []
-    positions: list[int] = []
-    url: list[Any] = []
-    audio: list[Any] = []
-    width: list[Any] = []
-    height: list[Any] = []
-    codecs: list[Any] = []
-    unknown: set[str] = set()
-    for app_id, resource in apps_of(result, _EP):
-        base = f"result.{app_id}.metadata.videos"
-        for key, path, items in _by_device(_metadata_of(app_id, resource).get("videos"), base, keys.device):
-            for n, item in enumerate(items):
-                app_ids.append(app_id)
-                paths.append(f"{path}[{n}]")
-                device_key.append(key)
-                positions.append(n + 1)
-                if type(item) is dict:
-                    if not item.keys() <= _VIDEO_FIELDS:
-                        unknown |= item.keys() - _VIDEO_FIELDS
-                    url.append(item.get("uri", item.get("url")))
-                    audio.append(item.get("audio"))
-                    width.append(item.get("width"))
-                    height.append(item.get("height"))
-                    codecs.append(item.get("codecs"))
-                elif type(item) is str:
-                    url.append(item)
-                    audio.append(None)
-                    width.append(None)
-                    height.append(None)
-                    codecs.append(None)
-                else:
-                    raise shape_error("a video object or URL", item, f"{path}[{n}]", _EP)
-    if unknown:
-        note_unknown("result.<app_id>.metadata.videos[]", unknown)
-    cols = {
-        "app_id": app_ids,
-        "device_key": device_key,
-        "position": positions,
-        "url": url,
-        "audio": audio,
-        "width": width,
-        "height": height,
-        "codecs": codecs,
-    }
-    return build(VIDEOS, cols, keys, lambda i, c: f"{paths[i]}.{'uri' if c == 'url' else c}", endpoint=_EP)
+    return _by_device_table(answers, "videos", VIDEOS, _VIDEO_COLUMNS)
 
 
 # -- in-app purchases ------------------------------------------------------------------------
@@ -393,7 +399,7 @@ _PURCHASE_FLAGS = ("is_subscription", "is_family_shareable", "is_merchandise_ena
 _PURCHASE_TEXT = ("name", "description", "recurring_subscription_period", "subscription_family_name")
 
 
-def flatten_in_app_purchases(result: Any, keys: Keys) -> pl.DataFrame:
+def batch_in_app_purchases(answers: Answers) -> Flat:
     """One row per in-app purchase, in the answer's order (:data:`~storeframes.schemas.IN_APP_PURCHASES`).
 
     ``price`` is the decimal amount of ``price.value``; ``artwork`` and ``discounts``
@@ -405,7 +411,8 @@ def flatten_in_app_purchases(result: Any, keys: Keys) -> pl.DataFrame:
     cols |= {name: [] for name in _PURCHASE_FLAGS + _PURCHASE_TEXT}
     positions: list[int] = []
     unknown: set[str] = set()
-    for app_id, resource in apps_of(result, _EP):
+    walk = Walk(answers, _EP)
+    for app_id, resource in walk.apps(positions):
         path = f"result.{app_id}.metadata.in_app_purchases"
         for n, item in enumerate(seq(_metadata_of(app_id, resource).get("in_app_purchases"), path, _EP)):
             if type(item) is not dict:
@@ -431,51 +438,97 @@ def flatten_in_app_purchases(result: Any, keys: Keys) -> pl.DataFrame:
         note_unknown("result.<app_id>.metadata.in_app_purchases[]", unknown)
     where = _items(cols["app_id"], positions, "in_app_purchases")
     fields = {"purchase_id": "id", "currency": "price.currency"}
-    return build(IN_APP_PURCHASES, cols, keys, lambda i, c: where(i, fields.get(c, c)), endpoint=_EP)
+    where_field = lambda i, c: where(i, fields.get(c, c))  # noqa: E731
+    return build(IN_APP_PURCHASES, cols, walk.keys, walk.counts, where_field, endpoint=_EP), walk.counts
 
 
 # -- lists of ids and identifiers ------------------------------------------------------------
 
 
-def flatten_related_apps(result: Any, keys: Keys) -> pl.DataFrame:
+def batch_related_apps(answers: Answers) -> Flat:
     """One row per related app: customers_also_bought and similar_apps (:data:`~storeframes.schemas.RELATED_APPS`)."""
     app_ids: list[str] = []
     relation: list[str] = []
     positions: list[int] = []
     related: list[Any] = []
-    for app_id, resource in apps_of(result, _EP):
+    walk = Walk(answers, _EP)
+    for app_id, resource in walk.apps(app_ids):
         meta = _metadata_of(app_id, resource)
         for name in _RELATIONS:
             ids = seq(meta.get(name), f"result.{app_id}.metadata.{name}", _EP)
             app_ids.extend([app_id] * len(ids))
             relation.extend([name] * len(ids))
             positions.extend(range(1, len(ids) + 1))
-            related.extend([ident(i) for i in ids])
+            related.extend(ids)
     cols = {"app_id": app_ids, "relation": relation, "position": positions, "related_app_id": related}
-    return build(
+    frame = build(
         RELATED_APPS,
         cols,
-        keys,
+        walk.keys,
+        walk.counts,
         lambda i, c: f"result.{app_ids[i]}.metadata.{relation[i]}[{positions[i] - 1}]",
         endpoint=_EP,
+        ids=("related_app_id",),
     )
+    return frame, walk.counts
 
 
-def flatten_permissions(result: Any, keys: Keys) -> pl.DataFrame:
+def batch_permissions(answers: Answers) -> Flat:
     """One row per permission of an android app (:data:`~storeframes.schemas.PERMISSIONS`)."""
     app_ids: list[str] = []
     positions: list[int] = []
     permission: list[Any] = []
-    for app_id, resource in apps_of(result, _EP):
+    walk = Walk(answers, _EP)
+    for app_id, resource in walk.apps(app_ids):
         names = seq(_metadata_of(app_id, resource).get("permissions"), f"result.{app_id}.metadata.permissions", _EP)
         app_ids.extend([app_id] * len(names))
         positions.extend(range(1, len(names) + 1))
         permission.extend(names)
     cols = {"app_id": app_ids, "position": positions, "permission": permission}
-    return build(
+    frame = build(
         PERMISSIONS,
         cols,
-        keys,
+        walk.keys,
+        walk.counts,
         lambda i, c: f"result.{app_ids[i]}.metadata.permissions[{positions[i] - 1}]",
         endpoint=_EP,
     )
+    return frame, walk.counts
+
+
+# -- one answer at a time ------------------------------------------------------------------------
+
+
+def flatten_metadata(result: Any, keys: Keys = NO_KEYS) -> pl.DataFrame:
+    """One row per app: every scalar of the metadata (:data:`~storeframes.schemas.METADATA`)."""
+    return batch_metadata([(result, keys)])[0]
+
+
+def flatten_versions(result: Any, keys: Keys = NO_KEYS) -> pl.DataFrame:
+    """One row per app and version, newest first (:data:`~storeframes.schemas.VERSIONS`)."""
+    return batch_versions([(result, keys)])[0]
+
+
+def flatten_screenshots(result: Any, keys: Keys = NO_KEYS) -> pl.DataFrame:
+    """One row per screenshot and device key (:data:`~storeframes.schemas.SCREENSHOTS`)."""
+    return batch_screenshots([(result, keys)])[0]
+
+
+def flatten_videos(result: Any, keys: Keys = NO_KEYS) -> pl.DataFrame:
+    """One row per preview video and device key (:data:`~storeframes.schemas.VIDEOS`)."""
+    return batch_videos([(result, keys)])[0]
+
+
+def flatten_in_app_purchases(result: Any, keys: Keys = NO_KEYS) -> pl.DataFrame:
+    """One row per in-app purchase (:data:`~storeframes.schemas.IN_APP_PURCHASES`)."""
+    return batch_in_app_purchases([(result, keys)])[0]
+
+
+def flatten_related_apps(result: Any, keys: Keys = NO_KEYS) -> pl.DataFrame:
+    """One row per related app (:data:`~storeframes.schemas.RELATED_APPS`)."""
+    return batch_related_apps([(result, keys)])[0]
+
+
+def flatten_permissions(result: Any, keys: Keys = NO_KEYS) -> pl.DataFrame:
+    """One row per permission of an android app (:data:`~storeframes.schemas.PERMISSIONS`)."""
+    return batch_permissions([(result, keys)])[0]

@@ -14,9 +14,9 @@ import polars as pl
 from ..catalog import METRIC_ALIASES
 from ..catalog import METRICS as METRIC_NAMES
 from ..schemas import METRICS
-from ._columns import Keys, apps_of, build, note_unknown, obj, shape_error
+from ._columns import NO_KEYS, Answers, Flat, Keys, Walk, build, note_unknown, obj, shape_error
 
-__all__ = ["flatten_metrics"]
+__all__ = ["batch_metrics", "flatten_metrics"]
 
 _EP = "metrics"
 _MEMBER_FIELDS = frozenset({"value", "precision", "date", "currency", "breakdown"})
@@ -37,8 +37,13 @@ def _whole(value: Any, path: str) -> Any:
     return value
 
 
-def flatten_metrics(result: Any, keys: Keys) -> pl.DataFrame:
-    """One row per app and metric (:data:`~storeframes.schemas.METRICS`).
+def flatten_metrics(result: Any, keys: Keys = NO_KEYS) -> pl.DataFrame:
+    """One row per app and metric (:data:`~storeframes.schemas.METRICS`); see :func:`batch_metrics`."""
+    return batch_metrics([(result, keys)])[0]
+
+
+def batch_metrics(answers: Answers) -> Flat:
+    """One row per app and metric, over several answers (:data:`~storeframes.schemas.METRICS`).
 
     The metric is named as it is requested: the answer's ``power`` (the contract) and
     ``app-power`` (what clients see) both become ``app-power``. The ratings breakdown
@@ -47,7 +52,8 @@ def flatten_metrics(result: Any, keys: Keys) -> pl.DataFrame:
     cols: dict[str, list[Any]] = {name: [] for name in METRICS.names if name not in ("country", "device", "fetched_at")}
     keys_seen: list[str] = []
     unknown: set[str] = set()
-    for app_id, resource in apps_of(result, _EP):
+    walk = Walk(answers, _EP)
+    for app_id, resource in walk.apps(keys_seen):
         for key, member in resource.items():
             metric = METRIC_ALIASES.get(key, key)
             if metric not in METRIC_NAMES:
@@ -74,10 +80,12 @@ def flatten_metrics(result: Any, keys: Keys) -> pl.DataFrame:
     if unknown:
         note_unknown("result.<app_id> (metrics)", unknown)
     app_ids = cols["app_id"]
-    return build(
+    frame = build(
         METRICS,
         cols,
-        keys,
+        walk.keys,
+        walk.counts,
         lambda i, column: f"result.{app_ids[i]}.{keys_seen[i]}.{_SOURCES.get(column, column)}",
         endpoint=_EP,
     )
+    return frame, walk.counts
