@@ -18,9 +18,12 @@ import ipaddress
 import json
 import logging
 import os
+import shutil
+import tempfile
 import threading
 import time
 import warnings
+import weakref
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from concurrent.futures import FIRST_EXCEPTION, Future, ThreadPoolExecutor, wait
@@ -363,6 +366,7 @@ class Client(frames.FrameMethods):
         self.requests_sent = 0
         self.retries = 0
         self.sandbox_service: Any = None  # the in-process sandbox, for Client.sandbox()
+        self._scratch: weakref.finalize | None = None  # a sandbox's own cache folder, removed with it
 
     # -- construction helpers -------------------------------------------------
 
@@ -400,9 +404,11 @@ class Client(frames.FrameMethods):
         ``today``, ``rate_limit``, ``latency``, ``faults`` ...). The client's
         ``max_tries``, ``backoff``, ``max_workers``, ``cost_model``, ``timeout``,
         ``cache_dir``, ``offline``, ``refresh``, ``freshness`` and ``clock`` may be given
-        too. The sandbox keeps no cache unless ``cache_dir`` is given; its answers are
-        kept apart from the real service's in a shared folder. Its clock is the
-        sandbox's ``today``, so relative dates and freshness follow the sandbox.
+        too. Unless ``cache_dir`` is given, the sandbox client caches in a temporary
+        folder of its own, removed when the client is closed (``cache_dir=False`` turns
+        caching off); in a shared folder its answers are kept apart from the real
+        service's. Its clock is the sandbox's ``today``, so relative dates and freshness
+        follow the sandbox.
         """
         from .sandbox import SANDBOX_BASE_URL, SANDBOX_KEY, SandboxService, SandboxTransport
 
@@ -419,7 +425,10 @@ class Client(frames.FrameMethods):
             "clock",
         )
         client_options = {k: options.pop(k) for k in names if k in options}
-        client_options.setdefault("cache_dir", False)
+        scratch = None
+        if client_options.get("cache_dir") is None:
+            scratch = tempfile.mkdtemp(prefix="storeframes-sandbox-")
+            client_options["cache_dir"] = scratch
         options.setdefault("rate_limit", rate_limit)
         service = SandboxService(**options)
         http = httpx.Client(transport=SandboxTransport(service), timeout=client_options.pop("timeout", 30.0))
@@ -433,6 +442,8 @@ class Client(frames.FrameMethods):
         )
         client._own_http = True
         client.sandbox_service = service
+        if scratch is not None:  # removed on close(), or when the client is collected
+            client._scratch = weakref.finalize(client, shutil.rmtree, scratch, ignore_errors=True)
         client._service = f"sandbox-{service.world.seed}"
         if client._clock is None:
             client._clock = lambda: datetime.combine(service.today, datetime.now(UTC).time(), UTC)
@@ -455,6 +466,9 @@ class Client(frames.FrameMethods):
             self._pool = None
         if self._own_http:
             self._http.close()
+        if self._scratch is not None:
+            self._scratch()
+            self.cache = None
 
     def __enter__(self) -> Client:
         return self

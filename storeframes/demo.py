@@ -2,43 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
-
 import polars as pl
 
 from .client import Answer, Client
 
 __all__ = ["run_demo"]
-
-
-def _apps_table(answer: Answer) -> pl.DataFrame:
-    rows = []
-    for app_id, entry in answer.result.items():
-        meta: Mapping[str, Any] = entry["metadata"]
-        rating = meta.get("rating") or {}
-        shots = meta.get("screenshots") or {}
-        rows.append(
-            {
-                "app_id": str(app_id),
-                "title": meta.get("title"),
-                "developer": (meta.get("developer") or {}).get("name"),
-                "price": meta.get("price") or "free",
-                "rating": rating.get("average"),
-                "versions": len(meta.get("versions") or []),
-                "screenshots": sum(len(v) for v in shots.values()) if isinstance(shots, dict) else len(shots),
-            }
-        )
-    schema = {
-        "app_id": pl.String,
-        "title": pl.String,
-        "developer": pl.String,
-        "price": pl.String,
-        "rating": pl.Float64,
-        "versions": pl.Int64,
-        "screenshots": pl.Int64,
-    }
-    return pl.DataFrame(rows, schema=schema).sort("app_id")
 
 
 def _search_table(answer: Answer, keyword: str, top: int) -> pl.DataFrame:
@@ -80,12 +48,30 @@ def run_demo(*, seed: int = 0, client: Client | None = None) -> int:
     print("storeframes demo: the sandbox, a deterministic fake of the service (no token, nothing billed)\n")
     with pl.Config(tbl_rows=12, fmt_str_lengths=40, tbl_width_chars=140, tbl_hide_dataframe_shape=True):
         apps = list(world.EXAMPLE_IOS_APPS)
-        metadata = client.get("metadata", apps=apps, country="us", device="iphone")
+        metadata = client.metadata_frame(apps, country="us", device="iphone")
         print(
-            f"1. Metadata of {len(apps)} iphone apps: {len(metadata.responses)} requests "
-            f"(at most 5 apps each), {metadata.cost} credits"
+            f"1. Metadata of {len(apps)} iphone apps: {client.requests_sent} requests "
+            f"(at most 5 apps each), {client.spent} credits"
         )
-        print(_apps_table(metadata), end="\n\n")
+        columns = ("app_id", "title", "developer_name", "price", "rating_average", "version", "screenshots_count")
+        print(metadata.select(columns), end="\n\n")
+        spent = client.spent
+        versions = client.versions_frame(apps)
+        cadence = (
+            versions.group_by("app_id", maintain_order=True)
+            .agg(
+                pl.len().alias("versions_listed"),
+                pl.col("release_date").max().dt.date().alias("latest_release"),
+                pl.col("release_date").diff(null_behavior="ignore").abs().median().dt.total_days().alias("median_days"),
+            )
+            .join(metadata.select("app_id", "title"), on="app_id")
+            .select("app_id", "title", "versions_listed", "latest_release", "median_days")
+        )
+        print(
+            f"   Version cadence from the same answers ({client.spent - spent} more credits): "
+            "median days between releases"
+        )
+        print(cadence, end="\n\n")
 
         keyword = world.EXAMPLE_KEYWORDS[0]
         search = client.get("search", keyword=keyword, country="us", device="iphone")
@@ -100,7 +86,12 @@ def run_demo(*, seed: int = 0, client: Client | None = None) -> int:
         )
         print(table.sort("page_views_to_installs", descending=True, nulls_last=True), end="\n\n")
 
-        print(f"4. The ledger: {client.spent} credits in {client.ledger.height} requests")
-        print(client.ledger.select("time", "endpoint", "cost", "max_credit_cost", "status", "params"))
+        ledger = client.ledger
+        hits = ledger.filter(pl.col("from_cache"))
+        print(
+            f"4. The ledger: {client.spent} credits in {client.requests_sent} requests; "
+            f"{hits.height} answers reused from the cache saved {hits['saved'].sum()} credits"
+        )
+        print(ledger.select("time", "endpoint", "cost", "from_cache", "saved", "status", "params"))
     client.close()
     return 0

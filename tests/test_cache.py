@@ -550,12 +550,23 @@ def test_no_file_in_the_folder_holds_the_token(tmp_path):
 
 def test_caching_can_be_turned_off(tmp_path, monkeypatch):
     monkeypatch.setenv("STOREFRAMES_CACHE_DIR", str(tmp_path))
-    client = sf.Client.sandbox(today=SANDBOX_TODAY)  # the sandbox keeps no cache unless asked
+    client = sf.Client.sandbox(today=SANDBOX_TODAY, cache_dir=False)
     client.get("search", keyword=KEYWORD)
     client.get("search", keyword=KEYWORD)
     assert client.cache is None and len(sent(client)) == 2 and not any(tmp_path.iterdir())
     with pytest.raises(sf.ConfigurationError, match="cache_dir"):
         sf.Client(cache_dir=3)
+
+
+def test_a_sandbox_client_caches_in_a_folder_of_its_own_until_closed(tmp_path, monkeypatch):
+    monkeypatch.setenv("STOREFRAMES_CACHE_DIR", str(tmp_path))
+    client = sf.Client.sandbox(today=SANDBOX_TODAY)
+    folder = client.cache.path
+    client.get("search", keyword=KEYWORD)
+    client.get("search", keyword=KEYWORD)
+    assert len(sent(client)) == 1 and folder.is_dir() and not any(tmp_path.iterdir())
+    client.close()
+    assert not folder.exists() and client.cache is None
 
 
 def test_the_default_folder_comes_from_the_environment(tmp_path, monkeypatch):

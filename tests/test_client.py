@@ -329,7 +329,7 @@ def test_budget_refuses_before_sending(sandbox):
 
 
 def test_budget_holds_under_concurrency():
-    with sf.Client.sandbox(budget=10 * 10 + 5, max_workers=8) as client:
+    with sf.Client.sandbox(budget=10 * 10 + 5, max_workers=8, cache_dir=False) as client:
         calls = [{"keyword": f"k{i}"} for i in range(10)]
         client.get_many("search", calls)  # exactly 100
         with pytest.raises(sf.BudgetExceededError):
