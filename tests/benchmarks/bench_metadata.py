@@ -150,7 +150,7 @@ def normalize(table: str, device: str, results: list[Any]) -> pd.DataFrame:
             ).assign(device_key=key)
             for key in device_keys
         ]
-        return pd.concat(frames, ignore_index=True)
+        return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
     return pd.json_normalize(apps, record_path=member, meta=["app_id"])
 
 
