@@ -512,7 +512,7 @@ class Cache:
             except (*_UNREADABLE, pl.exceptions.PolarsError) as exc:
                 self._set_aside(path, exc)
         if not frames:
-            return LEDGER_SCHEMA.to_frame()
+            return pl.DataFrame(schema=LEDGER_SCHEMA)
         return pl.concat(frames).sort("time")
 
     # -- looking around and clearing ----------------------------------------------

@@ -498,7 +498,7 @@ class Client(frames.FrameMethods):
 
     @staticmethod
     def _ledger_frame(rows: list[dict[str, Any]]) -> pl.DataFrame:
-        return pl.DataFrame(rows, schema=LEDGER_SCHEMA, orient="row") if rows else LEDGER_SCHEMA.to_frame()
+        return pl.DataFrame(rows, schema=LEDGER_SCHEMA, orient="row") if rows else pl.DataFrame(schema=LEDGER_SCHEMA)
 
     def _flush_ledger(self) -> None:
         """Write the session's new ledger rows to the cache folder, in files of up to 1000 rows."""
@@ -547,7 +547,7 @@ class Client(frames.FrameMethods):
         >>> client.plan("changes", apps=["284882215"], start_date="2026-10-01", end_date="2026-10-31")  # doctest: +SKIP
         Plan(changes: 1 request(s) to send, at most 42 credits; 0 cached answer(s) used, ...)
         >>> client.plan("metrics_frame", apps="284882215").estimate  # doctest: +SKIP
-        42
+        220
         """
         return self.plan_many(endpoint, [params], refresh=refresh)
 
@@ -579,7 +579,7 @@ class Client(frames.FrameMethods):
                     "credits": entry.share(count),
                 }
             )
-        frame = pl.DataFrame(rows, schema=PLAN_SCHEMA, orient="row") if rows else PLAN_SCHEMA.to_frame()
+        frame = pl.DataFrame(rows, schema=PLAN_SCHEMA, orient="row") if rows else pl.DataFrame(schema=PLAN_SCHEMA)
         return Plan(
             endpoint=ep.name,
             requests=frame,

@@ -43,7 +43,7 @@ def spend_summary(ledger: pl.DataFrame) -> pl.DataFrame:
     included), ``cache_hits`` answers served from the cache.
     """
     if ledger.is_empty():
-        return SPEND_SCHEMA.to_frame()
+        return pl.DataFrame(schema=SPEND_SCHEMA)
     return (
         ledger.group_by(pl.col("time").dt.date().alias("day"), "endpoint")
         .agg(

@@ -62,7 +62,7 @@ class TableSchema:
 
     def empty(self) -> pl.DataFrame:
         """A frame with no rows and this schema."""
-        return self.schema.to_frame()
+        return pl.DataFrame(schema=self.schema)
 
     def describe(self) -> pl.DataFrame:
         """The columns as a frame: column, dtype, description."""
