@@ -462,14 +462,15 @@ class Cache:
         """
         path = self._frame_path(entry, table)
         try:
-            stored = pq.read_table(path)
+            with pq.ParquetFile(path) as handle:
+                meta = handle.schema_arrow.metadata or {}
+                if meta.get(b"storeframes.flattener") != version.encode():
+                    return None
+                stored = handle.read()
         except FileNotFoundError:
             return None
         except _UNREADABLE as exc:
             self._set_aside(path, exc)
-            return None
-        meta = stored.schema.metadata or {}
-        if meta.get(b"storeframes.flattener") != version.encode():
             return None
         return pl.from_arrow(stored)  # type: ignore[return-value]
 
