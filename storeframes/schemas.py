@@ -18,14 +18,18 @@ from dataclasses import dataclass
 import polars as pl
 
 __all__ = [
+    "CHANGES",
     "IN_APP_PURCHASES",
     "METADATA",
     "METRICS",
     "PERMISSIONS",
+    "PRIVACY_CHANGES",
     "RELATED_APPS",
     "SCHEMAS",
     "SCREENSHOTS",
+    "SCREENSHOT_CHANGES",
     "VERSIONS",
+    "VERSION_CHANGES",
     "VIDEOS",
     "Column",
     "TableSchema",
@@ -249,6 +253,83 @@ METRICS = _table(
     Column("ratings_average", pl.Float64(), "ratings breakdown: average"),
 )
 
+_CHANGE_DATE = Column("date", pl.Date(), "the day of the change")
+_CHANGE_VERSION = Column("version", pl.String(), "the app version tied to the change; null when the service names none")
+_AB_TEST = Column("is_ab_test", pl.Boolean(), "the change is an A/B test; null when the service does not say")
+
+CHANGES = _table(
+    "changes",
+    "one row per metadata change, oldest first",
+    *_APP_KEYS,
+    _CHANGE_DATE,
+    Column("target", pl.String(), "what changed: version, size, icon, screenshots, privacy_info, long_description ..."),
+    _CHANGE_VERSION,
+    Column("version_raw", pl.String(), "version as sent, including '' and the service's 'no related version' text"),
+    _AB_TEST,
+    Column("old_value", pl.String(), "value before: text as is, integers as digits, objects and arrays as JSON"),
+    Column("new_value", pl.String(), "value after, as old_value"),
+    Column("old_release_notes", pl.String(), "version changes: release notes before"),
+    Column("new_release_notes", pl.String(), "version changes: release notes after"),
+    Column("old_size", pl.Int64(), "size changes: bytes before"),
+    Column("new_size", pl.Int64(), "size changes: bytes after"),
+    Column("old_icon_url", pl.String(), "icon changes: URL of the icon before"),
+    Column("new_icon_url", pl.String(), "icon changes: URL of the icon after"),
+)
+
+PRIVACY_CHANGES = _table(
+    "privacy_changes",
+    "one row per privacy_info change, section and data type",
+    *_APP_KEYS,
+    _CHANGE_DATE,
+    _CHANGE_VERSION,
+    _AB_TEST,
+    Column("section", pl.String(), "DATA_LINKED_TO_YOU, DATA_NOT_LINKED_TO_YOU or DATA_USED_TO_TRACK_YOU"),
+    Column("data_type", pl.String(), "the data type: PURCHASES, LOCATION, CONTACT_INFO, USAGE_DATA ..."),
+    Column("status", pl.String(), "added, removed or kept between the old and the new labels"),
+)
+
+SCREENSHOT_CHANGES = _table(
+    "screenshot_changes",
+    "one row per screenshot on each side of a screenshots change",
+    *_APP_KEYS,
+    _CHANGE_DATE,
+    _CHANGE_VERSION,
+    _AB_TEST,
+    Column("side", pl.String(), "old (before the change) or new (after it)"),
+    Column("position", pl.Int64(), _POSITION + ", on its side"),
+    Column("screenshot_id", pl.String(), "the screenshot's id, where given"),
+    Column("url", pl.String(), "image URL"),
+    Column("path_component", pl.String(), "path component of the URL"),
+    Column("filename", pl.String(), "file name (iphone/ipad; android gives none)"),
+    Column("status", pl.String(), "added, removed or kept, by screenshot id (by URL where there is no id)"),
+)
+
+VERSION_CHANGES = _table(
+    "version_changes",
+    "one row per version change, with the release notes before and after",
+    *_APP_KEYS,
+    _CHANGE_DATE,
+    Column("old_version", pl.String(), "the version before"),
+    Column("new_version", pl.String(), "the version after"),
+    Column("old_release_notes", pl.String(), "release notes of the version before, as sent"),
+    Column("new_release_notes", pl.String(), "release notes of the new version, as sent"),
+    _AB_TEST,
+)
+
 SCHEMAS: dict[str, TableSchema] = {
-    t.name: t for t in (METADATA, VERSIONS, SCREENSHOTS, VIDEOS, IN_APP_PURCHASES, RELATED_APPS, PERMISSIONS, METRICS)
+    t.name: t
+    for t in (
+        METADATA,
+        VERSIONS,
+        SCREENSHOTS,
+        VIDEOS,
+        IN_APP_PURCHASES,
+        RELATED_APPS,
+        PERMISSIONS,
+        METRICS,
+        CHANGES,
+        PRIVACY_CHANGES,
+        SCREENSHOT_CHANGES,
+        VERSION_CHANGES,
+    )
 }

@@ -26,6 +26,7 @@ import pytest
 import vcr
 
 from storeframes import Client
+from storeframes.flatteners import _columns
 from storeframes.sandbox import SANDBOX_KEY, SandboxServer
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -124,3 +125,11 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if "live" in item.keywords:
             item.add_marker(skip)
+
+
+@pytest.fixture(autouse=True)
+def _forget_warned_fields():
+    """Unknown fields are named once per session: start every test with none named yet."""
+    _columns._seen_unknown.clear()
+    yield
+    _columns._seen_unknown.clear()

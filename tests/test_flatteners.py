@@ -25,7 +25,6 @@ from hypothesis import strategies as st
 from storeframes import ResponseShapeError, UnknownFieldWarning
 from storeframes.flatteners import (
     Keys,
-    _columns,
     flatten_in_app_purchases,
     flatten_metadata,
     flatten_metrics,
@@ -94,14 +93,6 @@ def assert_schema(frame: pl.DataFrame, table: TableSchema) -> None:
 
 def utc(text: str) -> datetime:
     return datetime.fromisoformat(text).astimezone(UTC)
-
-
-@pytest.fixture(autouse=True)
-def _forget_warned_fields():
-    """Unknown fields are named once per session: start every test with none named yet."""
-    _columns._seen_unknown.clear()
-    yield
-    _columns._seen_unknown.clear()
 
 
 @pytest.fixture(scope="module")

@@ -71,14 +71,20 @@ _seen_unknown: set[tuple[str, str]] = set()
 _seen_lock = threading.Lock()
 
 
-def note_unknown(where: str, fields: Iterable[str]) -> None:
-    """Warn about fields the schema does not know, once per place and name in a session."""
+def note_unknown(
+    where: str, fields: Iterable[str], *, what: str = "field(s)", fate: str = "left out of the frame"
+) -> None:
+    """Warn about names the schema does not know, once per place and name in a session.
+
+    ``what`` names what they are and ``fate`` what became of them (fields are left out;
+    change targets are kept).
+    """
     with _seen_lock:
         new = sorted({str(f) for f in fields} - {name for (w, name) in _seen_unknown if w == where})
         _seen_unknown.update((where, name) for name in new)
     if new:
         warnings.warn(
-            f"the service sent field(s) storeframes does not know at {where}, left out of the frame: {', '.join(new)}",
+            f"the service sent {what} storeframes does not know at {where}, {fate}: {', '.join(new)}",
             UnknownFieldWarning,
             stacklevel=2,
         )
