@@ -13,6 +13,7 @@ from .cache import Cache, CacheWarning
 from .catalog import CostModel, Endpoint, Freshness
 from .client import AppsUnavailableWarning, Client, Plan
 from .defaults import (
+    changes_frame,
     configure,
     default_client,
     in_app_purchases_frame,
@@ -20,8 +21,11 @@ from .defaults import (
     metrics_frame,
     permissions_frame,
     plan,
+    privacy_changes_frame,
     related_apps_frame,
+    screenshot_changes_frame,
     screenshots_frame,
+    version_changes_frame,
     versions_frame,
     videos_frame,
 )
@@ -80,6 +84,7 @@ __all__ = [
     "UnknownFieldWarning",
     "__version__",
     "catalog",
+    "changes_frame",
     "configure",
     "default_client",
     "in_app_purchases_frame",
@@ -87,10 +92,13 @@ __all__ = [
     "metrics_frame",
     "permissions_frame",
     "plan",
+    "privacy_changes_frame",
     "related_apps_frame",
     "sandbox",
     "schemas",
+    "screenshot_changes_frame",
     "screenshots_frame",
+    "version_changes_frame",
     "versions_frame",
     "videos_frame",
 ]

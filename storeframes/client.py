@@ -553,8 +553,12 @@ class Client(frames.FrameMethods):
 
     def plan_many(self, endpoint: str, calls: Sequence[Mapping[str, Any]], *, refresh: Refresh | None = None) -> Plan:
         """:meth:`plan` for the calls of :meth:`get_many`."""
+        spec = frames.FRAMES.get(endpoint)
         endpoint, calls = frames.resolve(endpoint, calls)
-        ep, _, plans = self._plan_calls(endpoint, calls, refresh, load=False)
+        try:
+            ep, _, plans = self._plan_calls(endpoint, calls, refresh, load=False)
+        except InvalidParameterError as exc:
+            raise (spec.speak(exc) if spec else exc) from None
         rows: list[dict[str, Any]] = []
         for request in self._unique_requests(plans).values():
             rows.append(

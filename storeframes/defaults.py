@@ -22,6 +22,7 @@ from .client import Client
 from .errors import ConfigurationError
 
 __all__ = [
+    "changes_frame",
     "configure",
     "default_client",
     "in_app_purchases_frame",
@@ -29,8 +30,11 @@ __all__ = [
     "metrics_frame",
     "permissions_frame",
     "plan",
+    "privacy_changes_frame",
     "related_apps_frame",
+    "screenshot_changes_frame",
     "screenshots_frame",
+    "version_changes_frame",
     "versions_frame",
     "videos_frame",
 ]
@@ -97,4 +101,8 @@ in_app_purchases_frame = _delegate("in_app_purchases_frame")
 related_apps_frame = _delegate("related_apps_frame")
 permissions_frame = _delegate("permissions_frame")
 metrics_frame = _delegate("metrics_frame")
+changes_frame = _delegate("changes_frame")
+privacy_changes_frame = _delegate("privacy_changes_frame")
+screenshot_changes_frame = _delegate("screenshot_changes_frame")
+version_changes_frame = _delegate("version_changes_frame")
 plan = _delegate("plan")

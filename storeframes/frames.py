@@ -27,22 +27,30 @@ from .flatteners import (
     Answers,
     Flat,
     Keys,
+    batch_changes,
     batch_in_app_purchases,
     batch_metadata,
     batch_metrics,
     batch_permissions,
+    batch_privacy_changes,
     batch_related_apps,
+    batch_screenshot_changes,
     batch_screenshots,
+    batch_version_changes,
     batch_versions,
     batch_videos,
 )
 from .schemas import (
+    CHANGES,
     IN_APP_PURCHASES,
     METADATA,
     METRICS,
     PERMISSIONS,
+    PRIVACY_CHANGES,
     RELATED_APPS,
+    SCREENSHOT_CHANGES,
     SCREENSHOTS,
+    VERSION_CHANGES,
     VERSIONS,
     VIDEOS,
     TableSchema,
@@ -50,6 +58,7 @@ from .schemas import (
 
 if TYPE_CHECKING:
     from concurrent.futures import ThreadPoolExecutor
+    from datetime import date
 
     from .answers import Response
     from .cache import Cache, Entry, Refresh
@@ -95,6 +104,18 @@ class FrameSpec:
         """The frame of several answers in one walk, and each answer's number of rows."""
         return self.flatten([(r.result, Keys.of(r.params, r.echo, r.fetched_at)) for r in responses])
 
+    def speak(self, exc: InvalidParameterError) -> InvalidParameterError:
+        """The error of a renamed parameter in the words of the function (``start``, not ``start_date``)."""
+        back = {param: arg for arg, param in self.renames.items()}
+        allowed = exc.allowed
+        for param, arg in back.items():
+            allowed = allowed.replace(f"{param}=", f"{arg}=")
+        if exc.parameter not in back and allowed == exc.allowed:
+            return exc
+        return InvalidParameterError(back.get(exc.parameter, exc.parameter), exc.value, allowed, endpoint=self.name)
+
+
+_DATES = {"start": "start_date", "end": "end_date"}
 
 FRAMES: dict[str, FrameSpec] = {
     spec.name: spec
@@ -107,6 +128,10 @@ FRAMES: dict[str, FrameSpec] = {
         FrameSpec("related_apps_frame", "metadata", RELATED_APPS, batch_related_apps),
         FrameSpec("permissions_frame", "metadata", PERMISSIONS, batch_permissions),
         FrameSpec("metrics_frame", "metrics", METRICS, batch_metrics),
+        FrameSpec("changes_frame", "changes", CHANGES, batch_changes, renames=_DATES),
+        FrameSpec("privacy_changes_frame", "changes", PRIVACY_CHANGES, batch_privacy_changes, renames=_DATES),
+        FrameSpec("screenshot_changes_frame", "changes", SCREENSHOT_CHANGES, batch_screenshot_changes, renames=_DATES),
+        FrameSpec("version_changes_frame", "changes", VERSION_CHANGES, batch_version_changes, renames=_DATES),
     )
 }
 
@@ -182,6 +207,8 @@ class FrameMethods:
                 break
             except _Vanished:
                 continue
+            except InvalidParameterError as exc:
+                raise spec.speak(exc) from None
         else:
             raise StoreframesError(f"the cache at {self.cache} keeps losing answers while {name} reads them")
         frames = [f if p.whole else _keep_cells(f, ep, p.cells) for f, p in zip(frames, pieces, strict=True)]
@@ -228,7 +255,10 @@ class FrameMethods:
 
     @staticmethod
     def _in_order(frame: pl.DataFrame, ep: Endpoint, params: Mapping[str, Any]) -> pl.DataFrame:
-        """Rows in the order the apps (and metrics) were asked for; each app's rows as the answer had them."""
+        """Rows in the order the apps (and metrics) were asked for, then by day for a history.
+
+        Rows of one app (and day) stay in the order the answer had them.
+        """
         if frame.height < 2 or "apps" not in params:
             return frame
         order: list[pl.Expr] = []
@@ -238,6 +268,8 @@ class FrameMethods:
             names = params["metrics"].split(",") if isinstance(params["metrics"], str) else params["metrics"]
             metrics = [catalog.METRIC_ALIASES.get(m.strip().lower(), m.strip().lower()) for m in names]
             order.append(pl.col("metric").replace_strict(metrics, list(range(len(metrics))), default=len(metrics)))
+        if ep.daily:
+            order.append(pl.col("date"))
         return frame.sort(order, maintain_order=True)
 
     # -- app metadata ---------------------------------------------------------------------------
@@ -418,3 +450,110 @@ class FrameMethods:
         return self._frame(
             "metrics_frame", {"apps": apps, "metrics": metrics, "country": country, "device": device}, refresh
         )
+
+    # -- metadata change history ------------------------------------------------------------------
+
+    @_documented(CHANGES)
+    def changes_frame(
+        self,
+        apps: str | Sequence[str],
+        *,
+        start: str | date | None = None,
+        end: str | date | None = None,
+        country: str = "us",
+        language: str | None = None,
+        device: str | None = None,
+        refresh: Refresh | None = None,
+    ) -> pl.DataFrame:
+        """What each app changed in its store listing, and when: one row per change, oldest first.
+
+        ``start`` and ``end`` are days (``"2026-01-31"`` or a ``datetime.date``), both
+        included; by default the 30 days up to yesterday (UTC), as the service has it. The
+        history is cached day by day: a longer range later fetches only the days not held.
+        A day is final once it is two days old; more recent days are fetched again after
+        six hours. Other arguments as for :meth:`metadata_frame`.
+
+        ``old_value`` and ``new_value`` are text whatever the target: text as it is,
+        integers as digits, objects and arrays as compact JSON. Sizes and icon URLs also
+        have typed columns, and :meth:`version_changes_frame`,
+        :meth:`screenshot_changes_frame` and :meth:`privacy_changes_frame` unfold the
+        nested values (from the same cached answers, at no cost). A target storeframes
+        does not know (the contract does not list them all) is kept, and named once in an
+        :class:`~storeframes.UnknownFieldWarning`. ``version`` is null where the service
+        ties no version to the change (``version_raw`` keeps what it sent).
+
+        >>> sf.changes_frame(["3233849169"], start="2026-08-01", end="2026-10-31").group_by("target").len()  # doctest: +SKIP
+        """
+        return self._frame("changes_frame", _history_call(apps, start, end, country, language, device), refresh)
+
+    @_documented(PRIVACY_CHANGES)
+    def privacy_changes_frame(
+        self,
+        apps: str | Sequence[str],
+        *,
+        start: str | date | None = None,
+        end: str | date | None = None,
+        country: str = "us",
+        language: str | None = None,
+        device: str | None = None,
+        refresh: Refresh | None = None,
+    ) -> pl.DataFrame:
+        """The data types of each privacy_info change (iphone/ipad privacy labels), section by section.
+
+        One row per change, section (DATA_LINKED_TO_YOU, DATA_NOT_LINKED_TO_YOU,
+        DATA_USED_TO_TRACK_YOU) and data type, with ``status`` added, removed or kept
+        between the labels before and after. Arguments as for :meth:`changes_frame`; from
+        the same cached answers.
+
+        >>> sf.privacy_changes_frame("3233849169", start="2026-01-01").filter(pl.col("status") != "kept")  # doctest: +SKIP
+        """
+        return self._frame("privacy_changes_frame", _history_call(apps, start, end, country, language, device), refresh)
+
+    @_documented(SCREENSHOT_CHANGES)
+    def screenshot_changes_frame(
+        self,
+        apps: str | Sequence[str],
+        *,
+        start: str | date | None = None,
+        end: str | date | None = None,
+        country: str = "us",
+        language: str | None = None,
+        device: str | None = None,
+        refresh: Refresh | None = None,
+    ) -> pl.DataFrame:
+        """The screenshots before and after each screenshots change, with what was added or removed.
+
+        One row per screenshot on each ``side`` (old, new) of a change, at its
+        ``position``; ``status`` is added, removed or kept by screenshot id. Android gives
+        no ``filename``. Arguments as for :meth:`changes_frame`; from the same cached
+        answers.
+
+        >>> sf.screenshot_changes_frame("3233849169").filter(pl.col("status") == "added")  # doctest: +SKIP
+        """
+        return self._frame(
+            "screenshot_changes_frame", _history_call(apps, start, end, country, language, device), refresh
+        )
+
+    @_documented(VERSION_CHANGES)
+    def version_changes_frame(
+        self,
+        apps: str | Sequence[str],
+        *,
+        start: str | date | None = None,
+        end: str | date | None = None,
+        country: str = "us",
+        language: str | None = None,
+        device: str | None = None,
+        refresh: Refresh | None = None,
+    ) -> pl.DataFrame:
+        """Each new version of each app, with its release notes and those of the version before.
+
+        Arguments as for :meth:`changes_frame`; from the same cached answers.
+
+        >>> sf.version_changes_frame(["3233849169", "361252007"]).select("app_id", "date", "new_version")  # doctest: +SKIP
+        """
+        return self._frame("version_changes_frame", _history_call(apps, start, end, country, language, device), refresh)
+
+
+def _history_call(apps: Any, start: Any, end: Any, country: Any, language: Any, device: Any) -> dict[str, Any]:
+    return {"apps": apps, "start": start, "end": end, "country": country, "language": language, "device": device}
