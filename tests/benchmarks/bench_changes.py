@@ -51,7 +51,14 @@ The sandbox also sends change targets the contract does not list (title, subtitl
 short_description); the flatteners keep them in the changes table and warn once with an
 ``UnknownFieldWarning``, which this script silences.
 
-Prints the table, then one JSON line per figure.
+Then the frame pipeline on the iphone store, against the in-process sandbox (no network
+time, the rate limit lifted, a fresh cache folder): ``changes_frame`` of the same apps and
+days cold (every request sent) and warm (read from the kept Parquet frames); the three
+other change tables right after, built from the cached raw answers with no request; and
+the range widened by 30 days, which sends only the new days. One run each (a second cold
+run would be warm).
+
+Prints the tables, then one JSON line per figure.
 """
 
 from __future__ import annotations
@@ -60,6 +67,7 @@ import argparse
 import json
 import os
 import platform
+import tempfile
 import time
 import warnings
 from collections.abc import Callable
@@ -69,6 +77,7 @@ from typing import Any
 import pandas as pd
 import polars as pl
 
+import storeframes as sf
 from storeframes.flatteners import Answers, Flat, Keys, UnknownFieldWarning
 from storeframes.flatteners.changes import (
     batch_changes,
@@ -344,6 +353,54 @@ def print_table(figures: list[Figure], about: Figure) -> None:
         print(f"note: {note}")
 
 
+PIPELINE_TABLES = ("privacy_changes_frame", "screenshot_changes_frame", "version_changes_frame")
+
+
+def bench_pipeline(world: World, apps: int, days: int) -> list[Figure]:
+    """changes_frame cold, warm, the sibling tables from the same answers, and a widened range (iphone)."""
+    end = TODAY - timedelta(days=1)
+    start = end - timedelta(days=days - 1)
+    ids = [a for a in world.app_ids("ios") if a not in world.UNAVAILABLE_IN_US][:apps]
+    span = {"start": start, "end": end}
+    figures: list[Figure] = []
+    with tempfile.TemporaryDirectory() as folder:
+        client = sf.Client.sandbox(today=TODAY, cache_dir=folder, rate_limit=(100_000, 1.0), world=world)
+
+        def step(name: str, run: Callable[[], pl.DataFrame]) -> None:
+            sent, spent = len(client.sandbox_service.arrivals), client.spent
+            started = time.perf_counter()
+            rows = run().height
+            figures.append(
+                {
+                    "bench": "changes_pipeline",
+                    "step": name,
+                    "apps": len(ids),
+                    "days": days,
+                    "rows": rows,
+                    "seconds": round(time.perf_counter() - started, 4),
+                    "requests": len(client.sandbox_service.arrivals) - sent,
+                    "credits": client.spent - spent,
+                }
+            )
+
+        with client:
+            step("changes_frame, cold", lambda: client.changes_frame(ids, **span))
+            step("changes_frame, warm", lambda: client.changes_frame(ids, **span))
+            for name in PIPELINE_TABLES:
+                step(f"{name}, from the cached answers", lambda name=name: getattr(client, name)(ids, **span))
+            wider = {"start": start - timedelta(days=30), "end": end}
+            step("changes_frame, 30 more days", lambda: client.changes_frame(ids, **wider))
+    return figures
+
+
+def print_pipeline(figures: list[Figure]) -> None:
+    first = figures[0]
+    print(f"frame pipeline, iphone, {first['apps']} apps x {first['days']} days, in-process sandbox, one run each")
+    print(f"{'step':<52} {'rows':>7} {'seconds':>8} {'requests':>9} {'credits':>8}")
+    for f in figures:
+        print(f"{f['step']:<52} {f['rows']:>7} {f['seconds']:>8.3f} {f['requests']:>9} {f['credits']:>8}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--apps", type=int, default=None, help="apps per store (default 500; 50 with --quick)")
@@ -369,11 +426,15 @@ def main() -> None:
     for device in STORES:
         figures += bench_store(world, device, apps, days, repeat)
 
+    pipeline = bench_pipeline(world, apps, days)
+
     about = machine()
     print_table(figures, about)
     print()
+    print_pipeline(pipeline)
+    print()
     print(json.dumps(about))
-    for f in figures:
+    for f in figures + pipeline:
         print(json.dumps(f))
 
 
