@@ -65,20 +65,19 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import platform
 import tempfile
 import time
 import warnings
 from collections.abc import Callable
-from datetime import UTC, date, datetime, timedelta
+from datetime import date, timedelta
 from typing import Any
 
 import pandas as pd
 import polars as pl
+from _flatten_timing import COUNTRY, LANGUAGE, Figure, Flattener, best, flatten, machine, parse
 
 import storeframes as sf
-from storeframes.flatteners import Answers, Flat, Keys, UnknownFieldWarning
+from storeframes.flatteners import UnknownFieldWarning
 from storeframes.flatteners.changes import (
     batch_changes,
     batch_privacy_changes,
@@ -89,12 +88,9 @@ from storeframes.sandbox.world import World
 
 TODAY = date(2026, 11, 20)  # the sandbox's fixed "today" (tests/conftest.py SANDBOX_TODAY)
 END = TODAY - timedelta(days=1)  # the service's default change range ends yesterday
-COUNTRY = "us"
-LANGUAGE = "en"
 APPS_PER_ANSWER = 5  # the service answers at most 5 apps per changes request
 STORES = {"iphone": "ios", "android": "android"}  # device -> store of World.app_ids
 
-Flattener = Callable[[Answers], Flat]
 TABLES: dict[str, Flattener] = {
     "changes": batch_changes,
     "version_changes": batch_version_changes,
@@ -102,8 +98,6 @@ TABLES: dict[str, Flattener] = {
     "privacy_changes": batch_privacy_changes,
 }
 META = ["app_id", "date", "version", "is_ab_test"]
-
-Figure = dict[str, Any]
 
 
 # -- setup (not timed) ----------------------------------------------------------------------
@@ -127,15 +121,6 @@ def answers(world: World, device: str, apps: int, start: date, end: date) -> lis
 
 
 # -- the timed work -------------------------------------------------------------------------
-
-
-def parse(bodies: list[bytes]) -> list[Any]:
-    return [json.loads(body) for body in bodies]
-
-
-def flatten(flattener: Flattener, results: list[Any], device: str) -> pl.DataFrame:
-    keys = Keys(country=COUNTRY, language=LANGUAGE, device=device, fetched_at=datetime.now(UTC))
-    return flattener([(result, keys) for result in results])[0]
 
 
 def flatten_all(results: list[Any], device: str) -> int:
@@ -184,17 +169,6 @@ def pandas_skip(table: str, results: list[Any]) -> str | None:
     if table == "privacy_changes" and not records_of(results, "privacy_info"):
         return "no privacy_info changes"
     return None
-
-
-def best(run: Callable[[], Any], repeat: int) -> tuple[float, Any]:
-    """The shortest of ``repeat`` runs, in seconds, and the last run's value."""
-    times = []
-    value = None
-    for _ in range(repeat):
-        started = time.perf_counter()
-        value = run()
-        times.append(time.perf_counter() - started)
-    return min(times), value
 
 
 # -- one store ----------------------------------------------------------------------------
@@ -288,18 +262,6 @@ def bench_store(world: World, device: str, apps: int, days: int, repeat: int) ->
 
 
 # -- output -------------------------------------------------------------------------------
-
-
-def machine() -> Figure:
-    return {
-        "bench": "machine",
-        "machine": platform.machine(),
-        "platform": platform.platform(),
-        "python": f"{platform.python_implementation()} {platform.python_version()}",
-        "polars": pl.__version__,
-        "pandas": pd.__version__,
-        "cpus": os.cpu_count(),
-    }
 
 
 def times(x: float) -> str:

@@ -36,20 +36,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import platform
-import time
-from collections.abc import Callable
-from datetime import UTC, date, datetime
+from datetime import date
 from typing import Any
 
 import pandas as pd
-import polars as pl
+from _flatten_timing import COUNTRY, LANGUAGE, Figure, Flattener, best, flatten, machine, parse
 
 from storeframes.flatteners import (
-    Answers,
-    Flat,
-    Keys,
     batch_in_app_purchases,
     batch_metadata,
     batch_permissions,
@@ -61,14 +54,11 @@ from storeframes.flatteners import (
 from storeframes.sandbox.world import World
 
 TODAY = date(2026, 11, 20)
-COUNTRY = "us"
-LANGUAGE = "en"
 APPS_PER_ANSWER = 5  # the service answers at most 5 apps per metadata request
 STORES = {"iphone": "ios", "android": "android"}  # device -> store of World.app_ids
 AIM_X_PARSE = 3.0
 AIM_X_PANDAS = 10.0
 
-Flattener = Callable[[Answers], Flat]
 TABLES: dict[str, Flattener] = {
     "metadata": batch_metadata,
     "versions": batch_versions,
@@ -100,8 +90,6 @@ MEMBERS: dict[str, dict[str, str | None]] = {
     },
 }
 
-Figure = dict[str, Any]
-
 
 # -- setup (not timed) ----------------------------------------------------------------------
 
@@ -120,15 +108,6 @@ def answers(world: World, device: str, apps: int) -> list[bytes]:
 
 
 # -- the timed work -------------------------------------------------------------------------
-
-
-def parse(bodies: list[bytes]) -> list[Any]:
-    return [json.loads(body) for body in bodies]
-
-
-def flatten(flattener: Flattener, results: list[Any], device: str) -> pl.DataFrame:
-    keys = Keys(country=COUNTRY, language=LANGUAGE, device=device, fetched_at=datetime.now(UTC))
-    return flattener([(result, keys) for result in results])[0]
 
 
 def flatten_all(results: list[Any], device: str) -> int:
@@ -168,17 +147,6 @@ def pandas_skip(table: str, device: str, results: list[Any]) -> str | None:
     if not any(member in meta for meta in metas):
         return f"no {member} in {device} metadata"
     return None
-
-
-def best(run: Callable[[], Any], repeat: int) -> tuple[float, Any]:
-    """The shortest of ``repeat`` runs, in seconds, and the last run's value."""
-    times = []
-    value = None
-    for _ in range(repeat):
-        started = time.perf_counter()
-        value = run()
-        times.append(time.perf_counter() - started)
-    return min(times), value
 
 
 # -- one store ----------------------------------------------------------------------------
@@ -262,18 +230,6 @@ def bench_store(world: World, device: str, apps: int, repeat: int) -> list[Figur
 
 
 # -- output -------------------------------------------------------------------------------
-
-
-def machine() -> Figure:
-    return {
-        "bench": "machine",
-        "machine": platform.machine(),
-        "platform": platform.platform(),
-        "python": f"{platform.python_implementation()} {platform.python_version()}",
-        "polars": pl.__version__,
-        "pandas": pd.__version__,
-        "cpus": os.cpu_count(),
-    }
 
 
 def print_table(figures: list[Figure], about: Figure) -> None:
