@@ -16,6 +16,7 @@ from __future__ import annotations
 import inspect
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import date
 from typing import TYPE_CHECKING, Any
 
 import polars as pl
@@ -58,7 +59,6 @@ from .schemas import (
 
 if TYPE_CHECKING:
     from concurrent.futures import ThreadPoolExecutor
-    from datetime import date
 
     from .answers import Response
     from .cache import Cache, Entry, Refresh
@@ -202,7 +202,7 @@ class FrameMethods:
         params = spec.params(arguments)
         for _ in range(3):
             try:
-                ep, _, pieces = self._gather(spec.endpoint, params, refresh)
+                ep, canonical, pieces = self._gather(spec.endpoint, params, refresh)
                 frames = self._piece_frames(spec, pieces)
                 break
             except _Vanished:
@@ -213,6 +213,9 @@ class FrameMethods:
             raise StoreframesError(f"the cache at {self.cache} keeps losing answers while {name} reads them")
         frames = [f if p.whole else _keep_cells(f, ep, p.cells) for f, p in zip(frames, pieces, strict=True)]
         frame = pl.concat(frames, how="vertical") if frames else spec.table.empty()
+        if ep.daily and frame.height:  # only the days asked for, whatever an answer also held
+            first, last = (date.fromisoformat(canonical[p]) for p in ("start_date", "end_date"))
+            frame = frame.filter(pl.col("date").is_between(first, last))
         return self._in_order(frame, ep, params)
 
     def _piece_frames(self, spec: FrameSpec, pieces: Sequence[Any]) -> list[pl.DataFrame]:

@@ -283,3 +283,17 @@ def test_package_functions(tmp_path):
         if defaults._client is not None and defaults._owned:
             defaults._client.close()
         defaults._client, defaults._owned = saved
+
+
+def test_records_outside_the_range_asked_for_are_left_out(client, monkeypatch):
+    world = client.sandbox_service.world
+    real = world.changes
+
+    def with_a_stray_record(app_id, **kwargs):
+        stray = {"target": "icon", "old_value": None, "new_value": None, "version": "", "is_ab_test": None}
+        before = (kwargs["start"] - timedelta(days=1)).isoformat()
+        return [{**stray, "date": before}, *real(app_id, **kwargs)]
+
+    monkeypatch.setattr(world, "changes", with_a_stray_record)
+    frame = client.changes_frame(IOS[:2], **MONTH)
+    assert frame.height > 0 and frame["date"].min() >= date(2026, 8, 1)
