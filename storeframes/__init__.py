@@ -1,7 +1,7 @@
 """storeframes: tidy polars DataFrames from a paid mobile app-store data service.
 
 >>> import storeframes as sf
->>> sf.configure(sandbox=True)                  # or set $STOREFRAMES_API_KEY and $STOREFRAMES_BASE_URL
+>>> client = sf.configure(sandbox=True)         # or set $STOREFRAMES_API_KEY and $STOREFRAMES_BASE_URL
 >>> sf.metadata_frame(["3233849169", "361252007"]).select("app_id", "title")  # doctest: +SKIP
 >>> sf.versions_frame(["3233849169", "361252007"])  # same cached answers: no credits  # doctest: +SKIP
 """

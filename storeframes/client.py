@@ -303,9 +303,10 @@ class Client(frames.FrameMethods):
         clock: a callable returning the current UTC datetime (for replays and tests).
 
     >>> client = Client.sandbox()
-    >>> answer = client.get("metadata", apps="284882215")
+    >>> answer = client.get("metadata", apps="3233849169")
     >>> answer.cost
     11
+    >>> client.close()
     """
 
     def __init__(
