@@ -431,16 +431,24 @@ class Client(frames.FrameMethods):
             scratch = tempfile.mkdtemp(prefix="storeframes-sandbox-")
             client_options["cache_dir"] = scratch
         options.setdefault("rate_limit", rate_limit)
-        service = SandboxService(**options)
-        http = httpx.Client(transport=SandboxTransport(service), timeout=client_options.pop("timeout", 30.0))
-        client = cls(
-            SANDBOX_KEY,
-            base_url=SANDBOX_BASE_URL,
-            budget=budget,
-            rate_limit=rate_limit,
-            http_client=http,
-            **client_options,
-        )
+        http = None
+        try:
+            service = SandboxService(**options)
+            http = httpx.Client(transport=SandboxTransport(service), timeout=client_options.pop("timeout", 30.0))
+            client = cls(
+                SANDBOX_KEY,
+                base_url=SANDBOX_BASE_URL,
+                budget=budget,
+                rate_limit=rate_limit,
+                http_client=http,
+                **client_options,
+            )
+        except BaseException:  # a refused option leaves no folder and no connection behind
+            if http is not None:
+                http.close()
+            if scratch is not None:
+                shutil.rmtree(scratch, ignore_errors=True)
+            raise
         client._own_http = True
         client.sandbox_service = service
         if scratch is not None:  # removed on close(), or when the client is collected

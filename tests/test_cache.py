@@ -5,6 +5,7 @@ from __future__ import annotations
 import gzip
 import json
 import multiprocessing
+import tempfile
 import warnings
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
@@ -567,6 +568,13 @@ def test_a_sandbox_client_caches_in_a_folder_of_its_own_until_closed(tmp_path, m
     assert len(sent(client)) == 1 and folder.is_dir() and not any(tmp_path.iterdir())
     client.close()
     assert not folder.exists() and client.cache is None
+
+
+def test_a_sandbox_client_refused_at_birth_leaves_no_folder(tmp_path, monkeypatch):
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    with pytest.raises(ValueError, match="nope"):
+        sf.Client.sandbox(cost_model={"nope": sf.CostModel()})
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_the_default_folder_comes_from_the_environment(tmp_path, monkeypatch):
