@@ -56,3 +56,79 @@ def machine() -> Figure:
         "pandas": pd.__version__,
         "cpus": os.cpu_count(),
     }
+
+
+def table_figures(
+    bench: str,
+    context: Figure,
+    tables: dict[str, Flattener],
+    results: list[Any],
+    device: str,
+    parse_s: float,
+    repeat: int,
+    *,
+    normalize: Callable[[str], Any],
+    skip: Callable[[str], str | None],
+    more_pandas: Callable[[str, float], Figure] | None = None,
+) -> list[Figure]:
+    """One figure per table (flatten beside parse and beside ``normalize(table)``), then "all tables".
+
+    ``skip(table)`` says why pandas has nothing to normalize for a table (or None);
+    ``more_pandas(table, flatten_s)`` adds further pandas figures to a table's figure.
+    """
+    figures: list[Figure] = []
+    flatten_sum = pandas_sum = flatten_sum_with_pandas = 0.0
+    pandas_tables = []
+    for table, flattener in tables.items():
+        flatten_s, frame = best(lambda flattener=flattener: flatten(flattener, results, device), repeat)
+        rows = frame.height
+        flatten_sum += flatten_s
+        figure: Figure = {
+            "bench": bench,
+            **context,
+            "table": table,
+            "rows": rows,
+            "flatten_s": round(flatten_s, 6),
+            "rows_per_s": round(rows / flatten_s),
+            "parse_s": round(parse_s, 6),
+            "x_parse": round(flatten_s / parse_s, 3),
+        }
+        reason = skip(table)
+        if reason is None:
+            pandas_s, pandas_frame = best(lambda table=table: normalize(table), repeat)
+            figure |= {
+                "pandas_s": round(pandas_s, 6),
+                "x_pandas": round(pandas_s / flatten_s, 3),
+                "pandas_rows": len(pandas_frame),
+            }
+            if more_pandas is not None:
+                figure |= more_pandas(table, flatten_s)
+            pandas_sum += pandas_s
+            flatten_sum_with_pandas += flatten_s
+            pandas_tables.append(table)
+        else:
+            figure |= {"pandas_s": None, "x_pandas": None, "pandas_skipped": reason}
+        figures.append(figure)
+
+    def flatten_all() -> int:
+        return sum(flatten(flattener, results, device).height for flattener in tables.values())
+
+    all_s, rows = best(flatten_all, repeat)
+    figures.append(
+        {
+            "bench": bench,
+            **context,
+            "table": "all tables",
+            "rows": rows,
+            "flatten_s": round(all_s, 6),
+            "rows_per_s": round(rows / all_s),
+            "parse_s": round(parse_s, 6),
+            "x_parse": round(all_s / parse_s, 3),
+            "sum_of_table_bests_s": round(flatten_sum, 6),
+            # pandas over the tables it applies to, against the flatteners of those same tables
+            "pandas_s": round(pandas_sum, 6),
+            "x_pandas": round(pandas_sum / flatten_sum_with_pandas, 3),
+            "pandas_tables": pandas_tables,
+        }
+    )
+    return figures

@@ -74,7 +74,7 @@ from typing import Any
 
 import pandas as pd
 import polars as pl
-from _flatten_timing import COUNTRY, LANGUAGE, Figure, Flattener, best, flatten, machine, parse
+from _flatten_timing import COUNTRY, LANGUAGE, Figure, Flattener, best, flatten, machine, parse, table_figures
 
 import storeframes as sf
 from storeframes.flatteners import UnknownFieldWarning
@@ -121,11 +121,6 @@ def answers(world: World, device: str, apps: int, start: date, end: date) -> lis
 
 
 # -- the timed work -------------------------------------------------------------------------
-
-
-def flatten_all(results: list[Any], device: str) -> int:
-    """Every table over every answer; the total rows."""
-    return sum(flatten(flattener, results, device).height for flattener in TABLES.values())
 
 
 def records_of(results: list[Any], target: str) -> list[dict[str, Any]]:
@@ -208,57 +203,17 @@ def bench_store(world: World, device: str, apps: int, days: int, repeat: int) ->
             pandas_rows = len(normalize(table, results))
             assert pandas_rows == rows, f"{device} {table}: pandas gave {pandas_rows} rows, storeframes {rows}"
 
-    flatten_sum = 0.0
-    pandas_sum = 0.0
-    flatten_sum_with_pandas = 0.0
-    pandas_tables = []
-    for table, flattener in TABLES.items():
-        flatten_s, frame = best(lambda flattener=flattener: flatten(flattener, results, device), repeat)
-        rows = frame.height
-        flatten_sum += flatten_s
-        f: Figure = {
-            "bench": "changes_flatten",
-            **context,
-            "table": table,
-            "rows": rows,
-            "flatten_s": round(flatten_s, 6),
-            "rows_per_s": round(rows / flatten_s),
-            "parse_s": round(parse_s, 6),
-            "x_parse": round(flatten_s / parse_s, 3),
-        }
-        if skips[table] is None:
-            pandas_s, pandas_frame = best(lambda table=table: normalize(table, results), repeat)
-            f |= {
-                "pandas_s": round(pandas_s, 6),
-                "x_pandas": round(pandas_s / flatten_s, 3),
-                "pandas_rows": len(pandas_frame),
-            }
-            pandas_sum += pandas_s
-            flatten_sum_with_pandas += flatten_s
-            pandas_tables.append(table)
-        else:
-            f |= {"pandas_s": None, "x_pandas": None, "pandas_skipped": skips[table]}
-        figures.append(f)
-
-    all_s, rows = best(lambda: flatten_all(results, device), repeat)
-    figures.append(
-        {
-            "bench": "changes_flatten",
-            **context,
-            "table": "all tables",
-            "rows": rows,
-            "flatten_s": round(all_s, 6),
-            "rows_per_s": round(rows / all_s),
-            "parse_s": round(parse_s, 6),
-            "x_parse": round(all_s / parse_s, 3),
-            "sum_of_table_bests_s": round(flatten_sum, 6),
-            # pandas over the tables it applies to, against the flatteners of those same tables
-            "pandas_s": round(pandas_sum, 6),
-            "x_pandas": round(pandas_sum / flatten_sum_with_pandas, 3),
-            "pandas_tables": pandas_tables,
-        }
+    return figures + table_figures(
+        "changes_flatten",
+        context,
+        TABLES,
+        results,
+        device,
+        parse_s,
+        repeat,
+        normalize=lambda table: normalize(table, results),
+        skip=lambda table: skips[table],
     )
-    return figures
 
 
 # -- output -------------------------------------------------------------------------------

@@ -40,7 +40,7 @@ from datetime import date
 from typing import Any
 
 import pandas as pd
-from _flatten_timing import COUNTRY, LANGUAGE, Figure, Flattener, best, flatten, machine, parse
+from _flatten_timing import COUNTRY, LANGUAGE, Figure, Flattener, best, flatten, machine, parse, table_figures
 
 from storeframes.flatteners import (
     batch_in_app_purchases,
@@ -110,11 +110,6 @@ def answers(world: World, device: str, apps: int) -> list[bytes]:
 # -- the timed work -------------------------------------------------------------------------
 
 
-def flatten_all(results: list[Any], device: str) -> int:
-    """Every table over every answer; the total rows."""
-    return sum(flatten(flattener, results, device).height for flattener in TABLES.values())
-
-
 def normalize(table: str, device: str, results: list[Any]) -> pd.DataFrame:
     """``pandas.json_normalize`` of the same table, the way a user would write it."""
     apps = [{**resource["metadata"], "app_id": app_id} for result in results for app_id, resource in result.items()]
@@ -172,61 +167,22 @@ def bench_store(world: World, device: str, apps: int, repeat: int) -> list[Figur
         if pandas_skip(table, device, results) is None:
             normalize(table, device, results[:1])
 
-    flatten_sum = 0.0
-    pandas_sum = 0.0
-    flatten_sum_with_pandas = 0.0
-    pandas_tables = []
-    for table, flattener in TABLES.items():
-        flatten_s, frame = best(lambda flattener=flattener: flatten(flattener, results, device), repeat)
-        rows = frame.height
-        flatten_sum += flatten_s
-        f: Figure = {
-            "bench": "metadata_flatten",
-            **context,
-            "table": table,
-            "rows": rows,
-            "flatten_s": round(flatten_s, 6),
-            "rows_per_s": round(rows / flatten_s),
-            "parse_s": round(parse_s, 6),
-            "x_parse": round(flatten_s / parse_s, 3),
-        }
-        skip = pandas_skip(table, device, results)
-        if skip is None:
-            pandas_s, pandas_frame = best(lambda table=table: normalize(table, device, results), repeat)
-            each_s, _ = best(lambda table=table: normalize_each(table, device, results), repeat)
-            f |= {
-                "pandas_s": round(pandas_s, 6),
-                "x_pandas": round(pandas_s / flatten_s, 3),
-                "pandas_rows": len(pandas_frame),
-                "pandas_per_answer_s": round(each_s, 6),
-                "x_pandas_per_answer": round(each_s / flatten_s, 3),
-            }
-            pandas_sum += pandas_s
-            flatten_sum_with_pandas += flatten_s
-            pandas_tables.append(table)
-        else:
-            f |= {"pandas_s": None, "x_pandas": None, "pandas_skipped": skip}
-        figures.append(f)
+    def per_answer(table: str, flatten_s: float) -> Figure:
+        each_s, _ = best(lambda: normalize_each(table, device, results), repeat)
+        return {"pandas_per_answer_s": round(each_s, 6), "x_pandas_per_answer": round(each_s / flatten_s, 3)}
 
-    all_s, rows = best(lambda: flatten_all(results, device), repeat)
-    figures.append(
-        {
-            "bench": "metadata_flatten",
-            **context,
-            "table": "all tables",
-            "rows": rows,
-            "flatten_s": round(all_s, 6),
-            "rows_per_s": round(rows / all_s),
-            "parse_s": round(parse_s, 6),
-            "x_parse": round(all_s / parse_s, 3),
-            "sum_of_table_bests_s": round(flatten_sum, 6),
-            # pandas over the tables it applies to, against the flatteners of those same tables
-            "pandas_s": round(pandas_sum, 6),
-            "x_pandas": round(pandas_sum / flatten_sum_with_pandas, 3),
-            "pandas_tables": pandas_tables,
-        }
+    return figures + table_figures(
+        "metadata_flatten",
+        context,
+        TABLES,
+        results,
+        device,
+        parse_s,
+        repeat,
+        normalize=lambda table: normalize(table, device, results),
+        skip=lambda table: pandas_skip(table, device, results),
+        more_pandas=per_answer,
     )
-    return figures
 
 
 # -- output -------------------------------------------------------------------------------
