@@ -25,7 +25,7 @@ from pathlib import Path
 import pytest
 import vcr
 
-from storeframes import Client
+from storeframes import Client, defaults
 from storeframes.flatteners import _columns
 from storeframes.sandbox import SANDBOX_KEY, SandboxServer
 
@@ -133,3 +133,14 @@ def _forget_warned_fields():
     _columns._seen_unknown.clear()
     yield
     _columns._seen_unknown.clear()
+
+
+@pytest.fixture
+def fresh_default():
+    """Leave the package's default client as it was."""
+    saved = defaults._client, defaults._owned
+    defaults._client, defaults._owned = None, False
+    yield
+    if defaults._client is not None and defaults._owned and defaults._client is not saved[0]:
+        defaults._client.close()
+    defaults._client, defaults._owned = saved

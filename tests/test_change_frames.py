@@ -270,19 +270,10 @@ def test_plan_shows_the_cost_of_a_range_and_what_the_cache_holds(client):
     assert caught.value.parameter == "end"
 
 
-def test_package_functions(tmp_path):
-    from storeframes import defaults
-
-    saved = defaults._client, defaults._owned
-    defaults._client, defaults._owned = None, False
-    try:
-        sf.configure(sandbox=True, today=SANDBOX_TODAY, cache_dir=tmp_path)
-        assert sf.changes_frame(IOS[:2], **MONTH).equals(sf.default_client().changes_frame(IOS[:2], **MONTH))
-        assert list(sf.version_changes_frame.__signature__.parameters)[:3] == ["apps", "start", "end"]
-    finally:
-        if defaults._client is not None and defaults._owned:
-            defaults._client.close()
-        defaults._client, defaults._owned = saved
+def test_package_functions(fresh_default, tmp_path):
+    sf.configure(sandbox=True, today=SANDBOX_TODAY, cache_dir=tmp_path)
+    assert sf.changes_frame(IOS[:2], **MONTH).equals(sf.default_client().changes_frame(IOS[:2], **MONTH))
+    assert list(sf.version_changes_frame.__signature__.parameters)[:3] == ["apps", "start", "end"]
 
 
 def test_records_outside_the_range_asked_for_are_left_out(client, monkeypatch):

@@ -9,7 +9,7 @@ import polars as pl
 import pytest
 
 import storeframes as sf
-from storeframes import defaults, schemas
+from storeframes import schemas
 from storeframes.frames import FRAMES
 from storeframes.sandbox import SANDBOX_KEY, World
 
@@ -35,17 +35,6 @@ def arrivals(client: sf.Client) -> list[dict[str, str]]:
 def client(tmp_path):
     with cached_sandbox(tmp_path / "cache") as c:
         yield c
-
-
-@pytest.fixture
-def fresh_default():
-    """Leave the package's default client as it was."""
-    saved = defaults._client, defaults._owned
-    defaults._client, defaults._owned = None, False
-    yield
-    if defaults._client is not None and defaults._owned and defaults._client is not saved[0]:
-        defaults._client.close()
-    defaults._client, defaults._owned = saved
 
 
 # -- one fetch, every table ---------------------------------------------------------------------
