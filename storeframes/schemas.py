@@ -18,16 +18,20 @@ from dataclasses import dataclass
 import polars as pl
 
 __all__ = [
+    "BENCHMARKS",
     "CHANGES",
     "IN_APP_PURCHASES",
     "METADATA",
     "METRICS",
     "PERMISSIONS",
     "PRIVACY_CHANGES",
+    "RANK_HISTORY",
     "RELATED_APPS",
     "SCHEMAS",
     "SCREENSHOTS",
     "SCREENSHOT_CHANGES",
+    "SEARCH",
+    "SEARCH_HISTORY",
     "VERSIONS",
     "VERSION_CHANGES",
     "VIDEOS",
@@ -316,6 +320,83 @@ VERSION_CHANGES = _table(
     _AB_TEST,
 )
 
+_KEYWORD = Column("keyword", pl.String(), "the keyword searched, as sent (runs of spaces made one)")
+_SEARCH_KEYS = (
+    _APP_KEYS[1],
+    _APP_KEYS[2],
+    _APP_KEYS[3],
+)
+_RANK = Column("rank", pl.Int64(), "1 for the top result; the place in the list as the store showed it")
+
+SEARCH = _table(
+    "search",
+    "one row per keyword and result of a live search",
+    _KEYWORD,
+    Column("date", pl.Date(), "the day the search ran (as the service dates it, else the UTC day of the fetch)"),
+    _RANK,
+    _APP_KEYS[0],
+    Column("is_ad", pl.Boolean(), "a paid ad placement (with ads=True); False for an organic result"),
+    Column("organic_rank", pl.Int64(), "the rank among organic results only; null for an ad"),
+    *_SEARCH_KEYS,
+    _APP_KEYS[4],
+)
+
+SEARCH_HISTORY = _table(
+    "search_history",
+    "one row per keyword, day and result",
+    _KEYWORD,
+    Column("date", pl.Date(), "the day the search was recorded"),
+    _RANK,
+    _APP_KEYS[0],
+    Column(
+        "source",
+        pl.String(),
+        "history (a recorded day) or live (today, which the service may fill with a live search, at most 250)",
+    ),
+    *_SEARCH_KEYS,
+    _APP_KEYS[4],
+)
+
+_RATE = "percent; null when too few apps have data"
+
+BENCHMARKS = _table(
+    "benchmarks",
+    "one row per country, device, type, channel and category",
+    _APP_KEYS[1],
+    Column("device", pl.String(), "iphone or android"),
+    Column("type", pl.String(), "free or paid"),
+    Column(
+        "channel",
+        pl.String(),
+        "all, search, browse, appref, webref (iphone); all, search, explore, referrals (android)",
+    ),
+    Column("start_date", pl.Date(), "first day of the range the rates average over"),
+    Column("end_date", pl.Date(), "last day of the range"),
+    Column("category", pl.String(), "category code: numeric text (iphone) or an upper-case name (android)"),
+    Column("category_name", pl.String(), "the category's name"),
+    Column("impressions_to_page_views", pl.Float64(), "click-through rate, " + _RATE + " (iphone all/search/browse)"),
+    Column("page_views_to_installs", pl.Float64(), "conversion rate, " + _RATE + "; can exceed 100"),
+    Column("impressions_to_installs", pl.Float64(), "impressions rate, " + _RATE + " (iphone all/search/browse)"),
+    Column("number_of_apps", pl.Float64(), "average number of apps with data in the range; null when unknown"),
+    _APP_KEYS[4],
+)
+
+RANK_HISTORY = _table(
+    "rank_history",
+    "one row per keyword, app and day",
+    _KEYWORD,
+    _APP_KEYS[0],
+    Column("date", pl.Date(), "the day"),
+    Column("rank", pl.Int64(), "the app's best organic rank that day; null unless status is ranked"),
+    Column(
+        "status",
+        pl.String(),
+        "ranked; not_ranked (the day has results, the app is not among them); no_data (no results that day)",
+    ),
+    Column("results", pl.Int64(), "how many organic results the day has; null when status is no_data"),
+    *_SEARCH_KEYS,
+)
+
 SCHEMAS: dict[str, TableSchema] = {
     t.name: t
     for t in (
@@ -331,5 +412,9 @@ SCHEMAS: dict[str, TableSchema] = {
         PRIVACY_CHANGES,
         SCREENSHOT_CHANGES,
         VERSION_CHANGES,
+        SEARCH,
+        SEARCH_HISTORY,
+        BENCHMARKS,
+        RANK_HISTORY,
     )
 }
