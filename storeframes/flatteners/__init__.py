@@ -7,6 +7,7 @@ of rows. The frame functions
 """
 
 from ._columns import Answers, Flat, Keys, UnknownFieldWarning, html_to_text
+from .benchmarks import batch_benchmarks, flatten_benchmarks
 from .changes import (
     batch_changes,
     batch_privacy_changes,
@@ -34,12 +35,15 @@ from .metadata import (
     flatten_videos,
 )
 from .metrics import batch_metrics, flatten_metrics
+from .search import ResultCapWarning, batch_search, batch_search_history, flatten_search, flatten_search_history
 
 __all__ = [
     "Answers",
     "Flat",
     "Keys",
+    "ResultCapWarning",
     "UnknownFieldWarning",
+    "batch_benchmarks",
     "batch_changes",
     "batch_in_app_purchases",
     "batch_metadata",
@@ -49,9 +53,12 @@ __all__ = [
     "batch_related_apps",
     "batch_screenshot_changes",
     "batch_screenshots",
+    "batch_search",
+    "batch_search_history",
     "batch_version_changes",
     "batch_versions",
     "batch_videos",
+    "flatten_benchmarks",
     "flatten_changes",
     "flatten_in_app_purchases",
     "flatten_metadata",
@@ -61,6 +68,8 @@ __all__ = [
     "flatten_related_apps",
     "flatten_screenshot_changes",
     "flatten_screenshots",
+    "flatten_search",
+    "flatten_search_history",
     "flatten_version_changes",
     "flatten_versions",
     "flatten_videos",

@@ -14,7 +14,7 @@ import re
 import threading
 import warnings
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal, InvalidOperation
 from itertools import chain, repeat
@@ -43,6 +43,8 @@ class Keys:
     language: str | None = None
     device: str | None = None
     fetched_at: datetime | None = None
+    request: Mapping[str, str] = field(default_factory=dict, compare=False)
+    """The request's canonical parameters (the keyword, a benchmark's channel and dates ...)."""
 
     @classmethod
     def of(cls, params: Mapping[str, Any], echo: Mapping[str, Any], fetched_at: datetime | None) -> Keys:
@@ -52,7 +54,7 @@ class Keys:
             value = params.get(name) or echo.get(name)
             return str(value) if value is not None else None
 
-        return cls(pick("country"), pick("language"), pick("device"), fetched_at)
+        return cls(pick("country"), pick("language"), pick("device"), fetched_at, dict(params))
 
 
 NO_KEYS = Keys()
