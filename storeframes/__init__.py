@@ -13,6 +13,7 @@ from .cache import Cache, CacheWarning
 from .catalog import CostModel, Endpoint, Freshness
 from .client import AppsUnavailableWarning, Client, Plan
 from .defaults import (
+    benchmarks_frame,
     changes_frame,
     configure,
     default_client,
@@ -25,6 +26,8 @@ from .defaults import (
     related_apps_frame,
     screenshot_changes_frame,
     screenshots_frame,
+    search_frame,
+    search_history_frame,
     version_changes_frame,
     versions_frame,
     videos_frame,
@@ -47,12 +50,14 @@ from .errors import (
     StoreframesError,
     TransportError,
 )
-from .flatteners import UnknownFieldWarning
+from .flatteners import ResultCapWarning, UnknownFieldWarning
 from .ledger import LEDGER_SCHEMA
 from .limiter import SlidingWindowLimiter
+from .ranks import RANK_STATUSES, rank_history
 
 __all__ = [
     "LEDGER_SCHEMA",
+    "RANK_STATUSES",
     "Answer",
     "ApiError",
     "AppNotAvailableError",
@@ -76,6 +81,7 @@ __all__ = [
     "RateLimitError",
     "Response",
     "ResponseShapeError",
+    "ResultCapWarning",
     "ServerError",
     "ServiceValidationError",
     "SlidingWindowLimiter",
@@ -83,6 +89,7 @@ __all__ = [
     "TransportError",
     "UnknownFieldWarning",
     "__version__",
+    "benchmarks_frame",
     "catalog",
     "changes_frame",
     "configure",
@@ -93,11 +100,14 @@ __all__ = [
     "permissions_frame",
     "plan",
     "privacy_changes_frame",
+    "rank_history",
     "related_apps_frame",
     "sandbox",
     "schemas",
     "screenshot_changes_frame",
     "screenshots_frame",
+    "search_frame",
+    "search_history_frame",
     "version_changes_frame",
     "versions_frame",
     "videos_frame",

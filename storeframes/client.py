@@ -684,18 +684,22 @@ class Client(frames.FrameMethods):
             self._flush_ledger()
 
     def _gather(
-        self, endpoint: str, params: Mapping[str, Any], refresh: Refresh | None
-    ) -> tuple[Endpoint, dict[str, str], list[_Piece]]:
-        """One call's pieces without reading cached answers: what the frame functions build on.
+        self, endpoint: str, calls: Sequence[Mapping[str, Any]], refresh: Refresh | None
+    ) -> tuple[Endpoint, list[tuple[dict[str, str], list[_Piece]]]]:
+        """Each call's canonical parameters and pieces, without reading cached answers: what the
+        frame functions build on. Calls that mean the same request are answered once.
 
         Cached pieces name their entry only, so a frame already kept in the cache is read
         from Parquet and the raw answer is never decompressed.
         """
-        ep, mode, plans = self._plan_calls(endpoint, [params], refresh, load=False)
+        ep, mode, plans = self._plan_calls(endpoint, calls, refresh, load=False)
+        unique: dict[str, _CallPlan] = {}
+        for plan in plans:
+            unique.setdefault(_key(plan.params), plan)
+        plans = list(unique.values())
         try:
             fetched = self._fetch_planned(ep, mode, plans)
-            pieces, _ = self._pieces(ep, plans[0], fetched, stacklevel=5)
-            return ep, plans[0].params, pieces
+            return ep, [(plan.params, self._pieces(ep, plan, fetched, stacklevel=5)[0]) for plan in plans]
         finally:
             self._flush_ledger()
 

@@ -22,6 +22,7 @@ from .client import Client
 from .errors import ConfigurationError
 
 __all__ = [
+    "benchmarks_frame",
     "changes_frame",
     "configure",
     "default_client",
@@ -34,6 +35,8 @@ __all__ = [
     "related_apps_frame",
     "screenshot_changes_frame",
     "screenshots_frame",
+    "search_frame",
+    "search_history_frame",
     "version_changes_frame",
     "versions_frame",
     "videos_frame",
@@ -105,4 +108,7 @@ changes_frame = _delegate("changes_frame")
 privacy_changes_frame = _delegate("privacy_changes_frame")
 screenshot_changes_frame = _delegate("screenshot_changes_frame")
 version_changes_frame = _delegate("version_changes_frame")
+search_frame = _delegate("search_frame")
+search_history_frame = _delegate("search_history_frame")
+benchmarks_frame = _delegate("benchmarks_frame")
 plan = _delegate("plan")

@@ -28,6 +28,7 @@ from .flatteners import (
     Answers,
     Flat,
     Keys,
+    batch_benchmarks,
     batch_changes,
     batch_in_app_purchases,
     batch_metadata,
@@ -37,11 +38,14 @@ from .flatteners import (
     batch_related_apps,
     batch_screenshot_changes,
     batch_screenshots,
+    batch_search,
+    batch_search_history,
     batch_version_changes,
     batch_versions,
     batch_videos,
 )
 from .schemas import (
+    BENCHMARKS,
     CHANGES,
     IN_APP_PURCHASES,
     METADATA,
@@ -51,6 +55,8 @@ from .schemas import (
     RELATED_APPS,
     SCREENSHOT_CHANGES,
     SCREENSHOTS,
+    SEARCH,
+    SEARCH_HISTORY,
     VERSION_CHANGES,
     VERSIONS,
     VIDEOS,
@@ -85,6 +91,11 @@ class FrameSpec:
     flatten: Callable[[Answers], Flat]
     revision: int = 1
     renames: Mapping[str, str] = field(default_factory=dict)
+    fan_out: Mapping[str, bool] = field(default_factory=dict)
+    """Parameters taking one value per request, for which a call may give several: one request
+    each (``keyword``, ``country`` ...); True where a text value may list them comma-separated."""
+    switch: tuple[str, str] | None = None
+    """``(argument, endpoint)``: a True/False argument that, when True, sends to another endpoint."""
 
     @property
     def version(self) -> str:
@@ -99,6 +110,43 @@ class FrameSpec:
         if "device" in arguments and arguments["device"] is None and "apps" in arguments:
             arguments = {**arguments, "device": catalog.device_for(arguments["apps"])}
         return {self.renames.get(k, k): v for k, v in arguments.items() if v is not None}
+
+    def route(self, arguments: Mapping[str, Any]) -> tuple[str, dict[str, Any]]:
+        """The endpoint a call goes to, and its arguments without the one that chose it."""
+        arguments = dict(arguments)
+        if self.switch is None:
+            return self.endpoint, arguments
+        name, other = self.switch
+        flag = arguments.pop(name, False)
+        if not isinstance(flag, bool):
+            raise InvalidParameterError(name, flag, "True or False", endpoint=self.name)
+        if not flag:
+            return self.endpoint, arguments
+        ep = catalog.ENDPOINTS[other]
+        device = arguments.get("device")
+        if isinstance(device, str) and device.strip().lower() not in ep.devices:
+            raise InvalidParameterError(
+                "device",
+                device,
+                f"one of {', '.join(ep.devices)} with {name}=True (the {ep.summary})",
+                endpoint=self.name,
+            )
+        return other, arguments
+
+    def calls(self, arguments: Mapping[str, Any]) -> tuple[str, list[dict[str, Any]]]:
+        """The endpoint and one call of its parameters per value of each fanned-out parameter.
+
+        Repeated values are asked for once; an empty list is refused.
+        """
+        endpoint, arguments = self.route(arguments)
+        calls = [self.params(arguments)]
+        back = {param: arg for arg, param in self.renames.items()}
+        for param, split in self.fan_out.items():
+            if param not in calls[0]:
+                continue
+            values = _fan_values(back.get(param, param), calls[0][param], split, self.name)
+            calls = [{**call, param: value} for call in calls for value in values]
+        return endpoint, calls
 
     def build(self, responses: Sequence[Response]) -> Flat:
         """The frame of several answers in one walk, and each answer's number of rows."""
@@ -115,7 +163,27 @@ class FrameSpec:
         return InvalidParameterError(back.get(exc.parameter, exc.parameter), exc.value, allowed, endpoint=self.name)
 
 
+def _fan_values(argument: str, value: Any, split: bool, frame: str) -> list[Any]:
+    """The values of a fanned-out argument: one text (comma-separated where ``split``) or a list."""
+    if isinstance(value, str):
+        values: list[Any] = [v.strip() for v in value.split(",")] if split else [value]
+    elif isinstance(value, Iterable) and not isinstance(value, (bytes, Mapping)):
+        values = list(value)
+    else:
+        return [value]  # the endpoint's validation says what is wrong with it
+    unique: list[Any] = []
+    for item in values:
+        if item not in unique:
+            unique.append(item)
+    if not unique or unique == [""]:
+        raise InvalidParameterError(
+            argument, value, f"at least one value ({argument} takes a text or a list)", endpoint=frame
+        )
+    return unique
+
+
 _DATES = {"start": "start_date", "end": "end_date"}
+_KEYWORDS = {"keywords": "keyword"}
 
 FRAMES: dict[str, FrameSpec] = {
     spec.name: spec
@@ -132,6 +200,31 @@ FRAMES: dict[str, FrameSpec] = {
         FrameSpec("privacy_changes_frame", "changes", PRIVACY_CHANGES, batch_privacy_changes, renames=_DATES),
         FrameSpec("screenshot_changes_frame", "changes", SCREENSHOT_CHANGES, batch_screenshot_changes, renames=_DATES),
         FrameSpec("version_changes_frame", "changes", VERSION_CHANGES, batch_version_changes, renames=_DATES),
+        FrameSpec(
+            "search_frame",
+            "search",
+            SEARCH,
+            batch_search,
+            renames=_KEYWORDS,
+            fan_out={"keyword": False},
+            switch=("ads", "search_ads"),
+        ),
+        FrameSpec(
+            "search_history_frame",
+            "search_history",
+            SEARCH_HISTORY,
+            batch_search_history,
+            renames={**_KEYWORDS, **_DATES},
+            fan_out={"keyword": False},
+        ),
+        FrameSpec(
+            "benchmarks_frame",
+            "benchmarks",
+            BENCHMARKS,
+            batch_benchmarks,
+            renames={"countries": "country", "channels": "channel", **_DATES},
+            fan_out={"country": True, "channel": True},
+        ),
     )
 }
 
@@ -145,7 +238,8 @@ def resolve(name: str, calls: Sequence[Mapping[str, Any]]) -> tuple[str, list[Ma
     if spec is None:
         return name, list(calls)
     signature = inspect.signature(getattr(FrameMethods, name))
-    resolved = []
+    resolved: list[Mapping[str, Any]] = []
+    endpoints = set()
     for call in calls:
         try:
             bound = signature.bind(None, **call)
@@ -153,8 +247,16 @@ def resolve(name: str, calls: Sequence[Mapping[str, Any]]) -> tuple[str, list[Ma
             raise InvalidParameterError("arguments", dict(call), f"those of {name}{signature}: {exc}") from None
         bound.apply_defaults()
         arguments = {k: v for k, v in bound.arguments.items() if k not in ("self", "refresh")}
-        resolved.append(spec.params(arguments))
-    return spec.endpoint, resolved
+        endpoint, expanded = spec.calls(arguments)
+        endpoints.add(endpoint)
+        resolved += expanded
+    if len(endpoints) > 1:
+        raise InvalidParameterError(
+            "calls",
+            list(calls),
+            f"calls of one endpoint per plan ({name} calls here go to {', '.join(sorted(endpoints))})",
+        )
+    return (endpoints.pop() if endpoints else spec.endpoint), resolved
 
 
 class _Vanished(Exception):
@@ -163,7 +265,8 @@ class _Vanished(Exception):
 
 def _keep_cells(frame: pl.DataFrame, ep: Endpoint, cells: Iterable[planning.Cell]) -> pl.DataFrame:
     """The rows of ``frame`` that stand for ``cells`` (for an answer shared with other calls)."""
-    columns = ["app_id"] + (["metric"] if ep.facet else []) + (["date"] if ep.daily else [])
+    entity = "app_id" if ep.entity == "apps" else "keyword"
+    columns = [entity] + (["metric"] if ep.facet else []) + (["date"] if ep.daily else [])
     wanted = {
         "\x1f".join(str(part) for part, used in zip(cell, (True, bool(ep.facet), ep.daily), strict=True) if used)
         for cell in cells
@@ -192,18 +295,21 @@ class FrameMethods:
         def _executor(self) -> ThreadPoolExecutor: ...
 
         def _gather(
-            self, endpoint: str, params: Mapping[str, Any], refresh: Refresh | None
-        ) -> tuple[Endpoint, dict[str, str], list[Any]]: ...
+            self, endpoint: str, calls: Sequence[Mapping[str, Any]], refresh: Refresh | None
+        ) -> tuple[Endpoint, list[tuple[dict[str, str], list[Any]]]]: ...
 
     # -- the pipeline ------------------------------------------------------------------------
 
     def _frame(self, name: str, arguments: Mapping[str, Any], refresh: Refresh | None) -> pl.DataFrame:
         spec = FRAMES[name]
-        params = spec.params(arguments)
+        try:
+            endpoint, calls = spec.calls(arguments)
+        except InvalidParameterError as exc:
+            raise spec.speak(exc) from None
         for _ in range(3):
             try:
-                ep, canonical, pieces = self._gather(spec.endpoint, params, refresh)
-                frames = self._piece_frames(spec, pieces)
+                ep, gathered = self._gather(endpoint, calls, refresh)
+                frames = self._piece_frames(spec, [piece for _, pieces in gathered for piece in pieces])
                 break
             except _Vanished:
                 continue
@@ -211,12 +317,19 @@ class FrameMethods:
                 raise spec.speak(exc) from None
         else:
             raise StoreframesError(f"the cache at {self.cache} keeps losing answers while {name} reads them")
-        frames = [f if p.whole else _keep_cells(f, ep, p.cells) for f, p in zip(frames, pieces, strict=True)]
-        frame = pl.concat(frames, how="vertical") if frames else spec.table.empty()
-        if ep.daily and frame.height:  # only the days asked for, whatever an answer also held
-            first, last = (date.fromisoformat(canonical[p]) for p in ("start_date", "end_date"))
-            frame = frame.filter(pl.col("date").is_between(first, last))
-        return self._in_order(frame, ep, params)
+        parts: list[pl.DataFrame] = []
+        taken = 0
+        for canonical, pieces in gathered:
+            mine = frames[taken : taken + len(pieces)]
+            taken += len(pieces)
+            mine = [f if p.whole else _keep_cells(f, ep, p.cells) for f, p in zip(mine, pieces, strict=True)]
+            frame = pl.concat(mine, how="vertical") if mine else spec.table.empty()
+            if ep.daily and frame.height:  # only the days asked for, whatever an answer also held
+                first, last = (date.fromisoformat(canonical[p]) for p in ("start_date", "end_date"))
+                frame = frame.filter(pl.col("date").is_between(first, last))
+            parts.append(frame)
+        frame = pl.concat(parts, how="vertical") if len(parts) > 1 else parts[0] if parts else spec.table.empty()
+        return self._in_order(frame, ep, spec, calls[0], [canonical for canonical, _ in gathered])
 
     def _piece_frames(self, spec: FrameSpec, pieces: Sequence[Any]) -> list[pl.DataFrame]:
         """Each piece's frame: kept frames are read from the cache; the others are built in one walk and kept."""
@@ -257,23 +370,37 @@ class FrameMethods:
         return frames  # type: ignore[return-value]
 
     @staticmethod
-    def _in_order(frame: pl.DataFrame, ep: Endpoint, params: Mapping[str, Any]) -> pl.DataFrame:
-        """Rows in the order the apps (and metrics) were asked for, then by day for a history.
+    def _in_order(
+        frame: pl.DataFrame,
+        ep: Endpoint,
+        spec: FrameSpec,
+        params: Mapping[str, Any],
+        calls: Sequence[Mapping[str, str]],
+    ) -> pl.DataFrame:
+        """Rows in the order the apps (metrics, keywords, countries ...) were asked for, then by day.
 
-        Rows of one app (and day) stay in the order the answer had them.
+        Rows of one app or keyword (and day) stay in the order the answer had them.
         """
-        if frame.height < 2 or "apps" not in params:
+        if frame.height < 2:
             return frame
         order: list[pl.Expr] = []
-        apps = catalog.app_list(params["apps"])
-        order.append(pl.col("app_id").replace_strict(apps, list(range(len(apps))), default=len(apps)))
+
+        def given(column: str, values: Sequence[str]) -> None:
+            values = list(dict.fromkeys(values))
+            if len(values) > 1:
+                order.append(pl.col(column).replace_strict(values, list(range(len(values))), default=len(values)))
+
+        if "apps" in params:
+            given("app_id", catalog.app_list(params["apps"]))
         if ep.facet and "metrics" in params:
             names = params["metrics"].split(",") if isinstance(params["metrics"], str) else params["metrics"]
-            metrics = [catalog.METRIC_ALIASES.get(m.strip().lower(), m.strip().lower()) for m in names]
-            order.append(pl.col("metric").replace_strict(metrics, list(range(len(metrics))), default=len(metrics)))
+            given("metric", [catalog.METRIC_ALIASES.get(m.strip().lower(), m.strip().lower()) for m in names])
+        for param in spec.fan_out:
+            if all(param in call for call in calls):
+                given(param, [call[param] for call in calls])
         if ep.daily:
             order.append(pl.col("date"))
-        return frame.sort(order, maintain_order=True)
+        return frame.sort(order, maintain_order=True) if order else frame
 
     # -- app metadata ---------------------------------------------------------------------------
 
@@ -556,6 +683,114 @@ class FrameMethods:
         >>> sf.version_changes_frame(["3233849169", "361252007"]).select("app_id", "date", "new_version")  # doctest: +SKIP
         """
         return self._frame("version_changes_frame", _history_call(apps, start, end, country, language, device), refresh)
+
+    # -- keyword search --------------------------------------------------------------------
+
+    @_documented(SEARCH)
+    def search_frame(
+        self,
+        keywords: str | Sequence[str],
+        *,
+        country: str = "us",
+        language: str | None = None,
+        device: str = "iphone",
+        ads: bool = False,
+        refresh: Refresh | None = None,
+    ) -> pl.DataFrame:
+        """The live store search for each keyword: one row per keyword and result, rank 1 first.
+
+        ``keywords`` is one keyword (a text, commas and all) or a list; each is one request,
+        sent concurrently under the rate limit, and cached for an hour. ``device`` is
+        iphone, ipad or android; ``language`` defaults to the country's. With
+        ``ads=True`` the search with ads is used (iphone and ipad only; refused for
+        android before any request): ``is_ad`` marks the ad placements, ``rank`` counts
+        them and ``organic_rank`` does not. The same app may then appear twice, as an ad
+        and organically.
+
+        >>> sf.search_frame(["photo editor", "meditation"]).filter(pl.col("rank") <= 3)  # doctest: +SKIP
+        """
+        return self._frame(
+            "search_frame",
+            {"keywords": keywords, "country": country, "language": language, "device": device, "ads": ads},
+            refresh,
+        )
+
+    @_documented(SEARCH_HISTORY)
+    def search_history_frame(
+        self,
+        keywords: str | Sequence[str],
+        *,
+        start: str | date | None = None,
+        end: str | date | None = None,
+        country: str = "us",
+        language: str | None = None,
+        device: str = "iphone",
+        refresh: Refresh | None = None,
+    ) -> pl.DataFrame:
+        """Where apps ranked for each keyword, day by day: one row per keyword, day and result.
+
+        ``start`` and ``end`` are days (``"2026-01-31"`` or a ``datetime.date``), both
+        included; by default the 31 days up to yesterday (UTC). A day the service did not
+        record (the keyword was not tracked) has no rows; the cache remembers it, so a
+        final day is never asked for again. The history is cached day by day: a longer
+        range later fetches only the days not held, one request per keyword and run of
+        missing days. When ``end`` is today, the service fills today with a live search
+        (at most 250 results): those rows have ``source="live"``, and today is fetched
+        again after an hour. At most 500 results a day are kept on iphone/ipad and 250 on
+        android, as the contract says. :func:`storeframes.rank_history` turns the frame
+        into each app's rank per keyword and day.
+
+        >>> sf.search_history_frame(["photo editor"], start="2026-09-01").filter(pl.col("app_id") == "3233849169")  # doctest: +SKIP
+        """
+        return self._frame(
+            "search_history_frame",
+            {
+                "keywords": keywords,
+                "start": start,
+                "end": end,
+                "country": country,
+                "language": language,
+                "device": device,
+            },
+            refresh,
+        )
+
+    # -- conversion benchmarks ---------------------------------------------------------------
+
+    @_documented(BENCHMARKS)
+    def benchmarks_frame(
+        self,
+        *,
+        countries: str | Sequence[str] = "us",
+        device: str = "iphone",
+        type: str = "free",
+        channels: str | Sequence[str] = "all",
+        start: str | date | None = None,
+        end: str | date | None = None,
+        refresh: Refresh | None = None,
+    ) -> pl.DataFrame:
+        """Conversion-rate benchmarks per store category: one row per country, channel and category.
+
+        ``countries`` and ``channels`` take one value, a comma-separated text or a list;
+        the service takes one country and one channel per request, so each pair is one
+        request (about 1,000 credits each: see :meth:`plan` first), sent concurrently.
+        ``device`` is iphone or android, ``type`` free or paid. Channels are checked for
+        the device before anything is sent: all, search, browse, appref, webref on
+        iphone; all, search, explore, referrals on android. ``start`` and ``end`` default
+        to the 31 days up to yesterday; a range is cached whole, as the rates average over it.
+
+        Rates are percent and stay null where too few apps have data (never zero);
+        ``page_views_to_installs`` can exceed 100, as installs also come straight from
+        search and browse results. On android, and for the iphone referrer channels, only
+        ``page_views_to_installs`` is given.
+
+        >>> sf.benchmarks_frame(countries=["us", "gb"], channels="search").sort("page_views_to_installs")  # doctest: +SKIP
+        """
+        return self._frame(
+            "benchmarks_frame",
+            {"countries": countries, "device": device, "type": type, "channels": channels, "start": start, "end": end},
+            refresh,
+        )
 
 
 def _history_call(apps: Any, start: Any, end: Any, country: Any, language: Any, device: Any) -> dict[str, Any]:

@@ -1,0 +1,168 @@
+"""Rank tracking: each app's rank per keyword and day, from a search history frame.
+
+>>> import storeframes as sf
+>>> history = sf.search_history_frame("photo editor", start="2026-11-01", end="2026-11-07")  # doctest: +SKIP
+>>> sf.rank_history(history, ["3233849169", "389801252"])  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import date
+from typing import Any
+
+import polars as pl
+
+from .catalog import app_list
+from .errors import InvalidParameterError
+from .schemas import RANK_HISTORY
+
+__all__ = ["RANK_STATUSES", "rank_history"]
+
+RANK_STATUSES = ("ranked", "not_ranked", "no_data")
+"""The statuses of :func:`rank_history`, best first."""
+
+_SERIES = ("keyword", "country", "language", "device")
+_NEEDED = ("keyword", "date", "rank", "app_id")
+_NULL = "\x00"  # stands for a null key while joining (polars does not match nulls in joins)
+
+
+def _day(name: str, value: Any) -> date | None:
+    if value is None or (isinstance(value, date) and not hasattr(value, "hour")):
+        return value
+    if hasattr(value, "date") and callable(value.date):
+        return value.date()  # type: ignore[no-any-return]
+    if isinstance(value, str):
+        try:
+            return date.fromisoformat(value.strip())
+        except ValueError:
+            pass
+    raise InvalidParameterError(name, value, "a date as 'YYYY-MM-DD' or a datetime.date", endpoint="rank_history")
+
+
+def _texts(name: str, value: Any) -> list[str]:
+    values = [value] if isinstance(value, str) else list(value) if isinstance(value, Sequence) else None
+    if not values or not all(isinstance(v, str) and v.strip() for v in values):
+        raise InvalidParameterError(name, value, "a text or a non-empty list of texts", endpoint="rank_history")
+    return list(dict.fromkeys(" ".join(v.split()) for v in values))
+
+
+def rank_history(
+    history: pl.DataFrame | Any,
+    apps: str | Sequence[str],
+    *,
+    keywords: str | Sequence[str] | None = None,
+    start: str | date | None = None,
+    end: str | date | None = None,
+) -> pl.DataFrame:
+    """Each app's rank per keyword and day, with a status that tells missing ranks apart.
+
+    ``history`` is a :func:`~storeframes.search_history_frame` (or a
+    :func:`~storeframes.search_frame`, whose ads are left out: the rank is the organic
+    one). Every day from ``start`` to ``end`` (by default the history's first and last
+    day) gets one row per keyword and app, with ``status``:
+
+    * ``ranked``: the app is in that day's results, at ``rank`` (its best place if it
+      appears twice);
+    * ``not_ranked``: the day has results (``results`` of them), the app is not among them;
+    * ``no_data``: the history has no results for that keyword and day (the service did not
+      record the day, or it was not fetched).
+
+    ``rank`` is null unless the app ranked, so a plot of rank over date shows gaps where
+    the app was not ranked. ``keywords`` keeps only those keywords; a keyword with no row
+    at all in the history is all ``no_data``. Rows come by keyword, app (in the order
+    given) and day.
+
+    >>> history = pl.DataFrame({"keyword": ["maps"] * 3, "date": [date(2026, 1, 1)] * 2 + [date(2026, 1, 3)],
+    ...                         "rank": [1, 2, 1], "app_id": ["1", "2", "2"]})
+    >>> rank_history(history, ["1"]).select("date", "rank", "status", "results")
+    shape: (3, 4)
+    ┌────────────┬──────┬────────────┬─────────┐
+    │ date       ┆ rank ┆ status     ┆ results │
+    │ ---        ┆ ---  ┆ ---        ┆ ---     │
+    │ date       ┆ i64  ┆ str        ┆ i64     │
+    ╞════════════╪══════╪════════════╪═════════╡
+    │ 2026-01-01 ┆ 1    ┆ ranked     ┆ 2       │
+    │ 2026-01-02 ┆ null ┆ no_data    ┆ null    │
+    │ 2026-01-03 ┆ null ┆ not_ranked ┆ 1       │
+    └────────────┴──────┴────────────┴─────────┘
+    """
+    if isinstance(history, pl.LazyFrame):
+        history = history.collect()
+    elif not isinstance(history, pl.DataFrame):
+        try:
+            history = pl.from_pandas(history)
+        except (TypeError, ValueError, ImportError):
+            raise InvalidParameterError(
+                "history",
+                type(history).__name__,
+                "a search_history_frame (a polars or pandas DataFrame)",
+                endpoint="rank_history",
+            ) from None
+    missing = [c for c in _NEEDED if c not in history.columns]
+    if missing:
+        raise InvalidParameterError(
+            "history",
+            f"a frame without {', '.join(missing)}",
+            "a search_history_frame or search_frame, with columns keyword, date, rank and app_id",
+            endpoint="rank_history",
+        )
+    ids = app_list(apps)
+    if not ids:
+        raise InvalidParameterError("apps", apps, "at least one app id", endpoint="rank_history")
+    wanted = _texts("keywords", keywords) if keywords is not None else None
+    first, last = _day("start", start), _day("end", end)
+
+    frame = history.with_columns(pl.col("date").cast(pl.Date))
+    if "is_ad" in frame.columns:
+        frame = frame.filter(~pl.col("is_ad").fill_null(False))
+    rank = "organic_rank" if "organic_rank" in frame.columns else "rank"
+    frame = frame.with_columns(
+        *(pl.col(c).cast(pl.String).fill_null(_NULL) if c in frame.columns else pl.lit(_NULL).alias(c) for c in _SERIES)
+    )
+    if wanted is not None:
+        frame = frame.filter(pl.col("keyword").is_in(wanted))
+    if first is None or last is None:
+        if frame.height == 0 and (first or last) is None:
+            return RANK_HISTORY.empty()
+        first = first or frame["date"].min() or last
+        last = last or frame["date"].max() or first
+    if last < first:  # type: ignore[operator]
+        raise InvalidParameterError("end", last, f"a date on or after start={first}", endpoint="rank_history")
+    frame = frame.filter(pl.col("date").is_between(first, last))
+
+    series = frame.select(_SERIES).unique(maintain_order=True)
+    if wanted is not None:
+        places = series.select(_SERIES[1:]).unique(maintain_order=True)
+        if places.height == 0:
+            places = pl.DataFrame({c: [_NULL] for c in _SERIES[1:]})
+        absent = pl.DataFrame({"keyword": [k for k in wanted if k not in set(series["keyword"])]})
+        series = pl.concat([series, absent.join(places, how="cross").select(_SERIES)])
+        series = series.sort(pl.col("keyword").replace_strict(wanted, list(range(len(wanted)))), maintain_order=True)
+    days = pl.DataFrame({"date": pl.date_range(first, last, "1d", eager=True)})
+    grid = (
+        series.with_row_index("_series")
+        .join(pl.DataFrame({"app_id": ids}).with_row_index("_app"), how="cross")
+        .join(days, how="cross")
+    )
+    results = frame.group_by([*_SERIES, "date"]).agg(pl.len().cast(pl.Int64).alias("results"))
+    ranks = (
+        frame.filter(pl.col("app_id").is_in(ids))
+        .group_by([*_SERIES, "date", "app_id"])
+        .agg(pl.col(rank).min().cast(pl.Int64).alias("rank"))
+    )
+    out = (
+        grid.join(results, on=[*_SERIES, "date"], how="left")
+        .join(ranks, on=[*_SERIES, "date", "app_id"], how="left")
+        .with_columns(
+            pl.when(pl.col("rank").is_not_null())
+            .then(pl.lit("ranked"))
+            .when(pl.col("results").is_not_null())
+            .then(pl.lit("not_ranked"))
+            .otherwise(pl.lit("no_data"))
+            .alias("status"),
+            *(pl.when(pl.col(c) == _NULL).then(None).otherwise(pl.col(c)).alias(c) for c in _SERIES),
+        )
+        .sort("_series", "_app", "date")
+    )
+    return out.select(RANK_HISTORY.names).cast(RANK_HISTORY.schema)  # type: ignore[arg-type]
