@@ -35,6 +35,7 @@ from typing import Any
 import httpx
 import polars as pl
 import tenacity
+from tqdm.auto import tqdm
 
 from . import catalog, frames, planning
 from ._version import __version__
@@ -68,6 +69,7 @@ log = logging.getLogger("storeframes")
 ENV_API_KEY = "STOREFRAMES_API_KEY"
 ENV_BASE_URL = "STOREFRAMES_BASE_URL"
 ENV_OFFLINE = "STOREFRAMES_OFFLINE"
+ENV_PROGRESS = "STOREFRAMES_PROGRESS"
 TOKEN_HEADER = "x-service-key"
 
 
@@ -301,6 +303,10 @@ class Client(frames.FrameMethods):
         freshness: per endpoint name, a :class:`~storeframes.catalog.Freshness`
             replacing the default policy.
         clock: a callable returning the current UTC datetime (for replays and tests).
+        progress: show a progress bar (``tqdm.auto``: a widget in notebooks, a line in a
+            terminal) while a call sends requests: ``None`` (the default) when it sends
+            more than :attr:`PROGRESS_AFTER`, ``True`` whenever it sends, ``False`` never.
+            ``$STOREFRAMES_PROGRESS=0`` turns it off by default.
 
     >>> client = Client.sandbox()
     >>> answer = client.get("metadata", apps="3233849169")
@@ -308,6 +314,9 @@ class Client(frames.FrameMethods):
     11
     >>> client.close()
     """
+
+    PROGRESS_AFTER = 5
+    """With ``progress=None``, a call sending more requests than this shows a progress bar."""
 
     def __init__(
         self,
@@ -327,6 +336,7 @@ class Client(frames.FrameMethods):
         refresh: Refresh = "auto",
         freshness: Mapping[str, Freshness] | None = None,
         clock: Any = None,
+        progress: bool | None = None,
     ):
         self._api_key = _Secret(api_key if api_key is not None else os.environ.get(ENV_API_KEY, ""))
         base_url = base_url if base_url is not None else os.environ.get(ENV_BASE_URL) or None
@@ -367,6 +377,11 @@ class Client(frames.FrameMethods):
         self.requests_sent = 0
         self.retries = 0
         self.sandbox_service: Any = None  # the in-process sandbox, for Client.sandbox()
+        if progress is None and os.environ.get(ENV_PROGRESS, "").strip().lower() in ("0", "false", "no", "off"):
+            progress = False
+        if progress is not None and not isinstance(progress, bool):
+            raise ConfigurationError(f"progress must be True, False or None (when many requests), got {progress!r}")
+        self.progress = progress
         self._scratch: weakref.finalize | None = None  # a sandbox's own cache folder, removed with it
 
     # -- construction helpers -------------------------------------------------
@@ -424,6 +439,7 @@ class Client(frames.FrameMethods):
             "refresh",
             "freshness",
             "clock",
+            "progress",
         )
         client_options = {k: options.pop(k) for k in names if k in options}
         scratch = None
@@ -766,7 +782,12 @@ class Client(frames.FrameMethods):
         if not requests:
             return {}
         futures = self._start(ep, requests)
-        _, not_done = wait(futures, return_when=FIRST_EXCEPTION)
+        bar = self._progress_bar(ep, futures)
+        try:
+            _, not_done = wait(futures, return_when=FIRST_EXCEPTION)
+        finally:
+            if bar is not None:
+                bar.close()
         failure = next((f.exception() for f in futures if f.done() and f.exception() is not None), None)
         if failure is not None:
             for future in not_done:
@@ -845,6 +866,20 @@ class Client(frames.FrameMethods):
         except Exception as exc:
             future.set_exception(exc)
         return [future]
+
+    def _progress_bar(self, ep: Endpoint, futures: Sequence[Future[Any]]) -> tqdm[Any] | None:
+        """A bar counting the requests of a call as they finish, with the credits spent so far."""
+        if self.progress is False or len(futures) <= (0 if self.progress else self.PROGRESS_AFTER):
+            return None
+        bar = tqdm(total=len(futures), desc=ep.name, unit="request", dynamic_ncols=True)
+
+        def advance(future: Future[Any]) -> None:
+            bar.set_postfix_str(f"{self.spent} credits spent", refresh=False)
+            bar.update(1)
+
+        for future in futures:
+            future.add_done_callback(advance)
+        return bar
 
     def _executor(self) -> ThreadPoolExecutor:
         with self._lock:
