@@ -10,7 +10,7 @@ costs, faults) in :mod:`storeframes.sandbox.service`.
 """
 
 from .server import SandboxServer
-from .service import API_PREFIX, SANDBOX_KEY, Arrival, Faults, Reply, SandboxService
+from .service import API_PREFIX, SANDBOX_KEY, Arrival, Dialect, Faults, Reply, SandboxService
 from .transport import SandboxTransport
 from .world import World
 
@@ -22,6 +22,7 @@ __all__ = [
     "SANDBOX_BASE_URL",
     "SANDBOX_KEY",
     "Arrival",
+    "Dialect",
     "Faults",
     "Reply",
     "SandboxServer",

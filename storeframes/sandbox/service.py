@@ -45,7 +45,7 @@ from .. import catalog
 from ..errors import InvalidParameterError
 from .world import World, store_of
 
-__all__ = ["API_PREFIX", "SANDBOX_KEY", "Arrival", "Faults", "Reply", "SandboxService"]
+__all__ = ["API_PREFIX", "SANDBOX_KEY", "Arrival", "Dialect", "Faults", "Reply", "SandboxService"]
 
 API_PREFIX = "/api/public/store"
 SANDBOX_KEY = "sandbox-demo-key"
@@ -75,6 +75,44 @@ class Faults:
         total = self.server_error + self.rate_limited + self.timeout + self.truncated + self.dropped
         if not 0.0 <= total <= 1.0:
             raise ValueError(f"fault shares must add up to at most 1, got {total}")
+
+
+@dataclass(frozen=True)
+class Dialect:
+    """Which form the search answers take, where the contract shows none.
+
+    The defaults are the forms public clients observed (``wire-notes.md``); the others are
+    the forms the same notes call possible, so a client can be tested against each of them.
+
+    ``search``: the live organic search as ``"value"`` (``{"date", "value": [ids]}``),
+    ``"apps"`` (``{"date", "apps": [{"id", "position"}]}``) or ``"pairs"`` (a list of
+    ``{"application_id", "is_ad"}``). ``history``: ``"by_date"`` (``{"2026-01-05": [ids]}``)
+    or ``"list"`` (``[{"date", "value": [ids]}]``). ``keyword_level``: every search answer
+    (live, with ads, history) under a key named after the keyword.
+    """
+
+    search: str = "value"
+    history: str = "by_date"
+    keyword_level: bool = False
+
+    def __post_init__(self) -> None:
+        if self.search not in ("value", "apps", "pairs"):
+            raise ValueError(f"Dialect.search must be value, apps or pairs, got {self.search!r}")
+        if self.history not in ("by_date", "list"):
+            raise ValueError(f"Dialect.history must be by_date or list, got {self.history!r}")
+
+    def live(self, day: date, ids: list[str]) -> Any:
+        if self.search == "apps":
+            return {"date": day.isoformat(), "apps": [{"id": a, "position": i + 1} for i, a in enumerate(ids)]}
+        if self.search == "pairs":
+            return [{"application_id": a, "is_ad": False} for a in ids]
+        return {"date": day.isoformat(), "value": ids}
+
+    def days(self, days: dict[str, list[str]]) -> Any:
+        return [{"date": d, "value": ids} for d, ids in days.items()] if self.history == "list" else days
+
+    def under(self, keyword: str, result: Any) -> Any:
+        return {keyword: result} if self.keyword_level else result
 
 
 @dataclass(frozen=True)
@@ -116,6 +154,7 @@ class SandboxService:
         credits: credits of the account; when spent, 403 ``NotEnoughCreditsError``.
         estimates_in_plan: False answers downloads and revenues with 403 ``EstimatesNotInPlanError``.
         retry_after_header: send ``Retry-After`` with 429.
+        dialect: a :class:`Dialect`: the form of the search answers (the observed forms by default).
     """
 
     def __init__(
@@ -131,8 +170,10 @@ class SandboxService:
         estimates_in_plan: bool = True,
         retry_after_header: bool = False,
         world: World | None = None,
+        dialect: Dialect | None = None,
     ):
         self.world = world or World(seed)
+        self.dialect = dialect or Dialect()
         self._today = date.fromisoformat(today) if isinstance(today, str) else today
         self.limit, self.window = rate_limit
         self.latency = latency
@@ -345,13 +386,17 @@ class SandboxService:
             }
         elif ep.name == "search":
             ids = self.world.search(canonical["keyword"], device=device, country=country, language=language, day=today)
-            result = {"date": today.isoformat(), "value": ids}
+            result = self.dialect.under(canonical["keyword"], self.dialect.live(today, ids))
         elif ep.name == "search_ads":
-            result = self.world.search_ads(
-                canonical["keyword"], device=device, country=country, language=language, day=today
+            result = self.dialect.under(
+                canonical["keyword"],
+                self.world.search_ads(
+                    canonical["keyword"], device=device, country=country, language=language, day=today
+                ),
             )
         else:  # search_history
-            result, days_charged = self._history(canonical, device, country, language, today)
+            days, days_charged = self._history(canonical, device, country, language, today)
+            result = self.dialect.under(canonical["keyword"], self.dialect.days(days))
             cost = ep.cost.base + ep.cost.per_day * days_charged
         return Reply(
             200, self._envelope(path, echo, result, cost, max_cost), {"content-type": "application/json"}, cost=cost
