@@ -4,39 +4,9 @@ from __future__ import annotations
 
 import polars as pl
 
-from .client import Answer, Client
+from .client import Client
 
 __all__ = ["run_demo"]
-
-
-def _search_table(answer: Answer, keyword: str, top: int) -> pl.DataFrame:
-    ids = [str(i) for i in answer.result["value"]]
-    return (
-        pl.DataFrame(
-            {
-                "keyword": [keyword] * len(ids),
-                "date": [answer.result.get("date")] * len(ids),
-                "rank": list(range(1, len(ids) + 1)),
-                "app_id": ids,
-            },
-            schema={"keyword": pl.String, "date": pl.String, "rank": pl.Int64, "app_id": pl.String},
-        )
-        .with_columns(pl.col("date").str.to_date())
-        .head(top)
-    )
-
-
-def _benchmarks_table(answer: Answer) -> pl.DataFrame:
-    schema = {
-        "category": pl.String,
-        "category_name": pl.String,
-        "impressions_to_page_views": pl.Float64,
-        "page_views_to_installs": pl.Float64,
-        "impressions_to_installs": pl.Float64,
-        "number_of_apps": pl.Float64,
-    }
-    rows = [{k: rec.get(k) for k in schema} for rec in answer.result["category_benchmarks"]]
-    return pl.DataFrame(rows, schema=schema)
 
 
 def run_demo(*, seed: int = 0, client: Client | None = None) -> int:
@@ -74,17 +44,26 @@ def run_demo(*, seed: int = 0, client: Client | None = None) -> int:
         print(cadence, end="\n\n")
 
         keyword = world.EXAMPLE_KEYWORDS[0]
-        search = client.get("search", keyword=keyword, country="us", device="iphone")
-        print(f'2. Live search for "{keyword}": top 10 of {len(search.result["value"])} results, {search.cost} credits')
-        print(_search_table(search, keyword, 10), end="\n\n")
+        spent = client.spent
+        search = client.search_frame(keyword, country="us", device="iphone")
+        print(f'2. Live search for "{keyword}": top 10 of {search.height} results, {client.spent - spent} credits')
+        print(search.select("keyword", "date", "rank", "app_id").head(10), end="\n\n")
 
-        bench = client.get("benchmarks", country="us", device="iphone", type="free", channel="search")
-        table = _benchmarks_table(bench)
+        spent = client.spent
+        table = client.benchmarks_frame(countries="us", device="iphone", type="free", channels="search")
         print(
             f"3. Conversion benchmarks, us / iphone / free / search channel: {table.height} categories, "
-            f"{bench.cost} credits. Rates are percent; null means too few apps; installs can exceed page views."
+            f"{client.spent - spent} credits. Rates are percent; null means too few apps; installs can exceed page views."
         )
-        print(table.sort("page_views_to_installs", descending=True, nulls_last=True), end="\n\n")
+        columns = (
+            "category",
+            "category_name",
+            "impressions_to_page_views",
+            "page_views_to_installs",
+            "impressions_to_installs",
+            "number_of_apps",
+        )
+        print(table.select(columns).sort("page_views_to_installs", descending=True, nulls_last=True), end="\n\n")
 
         ledger = client.ledger
         hits = ledger.filter(pl.col("from_cache"))
