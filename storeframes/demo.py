@@ -55,15 +55,8 @@ def run_demo(*, seed: int = 0, client: Client | None = None) -> int:
             f"3. Conversion benchmarks, us / iphone / free / search channel: {table.height} categories, "
             f"{client.spent - spent} credits. Rates are percent; null means too few apps; installs can exceed page views."
         )
-        columns = (
-            "category",
-            "category_name",
-            "impressions_to_page_views",
-            "page_views_to_installs",
-            "impressions_to_installs",
-            "number_of_apps",
-        )
-        print(table.select(columns).sort("page_views_to_installs", descending=True, nulls_last=True), end="\n\n")
+        keys = ("country", "device", "type", "channel", "start_date", "end_date", "fetched_at")
+        print(table.drop(keys).sort("page_views_to_installs", descending=True, nulls_last=True), end="\n\n")
 
         ledger = client.ledger
         hits = ledger.filter(pl.col("from_cache"))
