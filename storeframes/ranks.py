@@ -107,9 +107,12 @@ def rank_history(
             "a search_history_frame or search_frame, with columns keyword, date, rank and app_id",
             endpoint="rank_history",
         )
-    ids = app_list(apps)
+    try:
+        ids = app_list(apps)
+    except InvalidParameterError:
+        ids = []
     if not ids:
-        raise InvalidParameterError("apps", apps, "at least one app id", endpoint="rank_history")
+        raise InvalidParameterError("apps", apps, "at least one app id, or a list of them", endpoint="rank_history")
     wanted = _texts("keywords", keywords) if keywords is not None else None
     first, last = _day("start", start), _day("end", end)
 
@@ -120,25 +123,29 @@ def rank_history(
     frame = frame.with_columns(
         *(pl.col(c).cast(pl.String).fill_null(_NULL) if c in frame.columns else pl.lit(_NULL).alias(c) for c in _SERIES)
     )
+    # the series (keyword and place) and the default days come from the whole history,
+    # so neither keywords= nor start/end drops a keyword or shortens the range of another
+    series = frame.select(_SERIES).unique(maintain_order=True)
+    places = series.select(_SERIES[1:]).unique(maintain_order=True)
+    known = frame["date"]
     if wanted is not None:
+        if places.height == 0:
+            places = pl.DataFrame({c: [_NULL] for c in _SERIES[1:]})
+        series = pl.DataFrame({"keyword": wanted}).join(places, how="cross").select(_SERIES)
         frame = frame.filter(pl.col("keyword").is_in(wanted))
-    if first is None or last is None:
-        if frame.height == 0 and (first or last) is None:
-            return RANK_HISTORY.empty()
-        first = first or frame["date"].min() or last
-        last = last or frame["date"].max() or first
+    if series.height == 0 or (known.len() == 0 and (first is None or last is None)):
+        return RANK_HISTORY.empty()
+    if first is None:
+        first = min(d for d in (known.min(), last) if d is not None)
+    if last is None:
+        last = max(d for d in (known.max(), first) if d is not None)
     if last < first:  # type: ignore[operator]
         raise InvalidParameterError("end", last, f"a date on or after start={first}", endpoint="rank_history")
     frame = frame.filter(pl.col("date").is_between(first, last))
-
-    series = frame.select(_SERIES).unique(maintain_order=True)
-    if wanted is not None:
-        places = series.select(_SERIES[1:]).unique(maintain_order=True)
-        if places.height == 0:
-            places = pl.DataFrame({c: [_NULL] for c in _SERIES[1:]})
-        absent = pl.DataFrame({"keyword": [k for k in wanted if k not in set(series["keyword"])]})
-        series = pl.concat([series, absent.join(places, how="cross").select(_SERIES)])
-        series = series.sort(pl.col("keyword").replace_strict(wanted, list(range(len(wanted)))), maintain_order=True)
+    keyword_order = list(dict.fromkeys(series["keyword"]))
+    series = series.sort(
+        pl.col("keyword").replace_strict(keyword_order, list(range(len(keyword_order)))), maintain_order=True
+    )
     days = pl.DataFrame({"date": pl.date_range(first, last, "1d", eager=True)})
     grid = (
         series.with_row_index("_series")
