@@ -20,7 +20,7 @@ from typing import Any
 import polars as pl
 
 from ..schemas import BENCHMARKS
-from ._columns import NO_KEYS, Answers, Flat, Keys, build, note_unknown, obj, seq
+from ._columns import NO_KEYS, Answers, Flat, Keys, build, note_unknown, obj, seq, shape_error
 
 __all__ = ["batch_benchmarks", "flatten_benchmarks"]
 
@@ -56,7 +56,8 @@ def batch_benchmarks(answers: Answers) -> Flat:
     for result, keys in answers:
         records = seq(obj(result, "result", _EP).get("category_benchmarks"), "result.category_benchmarks", _EP)
         for i, record in enumerate(records):
-            record = obj(record, f"result.category_benchmarks[{i}]", _EP)
+            if type(record) is not dict:
+                raise shape_error("an object", record, f"result.category_benchmarks[{i}]", _EP)
             if not record.keys() <= _KNOWN:
                 unknown |= record.keys() - _KNOWN
             for name in _FIELDS:
@@ -79,4 +80,7 @@ def batch_benchmarks(answers: Answers) -> Flat:
         endpoint=_EP,
         ids=("category",),
     )
+    rates = [name for name in _FIELDS[2:] if frame[name].is_nan().any()]
+    if rates:  # a NaN (which json.loads accepts) means no value, as null does
+        frame = frame.with_columns(pl.col(rates).fill_nan(None))
     return frame, counts

@@ -41,7 +41,19 @@ import polars as pl
 from ..catalog import ENDPOINTS
 from ..errors import ResponseShapeError
 from ..schemas import SEARCH, SEARCH_HISTORY
-from ._columns import NO_KEYS, Answers, Flat, Keys, _dates, _ids, _key_series, build, ident, note_unknown
+from ._columns import (
+    NO_KEYS,
+    Answers,
+    Flat,
+    Keys,
+    _dates,
+    _ids,
+    _key_series,
+    build,
+    ident,
+    note_unknown,
+    shape_error,
+)
 
 __all__ = ["ResultCapWarning", "batch_search", "batch_search_history", "flatten_search", "flatten_search_history"]
 
@@ -165,7 +177,7 @@ def _live_list(result: Any, keyword: str | None, path: str, endpoint: str) -> tu
         return _ranked(result, path, endpoint), None
     if type(result) is dict:
         for member in _LISTS:
-            if member in result and (result[member] is None or type(result[member]) is list):
+            if member in result and type(result[member]) is not dict:
                 extra = result.keys() - _LIVE_MEMBERS
                 if extra:
                     note_unknown(f"{path} ({endpoint})", extra)
@@ -174,6 +186,16 @@ def _live_list(result: Any, keyword: str | None, path: str, endpoint: str) -> tu
         if inner is not None:
             return _live_list(inner[0], None, inner[1], endpoint)
     raise ResponseShapeError(f"expected {_FORMS}; got {_form(result)}", path=path, endpoint=endpoint)
+
+
+def _app_ids(values: list[Any], where: Any, endpoint: str) -> pl.Series:
+    """The app id column: text (integers made text), never null or empty."""
+    ids = _ids(values, "app_id", where, endpoint)
+    missing = ids.is_null() | (ids == "")
+    if missing.any():
+        i = missing.arg_true()[0]
+        raise shape_error("an app id", values[i], where(i, "app_id"), endpoint)
+    return ids
 
 
 def _warn_cap(endpoint: str, keyword: Any, day: str | None, sent: int, cap: int) -> None:
@@ -240,6 +262,7 @@ def batch_search(answers: Answers, *, endpoint: str = "search") -> Flat:
         return f"{path}[{i - first}]" if column == "app_id" else f"result.{column}"
 
     keys_list = [keys for _, keys in answers]
+    _app_ids(cols["app_id"], where, endpoint)
     frame = build(SEARCH, cols, keys_list, counts, where, endpoint=endpoint, ids=("app_id", "keyword"))
     return frame, counts
 
@@ -247,8 +270,14 @@ def batch_search(answers: Answers, *, endpoint: str = "search") -> Flat:
 # -- history ----------------------------------------------------------------------------
 
 
-def _days(result: Any, keyword: str | None, path: str, endpoint: str) -> Iterator[tuple[Any, Any, str, str]]:
-    """``(day, value, path of the value, path of the day)`` of each day of a history answer, in its order."""
+def _days(
+    result: Any, keyword: str | None, path: str, endpoint: str, today: str | None
+) -> Iterator[tuple[Any, Any, str, str]]:
+    """``(day, value, path of the value, path of the day)`` of each day of a history answer, in its order.
+
+    An answer in the form of a live search (``{"date", "value"}``), which the service may
+    send for a range ending today, is one day: its date, else ``today`` (the fetch's day).
+    """
     if result is None:
         return
     if type(result) is dict:
@@ -256,12 +285,19 @@ def _days(result: Any, keyword: str | None, path: str, endpoint: str) -> Iterato
             return
         first = next(iter(result))
         if not (isinstance(first, str) and _DAY.match(first)):
+            member = next((m for m in _LISTS if m in result and type(result[m]) is not dict), None)
+            if member is not None:
+                extra = result.keys() - _LIVE_MEMBERS
+                if extra:
+                    note_unknown(f"{path} ({endpoint})", extra)
+                yield result.get("date", today), result[member], f"{path}.{member}", f"{path}.date"
+                return
             inner = _under_keyword(result, keyword, path, endpoint)
             if inner is None:
                 raise ResponseShapeError(
                     f"expected {_HISTORY_FORMS}; got {_form(result)}", path=path, endpoint=endpoint
                 )
-            yield from _days(inner[0], None, inner[1], endpoint)
+            yield from _days(inner[0], None, inner[1], endpoint, today)
             return
         for day, value in result.items():
             if not (isinstance(day, str) and _DAY.match(day)):
@@ -339,7 +375,7 @@ def batch_search_history(answers: Answers, *, endpoint: str = "search_history") 
         today = keys.fetched_at.astimezone(UTC).date().isoformat() if keys.fetched_at is not None else None
         before = len(flat)
         n_days = 0
-        for day, value, path, day_path in _days(result, keyword, "result", endpoint):
+        for day, value, path, day_path in _days(result, keyword, "result", endpoint, today):
             ranked = _day_list(value, path, endpoint)
             ids = ranked.organic()
             if len(ids) > cap:
@@ -367,10 +403,14 @@ def batch_search_history(answers: Answers, *, endpoint: str = "search_history") 
         return d_day_path[i]
 
     keys_list = [keys for _, keys in answers]
+    dates = _dates(d_date, "date", day_where, endpoint)
+    if dates.null_count():
+        i = dates.is_null().arg_true()[0]
+        raise shape_error("a date as YYYY-MM-DD", None, day_where(i, "date"), endpoint)
     days = pl.DataFrame(
         [
             _ids(d_keyword, "keyword", day_where, endpoint),
-            _dates(d_date, "date", day_where, endpoint),
+            dates,
             pl.Series("source", d_source, dtype=pl.String),
             *(_key_series(name, keys_list, answer_days) for name in ("country", "language", "device", "fetched_at")),
             pl.Series("n", d_n, dtype=pl.Int64),
@@ -382,5 +422,5 @@ def batch_search_history(answers: Answers, *, endpoint: str = "search_history") 
         .drop("n")
         .explode("rank")
     )
-    frame = rows.with_columns(_ids(flat, "app_id", where, endpoint)).select(SEARCH_HISTORY.names)
+    frame = rows.with_columns(_app_ids(flat, where, endpoint)).select(SEARCH_HISTORY.names)
     return frame, counts
