@@ -42,6 +42,7 @@ from ..catalog import ENDPOINTS
 from ..errors import ResponseShapeError
 from ..schemas import SEARCH, SEARCH_HISTORY
 from ._columns import (
+    KEY_COLUMNS,
     NO_KEYS,
     Answers,
     Flat,
@@ -49,7 +50,6 @@ from ._columns import (
     _dates,
     _ids,
     _key_series,
-    build,
     ident,
     note_unknown,
     shape_error,
@@ -144,6 +144,21 @@ def _ranked(items: Any, path: str, endpoint: str) -> _Ranked:
         )
     if not items or type(items[0]) is not dict:
         return _Ranked(items, None, path)  # ids: checked by the column builder, which names a bad one
+    member = next((m for m in _ID_MEMBERS if m in items[0]), None)
+    if member is not None:  # the usual answer: every object names its id the same way; checked in one pass
+        try:
+            ids: list[Any] = [item[member] for item in items]
+            flags = [item.get("is_ad") for item in items]
+        except (KeyError, TypeError, AttributeError):
+            pass
+        else:
+            if all(type(app) is str and app for app in ids) and all(f is None or type(f) is bool for f in flags):
+                return _Ranked(ids, [f is True for f in flags], path)
+    return _checked_objects(items, path, endpoint)
+
+
+def _checked_objects(items: list[Any], path: str, endpoint: str) -> _Ranked:
+    """App objects one by one: integer ids made text, the first bad one named by its path."""
     ids: list[Any] = []
     ads: list[bool] = []
     for i, item in enumerate(items):
@@ -169,19 +184,19 @@ def _ranked(items: Any, path: str, endpoint: str) -> _Ranked:
     return _Ranked(ids, ads, path)
 
 
-def _live_list(result: Any, keyword: str | None, path: str, endpoint: str) -> tuple[_Ranked, Any]:
-    """The ranked list of a live search answer and the date it carries (or None)."""
+def _live_list(result: Any, keyword: str | None, path: str, endpoint: str) -> tuple[_Ranked, Any, str]:
+    """The ranked list of a live search answer, the date it carries (or None) and that date's path."""
     if result is None or (type(result) is dict and not result):
-        return _Ranked([], None, path), None
+        return _Ranked([], None, path), None, f"{path}.date"
     if type(result) is list:
-        return _ranked(result, path, endpoint), None
+        return _ranked(result, path, endpoint), None, f"{path}.date"
     if type(result) is dict:
         for member in _LISTS:
             if member in result and type(result[member]) is not dict:
                 extra = result.keys() - _LIVE_MEMBERS
                 if extra:
                     note_unknown(f"{path} ({endpoint})", extra)
-                return _ranked(result[member], f"{path}.{member}", endpoint), result.get("date")
+                return _ranked(result[member], f"{path}.{member}", endpoint), result.get("date"), f"{path}.date"
         inner = _under_keyword(result, keyword, path, endpoint)
         if inner is not None:
             return _live_list(inner[0], None, inner[1], endpoint)
@@ -224,47 +239,84 @@ def batch_search(answers: Answers, *, endpoint: str = "search") -> Flat:
     per answer (the contract's cap), with a :class:`ResultCapWarning` if more came. The
     date is the answer's ``date``, else the UTC day of the fetch.
     """
-    cols: dict[str, list[Any]] = {c: [] for c in ("keyword", "date", "rank", "app_id", "is_ad", "organic_rank")}
-    paths: list[tuple[int, str]] = []  # (first row, path of the list) of each answer
+    flat: list[Any] = []
+    flat_ads: list[bool] = []
+    u_keyword: list[Any] = []
+    u_date: list[Any] = []
+    u_date_path: list[str] = []
+    u_path: list[str] = []
+    u_first: list[int] = []
     counts: list[int] = []
     for result, keys in answers:
         keyword = keys.request.get("keyword")
-        ranked, day = _live_list(result, keyword, "result", endpoint)
-        ads = ranked.ads if ranked.ads is not None else [False] * len(ranked.ids)
-        kept_ids: list[Any] = []
-        kept_ads: list[bool] = []
-        organic_ranks: list[int | None] = []
-        organic = 0
-        for app, ad in zip(ranked.ids, ads, strict=True):
-            if not ad:
-                organic += 1
-                if organic > LIVE_CAP:
-                    continue
-            kept_ids.append(app)
-            kept_ads.append(ad)
-            organic_ranks.append(None if ad else organic)
+        ranked, day, day_path = _live_list(result, keyword, "result", endpoint)
+        ids, ads = ranked.ids, ranked.ads if ranked.ads is not None else [False] * len(ranked.ids)
+        organic = len(ads) - sum(ads)
         if organic > LIVE_CAP:
             _warn_cap(endpoint, keyword, None, organic, LIVE_CAP)
+            ids, ads = _first_organic(ids, ads, LIVE_CAP)
         if day is None and keys.fetched_at is not None:
             day = keys.fetched_at.astimezone(UTC).date().isoformat()
-        n = len(kept_ids)
-        paths.append((len(cols["app_id"]), ranked.path))
-        cols["keyword"] += [keyword] * n
-        cols["date"] += [day] * n
-        cols["rank"] += range(1, n + 1)
-        cols["app_id"] += kept_ids
-        cols["is_ad"] += kept_ads
-        cols["organic_rank"] += organic_ranks
-        counts.append(n)
+        u_first.append(len(flat))
+        flat += ids
+        flat_ads += ads
+        u_keyword.append(keyword)
+        u_date.append(day)
+        u_date_path.append(day_path)
+        u_path.append(ranked.path)
+        counts.append(len(ids))
 
     def where(i: int, column: str) -> str:
-        first, path = paths[bisect_right([p[0] for p in paths], i) - 1]
-        return f"{path}[{i - first}]" if column == "app_id" else f"result.{column}"
+        unit = bisect_right(u_first, i) - 1
+        return f"{u_path[unit]}[{i - u_first[unit]}]"
 
     keys_list = [keys for _, keys in answers]
-    _app_ids(cols["app_id"], where, endpoint)
-    frame = build(SEARCH, cols, keys_list, counts, where, endpoint=endpoint, ids=("app_id", "keyword"))
+    units = [
+        _ids(u_keyword, "keyword", lambda i, column: u_date_path[i], endpoint),
+        _dates(u_date, "date", lambda i, column: u_date_path[i], endpoint),
+        *(_key_series(name, keys_list, [1] * len(keys_list)) for name in KEY_COLUMNS),
+    ]
+    is_ad = pl.Series("is_ad", flat_ads, dtype=pl.Boolean)
+    organic_rank = (~pl.col("is_ad")).cast(pl.Int64).cum_sum().over("_unit")
+    frame = (
+        _rows(units, counts, _app_ids(flat, where, endpoint))
+        .with_columns(is_ad)
+        .with_columns(pl.when(~pl.col("is_ad")).then(organic_rank).alias("organic_rank"))
+        .select(SEARCH.names)
+    )
     return frame, counts
+
+
+def _first_organic(ids: list[Any], ads: list[bool], cap: int) -> tuple[list[Any], list[bool]]:
+    """The entries up to the ``cap``-th organic one, ads among them kept."""
+    kept_ids: list[Any] = []
+    kept_ads: list[bool] = []
+    organic = 0
+    for app, ad in zip(ids, ads, strict=True):
+        if not ad:
+            organic += 1
+            if organic > cap:
+                continue
+        kept_ids.append(app)
+        kept_ads.append(ad)
+    return kept_ids, kept_ads
+
+
+def _rows(units: list[pl.Series], counts: list[int], app_ids: pl.Series) -> pl.DataFrame:
+    """One row per result: each unit's (answer's or day's) columns repeated over its results, ranked 1..n.
+
+    Built per unit and exploded, so a million results cost one id column and a few repeats.
+    """
+    frame = pl.DataFrame(
+        [*units, pl.Series("_n", counts, dtype=pl.Int64), pl.Series("_unit", range(len(counts)), dtype=pl.Int64)]
+    )
+    return (
+        frame.filter(pl.col("_n") > 0)
+        .with_columns(pl.int_ranges(1, pl.col("_n") + 1, dtype=pl.Int64).alias("rank"))
+        .drop("_n")
+        .explode("rank")
+        .with_columns(app_ids)
+    )
 
 
 # -- history ----------------------------------------------------------------------------
@@ -407,20 +459,11 @@ def batch_search_history(answers: Answers, *, endpoint: str = "search_history") 
     if dates.null_count():
         i = dates.is_null().arg_true()[0]
         raise shape_error("a date as YYYY-MM-DD", None, day_where(i, "date"), endpoint)
-    days = pl.DataFrame(
-        [
-            _ids(d_keyword, "keyword", day_where, endpoint),
-            dates,
-            pl.Series("source", d_source, dtype=pl.String),
-            *(_key_series(name, keys_list, answer_days) for name in ("country", "language", "device", "fetched_at")),
-            pl.Series("n", d_n, dtype=pl.Int64),
-        ]
-    )
-    rows = (
-        days.filter(pl.col("n") > 0)
-        .with_columns(pl.int_ranges(1, pl.col("n") + 1, dtype=pl.Int64).alias("rank"))
-        .drop("n")
-        .explode("rank")
-    )
-    frame = rows.with_columns(_app_ids(flat, where, endpoint)).select(SEARCH_HISTORY.names)
+    units = [
+        _ids(d_keyword, "keyword", day_where, endpoint),
+        dates,
+        pl.Series("source", d_source, dtype=pl.String),
+        *(_key_series(name, keys_list, answer_days) for name in KEY_COLUMNS),
+    ]
+    frame = _rows(units, d_n, _app_ids(flat, where, endpoint)).select(SEARCH_HISTORY.names)
     return frame, counts
