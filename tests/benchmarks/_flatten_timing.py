@@ -58,6 +58,13 @@ def machine() -> Figure:
     }
 
 
+def json_lines(about: Figure, figures: list[Figure]) -> None:
+    """The machine and then each figure as one JSON line, for machines to read."""
+    print(json.dumps(about))
+    for figure in figures:
+        print(json.dumps(figure))
+
+
 def table_figures(
     bench: str,
     context: Figure,

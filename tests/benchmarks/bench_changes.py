@@ -74,7 +74,18 @@ from typing import Any
 
 import pandas as pd
 import polars as pl
-from _flatten_timing import COUNTRY, LANGUAGE, Figure, Flattener, best, flatten, machine, parse, table_figures
+from _flatten_timing import (
+    COUNTRY,
+    LANGUAGE,
+    Figure,
+    Flattener,
+    best,
+    flatten,
+    json_lines,
+    machine,
+    parse,
+    table_figures,
+)
 
 import storeframes as sf
 from storeframes.flatteners import UnknownFieldWarning
@@ -350,9 +361,7 @@ def main() -> None:
     print()
     print_pipeline(pipeline)
     print()
-    print(json.dumps(about))
-    for f in figures + pipeline:
-        print(json.dumps(f))
+    json_lines(about, figures + pipeline)
 
 
 if __name__ == "__main__":

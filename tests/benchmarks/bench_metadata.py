@@ -40,7 +40,18 @@ from datetime import date
 from typing import Any
 
 import pandas as pd
-from _flatten_timing import COUNTRY, LANGUAGE, Figure, Flattener, best, flatten, machine, parse, table_figures
+from _flatten_timing import (
+    COUNTRY,
+    LANGUAGE,
+    Figure,
+    Flattener,
+    best,
+    flatten,
+    json_lines,
+    machine,
+    parse,
+    table_figures,
+)
 
 from storeframes.flatteners import (
     batch_in_app_purchases,
@@ -271,9 +282,7 @@ def main() -> None:
     about = machine()
     print_table(figures, about)
     print()
-    print(json.dumps(about))
-    for f in figures:
-        print(json.dumps(f))
+    json_lines(about, figures)
 
 
 if __name__ == "__main__":
