@@ -184,6 +184,16 @@ def _checked_objects(items: list[Any], path: str, endpoint: str) -> _Ranked:
     return _Ranked(ids, ads, path)
 
 
+def _live_member(result: dict[Any, Any], path: str, endpoint: str) -> str | None:
+    """The member holding the ranked list of an answer in the live form (``{"date", "value"}``), if any."""
+    member = next((m for m in _LISTS if m in result and type(result[m]) is not dict), None)
+    if member is not None:
+        extra = result.keys() - _LIVE_MEMBERS
+        if extra:
+            note_unknown(f"{path} ({endpoint})", extra)
+    return member
+
+
 def _live_list(result: Any, keyword: str | None, path: str, endpoint: str) -> tuple[_Ranked, Any, str]:
     """The ranked list of a live search answer, the date it carries (or None) and that date's path."""
     if result is None or (type(result) is dict and not result):
@@ -191,12 +201,9 @@ def _live_list(result: Any, keyword: str | None, path: str, endpoint: str) -> tu
     if type(result) is list:
         return _ranked(result, path, endpoint), None, f"{path}.date"
     if type(result) is dict:
-        for member in _LISTS:
-            if member in result and type(result[member]) is not dict:
-                extra = result.keys() - _LIVE_MEMBERS
-                if extra:
-                    note_unknown(f"{path} ({endpoint})", extra)
-                return _ranked(result[member], f"{path}.{member}", endpoint), result.get("date"), f"{path}.date"
+        member = _live_member(result, path, endpoint)
+        if member is not None:
+            return _ranked(result[member], f"{path}.{member}", endpoint), result.get("date"), f"{path}.date"
         inner = _under_keyword(result, keyword, path, endpoint)
         if inner is not None:
             return _live_list(inner[0], None, inner[1], endpoint)
@@ -337,11 +344,8 @@ def _days(
             return
         first = next(iter(result))
         if not (isinstance(first, str) and _DAY.match(first)):
-            member = next((m for m in _LISTS if m in result and type(result[m]) is not dict), None)
+            member = _live_member(result, path, endpoint)
             if member is not None:
-                extra = result.keys() - _LIVE_MEMBERS
-                if extra:
-                    note_unknown(f"{path} ({endpoint})", extra)
                 yield result.get("date", today), result[member], f"{path}.{member}", f"{path}.date"
                 return
             inner = _under_keyword(result, keyword, path, endpoint)
@@ -363,11 +367,7 @@ def _days(
     if type(result) is list:
         for i, item in enumerate(result):
             here = f"{path}[{i}]"
-            if type(item) is not dict or "date" not in item:
-                raise ResponseShapeError(
-                    f"expected a {{date, value}} object, got {_form(item)}", path=here, endpoint=endpoint
-                )
-            member = next((m for m in _LISTS if m in item), None)
+            member = next((m for m in _LISTS if m in item), None) if type(item) is dict and "date" in item else None
             if member is None:
                 raise ResponseShapeError(
                     f"expected a {{date, value}} object, got {_form(item)}", path=here, endpoint=endpoint
