@@ -64,6 +64,7 @@ __all__ = [
     "app_list",
     "device_for",
     "endpoint",
+    "parse_day",
     "split_apps",
     "today_utc",
     "validate",
@@ -481,7 +482,8 @@ def _check_code(name: str, value: Any, ep: Endpoint) -> str:
     return value.strip().lower()
 
 
-def _parse_date(name: str, value: Any, ep: Endpoint) -> date:
+def parse_day(name: str, value: Any, *, endpoint: str | None = None) -> date:
+    """A day from ``"YYYY-MM-DD"``, a ``datetime.date`` or a ``datetime``, else :class:`~storeframes.InvalidParameterError`."""
     if isinstance(value, datetime):
         return value.date()
     if isinstance(value, date):
@@ -491,7 +493,7 @@ def _parse_date(name: str, value: Any, ep: Endpoint) -> date:
             return date.fromisoformat(value.strip())
         except ValueError:
             pass
-    raise InvalidParameterError(name, value, "a date as 'YYYY-MM-DD' or a datetime.date", endpoint=ep.name)
+    raise InvalidParameterError(name, value, "a date as 'YYYY-MM-DD' or a datetime.date", endpoint=endpoint)
 
 
 def _relative_date(rule: str, today: date, end: date | None) -> date:
@@ -596,12 +598,12 @@ def validate(
 def _resolve_dates(ep: Endpoint, given: Mapping[str, Any], today: date, out: dict[str, str]) -> None:
     spec = {p.name: p for p in ep.params}
     end = (
-        _parse_date("end_date", given["end_date"], ep)
+        parse_day("end_date", given["end_date"], endpoint=ep.name)
         if "end_date" in given
         else _relative_date(spec["end_date"].default or "today-1d", today, None)
     )
     start = (
-        _parse_date("start_date", given["start_date"], ep)
+        parse_day("start_date", given["start_date"], endpoint=ep.name)
         if "start_date" in given
         else _relative_date(spec["start_date"].default or "end-30d", today, end)
     )

@@ -13,7 +13,7 @@ from typing import Any
 
 import polars as pl
 
-from .catalog import app_list
+from .catalog import app_list, parse_day
 from .errors import InvalidParameterError
 from .schemas import RANK_HISTORY
 
@@ -28,16 +28,7 @@ _NULL = "\x00"  # stands for a null key while joining (polars does not match nul
 
 
 def _day(name: str, value: Any) -> date | None:
-    if value is None or (isinstance(value, date) and not hasattr(value, "hour")):
-        return value
-    if hasattr(value, "date") and callable(value.date):
-        return value.date()  # type: ignore[no-any-return]
-    if isinstance(value, str):
-        try:
-            return date.fromisoformat(value.strip())
-        except ValueError:
-            pass
-    raise InvalidParameterError(name, value, "a date as 'YYYY-MM-DD' or a datetime.date", endpoint="rank_history")
+    return None if value is None else parse_day(name, value, endpoint="rank_history")
 
 
 def _texts(name: str, value: Any) -> list[str]:
