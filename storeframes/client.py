@@ -185,8 +185,10 @@ def _retryable(exc: BaseException) -> bool:
 _LEDGER_CHUNK = 1000  # ledger rows per file in the cache folder
 
 
-def _env_flag(name: str) -> bool:
-    return os.environ.get(name, "").strip().lower() in ("1", "true", "yes", "on")
+def _env_flag(name: str) -> bool | None:
+    """An environment switch: True for 1/true/yes/on, False for 0/false/no/off, None when unset or other."""
+    value = os.environ.get(name, "").strip().lower()
+    return True if value in ("1", "true", "yes", "on") else False if value in ("0", "false", "no", "off") else None
 
 
 def _per_endpoint(option: str, defaults: Mapping[str, Any], overrides: Mapping[str, Any] | None) -> dict[str, Any]:
@@ -362,7 +364,7 @@ class Client(frames.FrameMethods):
             name: ep.with_cost(costs[name]).with_freshness(policies[name]) for name, ep in catalog.ENDPOINTS.items()
         }
         self.refresh = self._refresh_mode(refresh)
-        self.offline = _env_flag(ENV_OFFLINE) if offline is None else bool(offline)
+        self.offline = _env_flag(ENV_OFFLINE) is True if offline is None else bool(offline)
         self.cache: Cache | None = self._open_cache(cache_dir)
         self._clock = clock
         self._service = "service"  # which service the cached answers come from
@@ -377,7 +379,7 @@ class Client(frames.FrameMethods):
         self.requests_sent = 0
         self.retries = 0
         self.sandbox_service: Any = None  # the in-process sandbox, for Client.sandbox()
-        if progress is None and os.environ.get(ENV_PROGRESS, "").strip().lower() in ("0", "false", "no", "off"):
+        if progress is None and _env_flag(ENV_PROGRESS) is False:
             progress = False
         if progress is not None and not isinstance(progress, bool):
             raise ConfigurationError(f"progress must be True, False or None (when many requests), got {progress!r}")
