@@ -25,7 +25,7 @@ import time
 import warnings
 import weakref
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import FIRST_EXCEPTION, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, replace
 from datetime import UTC, date, datetime
@@ -374,7 +374,9 @@ class Client(frames.FrameMethods):
         self._flush_lock = threading.Lock()
         self._session = f"{datetime.now(UTC):%Y%m%dT%H%M%S%fZ}-{os.getpid()}-{os.urandom(3).hex()}"
         self._spent = 0
+        self._saved = 0
         self._reserved = 0
+        self._watchers: list[Callable[[Mapping[str, Any]], None]] = []
         self._pool: ThreadPoolExecutor | None = None
         self.requests_sent = 0
         self.retries = 0
@@ -509,6 +511,36 @@ class Client(frames.FrameMethods):
     def spent(self) -> int:
         """Credits charged so far, as the service reported them."""
         return self._spent
+
+    @property
+    def saved(self) -> int:
+        """Credits the cache saved this client: what its cached answers originally cost."""
+        return self._saved
+
+    def watch(self, callback: Callable[[Mapping[str, Any]], None]) -> Callable[[], None]:
+        """Call ``callback(row)`` with each new ledger row; returns a function that stops it.
+
+        ``row`` has the columns of :attr:`ledger` (``endpoint``, ``cost``, ``from_cache``,
+        ``saved`` ...). Callbacks run on the thread that received the answer, after the
+        credits are counted; an exception in one is logged and does not stop the call.
+        The credit meter of :mod:`storeframes.widgets` updates itself this way.
+
+        >>> stop = client.watch(lambda row: print(row["endpoint"], row["cost"]))  # doctest: +SKIP
+        >>> client.metadata_frame("3233849169")  # doctest: +SKIP
+        metadata 11
+        >>> stop()  # doctest: +SKIP
+        """
+        if not callable(callback):
+            raise ConfigurationError(f"watch() takes a callable, got {type(callback).__name__}")
+        with self._lock:
+            self._watchers.append(callback)
+
+        def stop() -> None:
+            with self._lock:
+                if callback in self._watchers:
+                    self._watchers.remove(callback)
+
+        return stop
 
     @property
     def ledger(self) -> pl.DataFrame:
@@ -662,6 +694,13 @@ class Client(frames.FrameMethods):
         }
         with self._lock:
             self._ledger_rows.append(row)
+            self._saved += saved
+            watchers = list(self._watchers)
+        for callback in watchers:
+            try:
+                callback(row)
+            except Exception:  # a display must never break a fetch
+                log.exception("a ledger watcher failed")
 
     def _record_hit(self, ep: Endpoint, entry: Entry, saved: int) -> None:
         self._record(

@@ -396,3 +396,32 @@ def test_unavailable_apps_warning_and_errors_carry_no_token(sandbox):
         gone = [a for a in WORLD.UNAVAILABLE_IN_US if a.isdigit()][0]
         sandbox.get("metadata", apps=[gone, IOS[0]])
     assert caught and all(SANDBOX_KEY not in str(w.message) for w in caught)
+
+
+def test_watch_sees_every_ledger_row_and_saved_sums_the_cache_hits(tmp_path):
+    with sf.Client.sandbox(today=SANDBOX_TODAY, cache_dir=tmp_path, progress=False) as client:
+        rows: list[dict] = []
+        stop = client.watch(rows.append)
+        client.metadata_frame(["3233849169", "361252007"])
+        client.versions_frame(["3233849169", "361252007"])  # the same answer, from the cache
+        assert [(r["endpoint"], r["from_cache"]) for r in rows] == [("metadata", False), ("metadata", True)]
+        assert rows[0]["cost"] == client.spent > 0
+        assert rows[1]["saved"] == client.saved == client.spent
+        assert list(rows[0]) == list(sf.LEDGER_SCHEMA)
+        stop()
+        stop()  # stopping twice is harmless
+        client.screenshots_frame(["3233849169", "361252007"])
+        assert len(rows) == 2 and client.saved == 2 * client.spent
+
+
+def test_a_failing_watcher_is_logged_and_does_not_break_the_call(tmp_path, caplog):
+    def broken(row):
+        raise RuntimeError("display gone")
+
+    with sf.Client.sandbox(today=SANDBOX_TODAY, cache_dir=tmp_path, progress=False) as client:
+        client.watch(broken)
+        with caplog.at_level(logging.ERROR, logger="storeframes"):
+            assert client.metadata_frame("3233849169").height == 1
+        assert "a ledger watcher failed" in caplog.text
+        with pytest.raises(sf.ConfigurationError, match="watch\\(\\) takes a callable, got int"):
+            client.watch(3)
