@@ -14,17 +14,20 @@ from __future__ import annotations
 
 import functools
 import inspect
+import os
 import threading
 from collections.abc import Callable
+from datetime import date
 from typing import Any
 
-from .client import Client
+from .client import ENV_API_KEY, ENV_BASE_URL, Client
 from .errors import ConfigurationError
 
 __all__ = [
     "benchmarks_frame",
     "changes_frame",
     "configure",
+    "connect",
     "default_client",
     "in_app_purchases_frame",
     "metadata_frame",
@@ -57,18 +60,78 @@ def configure(client: Client | None = None, *, sandbox: bool = False, **options:
     >>> sf.configure(budget=5_000, cache_dir="analysis-cache")  # doctest: +SKIP
     Client(base_url='https://...', api_key=set, spent=0, budget=5000, ...)
     """
-    global _client, _owned
     if client is not None and (sandbox or options):
         raise ConfigurationError("configure() takes a client, or sandbox=True and options, not both")
     if client is not None and not isinstance(client, Client):
         raise ConfigurationError(f"configure() takes a storeframes.Client, got {type(client).__name__}")
     chosen = client if client is not None else Client.sandbox(**options) if sandbox else Client(**options)
+    return _install(chosen, owned=client is None)
+
+
+def _install(chosen: Client, *, owned: bool) -> Client:
+    """Make ``chosen`` the default client; close the previous one if it was built here."""
+    global _client, _owned
     with _lock:
-        previous, owned = _client, _owned
-        _client, _owned = chosen, client is None
-    if previous is not None and owned and previous is not chosen:
+        previous, was_owned = _client, _owned
+        _client, _owned = chosen, owned
+    if previous is not None and was_owned and previous is not chosen:
         previous.close()
     return chosen
+
+
+def connect(
+    cache_dir: Any = None,
+    *,
+    live: bool | None = None,
+    budget: int | None = None,
+    sandbox_today: str | date | None = None,
+    seed: int = 0,
+    quiet: bool = False,
+    **options: Any,
+) -> Client:
+    """The client of a notebook or script: the real service when a token is set, else the sandbox.
+
+    With ``live=None`` the real service is used when ``$STOREFRAMES_API_KEY`` and
+    ``$STOREFRAMES_BASE_URL`` are both set, else the built-in sandbox (a deterministic
+    fake: no token, nothing billed); ``live=True`` insists on the real service and
+    ``live=False`` on the sandbox. ``sandbox_today`` pins the sandbox's today, so a
+    notebook shows the same days wherever and whenever it runs (the real service's today
+    is always the real one). ``cache_dir`` is the cache folder: keep it beside the
+    notebook and share both, and the notebook runs again anywhere, with no token,
+    offline (``$STOREFRAMES_OFFLINE=1``). Other ``options`` go to :class:`Client`.
+
+    The client becomes the default of the package functions (``sf.metadata_frame`` ...),
+    and one line says which service, today and cache folder are used (``quiet=True``
+    says nothing).
+
+    >>> client = sf.connect("analysis-cache", budget=20_000, sandbox_today="2026-11-20")  # doctest: +SKIP
+    storeframes: the sandbox (no STOREFRAMES_API_KEY set), a deterministic fake of the service: nothing is billed; today is 2026-11-20; cache: analysis-cache
+    """
+    has_token = bool(os.environ.get(ENV_API_KEY)) and bool(os.environ.get(ENV_BASE_URL))
+    if live is True and not has_token and "api_key" not in options:
+        raise ConfigurationError(
+            f"live=True needs a token and the service's address: set {ENV_API_KEY} and {ENV_BASE_URL}"
+        )
+    use_live = has_token or "api_key" in options if live is None else live
+    if use_live:
+        client = Client(budget=budget, cache_dir=cache_dir, **options)
+        where = f"the service at {client.base_url}"
+    else:
+        from .catalog import parse_day
+
+        today = None if sandbox_today is None else parse_day("sandbox_today", sandbox_today, endpoint="connect")
+        client = Client.sandbox(
+            budget=budget, seed=seed, **({"today": today} if today else {}), cache_dir=cache_dir, **options
+        )
+        reason = "" if live is False else f" (no {ENV_API_KEY} set)"
+        where = f"the sandbox{reason}, a deterministic fake of the service: nothing is billed"
+    _install(client, owned=True)  # built here: closed when another default replaces it
+    if not quiet:
+        cache = "off" if client.cache is None else str(cache_dir) if cache_dir is not None else str(client.cache.path)
+        budget_text = f"; budget {client.budget:,} credits" if client.budget is not None else ""
+        offline = "; offline: answers come from the cache only" if client.offline else ""
+        print(f"storeframes: {where}; today is {client._today()}{budget_text}; cache: {cache}{offline}")
+    return client
 
 
 def default_client() -> Client:

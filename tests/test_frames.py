@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import inspect
 import warnings
+from datetime import date
 from pathlib import Path
 
 import polars as pl
@@ -303,3 +304,34 @@ def test_frame_functions_document_their_schema():
             warnings.simplefilter("error")
             method = list(inspect.signature(getattr(sf.Client, name)).parameters)
             assert list(getattr(sf, name).__signature__.parameters) == method[1:], name
+
+
+def test_connect_takes_the_sandbox_without_a_token_and_says_so(fresh_default, monkeypatch, tmp_path, capsys):
+    monkeypatch.delenv("STOREFRAMES_API_KEY", raising=False)
+    client = sf.connect(tmp_path / "cache", sandbox_today="2026-11-20", budget=500)
+    out = capsys.readouterr().out
+    assert out.startswith("storeframes: the sandbox (no STOREFRAMES_API_KEY set)")
+    assert "today is 2026-11-20" in out and "budget 500 credits" in out and str(tmp_path / "cache") in out
+    assert sf.default_client() is client and client.sandbox_service is not None and client.budget == 500
+    assert sf.metadata_frame("3233849169").height == 1 and client.spent > 0
+    assert (tmp_path / "cache" / "answers").is_dir()
+    # connecting again replaces (and closes) the client built the first time
+    again = sf.connect(tmp_path / "cache", live=False, quiet=True, sandbox_today=date(2026, 11, 20))
+    assert capsys.readouterr().out == "" and sf.default_client() is again and client._http.is_closed
+    assert sf.metadata_frame("3233849169").height == 1 and again.spent == 0  # the same cache folder
+
+
+def test_connect_uses_the_token_when_set_and_live_insists_on_one(fresh_default, monkeypatch, tmp_path, capsys):
+    monkeypatch.setenv("STOREFRAMES_API_KEY", "sk-live-secret-0123456789")
+    monkeypatch.setenv("STOREFRAMES_BASE_URL", "https://api.example.com/api/public/store")
+    client = sf.connect(tmp_path, budget=1_000)
+    out = capsys.readouterr().out
+    assert "the service at https://api.example.com/api/public/store" in out and "sk-live" not in out
+    assert client.sandbox_service is None and sf.default_client() is client
+    monkeypatch.setenv("STOREFRAMES_OFFLINE", "1")
+    assert "offline: answers come from the cache only" in (sf.connect(tmp_path) and capsys.readouterr().out)
+    monkeypatch.delenv("STOREFRAMES_API_KEY")
+    with pytest.raises(sf.ConfigurationError, match=r"live=True needs a token .* set STOREFRAMES_API_KEY"):
+        sf.connect(tmp_path, live=True)
+    with pytest.raises(sf.InvalidParameterError, match="sandbox_today"):
+        sf.connect(tmp_path, sandbox_today="20-11-2026")
