@@ -88,6 +88,8 @@ from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
+from ..catalog import ANDROID_CATEGORIES, IOS_CATEGORIES
+
 __all__ = [
     "ANDROID_CATEGORIES",
     "HISTORY_START",
@@ -100,109 +102,8 @@ __all__ = [
 ]
 
 # --------------------------------------------------------------------------------------------
-# Public tables
+# Public tables (the category names are the stores' lists in storeframes.catalog)
 # --------------------------------------------------------------------------------------------
-
-IOS_CATEGORIES: dict[str, str] = {
-    "6000": "Business",
-    "6001": "Weather",
-    "6002": "Utilities",
-    "6003": "Travel",
-    "6004": "Sports",
-    "6005": "Social Networking",
-    "6006": "Reference",
-    "6007": "Productivity",
-    "6008": "Photo & Video",
-    "6009": "News",
-    "6010": "Navigation",
-    "6011": "Music",
-    "6012": "Lifestyle",
-    "6013": "Health & Fitness",
-    "6014": "Games",
-    "6015": "Finance",
-    "6016": "Entertainment",
-    "6017": "Education",
-    "6018": "Books",
-    "6020": "Medical",
-    "6021": "Magazines & Newspapers",
-    "6022": "Catalogs",
-    "6023": "Food & Drink",
-    "6024": "Shopping",
-    "6025": "Stickers",
-    "6026": "Developer Tools",
-    "6027": "Graphics & Design",
-    "7001": "Action",
-    "7002": "Adventure",
-    "7003": "Casual",
-    "7004": "Board",
-    "7005": "Card",
-    "7006": "Casino",
-    "7008": "Educational",
-    "7009": "Family",
-    "7011": "Music",
-    "7012": "Puzzle",
-    "7013": "Racing",
-    "7014": "Role Playing",
-    "7015": "Simulation",
-    "7016": "Sports",
-    "7017": "Strategy",
-    "7018": "Trivia",
-    "7019": "Word",
-}
-"""App Store genre ids (numeric text) -> names; ``7xxx`` are the game subgenres of ``6014``."""
-
-ANDROID_CATEGORIES: dict[str, str] = {
-    "ART_AND_DESIGN": "Art & Design",
-    "AUTO_AND_VEHICLES": "Auto & Vehicles",
-    "BEAUTY": "Beauty",
-    "BOOKS_AND_REFERENCE": "Books & Reference",
-    "BUSINESS": "Business",
-    "COMICS": "Comics",
-    "COMMUNICATION": "Communication",
-    "DATING": "Dating",
-    "EDUCATION": "Education",
-    "ENTERTAINMENT": "Entertainment",
-    "EVENTS": "Events",
-    "FINANCE": "Finance",
-    "FOOD_AND_DRINK": "Food & Drink",
-    "HEALTH_AND_FITNESS": "Health & Fitness",
-    "HOUSE_AND_HOME": "House & Home",
-    "LIBRARIES_AND_DEMO": "Libraries & Demo",
-    "LIFESTYLE": "Lifestyle",
-    "MAPS_AND_NAVIGATION": "Maps & Navigation",
-    "MEDICAL": "Medical",
-    "MUSIC_AND_AUDIO": "Music & Audio",
-    "NEWS_AND_MAGAZINES": "News & Magazines",
-    "PARENTING": "Parenting",
-    "PERSONALIZATION": "Personalization",
-    "PHOTOGRAPHY": "Photography",
-    "PRODUCTIVITY": "Productivity",
-    "SHOPPING": "Shopping",
-    "SOCIAL": "Social",
-    "SPORTS": "Sports",
-    "TOOLS": "Tools",
-    "TRAVEL_AND_LOCAL": "Travel & Local",
-    "VIDEO_PLAYERS": "Video Players & Editors",
-    "WEATHER": "Weather",
-    "GAME_ACTION": "Action",
-    "GAME_ADVENTURE": "Adventure",
-    "GAME_ARCADE": "Arcade",
-    "GAME_BOARD": "Board",
-    "GAME_CARD": "Card",
-    "GAME_CASINO": "Casino",
-    "GAME_CASUAL": "Casual",
-    "GAME_EDUCATIONAL": "Educational",
-    "GAME_MUSIC": "Music",
-    "GAME_PUZZLE": "Puzzle",
-    "GAME_RACING": "Racing",
-    "GAME_ROLE_PLAYING": "Role Playing",
-    "GAME_SIMULATION": "Simulation",
-    "GAME_SPORTS": "Sports",
-    "GAME_STRATEGY": "Strategy",
-    "GAME_TRIVIA": "Trivia",
-    "GAME_WORD": "Word",
-}
-"""Play Store category codes -> names; ``GAME_*`` are the game categories."""
 
 SCREENSHOT_KEYS: tuple[str, ...] = (
     "iphone_6_5",
