@@ -377,6 +377,7 @@ class Client(frames.FrameMethods):
         self._saved = 0
         self._reserved = 0
         self._watchers: list[Callable[[Mapping[str, Any]], None]] = []
+        self._sending = threading.local()  # rows of a request in flight, told to watchers once its credits count
         self._pool: ThreadPoolExecutor | None = None
         self.requests_sent = 0
         self.retries = 0
@@ -695,12 +696,21 @@ class Client(frames.FrameMethods):
         with self._lock:
             self._ledger_rows.append(row)
             self._saved += saved
+        pending = getattr(self._sending, "rows", None)
+        if pending is not None:
+            pending.append(row)
+        else:
+            self._notify([row])
+
+    def _notify(self, rows: Sequence[Mapping[str, Any]]) -> None:
+        with self._lock:
             watchers = list(self._watchers)
-        for callback in watchers:
-            try:
-                callback(row)
-            except Exception:  # a display must never break a fetch
-                log.exception("a ledger watcher failed")
+        for row in rows:
+            for callback in watchers:
+                try:
+                    callback(row)
+                except Exception:  # a display must never break a fetch
+                    log.exception("a ledger watcher failed")
 
     def _record_hit(self, ep: Endpoint, entry: Entry, saved: int) -> None:
         self._record(
@@ -988,6 +998,7 @@ class Client(frames.FrameMethods):
         estimate = ep.estimate(params)
         self._reserve(ep, estimate)
         charged = 0
+        self._sending.rows = []
         try:
             retrying = tenacity.Retrying(
                 stop=tenacity.stop_after_attempt(self.max_tries),
@@ -1003,6 +1014,8 @@ class Client(frames.FrameMethods):
             return response
         finally:
             self._settle(estimate, charged)
+            rows, self._sending.rows = self._sending.rows, None
+            self._notify(rows)
 
     def _before_retry(self, state: tenacity.RetryCallState) -> None:
         with self._lock:

@@ -425,3 +425,13 @@ def test_a_failing_watcher_is_logged_and_does_not_break_the_call(tmp_path, caplo
         assert "a ledger watcher failed" in caplog.text
         with pytest.raises(sf.ConfigurationError, match="watch\\(\\) takes a callable, got int"):
             client.watch(3)
+
+
+def test_watchers_see_the_credits_of_the_row_already_counted(tmp_path):
+    with sf.Client.sandbox(today=SANDBOX_TODAY, cache_dir=tmp_path, progress=False) as client:
+        seen: list[tuple[int, int]] = []
+        client.watch(lambda row: seen.append((row["cost"], client.spent)))
+        client.metadata_frame(list(World(0).EXAMPLE_IOS_APPS[:3]))
+        client.metrics_frame(["3233849169"], ["downloads"])
+        assert len(seen) == 2 and all(spent >= cost > 0 for cost, spent in seen)
+        assert seen[-1][1] == client.spent == sum(cost for cost, _ in seen)
