@@ -1,0 +1,725 @@
+"""Charts of the tidy frames, with matplotlib: keyword ranks, conversion benchmarks, changes.
+
+Each function returns a :class:`matplotlib.figure.Figure` built without pyplot, so it works
+headless (a script, a server, a test) and leaves no figure open behind it; in Jupyter the
+returned figure shows as the cell's output. Each takes ``ax=`` to draw into an Axes of your
+own (then the figure returned is that Axes' figure). Save one with ``fig.savefig("ranks.png")``.
+
+>>> import storeframes as sf
+>>> from storeframes import plots
+>>> history = sf.search_history_frame(["photo editor", "collage maker"], start="2026-08-21")  # doctest: +SKIP
+>>> changes = sf.changes_frame(["394079159", "1395556972"], start="2026-08-21")  # doctest: +SKIP
+>>> plots.rank_chart(history, ["3233849169", "394079159", "1395556972"], changes=changes)  # doctest: +SKIP
+<Figure size 1100x640 with 2 Axes>
+
+Needs the ``notebook`` extra (``pip install "storeframes[notebook]"``) or matplotlib alone.
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Mapping, Sequence
+from datetime import date
+from typing import Any
+
+import polars as pl
+
+try:
+    import matplotlib.dates as mdates
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
+    from matplotlib.lines import Line2D
+    from matplotlib.patches import Patch
+    from matplotlib.ticker import FixedLocator, MaxNLocator
+except ImportError as exc:  # pragma: no cover - depends on the installed extras
+    raise ImportError(
+        'storeframes.plots needs matplotlib: pip install "storeframes[notebook]" (or matplotlib>=3.8)'
+    ) from exc
+
+from .catalog import app_list, parse_day
+from .errors import InvalidParameterError
+from .ranks import rank_history
+
+__all__ = [
+    "MAX_APPS",
+    "RATE_LABELS",
+    "TARGET_MARKERS",
+    "benchmark_chart",
+    "changes_timeline",
+    "figure_png",
+    "rank_chart",
+]
+
+RATE_LABELS: dict[str, str] = {
+    "page_views_to_installs": "page views → installs (conversion rate, %)",
+    "impressions_to_page_views": "impressions → page views (click-through rate, %)",
+    "impressions_to_installs": "impressions → installs (%)",
+}
+"""Axis labels of the benchmark rates (the columns of :func:`~storeframes.benchmarks_frame`)."""
+
+TARGET_MARKERS: dict[str, str] = {
+    "version": "D",
+    "title": "^",
+    "subtitle": "v",
+    "screenshots": "s",
+    "icon": "*",
+    "privacy_info": "X",
+    "description": "P",
+    "long_description": "P",
+    "short_description": "p",
+    "promotional_text": "h",
+    "size": ".",
+}
+"""Marker of each change target; a target not listed gets ``"o"``."""
+
+_APP_COLORS = (
+    "#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#7f7f7f", "#bcbd22",
+)  # fmt: skip
+MAX_APPS = len(_APP_COLORS)
+"""The most apps :func:`rank_chart` draws at once: each keeps a colour of its own."""
+_LINE_STYLES = ("-", "--", ":", "-.")
+_NO_DATA = "#d9d9d9"
+_HIGHLIGHT = "#ff7f0e"
+_BAR = "#4c72b0"
+_PLACE = ("country", "language", "device")
+
+
+# -- shared helpers -------------------------------------------------------------------------
+
+
+def figure_png(fig: Figure, *, dpi: int = 100) -> bytes:
+    """The figure as PNG bytes (for an ``ipywidgets.Image``, a web page or a file).
+
+    >>> figure_png(rank_chart(history, "3233849169"))[:4]  # doctest: +SKIP
+    b'\\x89PNG'
+    """
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", dpi=dpi)
+    return buffer.getvalue()
+
+
+def _polars(value: Any, name: str, function: str, what: str) -> pl.DataFrame:
+    if isinstance(value, pl.LazyFrame):
+        return value.collect()
+    if isinstance(value, pl.DataFrame):
+        return value
+    try:
+        frame = pl.from_pandas(value)
+    except (TypeError, ValueError, ImportError):
+        frame = None
+    if not isinstance(frame, pl.DataFrame):  # a pandas Series becomes a polars Series
+        raise InvalidParameterError(name, type(value).__name__, what, endpoint=function)
+    return frame
+
+
+def _need(frame: pl.DataFrame, columns: Sequence[str], name: str, function: str, what: str) -> None:
+    missing = [c for c in columns if c not in frame.columns]
+    if missing:
+        raise InvalidParameterError(name, f"a frame without {', '.join(missing)}", what, endpoint=function)
+
+
+def _labels(names: Any, function: str) -> dict[str, str]:
+    """App labels from a mapping or a frame with ``app_id`` and ``title``."""
+    if names is None:
+        return {}
+    if isinstance(names, Mapping):
+        return {str(k): str(v) for k, v in names.items()}
+    what = "a mapping of app id to name, or a metadata_frame (app_id, title)"
+    frame = _polars(names, "names", function, what)
+    _need(frame, ("app_id", "title"), "names", function, what)
+    rows = frame.select("app_id", "title").drop_nulls().unique("app_id", keep="first", maintain_order=True)
+    return dict(zip(rows["app_id"].to_list(), rows["title"].to_list(), strict=True))
+
+
+def _short(text: str, width: int = 32) -> str:
+    return text if len(text) <= width else text[: width - 1].rstrip() + "…"
+
+
+def _app_label(app_id: str, labels: Mapping[str, str]) -> str:
+    name = labels.get(app_id)
+    return f"{_short(name)} ({app_id})" if name else app_id
+
+
+def _figure(ax: Axes | None, width: float, height: float) -> tuple[Figure, Axes | None]:
+    if ax is not None:
+        figure = ax.figure
+        if not isinstance(figure, Figure):  # a subfigure: draw into it, return its top figure
+            figure = figure.figure  # type: ignore[assignment]
+        return figure, ax  # type: ignore[return-value]
+    return Figure(figsize=(width, height), layout="constrained"), None
+
+
+def _date_axis(ax: Axes) -> None:
+    locator = mdates.AutoDateLocator(minticks=4, maxticks=10)
+    ax.xaxis.set_major_locator(locator)
+    ax.xaxis.set_major_formatter(mdates.ConciseDateFormatter(locator))
+
+
+def _runs(days: Sequence[date]) -> list[tuple[date, date]]:
+    """Runs of consecutive days, as (first, last)."""
+    runs: list[tuple[date, date]] = []
+    for day in sorted(days):
+        if runs and (day - runs[-1][1]).days == 1:
+            runs[-1] = (runs[-1][0], day)
+        else:
+            runs.append((day, day))
+    return runs
+
+
+def _place_text(frame: pl.DataFrame) -> str:
+    parts = []
+    for column in ("country", "device"):
+        if column in frame.columns:
+            values = [v for v in frame[column].unique(maintain_order=True).to_list() if v is not None]
+            if len(values) == 1:
+                parts.append(str(values[0]))
+    return " · ".join(parts)
+
+
+# -- rank_chart -----------------------------------------------------------------------------
+
+
+def rank_chart(
+    history: pl.DataFrame | Any,
+    apps: str | Sequence[str],
+    keywords: str | Sequence[str] | None = None,
+    changes: pl.DataFrame | Any | None = None,
+    *,
+    names: Mapping[str, str] | pl.DataFrame | None = None,
+    start: str | date | None = None,
+    end: str | date | None = None,
+    targets: str | Sequence[str] | None = None,
+    ax: Axes | None = None,
+    title: str | None = None,
+) -> Figure:
+    """Each app's rank over time per keyword: rank 1 at the top, gaps where it was not ranked.
+
+    ``history`` is a :func:`~storeframes.search_history_frame` (or a
+    :func:`~storeframes.search_frame`, or :func:`~storeframes.rank_history`'s frame). One
+    line per app, in one colour across panels, named from ``names`` (a metadata frame or
+    a mapping of id to name). Without ``ax`` each keyword (and place) gets a panel of its
+    own; with ``ax`` all keywords share it, one line style per keyword. Days the service
+    recorded nothing for a keyword are shaded grey; a gap on a white background means the
+    app was not among that day's results.
+
+    ``changes`` (a :func:`~storeframes.changes_frame`) adds a marker at each change of a
+    charted app, on its line (or on the bottom edge when it was not ranked that day), its
+    shape telling the target (version, title, screenshots ...: see :data:`TARGET_MARKERS`
+    and the legend), so you see whether a change moved the rank. ``targets`` chooses the
+    targets to mark; by default every target but ``size``, which changes with nearly every
+    version and would double its markers.
+
+    >>> fig = rank_chart(history, ["3233849169", "394079159"], changes=changes, names=metadata)  # doctest: +SKIP
+    >>> fig.savefig("ranks.png")  # doctest: +SKIP
+    """
+    function = "rank_chart"
+    what = "a search_history_frame, search_frame or rank_history frame"
+    frame = _polars(history, "history", function, what)
+    try:
+        ids = app_list(apps)
+    except InvalidParameterError:
+        ids = []
+    if not ids:
+        raise InvalidParameterError("apps", apps, "an app id or a non-empty list of app ids", endpoint=function)
+    if len(ids) > MAX_APPS:
+        raise InvalidParameterError(
+            "apps", f"{len(ids)} apps", f"at most {MAX_APPS} apps, so each keeps a colour", endpoint=function
+        )
+    _need(frame, ("keyword", "app_id", "date", "rank"), "history", function, what)
+    wanted = _keywords(frame, keywords, function)
+    try:
+        if "status" in frame.columns:  # already a rank_history frame: keep the asked apps, keywords and days
+            ranks = _given_ranks(frame, ids, wanted, start, end, function)
+        else:
+            ranks = rank_history(frame, ids, keywords=wanted, start=start, end=end)
+    except InvalidParameterError as exc:  # in the words of this function
+        raise InvalidParameterError(exc.parameter, exc.value, exc.allowed, endpoint=function) from None
+    if ranks.height == 0:
+        raise InvalidParameterError("history", "an empty frame", "a history with at least one day", endpoint=function)
+    labels = _labels(names, function)
+    moves = _changes(changes, ids, ranks["date"].min(), ranks["date"].max(), function)
+    if moves is not None:
+        marked = [targets] if isinstance(targets, str) else None if targets is None else list(targets)
+        moves = moves.filter(pl.col("target") != "size" if marked is None else pl.col("target").is_in(marked))
+
+    panels = ranks.select("keyword", *_PLACE).unique(maintain_order=True)
+    several_places = ranks.select(_PLACE).unique().height > 1
+    figure, own = _figure(ax, 11.0, 1.2 + 2.6 * (1 if ax is not None else panels.height))
+    axes: list[Axes] = (
+        [ax] if ax is not None else list(figure.subplots(panels.height, 1, sharex=True, squeeze=False)[:, 0])
+    )
+    colors = {app: _APP_COLORS[i] for i, app in enumerate(ids)}
+    shared_worst = int(ranks["rank"].max() or 1)
+
+    for index, panel in enumerate(panels.iter_rows(named=True)):
+        target_ax = axes[0] if ax is not None else axes[index]
+        style = _LINE_STYLES[index % len(_LINE_STYLES)] if ax is not None else "-"
+        rows = ranks.filter(*(pl.col(c).eq_missing(panel[c]) for c in ("keyword", *_PLACE)))
+        worst = shared_worst if ax is not None else int(rows["rank"].max() or 1)  # each panel its own scale
+        lowest = worst + max(1, round(worst * 0.06))  # the bottom edge, where unranked changes sit
+        _shade_no_data(target_ax, rows)
+        for app in ids:
+            line = rows.filter(pl.col("app_id") == app).sort("date")
+            label = _app_label(app, labels) if index == 0 or ax is None else None
+            target_ax.plot(
+                line["date"].to_list(),
+                [float("nan") if r is None else r for r in line["rank"].to_list()],
+                style,
+                color=colors[app],
+                marker="o",
+                markersize=2.5,
+                linewidth=1.6,
+                label=label if index == 0 else None,
+            )
+            if moves is not None:
+                _change_markers(target_ax, moves.filter(pl.col("app_id") == app), line, colors[app], lowest)
+        place = f" ({', '.join(str(panel[c]) for c in ('country', 'device') if panel[c])})" if several_places else ""
+        if ax is None:
+            target_ax.set_title(f"“{panel['keyword']}”{place}", loc="left", fontsize=11)
+        target_ax.set_ylim(lowest + 0.5, 0.5)
+        ticks = [t for t in MaxNLocator(integer=True, nbins=5).tick_values(1, lowest) if 1 < t <= lowest]
+        target_ax.yaxis.set_major_locator(FixedLocator([1, *ticks]))
+        target_ax.set_ylabel("rank (1 = top)")
+        target_ax.grid(True, axis="y", alpha=0.3)
+        _date_axis(target_ax)
+    if ax is not None and panels.height > 1:  # one line style per keyword on a shared Axes
+        for index, panel in enumerate(panels.iter_rows(named=True)):
+            axes[0].plot(
+                [], [], _LINE_STYLES[index % len(_LINE_STYLES)], color="#444444", label=f"“{panel['keyword']}”"
+            )
+    axes[-1].set_xlabel("date")
+    first, last = ranks["date"].min(), ranks["date"].max()
+    for each in axes:  # exactly the days charted
+        each.set_xlim(mdates.date2num(first) - 0.5, mdates.date2num(last) + 0.5)
+    place = _place_text(ranks)
+    heading = title or "Keyword ranks" + (f", {place}" if place else "")
+    heading += f"\n{first} to {last}"
+    _legend(figure, axes, own, moves, heading)
+    return figure
+
+
+def _keywords(frame: pl.DataFrame, keywords: Any, function: str) -> list[str] | None:
+    """The asked keywords (runs of spaces made one), each of them in the history."""
+    if keywords is None:
+        return None
+    values = [keywords] if isinstance(keywords, str) else list(keywords) if isinstance(keywords, Sequence) else None
+    if not values or not all(isinstance(k, str) and k.strip() for k in values):
+        raise InvalidParameterError(
+            "keywords", keywords, "a keyword or a non-empty list of keywords", endpoint=function
+        )
+    wanted = list(dict.fromkeys(" ".join(k.split()) for k in values))
+    known = frame["keyword"].unique(maintain_order=True).to_list()
+    missing = [k for k in wanted if k not in known]
+    if missing:
+        raise InvalidParameterError(
+            "keywords", missing, f"keywords of the history: {', '.join(map(str, known[:8]))}", endpoint=function
+        )
+    return wanted
+
+
+def _given_ranks(
+    frame: pl.DataFrame, ids: Sequence[str], keywords: Any, start: Any, end: Any, function: str
+) -> pl.DataFrame:
+    """The rows of a rank_history frame for the asked apps, keywords and days."""
+    frame = frame.with_columns(
+        pl.col("date").cast(pl.Date), *(pl.lit(None, pl.String).alias(c) for c in _PLACE if c not in frame.columns)
+    )
+    filters = [pl.col("app_id").is_in(list(ids))]
+    if keywords is not None:
+        filters.append(pl.col("keyword").is_in(list(keywords)))
+    first = None if start is None else parse_day("start", start, endpoint=function)
+    last = None if end is None else parse_day("end", end, endpoint=function)
+    if first is not None and last is not None and last < first:
+        raise InvalidParameterError("end", last, f"a date on or after start={first}", endpoint=function)
+    if first is not None:
+        filters.append(pl.col("date") >= first)
+    if last is not None:
+        filters.append(pl.col("date") <= last)
+    return frame.filter(*filters).sort("date")
+
+
+def _changes(changes: Any, ids: Sequence[str], first: Any, last: Any, function: str) -> pl.DataFrame | None:
+    if changes is None:
+        return None
+    what = "a changes_frame (app_id, date, target)"
+    frame = _polars(changes, "changes", function, what)
+    _need(frame, ("app_id", "date", "target"), "changes", function, what)
+    return (
+        frame.select("app_id", pl.col("date").cast(pl.Date), "target")
+        .filter(pl.col("app_id").is_in(list(ids)), pl.col("date").is_between(first, last))
+        .unique(maintain_order=True)
+    )
+
+
+def _shade_no_data(ax: Axes, rows: pl.DataFrame) -> None:
+    days = rows.filter(pl.col("status") == "no_data")["date"].unique().to_list()
+    for first, last in _runs(days):
+        ax.axvspan(
+            mdates.date2num(first) - 0.5, mdates.date2num(last) + 0.5, color=_NO_DATA, alpha=0.6, linewidth=0, zorder=0
+        )
+
+
+def _change_markers(ax: Axes, moves: pl.DataFrame, line: pl.DataFrame, color: str, lowest: int) -> None:
+    if moves.height == 0:
+        return
+    rank_on = dict(zip(line["date"].to_list(), line["rank"].to_list(), strict=True))
+    for (day,), group in moves.group_by("date", maintain_order=True):
+        targets = sorted(group["target"].to_list())
+        rank = rank_on.get(day)
+        y = rank if rank is not None else lowest
+        for i, target in enumerate(targets):  # several targets on one day sit side by side
+            offset = (i - (len(targets) - 1) / 2) * 0.9
+            ax.plot(
+                mdates.date2num(day) + offset,
+                y,
+                TARGET_MARKERS.get(target, "o"),
+                color=color,
+                markeredgecolor="black",
+                markeredgewidth=0.7,
+                markersize=7,
+                alpha=0.9,
+                zorder=5,
+                clip_on=False,
+            )
+
+
+def _legend(figure: Figure, axes: Sequence[Axes], own: Axes | None, moves: pl.DataFrame | None, heading: str) -> None:
+    handles, labels = axes[0].get_legend_handles_labels()
+    if any(a.patches for a in axes):
+        handles.append(Patch(color=_NO_DATA, label="no data recorded"))
+    if moves is not None and moves.height:
+        handles.append(Line2D([], [], linestyle="none", label="changes:"))
+        for target, count in moves.group_by("target").len().sort("len", "target", descending=[True, False]).iter_rows():
+            handles.append(
+                Line2D(
+                    [],
+                    [],
+                    linestyle="none",
+                    marker=TARGET_MARKERS.get(target, "o"),
+                    markerfacecolor="white",
+                    markeredgecolor="black",
+                    markersize=7,
+                    label=f"{target} ({count})",
+                )
+            )
+        handles.append(Line2D([], [], linestyle="none", label="on the bottom edge: not ranked that day"))
+    labels = [h.get_label() for h in handles]
+    if own is not None:
+        own.legend(handles, labels, fontsize=8, loc="best")
+        own.set_title(heading, loc="left", fontsize=10)
+        return
+    figure.legend(handles, labels, loc="outside right upper", fontsize=9, frameon=False)
+    figure.suptitle(heading, x=0.01, ha="left", fontsize=12)
+
+
+# -- benchmark_chart ------------------------------------------------------------------------
+
+_SERIES_COLUMNS = ("channel", "country", "device", "type")
+
+
+def benchmark_chart(
+    benchmarks: pl.DataFrame | Any,
+    rate: str = "page_views_to_installs",
+    highlight: str | None = None,
+    *,
+    by: str | None = None,
+    top: int | None = None,
+    ax: Axes | None = None,
+    title: str | None = None,
+) -> Figure:
+    """Categories ranked by a conversion rate, per channel or country, one category highlighted.
+
+    ``benchmarks`` is a :func:`~storeframes.benchmarks_frame`; ``rate`` one of its three
+    rates (:data:`RATE_LABELS`). With one series the categories are bars, best first;
+    with several (``by``: by default the column of channel, country, device or type that
+    varies) each category is a row of dots, one colour per series, ordered by their mean.
+    A category without a value is written "no data" where its bar or dot would be, never
+    drawn as zero; a series missing from a row is named at its right end. ``highlight`` (a
+    category code such as ``"6008"`` or its name) is drawn in orange with its rank. ``top``
+    keeps the best ``top`` categories (and the highlighted one). Names that two categories
+    share (Music, Sports: an app category and a game category) carry their codes. A dashed line marks 100 % when a conversion rate passes it
+    (installs can also come straight from search results, without a page view).
+
+    >>> fig = benchmark_chart(sf.benchmarks_frame(countries="us", channels="all,search,browse"),
+    ...                       highlight="Photo & Video")  # doctest: +SKIP
+    """
+    function = "benchmark_chart"
+    what = "a benchmarks_frame"
+    frame = _polars(benchmarks, "benchmarks", function, what)
+    if rate not in RATE_LABELS:
+        raise InvalidParameterError("rate", rate, f"one of {', '.join(RATE_LABELS)}", endpoint=function)
+    _need(frame, ("category", "category_name", rate), "benchmarks", function, what)
+    if frame.height == 0:
+        raise InvalidParameterError("benchmarks", "an empty frame", "a benchmarks_frame with rows", endpoint=function)
+    varying = [c for c in _SERIES_COLUMNS if c in frame.columns and frame[c].n_unique() > 1]
+    if by is not None and by not in frame.columns:
+        raise InvalidParameterError(
+            "by", by, f"a column of the frame such as {', '.join(_SERIES_COLUMNS)}", endpoint=function
+        )
+    series_columns = [by] if by is not None else varying
+    frame = frame.with_columns(
+        pl.concat_str([pl.col(c).cast(pl.String) for c in series_columns], separator=" · ").alias("_series")
+        if series_columns
+        else pl.lit("").alias("_series"),
+        pl.col(rate).cast(pl.Float64).fill_nan(None),
+    )
+    categories = (
+        frame.group_by("category", maintain_order=True)
+        .agg(pl.col("category_name").drop_nulls().first(), pl.col(rate).mean().alias("_mean"))
+        .with_columns(pl.col("category_name").fill_null(pl.col("category")))
+        .sort("_mean", "category_name", descending=[True, False], nulls_last=True)
+        .with_row_index("_place", offset=1)
+        .with_columns(pl.col("_mean").count().alias("_ranked"))
+    )
+    chosen = _highlighted(categories, highlight, function)
+    shared = set(categories.filter(pl.col("category_name").is_duplicated())["category"].to_list())
+    if top is not None:
+        if not isinstance(top, int) or isinstance(top, bool) or top < 1:
+            raise InvalidParameterError("top", top, "a whole number of categories >= 1", endpoint=function)
+        keep = pl.col("_place") <= top
+        categories = categories.filter(keep | (pl.col("category") == chosen) if chosen is not None else keep)
+        frame = frame.filter(pl.col("category").is_in(categories["category"].implode()))
+    series = frame["_series"].unique(maintain_order=True).to_list()
+    count = categories.height
+    figure, own = _figure(ax, 9.5, 1.6 + 0.27 * count)
+    target_ax = own if own is not None else figure.subplots()
+    position = {c: count - 1 - i for i, c in enumerate(categories["category"].to_list())}  # best at the top
+    values = frame.select("category", "_series", rate)
+    peak = values[rate].max()
+    peak = float(peak) if peak is not None else 1.0  # type: ignore[arg-type]
+    if len(series) == 1:
+        _bars(target_ax, categories, rate, position, chosen, peak)
+    else:
+        _dots(target_ax, values, series, categories, rate, position, chosen, peak)
+    names = [
+        _short(str(name), 28) + (f" ({code})" if code in shared else "")
+        for code, name in categories.select("category", "category_name").iter_rows()
+    ]
+    target_ax.set_yticks(list(range(count)), list(reversed(names)))
+    for tick, category in zip(target_ax.get_yticklabels(), reversed(categories["category"].to_list()), strict=True):
+        if category == chosen:
+            tick.set_fontweight("bold")
+            tick.set_color(_HIGHLIGHT)
+    target_ax.set_ylim(-0.7, count - 0.3)
+    target_ax.set_xlim(0, peak * (1.25 if chosen is not None or len(series) > 1 else 1.12) if peak > 0 else 1)
+    target_ax.set_xlabel(RATE_LABELS[rate])
+    target_ax.grid(True, axis="x", alpha=0.3)
+    target_ax.set_axisbelow(True)
+    if rate == "page_views_to_installs" and peak > 100:
+        target_ax.axvline(100, color="#555555", linestyle="--", linewidth=1)
+        target_ax.annotate(
+            "100 %: installs can exceed page views",
+            (100, 0.0),
+            xycoords=("data", "axes fraction"),
+            xytext=(4, 4),
+            textcoords="offset points",
+            fontsize=8,
+            va="bottom",
+            color="#555555",
+        )
+    context = [
+        str(frame[c][0])
+        for c in ("country", "device", "type", "channel")
+        if c in frame.columns and c not in series_columns
+    ]
+    if "start_date" in frame.columns and frame["start_date"].n_unique() == 1:
+        context.append(f"{frame['start_date'][0]} to {frame['end_date'][0]}")
+    heading = title or f"Conversion benchmarks: {RATE_LABELS[rate].split(' (')[0]}"
+    target_ax.set_title(heading + ("\n" + " · ".join(context) if context else ""), loc="left", fontsize=11)
+    if len(series) > 1:
+        target_ax.legend(title=" · ".join(series_columns), fontsize=8, title_fontsize=8, loc="lower right")
+    return figure
+
+
+def _highlighted(categories: pl.DataFrame, highlight: str | None, function: str) -> str | None:
+    if highlight is None:
+        return None
+    wanted = str(highlight).strip().casefold()
+    pairs = categories.select("category", "category_name").iter_rows()
+    found = [str(code) for code, name in pairs if wanted in (str(code).casefold(), str(name).casefold())]
+    if len(found) > 1:  # a name two categories share (Music: the app and the game category)
+        raise InvalidParameterError(
+            "highlight",
+            highlight,
+            f"one category: the name is shared, give a code ({', '.join(found)})",
+            endpoint=function,
+        )
+    if found:
+        return found[0]
+    known = ", ".join(f"{n} ({c})" for c, n in categories.select("category", "category_name").head(6).iter_rows())
+    raise InvalidParameterError(
+        "highlight", highlight, f"a category code or name of the frame, such as {known} ...", endpoint=function
+    )
+
+
+def _no_data(ax: Axes, y: float, peak: float) -> None:
+    ax.text(peak * 0.005, y, "no data", va="center", ha="left", fontsize=8, style="italic", color="#777777")
+
+
+def _bars(
+    ax: Axes, categories: pl.DataFrame, rate: str, position: Mapping[str, int], chosen: str | None, peak: float
+) -> None:
+    ranked = int(categories["_ranked"][0])  # categories with a value, before top= kept the best
+    for category, value, place in categories.select("category", "_mean", "_place").iter_rows():
+        y = position[category]
+        if value is None:
+            _no_data(ax, y, peak)
+            continue
+        highlighted = category == chosen
+        ax.barh(y, value, height=0.7, color=_HIGHLIGHT if highlighted else _BAR)
+        text = f"{value:.1f}" + (f"  (#{place} of {ranked})" if highlighted else "")
+        ax.text(value + peak * 0.01, y, text, va="center", fontsize=8, fontweight="bold" if highlighted else "normal")
+
+
+def _dots(
+    ax: Axes,
+    values: pl.DataFrame,
+    series: Sequence[str],
+    categories: pl.DataFrame,
+    rate: str,
+    position: Mapping[str, int],
+    chosen: str | None,
+    peak: float,
+) -> None:
+    if chosen is not None:
+        ax.axhspan(position[chosen] - 0.45, position[chosen] + 0.45, color=_HIGHLIGHT, alpha=0.2, linewidth=0)
+    for category, mean in categories.select("category", "_mean").iter_rows():
+        y = position[category]
+        present = values.filter(pl.col("category") == category)[rate].drop_nulls()
+        if mean is None:
+            _no_data(ax, y, peak)
+            continue
+        if present.len() > 1:
+            ax.plot([present.min(), present.max()], [y, y], color="#bbbbbb", linewidth=1.5, zorder=1)
+        lacking = values.filter(pl.col("category") == category, pl.col(rate).is_null())["_series"].to_list()
+        if lacking:
+            ax.text(
+                float(present.max()) + peak * 0.02,  # type: ignore[arg-type]
+                y,
+                "no data: " + ", ".join(lacking),
+                va="center",
+                fontsize=7,
+                style="italic",
+                color="#777777",
+            )
+    for index, name in enumerate(series):
+        rows = values.filter(pl.col("_series") == name, pl.col(rate).is_not_null())
+        ax.scatter(
+            rows[rate].to_list(),
+            [position[c] for c in rows["category"].to_list()],
+            color=_APP_COLORS[index % len(_APP_COLORS)],
+            s=30,
+            zorder=3,
+            label=name,
+        )
+
+
+# -- changes_timeline -----------------------------------------------------------------------
+
+
+def changes_timeline(
+    changes: pl.DataFrame | Any,
+    *,
+    names: Mapping[str, str] | pl.DataFrame | None = None,
+    ax: Axes | None = None,
+    title: str | None = None,
+) -> Figure:
+    """What each app changed and when: one row per app, one marker per change.
+
+    ``changes`` is a :func:`~storeframes.changes_frame`. Each target (version, title,
+    screenshots, privacy_info ...) has its own colour, marker and lane within an app's row,
+    so changes on the same day stay apart; the legend counts them. Apps are named from
+    ``names`` (a metadata frame or a mapping of id to name), in the frame's order.
+
+    >>> changes_timeline(sf.changes_frame(["394079159", "1395556972"], start="2026-08-21"), names=metadata)  # doctest: +SKIP
+    """
+    function = "changes_timeline"
+    what = "a changes_frame (app_id, date, target)"
+    frame = _polars(changes, "changes", function, what)
+    _need(frame, ("app_id", "date", "target"), "changes", function, what)
+    if frame.height == 0:
+        raise InvalidParameterError(
+            "changes", "an empty frame", "a changes_frame with at least one change", endpoint=function
+        )
+    frame = frame.select("app_id", pl.col("date").cast(pl.Date), "target").unique(maintain_order=True)
+    labels = _labels(names, function)
+    apps = frame["app_id"].unique(maintain_order=True).to_list()
+    known = list(TARGET_MARKERS)
+    counts = (
+        frame.group_by("target", maintain_order=True)
+        .len()
+        .with_columns(
+            pl.col("target").replace_strict(known, list(range(len(known))), default=len(known)).alias("_order")
+        )
+        .sort("_order", maintain_order=True)
+        .drop("_order")
+    )
+    targets = counts["target"].to_list()  # the lanes of a row, top to bottom: version first, size last
+    figure, own = _figure(ax, 11.0, 1.4 + max(0.75, 0.14 * len(targets)) * len(apps))
+    target_ax = own if own is not None else figure.subplots()
+    lanes = len(targets)
+    for row, app in enumerate(apps):
+        y = len(apps) - 1 - row
+        if row % 2 == 0:
+            target_ax.axhspan(y - 0.5, y + 0.5, color="#f2f2f2", linewidth=0, zorder=0)
+        for index, target in enumerate(targets):
+            days = frame.filter(pl.col("app_id") == app, pl.col("target") == target)["date"].unique().sort()
+            if days.len() == 0:
+                continue
+            offset = ((lanes - 1) / 2 - index) * (0.8 / max(lanes, 1))
+            target_ax.plot(
+                days.to_list(),
+                [y + offset] * days.len(),
+                TARGET_MARKERS.get(target, "o"),
+                color=_APP_COLORS[index % len(_APP_COLORS)],
+                markeredgecolor="black",
+                markeredgewidth=0.5,
+                markersize=7 if target != "size" else 9,
+                linestyle="none",
+            )
+    handles = [
+        Line2D(
+            [],
+            [],
+            linestyle="none",
+            marker=TARGET_MARKERS.get(target, "o"),
+            color=_APP_COLORS[index % len(_APP_COLORS)],
+            markeredgecolor="black",
+            markeredgewidth=0.5,
+            markersize=7,
+            label=f"{target} ({count})",
+        )
+        for index, (target, count) in enumerate(counts.iter_rows())
+    ]
+    target_ax.set_yticks(list(range(len(apps))), [_app_label(a, labels) for a in reversed(apps)])
+    target_ax.set_ylim(-0.5, len(apps) - 0.5)
+    _date_axis(target_ax)
+    target_ax.set_xlabel("date of the change")
+    target_ax.grid(True, axis="x", alpha=0.3)
+    first, last = frame["date"].min(), frame["date"].max()
+    heading = title or "Metadata changes"
+    target_ax.set_title(f"{heading}\n{first} to {last}, {frame.height} changes", loc="left", fontsize=11)
+    if own is not None:
+        own.legend(handles=handles, fontsize=8, loc="best")
+    else:
+        figure.legend(handles=handles, title="target", loc="outside right upper", fontsize=9, frameon=False)
+    return figure
+
+
+def _show_in_ipython() -> None:
+    """Let IPython show a returned Figure as PNG, when no matplotlib backend has said how."""
+    try:
+        from IPython import get_ipython  # type: ignore[attr-defined]
+    except ImportError:
+        return
+    shell = get_ipython()
+    if shell is None:
+        return
+    formatter = shell.display_formatter.formatters["image/png"]
+    try:
+        formatter.lookup_by_type(Figure)
+    except KeyError:
+        formatter.for_type(Figure, lambda fig: figure_png(fig, dpi=100))
+
+
+_show_in_ipython()
