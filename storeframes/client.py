@@ -297,7 +297,8 @@ class Client(frames.FrameMethods):
         cache_dir: the cache folder; defaults to ``$STOREFRAMES_CACHE_DIR``, else the
             user's cache directory. A :class:`~storeframes.cache.Cache` may be given;
             ``False`` turns caching off.
-        offline: never open a connection; a call the cache cannot answer raises
+        offline: never open a connection; every cached answer serves, however old (as
+            with ``refresh="never"``), and a call the cache cannot answer raises
             :class:`~storeframes.NotCachedError`. Defaults to ``$STOREFRAMES_OFFLINE``.
         refresh: ``"auto"`` serves fresh cached answers and fetches the rest,
             ``"always"`` fetches everything again, ``"never"`` serves only from the
@@ -778,6 +779,8 @@ class Client(frames.FrameMethods):
         """Validate every call, then look into the cache once for all of them."""
         ep = self.endpoints[catalog.endpoint(endpoint).name]
         mode = self._refresh_mode(self.refresh if refresh is None else refresh)
+        if self.offline and mode == "auto":  # no fetching: every cached answer serves, however old
+            mode = "never"
         canonical = [catalog.validate(ep, call, today=self._today()) for call in calls]
         if self.cache is not None:
             self.cache.sync(ep.name)

@@ -269,6 +269,19 @@ def test_offline_raises_with_the_missing_requests_and_their_cost(tmp_path):
     assert "offline" in str(error) and "start_date=2026-09-29" in str(error)
 
 
+def test_offline_serves_stale_answers_so_a_cache_folder_reproduces_any_day(tmp_path):
+    clock = Clock(NOON)
+    sandbox(tmp_path, clock).get("search", keyword=KEYWORD)
+    clock.advance(days=30)  # a live search is fresh for an hour
+    offline = sandbox(tmp_path, clock, offline=True)
+    answer = offline.get("search", keyword=KEYWORD)
+    assert answer.from_cache and sent(offline) == []
+    with pytest.raises(sf.NotCachedError, match="offline"):
+        offline.get("search", keyword=KEYWORD, refresh="always")
+    online = sandbox(tmp_path, clock)
+    assert not online.get("search", keyword=KEYWORD).from_cache  # online, the stale answer is fetched again
+
+
 def test_offline_from_the_environment(tmp_path, monkeypatch):
     monkeypatch.setenv("STOREFRAMES_OFFLINE", "1")
     client = sandbox(tmp_path)
