@@ -1,0 +1,677 @@
+"""Notebook widgets: a credit meter, a keyword rank explorer and a benchmarks explorer.
+
+They are ``ipywidgets`` 8 boxes (``pip install "storeframes[notebook]"``) that draw with
+:mod:`storeframes.plots` into an image, so they need no matplotlib backend. Each has a
+``close()`` that also stops what it watches.
+
+In a notebook cell::
+
+    import storeframes as sf
+    from storeframes.widgets import BenchmarkExplorer, CreditMeter, RankExplorer
+
+    client = sf.configure(sandbox=True, budget=10_000)
+    CreditMeter(client)                      # credits spent and saved, live
+    history = client.search_history_frame(["photo editor", "photo filters"], start="2026-08-21")
+    RankExplorer(history, names=client.metadata_frame(["3233849169", "1395556972"]))
+    BenchmarkExplorer(client)                # asks before spending: "Fetch: up to 1,001 credits"
+
+:func:`app_card` (from :mod:`storeframes.cards`) is re-exported here.
+"""
+
+from __future__ import annotations
+
+import html
+import math
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from datetime import date, timedelta
+from typing import Any
+
+import ipywidgets as widgets
+import polars as pl
+from matplotlib.figure import Figure
+
+from . import catalog, plots
+from .cards import AppCard, app_card
+from .client import Client, Plan
+from .defaults import default_client
+from .errors import (
+    ApiError,
+    AuthenticationError,
+    BudgetExceededError,
+    InvalidParameterError,
+    NotCachedError,
+    NotEnoughCreditsError,
+    StoreframesError,
+    TransportError,
+)
+
+__all__ = ["AppCard", "BenchmarkExplorer", "CreditMeter", "RankExplorer", "app_card"]
+
+RATES: tuple[tuple[str, str], ...] = tuple((label.split(" (")[0], rate) for rate, label in plots.RATE_LABELS.items())
+"""The rate columns of a benchmarks frame, with their labels."""
+
+_HISTORY_COLUMNS = ("keyword", "date", "app_id", "rank")
+_MAX_OFFERED = 25
+_DEFAULT_SELECTED = 5
+
+
+def _plural(count: int, word: str) -> str:
+    return f"{count:,} {word}" if count == 1 else f"{count:,} {word}s"
+
+
+def _close_parts(item: widgets.Widget) -> None:
+    """Close a widget's own layout and style (closing the widget leaves them open)."""
+    for name in ("style", "layout"):
+        part = getattr(item, name, None) if item.has_trait(name) else None
+        if isinstance(part, widgets.Widget):
+            part.close()
+
+
+def _close_widgets(items: Iterable[widgets.Widget]) -> None:
+    """Close widgets with their layout and style."""
+    for item in items:
+        _close_parts(item)
+        item.close()
+
+
+def _as_frame(value: Any, name: str, what: str) -> pl.DataFrame:
+    if isinstance(value, pl.LazyFrame):
+        return value.collect()
+    if isinstance(value, pl.DataFrame):
+        return value
+    if type(value).__module__.startswith("pandas"):
+        try:
+            return pl.from_pandas(value)
+        except (TypeError, ValueError, ImportError):
+            pass
+    raise InvalidParameterError(name, type(value).__name__, what, endpoint="widgets")
+
+
+def _name_map(names: Any) -> dict[str, str]:
+    """``app_id -> label`` from a mapping or a metadata frame (``app_id``, ``title``)."""
+    if names is None:
+        return {}
+    if isinstance(names, Mapping):
+        return {str(k): str(v) for k, v in names.items() if v is not None}
+    frame = _as_frame(names, "names", "a mapping app_id -> label, or a metadata frame with app_id and title")
+    if not {"app_id", "title"} <= set(frame.columns):
+        raise InvalidParameterError(
+            "names",
+            f"a frame with columns {', '.join(frame.columns)}",
+            "a mapping app_id -> label, or a metadata frame with app_id and title",
+            endpoint="widgets",
+        )
+    rows = frame.select(pl.col("app_id").cast(pl.String), pl.col("title").cast(pl.String)).drop_nulls()
+    return dict(zip(rows["app_id"], rows["title"], strict=True))
+
+
+class CreditMeter(widgets.HBox):
+    """Credits spent in this session against the client's budget, updated after every answer.
+
+    A progress bar (hidden when the client has no budget; ``"warning"`` above 80 % of
+    it, ``"danger"`` once it is all spent) and a line with the credits spent, the
+    requests sent and the credits the cache saved. It follows the client through
+    :meth:`Client.watch <storeframes.Client.watch>`; :meth:`close` stops that.
+
+    >>> import storeframes as sf
+    >>> client = sf.Client.sandbox(budget=10_000, progress=False)
+    >>> meter = CreditMeter(client)
+    >>> _ = client.metadata_frame("3233849169")
+    >>> meter.label.value
+    '11 of 10,000 credits spent (0%) · 1 request · 0 saved by the cache'
+    >>> _ = client.versions_frame("3233849169")    # the same answer, from the cache
+    >>> meter.label.value
+    '11 of 10,000 credits spent (0%) · 1 request · 11 saved by the cache'
+    >>> meter.bar.value, meter.bar.max
+    (11, 10000)
+    >>> meter.close(); client.close()
+    """
+
+    def __init__(self, client: Client | None = None, **kwargs: Any):
+        self.client = client if client is not None else default_client()
+        self.bar = widgets.IntProgress(
+            min=0, max=1, value=0, description="Credits", layout=widgets.Layout(width="260px")
+        )
+        self.label = widgets.HTML()
+        super().__init__([self.bar, self.label], **kwargs)
+        self._owned = [self.bar, self.label]
+        self._stop: Callable[[], None] | None = None
+        self.refresh()
+        self._stop = self.client.watch(self._on_row)
+
+    def _on_row(self, row: Mapping[str, Any]) -> None:
+        self.refresh()  # may run on a worker thread: refresh() only sets trait values
+
+    def refresh(self) -> None:
+        """Show the client's current figures."""
+        client = self.client
+        spent = int(client.spent)  # a watcher hears of a row once its credits are counted here
+        saved, budget = int(client.saved), client.budget
+        tail = f"{_plural(int(client.requests_sent), 'request')} · {saved:,} saved by the cache"
+        if budget is None:
+            self.bar.layout.display = "none"
+            self.bar.value = 0
+            self.bar.bar_style = ""
+            self.label.value = f"{spent:,} credits spent (no budget set) · {tail}"
+            return
+        percent = 100 if budget <= 0 else math.floor(100 * spent / budget)
+        self.bar.layout.display = None
+        self.bar.max = max(budget, 1)
+        self.bar.value = min(spent, self.bar.max)
+        self.bar.bar_style = "danger" if spent >= budget else "warning" if 100 * spent > 80 * budget else ""
+        self.label.value = f"{spent:,} of {budget:,} credits spent ({percent}%) · {tail}"
+
+    def close(self) -> None:
+        """Stop following the client and close the widgets."""
+        stop = getattr(self, "_stop", None)
+        if stop is not None:
+            stop()
+            self._stop = None
+        _close_widgets(getattr(self, "_owned", ()))
+        _close_parts(self)
+        super().close()
+
+
+class RankExplorer(widgets.VBox):
+    """Keyword rankings over time: pick keywords, apps and days, see the chart.
+
+    ``history`` is a :func:`~storeframes.search_history_frame` or a
+    :func:`~storeframes.rank_history` frame (polars or pandas). The apps offered are
+    ``apps`` if given (ids the history lacks are allowed, and said so), else the 25
+    apps with the best median rank over the history; the first ``max_apps`` of
+    ``apps``, or the top 5, are selected, and at most ``max_apps`` are drawn. Labels
+    come from ``names`` (a mapping app_id -> label, or a metadata frame with app_id and
+    title). ``changes`` (a :func:`~storeframes.changes_frame`) marks metadata changes
+    on the lines. Every change of ``.keywords``, ``.apps`` or ``.dates`` redraws
+    :func:`storeframes.plots.rank_chart` into ``.chart``; ``.figure`` is the Figure and
+    ``.summary`` says what is shown.
+
+    >>> import storeframes as sf
+    >>> from datetime import date
+    >>> client = sf.Client.sandbox(today=date(2026, 11, 20), progress=False)
+    >>> history = client.search_history_frame(["photo editor", "meditation"], start="2026-11-01", end="2026-11-14")
+    >>> explorer = RankExplorer(history, ["3233849169", "1004337595"])
+    >>> explorer.keywords.value
+    ('photo editor',)
+    >>> explorer.summary.value
+    '2 apps · 1 keyword · 2026-11-01 to 2026-11-14 (14 days)'
+    >>> explorer.keywords.value = ("photo editor", "meditation")
+    >>> len(explorer.figure.axes)
+    2
+    >>> explorer.close(); client.close()
+    """
+
+    def __init__(
+        self,
+        history: pl.DataFrame | Any,
+        apps: str | Sequence[str] | None = None,
+        *,
+        changes: pl.DataFrame | Any | None = None,
+        names: Mapping[str, str] | pl.DataFrame | Any | None = None,
+        max_apps: int = 6,
+        **kwargs: Any,
+    ):
+        what = "a search_history_frame or rank_history frame (polars or pandas)"
+        frame = _as_frame(history, "history", what)
+        missing = [c for c in _HISTORY_COLUMNS if c not in frame.columns]
+        if missing:
+            raise InvalidParameterError(
+                "history",
+                f"a frame without {', '.join(missing)}",
+                f"{what}, with columns keyword, date, app_id, rank",
+                endpoint="widgets",
+            )
+        frame = frame.with_columns(pl.col("date").cast(pl.Date), pl.col("app_id").cast(pl.String))
+        dated = frame.filter(pl.col("keyword").is_not_null() & pl.col("date").is_not_null())
+        if dated.height == 0:
+            raise InvalidParameterError(
+                "history",
+                "an empty frame",
+                "a history with at least one day of results: fetch other keywords or days",
+                endpoint="widgets",
+            )
+        if not isinstance(max_apps, int) or isinstance(max_apps, bool) or max_apps < 1:
+            raise InvalidParameterError("max_apps", max_apps, "a whole number >= 1", endpoint="widgets")
+        self.history = frame
+        self.changes = None if changes is None else _as_frame(changes, "changes", "a changes_frame (polars or pandas)")
+        self.names = _name_map(names)
+        self.max_apps = max_apps
+        self.figure: Figure | None = None
+
+        in_history = set(frame["app_id"].drop_nulls())
+        if apps is not None:
+            offered = catalog.app_list(apps)
+            if not offered:
+                raise InvalidParameterError("apps", apps, "at least one app id, or None", endpoint="widgets")
+            selected = offered[:max_apps]
+        else:
+            offered = self._best_apps(frame)
+            selected = offered[: min(_DEFAULT_SELECTED, max_apps)]
+        self.absent_apps: tuple[str, ...] = tuple(a for a in offered if a not in in_history)
+        """The offered apps that never appear in the history."""
+
+        keywords = [k for k in frame["keyword"].unique(maintain_order=True).to_list() if k is not None]
+        first, last = dated["date"].min(), dated["date"].max()
+        days = [first + timedelta(days=i) for i in range((last - first).days + 1)]  # type: ignore[operator]
+
+        self.keywords = widgets.SelectMultiple(
+            options=keywords, value=tuple(keywords[:1]), description="Keywords", rows=min(max(len(keywords), 2), 8)
+        )
+        self.apps = widgets.SelectMultiple(
+            options=[(self._label(a), a) for a in offered],
+            value=tuple(selected),
+            description="Apps",
+            rows=min(max(len(offered), 2), 8),
+            layout=widgets.Layout(width="420px"),
+        )
+        self.dates = widgets.SelectionRangeSlider(
+            options=[(d.isoformat(), d) for d in days],
+            index=(0, len(days) - 1),
+            description="Days",
+            continuous_update=False,
+            layout=widgets.Layout(width="95%"),
+        )
+        self.summary = widgets.HTML()
+        self.chart = widgets.Image(format="png", value=b"")
+        self._controls = widgets.HBox([self.keywords, self.apps])
+        super().__init__([self._controls, self.dates, self.summary, self.chart], **kwargs)
+        self._owned = [self.keywords, self.apps, self.dates, self.summary, self.chart, self._controls]
+        for control in (self.keywords, self.apps, self.dates):
+            control.observe(self._on_change, names="value")
+        self._on_change({})
+
+    @staticmethod
+    def _best_apps(frame: pl.DataFrame) -> list[str]:
+        ranked = frame.filter(pl.col("rank").is_not_null() & pl.col("app_id").is_not_null())
+        if "is_ad" in ranked.columns:
+            ranked = ranked.filter(~pl.col("is_ad").fill_null(False))
+        best = (
+            ranked.group_by("app_id")
+            .agg(pl.col("rank").median().alias("median"), pl.len().alias("days"))
+            .sort(["median", "days", "app_id"], descending=[False, True, False])
+            .head(_MAX_OFFERED)
+        )
+        return best["app_id"].to_list()
+
+    def _label(self, app: str) -> str:
+        return self.names.get(app, app)
+
+    def _on_change(self, change: Mapping[str, Any]) -> None:
+        try:
+            self.redraw()
+        except Exception as exc:  # a control must never raise into the notebook
+            self._clear(f"Could not draw the chart: {exc}")
+
+    def _clear(self, message: str) -> None:
+        self.figure = None
+        self.chart.value = b""
+        self.summary.value = html.escape(message)
+
+    def redraw(self) -> None:
+        """Draw the chart for the selected keywords, apps and days."""
+        keywords = list(self.keywords.value)
+        chosen = list(self.apps.value)
+        if not chosen or not keywords:
+            lacking = " and ".join(w for w, v in (("an app", chosen), ("a keyword", keywords)) if not v)
+            self._clear(f"No chart: select at least {lacking}.")
+            return
+        apps = chosen[: self.max_apps]
+        start, end = self.dates.value
+        self.figure = plots.rank_chart(
+            self.history, apps, keywords, self.changes, names=self.names or None, start=start, end=end
+        )
+        self.chart.value = plots.figure_png(self.figure)
+        days = (end - start).days + 1
+        parts = [
+            _plural(len(apps), "app"),
+            _plural(len(keywords), "keyword"),
+            f"{start.isoformat()} to {end.isoformat()} ({_plural(days, 'day')})",
+        ]
+        if len(chosen) > len(apps):
+            parts.append(f"showing the first {len(apps)} of {len(chosen)} selected apps")
+        absent = [self._label(a) for a in apps if a in self.absent_apps]
+        if absent:
+            parts.append(f"not in this history: {', '.join(absent)}")
+        self.summary.value = html.escape(" · ".join(parts))
+
+    def close(self) -> None:
+        """Close the controls and the chart."""
+        _close_widgets(getattr(self, "_owned", ()))
+        _close_parts(self)
+        super().close()
+
+
+def _texts(value: Any) -> list[str]:
+    """Texts from a list or a comma-separated text (empty when it is neither)."""
+    items = value.split(",") if isinstance(value, str) else list(value) if isinstance(value, Sequence) else []
+    if not all(isinstance(v, str) for v in items):
+        return []
+    return [v.strip() for v in items if v.strip()]
+
+
+def _device_choices() -> tuple[str, ...]:
+    return catalog.ENDPOINTS["benchmarks"].devices
+
+
+def _type_choices() -> tuple[str, ...]:
+    return next(p.choices for p in catalog.ENDPOINTS["benchmarks"].params if p.name == "type")
+
+
+class BenchmarkExplorer(widgets.VBox):
+    """Category conversion benchmarks: pick a country, device, type and channel, see the ranking.
+
+    ``.cost`` always shows what the current selection would cost: a selection the cache
+    holds is drawn at once (0 credits), as is one whose estimate is at most
+    ``confirm_above`` credits; otherwise ``.fetch_button`` offers the fetch ("Fetch: up
+    to 1,001 credits") and nothing is sent until it is clicked. The chart is
+    :func:`storeframes.plots.benchmark_chart` of ``.frame`` for the chosen ``.rate``,
+    with the ``.highlight`` category marked; changing those two only redraws. Errors
+    (budget, offline, refused parameters, the service's errors) are shown in
+    ``.status``, never raised. ``.meter`` is a :class:`CreditMeter` of the same client.
+    ``start`` and ``end`` fix the range of days (as in :func:`~storeframes.benchmarks_frame`;
+    by default the 30 days up to yesterday): give the range a notebook already fetched and
+    the explorer draws from the cache.
+
+    >>> import storeframes as sf
+    >>> client = sf.Client.sandbox(budget=5_000, progress=False)
+    >>> explorer = BenchmarkExplorer(client, countries=["us", "gb"])
+    >>> explorer.cost.value
+    'us · iphone · free · all: not cached: 1 request, at most 1,001 credits'
+    >>> explorer.fetch_button.description, client.requests_sent
+    ('Fetch: up to 1,001 credits', 0)
+    >>> explorer.fetch_button.click()
+    >>> explorer.cost.value, client.requests_sent
+    ('us · iphone · free · all: cached: draws at once, 0 credits', 1)
+    >>> explorer.device.value = "android"
+    >>> explorer.channel.options
+    ('all', 'search', 'explore', 'referrals')
+    >>> explorer.close(); client.close()
+    """
+
+    def __init__(
+        self,
+        client: Client | None = None,
+        *,
+        countries: str | Sequence[str] = ("us", "gb", "de", "fr", "jp"),
+        confirm_above: int = 0,
+        rate: str = "page_views_to_installs",
+        highlight: str | None = None,
+        start: str | date | None = None,
+        end: str | date | None = None,
+        **kwargs: Any,
+    ):
+        codes = _texts(countries)
+        if not codes:
+            raise InvalidParameterError("countries", countries, "at least one country code", endpoint="widgets")
+        for code in codes:
+            catalog.validate("benchmarks", country=code)
+        codes = list(dict.fromkeys(c.strip().lower() for c in codes))
+        if not isinstance(confirm_above, int) or isinstance(confirm_above, bool) or confirm_above < 0:
+            raise InvalidParameterError(
+                "confirm_above", confirm_above, "a whole number of credits >= 0", endpoint="widgets"
+            )
+        rates = [value for _, value in RATES]
+        if rate not in rates:
+            raise InvalidParameterError("rate", rate, f"one of {', '.join(rates)}", endpoint="widgets")
+        if highlight is not None and not isinstance(highlight, str):
+            raise InvalidParameterError("highlight", highlight, "a category code or name, or None", endpoint="widgets")
+
+        self.client = client if client is not None else default_client()
+        self.confirm_above = confirm_above
+        self._range = {k: v for k, v in (("start", start), ("end", end)) if v is not None}
+        if self._range:  # refused here, in plain words, rather than in every plan
+            self.client.plan("benchmarks_frame", countries=codes[0], **self._range)
+        self.plan: Plan | None = None
+        """The plan of the current selection (None when it was refused)."""
+        self.frame: pl.DataFrame | None = None
+        self.figure: Figure | None = None
+        self._wanted_highlight = highlight
+        self._quiet = 0
+
+        devices = _device_choices()
+        self.country = widgets.Dropdown(options=codes, value=codes[0], description="Country")
+        self.device = widgets.Dropdown(options=devices, value=devices[0], description="Device")
+        self.type = widgets.Dropdown(options=_type_choices(), description="Type")
+        channels = catalog.CHANNELS[self.device.value]
+        self.channel = widgets.Dropdown(options=channels, value=channels[0], description="Channel")
+        self.rate = widgets.Dropdown(options=RATES, value=rate, description="Rate")
+        self.highlight = widgets.Dropdown(options=[("(none)", None)], value=None, description="Highlight")
+        self.cost = widgets.HTML()
+        self.fetch_button = widgets.Button(description="Fetch", disabled=True, icon="download")
+        self.status = widgets.HTML()
+        self.chart = widgets.Image(format="png", value=b"")
+        self.meter = CreditMeter(self.client)
+        self._rows = [
+            widgets.HBox([self.country, self.device]),
+            widgets.HBox([self.type, self.channel]),
+            widgets.HBox([self.rate, self.highlight]),
+            widgets.HBox([self.fetch_button, self.cost]),
+        ]
+        super().__init__([*self._rows, self.status, self.chart, self.meter], **kwargs)
+        self._owned = [
+            self.country,
+            self.device,
+            self.type,
+            self.channel,
+            self.rate,
+            self.highlight,
+            self.cost,
+            self.fetch_button,
+            self.status,
+            self.chart,
+            *self._rows,
+        ]
+
+        self.device.observe(self._on_device, names="value")
+        for control in (self.country, self.type, self.channel):
+            control.observe(self._on_selection, names="value")
+        self.rate.observe(self._on_look, names="value")
+        self.highlight.observe(self._on_look, names="value")
+        self.fetch_button.on_click(self._on_click)
+        self._on_selection({})
+
+    # -- the selection ----------------------------------------------------------
+
+    @property
+    def params(self) -> dict[str, Any]:
+        """The arguments of :meth:`Client.benchmarks_frame` for the current selection."""
+        return {
+            "countries": self.country.value,
+            "device": self.device.value,
+            "type": self.type.value,
+            "channels": self.channel.value,
+            **self._range,
+        }
+
+    def _where(self) -> str:
+        return " · ".join(str(v) for v in self.params.values())
+
+    def _on_device(self, change: Mapping[str, Any]) -> None:
+        channels = catalog.CHANNELS[change["new"]]
+        keep = self.channel.value if self.channel.value in channels else channels[0]
+        self._quiet += 1
+        try:
+            self.channel.options = channels
+            self.channel.value = keep
+        finally:
+            self._quiet -= 1
+        self._on_selection(change)
+
+    def _on_selection(self, change: Mapping[str, Any]) -> None:
+        if self._quiet:
+            return
+        try:
+            self._selection_changed()
+        except Exception as exc:  # a control must never raise into the notebook
+            self.status.value = self._say(f"Something went wrong: {type(exc).__name__}: {exc}")
+
+    def _selection_changed(self) -> None:
+        self.frame = None
+        self._clear_chart()
+        self._set_highlights(None)
+        if not self._update_plan():
+            return
+        assert self.plan is not None
+        if self.plan.cached or self.plan.estimate <= self.confirm_above:
+            self._fetch()
+        else:
+            self.status.value = self._say(
+                f"Not fetched yet: click the button to spend up to {self.plan.estimate:,} credits."
+            )
+
+    def _update_plan(self) -> bool:
+        """Work out the current selection's plan and show it; False when it was refused."""
+        try:
+            self.plan = self.client.plan("benchmarks_frame", **self.params)
+        except StoreframesError as exc:
+            self.plan = None
+            self.cost.value = self._say(f"{self._where()}: cannot be fetched")
+            self.status.value = self._describe(exc)
+            self._offer(None)
+            return False
+        plan = self.plan
+        if plan.cached:
+            line = "cached: draws at once, 0 credits"
+        else:
+            line = f"not cached: {_plural(plan.to_send, 'request')}, at most {plan.estimate:,} credits"
+            budget = self.client.budget
+            if budget is not None and self.client.spent + plan.estimate > budget:
+                left = max(budget - self.client.spent, 0)
+                line += f" (more than the {left:,} left in the budget)"
+        self.cost.value = self._say(f"{self._where()}: {line}")
+        self._offer(None if plan.cached else plan.estimate)
+        return True
+
+    def _offer(self, estimate: int | None) -> None:
+        if estimate is None:
+            self.fetch_button.disabled = True
+            self.fetch_button.description = "Cached" if self.plan is not None else "Fetch"
+        else:
+            self.fetch_button.disabled = False
+            self.fetch_button.description = f"Fetch: up to {estimate:,} credits"
+
+    def _on_click(self, button: widgets.Button) -> None:
+        if button.disabled or self.plan is None:
+            return
+        try:
+            self._fetch()
+        except Exception as exc:  # a button must never raise into the notebook
+            self.status.value = self._say(f"Something went wrong: {type(exc).__name__}: {exc}")
+
+    def _fetch(self) -> None:
+        spent = self.client.spent
+        try:
+            frame = self.client.benchmarks_frame(**self.params)
+        except StoreframesError as exc:
+            self.status.value = self._describe(exc)
+            self._update_plan()
+            return
+        cost = self.client.spent - spent
+        self.frame = frame
+        self._update_plan()
+        self._set_highlights(frame)
+        how = "from the cache, 0 credits" if cost == 0 else f"fetched for {cost:,} credits"
+        if frame.height == 0:
+            self.status.value = self._say(f"No benchmarks for {self._where()} ({how}).")
+            return
+        categories = frame["category"].n_unique()
+        note = ""
+        if self._wanted_highlight is not None:
+            note = f" There is no category {self._wanted_highlight!r} to highlight here."
+        self.status.value = self._say(f"{_plural(categories, 'category')} ({how}).{note}")
+        self._draw()
+
+    # -- drawing ------------------------------------------------------------------
+
+    def _on_look(self, change: Mapping[str, Any]) -> None:
+        if self._quiet:
+            return
+        try:
+            self._draw()
+        except Exception as exc:  # a control must never raise into the notebook
+            self.status.value = self._say(f"Could not draw the chart: {type(exc).__name__}: {exc}")
+
+    def redraw(self) -> None:
+        """Draw the fetched frame again with the chosen rate and highlight (nothing is fetched)."""
+        self._draw()
+
+    def _draw(self) -> None:
+        if self.frame is None or self.frame.height == 0:
+            self._clear_chart()
+            return
+        self.figure = plots.benchmark_chart(self.frame, rate=self.rate.value, highlight=self.highlight.value)
+        self.chart.value = plots.figure_png(self.figure)
+
+    def _clear_chart(self) -> None:
+        self.figure = None
+        self.chart.value = b""
+
+    def _set_highlights(self, frame: pl.DataFrame | None) -> None:
+        """Fill the highlight choices from a frame's categories, keeping the choice when possible."""
+        options: list[tuple[str, str | None]] = [("(none)", None)]
+        wanted = self.highlight.value if self.highlight.value is not None else self._wanted_highlight
+        value = None
+        if frame is not None and frame.height:
+            cats = (
+                frame.select(pl.col("category").cast(pl.String), pl.col("category_name").cast(pl.String))
+                .unique()
+                .drop_nulls("category")
+                .sort(pl.col("category_name").fill_null(pl.col("category")).str.to_lowercase(), "category")
+            )
+            for code, name in cats.iter_rows():
+                options.append((f"{name} ({code})" if name else code, code))
+                if wanted is not None and wanted.strip().lower() in (code.lower(), (name or "").strip().lower()):
+                    value = code
+            if value is not None:
+                self._wanted_highlight = None
+        self._quiet += 1
+        try:
+            self.highlight.options = options
+            self.highlight.value = value
+        finally:
+            self._quiet -= 1
+
+    # -- messages -----------------------------------------------------------------
+
+    def _say(self, text: str) -> str:
+        """Plain text as HTML, with the token scrubbed (the client's messages never hold it)."""
+        scrub = getattr(self.client, "_scrub", None)
+        return html.escape(scrub(text) if callable(scrub) else text)
+
+    def _describe(self, exc: StoreframesError) -> str:
+        """An error in plain words, as HTML."""
+        if isinstance(exc, BudgetExceededError):
+            left = max(exc.budget - exc.spent - exc.reserved, 0)
+            text = (
+                f"Not fetched: this could cost up to {exc.estimate:,} credits and the budget has {left:,} left "
+                f"({exc.spent:,} of {exc.budget:,} spent). Nothing was sent; raise the client's budget to fetch it."
+            )
+        elif isinstance(exc, NotCachedError):
+            text = (
+                f"Not in the cache, and this client may not fetch (offline): {_plural(len(exc.requests), 'request')} "
+                f"of at most {exc.estimate:,} credits would be needed. Nothing was sent."
+            )
+        elif isinstance(exc, InvalidParameterError):
+            text = f"This selection is refused before sending anything: {exc}"
+        elif isinstance(exc, AuthenticationError):
+            text = "The service refused the token (401): check $STOREFRAMES_API_KEY."
+        elif isinstance(exc, NotEnoughCreditsError):
+            text = f"The account has not enough credits left for this request (the service said: {exc.message})."
+        elif isinstance(exc, ApiError):
+            text = (
+                f"The service answered with an error ({exc.status}{' ' + exc.code if exc.code else ''}): {exc.message}"
+            )
+        elif isinstance(exc, TransportError):
+            text = f"Could not reach the service: {exc}"
+        else:
+            text = f"Could not fetch: {exc}"
+        return self._say(text)
+
+    def close(self) -> None:
+        """Close the credit meter, the controls and the chart."""
+        meter = getattr(self, "meter", None)
+        if meter is not None:
+            meter.close()
+        _close_widgets(getattr(self, "_owned", ()))
+        _close_parts(self)
+        super().close()
