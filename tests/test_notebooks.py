@@ -1,0 +1,143 @@
+"""The example notebooks: committed clean, run on the sandbox, draw their charts, run again offline for free.
+
+Each notebook is executed in a kernel (nbclient) in a folder of its own, with no token in the
+environment, so it uses the sandbox and fills its cache folder ``storeframes-cache`` there; then it is
+executed again in the same folder with ``STOREFRAMES_OFFLINE=1``, where every answer must come from
+that cache and the notebook's last cell must say that nothing was spent.
+"""
+
+from __future__ import annotations
+
+import base64
+import re
+import shutil
+import sys
+from pathlib import Path
+
+import nbclient
+import nbformat
+import pytest
+
+from storeframes.sandbox import SANDBOX_KEY
+
+NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
+NAMES = ["rank_tracking.ipynb", "conversion_analysis.ipynb", "competitor_watch.ipynb"]
+CONNECT = 'client = sf.connect("storeframes-cache", budget=20_000, sandbox_today="2026-11-20")'
+SPENT = re.compile(r"^credits spent in this session: ([\d,]+)$", re.MULTILINE)
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+ENVIRONMENT = ("STOREFRAMES_API_KEY", "STOREFRAMES_BASE_URL", "STOREFRAMES_OFFLINE", "STOREFRAMES_CACHE_DIR")
+
+
+def _code_cells(nb: nbformat.NotebookNode) -> list[nbformat.NotebookNode]:
+    return [cell for cell in nb.cells if cell.cell_type == "code"]
+
+
+def _text(output: nbformat.NotebookNode) -> str:
+    if output.output_type == "stream":
+        return output.text
+    if output.output_type == "error":
+        return "\n".join(output.traceback)
+    return str(output.get("data", {}).get("text/plain", ""))
+
+
+def _pngs(nb: nbformat.NotebookNode) -> list[tuple[int, bytes]]:
+    """(index of the code cell, PNG bytes) of every image the notebook's outputs show."""
+    return [
+        (index, base64.b64decode(output.data["image/png"]))
+        for index, cell in enumerate(_code_cells(nb))
+        for output in cell.outputs
+        if "image/png" in output.get("data", {})
+    ]
+
+
+def _spent(nb: nbformat.NotebookNode) -> int:
+    """The credits the last cell says this session spent."""
+    last = _code_cells(nb)[-1]
+    found = SPENT.findall("".join(_text(output) for output in last.outputs))
+    assert len(found) == 1, f"the last cell should print the credits spent once, printed: {last.outputs}"
+    return int(found[0].replace(",", ""))
+
+
+def _execute(path: Path) -> nbformat.NotebookNode:
+    """Run the notebook in its folder; any cell's error raises ``CellExecutionError``."""
+    nb = nbformat.read(path, as_version=4)
+    client = nbclient.NotebookClient(
+        nb, timeout=120, kernel_name="python3", resources={"metadata": {"path": str(path.parent)}}
+    )
+    client.execute()
+    return nb
+
+
+def _check_run(nb: nbformat.NotebookNode) -> list[tuple[int, bytes]]:
+    """What every run must show: the sandbox named first, charts drawn, no error, no token."""
+    first = _code_cells(nb)[0].outputs
+    assert first, "the connect cell printed nothing"
+    assert first[0].output_type == "stream" and first[0].name == "stdout"
+    assert "the sandbox" in first[0].text
+    assert not [o for cell in _code_cells(nb) for o in cell.outputs if o.output_type == "error"]
+    assert SANDBOX_KEY not in nbformat.writes(nb)  # outputs and widget state alike
+    pngs = _pngs(nb)
+    assert pngs, "no chart was displayed"
+    assert all(png.startswith(PNG_MAGIC) and len(png) > 10_000 for _, png in pngs)
+    return pngs
+
+
+# -- the committed files --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_committed_notebook_is_valid_and_has_no_outputs(name):
+    nb = nbformat.read(NOTEBOOKS / name, as_version=nbformat.NO_CONVERT)
+    nbformat.validate(nb)
+    assert nb.nbformat == 4
+    assert nb.metadata.kernelspec.name == "python3"
+    cells = _code_cells(nb)
+    assert cells
+    for cell in cells:
+        assert cell.outputs == [], f"outputs left in: {cell.source[:60]!r}"
+        assert cell.execution_count is None, f"an execution count left in: {cell.source[:60]!r}"
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_the_first_code_cell_connects_and_the_cell_before_says_how(name):
+    nb = nbformat.read(NOTEBOOKS / name, as_version=4)
+    first = _code_cells(nb)[0]
+    assert [line for line in first.source.splitlines() if line.strip()] == ["import storeframes as sf", CONNECT]
+    before = nb.cells[nb.cells.index(first) - 1]
+    assert before.cell_type == "markdown"
+    for needed in ("STOREFRAMES_API_KEY", "STOREFRAMES_BASE_URL", "STOREFRAMES_OFFLINE=1", "storeframes-cache"):
+        assert needed in before.source
+
+
+def test_the_kernel_runs_this_python():
+    """The python3 kernelspec says ``python``: jupyter_client runs it as this interpreter."""
+    from jupyter_client.manager import KernelManager
+
+    command = KernelManager(kernel_name="python3").format_kernel_cmd()
+    assert Path(command[0]).resolve() == Path(sys.executable).resolve()
+
+
+# -- running them ---------------------------------------------------------------------------------
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", NAMES)
+def test_notebook_runs_on_the_sandbox_then_offline_for_0_credits(name, tmp_path, monkeypatch):
+    for variable in ENVIRONMENT:
+        monkeypatch.delenv(variable, raising=False)
+    monkeypatch.setenv("STOREFRAMES_PROGRESS", "0")
+    path = tmp_path / name
+    shutil.copy(NOTEBOOKS / name, path)
+
+    first = _execute(path)
+    first_pngs = _check_run(first)
+    spent = _spent(first)
+    assert 0 < spent <= 20_000  # it fetched, within the notebook's budget
+    assert (tmp_path / "storeframes-cache").is_dir()  # beside the notebook, not where pytest runs
+
+    monkeypatch.setenv("STOREFRAMES_OFFLINE", "1")
+    second = _execute(path)  # the committed copy again (the executed one was not written back)
+    second_pngs = _check_run(second)
+    assert "offline" in _code_cells(second)[0].outputs[0].text
+    assert _spent(second) == 0
+    assert [index for index, _ in second_pngs] == [index for index, _ in first_pngs]
