@@ -47,7 +47,31 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"storeframes {__version__}")
     commands = parser.add_subparsers(dest="command", required=True)
 
-    demo = commands.add_parser("demo", help="fetch a small set of frames from the sandbox and print them")
+    demo = commands.add_parser(
+        "demo",
+        help="a rank-tracking, change and conversion analysis: Parquet tables and PNG charts in a folder",
+        description="Track an app and its competitors on keywords over 90 days, overlay their metadata changes, "
+        "place its category in the conversion benchmarks; write the tidy tables (Parquet) and the charts (PNG) "
+        "into DIR and print what was fetched and what it cost. Answers are cached in DIR/cache: run it again "
+        "and it spends nothing. On the sandbox unless --live is given.",
+    )
+    demo.add_argument(
+        "--out", type=Path, default=Path("storeframes-demo"), metavar="DIR", help="default storeframes-demo"
+    )
+    demo.add_argument(
+        "--live",
+        action="store_true",
+        help="use the real service ($STOREFRAMES_API_KEY and $STOREFRAMES_BASE_URL); spends real credits",
+    )
+    demo.add_argument("--app", help="the app to follow (default: the sandbox's photo editor app)")
+    demo.add_argument(
+        "--keywords",
+        type=lambda text: [k.strip() for k in text.split(",") if k.strip()],
+        help="comma-separated keywords (default: photo editor,photo filters,collage maker)",
+    )
+    demo.add_argument("--country", default="us", help="two-letter country code (default us)")
+    demo.add_argument("--days", type=int, default=90, help="days of history (default 90)")
+    demo.add_argument("--budget", type=int, help="the most credits to spend (default with --live: 25000)")
     demo.add_argument("--seed", type=int, default=0, help="the sandbox world's seed (default 0)")
 
     commands.add_parser("endpoints", help="list the endpoints, their parameters and prices")
@@ -265,8 +289,23 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _run(args: argparse.Namespace) -> int:
     if args.command == "demo":
         from .demo import run_demo
+        from .errors import StoreframesError
 
-        return run_demo(seed=args.seed)
+        try:
+            run_demo(
+                args.out,
+                live=args.live,
+                app=args.app,
+                keywords=args.keywords,
+                country=args.country,
+                days=args.days,
+                seed=args.seed,
+                budget=args.budget,
+            )
+        except StoreframesError as exc:
+            print(f"storeframes demo: {type(exc).__name__}: {exc}", file=sys.stderr)
+            return 2
+        return 0
     if args.command == "endpoints":
         return _endpoints()
     if args.command == "cache":

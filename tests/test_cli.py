@@ -23,19 +23,6 @@ APPS = World(0).EXAMPLE_IOS_APPS
 GONE = World(0).UNAVAILABLE_IN_US[0]
 
 
-def test_demo_prints_frames_and_the_ledger(capsys):
-    assert main(["demo"]) == 0
-    out = capsys.readouterr().out
-    assert "sandbox" in out
-    assert "1. Metadata of 6 iphone apps: 2 requests" in out
-    assert "2. Live search" in out and "3. Conversion benchmarks" in out
-    assert "Version cadence from the same answers (0 more credits)" in out
-    match = re.search(r"4\. The ledger: (\d+) credits in (\d+) requests; (\d+) answers reused .* saved (\d+)", out)
-    assert match and match.group(2) == "4" and int(match.group(1)) == 62 + 10 + 1001
-    assert match.group(3) == "2" and match.group(4) == "62"
-    assert SANDBOX_KEY not in out
-
-
 def test_endpoints_lists_the_catalog(capsys):
     assert main(["endpoints"]) == 0
     out = capsys.readouterr().out
