@@ -75,34 +75,7 @@ def _close_widgets(items: Iterable[widgets.Widget]) -> None:
 
 
 def _as_frame(value: Any, name: str, what: str) -> pl.DataFrame:
-    if isinstance(value, pl.LazyFrame):
-        return value.collect()
-    if isinstance(value, pl.DataFrame):
-        return value
-    if type(value).__module__.startswith("pandas"):
-        try:
-            return pl.from_pandas(value)
-        except (TypeError, ValueError, ImportError):
-            pass
-    raise InvalidParameterError(name, type(value).__name__, what, endpoint="widgets")
-
-
-def _name_map(names: Any) -> dict[str, str]:
-    """``app_id -> label`` from a mapping or a metadata frame (``app_id``, ``title``)."""
-    if names is None:
-        return {}
-    if isinstance(names, Mapping):
-        return {str(k): str(v) for k, v in names.items() if v is not None}
-    frame = _as_frame(names, "names", "a mapping app_id -> label, or a metadata frame with app_id and title")
-    if not {"app_id", "title"} <= set(frame.columns):
-        raise InvalidParameterError(
-            "names",
-            f"a frame with columns {', '.join(frame.columns)}",
-            "a mapping app_id -> label, or a metadata frame with app_id and title",
-            endpoint="widgets",
-        )
-    rows = frame.select(pl.col("app_id").cast(pl.String), pl.col("title").cast(pl.String)).drop_nulls()
-    return dict(zip(rows["app_id"], rows["title"], strict=True))
+    return plots._polars(value, name, "widgets", what)  # the charts' reading of polars, pandas and lazy frames
 
 
 class CreditMeter(widgets.HBox):
@@ -234,7 +207,7 @@ class RankExplorer(widgets.VBox):
             raise InvalidParameterError("max_apps", max_apps, "a whole number >= 1", endpoint="widgets")
         self.history = frame
         self.changes = None if changes is None else _as_frame(changes, "changes", "a changes_frame (polars or pandas)")
-        self.names = _name_map(names)
+        self.names = plots._labels(names, "widgets")
         self.max_apps = max_apps
         self.figure: Figure | None = None
 
