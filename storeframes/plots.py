@@ -38,7 +38,7 @@ except ImportError as exc:  # pragma: no cover - depends on the installed extras
 
 from .catalog import app_list, parse_day
 from .errors import InvalidParameterError
-from .ranks import rank_history
+from .ranks import _texts, rank_history
 
 __all__ = [
     "MAX_APPS",
@@ -302,12 +302,7 @@ def _keywords(frame: pl.DataFrame, keywords: Any, function: str) -> list[str] | 
     """The asked keywords (runs of spaces made one), each of them in the history."""
     if keywords is None:
         return None
-    values = [keywords] if isinstance(keywords, str) else list(keywords) if isinstance(keywords, Sequence) else None
-    if not values or not all(isinstance(k, str) and k.strip() for k in values):
-        raise InvalidParameterError(
-            "keywords", keywords, "a keyword or a non-empty list of keywords", endpoint=function
-        )
-    wanted = list(dict.fromkeys(" ".join(k.split()) for k in values))
+    wanted = _texts("keywords", keywords, endpoint=function)  # as rank_history reads them
     known = frame["keyword"].unique(maintain_order=True).to_list()
     missing = [k for k in wanted if k not in known]
     if missing:

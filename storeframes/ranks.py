@@ -31,10 +31,11 @@ def _day(name: str, value: Any) -> date | None:
     return None if value is None else parse_day(name, value, endpoint="rank_history")
 
 
-def _texts(name: str, value: Any) -> list[str]:
+def _texts(name: str, value: Any, *, endpoint: str = "rank_history") -> list[str]:
+    """Texts from a text or a list, each once, runs of spaces made one (as the frames keep keywords)."""
     values = [value] if isinstance(value, str) else list(value) if isinstance(value, Sequence) else None
     if not values or not all(isinstance(v, str) and v.strip() for v in values):
-        raise InvalidParameterError(name, value, "a text or a non-empty list of texts", endpoint="rank_history")
+        raise InvalidParameterError(name, value, "a text or a non-empty list of texts", endpoint=endpoint)
     return list(dict.fromkeys(" ".join(v.split()) for v in values))
 
 
