@@ -170,6 +170,11 @@ def _indent(frame: pl.DataFrame) -> str:
     return "\n".join("   " + line for line in str(frame).splitlines())
 
 
+def _app_names(names: dict[str, str]) -> pl.Expr:
+    """An ``app`` column: each app's name, its id where the name is not known."""
+    return pl.col("app_id").replace({k: v for k, v in names.items() if v}).alias("app")
+
+
 def _label(names: dict[str, str], app_id: str) -> str:
     return names.get(app_id) or app_id
 
@@ -184,7 +189,7 @@ def _standing(ranks: pl.DataFrame, names: dict[str, str]) -> pl.DataFrame:
             pl.col("rank").median().alias("median_rank"),
             pl.col("rank").min().alias("best_rank"),
         )
-        .with_columns(pl.col("app_id").map_elements(lambda a: _label(names, a), return_dtype=pl.String).alias("app"))
+        .with_columns(_app_names(names))
         .select("keyword", "app", "days_ranked", "days_recorded", "median_rank", "best_rank")
     )
 
@@ -212,7 +217,7 @@ def _movers(ranks: pl.DataFrame, changes: pl.DataFrame, names: dict[str, str], s
         .with_columns((pl.col("before") - pl.col("after")).alias("places_gained"))
         .filter(pl.col("places_gained") != 0)
         .join(made, on="app_id", how="left")
-        .with_columns(pl.col("app_id").map_elements(lambda a: _label(names, a), return_dtype=pl.String).alias("app"))
+        .with_columns(_app_names(names))
         .sort(pl.col("places_gained").abs(), "keyword", "app", descending=[True, False, False])
         .head(5)
         .select("keyword", "app", "before", "after", "places_gained", pl.col("changes_meanwhile").fill_null("-"))
@@ -238,7 +243,7 @@ def _change_counts(changes: pl.DataFrame, names: dict[str, str]) -> pl.DataFrame
     )
     return (
         counts.join(versions, on="app_id", how="left")
-        .with_columns(pl.col("app_id").map_elements(lambda a: _label(names, a), return_dtype=pl.String).alias("app"))
+        .with_columns(_app_names(names))
         .sort("changes", "app", descending=[True, False])
         .select("app", "changes", "newest_version", "what")
     )
