@@ -38,7 +38,7 @@ except ImportError as exc:  # pragma: no cover - depends on the installed extras
 
 from .catalog import app_list, parse_day
 from .errors import InvalidParameterError
-from .ranks import _texts, rank_history
+from .ranks import _polars, _texts, rank_history
 
 __all__ = [
     "MAX_APPS",
@@ -96,20 +96,6 @@ def figure_png(fig: Figure, *, dpi: int = 100) -> bytes:
     buffer = io.BytesIO()
     fig.savefig(buffer, format="png", dpi=dpi)
     return buffer.getvalue()
-
-
-def _polars(value: Any, name: str, function: str, what: str) -> pl.DataFrame:
-    if isinstance(value, pl.LazyFrame):
-        return value.collect()
-    if isinstance(value, pl.DataFrame):
-        return value
-    try:
-        frame = pl.from_pandas(value)
-    except (TypeError, ValueError, ImportError):
-        frame = None
-    if not isinstance(frame, pl.DataFrame):  # a pandas Series becomes a polars Series
-        raise InvalidParameterError(name, type(value).__name__, what, endpoint=function)
-    return frame
 
 
 def _need(frame: pl.DataFrame, columns: Sequence[str], name: str, function: str, what: str) -> None:

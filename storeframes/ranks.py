@@ -31,6 +31,21 @@ def _day(name: str, value: Any) -> date | None:
     return None if value is None else parse_day(name, value, endpoint="rank_history")
 
 
+def _polars(value: Any, name: str, function: str, what: str) -> pl.DataFrame:
+    """A polars DataFrame from a polars, lazy or pandas frame; anything else is refused."""
+    if isinstance(value, pl.LazyFrame):
+        return value.collect()
+    if isinstance(value, pl.DataFrame):
+        return value
+    try:
+        frame = pl.from_pandas(value)
+    except (TypeError, ValueError, ImportError):
+        frame = None
+    if not isinstance(frame, pl.DataFrame):  # a pandas Series becomes a polars Series
+        raise InvalidParameterError(name, type(value).__name__, what, endpoint=function)
+    return frame
+
+
 def _texts(name: str, value: Any, *, endpoint: str = "rank_history") -> list[str]:
     """Texts from a text or a list, each once, runs of spaces made one (as the frames keep keywords)."""
     values = [value] if isinstance(value, str) else list(value) if isinstance(value, Sequence) else None
@@ -79,18 +94,7 @@ def rank_history(
     │ 2026-01-03 ┆ null ┆ not_ranked ┆ 1       │
     └────────────┴──────┴────────────┴─────────┘
     """
-    if isinstance(history, pl.LazyFrame):
-        history = history.collect()
-    elif not isinstance(history, pl.DataFrame):
-        try:
-            history = pl.from_pandas(history)
-        except (TypeError, ValueError, ImportError):
-            raise InvalidParameterError(
-                "history",
-                type(history).__name__,
-                "a search_history_frame (a polars or pandas DataFrame)",
-                endpoint="rank_history",
-            ) from None
+    history = _polars(history, "history", "rank_history", "a search_history_frame (a polars or pandas DataFrame)")
     missing = [c for c in _NEEDED if c not in history.columns]
     if missing:
         raise InvalidParameterError(

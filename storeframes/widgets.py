@@ -44,6 +44,7 @@ from .errors import (
     StoreframesError,
     TransportError,
 )
+from .ranks import _polars
 
 __all__ = ["AppCard", "BenchmarkExplorer", "CreditMeter", "RankExplorer", "app_card"]
 
@@ -75,7 +76,7 @@ def _close_widgets(items: Iterable[widgets.Widget]) -> None:
 
 
 def _as_frame(value: Any, name: str, what: str) -> pl.DataFrame:
-    return plots._polars(value, name, "widgets", what)  # the charts' reading of polars, pandas and lazy frames
+    return _polars(value, name, "widgets", what)  # as rank_history and the charts read frames
 
 
 class CreditMeter(widgets.HBox):
