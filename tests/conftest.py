@@ -41,6 +41,8 @@ SCRUBBED = "REDACTED"
 def _stable_request(request):
     """Record every loopback port as the replay address, so re-recordings diff cleanly."""
     request.uri = re.sub(r"^http://127\.0\.0\.1:\d+", "http://127.0.0.1:8765", request.uri)
+    for name in [n for n in request.headers if n.lower() == "host"]:
+        request.headers[name] = re.sub(r"^127\.0\.0\.1:\d+$", "127.0.0.1:8765", request.headers[name])
     return request
 
 
