@@ -98,6 +98,17 @@ def recorded(
                 yield client
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _no_token_in_any_file_the_suite_wrote(tmp_path_factory):
+    """After the run: no cassette and no file the tests wrote (cache folders, demo output,
+    executed notebooks) holds a token or a key-shaped string. A leak fails the session."""
+    yield
+    from ._secrets import leaks_in
+
+    leaks = leaks_in(CASSETTES) + leaks_in(tmp_path_factory.getbasetemp())
+    assert not leaks, "a token was written to disk:\n" + "\n".join(leaks[:20])
+
+
 @pytest.fixture(autouse=True)
 def _own_cache_folder(tmp_path_factory, monkeypatch):
     """Every test gets an empty cache folder of its own and starts online."""
