@@ -8,9 +8,12 @@ the test. To re-record from the loopback sandbox::
 
     rm cassettes/*.yaml && STOREFRAMES_RECORD=all python -m pytest tests/test_cassettes.py tests/test_cassette_frames.py
 
-Against the real service (costs credits), with a token and base URL::
+Against the real service (costs credits), with a token and base URL; tests marked
+``live`` are skipped when either is missing. With ``STOREFRAMES_RECORD=all`` their traffic
+is also written, scrubbed, to ``cassettes/live/``::
 
     STOREFRAMES_API_KEY=... STOREFRAMES_BASE_URL=https://... python -m pytest -m live
+    STOREFRAMES_RECORD=all STOREFRAMES_API_KEY=... STOREFRAMES_BASE_URL=https://... python -m pytest -m live
 """
 
 from __future__ import annotations
@@ -98,6 +101,22 @@ def recorded(
                 yield client
 
 
+@contextmanager
+def live(name: str, *, budget: int, **client_options) -> Iterator[Client]:
+    """A client on the real service (token and base URL from the environment) under ``budget``.
+
+    With ``STOREFRAMES_RECORD=all`` its traffic is also kept as ``cassettes/live/<name>.yaml``,
+    with the token header filtered and the token scrubbed from bodies.
+    """
+    options = {"cache_dir": False, "progress": False, **client_options}
+    with Client(budget=budget, **options) as client:
+        if RECORD_MODE == "none":
+            yield client
+            return
+        with recorder.use_cassette(f"live/{name}.yaml", record_mode=RECORD_MODE):
+            yield client
+
+
 @pytest.fixture(scope="session", autouse=True)
 def _no_token_in_any_file_the_suite_wrote(tmp_path_factory):
     """After the run: no cassette and no file the tests wrote (cache folders, demo output,
@@ -157,3 +176,4 @@ def fresh_default():
     if defaults._client is not None and defaults._owned and defaults._client is not saved[0]:
         defaults._client.close()
     defaults._client, defaults._owned = saved
+
