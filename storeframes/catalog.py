@@ -55,6 +55,7 @@ __all__ = [
     "DEFAULT_COSTS",
     "DEFAULT_FRESHNESS",
     "DEVICES",
+    "EARLIEST_DAY",
     "ENDPOINTS",
     "IOS_CATEGORIES",
     "MAX_APPS_PER_REQUEST",
@@ -84,6 +85,10 @@ BENCHMARK_TYPES = ("free", "paid")
 METRICS = ("downloads", "revenues", "app-power", "ratings", "daily-ratings")
 METRIC_ALIASES: Mapping[str, str] = MappingProxyType({"power": "app-power"})
 MAX_APPS_PER_REQUEST = 5
+EARLIEST_DAY = date(2008, 7, 10)
+"""The first day either store was open (the iphone store opened on 2008-07-10, the android
+store later that year): no history is older, so an earlier date is a mistake (often a typo in
+the year) that would still be billed per day."""
 
 _IOS_ID = re.compile(r"^[0-9]{1,15}$")
 _ANDROID_ID = re.compile(r"^[A-Za-z][A-Za-z0-9_]*(\.[A-Za-z0-9_]+)+$")
@@ -614,6 +619,13 @@ def _resolve_dates(ep: Endpoint, given: Mapping[str, Any], today: date, out: dic
         if day > latest:
             raise InvalidParameterError(
                 pname, day.isoformat(), f"a date no later than today ({today.isoformat()} UTC)", endpoint=ep.name
+            )
+        if day < EARLIEST_DAY:
+            raise InvalidParameterError(
+                pname,
+                day.isoformat(),
+                f"a date on or after {EARLIEST_DAY.isoformat()} (the stores opened in 2008: no history is older)",
+                endpoint=ep.name,
             )
     if end < start:
         raise InvalidParameterError(
