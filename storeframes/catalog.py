@@ -484,8 +484,8 @@ def _check_metrics(value: Any, ep: Endpoint) -> str:
 
 def _check_code(name: str, value: Any, ep: Endpoint) -> str:
     if not isinstance(value, str) or not _CODE.match(value.strip()):
-        kind = "country" if name == "country" else "language"
-        raise InvalidParameterError(name, value, f"a two-letter {kind} code such as 'us'", endpoint=ep.name)
+        kind, example = ("country", "us") if name == "country" else ("language", "en")
+        raise InvalidParameterError(name, value, f"a two-letter {kind} code such as {example!r}", endpoint=ep.name)
     return value.strip().lower()
 
 

@@ -179,6 +179,8 @@ def _fan_values(argument: str, value: Any, split: bool, frame: str) -> list[Any]
         raise InvalidParameterError(
             argument, value, f"at least one value ({argument} takes a text or a list)", endpoint=frame
         )
+    if None in unique:  # else the endpoint would call the missing value "required"
+        raise InvalidParameterError(argument, value, f"each item of {argument} is a text, not None", endpoint=frame)
     return unique
 
 
