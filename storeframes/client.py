@@ -199,6 +199,16 @@ def _per_endpoint(option: str, defaults: Mapping[str, Any], overrides: Mapping[s
     return {**defaults, **(overrides or {})}
 
 
+def _whole(value: Any) -> bool:
+    """Whether ``value`` is a whole number (True and False are not)."""
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _number(value: Any) -> bool:
+    """Whether ``value`` is a real number (True and False are not)."""
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
 def _key(params: Mapping[str, str]) -> str:
     return json.dumps(dict(params), sort_keys=True)
 
@@ -341,22 +351,40 @@ class Client(frames.FrameMethods):
         clock: Any = None,
         progress: bool | None = None,
     ):
+        if api_key is not None and not isinstance(api_key, str):  # the value itself is never shown
+            raise ConfigurationError(f"api_key must be the token as a text, got a {type(api_key).__name__}")
         self._api_key = _Secret(api_key if api_key is not None else os.environ.get(ENV_API_KEY, ""))
         base_url = base_url if base_url is not None else os.environ.get(ENV_BASE_URL) or None
         self.base_url = _check_base_url(base_url) if base_url else None
-        if budget is not None and (not isinstance(budget, int) or budget < 0):
+        if budget is not None and (not _whole(budget) or budget < 0):
             raise ConfigurationError(f"budget must be a whole number of credits >= 0, got {budget!r}")
         self.budget = budget
         try:
             limit, window = rate_limit
         except (TypeError, ValueError):
             raise ConfigurationError(f"rate_limit must be (requests, seconds), got {rate_limit!r}") from None
-        self.limiter = SlidingWindowLimiter(limit, window)
-        if max_tries < 1:
-            raise ConfigurationError(f"max_tries must be >= 1, got {max_tries!r}")
+        try:
+            self.limiter = SlidingWindowLimiter(limit, window)
+        except (TypeError, ValueError) as exc:
+            raise ConfigurationError(f"rate_limit must be (requests, seconds), got {rate_limit!r}: {exc}") from None
+        if not _whole(max_tries) or max_tries < 1:
+            raise ConfigurationError(f"max_tries must be a whole number >= 1, got {max_tries!r}")
         self.max_tries = max_tries
+        if (
+            not isinstance(backoff, (tuple, list))
+            or len(backoff) != 2
+            or not all(_number(b) and b >= 0 for b in backoff)
+        ):
+            raise ConfigurationError(f"backoff must be (first, most), two numbers of seconds >= 0, got {backoff!r}")
         self.backoff = backoff
+        if max_workers is not None and (not _whole(max_workers) or max_workers < 1):
+            raise ConfigurationError(f"max_workers must be a whole number >= 1 (or None for 8), got {max_workers!r}")
         self.max_workers = max_workers or 8
+        bad_timeout = not isinstance(timeout, httpx.Timeout) and (not _number(timeout) or timeout <= 0)
+        if http_client is None and timeout is not None and bad_timeout:
+            raise ConfigurationError(f"timeout must be seconds > 0 (or None for no limit), got {timeout!r}")
+        if offline is not None and not isinstance(offline, bool):
+            raise ConfigurationError(f"offline must be True, False or None (${ENV_OFFLINE}), got {offline!r}")
         self._own_http = http_client is None
         self._http = http_client or httpx.Client(timeout=timeout, follow_redirects=False)
         costs = _per_endpoint("cost_model", catalog.DEFAULT_COSTS, cost_model)
