@@ -177,3 +177,9 @@ def fresh_default():
         defaults._client.close()
     defaults._client, defaults._owned = saved
 
+
+def pytest_terminal_summary(terminalreporter):
+    """After the run: the reliability summary (faults injected, retries, requests, rows compared)."""
+    from ._summary import print_summary
+
+    print_summary(terminalreporter)
