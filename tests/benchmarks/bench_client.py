@@ -4,7 +4,8 @@ Not collected by the test run. Run::
 
     .venv/bin/python tests/benchmarks/bench_client.py
 
-Prints a table, then one JSON line per figure.
+Caching is off, so every request reaches the sandbox (and nothing is written to the default
+cache folder). Prints a table, then one JSON line per figure.
 """
 
 from __future__ import annotations
@@ -22,7 +23,9 @@ from storeframes.sandbox import SandboxServer
 def fetch_ratio(*, limit: int, window: float, latency: float, requests: int, workers: int) -> dict:
     """Requests per second through the loopback sandbox, as a share of the limit's ceiling."""
     with SandboxServer(port=0, rate_limit=(limit, window), latency=latency) as server:
-        with sf.Client(server.key, base_url=server.base_url, rate_limit=(limit, window), max_workers=workers) as client:
+        with sf.Client(
+            server.key, base_url=server.base_url, rate_limit=(limit, window), max_workers=workers, cache_dir=False
+        ) as client:
             started = time.perf_counter()
             client.get_many("search", [{"keyword": f"keyword {i}"} for i in range(requests)])
             took = time.perf_counter() - started
@@ -61,6 +64,7 @@ def overhead(requests: int = 2000) -> dict:
         http_client=http,
         rate_limit=(10**9, 1.0),
         max_workers=1,
+        cache_dir=False,
     ) as client:
         client.get("search", keyword="warm up")
         started = time.perf_counter()
