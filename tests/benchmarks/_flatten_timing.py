@@ -1,4 +1,4 @@
-"""What the flatten benchmarks share: best-of-N timing, parsing, one batch flatten, the machine.
+"""What the benchmarks share: best-of-N timing, parsing, one batch flatten, the peak resident size, the machine.
 
 Imported by the scripts beside it (run as ``python tests/benchmarks/bench_*.py``, so this
 folder is on the import path).
@@ -12,6 +12,7 @@ import platform
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 import pandas as pd
@@ -44,6 +45,20 @@ def best(run: Callable[[], Any], repeat: int) -> tuple[float, Any]:
         value = run()
         times.append(time.perf_counter() - started)
     return min(times), value
+
+
+def proc_status(field: str) -> int:
+    """A field of ``/proc/self/status`` (``VmRSS``, ``VmHWM`` ...), in bytes."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith(field + ":"):
+            return int(line.split()[1]) * 1024
+    raise KeyError(field)
+
+
+def reset_peak() -> None:
+    """Reset this process's peak resident size (``VmHWM``) to its resident size now."""
+    with open("/proc/self/clear_refs", "w") as f:  # 5: reset the peak resident size
+        f.write("5")
 
 
 def machine() -> Figure:

@@ -81,7 +81,7 @@ from typing import Any
 
 import pandas as pd
 import polars as pl
-from _flatten_timing import COUNTRY, LANGUAGE, Figure, best, json_lines, machine, parse
+from _flatten_timing import COUNTRY, LANGUAGE, Figure, best, json_lines, machine, parse, proc_status, reset_peak
 
 from storeframes.flatteners import Keys, batch_search, batch_search_history
 
@@ -292,19 +292,6 @@ def same_rows(frame: pl.DataFrame, pandas_frame: pd.DataFrame) -> bool:
 # -- peak memory, in a child process ----------------------------------------------------------
 
 
-def _status(field: str) -> int:
-    """A field of ``/proc/self/status``, in bytes."""
-    for line in Path("/proc/self/status").read_text().splitlines():
-        if line.startswith(field + ":"):
-            return int(line.split()[1]) * 1024
-    raise KeyError(field)
-
-
-def _reset_peak() -> None:
-    with open("/proc/self/clear_refs", "w") as f:  # 5: reset the peak resident size (VmHWM)
-        f.write("5")
-
-
 def warm_up(result: Any, keys: Keys, endpoint: str) -> Any:
     """A small answer of the same form: two days of a history, or the live answer itself."""
     if endpoint != "search_history":
@@ -323,29 +310,29 @@ def child(file: str, endpoint: str) -> None:
     )
     out: Figure = {}
     try:
-        _status("VmHWM")
-        _reset_peak()
+        proc_status("VmHWM")
+        reset_peak()
         proc = True
     except (OSError, KeyError) as e:  # no /proc, or the peak cannot be reset
         proc = False
         out["memory_skipped"] = f"no resettable peak resident size ({type(e).__name__}: {e})"
     if proc:
         gc.collect()
-        rss = _status("VmRSS")
-        _reset_peak()
+        rss = proc_status("VmRSS")
+        reset_peak()
         parsed = parse(bodies)
-        out["parse_peak_bytes"] = _status("VmHWM") - rss
+        out["parse_peak_bytes"] = proc_status("VmHWM") - rss
     else:
         parsed = parse(bodies)
     answers = answers_of(parsed, fetched_at)
     flattener([(warm_up(answers[0][0], answers[0][1], endpoint), answers[0][1])])
     gc.collect()
     if proc:
-        rss = _status("VmRSS")
-        _reset_peak()
+        rss = proc_status("VmRSS")
+        reset_peak()
     frame = flattener(answers)
     if proc:
-        out["peak_bytes"] = _status("VmHWM") - rss
+        out["peak_bytes"] = proc_status("VmHWM") - rss
     out["rows"] = frame.height
     out["arrow_bytes"] = frame.estimated_size()
     del frame
