@@ -1,0 +1,496 @@
+"""Every benchmark in one run: one table of the figures, then one JSON line per figure.
+
+Not collected by the test run. Run::
+
+    .venv/bin/python tests/benchmarks/run.py            # the full run (about 5 minutes on 2 CPUs)
+    .venv/bin/python tests/benchmarks/run.py --quick    # a smoke run (about 1 minute)
+    .venv/bin/python tests/benchmarks/run.py --only flatten,memory
+
+It calls the functions of the scripts beside it, with their own default sizes (their
+``--quick`` sizes with ``--quick``):
+
+* flatten: each endpoint's flatteners on realistic answers, beside ``json.loads`` of the same
+  answers and ``pandas.json_normalize`` giving the same rows (``bench_metadata.py``,
+  ``bench_changes.py``, ``bench_search.py``, ``bench_metrics.py``);
+* fetch: requests through the loopback sandbox with 150 ms latency, as a share of the ceiling
+  the rate limit allows, and the client's own cost per request (``bench_client.py``);
+* cache: cold and warm calls, an incremental range, index load time and disk footprint against
+  the in-process sandbox (``bench_cache.py``);
+* frames: ``metadata_frame``, ``changes_frame`` and ``search_history_frame`` cold and warm
+  through the loopback sandbox with 150 ms latency (``bench_frames.py``), and the change-history
+  frame pipeline against the in-process sandbox (``bench_changes.py``);
+* memory: the peak resident size of the largest frames built from a warm cache and of the
+  flatten of the largest answers, each in a fresh process (``bench_frames.py``,
+  ``bench_search.py``).
+
+The table has a row per figure (group, figure, setting, result); a JSON line is
+``{"name", "value", "unit", "context"}``, the context holding every number the script measured
+for it. Each script still runs on its own and prints its own, more detailed, tables.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import os
+import sys
+import tempfile
+import time
+import warnings
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import bench_cache
+import bench_changes
+import bench_client
+import bench_frames
+import bench_metadata
+import bench_metrics
+import bench_search
+from _flatten_timing import machine
+
+from storeframes.flatteners import UnknownFieldWarning
+from storeframes.sandbox import World
+
+Figure = dict[str, Any]
+GROUPS = ("flatten", "fetch", "cache", "frames", "memory")
+
+
+@dataclass
+class Row:
+    group: str
+    figure: str
+    setting: str
+    result: str
+    lines: list[Figure] = field(default_factory=list)
+
+
+def line(name: str, value: Any, unit: str, context: Figure) -> Figure:
+    return {"name": name, "value": value, "unit": unit, "context": context}
+
+
+def slug(text: str) -> str:
+    """A part of a figure's name: words joined by ``_`` (``"warm, new client"`` -> ``warm_new_client``)."""
+    return "_".join(text.replace(",", " ").replace("{", " ").replace("}", " ").replace(".", " ").split())
+
+
+def ms(seconds: float) -> str:
+    return f"{seconds * 1000:,.0f} ms" if seconds >= 0.1 else f"{seconds * 1000:.1f} ms"
+
+
+def secs(seconds: float) -> str:
+    return f"{seconds:.2f} s" if seconds >= 0.1 else ms(seconds)
+
+
+def times(x: float) -> str:
+    return f"{x:.1f}x" if x >= 1 else f"{x:.2f}x"
+
+
+def mb(n: float) -> str:
+    return f"{n / 1e6:,.1f} MB"
+
+
+def without(figure: Figure, *names: str) -> Figure:
+    return {k: v for k, v in figure.items() if k not in names}
+
+
+# -- flatten --------------------------------------------------------------------------------
+
+
+def flatten_row(endpoint: str, figure: Figure, setting: str, name: str | None = None) -> Row:
+    """A flatten figure: flatten time beside json.loads and pandas.json_normalize of the same answers."""
+    table = figure.get("table") or figure.get("form")
+    key = ".".join(slug(part) for part in (endpoint, figure["store"], table))
+    name = name or f"{endpoint} {figure['store']} {table}"
+    result = (
+        f"{figure['rows']:,} rows in {ms(figure['flatten_s'])} ({figure['rows_per_s']:,} rows/s); "
+        f"{times(figure['x_parse'])} json.loads ({ms(figure['parse_s'])})"
+    )
+    if figure.get("x_pandas") is not None:
+        result += f"; json_normalize {ms(figure['pandas_s'])}, {times(figure['x_pandas'])} the flatten"
+    else:
+        result += f"; no json_normalize ({figure.get('pandas_skipped', 'nothing to normalize')})"
+    context = without(figure, "bench", "python_peak_bytes", "x_arrow_python", "peak_bytes", "x_arrow")
+    context = without(context, "arrow_bytes", "parse_peak_bytes", "memory_skipped")
+    return Row("flatten", name, setting, result, [line(f"flatten.{key}", figure["flatten_s"], "s", context)])
+
+
+def flatten_metadata(quick: bool) -> list[Row]:
+    apps, repeat = (100, 1) if quick else (1000, 5)
+    world = World(0, ios_apps=apps, android_apps=apps)
+    rows = []
+    for device in bench_metadata.STORES:
+        for f in bench_metadata.bench_store(world, device, apps, repeat):
+            if f["bench"] == "metadata_parse":
+                name = f"metadata {device} json.loads"
+                rows.append(
+                    Row(
+                        "flatten",
+                        name,
+                        f"{f['apps']} apps, {f['answers']} answers, best of {repeat}",
+                        f"{mb(f['json_bytes'])} of JSON in {ms(f['parse_s'])}",
+                        [line(f"parse.metadata.{device}", f["parse_s"], "s", without(f, "bench"))],
+                    )
+                )
+                continue
+            row = flatten_row("metadata", f, f"{f['apps']} apps, {f['answers']} answers")
+            if f.get("x_pandas_per_answer") is not None:
+                row.result += f" (per answer {ms(f['pandas_per_answer_s'])}, {times(f['x_pandas_per_answer'])})"
+            rows.append(row)
+    return rows
+
+
+def flatten_changes(quick: bool) -> tuple[list[Row], list[Figure]]:
+    """The flatten rows, and the frame pipeline figures (for the frames group)."""
+    apps, days, repeat = (50, 30, 1) if quick else (500, 90, 5)
+    world = World(0, ios_apps=apps, android_apps=apps)
+    rows = []
+    for device in bench_changes.STORES:
+        for f in bench_changes.bench_store(world, device, apps, days, repeat):
+            if f["bench"] == "changes_parse":
+                name = f"changes {device} json.loads"
+                rows.append(
+                    Row(
+                        "flatten",
+                        name,
+                        f"{f['apps']} apps x {f['days']} d, {f['answers']} answers, best of {repeat}",
+                        f"{mb(f['json_bytes'])} of JSON ({f['records']:,} records) in {ms(f['parse_s'])}",
+                        [line(f"parse.changes.{device}", f["parse_s"], "s", without(f, "bench"))],
+                    )
+                )
+                continue
+            rows.append(flatten_row("changes", f, f"{f['apps']} apps x {f['days']} d"))
+    return rows, bench_changes.bench_pipeline(world, apps, days)
+
+
+def flatten_search(quick: bool) -> tuple[list[Row], list[Figure]]:
+    """The flatten rows, and the figures with their peak memory (for the memory group)."""
+    keywords, days, live, repeat = (3, 30, 50, 1) if quick else (10, 365, 500, 5)
+    figures = []
+    for device in bench_search.DEPTH:
+        figures += bench_search.bench_history(device, keywords, days, 0, repeat, with_memory=True)
+    figures += bench_search.bench_live(live, 0, repeat, with_memory=True)
+    rows = []
+    for f in figures:
+        if f["bench"] == "search_history":
+            setting = f"{f['keywords']} keywords x {f['days']} d x {f['per_day']}, best of {repeat}"
+            rows.append(flatten_row("search_history", f, setting))
+        else:
+            setting = f"{f['keywords']} searches x {f['per_keyword']}, best of {repeat}"
+            rows.append(flatten_row(f["endpoint"], f, setting, f"{f['endpoint']} {f['store']} live {f['form']}"))
+    return rows, figures
+
+
+def flatten_metrics(quick: bool) -> list[Row]:
+    apps, countries, bench_countries, repeat = (100, 3, 5, 1) if quick else (1000, 10, len(bench_metrics.COUNTRIES), 5)
+    rows = []
+    for f in bench_metrics.run(apps, countries, bench_countries, repeat):
+        rows.append(flatten_row(f["table"], f, f"{bench_metrics.setting(f)}, best of {repeat}"))
+    return rows
+
+
+# -- fetch ------------------------------------------------------------------------------------
+
+
+def fetch(quick: bool) -> list[Row]:
+    cases = [dict(limit=30, window=3.0, latency=0.15, requests=60 if quick else 150, workers=4)]
+    if not quick:
+        cases.append(dict(limit=60, window=10.0, latency=0.15, requests=120, workers=8))
+    rows = []
+    for case in cases:
+        f = bench_client.fetch_ratio(**case)
+        setting = f"{f['requests']} requests, {f['limit']}, {f['latency_ms']:.0f} ms, {f['workers']} threads"
+        rows.append(
+            Row(
+                "fetch",
+                "fetch throughput, loopback sandbox",
+                setting,
+                f"{f['share_of_ceiling']:.0%} of the ceiling the limit allows ({f['seconds']} s, "
+                f"{f['requests_per_second']} req/s, {f['http_429']} x 429)",
+                [
+                    line(
+                        f"fetch.share_of_ceiling.{f['limit'].replace('/', '_per_')}.{f['workers']}_threads",
+                        f["share_of_ceiling"],
+                        "ratio",
+                        f,
+                    )
+                ],
+            )
+        )
+    f = bench_client.overhead(500 if quick else 2000)
+    rows.append(
+        Row(
+            "fetch",
+            "client overhead",
+            f"{f['requests']} sequential requests, canned answer, cache off",
+            f"{f['us_per_request']:,} us a request",
+            [line("fetch.client_overhead", f["us_per_request"], "us", f)],
+        )
+    )
+    return rows
+
+
+# -- cache ------------------------------------------------------------------------------------
+
+
+def cache(quick: bool) -> list[Row]:
+    apps, days, repeats, sizes = (50, 30, 1, [200]) if quick else (50, 90, 3, [200, 1000, 3000])
+    world = World(0)
+    works = bench_cache.workloads(world, apps, days)
+    figures: list[Figure] = []
+    with tempfile.TemporaryDirectory(prefix="storeframes-bench-") as tmp:
+        root = Path(tmp)
+        for work in works:
+            figures += bench_cache.cold_and_warm(world, work, root, latency=0.0, repeats=repeats)
+        figures += bench_cache.incremental(world, root, apps=apps, first=max(1, days - 30), second=days, latency=0.0)
+        figures += bench_cache.index_growth(world, root, sizes, profile=False)
+        figures += bench_cache.footprint(root, works)
+    value = {f["name"]: f["value"] for f in figures}
+    context = {f["name"]: f["context"] for f in figures}
+    rows = []
+
+    def of(prefix: str) -> list[Figure]:
+        return [{**f, "name": f"cache.{f['name']}"} for f in figures if f["name"].startswith(prefix)]
+
+    for w in works:
+        v = {k.removeprefix(f"{w.name}."): x for k, x in value.items() if k.startswith(f"{w.name}.")}
+        rows.append(
+            Row(
+                "cache",
+                f"{w.name}, in-process sandbox",
+                f"{w.call}, best of {repeats}",
+                f"cold {secs(v['cold_seconds'])} ({v['requests_cold']} requests), warm {secs(v['warm_same_client_seconds'])}, "
+                f"warm new client {secs(v['warm_new_client_seconds'])} (0 requests); no cache {secs(v['no_cache_seconds'])}",
+                of(f"{w.name}."),
+            )
+        )
+    c = context["incremental.seconds"]
+    rows.append(
+        Row(
+            "cache",
+            "incremental range",
+            c["call"],
+            f"{secs(value['incremental.seconds'])}, {value['incremental.requests']} requests of "
+            f"{'/'.join(map(str, c['days_per_request']))} new day(s), {value['incremental.credits']} credits "
+            f"({value['incremental.credits_saved']} saved)",
+            of("incremental."),
+        )
+    )
+    for size in sorted(sizes):
+        at = [f for f in figures if f["name"].startswith("index.") and f["context"]["entries"] == size]
+        v = {f["name"]: f for f in at}
+        rows.append(
+            Row(
+                "cache",
+                "index load, new client",
+                f"{size} cached answers",
+                f"first lookup {v['index.first_lookup_ms']['value']:,} ms, then "
+                f"{v['index.loaded_lookup_ms']['value']} ms; {mb(v['index.folder_bytes']['value'])} on disk",
+                [{**f, "name": f"cache.{f['name']}"} for f in at],
+            )
+        )
+    for w in works:
+        a = f"footprint.{w.name}.answer_bytes_per_entry"
+        rows.append(
+            Row(
+                "cache",
+                f"disk footprint, {w.name}",
+                f"per cached answer ({context[a]['cells_per_entry']} cells)",
+                f"{value[a]:,} B of json.gz + {value[f'footprint.{w.name}.index_bytes_per_entry']:,} B of index",
+                of(f"footprint.{w.name}."),
+            )
+        )
+    return rows
+
+
+# -- frames -----------------------------------------------------------------------------------
+
+
+def frames(quick: bool, pipeline: list[Figure] | None) -> list[Row]:
+    """The loopback cold/warm rows, then the rows of the changes pipeline (run here if the flatten group did not)."""
+    figures = bench_frames.cold_warm_figures(bench_frames.Sizes.of(quick=quick), latency=0.15)
+    rows = []
+    for frame in dict.fromkeys(f["frame"] for f in figures):
+        of = {f["state"]: f for f in figures if f["frame"] == frame}
+        cold, warm, new = of["cold"], of["warm, same client"], of["warm, new client"]
+        rows.append(
+            Row(
+                "frames",
+                f"{frame}, loopback sandbox",
+                f"{cold['call']}, {cold['latency_ms']:.0f} ms, {cold['limit']}",
+                f"cold {secs(cold['seconds'])} ({cold['requests']} requests, limit floor {cold['limit_floor_s']:g} s), "
+                f"warm {secs(warm['seconds'])} ({times(warm['x_faster_than_cold'])} faster), "
+                f"warm new client {secs(new['seconds'])} ({times(new['x_faster_than_cold'])}); {cold['rows']:,} rows",
+                [
+                    line(f"frames.{frame}.{slug(state)}_seconds", f["seconds"], "s", without(f, "bench"))
+                    for state, f in of.items()
+                ],
+            )
+        )
+    if pipeline is None:
+        apps, days = (50, 30) if quick else (500, 90)
+        pipeline = bench_changes.bench_pipeline(World(0, ios_apps=apps, android_apps=apps), apps, days)
+    for f in pipeline:
+        rows.append(
+            Row(
+                "frames",
+                f"{f['step']}",
+                f"{f['apps']} iphone apps x {f['days']} d, in-process sandbox",
+                f"{secs(f['seconds'])}, {f['requests']} requests, {f['rows']:,} rows",
+                [line(f"frames.changes_pipeline.{slug(f['step'])}_seconds", f["seconds"], "s", without(f, "bench"))],
+            )
+        )
+    return rows
+
+
+# -- memory -----------------------------------------------------------------------------------
+
+
+def memory_row(what: str, setting: str, f: Figure, name: str) -> Row:
+    if "peak_bytes" not in f:
+        return Row("memory", what, setting, f"skipped: {f.get('memory_skipped')}", [])
+    result = f"peak {mb(f['peak_bytes'])}, {f['x_arrow']:.2f}x the frame's {mb(f['arrow_bytes'])}"
+    if "rows" in f:
+        result += f"; {f['rows']:,} rows"
+    if "seconds" in f:
+        result += f" in {secs(f['seconds'])}"
+    return Row("memory", what, setting, result, [line(f"memory.{name}", f["peak_bytes"], "bytes", without(f, "bench"))])
+
+
+def search_memory(quick: bool) -> list[Figure]:
+    """The peak memory of the search flatteners on the largest history form and the live searches."""
+    keywords, days, live = (3, 30, 50) if quick else (10, 365, 500)
+    bodies = bench_search.history_bodies("iphone", keywords, days, 0)["by date"]
+    context = {"store": "iphone", "keywords": keywords, "days": days, "per_day": bench_search.DEPTH["iphone"]}
+    figures = [
+        {"bench": "search_history", **context, "form": "by date", **bench_search.memory(bodies, "search_history")}
+    ]
+    for endpoint, bodies in bench_search.live_bodies(live, 0).items():
+        form = "{date, value}" if endpoint == "search" else "ads list"
+        per = bench_search.LIVE_DEPTH + (bench_search.ADS if endpoint == "search_ads" else 0)
+        figure = {"bench": "search_live", "store": "iphone", "form": form, "keywords": live, "per_keyword": per}
+        figures.append(figure | bench_search.memory(bodies, endpoint))
+    return figures
+
+
+def memory(quick: bool, search: list[Figure] | None) -> list[Row]:
+    """The largest frames from a warm cache, the largest flattens, and the search flattens' figures."""
+    rows = []
+    for f in bench_frames.memory_figures(bench_frames.Sizes.of(quick=quick)):
+        if f["bench"] == "frame_memory":
+            rows.append(memory_row(f"{f['frame']}, warm cache", f["call"], f, f"{f['frame']}.warm_cache"))
+        else:
+            what = f"flatten {f['table']} ({f['store']})"
+            rows.append(memory_row(what, f["call"], f, f"flatten.{f['table']}.{f['store']}"))
+    if search is None:  # the flatten group did not run: the largest history and the live searches alone
+        search = search_memory(quick)
+    for f in search:
+        what = f"flatten {f['bench']} ({f['store']}, {f['form']})"
+        if f["bench"] == "search_history":
+            setting = f"{f['keywords']} keywords x {f['days']} d x {f['per_day']}"
+        else:
+            setting = f"{f['keywords']} searches x {f['per_keyword']}"
+        keep = (
+            "store",
+            "form",
+            "rows",
+            "arrow_bytes",
+            "peak_bytes",
+            "x_arrow",
+            "parse_peak_bytes",
+            "python_peak_bytes",
+        )
+        mem = {k: f[k] for k in (*keep, "memory_skipped") if k in f}
+        rows.append(memory_row(what, setting, mem, f"flatten.{f['bench']}.{f['store']}.{slug(f['form'])}"))
+    return rows
+
+
+# -- output -----------------------------------------------------------------------------------
+
+
+def print_table(rows: Iterable[Row], about: Figure, took: dict[str, float], quick: bool) -> None:
+    rows = list(rows)
+    print(
+        f"machine: {about['cpus']} CPUs, {about['machine']}, {about['platform']}, {about['python']}, "
+        f"polars {about['polars']}, pandas {about['pandas']}"
+    )
+    print(f"run: {'--quick' if quick else 'full'}; " + ", ".join(f"{g} {s:.0f} s" for g, s in took.items()))
+    heads = ("group", "figure", "setting", "result")
+    widths = [max([len(h)] + [len(getattr(r, h)) for r in rows]) for h in heads[:3]]
+    print()
+    print("  ".join(h.ljust(w) for h, w in zip(heads[:3], widths, strict=True)) + "  result")
+    print("  ".join("-" * w for w in widths) + "  " + "-" * 6)
+    last = None
+    for r in rows:
+        group = r.group if r.group != last else ""
+        last = r.group
+        cells = (group, r.figure, r.setting)
+        print("  ".join(c.ljust(w) for c, w in zip(cells, widths, strict=True)) + "  " + r.result)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true", help="a smoke run: every script's --quick sizes")
+    parser.add_argument(
+        "--only", default=",".join(GROUPS), help=f"comma-separated groups to run (default all: {','.join(GROUPS)})"
+    )
+    args = parser.parse_args()
+    only = [g.strip() for g in args.only.split(",") if g.strip()]
+    if unknown := set(only) - set(GROUPS):
+        parser.error(f"unknown group(s) {', '.join(sorted(unknown))}; expected some of {', '.join(GROUPS)}")
+
+    # nothing outside temporary folders: no progress bars, no default cache folder
+    os.environ["STOREFRAMES_PROGRESS"] = "0"
+    scratch = tempfile.TemporaryDirectory(prefix="storeframes-bench-cache-")
+    os.environ["STOREFRAMES_CACHE_DIR"] = scratch.name
+    # the sandbox's undocumented change targets are kept and warned about once (see bench_changes.py)
+    warnings.filterwarnings("ignore", category=UnknownFieldWarning)
+
+    quick = args.quick
+    rows: list[Row] = []
+    took: dict[str, float] = {}
+    pipeline: list[Figure] | None = None
+    search: list[Figure] | None = None
+
+    def timed(group: str, run: Callable[[], list[Row]]) -> None:
+        started = time.perf_counter()
+        print(f"running {group} ...", file=sys.stderr, flush=True)
+        rows.extend(run())
+        took[group] = time.perf_counter() - started
+        gc.collect()
+
+    with scratch:
+        if "flatten" in only:
+
+            def flatten_all() -> list[Row]:
+                nonlocal pipeline, search
+                out = flatten_metadata(quick)
+                changes, pipeline = flatten_changes(quick)
+                searched, search = flatten_search(quick)
+                return out + changes + searched + flatten_metrics(quick)
+
+            timed("flatten", flatten_all)
+        if "fetch" in only:
+            timed("fetch", lambda: fetch(quick))
+        if "cache" in only:
+            timed("cache", lambda: cache(quick))
+        if "frames" in only:
+            timed("frames", lambda: frames(quick, pipeline))
+        if "memory" in only:
+            timed("memory", lambda: memory(quick, search))
+
+    about = machine()
+    print_table(rows, about, took, quick)
+    print()
+    print(json.dumps(line("machine", about["cpus"], "CPUs", without(about, "bench"))))
+    print(json.dumps(line("run.seconds", round(sum(took.values()), 1), "s", {"quick": quick, **took})))
+    for r in rows:
+        for figure in r.lines:
+            print(json.dumps(figure))
+
+
+if __name__ == "__main__":
+    main()
