@@ -47,6 +47,36 @@ def best(run: Callable[[], Any], repeat: int) -> tuple[float, Any]:
     return min(times), value
 
 
+def timing_figure(
+    bench: str,
+    context: Figure,
+    bodies: list[bytes],
+    rows: int,
+    repeat: int,
+    *,
+    parse_s: float,
+    flatten_s: float,
+    e2e_s: float,
+    pandas_s: float,
+) -> Figure:
+    """One flatten figure: the answers' size, rows, and the parse, flatten, end-to-end and pandas times."""
+    return {
+        "bench": bench,
+        **context,
+        "answers": len(bodies),
+        "json_bytes": sum(map(len, bodies)),
+        "rows": rows,
+        "repeat": repeat,
+        "parse_s": round(parse_s, 6),
+        "flatten_s": round(flatten_s, 6),
+        "rows_per_s": round(rows / flatten_s),
+        "x_parse": round(flatten_s / parse_s, 3),
+        "end_to_end_s": round(e2e_s, 6),
+        "pandas_s": round(pandas_s, 6),
+        "x_pandas": round(pandas_s / flatten_s, 3),
+    }
+
+
 def proc_status(field: str) -> int:
     """A field of ``/proc/self/status`` (``VmRSS``, ``VmHWM`` ...), in bytes."""
     for line in Path("/proc/self/status").read_text().splitlines():

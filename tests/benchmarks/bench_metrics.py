@@ -43,7 +43,7 @@ from typing import Any
 
 import pandas as pd
 import polars as pl
-from _flatten_timing import Figure, best, json_lines, machine, parse
+from _flatten_timing import Figure, best, json_lines, machine, parse, timing_figure
 
 from storeframes import catalog
 from storeframes.flatteners import Keys, batch_benchmarks, batch_metrics
@@ -172,22 +172,8 @@ def timings(
     flatten_s, frame = best(lambda: flattener(answers), repeat)
     e2e_s, _ = best(lambda: flattener(answers_of(parse(bodies))), repeat)
     pandas_s, _ = best(lambda: normalize(parsed), repeat)
-    return {
-        "bench": bench,
-        **context,
-        "answers": len(bodies),
-        "json_bytes": sum(map(len, bodies)),
-        "rows": frame.height,
-        "repeat": repeat,
-        "parse_s": round(parse_s, 6),
-        "flatten_s": round(flatten_s, 6),
-        "rows_per_s": round(frame.height / flatten_s),
-        "x_parse": round(flatten_s / parse_s, 3),
-        "end_to_end_s": round(e2e_s, 6),
-        "pandas_s": round(pandas_s, 6),
-        "x_pandas": round(pandas_s / flatten_s, 3),
-        "pandas_rows": pandas_rows,
-    }
+    times = {"parse_s": parse_s, "flatten_s": flatten_s, "e2e_s": e2e_s, "pandas_s": pandas_s}
+    return timing_figure(bench, context, bodies, frame.height, repeat, **times) | {"pandas_rows": pandas_rows}
 
 
 def bench_metrics(service: SandboxService, device: str, apps: int, countries: int, repeat: int) -> Figure:

@@ -81,7 +81,18 @@ from typing import Any
 
 import pandas as pd
 import polars as pl
-from _flatten_timing import COUNTRY, LANGUAGE, Figure, best, json_lines, machine, parse, proc_status, reset_peak
+from _flatten_timing import (
+    COUNTRY,
+    LANGUAGE,
+    Figure,
+    best,
+    json_lines,
+    machine,
+    parse,
+    proc_status,
+    reset_peak,
+    timing_figure,
+)
 
 from storeframes.flatteners import Keys, batch_search, batch_search_history
 
@@ -409,21 +420,9 @@ def timings(
     flatten_s, frame = best(lambda: flattener(answers), repeat)
     pandas_repeat = min(repeat, PANDAS_REPEAT)
     pandas_s, pandas_frame = best(lambda: normalize(answers), pandas_repeat)
-    figure: Figure = {
-        "bench": bench,
-        **context,
-        "answers": len(bodies),
-        "json_bytes": sum(map(len, bodies)),
-        "rows": frame.height,
-        "repeat": repeat,
-        "parse_s": round(parse_s, 6),
-        "flatten_s": round(flatten_s, 6),
-        "rows_per_s": round(frame.height / flatten_s),
-        "x_parse": round(flatten_s / parse_s, 3),
-        "end_to_end_s": round(e2e_s, 6),
-        "pandas_s": round(pandas_s, 6),
+    times = {"parse_s": parse_s, "flatten_s": flatten_s, "e2e_s": e2e_s, "pandas_s": pandas_s}
+    figure: Figure = timing_figure(bench, context, bodies, frame.height, repeat, **times) | {
         "pandas_repeat": pandas_repeat,
-        "x_pandas": round(pandas_s / flatten_s, 3),
         "pandas_rows": len(pandas_frame),
         "pandas_same_rows_first_answer": checked,
     }
