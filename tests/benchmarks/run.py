@@ -118,6 +118,17 @@ def flatten_row(endpoint: str, figure: Figure, setting: str, name: str | None = 
     return Row("flatten", name, setting, result, [line(f"flatten.{key}", figure["flatten_s"], "s", context)])
 
 
+def parse_row(endpoint: str, device: str, figure: Figure, setting: str, what: str) -> Row:
+    """The JSON parse alone of one store's answers: ``what`` was parsed."""
+    return Row(
+        "flatten",
+        f"{endpoint} {device} json.loads",
+        setting,
+        f"{what} in {ms(figure['parse_s'])}",
+        [line(f"parse.{endpoint}.{device}", figure["parse_s"], "s", without(figure, "bench"))],
+    )
+
+
 def flatten_metadata(quick: bool) -> list[Row]:
     apps, repeat = (100, 1) if quick else (1000, 5)
     world = World(0, ios_apps=apps, android_apps=apps)
@@ -125,16 +136,8 @@ def flatten_metadata(quick: bool) -> list[Row]:
     for device in bench_metadata.STORES:
         for f in bench_metadata.bench_store(world, device, apps, repeat):
             if f["bench"] == "metadata_parse":
-                name = f"metadata {device} json.loads"
-                rows.append(
-                    Row(
-                        "flatten",
-                        name,
-                        f"{f['apps']} apps, {f['answers']} answers, best of {repeat}",
-                        f"{mb(f['json_bytes'])} of JSON in {ms(f['parse_s'])}",
-                        [line(f"parse.metadata.{device}", f["parse_s"], "s", without(f, "bench"))],
-                    )
-                )
+                setting = f"{f['apps']} apps, {f['answers']} answers, best of {repeat}"
+                rows.append(parse_row("metadata", device, f, setting, f"{mb(f['json_bytes'])} of JSON"))
                 continue
             row = flatten_row("metadata", f, f"{f['apps']} apps, {f['answers']} answers")
             if f.get("x_pandas_per_answer") is not None:
@@ -151,16 +154,9 @@ def flatten_changes(quick: bool) -> tuple[list[Row], list[Figure]]:
     for device in bench_changes.STORES:
         for f in bench_changes.bench_store(world, device, apps, days, repeat):
             if f["bench"] == "changes_parse":
-                name = f"changes {device} json.loads"
-                rows.append(
-                    Row(
-                        "flatten",
-                        name,
-                        f"{f['apps']} apps x {f['days']} d, {f['answers']} answers, best of {repeat}",
-                        f"{mb(f['json_bytes'])} of JSON ({f['records']:,} records) in {ms(f['parse_s'])}",
-                        [line(f"parse.changes.{device}", f["parse_s"], "s", without(f, "bench"))],
-                    )
-                )
+                setting = f"{f['apps']} apps x {f['days']} d, {f['answers']} answers, best of {repeat}"
+                what = f"{mb(f['json_bytes'])} of JSON ({f['records']:,} records)"
+                rows.append(parse_row("changes", device, f, setting, what))
                 continue
             rows.append(flatten_row("changes", f, f"{f['apps']} apps x {f['days']} d"))
     return rows, bench_changes.bench_pipeline(world, apps, days)
