@@ -733,7 +733,7 @@ def test_many_apps_are_cut_into_requests_of_five_not_refused(ctx: Ctx):
     assert ctx.server.service.arrivals == []
 
 
-def test_the_corpus_covers_every_category_of_the_issue():
+def test_the_corpus_covers_every_kind_of_bad_input():
     assert len(CASES) >= 30
     assert len({case.id for case in CASES}) == len(CASES)
     assert {case.category for case in CASES} >= CATEGORIES

@@ -12,7 +12,7 @@ the size of the resulting Arrow table.
 
 The answers (setup, not timed). The client asks the history per keyword and run of days, so
 a 365-day call is one request per keyword: one answer per keyword, each holding the 365
-days 2025-11-20..2026-11-19 (all days recorded, none missed, to reach the issue's 1.8
+days 2025-11-20..2026-11-19 (all days recorded, none missed, the full 1.8
 million rows), fetched on 2026-12-01 (well after the last day, so every day's ``source``
 is ``history``). Each answer is the full body the service sends, the envelope
 ``{"result": ..., "metadata": {"request": {...}, "response": null}}`` serialized compactly
