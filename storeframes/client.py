@@ -505,7 +505,7 @@ class Client(frames.FrameMethods):
             client._scratch = weakref.finalize(client, shutil.rmtree, scratch, ignore_errors=True)
         client._service = f"sandbox-{service.world.seed}"
         if client._clock is None:
-            client._clock = lambda: datetime.combine(service.today, datetime.now(UTC).time(), UTC)
+            client._clock = service.now
         return client
 
     def __repr__(self) -> str:

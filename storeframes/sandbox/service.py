@@ -38,7 +38,7 @@ import time
 from collections import deque
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from datetime import date, timedelta
+from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
 from .. import catalog
@@ -192,6 +192,10 @@ class SandboxService:
     @property
     def today(self) -> date:
         return self._today or catalog.today_utc()
+
+    def now(self) -> datetime:
+        """The current UTC time of day on the service's today: the clock of a client of this sandbox."""
+        return datetime.combine(self.today, datetime.now(UTC).time(), UTC)
 
     def reset(self) -> None:
         """Forget arrivals, spending and the rate window (the world stays)."""

@@ -43,7 +43,7 @@ import time
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import UTC, date, datetime, timedelta
+from datetime import date, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -61,11 +61,6 @@ END = TODAY - timedelta(days=1)
 SCALED_LIMIT = (30, 3.0)
 SERVICE_LIMIT = (60, 10.0)
 LIFTED_LIMIT = (100_000, 1.0)
-
-
-def clock() -> datetime:
-    """Now, on the sandbox's "today" (as the in-process sandbox client's clock)."""
-    return datetime.combine(TODAY, datetime.now(UTC).time(), UTC)
 
 
 def span(days: int) -> dict[str, str]:
@@ -176,7 +171,7 @@ def cold_and_warm(call: Call, *, latency: float, limit: tuple[int, float] = SCAL
                     "base_url": server.base_url,
                     "rate_limit": limit,
                     "cache_dir": folder,
-                    "clock": clock,
+                    "clock": server.service.now,
                     "progress": False,
                 }
 
