@@ -49,6 +49,7 @@ from typing import Any
 
 import polars as pl
 from _flatten_timing import Figure, flatten, json_lines, machine, parse, proc_status, reset_peak
+from bench_cache import us_apps
 from bench_search import KEYWORDS
 
 import storeframes as sf
@@ -67,11 +68,6 @@ def span(days: int) -> dict[str, str]:
     return {"start": (END - timedelta(days=days - 1)).isoformat(), "end": END.isoformat()}
 
 
-def us_apps(world: World, apps: int) -> list[str]:
-    """The first iphone apps available in "us" (so no call leaves an app out)."""
-    return [a for a in world.app_ids("ios") if a not in world.UNAVAILABLE_IN_US][:apps]
-
-
 @dataclass(frozen=True)
 class Call:
     """A frame function call: ``getattr(client, frame)(**kwargs)``; ``first`` the same for one app or keyword."""
@@ -86,12 +82,12 @@ class Call:
 
 
 def metadata_call(world: World, apps: int) -> Call:
-    ids = us_apps(world, apps)
+    ids = us_apps(world)[:apps]
     return Call("metadata_frame", f"{len(ids)} iphone apps", {"apps": ids}, {"apps": ids[:1]})
 
 
 def changes_call(world: World, apps: int, days: int) -> Call:
-    ids = us_apps(world, apps)
+    ids = us_apps(world)[:apps]
     setting = f"{len(ids)} iphone apps x {days} days"
     return Call("changes_frame", setting, {"apps": ids, **span(days)}, {"apps": ids[:1], **span(days)})
 
