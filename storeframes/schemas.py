@@ -16,6 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import polars as pl
+from polars.datatypes import DataTypeClass
 
 __all__ = [
     "BENCHMARKS",
@@ -91,8 +92,12 @@ class TableSchema:
         return "\n".join(lines)
 
 
-def dtype_name(dtype: pl.DataType) -> str:
-    """A dtype as polars prints it in a frame's header: ``str``, ``i64``, ``datetime[μs, UTC]`` ..."""
+def dtype_name(dtype: pl.DataType | DataTypeClass) -> str:
+    """A dtype as polars prints it in a frame's header: ``str``, ``i64``, ``datetime[μs, UTC]`` ...
+
+    Takes a dtype class as well as an instance: a list's ``inner`` is the class ``pl.String``
+    when the list was declared as ``pl.List(pl.String)``.
+    """
     if isinstance(dtype, pl.List):
         return f"list[{dtype_name(dtype.inner)}]"
     if isinstance(dtype, pl.Datetime):

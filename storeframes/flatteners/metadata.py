@@ -18,7 +18,7 @@ functions pay the fixed cost of building typed columns once per call, not once p
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping
+from collections.abc import Mapping, Set
 from typing import Any
 
 import polars as pl
@@ -263,7 +263,7 @@ def _take(
     *,
     suffix: str = "",
     bare: str | None = None,
-) -> Collection[str]:
+) -> Set[str]:
     """Append each item's ``fields`` (column -> member) to ``cols``; return the members not ``known``.
 
     Items are objects; with ``bare``, an item may also be text, which fills that column
@@ -460,7 +460,12 @@ def batch_related_apps(answers: Answers) -> Flat:
             relation.extend([name] * len(ids))
             positions.extend(range(1, len(ids) + 1))
             related.extend(ids)
-    cols = {"app_id": app_ids, "relation": relation, "position": positions, "related_app_id": related}
+    cols: dict[str, list[Any]] = {
+        "app_id": app_ids,
+        "relation": relation,
+        "position": positions,
+        "related_app_id": related,
+    }
     frame = build(
         RELATED_APPS,
         cols,
@@ -484,7 +489,7 @@ def batch_permissions(answers: Answers) -> Flat:
         app_ids.extend([app_id] * len(names))
         positions.extend(range(1, len(names) + 1))
         permission.extend(names)
-    cols = {"app_id": app_ids, "position": positions, "permission": permission}
+    cols: dict[str, list[Any]] = {"app_id": app_ids, "position": positions, "permission": permission}
     frame = build(
         PERMISSIONS,
         cols,
