@@ -20,7 +20,7 @@ from __future__ import annotations
 import io
 from collections.abc import Mapping, Sequence
 from datetime import date
-from typing import Any
+from typing import Any, cast
 
 import polars as pl
 
@@ -130,8 +130,8 @@ def _figure(ax: Axes | None, width: float, height: float) -> tuple[Figure, Axes 
     if ax is not None:
         figure = ax.figure
         if not isinstance(figure, Figure):  # a subfigure: draw into it, return its top figure
-            figure = figure.figure  # type: ignore[assignment]
-        return figure, ax  # type: ignore[return-value]
+            figure = figure.figure
+        return figure, ax
     return Figure(figsize=(width, height), layout="constrained"), None
 
 
@@ -235,13 +235,13 @@ def rank_chart(
         [ax] if ax is not None else list(figure.subplots(panels.height, 1, sharex=True, squeeze=False)[:, 0])
     )
     colors = {app: _APP_COLORS[i] for i, app in enumerate(ids)}
-    shared_worst = int(ranks["rank"].max() or 1)
+    shared_worst = _worst(ranks)
 
     for index, panel in enumerate(panels.iter_rows(named=True)):
         target_ax = axes[0] if ax is not None else axes[index]
         style = _LINE_STYLES[index % len(_LINE_STYLES)] if ax is not None else "-"
         rows = ranks.filter(*(pl.col(c).eq_missing(panel[c]) for c in ("keyword", *_PLACE)))
-        worst = shared_worst if ax is not None else int(rows["rank"].max() or 1)  # each panel its own scale
+        worst = shared_worst if ax is not None else _worst(rows)  # each panel its own scale
         lowest = worst + max(1, round(worst * 0.06))  # the bottom edge, where unranked changes sit
         _shade_no_data(target_ax, rows)
         for app in ids:
@@ -274,7 +274,7 @@ def rank_chart(
                 [], [], _LINE_STYLES[index % len(_LINE_STYLES)], color="#444444", label=f"“{panel['keyword']}”"
             )
     axes[-1].set_xlabel("date")
-    first, last = ranks["date"].min(), ranks["date"].max()
+    first, last = _day_span(ranks)
     for each in axes:  # exactly the days charted
         each.set_xlim(mdates.date2num(first) - 0.5, mdates.date2num(last) + 0.5)
     place = _place_text(ranks)
@@ -282,6 +282,16 @@ def rank_chart(
     heading += f"\n{first} to {last}"
     _legend(figure, axes, own, moves, heading)
     return figure
+
+
+def _worst(ranks: pl.DataFrame) -> int:
+    """The largest rank of a rank_history frame (an Int64 column), 1 when no app ranked."""
+    return int(cast("int | None", ranks["rank"].max()) or 1)
+
+
+def _day_span(frame: pl.DataFrame) -> tuple[date, date]:
+    """The first and last day of a frame with rows and a ``pl.Date`` column ``date``."""
+    return cast(date, frame["date"].min()), cast(date, frame["date"].max())
 
 
 def _keywords(frame: pl.DataFrame, keywords: Any, function: str) -> list[str] | None:
@@ -466,8 +476,8 @@ def benchmark_chart(
     target_ax = own if own is not None else figure.subplots()
     position = {c: count - 1 - i for i, c in enumerate(categories["category"].to_list())}  # best at the top
     values = frame.select("category", "_series", rate)
-    peak = values[rate].max()
-    peak = float(peak) if peak is not None else 1.0  # type: ignore[arg-type]
+    highest = cast("float | None", values[rate].max())  # a rate: a number, or None when all are null
+    peak = float(highest) if highest is not None else 1.0
     if len(series) == 1:
         _bars(target_ax, categories, rate, position, chosen, peak)
     else:
@@ -570,12 +580,13 @@ def _dots(
         if mean is None:
             _no_data(ax, y, peak)
             continue
+        low, high = cast(float, present.min()), cast(float, present.max())  # a number: the mean is not null
         if present.len() > 1:
-            ax.plot([present.min(), present.max()], [y, y], color="#bbbbbb", linewidth=1.5, zorder=1)
+            ax.plot([low, high], [y, y], color="#bbbbbb", linewidth=1.5, zorder=1)
         lacking = values.filter(pl.col("category") == category, pl.col(rate).is_null())["_series"].to_list()
         if lacking:
             ax.text(
-                float(present.max()) + peak * 0.02,  # type: ignore[arg-type]
+                float(high) + peak * 0.02,
                 y,
                 "no data: " + ", ".join(lacking),
                 va="center",
@@ -677,7 +688,7 @@ def changes_timeline(
     _date_axis(target_ax)
     target_ax.set_xlabel("date of the change")
     target_ax.grid(True, axis="x", alpha=0.3)
-    first, last = frame["date"].min(), frame["date"].max()
+    first, last = _day_span(frame)
     heading = title or "Metadata changes"
     target_ax.set_title(f"{heading}\n{first} to {last}, {frame.height} changes", loc="left", fontsize=11)
     if own is not None:
@@ -690,7 +701,7 @@ def changes_timeline(
 def _show_in_ipython() -> None:
     """Let IPython show a returned Figure as PNG, when no matplotlib backend has said how."""
     try:
-        from IPython import get_ipython  # type: ignore[attr-defined]
+        from IPython import get_ipython
     except ImportError:
         return
     shell = get_ipython()

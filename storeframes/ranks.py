@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import date
-from typing import Any
+from typing import Any, cast
 
 import polars as pl
 
@@ -123,7 +123,8 @@ def rank_history(
     # so neither keywords= nor start/end drops a keyword or shortens the range of another
     series = frame.select(_SERIES).unique(maintain_order=True)
     places = series.select(_SERIES[1:]).unique(maintain_order=True)
-    known = frame["date"]
+    known = frame["date"]  # cast to pl.Date above: its min and max are dates, or None
+    known_first, known_last = cast("date | None", known.min()), cast("date | None", known.max())
     if wanted is not None:
         if places.height == 0:
             places = pl.DataFrame({c: [_NULL] for c in _SERIES[1:]})
@@ -132,10 +133,10 @@ def rank_history(
     if series.height == 0 or (known.len() == 0 and (first is None or last is None)):
         return RANK_HISTORY.empty()
     if first is None:
-        first = min(d for d in (known.min(), last) if d is not None)
+        first = min(d for d in (known_first, last) if d is not None)
     if last is None:
-        last = max(d for d in (known.max(), first) if d is not None)
-    if last < first:  # type: ignore[operator]
+        last = max(d for d in (known_last, first) if d is not None)
+    if last < first:
         raise InvalidParameterError("end", last, f"a date on or after start={first}", endpoint="rank_history")
     frame = frame.filter(pl.col("date").is_between(first, last))
     keyword_order = list(dict.fromkeys(series["keyword"]))
@@ -168,4 +169,4 @@ def rank_history(
         )
         .sort("_series", "_app", "date")
     )
-    return out.select(RANK_HISTORY.names).cast(RANK_HISTORY.schema)  # type: ignore[arg-type]
+    return out.select(RANK_HISTORY.names).cast(RANK_HISTORY.schema)

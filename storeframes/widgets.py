@@ -24,7 +24,7 @@ import html
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import date, timedelta
-from typing import Any
+from typing import Any, cast
 
 import ipywidgets as widgets
 import polars as pl
@@ -225,8 +225,9 @@ class RankExplorer(widgets.VBox):
         """The offered apps that never appear in the history."""
 
         keywords = [k for k in frame["keyword"].unique(maintain_order=True).to_list() if k is not None]
-        first, last = dated["date"].min(), dated["date"].max()
-        days = [first + timedelta(days=i) for i in range((last - first).days + 1)]  # type: ignore[operator]
+        # a pl.Date column with rows and no nulls: its min and max are dates
+        first, last = cast(date, dated["date"].min()), cast(date, dated["date"].max())
+        days = [first + timedelta(days=i) for i in range((last - first).days + 1)]
 
         self.keywords = widgets.SelectMultiple(
             options=keywords, value=tuple(keywords[:1]), description="Keywords", rows=min(max(len(keywords), 2), 8)
@@ -392,7 +393,8 @@ class BenchmarkExplorer(widgets.VBox):
 
         self.client = client if client is not None else default_client()
         self.confirm_above = confirm_above
-        self._range = {k: v for k, v in (("start", start), ("end", end)) if v is not None}
+        # start= and end= of benchmarks_frame, as given: keyword arguments of plan, never its refresh=
+        self._range: dict[str, Any] = {k: v for k, v in (("start", start), ("end", end)) if v is not None}
         if self._range:  # refused here, in plain words, rather than in every plan
             self.client.plan("benchmarks_frame", countries=codes[0], **self._range)
         self.plan: Plan | None = None
