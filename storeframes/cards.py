@@ -24,7 +24,7 @@ import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
-from typing import Any
+from typing import Any, cast
 from urllib.parse import urlsplit
 
 import polars as pl
@@ -135,8 +135,9 @@ def app_card(
             endpoint=_WHERE,
         )
     row = _row(app)
+    shots: pl.DataFrame | None
     if row is None:  # an id: fetch it
-        app_id = app.strip()  # type: ignore[union-attr]
+        app_id = cast(str, app).strip()  # _row is None only for an app id (text)
         client = client if client is not None else _defaults.default_client()
         row, shots = _fetch(client, app_id, country=country, language=language, device=device)
         if screenshots is not None:
@@ -199,7 +200,7 @@ def _fetch(
     args = {"country": country, "language": language, "device": device}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", AppsUnavailableWarning)  # said by the error below
-        meta = client.metadata_frame(app_id, **args)
+        meta = client.metadata_frame(app_id, country=country, language=language, device=device)
     if meta.height == 0:
         shown = device or catalog.device_for([app_id])
         raise AppNotAvailableError(
@@ -213,7 +214,7 @@ def _fetch(
         )
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", AppsUnavailableWarning)
-        shots = client.screenshots_frame(app_id, **args)
+        shots = client.screenshots_frame(app_id, country=country, language=language, device=device)
     return meta.row(0, named=True), shots
 
 
@@ -227,15 +228,15 @@ def _cached_screenshots(
     rows in the row's language are kept.
     """
     language = _clean(row.get("language"))
-    args = {
-        "country": _clean(row.get("country")) or country,
-        "device": _clean(row.get("device")) or device,
-    }
+    row_country = _clean(row.get("country")) or country
+    row_device = _clean(row.get("device")) or device
     for asked in dict.fromkeys((language, None)):
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", AppsUnavailableWarning)
-                frame = client.screenshots_frame(row["app_id"], language=asked, refresh="never", **args)
+                frame = client.screenshots_frame(
+                    row["app_id"], country=row_country, language=asked, device=row_device, refresh="never"
+                )
         except (NotCachedError, InvalidParameterError):
             continue
         if language is not None and "language" in frame.columns:
@@ -372,8 +373,8 @@ def _strip(shots: pl.DataFrame | None, row: Mapping[str, Any], title: str, limit
         if count == 0:
             return f'<div class="sf-note" {note}>no screenshots</div>'
         if isinstance(count, int) and not isinstance(count, bool):
-            said = f"{count} screenshot{'s' if count != 1 else ''} (not loaded: pass screenshots= to show them)"
-            return f'<div class="sf-note" {note}>{_e(said)}</div>'
+            message = f"{count} screenshot{'s' if count != 1 else ''} (not loaded: pass screenshots= to show them)"
+            return f'<div class="sf-note" {note}>{_e(message)}</div>'
         return ""
     if "url" not in shots.columns or shots.height == 0:
         return f'<div class="sf-note" {note}>no screenshots</div>'
