@@ -91,7 +91,9 @@ class SandboxServer:
 
     @property
     def base_url(self) -> str:
-        host = self._httpd.server_address[0]
+        host = self._httpd.server_address[0]  # text for a TCP server, but typed to allow bytes too
+        if isinstance(host, (bytes, bytearray)):
+            host = host.decode("ascii")
         return f"http://{host}:{self.port}{API_PREFIX}"
 
     @property

@@ -1305,7 +1305,7 @@ class World:
         latest = profile.versions.last_event(day)
         screenshot_epoch = max(0, self._local_calendar(profile, "screenshots", country).last_event(day))
         filled = profile.ipad_keys if device == "ipad" else profile.iphone_keys + profile.watch_keys
-        controller = {
+        controller: dict[str, bool | str | None] = {
             "required": profile.controller_required,
             "supported": profile.controller_supported or profile.controller_required,
             "requirement_label": None,
@@ -1529,10 +1529,10 @@ class World:
                 }
             else:  # daily-ratings
                 pace = 400 + 800 * _unit(self.seed, store, app_id, "ratings-pace")
-                counts = _star_counts(total_ratings / pace * wiggle, profile.rating) if known else None
+                daily = _star_counts(total_ratings / pace * wiggle, profile.rating) if known else None
                 answer["daily-ratings"] = {
-                    "value": sum(counts.values()) if counts else None,
-                    "breakdown": counts,
+                    "value": sum(daily.values()) if daily else None,
+                    "breakdown": daily,
                     "date": day_text,
                 }
         return answer
