@@ -7,6 +7,7 @@ import json
 import httpx
 import pytest
 
+from storeframes import catalog
 from storeframes.sandbox import API_PREFIX, SANDBOX_KEY, Faults, SandboxService, SandboxTransport, World
 
 from .conftest import SANDBOX_TODAY
@@ -117,6 +118,10 @@ def test_unavailable_apps_depend_on_the_country(service):
     gone = WORLD.UNAVAILABLE_IN_US[0]
     assert call(service, "/apps/metadata.json", apps=gone)[0] == 422
     assert call(service, "/apps/metadata.json", apps=gone, country="gb")[0] == 200
+
+
+def test_every_endpoint_of_the_catalog_has_a_result_builder_and_nothing_else_does():
+    assert set(SandboxService._RESULTS) == set(catalog.ENDPOINTS)
 
 
 def test_rate_window_counts_arrivals():

@@ -36,10 +36,10 @@ import random
 import threading
 import time
 from collections import deque
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
-from typing import Any
+from typing import Any, ClassVar
 
 from .. import catalog
 from ..errors import InvalidParameterError
@@ -139,6 +139,24 @@ class Arrival:
 
 
 _FAULT_STATUSES = (500, 502, 503)
+
+
+@dataclass(frozen=True)
+class _Call:
+    """A request that passed every check, as the builder of its endpoint's result sees it."""
+
+    ep: catalog.Endpoint
+    canonical: Mapping[str, str]
+    device: str
+    country: str
+    language: str
+    apps: list[str]
+    today: date
+    max_cost: int  # the estimate; a builder may charge less
+
+
+_Built = tuple[Any, int]
+"""What an endpoint's builder returns: the envelope's ``result`` and the credits it costs."""
 
 
 class SandboxService:
@@ -352,59 +370,100 @@ class SandboxService:
                 )
 
         max_cost = ep.estimate(canonical)
-        cost = max_cost
-        today = self.today
-        if ep.name == "metadata":
-            result: Any = {
-                a: {"metadata": self.world.metadata(a, device=device, country=country, language=language, today=today)}
-                for a in apps
-            }
-        elif ep.name == "changes":
-            start, end = date.fromisoformat(canonical["start_date"]), date.fromisoformat(canonical["end_date"])
-            result = {
-                a: {
-                    "changes": self.world.changes(
-                        a, device=device, country=country, language=language, start=start, end=min(end, today)
-                    )
-                }
-                for a in apps
-            }
-        elif ep.name == "metrics":
-            metrics = canonical["metrics"].split(",")
-            result = {a: self.world.metrics(a, metrics, device=device, country=country, today=today) for a in apps}
-            prices = ep.cost.per_app_metric
-            for values in result.values():
-                for name in metrics:
-                    if values.get("power" if name == "app-power" else name, {}).get("value") is None:
-                        cost -= prices.get(name, 0)
-        elif ep.name == "benchmarks":
-            result = {
-                "category_benchmarks": self.world.benchmarks(
-                    country=country,
-                    device=device,
-                    type=canonical["type"],
-                    channel=canonical["channel"],
-                    start=date.fromisoformat(canonical["start_date"]),
-                    end=date.fromisoformat(canonical["end_date"]),
-                )
-            }
-        elif ep.name == "search":
-            ids = self.world.search(canonical["keyword"], device=device, country=country, language=language, day=today)
-            result = self.dialect.under(canonical["keyword"], self.dialect.live(today, ids))
-        elif ep.name == "search_ads":
-            result = self.dialect.under(
-                canonical["keyword"],
-                self.world.search_ads(
-                    canonical["keyword"], device=device, country=country, language=language, day=today
-                ),
-            )
-        else:  # search_history
-            days, days_charged = self._history(canonical, device, country, language, today)
-            result = self.dialect.under(canonical["keyword"], self.dialect.days(days))
-            cost = ep.cost.base + ep.cost.per_day * days_charged
+        call = _Call(ep, canonical, device, country, language, apps, self.today, max_cost)
+        result, cost = self._RESULTS[ep.name](self, call)
         return Reply(
             200, self._envelope(path, echo, result, cost, max_cost), {"content-type": "application/json"}, cost=cost
         )
+
+    # -- each endpoint's result: one builder per endpoint, found by name in _RESULTS ----
+
+    def _metadata_result(self, call: _Call) -> _Built:
+        result = {
+            a: {
+                "metadata": self.world.metadata(
+                    a, device=call.device, country=call.country, language=call.language, today=call.today
+                )
+            }
+            for a in call.apps
+        }
+        return result, call.max_cost
+
+    def _changes_result(self, call: _Call) -> _Built:
+        start, end = date.fromisoformat(call.canonical["start_date"]), date.fromisoformat(call.canonical["end_date"])
+        result = {
+            a: {
+                "changes": self.world.changes(
+                    a,
+                    device=call.device,
+                    country=call.country,
+                    language=call.language,
+                    start=start,
+                    end=min(end, call.today),
+                )
+            }
+            for a in call.apps
+        }
+        return result, call.max_cost
+
+    def _metrics_result(self, call: _Call) -> _Built:
+        """Metrics; a metric whose value is null is not charged."""
+        metrics = call.canonical["metrics"].split(",")
+        result = {
+            a: self.world.metrics(a, metrics, device=call.device, country=call.country, today=call.today)
+            for a in call.apps
+        }
+        cost = call.max_cost
+        prices = call.ep.cost.per_app_metric
+        for values in result.values():
+            for name in metrics:
+                if values.get("power" if name == "app-power" else name, {}).get("value") is None:
+                    cost -= prices.get(name, 0)
+        return result, cost
+
+    def _benchmarks_result(self, call: _Call) -> _Built:
+        result = {
+            "category_benchmarks": self.world.benchmarks(
+                country=call.country,
+                device=call.device,
+                type=call.canonical["type"],
+                channel=call.canonical["channel"],
+                start=date.fromisoformat(call.canonical["start_date"]),
+                end=date.fromisoformat(call.canonical["end_date"]),
+            )
+        }
+        return result, call.max_cost
+
+    def _search_result(self, call: _Call) -> _Built:
+        keyword = call.canonical["keyword"]
+        ids = self.world.search(
+            keyword, device=call.device, country=call.country, language=call.language, day=call.today
+        )
+        return self.dialect.under(keyword, self.dialect.live(call.today, ids)), call.max_cost
+
+    def _search_ads_result(self, call: _Call) -> _Built:
+        keyword = call.canonical["keyword"]
+        ads = self.world.search_ads(
+            keyword, device=call.device, country=call.country, language=call.language, day=call.today
+        )
+        return self.dialect.under(keyword, ads), call.max_cost
+
+    def _search_history_result(self, call: _Call) -> _Built:
+        """History; a day with no recorded search is not charged."""
+        days, days_charged = self._history(call.canonical, call.device, call.country, call.language, call.today)
+        cost = call.ep.cost.base + call.ep.cost.per_day * days_charged
+        return self.dialect.under(call.canonical["keyword"], self.dialect.days(days)), cost
+
+    _RESULTS: ClassVar[Mapping[str, Callable[[SandboxService, _Call], _Built]]] = {
+        "metadata": _metadata_result,
+        "changes": _changes_result,
+        "metrics": _metrics_result,
+        "benchmarks": _benchmarks_result,
+        "search": _search_result,
+        "search_ads": _search_ads_result,
+        "search_history": _search_history_result,
+    }
+    """Each endpoint's builder, by endpoint name: a new endpoint is one entry and one method."""
 
     def _history(
         self, canonical: Mapping[str, str], device: str, country: str, language: str, today: date
