@@ -1,0 +1,397 @@
+"""Where the cache keeps its bytes: a small key-value :class:`Store`.
+
+:class:`~storeframes.cache.Cache` knows the layout (answers, index, frames, ledger),
+the file formats and the rules of freshness; a store only keeps values under
+'/'-separated keys such as ``answers/endpoint=metadata/<entry>.json.gz``. Two stores
+ship: :class:`LocalStore`, a folder (a key is a file path under it, so the folder is
+the same plain Parquet dataset as ever), and :class:`MemoryStore`, a dict for tests
+and throwaway caches. Anything else with the same operations (an S3 bucket, say) can
+hold a cache too: the operations are few, and each is one or a few object-store
+requests (``put_if_absent`` a conditional PUT, ``set_aside`` a copy and a delete,
+``list`` and ``usage`` a paged listing, ``sweep`` one and its deletes).
+
+Every operation reports a failure of the storage as an :class:`OSError` (a missing
+value as :class:`FileNotFoundError`), and refuses a malformed key with a
+:class:`ValueError`.
+"""
+
+from __future__ import annotations
+
+import builtins
+import contextlib
+import errno
+import os
+import secrets
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import NamedTuple, Protocol, runtime_checkable
+
+__all__ = ["LocalStore", "MemoryStore", "Store", "Usage", "check_key"]
+
+_SET_ASIDE = ".corrupt"
+_TMP = ".tmp"
+
+
+class Usage(NamedTuple):
+    """What a store holds: its size in bytes (values, set-aside values and temporary
+    files alike) and how many values are set aside."""
+
+    size: int
+    set_aside: int
+
+
+@runtime_checkable
+class Store(Protocol):
+    """The operations the cache needs from the place it keeps its files.
+
+    Keys are relative '/'-separated names (see :func:`check_key`). A value is bytes,
+    written whole: no operation ever shows part of one.
+    """
+
+    def put(self, key: str, data: bytes) -> None:
+        """Keep ``data`` under ``key``, replacing any value there.
+
+        Atomic: a reader sees the old value or the new one, never part of either.
+        """
+
+    def put_if_absent(self, key: str, data: bytes) -> bool:
+        """Keep ``data`` under ``key`` unless a value is there already.
+
+        True if written; False, writing nothing, if ``key`` holds a value. When several
+        writers (threads or processes) race on one key, exactly one gets True.
+        """
+
+    def get(self, key: str) -> bytes:
+        """The value under ``key``; raises :class:`FileNotFoundError` when there is none."""
+
+    def list(self, prefix: str = "") -> builtins.list[str]:
+        """Every key starting with ``prefix`` (``"index/"``, ``"answers/endpoint=search/"``), sorted.
+
+        Keys at any depth below the prefix are listed; temporary files of writes in
+        progress and set-aside values never are.
+        """
+
+    def delete(self, key: str) -> None:
+        """Remove the value under ``key``; nothing happens when there is none."""
+
+    def mtime(self, key: str) -> float | None:
+        """When the value under ``key`` was written (POSIX seconds), or None when there is none."""
+
+    def set_aside(self, key: str) -> bool:
+        """Move an unreadable value out of the way, to ``key + ".corrupt"``.
+
+        It is no longer listed nor got under ``key``, but kept for a look (until
+        :meth:`sweep`). Its time becomes the time it was set aside. Returns True if
+        this call set it aside, False if there was no value under ``key`` (another
+        process may have set it aside first).
+        """
+
+    def sweep(
+        self, older_than_seconds: float, *, prefix: str = "", set_aside_older_than_seconds: float | None = None
+    ) -> int:
+        """Remove the temporary files left by stopped writers that are at least
+        ``older_than_seconds`` old, and the values set aside at least
+        ``set_aside_older_than_seconds`` ago (by default the same age); returns how many.
+
+        Only what lies under ``prefix`` is looked at. An age of 0 removes every one,
+        whatever its time says; a younger temporary file may be a write in progress.
+        """
+
+    def usage(self, prefix: str = "") -> Usage:
+        """The bytes kept under ``prefix`` and how many values there are set aside.
+
+        One listing (one walk of a folder, one paged list of a bucket), where a size
+        per key would cost a request per key on an object store.
+        """
+
+
+def check_key(key: str, *, prefix: bool = False) -> str:
+    """``key`` if it is a well-formed relative key, else a :class:`ValueError`.
+
+    A key is '/'-separated, relative (no leading '/'), without '..', backslashes or
+    empty parts; no part starts with '.' (those names are the store's temporary
+    files) and the key does not end in ``.corrupt`` (the names of set-aside values).
+    With ``prefix=True`` the empty string and a trailing '/' are allowed as well.
+    """
+    if not isinstance(key, str):
+        raise ValueError(f"a store key must be a string, got {key!r}")
+    if prefix and key == "":
+        return key
+    problem = None
+    if not key:
+        problem = "it is empty"
+    elif key.startswith("/") or (len(key) > 1 and key[1] == ":"):
+        problem = "it is absolute"
+    elif ".." in key:
+        problem = "it contains '..'"
+    elif "\\" in key or "\0" in key:
+        problem = "it contains a backslash or a NUL"
+    else:
+        parts = key.split("/")
+        if prefix and parts[-1] == "":
+            parts.pop()
+        if any(part == "" for part in parts):
+            problem = "it has an empty part"
+        elif any(part.startswith(".") for part in parts):
+            problem = "a part starts with '.'"
+        elif not prefix and key.endswith(_SET_ASIDE):
+            problem = f"it ends in {_SET_ASIDE!r}"
+    if problem:
+        raise ValueError(f"not a store key: {key!r} ({problem})")
+    return key
+
+
+def _is_temporary(name: str) -> bool:
+    return name.startswith(".") and name.endswith(_TMP)
+
+
+def _old(mtime: float, age: float, now: float) -> bool:
+    return age <= 0 or now - mtime >= age
+
+
+class LocalStore:
+    """A folder: the value of ``a/b/c.parquet`` is the file ``root/a/b/c.parquet``.
+
+    A value is written to ``.{name}.{random}.tmp`` in its own folder and renamed into
+    place (``os.replace``), so a reader never sees half a file and a stopped writer
+    leaves only a temporary file behind, which :meth:`sweep` removes. Folders are
+    created as values are put; looking never creates anything. Several processes may
+    share one folder. No fsync: a file cut short by a power failure is detected when
+    read (the cache sets it aside and fetches it again).
+    """
+
+    def __init__(self, root: str | os.PathLike[str]):
+        self.root = Path(root).expanduser()
+
+    def __repr__(self) -> str:
+        return f"LocalStore({str(self.root)!r})"
+
+    def _path(self, key: str) -> Path:
+        return self.root.joinpath(*check_key(key).split("/"))
+
+    def _write_temporary(self, path: Path, data: bytes) -> Path:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f".{path.name}.{secrets.token_hex(4)}{_TMP}")
+        try:
+            with open(tmp, "wb") as handle:
+                handle.write(data)
+        except BaseException:
+            tmp.unlink(missing_ok=True)
+            raise
+        return tmp
+
+    def put(self, key: str, data: bytes) -> None:
+        path = self._path(key)
+        tmp = self._write_temporary(path, data)
+        try:
+            os.replace(tmp, path)
+        except BaseException:
+            tmp.unlink(missing_ok=True)
+            raise
+
+    def put_if_absent(self, key: str, data: bytes) -> bool:
+        """As :meth:`Store.put_if_absent`: the whole value is written to a temporary file,
+        then hard-linked to its name, which fails if the name exists, atomically across
+        processes. On a file system without hard links the file is created with
+        ``O_EXCL`` instead (still one winner; a reader may then see it being written).
+        """
+        path = self._path(key)
+        if path.exists():
+            return False
+        tmp = self._write_temporary(path, data)
+        try:
+            os.link(tmp, path)
+            return True
+        except FileExistsError:
+            return False
+        except OSError as exc:
+            if exc.errno not in (errno.EPERM, errno.EOPNOTSUPP, errno.ENOTSUP, errno.ENOSYS, errno.EMLINK):
+                raise
+        finally:
+            tmp.unlink(missing_ok=True)
+        return self._create_exclusive(path, data)
+
+    @staticmethod
+    def _create_exclusive(path: Path, data: bytes) -> bool:
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o666)
+        except FileExistsError:
+            return False
+        try:
+            with open(fd, "wb") as handle:
+                handle.write(data)
+        except BaseException:
+            path.unlink(missing_ok=True)
+            raise
+        return True
+
+    def get(self, key: str) -> bytes:
+        path = self._path(key)
+        try:
+            return path.read_bytes()
+        except (IsADirectoryError, NotADirectoryError) as exc:  # a folder, or a file where a folder should be
+            raise FileNotFoundError(errno.ENOENT, f"no value under {key!r}", str(path)) from exc
+
+    def _walk(self, prefix: str) -> builtins.list[tuple[str, os.DirEntry[str]]]:
+        """``(relative name, entry)`` of every file whose name starts with ``prefix``."""
+        folder, _, _ = check_key(prefix, prefix=True).rpartition("/")
+        found = []
+        stack = [(folder, self.root.joinpath(*folder.split("/")) if folder else self.root)]
+        while stack:
+            relative, path = stack.pop()
+            try:
+                with os.scandir(path) as scan:
+                    for item in scan:
+                        name = f"{relative}/{item.name}" if relative else item.name
+                        if item.is_dir(follow_symlinks=False):
+                            if item.name.startswith("."):
+                                continue  # no key lives there
+                            if (name + "/").startswith(prefix) or prefix.startswith(name + "/"):
+                                stack.append((name, Path(item.path)))
+                        elif name.startswith(prefix):
+                            found.append((name, item))
+            except (FileNotFoundError, NotADirectoryError):
+                continue
+        return found
+
+    def list(self, prefix: str = "") -> builtins.list[str]:
+        keys = []
+        for name, item in self._walk(prefix):
+            base = item.name
+            if not base.startswith(".") and not base.endswith(_SET_ASIDE):
+                keys.append(name)
+        return sorted(keys)
+
+    def delete(self, key: str) -> None:
+        self._path(key).unlink(missing_ok=True)
+
+    def mtime(self, key: str) -> float | None:
+        try:
+            return self._path(key).stat().st_mtime
+        except (FileNotFoundError, NotADirectoryError):
+            return None
+
+    def set_aside(self, key: str) -> bool:
+        path = self._path(key)
+        aside = path.with_name(path.name + _SET_ASIDE)
+        try:
+            os.replace(path, aside)
+        except (FileNotFoundError, NotADirectoryError):
+            return False
+        with contextlib.suppress(OSError):
+            os.utime(aside)  # its age is counted from now
+        return True
+
+    def sweep(
+        self, older_than_seconds: float, *, prefix: str = "", set_aside_older_than_seconds: float | None = None
+    ) -> int:
+        aside_age = older_than_seconds if set_aside_older_than_seconds is None else set_aside_older_than_seconds
+        now = time.time()
+        removed = 0
+        for _, item in self._walk(prefix):
+            if _is_temporary(item.name):
+                age = older_than_seconds
+            elif item.name.endswith(_SET_ASIDE):
+                age = aside_age
+            else:
+                continue
+            try:
+                if _old(item.stat(follow_symlinks=False).st_mtime, age, now):
+                    os.unlink(item.path)
+                    removed += 1
+            except FileNotFoundError:  # renamed into place, or removed by another sweep
+                continue
+        return removed
+
+    def usage(self, prefix: str = "") -> Usage:
+        size = aside = 0
+        for _, item in self._walk(prefix):
+            try:
+                size += item.stat(follow_symlinks=False).st_size
+            except FileNotFoundError:
+                continue
+            aside += item.name.endswith(_SET_ASIDE)
+        return Usage(size, aside)
+
+
+class MemoryStore:
+    """A dict under a lock: for tests and caches that need not outlive the process.
+
+    Writes are atomic by the lock, so there are never temporary files. ``clock``
+    (POSIX seconds, :func:`time.time` by default) dates what is written and set aside.
+    """
+
+    def __init__(self, *, clock: Callable[[], float] = time.time):
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._values: dict[str, tuple[bytes, float]] = {}
+        self._aside: dict[str, tuple[bytes, float]] = {}  # by the key the value had
+
+    def __repr__(self) -> str:
+        return f"MemoryStore({len(self._values)} values)"
+
+    def put(self, key: str, data: bytes) -> None:
+        check_key(key)
+        value = (bytes(data), self._clock())
+        with self._lock:
+            self._values[key] = value
+
+    def put_if_absent(self, key: str, data: bytes) -> bool:
+        check_key(key)
+        value = (bytes(data), self._clock())
+        with self._lock:
+            if key in self._values:
+                return False
+            self._values[key] = value
+            return True
+
+    def get(self, key: str) -> bytes:
+        with self._lock:
+            value = self._values.get(check_key(key))
+        if value is None:
+            raise FileNotFoundError(errno.ENOENT, f"no value under {key!r}", key)
+        return value[0]
+
+    def list(self, prefix: str = "") -> builtins.list[str]:
+        check_key(prefix, prefix=True)
+        with self._lock:
+            return sorted(k for k in self._values if k.startswith(prefix))
+
+    def delete(self, key: str) -> None:
+        with self._lock:
+            self._values.pop(check_key(key), None)
+
+    def mtime(self, key: str) -> float | None:
+        with self._lock:
+            value = self._values.get(check_key(key))
+        return None if value is None else value[1]
+
+    def set_aside(self, key: str) -> bool:
+        check_key(key)
+        with self._lock:
+            value = self._values.pop(key, None)
+            if value is None:
+                return False
+            self._aside[key] = (value[0], self._clock())
+            return True
+
+    def sweep(
+        self, older_than_seconds: float, *, prefix: str = "", set_aside_older_than_seconds: float | None = None
+    ) -> int:
+        check_key(prefix, prefix=True)
+        age = older_than_seconds if set_aside_older_than_seconds is None else set_aside_older_than_seconds
+        now = self._clock()
+        with self._lock:
+            old = [k for k, (_, at) in self._aside.items() if k.startswith(prefix) and _old(at, age, now)]
+            for key in old:
+                del self._aside[key]
+        return len(old)
+
+    def usage(self, prefix: str = "") -> Usage:
+        check_key(prefix, prefix=True)
+        with self._lock:
+            size = sum(len(v) for k, (v, _) in self._values.items() if k.startswith(prefix))
+            aside = [len(v) for k, (v, _) in self._aside.items() if k.startswith(prefix)]
+        return Usage(size + sum(aside), len(aside))
