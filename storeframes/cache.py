@@ -1,4 +1,10 @@
-"""The cache folder: raw answers, the index of what they cover, Parquet frames and the ledger.
+"""The cache: raw answers, the index of what they cover, Parquet frames and the ledger.
+
+The cache keeps its files in a :class:`~storeframes.store.Store`: a folder
+(:class:`~storeframes.store.LocalStore`, the usual case, described here), a dict in
+memory (:class:`~storeframes.store.MemoryStore`) or anything else with the same few
+operations. Every file goes through the store, so the layout and formats below are the
+same wherever the cache lives.
 
 Layout (every file is written to a temporary name and renamed, so a reader never
 sees half a file, and every name is unique, so processes sharing the folder never
@@ -30,6 +36,7 @@ from __future__ import annotations
 import contextlib
 import gzip
 import hashlib
+import io
 import json
 import os
 import secrets
@@ -40,7 +47,7 @@ from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
-from typing import IO, Any, Literal
+from typing import Any, Literal
 
 import polars as pl
 import pyarrow as pa
@@ -52,6 +59,7 @@ from .answers import Response
 from .catalog import ENDPOINTS, Endpoint, Freshness
 from .ledger import LEDGER_SCHEMA
 from .planning import Cell
+from .store import LocalStore, MemoryStore, Store
 
 __all__ = ["ENV_CACHE_DIR", "Cache", "CacheWarning", "Entry", "default_cache_dir"]
 
@@ -118,21 +126,16 @@ def _new_id(fetched_at: datetime, endpoint: str, params: Mapping[str, str]) -> s
     return f"{fetched_at.astimezone(UTC):%Y%m%dT%H%M%S%fZ}-{digest}-{secrets.token_hex(3)}"
 
 
-def _atomic_write(path: Path, write: Callable[[IO[bytes]], None]) -> None:
-    """Write through a temporary file in the same folder, then rename it into place.
+def _parquet_bytes(table: pa.Table) -> bytes:
+    """``table`` as the bytes of a Parquet file."""
+    buffer = io.BytesIO()
+    pq.write_table(table, buffer)
+    return buffer.getvalue()
 
-    No fsync: a stopped process never leaves half a file under the final name, and a
-    file cut short by a power failure is detected when read and fetched again.
-    """
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
-    try:
-        with open(tmp, "wb") as handle:
-            write(handle)
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
+
+def _name(key: str) -> str:
+    """The file name of a key: its last part."""
+    return key.rpartition("/")[2]
 
 
 def _provenance(entry: Entry, **extra: str) -> dict[str, str]:
@@ -152,37 +155,59 @@ def _provenance(entry: Entry, **extra: str) -> dict[str, str]:
 
 
 _UNREADABLE = (OSError, EOFError, zlib.error, ValueError, KeyError, TypeError, pa.ArrowException)
+# a temporary file or an answer without an index younger than this may be a write in progress
+_STALE_SECONDS = 3600.0
 
 
 class Cache:
-    """A cache folder (see the module documentation for its layout).
+    """A cache (see the module documentation for its layout), in a folder or another store.
 
-    One :class:`Cache` may serve several clients and threads; several processes may
-    share one folder. The index of each endpoint is read lazily and kept in memory;
-    files written by other processes are picked up at the next lookup.
+    ``path_or_store`` is a folder (a path, kept in a :class:`~storeframes.store.LocalStore`)
+    or any :class:`~storeframes.store.Store`. One :class:`Cache` may serve several
+    clients and threads; several processes may share one folder. The index of each
+    endpoint is read lazily and kept in memory; files written by other processes are
+    picked up at the next lookup.
 
     >>> cache = Cache("./storeframes-cache")  # doctest: +SKIP
     >>> client = Client(cache_dir=cache)      # doctest: +SKIP
+    >>> scratch = Cache(MemoryStore())        # doctest: +SKIP
     """
 
-    def __init__(self, path: str | os.PathLike[str]):
-        self.path = Path(path).expanduser()
+    def __init__(self, path_or_store: str | os.PathLike[str] | Store):
+        if isinstance(path_or_store, (str, os.PathLike)):
+            path_or_store = LocalStore(path_or_store)
+        elif not isinstance(path_or_store, Store):
+            raise TypeError(f"a cache lives in a folder path or a Store, got {path_or_store!r}")
+        self.storage: Store = path_or_store
+        """Where the files are kept."""
+        self.path: Path | None = path_or_store.root if isinstance(path_or_store, LocalStore) else None
+        """The folder of a cache kept in a folder; None for another store."""
         self._lock = threading.RLock()
         self._entries: dict[str, Entry] = {}
-        self._files: dict[str, dict[str, str | None]] = {}  # endpoint -> index file name -> entry id
+        self._files: dict[str, dict[str, str | None]] = {}  # endpoint -> index key -> entry id
         self._cells: dict[tuple[str, str, str], dict[Cell, list[Entry]]] = {}
 
+    @property
+    def location(self) -> str:
+        """Where the cache lives, for people: its folder, ``"memory"``, or the store's repr."""
+        if self.path is not None:
+            return str(self.path)
+        if isinstance(self.storage, MemoryStore):
+            return "memory"
+        return repr(self.storage)
+
     def __repr__(self) -> str:
-        return f"Cache({str(self.path)!r})"
+        return f"Cache({self.location!r})" if self.path is not None else f"Cache({self.location})"
 
-    def _folder(self, kind: str, endpoint: str) -> Path:
-        return self.path / kind / f"endpoint={endpoint}"
+    @staticmethod
+    def _prefix(kind: str, endpoint: str) -> str:
+        return f"{kind}/endpoint={endpoint}/"
 
-    def _answer_path(self, entry: Entry) -> Path:
-        return self._folder("answers", entry.endpoint) / f"{entry.id}.json.gz"
+    def _answer_key(self, entry: Entry) -> str:
+        return f"{self._prefix('answers', entry.endpoint)}{entry.id}.json.gz"
 
-    def _index_path(self, entry: Entry) -> Path:
-        return self._folder("index", entry.endpoint) / f"{entry.id}.parquet"
+    def _index_key(self, entry: Entry) -> str:
+        return f"{self._prefix('index', entry.endpoint)}{entry.id}.parquet"
 
     # -- writing ------------------------------------------------------------------
 
@@ -226,15 +251,13 @@ class Cache:
         }
         text = scrub(json.dumps(raw, separators=(",", ":"), ensure_ascii=False))
         try:
-            body = gzip.compress(text.encode(), compresslevel=6, mtime=0)
-            _atomic_write(self._answer_path(entry), lambda handle: handle.write(body))
-            table = self._index_table(entry)
-            _atomic_write(self._index_path(entry), lambda handle: pq.write_table(table, handle))
+            self.storage.put(self._answer_key(entry), gzip.compress(text.encode(), compresslevel=6, mtime=0))
+            self.storage.put(self._index_key(entry), _parquet_bytes(self._index_table(entry)))
         except OSError as exc:
-            warnings.warn(f"could not write to the cache at {self.path}: {exc}", CacheWarning, stacklevel=2)
+            warnings.warn(f"could not write to the cache at {self.location}: {exc}", CacheWarning, stacklevel=2)
             return None
         with self._lock:
-            self._files.setdefault(entry.endpoint, {})[self._index_path(entry).name] = entry.id
+            self._files.setdefault(entry.endpoint, {})[self._index_key(entry)] = entry.id
             self._add(entry)
         return entry
 
@@ -278,35 +301,42 @@ class Cache:
             if entry in candidates:
                 candidates.remove(entry)
 
+    def _forget(self, entry: Entry) -> None:
+        with self._lock:
+            self._files.get(entry.endpoint, {}).pop(self._index_key(entry), None)
+            self._drop(entry.id)
+
     def sync(self, endpoint: str) -> None:
         """Pick up the index files of ``endpoint`` that other processes wrote, and forget removed ones."""
         with self._lock:
             self._sync(endpoint)
 
     def _sync(self, endpoint: str) -> None:
-        folder = self._folder("index", endpoint)
-        try:
-            with os.scandir(folder) as scan:
-                names = {e.name for e in scan if e.name.endswith(".parquet") and not e.name.startswith(".")}
-        except FileNotFoundError:
-            names = set()
+        prefix = self._prefix("index", endpoint)
+        keys = {
+            key
+            for key in self.storage.list(prefix)
+            if key.endswith(".parquet") and "/" not in key[len(prefix) :]  # the files of the folder itself
+        }
         known = self._files.setdefault(endpoint, {})
-        for gone in set(known) - names:
+        for gone in set(known) - keys:
             self._drop(known.pop(gone))
-        for name in sorted(names - set(known)):
-            entry = self._read_index(folder / name, endpoint)
-            known[name] = entry.id if entry else None
+        for key in sorted(keys - set(known)):
+            entry = self._read_index(key, endpoint)
+            known[key] = entry.id if entry else None
             if entry is not None:
                 self._add(entry)
 
-    def _read_index(self, path: Path, endpoint: str) -> Entry | None:
+    def _read_index(self, key: str, endpoint: str) -> Entry | None:
         """An entry from its index file's footer (its provenance); the cells follow from its request.
 
-        Only the footer is read, which is what makes a large cache quick to open; the
-        rows repeat the same facts for readers of the dataset.
+        Only the index file is read, never the answer, and of it only the footer is
+        parsed, which is what makes a large cache quick to open; the rows repeat the
+        same facts for readers of the dataset.
         """
+        entry_id = _name(key).removesuffix(".parquet")
         try:
-            footer = pq.read_metadata(path)
+            footer = pq.read_metadata(pa.BufferReader(self.storage.get(key)))
             meta = {k.decode(): v.decode() for k, v in (footer.metadata or {}).items()}
             if meta["storeframes.endpoint"] != endpoint:
                 raise ValueError(f"the file describes {meta['storeframes.endpoint']!r}")
@@ -316,7 +346,7 @@ class Cache:
             if footer.num_rows != len(cells):
                 raise ValueError(f"{footer.num_rows} rows for {len(cells)} cells")
             return Entry(
-                id=path.stem,
+                id=entry_id,
                 endpoint=endpoint,
                 service=meta["storeframes.service"],
                 scope=planning.scope_of(ep, params),
@@ -330,26 +360,25 @@ class Cache:
         except FileNotFoundError:
             return None
         except _UNREADABLE as exc:
-            self._set_aside(path, exc, partner=self._folder("answers", endpoint) / f"{path.stem}.json.gz")
+            self._set_aside(key, exc, partner=f"{self._prefix('answers', endpoint)}{entry_id}.json.gz")
             return None
 
-    def _set_aside(self, path: Path, reason: BaseException | str | None, *, partner: Path | None = None) -> None:
-        """Rename an unreadable file to ``<name>.corrupt``, and ``partner`` (the other file of
-        the same entry) with it; warn once, unless ``reason`` is None or another process
+    def _set_aside(self, key: str, reason: BaseException | str | None, *, partner: str | None = None) -> None:
+        """Set an unreadable file aside as ``<name>.corrupt``, and ``partner`` (the other file
+        of the same entry) with it; warn once, unless ``reason`` is None or another process
         set the file aside first."""
-        for other in (partner,) if partner is not None else ():
+        if partner is not None:
             with contextlib.suppress(OSError):
-                os.replace(other, other.with_name(other.name + ".corrupt"))
+                self.storage.set_aside(partner)
         try:
-            os.replace(path, path.with_name(path.name + ".corrupt"))
-        except FileNotFoundError:
-            return
+            if not self.storage.set_aside(key):
+                return
         except OSError:
             pass
         if reason is not None:
+            name = _name(key)
             warnings.warn(
-                f"cache file {path.name} is unreadable ({reason}); set aside as {path.name}.corrupt "
-                "and treated as not cached",
+                f"cache file {name} is unreadable ({reason}); set aside as {name}.corrupt and treated as not cached",
                 CacheWarning,
                 stacklevel=3,
             )
@@ -407,9 +436,9 @@ class Cache:
         An unreadable answer is set aside with its index file (a warning says so), so
         the cells it held count as not cached from then on, in every process.
         """
-        path = self._answer_path(entry)
+        key = self._answer_key(entry)
         try:
-            raw = json.loads(gzip.decompress(path.read_bytes()))
+            raw = json.loads(gzip.decompress(self.storage.get(key)))
             if raw.get("format") != FORMAT or raw["params"] != dict(entry.params):
                 raise ValueError("the answer does not match its index entry")
             response = Response(
@@ -426,43 +455,30 @@ class Cache:
                 entry=entry.id,
             )
         except FileNotFoundError:  # an index whose answer is gone: set the index aside quietly
-            self._set_aside(self._index_path(entry), None)
+            self._set_aside(self._index_key(entry), None)
             response = None
         except _UNREADABLE as exc:
-            self._set_aside(path, exc, partner=self._index_path(entry))
+            self._set_aside(key, exc, partner=self._index_key(entry))
             response = None
         if response is None:
-            with self._lock:
-                self._files.get(entry.endpoint, {}).pop(self._index_path(entry).name, None)
-                self._drop(entry.id)
+            self._forget(entry)
         return response
 
     # -- frames ---------------------------------------------------------------------
 
-    def frame(self, entry: Entry, table: str, version: str, build: Callable[[], pl.DataFrame]) -> pl.DataFrame:
-        """The frame ``table`` of one cached answer: read from Parquet, or built and written.
-
-        ``version`` names the flattener; a frame written by another version is rebuilt
-        from the raw answer (no credits spent).
-        """
-        kept = self.read_frame(entry, table, version)
-        if kept is not None:
-            return kept
-        frame = build()
-        self.write_frame(entry, table, version, frame)
-        return frame
-
-    def _frame_path(self, entry: Entry, table: str) -> Path:
-        return self.path / "frames" / table / f"{entry.id}.parquet"
+    @staticmethod
+    def _frame_key(entry: Entry, table: str) -> str:
+        return f"frames/{table}/{entry.id}.parquet"
 
     def read_frame(self, entry: Entry, table: str, version: str) -> pl.DataFrame | None:
         """The kept frame ``table`` of ``entry`` if the flattener ``version`` wrote it, else None.
 
-        An unreadable file is set aside (with a warning) and counts as absent.
+        One read of the store. An unreadable file is set aside (with a warning) and
+        counts as absent.
         """
-        path = self._frame_path(entry, table)
+        key = self._frame_key(entry, table)
         try:
-            with pq.ParquetFile(path) as handle:
+            with pq.ParquetFile(pa.BufferReader(self.storage.get(key))) as handle:
                 meta = handle.schema_arrow.metadata or {}
                 if meta.get(b"storeframes.flattener") != version.encode():
                     return None
@@ -470,7 +486,7 @@ class Cache:
         except FileNotFoundError:
             return None
         except _UNREADABLE as exc:
-            self._set_aside(path, exc)
+            self._set_aside(key, exc)
             return None
         return pl.from_arrow(stored)  # type: ignore[return-value]
 
@@ -480,9 +496,11 @@ class Cache:
         meta = _provenance(entry, table=table, flattener=version, entry_id=entry.id)
         arrow = arrow.replace_schema_metadata({**(arrow.schema.metadata or {}), **meta})
         try:
-            _atomic_write(self._frame_path(entry, table), lambda handle: pq.write_table(arrow, handle))
+            self.storage.put(self._frame_key(entry, table), _parquet_bytes(arrow))
         except OSError as exc:
-            warnings.warn(f"could not write a frame to the cache at {self.path}: {exc}", CacheWarning, stacklevel=2)
+            warnings.warn(
+                f"could not write a frame to the cache at {self.location}: {exc}", CacheWarning, stacklevel=2
+            )
 
     # -- the ledger -----------------------------------------------------------------
 
@@ -496,22 +514,25 @@ class Cache:
             return
         arrow = rows.to_arrow().replace_schema_metadata({"storeframes.version": __version__})
         try:
-            _atomic_write(self.path / "ledger" / f"{name}.parquet", lambda handle: pq.write_table(arrow, handle))
+            self.storage.put(f"ledger/{name}.parquet", _parquet_bytes(arrow))
         except OSError as exc:
-            warnings.warn(f"could not write the ledger to the cache at {self.path}: {exc}", CacheWarning, stacklevel=2)
+            warnings.warn(
+                f"could not write the ledger to the cache at {self.location}: {exc}", CacheWarning, stacklevel=2
+            )
 
     def read_ledger(self) -> pl.DataFrame:
-        """Every ledger row kept in the folder, oldest first."""
-        folder = self.path / "ledger"
+        """Every ledger row kept in the cache, oldest first."""
         frames = []
-        for path in sorted(folder.glob("[!.]*.parquet")):
+        for key in self.storage.list("ledger/"):
+            if not key.endswith(".parquet") or "/" in key.removeprefix("ledger/"):
+                continue
             try:
-                frame = pl.read_parquet(path)
-                frames.append(frame.select(LEDGER_SCHEMA.names()).cast(dict(LEDGER_SCHEMA)))
+                frame = pl.read_parquet(io.BytesIO(self.storage.get(key)))
+                frames.append(frame.select(LEDGER_SCHEMA.names()).cast(LEDGER_SCHEMA))
             except FileNotFoundError:
                 continue
             except (*_UNREADABLE, pl.exceptions.PolarsError) as exc:
-                self._set_aside(path, exc)
+                self._set_aside(key, exc)
         if not frames:
             return pl.DataFrame(schema=LEDGER_SCHEMA)
         return pl.concat(frames).sort("time")
@@ -524,7 +545,7 @@ class Cache:
             return self._entries.get(entry_id)
 
     def entries(self, endpoint: str | None = None) -> list[Entry]:
-        """Every entry in the folder (of one endpoint), oldest first."""
+        """Every entry in the cache (of one endpoint), oldest first."""
         names = [endpoint] if endpoint else list(ENDPOINTS)
         with self._lock:
             for name in names:
@@ -532,50 +553,23 @@ class Cache:
             chosen = [e for e in self._entries.values() if e.endpoint in names]
         return sorted(chosen, key=lambda e: (e.fetched_at, e.id))
 
-    def listing(self, endpoint: str | None = None) -> pl.DataFrame:
-        """One row per cached answer: endpoint, fetched_at, params, cells, cost, available, entry."""
-        rows = [
-            {
-                "endpoint": e.endpoint,
-                "fetched_at": e.fetched_at,
-                "params": json.dumps(dict(e.params), sort_keys=True),
-                "cells": len(e.cells),
-                "cost": e.cost,
-                "available": e.available,
-                "entry": e.id,
-            }
-            for e in self.entries(endpoint)
-        ]
-        schema = {
-            "endpoint": pl.String,
-            "fetched_at": pl.Datetime("us", "UTC"),
-            "params": pl.String,
-            "cells": pl.Int64,
-            "cost": pl.Int64,
-            "available": pl.Boolean,
-            "entry": pl.String,
-        }
-        return pl.DataFrame(rows, schema=schema, orient="row") if rows else pl.DataFrame(schema=schema)
-
     def info(self) -> dict[str, Any]:
-        """Location, size on disk, entries, credits paid for them and saved by them, unreadable files."""
-        size = 0
-        corrupt = 0
-        if self.path.exists():
-            for path in self.path.rglob("*"):
-                if path.is_file():
-                    size += path.stat().st_size
-                    corrupt += path.name.endswith(".corrupt")
+        """Location, size in bytes, entries, credits paid for them and saved by them, unreadable files.
+
+        The size and the count of files set aside come from one
+        :meth:`~storeframes.store.Store.usage` of the store.
+        """
+        usage = self.storage.usage()
         entries = self.entries()
         ledger = self.read_ledger()
         return {
-            "path": str(self.path),
-            "bytes": size,
+            "path": self.location,
+            "bytes": usage.size,
             "entries": len(entries),
             "by_endpoint": {name: sum(e.endpoint == name for e in entries) for name in ENDPOINTS},
             "credits_paid": sum(e.cost for e in entries),
             "credits_saved": int(ledger["saved"].sum() or 0),
-            "corrupt_files": corrupt,
+            "corrupt_files": usage.set_aside,
         }
 
     def clear(self, *, endpoint: str | None = None, older_than: timedelta | None = None) -> int:
@@ -587,30 +581,31 @@ class Cache:
         process (older than an hour), are removed too.
         """
         now = datetime.now(UTC)
+        frames: dict[str, list[str]] = {}
+        for key in self.storage.list("frames/"):
+            parts = key.split("/")
+            if len(parts) == 3 and parts[2].endswith(".parquet"):
+                frames.setdefault(parts[2].removesuffix(".parquet"), []).append(key)
         removed = 0
         for entry in self.entries(endpoint):
             if older_than is not None and now - entry.fetched_at <= older_than:
                 continue
-            for path in (self._index_path(entry), self._answer_path(entry)):
-                path.unlink(missing_ok=True)
-            for frame in (self.path / "frames").glob(f"*/{entry.id}.parquet"):
-                frame.unlink(missing_ok=True)
-            with self._lock:
-                self._files.get(entry.endpoint, {}).pop(self._index_path(entry).name, None)
-                self._drop(entry.id)
+            for key in (self._index_key(entry), self._answer_key(entry), *frames.get(entry.id, ())):
+                self.storage.delete(key)
+            self._forget(entry)
             removed += 1
-        stale = now.timestamp() - 3600
+        stale = now.timestamp() - _STALE_SECONDS
         known = {e.id for e in self.entries()}
-        for path in (self.path / "answers").glob("*/*.json.gz"):
+        for key in self.storage.list(self._prefix("answers", endpoint) if endpoint else "answers/"):
             # an answer whose index was never written: its process stopped between the two
-            orphan = path.name.removesuffix(".json.gz") not in known and path.stat().st_mtime < stale
-            if orphan and (endpoint is None or path.parent.name == f"endpoint={endpoint}"):
-                path.unlink(missing_ok=True)
-        for pattern in ("*.corrupt", ".*.tmp"):
-            for path in self.path.rglob(pattern):
-                if endpoint and f"endpoint={endpoint}" not in path.parts:
-                    continue
-                if pattern == ".*.tmp" and path.stat().st_mtime > stale:
-                    continue  # may be a write in progress
-                path.unlink(missing_ok=True)
+            parts = key.split("/")
+            if len(parts) != 3 or not parts[2].endswith(".json.gz"):
+                continue
+            if parts[2].removesuffix(".json.gz") not in known:
+                written = self.storage.mtime(key)
+                if written is not None and written < stale:
+                    self.storage.delete(key)
+        prefixes = [self._prefix(kind, endpoint) for kind in ("answers", "index")] if endpoint else [""]
+        for prefix in prefixes:
+            self.storage.sweep(_STALE_SECONDS, prefix=prefix, set_aside_older_than_seconds=0)
         return removed

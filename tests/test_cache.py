@@ -483,17 +483,29 @@ def test_frames_are_kept_as_parquet_and_rebuilt_for_a_new_flattener(tmp_path):
             {"rank": range(1, len(ids) + 1), "app_id": ids}, schema={"rank": pl.Int32, "app_id": pl.String}
         )
 
-    first = cache.frame(entry, "search_results", "1", build)
-    second = cache.frame(entry, "search_results", "1", build)
+    def frame(version: str) -> pl.DataFrame:
+        """The kept frame of the flattener ``version``, built and kept when there is none."""
+        kept = cache.read_frame(entry, "search_results", version)
+        if kept is not None:
+            return kept
+        built = build()
+        cache.write_frame(entry, "search_results", version, built)
+        return built
+
+    assert cache.read_frame(entry, "search_results", "1") is None
+    first = frame("1")
+    second = frame("1")
     assert len(builds) == 1 and first.equals(second) and second.schema == first.schema
     path = tmp_path / "frames" / "search_results" / f"{entry.id}.parquet"
     assert pl.read_parquet(path).height == len(answer.result["value"])
-    cache.frame(entry, "search_results", "2", build)
+    assert cache.read_frame(entry, "search_results", "2") is None  # another flattener wrote it
+    frame("2")
     assert len(builds) == 2
     path.write_bytes(b"garbage")
-    with pytest.warns(sf.CacheWarning):
-        rebuilt = cache.frame(entry, "search_results", "2", build)
+    with pytest.warns(sf.CacheWarning, match="unreadable"):
+        rebuilt = frame("2")
     assert rebuilt.equals(first) and len(builds) == 3
+    assert (path.parent / f"{path.name}.corrupt").read_bytes() == b"garbage"
 
 
 # -- the ledger ----------------------------------------------------------------------------
