@@ -498,9 +498,7 @@ class Cache:
         try:
             self.storage.put(self._frame_key(entry, table), _parquet_bytes(arrow))
         except OSError as exc:
-            warnings.warn(
-                f"could not write a frame to the cache at {self.location}: {exc}", CacheWarning, stacklevel=2
-            )
+            warnings.warn(f"could not write a frame to the cache at {self.location}: {exc}", CacheWarning, stacklevel=2)
 
     # -- the ledger -----------------------------------------------------------------
 

@@ -234,7 +234,7 @@ def _cache_info(cache: Cache) -> int:
     cache.entries()  # sets unreadable index files aside first, so that they are counted
     info = cache.info()
     rows = [
-        ("cache folder", info["path"] + ("" if cache.path.exists() else " (not created yet)")),
+        ("cache folder", info["path"] + ("" if cache.path is None or cache.path.exists() else " (not created yet)")),
         ("size on disk", _size(info["bytes"])),
         ("cached answers", str(info["entries"])),
         *((f"  {name}", str(count)) for name, count in info["by_endpoint"].items() if count),

@@ -22,6 +22,11 @@ request path and its query parameters, and the token travels only in a header.
         │   └── AppNotAvailableError
         ├── RateLimitError                   429 (``retry_after``)
         └── ServerError                      5xx
+
+    AppsUnavailableWarning (UserWarning)     some apps of a call are not sold in its country
+
+Any of them that stops a call half-way carries ``partial``: the responses the call had
+already received (they are in the cache too, so calling again sends only the rest).
 """
 
 from __future__ import annotations
@@ -32,6 +37,7 @@ from typing import Any
 __all__ = [
     "ApiError",
     "AppNotAvailableError",
+    "AppsUnavailableWarning",
     "AuthenticationError",
     "BudgetExceededError",
     "ConfigurationError",
@@ -50,7 +56,19 @@ __all__ = [
 
 
 class StoreframesError(Exception):
-    """Base class of every error raised by storeframes."""
+    """Base class of every error raised by storeframes.
+
+    Attributes:
+        partial: when the error stopped a call half-way, the
+            :class:`~storeframes.Response` objects of the requests that had succeeded
+            (they are in the cache too); empty otherwise.
+    """
+
+    partial: Sequence[Any] = ()
+
+
+class AppsUnavailableWarning(UserWarning):
+    """Some apps of a call are not available in the requested country; the rest were fetched."""
 
 
 class ConfigurationError(StoreframesError, ValueError):
