@@ -67,8 +67,10 @@ __all__ = [
     "app_list",
     "device_for",
     "endpoint",
+    "metric_list",
     "parse_day",
     "split_apps",
+    "texts",
     "today_utc",
     "validate",
 ]
@@ -239,6 +241,8 @@ class Endpoint:
     """A list parameter whose items are cached apart: ``metrics``."""
     daily: bool = False
     """Whether the answer is a daily history, cached day by day."""
+    records: str | None = None
+    """For a daily history of apps, the member of each app's answer that lists its dated records."""
 
     @property
     def param_names(self) -> tuple[str, ...]:
@@ -302,6 +306,7 @@ ENDPOINTS: Mapping[str, Endpoint] = MappingProxyType(
                 freshness=DEFAULT_FRESHNESS["changes"],
                 entity="apps",
                 daily=True,
+                records="changes",
                 max_apps=MAX_APPS_PER_REQUEST,
             ),
             Endpoint(
@@ -396,9 +401,46 @@ def _join(values: Iterable[str]) -> str:
     return ", ".join(values)
 
 
+def texts(name: str, value: Any, *, split: bool = True, digits: bool = False, endpoint: str | None = None) -> list[str]:
+    """The items of "a text or a list of texts", in the order given, trimmed: the one parser of it.
+
+    A text is one item, or with ``split`` its comma-separated parts (empty parts, as
+    after a trailing comma, are dropped); any other iterable but bytes and mappings
+    gives its items, which must be non-empty texts (with ``digits``, as for app ids,
+    whole numbers count as their digits). Anything else is an
+    :class:`~storeframes.InvalidParameterError` naming ``name``.
+
+    >>> texts("apps", "284882215, 389801252,"), texts("keywords", "photo, editor", split=False)
+    (['284882215', '389801252'], ['photo, editor'])
+    """
+    if isinstance(value, str):
+        items: list[Any] = value.split(",") if split else [value]
+    elif isinstance(value, Iterable) and not isinstance(value, (bytes, Mapping)):
+        items = list(value)
+    else:
+        several = " (comma-separated for several)" if split else ""
+        raise InvalidParameterError(name, value, f"a text{several} or a list of texts", endpoint=endpoint)
+    out = []
+    for item in items:
+        if digits and isinstance(item, int) and not isinstance(item, bool):
+            item = str(item)
+        if not isinstance(item, str):
+            raise InvalidParameterError(name, value, f"each item of {name} is a text, not {item!r}", endpoint=endpoint)
+        if item.strip():
+            out.append(item.strip())
+        elif not isinstance(value, str):
+            raise InvalidParameterError(name, value, f"each item of {name} is a non-empty text", endpoint=endpoint)
+    return out
+
+
 def app_list(value: Any) -> list[str]:
     """App ids from a list or a comma-separated string, in the order given, each once."""
-    return list(dict.fromkeys(_as_list("apps", value)))
+    return list(dict.fromkeys(texts("apps", value, digits=True)))
+
+
+def metric_list(value: Any) -> list[str]:
+    """Metric names from a list or a comma-separated string, lower-cased, aliases resolved (``power``)."""
+    return [METRIC_ALIASES.get(m.lower(), m.lower()) for m in texts("metrics", value)]
 
 
 def device_for(apps: Any) -> str:
@@ -408,33 +450,14 @@ def device_for(apps: Any) -> str:
     ('android', 'iphone')
     """
     try:
-        ids = _as_list("apps", apps)
+        ids = texts("apps", apps, digits=True)
     except InvalidParameterError:
         return "iphone"  # the validation of the request says what is wrong
     return "android" if ids and all(_ANDROID_ID.match(a) and not _IOS_ID.match(a) for a in ids) else "iphone"
 
 
-def _as_list(name: str, value: Any) -> list[str]:
-    if isinstance(value, str):
-        items = value.split(",")
-    elif isinstance(value, Iterable) and not isinstance(value, (bytes, Mapping)):
-        items = list(value)
-    else:
-        raise InvalidParameterError(name, value, "a list of strings or a comma-separated string")
-    out = []
-    for item in items:
-        if isinstance(item, int) and not isinstance(item, bool):
-            item = str(item)
-        if not isinstance(item, str):
-            raise InvalidParameterError(name, item, "each item must be a string")
-        item = item.strip()
-        if item:
-            out.append(item)
-    return out
-
-
 def _check_apps(value: Any, device: str, ep: Endpoint) -> str:
-    apps = _as_list("apps", value)
+    apps = texts("apps", value, digits=True, endpoint=ep.name)
     if not apps:
         raise InvalidParameterError("apps", value, "at least one app id", endpoint=ep.name)
     for app in apps:
@@ -468,7 +491,7 @@ def _check_apps(value: Any, device: str, ep: Endpoint) -> str:
 
 
 def _check_metrics(value: Any, ep: Endpoint) -> str:
-    names = _as_list("metrics", value)
+    names = texts("metrics", value, endpoint=ep.name)
     if not names:
         raise InvalidParameterError("metrics", value, f"at least one of {_join(METRICS)}", endpoint=ep.name)
     chosen = set()

@@ -42,11 +42,11 @@ def _entities(ep: Endpoint, params: Mapping[str, str]) -> list[str | None]:
     if ep.entity is None:
         return [None]
     value = params[ep.entity]
-    return value.split(",") if ep.entity == "apps" else [value]
+    return list(value.split(",")) if ep.entity == "apps" else [value]
 
 
 def _facets(ep: Endpoint, params: Mapping[str, str]) -> list[str | None]:
-    return params[ep.facet].split(",") if ep.facet else [None]
+    return list(params[ep.facet].split(",")) if ep.facet else [None]
 
 
 def days_of(params: Mapping[str, str]) -> list[date]:
@@ -136,7 +136,7 @@ def merge_result(ep: Endpoint, parts: Sequence[tuple[Any, Collection[Cell], bool
     if ep.entity == "apps":
         return _merge_apps(ep, parts)
     if ep.daily:
-        return _merge_days(parts)
+        return _merge_days(ep, parts)
     if len(parts) != 1:  # one request answers a live search or a benchmarks call
         raise ValueError(f"{ep.name}: expected one part, got {len(parts)}")
     return parts[0][0]
@@ -159,8 +159,9 @@ def _merge_apps(ep: Endpoint, parts: Sequence[tuple[Any, Collection[Cell], bool]
             if value is None:
                 continue
             if ep.daily:
-                target = merged.setdefault(app, {**value, "changes": []} if isinstance(value, dict) else {})
-                _extend_changes(ep, target, value, None if whole else picks, app)
+                records = ep.records or "records"
+                target = merged.setdefault(app, {**value, records: []} if isinstance(value, dict) else {})
+                _extend_records(ep, target, value, None if whole else picks, app)
             elif ep.facet:
                 if not isinstance(value, dict):
                     raise ResponseShapeError(
@@ -180,25 +181,28 @@ def _merge_apps(ep: Endpoint, parts: Sequence[tuple[Any, Collection[Cell], bool]
                 merged[app] = value
     if ep.daily:
         for value in merged.values():
-            value["changes"].sort(key=lambda record: str(record.get("date", "")) if isinstance(record, dict) else "")
+            value[ep.records or "records"].sort(
+                key=lambda record: str(record.get("date", "")) if isinstance(record, dict) else ""
+            )
     return merged
 
 
-def _extend_changes(ep: Endpoint, target: dict[str, Any], value: Any, days: set[Any] | None, app: str) -> None:
-    records = value.get("changes") if isinstance(value, dict) else None
+def _extend_records(ep: Endpoint, target: dict[str, Any], value: Any, days: set[Any] | None, app: str) -> None:
+    member = ep.records or "records"
+    records = value.get(member) if isinstance(value, dict) else None
     if not isinstance(records, list):
         raise ResponseShapeError(
-            f"expected a list of change records, got {type(records).__name__}",
-            path=f"result.{app}.changes",
+            f"expected a list of dated records, got {type(records).__name__}",
+            path=f"result.{app}.{member}",
             endpoint=ep.name,
         )
-    target.setdefault("changes", [])
+    target.setdefault(member, [])
     for i, record in enumerate(records):
         if days is not None:
-            day = _record_day(record, f"result.{app}.changes[{i}]", ep.name)
+            day = _record_day(record, f"result.{app}.{member}[{i}]", ep.name)
             if day not in days:
                 continue
-        target["changes"].append(record)
+        target[member].append(record)
 
 
 def _record_day(record: Any, path: str, endpoint: str) -> date:
@@ -219,7 +223,7 @@ def _is_day(key: Any) -> bool:
     return True
 
 
-def _merge_days(parts: Sequence[tuple[Any, Collection[Cell], bool]]) -> Any:
+def _merge_days(ep: Endpoint, parts: Sequence[tuple[Any, Collection[Cell], bool]]) -> Any:
     """Merge daily keyword histories: ``{date: ids}`` or ``[{date, ...}]``, with or without a keyword level."""
     if len(parts) == 1 and parts[0][2]:
         return parts[0][0]
@@ -230,7 +234,7 @@ def _merge_days(parts: Sequence[tuple[Any, Collection[Cell], bool]]) -> Any:
         body, key = _strip_keyword(result)
         if key is not None:
             keyword_level = key
-        picked = _pick_days(body, days)
+        picked = _pick_days(body, days, ep.name)
         if merged is None:
             merged = picked
         elif isinstance(merged, dict) and isinstance(picked, dict):
@@ -241,7 +245,7 @@ def _merge_days(parts: Sequence[tuple[Any, Collection[Cell], bool]]) -> Any:
             raise ResponseShapeError(
                 f"history answers in different forms ({type(merged).__name__} and {type(picked).__name__})",
                 path="result",
-                endpoint="search_history",
+                endpoint=ep.name,
             )
     if isinstance(merged, dict):
         merged = dict(sorted(merged.items()))
@@ -258,13 +262,13 @@ def _strip_keyword(result: Any) -> tuple[Any, str | None]:
     return result, None
 
 
-def _pick_days(body: Any, days: set[Any]) -> Any:
+def _pick_days(body: Any, days: set[Any], endpoint: str) -> Any:
     if isinstance(body, dict):
         return {k: v for k, v in body.items() if not _is_day(k) or date.fromisoformat(str(k)[:10]) in days}
     if isinstance(body, list):
-        return [item for i, item in enumerate(body) if _record_day(item, f"result[{i}]", "search_history") in days]
+        return [item for i, item in enumerate(body) if _record_day(item, f"result[{i}]", endpoint) in days]
     raise ResponseShapeError(
         f"expected an object keyed by date or a list of days, got {type(body).__name__}",
         path="result",
-        endpoint="search_history",
+        endpoint=endpoint,
     )

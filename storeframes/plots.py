@@ -36,7 +36,7 @@ except ImportError as exc:  # pragma: no cover - depends on the installed extras
         'storeframes.plots needs matplotlib: pip install "storeframes[notebook]" (or matplotlib>=3.8)'
     ) from exc
 
-from .catalog import app_list, parse_day
+from .catalog import app_list, parse_day, texts
 from .errors import InvalidParameterError
 from .ranks import _polars, _texts, rank_history
 
@@ -225,7 +225,7 @@ def rank_chart(
     labels = _labels(names, function)
     moves = _changes(changes, ids, ranks["date"].min(), ranks["date"].max(), function)
     if moves is not None:
-        marked = [targets] if isinstance(targets, str) else None if targets is None else list(targets)
+        marked = None if targets is None else texts("targets", targets, split=False, endpoint=function)
         moves = moves.filter(pl.col("target") != "size" if marked is None else pl.col("target").is_in(marked))
 
     panels = ranks.select("keyword", *_PLACE).unique(maintain_order=True)

@@ -13,7 +13,7 @@ from typing import Any, cast
 
 import polars as pl
 
-from .catalog import app_list, parse_day
+from .catalog import app_list, parse_day, texts
 from .errors import InvalidParameterError
 from .schemas import RANK_HISTORY
 
@@ -48,8 +48,8 @@ def _polars(value: Any, name: str, function: str, what: str) -> pl.DataFrame:
 
 def _texts(name: str, value: Any, *, endpoint: str = "rank_history") -> list[str]:
     """Texts from a text or a list, each once, runs of spaces made one (as the frames keep keywords)."""
-    values = [value] if isinstance(value, str) else list(value) if isinstance(value, Sequence) else None
-    if not values or not all(isinstance(v, str) and v.strip() for v in values):
+    values = texts(name, value, split=False, endpoint=endpoint)
+    if not values:
         raise InvalidParameterError(name, value, "a text or a non-empty list of texts", endpoint=endpoint)
     return list(dict.fromkeys(" ".join(v.split()) for v in values))
 

@@ -36,7 +36,7 @@ DIALECTS = [
 def cached_sandbox(folder: Path, **options) -> sf.Client:
     options.setdefault("backoff", (0.001, 0.01))
     options.setdefault("progress", False)
-    return sf.Client.sandbox(today=SANDBOX_TODAY, cache_dir=folder, **options)
+    return sf.sandbox.client(today=SANDBOX_TODAY, cache_dir=folder, **options)
 
 
 def arrivals(client: sf.Client) -> list[dict[str, str]]:
@@ -382,8 +382,8 @@ def test_bad_benchmark_input_is_refused_before_any_request(client, arguments, pa
     ("name", "arguments", "parameter", "words"),
     [
         ("search_frame", {"keywords": []}, "keywords", "at least one"),
-        ("search_frame", {"keywords": ["maps", "  "]}, "keywords", "non-empty keyword"),
-        ("search_frame", {"keywords": ["maps", 3]}, "keywords", "one keyword as a string"),
+        ("search_frame", {"keywords": ["maps", "  "]}, "keywords", "each item of keywords is a non-empty text"),
+        ("search_frame", {"keywords": ["maps", 3]}, "keywords", "each item of keywords is a text, not 3"),
         ("search_frame", {"keywords": "maps", "country": "usa"}, "country", "two-letter"),
         ("search_frame", {"keywords": "maps", "device": "watch"}, "device", "one of iphone, ipad, android"),
         ("search_history_frame", {"keywords": None}, "keywords", "required"),
