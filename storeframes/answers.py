@@ -1,4 +1,8 @@
-"""What a call returns: the responses of its requests, fetched or cached, and their merge."""
+"""What a call returns: the responses of its requests, fetched or cached, and their merge.
+
+The words (call, cell, request, response, entry, part, answer) are defined once, in
+:mod:`storeframes.engine`.
+"""
 
 from __future__ import annotations
 
@@ -9,7 +13,7 @@ from typing import Any
 
 from .planning import Cell
 
-__all__ = ["Answer", "Part", "Response"]
+__all__ = ["Answer", "Attempt", "Part", "Response"]
 
 
 @dataclass(frozen=True)
@@ -37,14 +41,19 @@ class Response:
 class Part:
     """The cells of a call that one response provides.
 
-    ``saved`` is the share of the original cost of a cached response that these cells
-    stand for (0 for a response fetched by this call).
+    ``whole`` says whether those are all the cells of the response (else only they are
+    taken from it). ``saved`` is the share of the original cost of a cached response
+    that these cells stand for (0 for a response fetched by this call). ``entry`` names
+    the cache entry holding the response. In an :class:`Answer` every part has its
+    ``response``; a frame function reads the frames kept for a cached entry instead, and
+    leaves ``response`` None until it needs the raw answer.
     """
 
-    response: Response
+    response: Response | None
     cells: frozenset[Cell]
     whole: bool = True
     saved: int = 0
+    entry: str | None = None
 
 
 @dataclass(frozen=True)
@@ -89,3 +98,21 @@ class Answer:
     def fetched_at(self) -> datetime | None:
         """When the oldest response of the answer was fetched."""
         return min((r.fetched_at for r in self.responses), default=None)
+
+
+@dataclass(frozen=True)
+class Attempt:
+    """One attempt at one request, as the request path reports it.
+
+    ``status`` is None when no answer came back (a timeout, a dropped connection, a body
+    cut short); ``cost`` is what the answer said was charged (0 without one).
+    """
+
+    endpoint: str
+    params: Mapping[str, str]
+    status: int | None
+    cost: int
+    max_credit_cost: int
+    attempt: int
+    elapsed: float
+    error: str | None = None

@@ -9,15 +9,15 @@ __all__ = ["LEDGER_SCHEMA", "SPEND_SCHEMA", "spend_summary"]
 LEDGER_SCHEMA = pl.Schema(
     {
         "time": pl.Datetime("us", "UTC"),
-        "endpoint": pl.String,
-        "params": pl.String,
-        "cost": pl.Int64,
-        "max_credit_cost": pl.Int64,
-        "status": pl.Int32,
-        "attempt": pl.Int32,
-        "elapsed_ms": pl.Float64,
-        "from_cache": pl.Boolean,
-        "saved": pl.Int64,
+        "endpoint": pl.String(),
+        "params": pl.String(),
+        "cost": pl.Int64(),
+        "max_credit_cost": pl.Int64(),
+        "status": pl.Int32(),
+        "attempt": pl.Int32(),
+        "elapsed_ms": pl.Float64(),
+        "from_cache": pl.Boolean(),
+        "saved": pl.Int64(),
     }
 )
 """``time`` (UTC), ``endpoint``, canonical ``params`` (JSON), ``cost`` charged,
@@ -54,5 +54,5 @@ def spend_summary(ledger: pl.DataFrame) -> pl.DataFrame:
         )
         .sort("day", "endpoint")
         .select(SPEND_SCHEMA.names())
-        .cast(dict(SPEND_SCHEMA))
+        .cast(SPEND_SCHEMA)
     )
