@@ -2,16 +2,19 @@
 
 >>> import storeframes as sf
 >>> client = sf.configure(sandbox=True)         # or set $STOREFRAMES_API_KEY and $STOREFRAMES_BASE_URL
+>>> client.metadata_frame(["3233849169"])       # the same functions as methods of a client  # doctest: +SKIP
 >>> sf.metadata_frame(["3233849169", "361252007"]).select("app_id", "title")  # doctest: +SKIP
 >>> sf.versions_frame(["3233849169", "361252007"])  # same cached answers: no credits  # doctest: +SKIP
 """
 
-from . import catalog, sandbox, schemas
+from typing import TYPE_CHECKING, Any
+
+from . import catalog, schemas
 from ._version import __version__
 from .answers import Answer, Part, Response
 from .cache import Cache, CacheWarning
 from .catalog import CostModel, Endpoint, Freshness
-from .client import AppsUnavailableWarning, Client, Plan
+from .client import Client
 from .defaults import (
     benchmarks_frame,
     changes_frame,
@@ -33,9 +36,11 @@ from .defaults import (
     versions_frame,
     videos_frame,
 )
+from .engine import Plan
 from .errors import (
     ApiError,
     AppNotAvailableError,
+    AppsUnavailableWarning,
     AuthenticationError,
     BudgetExceededError,
     ConfigurationError,
@@ -55,6 +60,7 @@ from .flatteners import ResultCapWarning, UnknownFieldWarning
 from .ledger import LEDGER_SCHEMA
 from .limiter import SlidingWindowLimiter
 from .ranks import RANK_STATUSES, rank_history
+from .store import LocalStore, MemoryStore, Store
 
 __all__ = [
     "LEDGER_SCHEMA",
@@ -75,6 +81,8 @@ __all__ = [
     "ForbiddenError",
     "Freshness",
     "InvalidParameterError",
+    "LocalStore",
+    "MemoryStore",
     "NotCachedError",
     "NotEnoughCreditsError",
     "Part",
@@ -86,6 +94,7 @@ __all__ = [
     "ServerError",
     "ServiceValidationError",
     "SlidingWindowLimiter",
+    "Store",
     "StoreframesError",
     "TransportError",
     "UnknownFieldWarning",
@@ -114,3 +123,15 @@ __all__ = [
     "versions_frame",
     "videos_frame",
 ]
+
+if TYPE_CHECKING:
+    from . import sandbox
+
+
+def __getattr__(name: str) -> Any:
+    """``storeframes.sandbox`` is imported when first used, not with the package."""
+    if name == "sandbox":
+        import importlib
+
+        return importlib.import_module(".sandbox", __name__)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -6,7 +6,7 @@ A notebook shows the returned :class:`AppCard` by itself; ``card.html`` is the t
 
 >>> import storeframes as sf
 >>> from datetime import date
->>> client = sf.Client.sandbox(today=date(2026, 11, 20), progress=False)
+>>> client = sf.sandbox.client(today=date(2026, 11, 20), progress=False)
 >>> app_card("3233849169", client=client)          # one metadata fetch
 AppCard(3233849169: 'Photo Editor Plus: Edit photos like a pro', iphone/us)
 >>> row = client.metadata_frame("3233849169")      # a cached answer: no credits
@@ -115,7 +115,7 @@ def app_card(
 
     >>> import storeframes as sf
     >>> from datetime import date
-    >>> client = sf.Client.sandbox(today=date(2026, 11, 20), progress=False)
+    >>> client = sf.sandbox.client(today=date(2026, 11, 20), progress=False)
     >>> card = app_card("app.moonforge.photoeditorhd", client=client, max_screenshots=4)
     >>> card
     AppCard(app.moonforge.photoeditorhd: 'Photo Editor HD: Filters, collages & retouch', android/us)

@@ -12,13 +12,12 @@ with :func:`configure`:
 
 from __future__ import annotations
 
-import functools
 import inspect
 import os
 import threading
 from collections.abc import Callable
 from datetime import date
-from typing import Any
+from typing import Any, Concatenate, ParamSpec, TypeVar
 
 from .client import ENV_API_KEY, ENV_BASE_URL, Client
 from .errors import ConfigurationError
@@ -53,7 +52,7 @@ _owned = False  # whether the default client was built here (and may be closed h
 def configure(client: Client | None = None, *, sandbox: bool = False, **options: Any) -> Client:
     """Set the client the package-level functions use, and return it.
 
-    Give a :class:`Client`, or ``sandbox=True`` for :meth:`Client.sandbox`, or the
+    Give a :class:`Client`, or ``sandbox=True`` for :func:`storeframes.sandbox.client`, or the
     options of :class:`Client` (``api_key``, ``budget``, ``cache_dir`` ...). A default
     client built here before is closed.
 
@@ -64,7 +63,14 @@ def configure(client: Client | None = None, *, sandbox: bool = False, **options:
         raise ConfigurationError("configure() takes a client, or sandbox=True and options, not both")
     if client is not None and not isinstance(client, Client):
         raise ConfigurationError(f"configure() takes a storeframes.Client, got {type(client).__name__}")
-    chosen = client if client is not None else Client.sandbox(**options) if sandbox else Client(**options)
+    if client is not None:
+        chosen = client
+    elif sandbox:
+        from . import sandbox as fake
+
+        chosen = fake.client(**options)
+    else:
+        chosen = Client(**options)
     return _install(chosen, owned=client is None)
 
 
@@ -117,20 +123,21 @@ def connect(
         client = Client(budget=budget, cache_dir=cache_dir, **options)
         where = f"the service at {client.base_url}"
     else:
+        from . import sandbox
         from .catalog import parse_day
 
         today = None if sandbox_today is None else parse_day("sandbox_today", sandbox_today, endpoint="connect")
-        client = Client.sandbox(
-            budget=budget, seed=seed, **({"today": today} if today else {}), cache_dir=cache_dir, **options
-        )
+        if today is not None:
+            options["today"] = today
+        client = sandbox.client(budget=budget, seed=seed, cache_dir=cache_dir, **options)
         reason = "" if live is False else f" (no {ENV_API_KEY} set)"
         where = f"the sandbox{reason}, a deterministic fake of the service: nothing is billed"
     _install(client, owned=True)  # built here: closed when another default replaces it
     if not quiet:
-        cache = "off" if client.cache is None else str(cache_dir) if cache_dir is not None else str(client.cache.path)
+        cache = "off" if client.cache is None else str(cache_dir) if cache_dir is not None else client.cache.location
         budget_text = f"; budget {client.budget:,} credits" if client.budget is not None else ""
         offline = "; offline: answers come from the cache only" if client.offline else ""
-        print(f"storeframes: {where}; today is {client._today()}{budget_text}; cache: {cache}{offline}")
+        print(f"storeframes: {where}; today is {client.today()}{budget_text}; cache: {cache}{offline}")
     return client
 
 
@@ -143,35 +150,41 @@ def default_client() -> Client:
         return _client
 
 
-def _delegate(name: str) -> Callable[..., Any]:
-    """A package-level function calling the default client's method ``name``."""
-    method = getattr(Client, name)
+P = ParamSpec("P")
+R = TypeVar("R")
 
-    @functools.wraps(method)
-    def function(*args: Any, **kwargs: Any) -> Any:
-        return getattr(default_client(), name)(*args, **kwargs)
+
+def _on_default(method: Callable[Concatenate[Client, P], R]) -> Callable[P, R]:
+    """The package-level twin of a client method: the same signature, called on the default client.
+
+    Type checkers see the method's parameters and return type (:pep:`612`); ``help()``
+    and IDEs see its signature and docstring.
+    """
+
+    def function(*args: P.args, **kwargs: P.kwargs) -> R:
+        return method(default_client(), *args, **kwargs)
 
     signature = inspect.signature(method)
     function.__signature__ = signature.replace(parameters=list(signature.parameters.values())[1:])  # type: ignore[attr-defined]
-    function.__qualname__ = name
+    function.__name__ = function.__qualname__ = method.__name__
+    function.__doc__ = method.__doc__
     function.__module__ = "storeframes"
-    del function.__wrapped__  # type: ignore[attr-defined]
     return function
 
 
-metadata_frame = _delegate("metadata_frame")
-versions_frame = _delegate("versions_frame")
-screenshots_frame = _delegate("screenshots_frame")
-videos_frame = _delegate("videos_frame")
-in_app_purchases_frame = _delegate("in_app_purchases_frame")
-related_apps_frame = _delegate("related_apps_frame")
-permissions_frame = _delegate("permissions_frame")
-metrics_frame = _delegate("metrics_frame")
-changes_frame = _delegate("changes_frame")
-privacy_changes_frame = _delegate("privacy_changes_frame")
-screenshot_changes_frame = _delegate("screenshot_changes_frame")
-version_changes_frame = _delegate("version_changes_frame")
-search_frame = _delegate("search_frame")
-search_history_frame = _delegate("search_history_frame")
-benchmarks_frame = _delegate("benchmarks_frame")
-plan = _delegate("plan")
+metadata_frame = _on_default(Client.metadata_frame)
+versions_frame = _on_default(Client.versions_frame)
+screenshots_frame = _on_default(Client.screenshots_frame)
+videos_frame = _on_default(Client.videos_frame)
+in_app_purchases_frame = _on_default(Client.in_app_purchases_frame)
+related_apps_frame = _on_default(Client.related_apps_frame)
+permissions_frame = _on_default(Client.permissions_frame)
+metrics_frame = _on_default(Client.metrics_frame)
+changes_frame = _on_default(Client.changes_frame)
+privacy_changes_frame = _on_default(Client.privacy_changes_frame)
+screenshot_changes_frame = _on_default(Client.screenshot_changes_frame)
+version_changes_frame = _on_default(Client.version_changes_frame)
+search_frame = _on_default(Client.search_frame)
+search_history_frame = _on_default(Client.search_history_frame)
+benchmarks_frame = _on_default(Client.benchmarks_frame)
+plan = _on_default(Client.plan)

@@ -105,10 +105,11 @@ def _analyse(
     country: str,
     days: int,
 ) -> None:
-    world = client.sandbox_service.world if client.sandbox_service is not None else None
+    service = getattr(client, "sandbox_service", None)
+    world = service.world if service is not None else None
     app = app or (world.EXAMPLE_IOS_APPS[0] if world is not None else _LIVE_APP)
     keywords = list(keywords or DEMO_KEYWORDS)
-    end = client._today() - timedelta(days=2)  # final days: never fetched again
+    end = client.today() - timedelta(days=2)  # final days: never fetched again
     start = end - timedelta(days=days - 1)
     device = "iphone"
     plural = "s" if len(keywords) > 1 else ""

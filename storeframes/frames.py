@@ -1,234 +1,27 @@
 """The frame functions: one call, one tidy polars DataFrame of a declared schema.
 
-Each frame function plans its requests through the cache, fetches what is missing (under
-the budget and the rate limit), flattens every answer with a pure flattener
-(:mod:`storeframes.flatteners`) and concatenates. The frame of each cached answer is kept
-beside it as Parquet (``frames/<table>/<entry>.parquet``), so the tables of one metadata
-answer (metadata, versions, screenshots ...) cost the credits of one fetch, and a warm
-call reads Parquet without touching the raw JSON.
-
-They are methods of :class:`~storeframes.Client` and, with the default client, functions
-of the package (see :func:`storeframes.configure`).
+Each is declared once, here, with its real signature and its documentation, as a
+method of :class:`FrameFunctions`: :class:`~storeframes.Client` has them as methods,
+and :mod:`storeframes.defaults` makes them functions of the package on the default
+client. A method binds its arguments and hands them to the :class:`FrameMaker`
+(:mod:`storeframes.pipeline`), which plans, fetches what is missing, flattens and
+orders (the spec of each function is in :data:`~storeframes.pipeline.FRAMES`).
 """
 
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping, Sequence
 from datetime import date
-from typing import TYPE_CHECKING, Any
+from typing import Any, TypeVar
 
 import polars as pl
 
-from . import catalog, planning
-from ._version import __version__
-from .errors import InvalidParameterError, StoreframesError
-from .flatteners import (
-    Answers,
-    Flat,
-    Keys,
-    batch_benchmarks,
-    batch_changes,
-    batch_in_app_purchases,
-    batch_metadata,
-    batch_metrics,
-    batch_permissions,
-    batch_privacy_changes,
-    batch_related_apps,
-    batch_screenshot_changes,
-    batch_screenshots,
-    batch_search,
-    batch_search_history,
-    batch_version_changes,
-    batch_versions,
-    batch_videos,
-)
-from .schemas import (
-    BENCHMARKS,
-    CHANGES,
-    IN_APP_PURCHASES,
-    METADATA,
-    METRICS,
-    PERMISSIONS,
-    PRIVACY_CHANGES,
-    RELATED_APPS,
-    SCREENSHOT_CHANGES,
-    SCREENSHOTS,
-    SEARCH,
-    SEARCH_HISTORY,
-    VERSION_CHANGES,
-    VERSIONS,
-    VIDEOS,
-    TableSchema,
-)
+from .cache import Refresh
+from .errors import InvalidParameterError
+from .pipeline import DEFAULT_METRICS, FRAMES, FrameMaker
 
-if TYPE_CHECKING:
-    from concurrent.futures import ThreadPoolExecutor
-
-    from .answers import Response
-    from .cache import Cache, Entry, Refresh
-    from .catalog import Endpoint
-
-__all__ = ["FRAMES", "FrameMethods", "FrameSpec"]
-
-DEFAULT_METRICS = ("downloads", "revenues", "app-power", "ratings")
-
-
-@dataclass(frozen=True)
-class FrameSpec:
-    """What a frame function fetches and how it flattens one answer.
-
-    ``revision`` names the flattener's output; with the package version it decides
-    whether a frame kept in the cache is still good (otherwise it is rebuilt from the
-    raw answer, at no cost). ``renames`` maps the function's arguments to the
-    endpoint's parameters where they differ.
-    """
-
-    name: str
-    endpoint: str
-    table: TableSchema
-    flatten: Callable[[Answers], Flat]
-    revision: int = 1
-    renames: Mapping[str, str] = field(default_factory=dict)
-    fan_out: Mapping[str, bool] = field(default_factory=dict)
-    """Parameters taking one value per request, for which a call may give several: one request
-    each (``keyword``, ``country`` ...); True where a text value may list them comma-separated."""
-    switch: tuple[str, str] | None = None
-    """``(argument, endpoint)``: a True/False argument that, when True, sends to another endpoint."""
-
-    @property
-    def version(self) -> str:
-        return f"{__version__}/{self.name}/{self.revision}"
-
-    def params(self, arguments: Mapping[str, Any]) -> dict[str, Any]:
-        """The endpoint's parameters for the function's arguments (None means the default).
-
-        With no ``device``, the apps' ids choose it: package names mean android, numeric
-        ids iphone.
-        """
-        if "device" in arguments and arguments["device"] is None and "apps" in arguments:
-            arguments = {**arguments, "device": catalog.device_for(arguments["apps"])}
-        return {self.renames.get(k, k): v for k, v in arguments.items() if v is not None}
-
-    def route(self, arguments: Mapping[str, Any]) -> tuple[str, dict[str, Any]]:
-        """The endpoint a call goes to, and its arguments without the one that chose it."""
-        arguments = dict(arguments)
-        if self.switch is None:
-            return self.endpoint, arguments
-        name, other = self.switch
-        flag = arguments.pop(name, False)
-        if not isinstance(flag, bool):
-            raise InvalidParameterError(name, flag, "True or False", endpoint=self.name)
-        if not flag:
-            return self.endpoint, arguments
-        ep = catalog.ENDPOINTS[other]
-        device = arguments.get("device")
-        if isinstance(device, str) and device.strip().lower() not in ep.devices:
-            raise InvalidParameterError(
-                "device",
-                device,
-                f"one of {', '.join(ep.devices)} with {name}=True (the {ep.summary})",
-                endpoint=self.name,
-            )
-        return other, arguments
-
-    def calls(self, arguments: Mapping[str, Any]) -> tuple[str, list[dict[str, Any]]]:
-        """The endpoint and one call of its parameters per value of each fanned-out parameter.
-
-        Repeated values are asked for once; an empty list is refused.
-        """
-        endpoint, arguments = self.route(arguments)
-        calls = [self.params(arguments)]
-        back = {param: arg for arg, param in self.renames.items()}
-        for param, split in self.fan_out.items():
-            if param not in calls[0]:
-                continue
-            values = _fan_values(back.get(param, param), calls[0][param], split, self.name)
-            calls = [{**call, param: value} for call in calls for value in values]
-        return endpoint, calls
-
-    def build(self, responses: Sequence[Response]) -> Flat:
-        """The frame of several answers in one walk, and each answer's number of rows."""
-        return self.flatten([(r.result, Keys.of(r.params, r.echo, r.fetched_at)) for r in responses])
-
-    def speak(self, exc: InvalidParameterError) -> InvalidParameterError:
-        """The error of a renamed parameter in the words of the function (``start``, not ``start_date``)."""
-        back = {param: arg for arg, param in self.renames.items()}
-        allowed = exc.allowed
-        for param, arg in back.items():
-            allowed = allowed.replace(f"{param}=", f"{arg}=")
-        if exc.parameter not in back and allowed == exc.allowed:
-            return exc
-        return InvalidParameterError(back.get(exc.parameter, exc.parameter), exc.value, allowed, endpoint=self.name)
-
-
-def _fan_values(argument: str, value: Any, split: bool, frame: str) -> list[Any]:
-    """The values of a fanned-out argument: one text (comma-separated where ``split``) or a list."""
-    if isinstance(value, str):
-        values: list[Any] = [v.strip() for v in value.split(",")] if split else [value]
-    elif isinstance(value, Iterable) and not isinstance(value, (bytes, Mapping)):
-        values = list(value)
-    else:
-        return [value]  # the endpoint's validation says what is wrong with it
-    unique: list[Any] = []
-    for item in values:
-        if item not in unique:
-            unique.append(item)
-    if not unique or unique == [""]:
-        raise InvalidParameterError(
-            argument, value, f"at least one value ({argument} takes a text or a list)", endpoint=frame
-        )
-    if None in unique:  # else the endpoint would call the missing value "required"
-        raise InvalidParameterError(argument, value, f"each item of {argument} is a text, not None", endpoint=frame)
-    return unique
-
-
-_DATES = {"start": "start_date", "end": "end_date"}
-_KEYWORDS = {"keywords": "keyword"}
-
-FRAMES: dict[str, FrameSpec] = {
-    spec.name: spec
-    for spec in (
-        FrameSpec("metadata_frame", "metadata", METADATA, batch_metadata),
-        FrameSpec("versions_frame", "metadata", VERSIONS, batch_versions),
-        FrameSpec("screenshots_frame", "metadata", SCREENSHOTS, batch_screenshots),
-        FrameSpec("videos_frame", "metadata", VIDEOS, batch_videos),
-        FrameSpec("in_app_purchases_frame", "metadata", IN_APP_PURCHASES, batch_in_app_purchases),
-        FrameSpec("related_apps_frame", "metadata", RELATED_APPS, batch_related_apps),
-        FrameSpec("permissions_frame", "metadata", PERMISSIONS, batch_permissions),
-        FrameSpec("metrics_frame", "metrics", METRICS, batch_metrics),
-        FrameSpec("changes_frame", "changes", CHANGES, batch_changes, renames=_DATES),
-        FrameSpec("privacy_changes_frame", "changes", PRIVACY_CHANGES, batch_privacy_changes, renames=_DATES),
-        FrameSpec("screenshot_changes_frame", "changes", SCREENSHOT_CHANGES, batch_screenshot_changes, renames=_DATES),
-        FrameSpec("version_changes_frame", "changes", VERSION_CHANGES, batch_version_changes, renames=_DATES),
-        FrameSpec(
-            "search_frame",
-            "search",
-            SEARCH,
-            batch_search,
-            renames=_KEYWORDS,
-            fan_out={"keyword": False},
-            switch=("ads", "search_ads"),
-        ),
-        FrameSpec(
-            "search_history_frame",
-            "search_history",
-            SEARCH_HISTORY,
-            batch_search_history,
-            renames={**_KEYWORDS, **_DATES},
-            fan_out={"keyword": False},
-        ),
-        FrameSpec(
-            "benchmarks_frame",
-            "benchmarks",
-            BENCHMARKS,
-            batch_benchmarks,
-            renames={"countries": "country", "channels": "channel", **_DATES},
-            fan_out={"country": True, "channel": True},
-        ),
-    )
-}
+__all__ = ["FrameFunctions", "resolve"]
 
 
 def resolve(name: str, calls: Sequence[Mapping[str, Any]]) -> tuple[str, list[Mapping[str, Any]]]:
@@ -239,7 +32,7 @@ def resolve(name: str, calls: Sequence[Mapping[str, Any]]) -> tuple[str, list[Ma
     spec = FRAMES.get(name)
     if spec is None:
         return name, list(calls)
-    signature = inspect.signature(getattr(FrameMethods, name))
+    signature = inspect.signature(getattr(FrameFunctions, name))
     resolved: list[Mapping[str, Any]] = []
     endpoints = set()
     for call in calls:
@@ -261,152 +54,32 @@ def resolve(name: str, calls: Sequence[Mapping[str, Any]]) -> tuple[str, list[Ma
     return (endpoints.pop() if endpoints else spec.endpoint), resolved
 
 
-class _Vanished(Exception):
-    """A cached answer disappeared between planning and reading; plan again."""
+F = TypeVar("F", bound=Callable[..., pl.DataFrame])
 
 
-def _keep_cells(frame: pl.DataFrame, ep: Endpoint, cells: Iterable[planning.Cell]) -> pl.DataFrame:
-    """The rows of ``frame`` that stand for ``cells`` (for an answer shared with other calls)."""
-    entity = "app_id" if ep.entity == "apps" else "keyword"
-    columns = [entity] + (["metric"] if ep.facet else []) + (["date"] if ep.daily else [])
-    wanted = {
-        "\x1f".join(str(part) for part, used in zip(cell, (True, bool(ep.facet), ep.daily), strict=True) if used)
-        for cell in cells
-    }
-    key = pl.concat_str([pl.col(c).cast(pl.String) for c in columns], separator="\x1f")
-    return frame.filter(key.is_in(list(wanted)))
+def _documented(function: F) -> F:
+    """Append the schema of the function's table (from its spec in FRAMES) to its docstring."""
+    table = FRAMES[function.__name__].table
+    function.__doc__ = inspect.cleandoc(function.__doc__ or "") + "\n\n" + table.docstring()
+    return function
 
 
-def _documented(table: TableSchema) -> Callable[[Callable[..., pl.DataFrame]], Callable[..., pl.DataFrame]]:
-    """Append the table's schema to a frame function's docstring."""
+class FrameFunctions:
+    """The frame functions, declared once; :class:`~storeframes.Client` has them as methods.
 
-    def document(function: Callable[..., pl.DataFrame]) -> Callable[..., pl.DataFrame]:
-        function.__doc__ = inspect.cleandoc(function.__doc__ or "") + "\n\n" + table.docstring()
-        return function
+    Each binds its arguments and hands them to ``maker``, a
+    :class:`~storeframes.pipeline.FrameMaker`, which makes the frame.
+    """
 
-    return document
-
-
-class FrameMethods:
-    """The frame functions as methods; mixed into :class:`~storeframes.Client`."""
-
-    cache: Cache | None
-
-    if TYPE_CHECKING:
-
-        def _executor(self) -> ThreadPoolExecutor: ...
-
-        def _gather(
-            self, endpoint: str, calls: Sequence[Mapping[str, Any]], refresh: Refresh | None
-        ) -> tuple[Endpoint, list[tuple[dict[str, str], list[Any]]]]: ...
-
-    # -- the pipeline ------------------------------------------------------------------------
+    def __init__(self, maker: FrameMaker):
+        self._maker = maker
 
     def _frame(self, name: str, arguments: Mapping[str, Any], refresh: Refresh | None) -> pl.DataFrame:
-        spec = FRAMES[name]
-        try:
-            endpoint, calls = spec.calls(arguments)
-        except InvalidParameterError as exc:
-            raise spec.speak(exc) from None
-        for _ in range(3):
-            try:
-                ep, gathered = self._gather(endpoint, calls, refresh)
-                frames = self._piece_frames(spec, [piece for _, pieces in gathered for piece in pieces])
-                break
-            except _Vanished:
-                continue
-            except InvalidParameterError as exc:
-                raise spec.speak(exc) from None
-        else:
-            raise StoreframesError(f"the cache at {self.cache} keeps losing answers while {name} reads them")
-        parts: list[pl.DataFrame] = []
-        taken = 0
-        for canonical, pieces in gathered:
-            mine = frames[taken : taken + len(pieces)]
-            taken += len(pieces)
-            mine = [f if p.whole else _keep_cells(f, ep, p.cells) for f, p in zip(mine, pieces, strict=True)]
-            frame = pl.concat(mine, how="vertical") if mine else spec.table.empty()
-            if ep.daily and frame.height:  # only the days asked for, whatever an answer also held
-                first, last = (date.fromisoformat(canonical[p]) for p in ("start_date", "end_date"))
-                frame = frame.filter(pl.col("date").is_between(first, last))
-            parts.append(frame)
-        frame = pl.concat(parts, how="vertical") if len(parts) > 1 else parts[0] if parts else spec.table.empty()
-        return self._in_order(frame, ep, spec, calls[0], [canonical for canonical, _ in gathered])
-
-    def _piece_frames(self, spec: FrameSpec, pieces: Sequence[Any]) -> list[pl.DataFrame]:
-        """Each piece's frame: kept frames are read from the cache; the others are built in one walk and kept."""
-        frames: list[pl.DataFrame | None] = [None] * len(pieces)
-        cache = self.cache
-        if cache is not None:
-            kept = [(i, p.entry) for i, p in enumerate(pieces) if p.entry is not None]
-
-            def read(entry: Entry) -> pl.DataFrame | None:
-                return cache.read_frame(entry, spec.table.name, spec.version)
-
-            # Parquet reads release the GIL: many small files go faster on the client's threads
-            found = (
-                self._executor().map(read, [e for _, e in kept]) if len(kept) > 4 else map(read, [e for _, e in kept])
-            )
-            for (i, _), frame in zip(kept, found, strict=True):
-                frames[i] = frame
-        todo: list[tuple[int, Response]] = []
-        for i, piece in enumerate(pieces):
-            if frames[i] is not None:
-                continue
-            entry: Entry | None = piece.entry
-            response = piece.response
-            if response is None and entry is not None and self.cache is not None:
-                response = self.cache.load(entry)
-            if response is None:
-                raise _Vanished
-            todo.append((i, response))
-        if todo:
-            built, counts = spec.build([response for _, response in todo])
-            offset = 0
-            for (i, _), count in zip(todo, counts, strict=True):
-                frames[i] = built.slice(offset, count)
-                offset += count
-                entry = pieces[i].entry
-                if entry is not None and self.cache is not None:
-                    self.cache.write_frame(entry, spec.table.name, spec.version, frames[i])
-        return frames  # type: ignore[return-value]
-
-    @staticmethod
-    def _in_order(
-        frame: pl.DataFrame,
-        ep: Endpoint,
-        spec: FrameSpec,
-        params: Mapping[str, Any],
-        calls: Sequence[Mapping[str, str]],
-    ) -> pl.DataFrame:
-        """Rows in the order the apps (metrics, keywords, countries ...) were asked for, then by day.
-
-        Rows of one app or keyword (and day) stay in the order the answer had them.
-        """
-        if frame.height < 2:
-            return frame
-        order: list[pl.Expr] = []
-
-        def given(column: str, values: Sequence[str]) -> None:
-            values = list(dict.fromkeys(values))
-            if len(values) > 1:
-                order.append(pl.col(column).replace_strict(values, list(range(len(values))), default=len(values)))
-
-        if "apps" in params:
-            given("app_id", catalog.app_list(params["apps"]))
-        if ep.facet and "metrics" in params:
-            names = params["metrics"].split(",") if isinstance(params["metrics"], str) else params["metrics"]
-            given("metric", [catalog.METRIC_ALIASES.get(m.strip().lower(), m.strip().lower()) for m in names])
-        for param in spec.fan_out:
-            if all(param in call for call in calls):
-                given(param, [call[param] for call in calls])
-        if ep.daily:
-            order.append(pl.col("date"))
-        return frame.sort(order, maintain_order=True) if order else frame
+        return self._maker.make(name, arguments, refresh)
 
     # -- app metadata ---------------------------------------------------------------------------
 
-    @_documented(METADATA)
+    @_documented
     def metadata_frame(
         self,
         apps: str | Sequence[str],
@@ -434,7 +107,7 @@ class FrameMethods:
             "metadata_frame", {"apps": apps, "country": country, "language": language, "device": device}, refresh
         )
 
-    @_documented(VERSIONS)
+    @_documented
     def versions_frame(
         self,
         apps: str | Sequence[str],
@@ -454,7 +127,7 @@ class FrameMethods:
             "versions_frame", {"apps": apps, "country": country, "language": language, "device": device}, refresh
         )
 
-    @_documented(SCREENSHOTS)
+    @_documented
     def screenshots_frame(
         self,
         apps: str | Sequence[str],
@@ -475,7 +148,7 @@ class FrameMethods:
             "screenshots_frame", {"apps": apps, "country": country, "language": language, "device": device}, refresh
         )
 
-    @_documented(VIDEOS)
+    @_documented
     def videos_frame(
         self,
         apps: str | Sequence[str],
@@ -495,7 +168,7 @@ class FrameMethods:
             "videos_frame", {"apps": apps, "country": country, "language": language, "device": device}, refresh
         )
 
-    @_documented(IN_APP_PURCHASES)
+    @_documented
     def in_app_purchases_frame(
         self,
         apps: str | Sequence[str],
@@ -517,7 +190,7 @@ class FrameMethods:
             refresh,
         )
 
-    @_documented(RELATED_APPS)
+    @_documented
     def related_apps_frame(
         self,
         apps: str | Sequence[str],
@@ -537,7 +210,7 @@ class FrameMethods:
             "related_apps_frame", {"apps": apps, "country": country, "language": language, "device": device}, refresh
         )
 
-    @_documented(PERMISSIONS)
+    @_documented
     def permissions_frame(
         self,
         apps: str | Sequence[str],
@@ -559,7 +232,7 @@ class FrameMethods:
 
     # -- app metrics -------------------------------------------------------------------------------
 
-    @_documented(METRICS)
+    @_documented
     def metrics_frame(
         self,
         apps: str | Sequence[str],
@@ -585,7 +258,7 @@ class FrameMethods:
 
     # -- metadata change history ------------------------------------------------------------------
 
-    @_documented(CHANGES)
+    @_documented
     def changes_frame(
         self,
         apps: str | Sequence[str],
@@ -618,7 +291,7 @@ class FrameMethods:
         """
         return self._frame("changes_frame", _history_call(apps, start, end, country, language, device), refresh)
 
-    @_documented(PRIVACY_CHANGES)
+    @_documented
     def privacy_changes_frame(
         self,
         apps: str | Sequence[str],
@@ -641,7 +314,7 @@ class FrameMethods:
         """
         return self._frame("privacy_changes_frame", _history_call(apps, start, end, country, language, device), refresh)
 
-    @_documented(SCREENSHOT_CHANGES)
+    @_documented
     def screenshot_changes_frame(
         self,
         apps: str | Sequence[str],
@@ -666,7 +339,7 @@ class FrameMethods:
             "screenshot_changes_frame", _history_call(apps, start, end, country, language, device), refresh
         )
 
-    @_documented(VERSION_CHANGES)
+    @_documented
     def version_changes_frame(
         self,
         apps: str | Sequence[str],
@@ -688,7 +361,7 @@ class FrameMethods:
 
     # -- keyword search --------------------------------------------------------------------
 
-    @_documented(SEARCH)
+    @_documented
     def search_frame(
         self,
         keywords: str | Sequence[str],
@@ -717,7 +390,7 @@ class FrameMethods:
             refresh,
         )
 
-    @_documented(SEARCH_HISTORY)
+    @_documented
     def search_history_frame(
         self,
         keywords: str | Sequence[str],
@@ -759,7 +432,7 @@ class FrameMethods:
 
     # -- conversion benchmarks ---------------------------------------------------------------
 
-    @_documented(BENCHMARKS)
+    @_documented
     def benchmarks_frame(
         self,
         *,

@@ -88,7 +88,7 @@ class CreditMeter(widgets.HBox):
     :meth:`Client.watch <storeframes.Client.watch>`; :meth:`close` stops that.
 
     >>> import storeframes as sf
-    >>> client = sf.Client.sandbox(budget=10_000, progress=False)
+    >>> client = sf.sandbox.client(budget=10_000, progress=False)
     >>> meter = CreditMeter(client)
     >>> _ = client.metadata_frame("3233849169")
     >>> meter.label.value
@@ -162,7 +162,7 @@ class RankExplorer(widgets.VBox):
 
     >>> import storeframes as sf
     >>> from datetime import date
-    >>> client = sf.Client.sandbox(today=date(2026, 11, 20), progress=False)
+    >>> client = sf.sandbox.client(today=date(2026, 11, 20), progress=False)
     >>> history = client.search_history_frame(["photo editor", "meditation"], start="2026-11-01", end="2026-11-14")
     >>> explorer = RankExplorer(history, ["3233849169", "1004337595"])
     >>> explorer.keywords.value
@@ -318,10 +318,10 @@ class RankExplorer(widgets.VBox):
 
 def _texts(value: Any) -> list[str]:
     """Texts from a list or a comma-separated text (empty when it is neither)."""
-    items = value.split(",") if isinstance(value, str) else list(value) if isinstance(value, Sequence) else []
-    if not all(isinstance(v, str) for v in items):
+    try:
+        return catalog.texts("texts", value)
+    except InvalidParameterError:
         return []
-    return [v.strip() for v in items if v.strip()]
 
 
 def _device_choices() -> tuple[str, ...]:
@@ -348,7 +348,7 @@ class BenchmarkExplorer(widgets.VBox):
     the explorer draws from the cache.
 
     >>> import storeframes as sf
-    >>> client = sf.Client.sandbox(budget=5_000, progress=False)
+    >>> client = sf.sandbox.client(budget=5_000, progress=False)
     >>> explorer = BenchmarkExplorer(client, countries=["us", "gb"])
     >>> explorer.cost.value
     'us · iphone · free · all: not cached: 1 request, at most 1,001 credits'

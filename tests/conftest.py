@@ -31,6 +31,7 @@ import vcr
 from storeframes import Client, defaults
 from storeframes.flatteners import _columns
 from storeframes.sandbox import SANDBOX_KEY, SandboxServer
+from storeframes.sandbox import client as sandbox_client
 
 ROOT = Path(__file__).resolve().parent.parent
 CASSETTES = ROOT / "cassettes"
@@ -138,7 +139,7 @@ def _own_cache_folder(tmp_path_factory, monkeypatch):
 @pytest.fixture
 def sandbox() -> Iterator[Client]:
     """An in-process sandbox client with a fixed today and fast retries."""
-    with Client.sandbox(today=SANDBOX_TODAY, backoff=(0.001, 0.01)) as client:
+    with sandbox_client(today=SANDBOX_TODAY, backoff=(0.001, 0.01)) as client:
         yield client
 
 

@@ -42,7 +42,7 @@ class Clock:
 
 def sandbox(folder: Path, clock: Clock | None = None, **options) -> sf.Client:
     options.setdefault("backoff", (0.001, 0.01))
-    return sf.Client.sandbox(today=SANDBOX_TODAY, cache_dir=folder, clock=clock or Clock(), **options)
+    return sf.sandbox.client(today=SANDBOX_TODAY, cache_dir=folder, clock=clock or Clock(), **options)
 
 
 def sent(client: sf.Client) -> list[dict[str, str]]:
@@ -52,7 +52,7 @@ def sent(client: sf.Client) -> list[dict[str, str]]:
 
 def fresh(endpoint: str, **params):
     """The same call answered by a sandbox with no cache at all."""
-    with sf.Client.sandbox(today=SANDBOX_TODAY) as client:
+    with sf.sandbox.client(today=SANDBOX_TODAY) as client:
         return client.get(endpoint, **params)
 
 
@@ -394,7 +394,7 @@ def test_leftover_temporary_files_are_ignored(tmp_path):
 
 
 def _fetch_into(folder: str, apps: list[str]) -> int:
-    client = sf.Client.sandbox(today=SANDBOX_TODAY, cache_dir=folder, max_workers=4)
+    client = sf.sandbox.client(today=SANDBOX_TODAY, cache_dir=folder, max_workers=4)
     client.get("changes", apps=apps, start_date="2026-09-01", end_date="2026-10-30")
     client.get("metadata", apps=apps)
     return len(client.sandbox_service.arrivals)
@@ -534,7 +534,7 @@ def test_the_ledger_persists_and_spend_sums_spent_and_saved(tmp_path):
 
 
 def test_the_ledger_is_kept_in_a_few_files_per_session(tmp_path, monkeypatch):
-    monkeypatch.setattr("storeframes.client._LEDGER_CHUNK", 2)
+    monkeypatch.setattr("storeframes.credits.LEDGER_CHUNK", 2)
     client = sandbox(tmp_path)
     for keyword in WORLD.EXAMPLE_KEYWORDS[:5]:
         client.get("search", keyword=keyword)
@@ -576,7 +576,7 @@ def test_no_file_in_the_folder_holds_the_token(tmp_path):
 
 def test_caching_can_be_turned_off(tmp_path, monkeypatch):
     monkeypatch.setenv("STOREFRAMES_CACHE_DIR", str(tmp_path))
-    client = sf.Client.sandbox(today=SANDBOX_TODAY, cache_dir=False)
+    client = sf.sandbox.client(today=SANDBOX_TODAY, cache_dir=False)
     client.get("search", keyword=KEYWORD)
     client.get("search", keyword=KEYWORD)
     assert client.cache is None and len(sent(client)) == 2 and not any(tmp_path.iterdir())
@@ -586,7 +586,7 @@ def test_caching_can_be_turned_off(tmp_path, monkeypatch):
 
 def test_a_sandbox_client_caches_in_a_folder_of_its_own_until_closed(tmp_path, monkeypatch):
     monkeypatch.setenv("STOREFRAMES_CACHE_DIR", str(tmp_path))
-    client = sf.Client.sandbox(today=SANDBOX_TODAY)
+    client = sf.sandbox.client(today=SANDBOX_TODAY)
     folder = client.cache.path
     client.get("search", keyword=KEYWORD)
     client.get("search", keyword=KEYWORD)
@@ -598,7 +598,7 @@ def test_a_sandbox_client_caches_in_a_folder_of_its_own_until_closed(tmp_path, m
 def test_a_sandbox_client_refused_at_birth_leaves_no_folder(tmp_path, monkeypatch):
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
     with pytest.raises(ValueError, match="nope"):
-        sf.Client.sandbox(cost_model={"nope": sf.CostModel()})
+        sf.sandbox.client(cost_model={"nope": sf.CostModel()})
     assert list(tmp_path.iterdir()) == []
 
 

@@ -21,14 +21,14 @@ SHOT = 'class="sf-shot"'
 
 @pytest.fixture
 def client(tmp_path):
-    with sf.Client.sandbox(today=SANDBOX_TODAY, progress=False, cache_dir=tmp_path / "cache") as made:
+    with sf.sandbox.client(today=SANDBOX_TODAY, progress=False, cache_dir=tmp_path / "cache") as made:
         yield made
 
 
 @pytest.fixture
 def other(tmp_path):
     """A second client with a cache of its own (empty)."""
-    with sf.Client.sandbox(today=SANDBOX_TODAY, progress=False, cache_dir=tmp_path / "other") as made:
+    with sf.sandbox.client(today=SANDBOX_TODAY, progress=False, cache_dir=tmp_path / "other") as made:
         yield made
 
 

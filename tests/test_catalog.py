@@ -87,11 +87,11 @@ def test_cost_model_matches_the_contracts_examples(endpoint, params, expected):
 
 
 def test_cost_model_is_data_a_user_overrides():
-    client = sf.Client.sandbox(cost_model={"metadata": CostModel(base=0, per_app=3)})
+    client = sf.sandbox.client(cost_model={"metadata": CostModel(base=0, per_app=3)})
     assert client.estimate("metadata", apps="1,2") == 6
     assert client.estimate("benchmarks", end_date="2026-01-31") == 1001
     with pytest.raises(sf.ConfigurationError, match="unknown endpoints"):
-        sf.Client.sandbox(cost_model={"nope": CostModel()})
+        sf.sandbox.client(cost_model={"nope": CostModel()})
 
 
 BAD_INPUTS = [

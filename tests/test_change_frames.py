@@ -28,7 +28,7 @@ MONTH = {"start": "2026-08-01", "end": "2026-08-31"}
 
 def cached_sandbox(folder: Path, **options) -> sf.Client:
     options.setdefault("backoff", (0.001, 0.01))
-    return sf.Client.sandbox(today=SANDBOX_TODAY, cache_dir=folder, **options)
+    return sf.sandbox.client(today=SANDBOX_TODAY, cache_dir=folder, **options)
 
 
 def arrivals(client: sf.Client) -> list[dict[str, str]]:

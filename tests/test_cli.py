@@ -13,9 +13,10 @@ from datetime import date
 import httpx
 import pytest
 
-from storeframes import AppsUnavailableWarning, Cache, Client
+from storeframes import AppsUnavailableWarning, Cache
 from storeframes.cli import main
 from storeframes.sandbox import SANDBOX_KEY, World
+from storeframes.sandbox import client as sandbox_client
 
 from .conftest import ROOT
 
@@ -75,7 +76,7 @@ def test_ci_runs_the_readme_test_command():
 def filled(tmp_path):
     """A cache folder with three answers: metadata of 3 apps (31 credits), one app not
     available (0), a search (10); asking metadata and search again saves 41 credits."""
-    with Client.sandbox(today=date(2026, 11, 20), cache_dir=tmp_path) as client:
+    with sandbox_client(today=date(2026, 11, 20), cache_dir=tmp_path) as client:
         client.get("metadata", apps=list(APPS[:3]))
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", AppsUnavailableWarning)

@@ -179,7 +179,7 @@ def test_a_single_unavailable_app_gives_an_empty_answer_and_a_warning(sandbox):
 def test_server_errors_and_dropped_connections_are_retried_until_success():
     faults = Faults(server_error=0.2, timeout=0.1, truncated=0.1, dropped=0.1, seed=7)
     options = {"today": SANDBOX_TODAY, "rate_limit": (1000, 1.0), "backoff": (0.001, 0.005), "max_tries": 10}
-    with sf.Client.sandbox(faults=faults, **options) as client:
+    with sf.sandbox.client(faults=faults, **options) as client:
         keywords = [f"keyword {i}" for i in range(40)]
         answers = client.get_many("search", [{"keyword": k} for k in keywords])
         service = client.sandbox_service
@@ -191,36 +191,36 @@ def test_server_errors_and_dropped_connections_are_retried_until_success():
         statuses = set(client.ledger["status"].to_list())
         assert statuses & {500, 502, 503}
     # the same call on a clean sandbox gives the same answers
-    with sf.Client.sandbox(today=SANDBOX_TODAY) as clean:
+    with sf.sandbox.client(today=SANDBOX_TODAY) as clean:
         again = clean.get_many("search", [{"keyword": k} for k in keywords])
     assert [a.result for a in again] == [a.result for a in answers]
 
 
 def test_retries_are_bounded_and_end_in_a_typed_error():
-    with sf.Client.sandbox(faults=Faults(server_error=1.0), backoff=(0.001, 0.002), max_tries=3) as client:
+    with sf.sandbox.client(faults=Faults(server_error=1.0), backoff=(0.001, 0.002), max_tries=3) as client:
         with pytest.raises(sf.ServerError) as caught:
             client.get("search", keyword="maps")
         assert caught.value.attempts == 3
         assert caught.value.status in (500, 502, 503)
         assert len(client.sandbox_service.arrivals) == 3
-    with sf.Client.sandbox(faults=Faults(timeout=1.0), backoff=(0.001, 0.002), max_tries=2) as client:
+    with sf.sandbox.client(faults=Faults(timeout=1.0), backoff=(0.001, 0.002), max_tries=2) as client:
         with pytest.raises(sf.TransportError, match="timed out"):
             client.get("search", keyword="maps")
         assert len(client.sandbox_service.arrivals) == 2
 
 
 def test_other_4xx_are_not_retried():
-    with sf.Client.sandbox(backoff=(0.001, 0.002)) as client:
-        client._api_key = type(client._api_key)("not-the-key")
+    with sf.sandbox.client(backoff=(0.001, 0.002)) as client:
+        client.sandbox_service.api_keys = frozenset({"another-key"})  # the client's key is now unknown
         with pytest.raises(sf.AuthenticationError) as caught:
             client.get("search", keyword="maps")
         assert caught.value.status == 401 and caught.value.code == "UnknownTokenError"
         assert len(client.sandbox_service.arrivals) == 1
-    with sf.Client.sandbox(credits=5) as client:
+    with sf.sandbox.client(credits=5) as client:
         with pytest.raises(sf.NotEnoughCreditsError):
             client.get("metadata", apps=IOS[0])
         assert len(client.sandbox_service.arrivals) == 1
-    with sf.Client.sandbox(estimates_in_plan=False) as client:
+    with sf.sandbox.client(estimates_in_plan=False) as client:
         with pytest.raises(sf.EstimatesNotInPlanError) as caught:
             client.get("metrics", apps=IOS[0], metrics="downloads")
         assert isinstance(caught.value, sf.ForbiddenError) and caught.value.status == 403
@@ -316,7 +316,7 @@ def test_a_body_that_is_not_json_is_retried_then_reported():
 
 
 def test_budget_refuses_before_sending(sandbox):
-    client = sf.Client.sandbox(budget=30, today=SANDBOX_TODAY)
+    client = sf.sandbox.client(budget=30, today=SANDBOX_TODAY)
     client.get("metadata", apps=IOS[0])  # 11 credits
     with pytest.raises(sf.BudgetExceededError) as caught:
         client.get("metadata", apps=IOS[1:3])  # 21 more would make 32
@@ -329,7 +329,7 @@ def test_budget_refuses_before_sending(sandbox):
 
 
 def test_budget_holds_under_concurrency():
-    with sf.Client.sandbox(budget=10 * 10 + 5, max_workers=8, cache_dir=False) as client:
+    with sf.sandbox.client(budget=10 * 10 + 5, max_workers=8, cache_dir=False) as client:
         calls = [{"keyword": f"k{i}"} for i in range(10)]
         client.get_many("search", calls)  # exactly 100
         with pytest.raises(sf.BudgetExceededError):
@@ -360,7 +360,7 @@ def test_ledger_records_every_answer_with_its_credits(sandbox):
 
 
 def test_empty_ledger_has_the_schema():
-    assert sf.Client.sandbox().ledger.schema == sf.LEDGER_SCHEMA
+    assert sf.sandbox.client().ledger.schema == sf.LEDGER_SCHEMA
 
 
 # -- token hygiene -------------------------------------------------------------------------
@@ -399,7 +399,7 @@ def test_unavailable_apps_warning_and_errors_carry_no_token(sandbox):
 
 
 def test_watch_sees_every_ledger_row_and_saved_sums_the_cache_hits(tmp_path):
-    with sf.Client.sandbox(today=SANDBOX_TODAY, cache_dir=tmp_path, progress=False) as client:
+    with sf.sandbox.client(today=SANDBOX_TODAY, cache_dir=tmp_path, progress=False) as client:
         rows: list[dict] = []
         stop = client.watch(rows.append)
         client.metadata_frame(["3233849169", "361252007"])
@@ -418,7 +418,7 @@ def test_a_failing_watcher_is_logged_and_does_not_break_the_call(tmp_path, caplo
     def broken(row):
         raise RuntimeError("display gone")
 
-    with sf.Client.sandbox(today=SANDBOX_TODAY, cache_dir=tmp_path, progress=False) as client:
+    with sf.sandbox.client(today=SANDBOX_TODAY, cache_dir=tmp_path, progress=False) as client:
         client.watch(broken)
         with caplog.at_level(logging.ERROR, logger="storeframes"):
             assert client.metadata_frame("3233849169").height == 1
@@ -428,7 +428,7 @@ def test_a_failing_watcher_is_logged_and_does_not_break_the_call(tmp_path, caplo
 
 
 def test_watchers_see_the_credits_of_the_row_already_counted(tmp_path):
-    with sf.Client.sandbox(today=SANDBOX_TODAY, cache_dir=tmp_path, progress=False) as client:
+    with sf.sandbox.client(today=SANDBOX_TODAY, cache_dir=tmp_path, progress=False) as client:
         seen: list[tuple[int, int]] = []
         client.watch(lambda row: seen.append((row["cost"], client.spent)))
         client.metadata_frame(list(World(0).EXAMPLE_IOS_APPS[:3]))

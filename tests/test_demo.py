@@ -30,7 +30,7 @@ def expected():
     """The frames of the demo's analysis, fetched directly from a fresh sandbox."""
     end = DEMO_TODAY - timedelta(days=2)
     start = end - timedelta(days=89)
-    with sf.Client.sandbox(today=DEMO_TODAY, cache_dir=False, progress=False) as client:
+    with sf.sandbox.client(today=DEMO_TODAY, cache_dir=False, progress=False) as client:
         app = client.sandbox_service.world.EXAMPLE_IOS_APPS[0]
         history = client.search_history_frame(list(DEMO_KEYWORDS), start=start, end=end)
         yield {"app": app, "start": start, "end": end, "history": history}

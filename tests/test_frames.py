@@ -26,7 +26,7 @@ METADATA_FRAMES = [name for name, spec in FRAMES.items() if spec.endpoint == "me
 
 def cached_sandbox(folder: Path, **options) -> sf.Client:
     options.setdefault("backoff", (0.001, 0.01))
-    return sf.Client.sandbox(today=SANDBOX_TODAY, cache_dir=folder, **options)
+    return sf.sandbox.client(today=SANDBOX_TODAY, cache_dir=folder, **options)
 
 
 def arrivals(client: sf.Client) -> list[dict[str, str]]:
@@ -317,7 +317,7 @@ def test_connect_takes_the_sandbox_without_a_token_and_says_so(fresh_default, mo
     assert (tmp_path / "cache" / "answers").is_dir()
     # connecting again replaces (and closes) the client built the first time
     again = sf.connect(tmp_path / "cache", live=False, quiet=True, sandbox_today=date(2026, 11, 20))
-    assert capsys.readouterr().out == "" and sf.default_client() is again and client._http.is_closed
+    assert capsys.readouterr().out == "" and sf.default_client() is again and client.wire.http.is_closed
     assert sf.metadata_frame("3233849169").height == 1 and again.spent == 0  # the same cache folder
 
 
@@ -327,7 +327,7 @@ def test_connect_uses_the_token_when_set_and_live_insists_on_one(fresh_default, 
     client = sf.connect(tmp_path, budget=1_000)
     out = capsys.readouterr().out
     assert "the service at https://api.example.com/api/public/store" in out and "sk-live" not in out
-    assert client.sandbox_service is None and sf.default_client() is client
+    assert not isinstance(client, sf.sandbox.SandboxClient) and sf.default_client() is client
     monkeypatch.setenv("STOREFRAMES_OFFLINE", "1")
     assert "offline: answers come from the cache only" in (sf.connect(tmp_path) and capsys.readouterr().out)
     monkeypatch.delenv("STOREFRAMES_API_KEY")

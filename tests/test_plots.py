@@ -38,7 +38,7 @@ ORANGE = "#ff7f0e"
 @pytest.fixture(scope="module")
 def data(tmp_path_factory):
     """One sandbox client, every frame fetched once."""
-    client = sf.Client.sandbox(today=SANDBOX_TODAY, progress=False, cache_dir=tmp_path_factory.mktemp("plots-cache"))
+    client = sf.sandbox.client(today=SANDBOX_TODAY, progress=False, cache_dir=tmp_path_factory.mktemp("plots-cache"))
     try:
         world = client.sandbox_service.world
         history = client.search_history_frame(KEYWORDS, start=START, end=END)

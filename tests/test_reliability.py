@@ -32,7 +32,7 @@ from polars.testing import assert_frame_equal
 
 import storeframes as sf
 from storeframes import catalog
-from storeframes.client import Plan
+from storeframes.engine import Plan
 from storeframes.sandbox import API_PREFIX, SANDBOX_KEY, Arrival, Faults, SandboxServer, World
 
 from ._summary import faults_of, record
@@ -64,7 +64,7 @@ WINDOW = (60, 1.0)  # the service's limit of 60 requests a window, with the wind
 
 
 def _clock() -> datetime:
-    """The sandbox's today at the current time of day, as :meth:`storeframes.Client.sandbox` keeps it."""
+    """The sandbox's today at the current time of day, as :func:`storeframes.sandbox.client` keeps it."""
     return datetime.combine(SANDBOX_TODAY, datetime.now(UTC).time(), UTC)
 
 

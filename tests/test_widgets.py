@@ -36,7 +36,7 @@ def opened():
 
 
 def _client(tmp_path, **options):
-    return sf.Client.sandbox(today=SANDBOX_TODAY, progress=False, cache_dir=tmp_path / "cache", **options)
+    return sf.sandbox.client(today=SANDBOX_TODAY, progress=False, cache_dir=tmp_path / "cache", **options)
 
 
 @pytest.fixture
@@ -47,19 +47,19 @@ def client(tmp_path):
 
 @pytest.fixture(scope="module")
 def world():
-    with sf.Client.sandbox(today=SANDBOX_TODAY, progress=False, cache_dir=False) as made:
+    with sf.sandbox.client(today=SANDBOX_TODAY, progress=False, cache_dir=False) as made:
         yield made.sandbox_service.world
 
 
 @pytest.fixture(scope="module")
 def history(tmp_path_factory):
-    with sf.Client.sandbox(today=SANDBOX_TODAY, progress=False, cache_dir=tmp_path_factory.mktemp("h")) as made:
+    with sf.sandbox.client(today=SANDBOX_TODAY, progress=False, cache_dir=tmp_path_factory.mktemp("h")) as made:
         return made.search_history_frame(KEYWORDS, start=START, end=END)
 
 
 @pytest.fixture(scope="module")
 def names(tmp_path_factory, world):
-    with sf.Client.sandbox(today=SANDBOX_TODAY, progress=False, cache_dir=tmp_path_factory.mktemp("m")) as made:
+    with sf.sandbox.client(today=SANDBOX_TODAY, progress=False, cache_dir=tmp_path_factory.mktemp("m")) as made:
         return made.metadata_frame(list(world.EXAMPLE_IOS_APPS)).select("app_id", "title")
 
 
@@ -390,7 +390,7 @@ def test_benchmarks_offline_and_refused_token_are_shown(tmp_path, opened):
         assert explorer.frame is None
 
     with _client(tmp_path / "other") as client:
-        client._api_key = type(client._api_key)("not-the-key")
+        client.sandbox_service.api_keys = frozenset({"another-key"})  # the client's key is now unknown
         explorer = BenchmarkExplorer(client)
         opened(explorer)
         explorer.fetch_button.click()
@@ -452,7 +452,7 @@ def test_benchmarks_close_closes_the_meter(client, opened):
 
 
 def test_benchmarks_with_a_fixed_range_draw_what_the_notebook_fetched(tmp_path):
-    with sf.Client.sandbox(today=SANDBOX_TODAY, cache_dir=tmp_path, progress=False) as client:
+    with sf.sandbox.client(today=SANDBOX_TODAY, cache_dir=tmp_path, progress=False) as client:
         fetched = client.benchmarks_frame(countries="us", channels="all", start="2026-10-01", end="2026-10-31")
         sent = client.requests_sent
         explorer = BenchmarkExplorer(client, countries="us", start="2026-10-01", end="2026-10-31")

@@ -1,21 +1,21 @@
 """The sandbox: a faithful, deterministic fake of the whole service.
 
 It runs the demo, the notebooks, the tests and the benchmarks with no token and no
-network. Start it in-process with :meth:`storeframes.Client.sandbox`, or on loopback
-with ``storeframes sandbox serve --port 8765`` (key: :data:`SANDBOX_KEY`).
+network. Get a client of it in-process with :func:`storeframes.sandbox.client`, or serve
+it on loopback with ``storeframes sandbox serve --port 8765`` (key: :data:`SANDBOX_KEY`).
+It is reached only through the transport: nothing else in the package imports it, and
+``import storeframes`` does not load it until it is used.
 
 The world (apps, histories, rankings, benchmarks) lives in
 :mod:`storeframes.sandbox.world`; the service's behaviour (envelope, errors, limits,
 costs, faults) in :mod:`storeframes.sandbox.service`.
 """
 
+from ._client import SANDBOX_BASE_URL, SandboxClient, client
 from .server import SandboxServer
 from .service import API_PREFIX, SANDBOX_KEY, Arrival, Dialect, Faults, Reply, SandboxService
 from .transport import SandboxTransport
 from .world import World
-
-SANDBOX_BASE_URL = "https://sandbox.storeframes.invalid" + API_PREFIX
-"""The base URL of the in-process sandbox (the transport answers it; nothing resolves it)."""
 
 __all__ = [
     "API_PREFIX",
@@ -25,8 +25,10 @@ __all__ = [
     "Dialect",
     "Faults",
     "Reply",
+    "SandboxClient",
     "SandboxServer",
     "SandboxService",
     "SandboxTransport",
     "World",
+    "client",
 ]

@@ -52,7 +52,7 @@ def figure(name: str, value: float, unit: str, **context: Any) -> Figure:
 
 
 def sandbox(world: World, cache_dir: Path | bool, *, latency: float = 0.0) -> sf.Client:
-    return sf.Client.sandbox(today=TODAY, cache_dir=cache_dir, rate_limit=RATE_LIMIT, latency=latency, world=world)
+    return sf.sandbox.client(today=TODAY, cache_dir=cache_dir, rate_limit=RATE_LIMIT, latency=latency, world=world)
 
 
 def us_apps(world: World) -> list[str]:

@@ -292,7 +292,7 @@ def bench_pipeline(world: World, apps: int, days: int) -> list[Figure]:
     span = {"start": start, "end": end}
     figures: list[Figure] = []
     with tempfile.TemporaryDirectory() as folder:
-        client = sf.Client.sandbox(today=TODAY, cache_dir=folder, rate_limit=(100_000, 1.0), world=world)
+        client = sf.sandbox.client(today=TODAY, cache_dir=folder, rate_limit=(100_000, 1.0), world=world)
 
         def step(name: str, run: Callable[[], pl.DataFrame]) -> None:
             sent, spent = len(client.sandbox_service.arrivals), client.spent

@@ -241,7 +241,7 @@ def child_frame(folder: str, spec: str) -> None:
     out: Figure = {}
     if (why := proc_ok()) is not None:
         out["memory_skipped"] = why
-    with sf.Client.sandbox(
+    with sf.sandbox.client(
         today=TODAY, cache_dir=folder, rate_limit=LIFTED_LIMIT, offline=True, progress=False
     ) as client:
         call.run(client, first=True)
@@ -282,7 +282,7 @@ def with_ratio(figure: Figure) -> Figure:
 def frame_memory(world: World, call: Call) -> Figure:
     """Fill a folder through the in-process sandbox, then the warm call's peak memory in a child."""
     with tempfile.TemporaryDirectory(prefix="storeframes-bench-") as folder:
-        with sf.Client.sandbox(
+        with sf.sandbox.client(
             today=TODAY, cache_dir=folder, rate_limit=LIFTED_LIMIT, world=world, progress=False
         ) as client:
             started = time.perf_counter()

@@ -1,0 +1,368 @@
+"""How a frame is made: the frame specs, and the pipeline from a call to one tidy frame.
+
+A :class:`FrameSpec` says which endpoint a frame function asks, how its arguments map
+to the endpoint's parameters (renames, values fanned out one request each, a switch to
+another endpoint) and which pure flattener (:mod:`storeframes.flatteners`) turns answers
+into its table. :data:`FRAMES` holds one spec per frame function.
+
+:class:`FrameMaker` runs a spec: it asks its source (the client) for the parts of each
+call (the engine's plan, then fetching what is missing), reads the frame kept beside
+each cached entry (``frames/<table>/<entry>.parquet``) or flattens the raw answers in
+one walk and keeps their frames, keeps only the cells each part provides, and orders
+the rows as the user asked. So the tables of one metadata answer (metadata, versions,
+screenshots ...) cost the credits of one fetch, and a warm call reads Parquet without
+touching the raw JSON.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import date
+from typing import Any, Protocol, TypeVar
+
+import polars as pl
+
+from . import catalog, planning
+from ._version import __version__
+from .answers import Part, Response
+from .cache import Cache, Entry, Refresh
+from .catalog import Endpoint
+from .errors import InvalidParameterError, StoreframesError
+from .flatteners import (
+    Answers,
+    Flat,
+    Keys,
+    batch_benchmarks,
+    batch_changes,
+    batch_in_app_purchases,
+    batch_metadata,
+    batch_metrics,
+    batch_permissions,
+    batch_privacy_changes,
+    batch_related_apps,
+    batch_screenshot_changes,
+    batch_screenshots,
+    batch_search,
+    batch_search_history,
+    batch_version_changes,
+    batch_versions,
+    batch_videos,
+)
+from .schemas import (
+    BENCHMARKS,
+    CHANGES,
+    IN_APP_PURCHASES,
+    METADATA,
+    METRICS,
+    PERMISSIONS,
+    PRIVACY_CHANGES,
+    RELATED_APPS,
+    SCREENSHOT_CHANGES,
+    SCREENSHOTS,
+    SEARCH,
+    SEARCH_HISTORY,
+    VERSION_CHANGES,
+    VERSIONS,
+    VIDEOS,
+    TableSchema,
+)
+
+__all__ = ["DEFAULT_METRICS", "FRAMES", "FrameMaker", "FrameSpec", "Source"]
+
+DEFAULT_METRICS = ("downloads", "revenues", "app-power", "ratings")
+
+
+@dataclass(frozen=True)
+class FrameSpec:
+    """What a frame function fetches and how it flattens one answer.
+
+    ``revision`` names the flattener's output; with the package version it decides
+    whether a frame kept in the cache is still good (otherwise it is rebuilt from the
+    raw answer, at no cost). ``renames`` maps the function's arguments to the
+    endpoint's parameters where they differ.
+    """
+
+    name: str
+    endpoint: str
+    table: TableSchema
+    flatten: Callable[[Answers], Flat]
+    revision: int = 1
+    renames: Mapping[str, str] = field(default_factory=dict)
+    fan_out: Mapping[str, bool] = field(default_factory=dict)
+    """Parameters taking one value per request, for which a call may give several: one request
+    each (``keyword``, ``country`` ...); True where a text value may list them comma-separated."""
+    switch: tuple[str, str] | None = None
+    """``(argument, endpoint)``: a True/False argument that, when True, sends to another endpoint."""
+
+    @property
+    def version(self) -> str:
+        return f"{__version__}/{self.name}/{self.revision}"
+
+    def params(self, arguments: Mapping[str, Any]) -> dict[str, Any]:
+        """The endpoint's parameters for the function's arguments (None means the default).
+
+        With no ``device``, the apps' ids choose it: package names mean android, numeric
+        ids iphone.
+        """
+        if "device" in arguments and arguments["device"] is None and "apps" in arguments:
+            arguments = {**arguments, "device": catalog.device_for(arguments["apps"])}
+        return {self.renames.get(k, k): v for k, v in arguments.items() if v is not None}
+
+    def route(self, arguments: Mapping[str, Any]) -> tuple[str, dict[str, Any]]:
+        """The endpoint a call goes to, and its arguments without the one that chose it."""
+        arguments = dict(arguments)
+        if self.switch is None:
+            return self.endpoint, arguments
+        name, other = self.switch
+        flag = arguments.pop(name, False)
+        if not isinstance(flag, bool):
+            raise InvalidParameterError(name, flag, "True or False", endpoint=self.name)
+        if not flag:
+            return self.endpoint, arguments
+        ep = catalog.ENDPOINTS[other]
+        device = arguments.get("device")
+        if isinstance(device, str) and device.strip().lower() not in ep.devices:
+            raise InvalidParameterError(
+                "device",
+                device,
+                f"one of {', '.join(ep.devices)} with {name}=True (the {ep.summary})",
+                endpoint=self.name,
+            )
+        return other, arguments
+
+    def calls(self, arguments: Mapping[str, Any]) -> tuple[str, list[dict[str, Any]]]:
+        """The endpoint and one call of its parameters per value of each fanned-out parameter.
+
+        Repeated values are asked for once; an empty list is refused.
+        """
+        endpoint, arguments = self.route(arguments)
+        calls = [self.params(arguments)]
+        back = {param: arg for arg, param in self.renames.items()}
+        for param, split in self.fan_out.items():
+            if param not in calls[0]:
+                continue
+            values = _fan_values(back.get(param, param), calls[0][param], split, self.name)
+            calls = [{**call, param: value} for call in calls for value in values]
+        return endpoint, calls
+
+    def build(self, responses: Sequence[Response]) -> Flat:
+        """The frame of several answers in one walk, and each answer's number of rows."""
+        return self.flatten([(r.result, Keys.of(r.params, r.echo, r.fetched_at)) for r in responses])
+
+    def speak(self, exc: InvalidParameterError) -> InvalidParameterError:
+        """The error of a renamed parameter in the words of the function (``start``, not ``start_date``)."""
+        back = {param: arg for arg, param in self.renames.items()}
+        allowed = exc.allowed
+        for param, arg in back.items():
+            allowed = allowed.replace(f"{param}=", f"{arg}=")
+        if exc.parameter not in back and allowed == exc.allowed:
+            return exc
+        return InvalidParameterError(back.get(exc.parameter, exc.parameter), exc.value, allowed, endpoint=self.name)
+
+
+def _fan_values(argument: str, value: Any, split: bool, frame: str) -> list[str]:
+    """The values of a fanned-out argument, each once: one text (comma-separated where ``split``) or a list."""
+    values = list(dict.fromkeys(catalog.texts(argument, value, split=split, endpoint=frame)))
+    if not values:
+        raise InvalidParameterError(
+            argument, value, f"at least one value ({argument} takes a text or a list)", endpoint=frame
+        )
+    return values
+
+
+_DATES = {"start": "start_date", "end": "end_date"}
+_KEYWORDS = {"keywords": "keyword"}
+
+FRAMES: dict[str, FrameSpec] = {
+    spec.name: spec
+    for spec in (
+        FrameSpec("metadata_frame", "metadata", METADATA, batch_metadata),
+        FrameSpec("versions_frame", "metadata", VERSIONS, batch_versions),
+        FrameSpec("screenshots_frame", "metadata", SCREENSHOTS, batch_screenshots),
+        FrameSpec("videos_frame", "metadata", VIDEOS, batch_videos),
+        FrameSpec("in_app_purchases_frame", "metadata", IN_APP_PURCHASES, batch_in_app_purchases),
+        FrameSpec("related_apps_frame", "metadata", RELATED_APPS, batch_related_apps),
+        FrameSpec("permissions_frame", "metadata", PERMISSIONS, batch_permissions),
+        FrameSpec("metrics_frame", "metrics", METRICS, batch_metrics),
+        FrameSpec("changes_frame", "changes", CHANGES, batch_changes, renames=_DATES),
+        FrameSpec("privacy_changes_frame", "changes", PRIVACY_CHANGES, batch_privacy_changes, renames=_DATES),
+        FrameSpec("screenshot_changes_frame", "changes", SCREENSHOT_CHANGES, batch_screenshot_changes, renames=_DATES),
+        FrameSpec("version_changes_frame", "changes", VERSION_CHANGES, batch_version_changes, renames=_DATES),
+        FrameSpec(
+            "search_frame",
+            "search",
+            SEARCH,
+            batch_search,
+            renames=_KEYWORDS,
+            fan_out={"keyword": False},
+            switch=("ads", "search_ads"),
+        ),
+        FrameSpec(
+            "search_history_frame",
+            "search_history",
+            SEARCH_HISTORY,
+            batch_search_history,
+            renames={**_KEYWORDS, **_DATES},
+            fan_out={"keyword": False},
+        ),
+        FrameSpec(
+            "benchmarks_frame",
+            "benchmarks",
+            BENCHMARKS,
+            batch_benchmarks,
+            renames={"countries": "country", "channels": "channel", **_DATES},
+            fan_out={"country": True, "channel": True},
+        ),
+    )
+}
+
+
+class _Vanished(Exception):
+    """A cached answer disappeared between planning and reading; plan again."""
+
+
+def _keep_cells(frame: pl.DataFrame, ep: Endpoint, cells: Iterable[planning.Cell]) -> pl.DataFrame:
+    """The rows of ``frame`` that stand for ``cells`` (for an answer shared with other calls)."""
+    entity = "app_id" if ep.entity == "apps" else "keyword"
+    columns = [entity] + (["metric"] if ep.facet else []) + (["date"] if ep.daily else [])
+    wanted = {
+        "\x1f".join(str(part) for part, used in zip(cell, (True, bool(ep.facet), ep.daily), strict=True) if used)
+        for cell in cells
+    }
+    key = pl.concat_str([pl.col(c).cast(pl.String) for c in columns], separator="\x1f")
+    return frame.filter(key.is_in(list(wanted)))
+
+
+T = TypeVar("T")
+R = TypeVar("R")
+
+CallParts = tuple[dict[str, str], list[Part]]
+"""One call's canonical parameters and the parts that provide its cells."""
+
+
+class Source(Protocol):
+    """Where a :class:`FrameMaker` gets its parts (the client)."""
+
+    cache: Cache | None
+
+    def gather(
+        self, endpoint: str, calls: Sequence[Mapping[str, Any]], refresh: Refresh | None
+    ) -> tuple[Endpoint, list[CallParts]]:
+        """The endpoint and each call's parts, fetching what the cache lacks (answers of entries not read)."""
+        ...
+
+    def map(self, function: Callable[[T], R], items: Sequence[T]) -> Iterator[R]:
+        """``function`` over ``items``, on the source's threads when that is worth it."""
+        ...
+
+
+class FrameMaker:
+    """Makes the frame of a frame function's call from the parts its :class:`Source` gathers."""
+
+    def __init__(self, source: Source):
+        self.source = source
+
+    def make(self, name: str, arguments: Mapping[str, Any], refresh: Refresh | None) -> pl.DataFrame:
+        """The frame of the frame function ``name`` called with ``arguments``."""
+        spec = FRAMES[name]
+        try:
+            endpoint, calls = spec.calls(arguments)
+        except InvalidParameterError as exc:
+            raise spec.speak(exc) from None
+        for _ in range(3):
+            try:
+                ep, gathered = self.source.gather(endpoint, calls, refresh)
+                frames = self._part_frames(spec, [part for _, parts in gathered for part in parts])
+                break
+            except _Vanished:
+                continue
+            except InvalidParameterError as exc:
+                raise spec.speak(exc) from None
+        else:
+            raise StoreframesError(f"the cache at {self.source.cache} keeps losing answers while {name} reads them")
+        call_frames: list[pl.DataFrame] = []
+        taken = 0
+        for canonical, parts in gathered:
+            mine = frames[taken : taken + len(parts)]
+            taken += len(parts)
+            mine = [f if p.whole else _keep_cells(f, ep, p.cells) for f, p in zip(mine, parts, strict=True)]
+            frame = pl.concat(mine, how="vertical") if mine else spec.table.empty()
+            if ep.daily and frame.height:  # only the days asked for, whatever an answer also held
+                first, last = (date.fromisoformat(canonical[p]) for p in ("start_date", "end_date"))
+                frame = frame.filter(pl.col("date").is_between(first, last))
+            call_frames.append(frame)
+        frame = pl.concat(call_frames, how="vertical") if call_frames else spec.table.empty()
+        return _in_order(frame, ep, spec, calls[0], [canonical for canonical, _ in gathered])
+
+    def _part_frames(self, spec: FrameSpec, parts: Sequence[Part]) -> list[pl.DataFrame]:
+        """Each part's frame: kept frames are read from the cache; the others are built in one walk and kept."""
+        frames: list[pl.DataFrame | None] = [None] * len(parts)
+        cache = self.source.cache
+        entries: list[Entry | None] = [
+            cache.entry(p.entry) if cache is not None and p.entry is not None else None for p in parts
+        ]
+        if cache is not None:
+            kept = [(i, e) for i, e in enumerate(entries) if e is not None]
+
+            def read(entry: Entry) -> pl.DataFrame | None:
+                return cache.read_frame(entry, spec.table.name, spec.version)
+
+            # Parquet reads release the GIL: many small files go faster on the source's threads
+            found = self.source.map(read, [e for _, e in kept]) if len(kept) > 4 else map(read, [e for _, e in kept])
+            for (i, _), frame in zip(kept, found, strict=True):
+                frames[i] = frame
+        todo: list[tuple[int, Response]] = []
+        for i, part in enumerate(parts):
+            if frames[i] is not None:
+                continue
+            response = part.response
+            entry = entries[i]
+            if response is None and entry is not None and cache is not None:
+                response = cache.load(entry)
+            if response is None:
+                raise _Vanished
+            todo.append((i, response))
+        if todo:
+            built, counts = spec.build([response for _, response in todo])
+            offset = 0
+            for (i, _), count in zip(todo, counts, strict=True):
+                frame = built.slice(offset, count)
+                frames[i] = frame
+                offset += count
+                entry = entries[i]
+                if entry is not None and cache is not None:
+                    cache.write_frame(entry, spec.table.name, spec.version, frame)
+        return [frame if frame is not None else spec.table.empty() for frame in frames]
+
+
+def _in_order(
+    frame: pl.DataFrame,
+    ep: Endpoint,
+    spec: FrameSpec,
+    params: Mapping[str, Any],
+    calls: Sequence[Mapping[str, str]],
+) -> pl.DataFrame:
+    """Rows in the order the apps (metrics, keywords, countries ...) were asked for, then by day.
+
+    Rows of one app or keyword (and day) stay in the order the answer had them.
+    """
+    if frame.height < 2:
+        return frame
+    order: list[pl.Expr] = []
+
+    def given(column: str, values: Sequence[str]) -> None:
+        values = list(dict.fromkeys(values))
+        if len(values) > 1:
+            order.append(pl.col(column).replace_strict(values, list(range(len(values))), default=len(values)))
+
+    if "apps" in params:
+        given("app_id", catalog.app_list(params["apps"]))
+    if ep.facet and ep.facet in params:
+        given("metric", catalog.metric_list(params[ep.facet]))
+    for param in spec.fan_out:
+        if all(param in call for call in calls):
+            given(param, [call[param] for call in calls])
+    if ep.daily:
+        order.append(pl.col("date"))
+    return frame.sort(order, maintain_order=True) if order else frame

@@ -1,0 +1,94 @@
+"""A client of the built-in sandbox: :func:`client`, with no network and no token."""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+import weakref
+from typing import Any
+
+import httpx
+
+from ..client import Client
+from .service import API_PREFIX, SANDBOX_KEY, SandboxService
+from .transport import SandboxTransport
+
+__all__ = ["SANDBOX_BASE_URL", "SandboxClient", "client"]
+
+SANDBOX_BASE_URL = "https://sandbox.storeframes.invalid" + API_PREFIX
+"""The base URL of the in-process sandbox (the transport answers it; nothing resolves it)."""
+
+_CLIENT_OPTIONS = (
+    "max_tries",
+    "backoff",
+    "max_workers",
+    "cost_model",
+    "timeout",
+    "cache_dir",
+    "offline",
+    "refresh",
+    "freshness",
+    "clock",
+    "progress",
+)
+
+
+class SandboxClient(Client):
+    """A :class:`~storeframes.Client` wired to an in-process :class:`SandboxService`.
+
+    ``sandbox_service`` is the service it talks to (its ``world``, its ``arrivals``).
+    Its cached answers are kept apart from the real service's (``namespace``
+    ``sandbox-<seed>``), and its clock is the sandbox's today.
+    """
+
+    def __init__(self, service: SandboxService, *, scratch: str | None = None, **options: Any):
+        http = httpx.Client(transport=SandboxTransport(service), timeout=options.pop("timeout", 30.0))
+        try:
+            options.setdefault("clock", service.now)
+            super().__init__(SANDBOX_KEY, base_url=SANDBOX_BASE_URL, http_client=http, **options)
+        except BaseException:
+            http.close()
+            raise
+        self.wire.owns_http = True
+        self.sandbox_service = service
+        self.namespace = f"sandbox-{service.world.seed}"
+        # a cache folder of its own is removed on close(), or when the client is collected
+        self._scratch = weakref.finalize(self, shutil.rmtree, scratch, ignore_errors=True) if scratch else None
+
+    def close(self) -> None:
+        super().close()
+        if self._scratch is not None:
+            self._scratch()
+            self.cache = None
+
+
+def client(*, budget: int | None = None, rate_limit: tuple[int, float] = (60, 10.0), **options: Any) -> SandboxClient:
+    """A client wired to an in-process sandbox service (no network, no token needed).
+
+    ``options`` go to :class:`SandboxService` (``seed``, ``today``, ``rate_limit``,
+    ``latency``, ``faults`` ...). The client's ``max_tries``, ``backoff``,
+    ``max_workers``, ``cost_model``, ``timeout``, ``cache_dir``, ``offline``,
+    ``refresh``, ``freshness``, ``clock`` and ``progress`` may be given too. Unless
+    ``cache_dir`` is given, the client caches in a temporary folder of its own, removed
+    when it is closed (``cache_dir=False`` turns caching off); in a shared folder its
+    answers are kept apart from the real service's. Its clock is the sandbox's
+    ``today``, so relative dates and freshness follow the sandbox.
+
+    >>> from storeframes import sandbox
+    >>> with sandbox.client(seed=0) as demo:
+    ...     demo.get("metadata", apps="3233849169").cost
+    11
+    """
+    client_options = {k: options.pop(k) for k in _CLIENT_OPTIONS if k in options}
+    scratch = None
+    if client_options.get("cache_dir") is None:
+        scratch = tempfile.mkdtemp(prefix="storeframes-sandbox-")
+        client_options["cache_dir"] = scratch
+    options.setdefault("rate_limit", rate_limit)
+    try:
+        service = SandboxService(**options)
+        return SandboxClient(service, scratch=scratch, budget=budget, rate_limit=rate_limit, **client_options)
+    except BaseException:  # a refused option leaves no folder behind
+        if scratch is not None:
+            shutil.rmtree(scratch, ignore_errors=True)
+        raise
