@@ -236,33 +236,52 @@ class LocalStore:
 
     def _walk(self, prefix: str) -> builtins.list[tuple[str, os.DirEntry[str]]]:
         """``(relative name, entry)`` of every file whose name starts with ``prefix``."""
-        folder, _, _ = check_key(prefix, prefix=True).rpartition("/")
+        folder = check_key(prefix, prefix=True).rpartition("/")[0]
         found = []
-        stack = [(folder, self.root.joinpath(*folder.split("/")) if folder else self.root)]
+        stack = [folder]
         while stack:
-            relative, path = stack.pop()
+            relative = stack.pop()
+            base = f"{relative}/" if relative else ""
+            inside = base.startswith(prefix)  # every name in this folder starts with the prefix
             try:
-                with os.scandir(path) as scan:
+                with os.scandir(self.root / relative if relative else self.root) as scan:
                     for item in scan:
-                        name = f"{relative}/{item.name}" if relative else item.name
+                        name = base + item.name
                         if item.is_dir(follow_symlinks=False):
                             if item.name.startswith("."):
                                 continue  # no key lives there
-                            if (name + "/").startswith(prefix) or prefix.startswith(name + "/"):
-                                stack.append((name, Path(item.path)))
-                        elif name.startswith(prefix):
+                            if inside or (name + "/").startswith(prefix) or prefix.startswith(name + "/"):
+                                stack.append(name)
+                        elif inside or name.startswith(prefix):
                             found.append((name, item))
             except (FileNotFoundError, NotADirectoryError):
                 continue
         return found
 
     def list(self, prefix: str = "") -> builtins.list[str]:
+        # the loop of _walk, kept tight: the cache lists an index folder at every call
         keys = []
-        for name, item in self._walk(prefix):
-            base = item.name
-            if not base.startswith(".") and not base.endswith(_SET_ASIDE):
-                keys.append(name)
-        return sorted(keys)
+        stack = [check_key(prefix, prefix=True).rpartition("/")[0]]
+        while stack:
+            relative = stack.pop()
+            base = f"{relative}/" if relative else ""
+            inside = base.startswith(prefix)
+            try:
+                with os.scandir(self.root / relative if relative else self.root) as scan:
+                    for item in scan:
+                        name = item.name
+                        if name[0] == ".":
+                            continue  # a temporary file, or a folder where no key lives
+                        if item.is_dir(follow_symlinks=False):
+                            folder = base + name
+                            if inside or (folder + "/").startswith(prefix) or prefix.startswith(folder + "/"):
+                                stack.append(folder)
+                        elif not name.endswith(_SET_ASIDE) and (inside or (base + name).startswith(prefix)):
+                            keys.append(base + name)
+            except (FileNotFoundError, NotADirectoryError):
+                continue
+        keys.sort()
+        return keys
 
     def delete(self, key: str) -> None:
         self._path(key).unlink(missing_ok=True)
