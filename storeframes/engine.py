@@ -172,13 +172,13 @@ def parts_of(
 
 def compose(ep: Endpoint, params: Mapping[str, str], parts: Sequence[Part], unavailable: tuple[str, ...]) -> Answer:
     """One call's answer: the results of its parts merged (every part's response read)."""
-    read = [p for p in parts if p.response is not None]
-    merged = [(p.response.result, p.cells, p.whole) for p in read if p.response is not None]
+    read = [(p, p.response) for p in parts if p.response is not None]
+    merged = [(response.result, p.cells, p.whole) for p, response in read]
     result = planning.merge_result(ep, merged) if merged else None
     if result is None and ep.entity == "apps":
         result = {}
-    responses = tuple(p.response for p in read if p.response is not None)
-    return Answer(ep.name, dict(params), result, responses, unavailable, tuple(read))
+    responses = tuple(response for _, response in read)
+    return Answer(ep.name, dict(params), result, responses, unavailable, tuple(p for p, _ in read))
 
 
 PLAN_SCHEMA = pl.Schema(

@@ -234,8 +234,8 @@ class Wire:
             or not all(_number(b) and b >= 0 for b in backoff)
         ):
             raise ConfigurationError(f"backoff must be (first, most), two numbers of seconds >= 0, got {backoff!r}")
-        bad_timeout = not isinstance(timeout, httpx.Timeout) and (not _number(timeout) or timeout <= 0)  # type: ignore[operator]
-        if http_client is None and timeout is not None and bad_timeout:
+        seconds = timeout is None or isinstance(timeout, httpx.Timeout) or (_number(timeout) and timeout > 0)
+        if http_client is None and not seconds:
             raise ConfigurationError(f"timeout must be seconds > 0 (or None for no limit), got {timeout!r}")
         self.limiter = limiter
         self.max_tries = max_tries
