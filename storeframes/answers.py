@@ -44,7 +44,10 @@ class Part:
     ``whole`` says whether those are all the cells of the response (else only they are
     taken from it). ``saved`` is the share of the original cost of a cached response
     that these cells stand for (0 for a response fetched by this call). ``entry`` names
-    the cache entry holding the response. In an :class:`Answer` every part has its
+    the cache entry holding the response. ``charged`` says that this part carries the
+    cost of its response: a response this call paid for is charged in one part only,
+    however many calls of a batch share it, and one borrowed from another caller (who
+    paid for it) in none. In an :class:`Answer` every part has its
     ``response``; a frame function reads the frames kept for a cached entry instead, and
     leaves ``response`` None until it needs the raw answer.
     """
@@ -54,6 +57,7 @@ class Part:
     whole: bool = True
     saved: int = 0
     entry: str | None = None
+    charged: bool = False
 
 
 @dataclass(frozen=True)
@@ -77,12 +81,17 @@ class Answer:
 
     @property
     def cost(self) -> int:
-        """Credits charged for this answer by this call (cached parts cost nothing)."""
-        return sum(r.cost for r in self.responses if not r.from_cache)
+        """Credits charged for this answer by this call: each response it paid for counted once.
+
+        Cached parts cost nothing, and a response shared with another call of the same
+        :meth:`~storeframes.Client.get_many` (or fetched by another caller at the same
+        time) counts in one answer only, so the costs of a batch add up to what was paid.
+        """
+        return sum(p.response.cost for p in self.parts if p.charged and p.response is not None)
 
     @property
     def max_credit_cost(self) -> int:
-        return sum(r.max_credit_cost for r in self.responses if not r.from_cache)
+        return sum(p.response.max_credit_cost for p in self.parts if p.charged and p.response is not None)
 
     @property
     def saved(self) -> int:

@@ -24,6 +24,7 @@ import os
 import sys
 import threading
 import warnings
+from collections import Counter
 from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from concurrent.futures import FIRST_EXCEPTION, Future, ThreadPoolExecutor, wait
 from dataclasses import replace
@@ -50,6 +51,7 @@ from .errors import (
     StoreframesError,
 )
 from .frames import FrameFunctions, resolve
+from .leases import FileLeases, Leases, RedisLeases, leases_for, machine
 from .ledger import spend_summary
 from .limiter import SlidingWindowLimiter
 from .pipeline import FRAMES, CallParts, FrameMaker
@@ -172,6 +174,19 @@ def _load(cache: Cache, plan: CallPlan, loaded: dict[str, Response]) -> bool:
     return True
 
 
+def _leases_of(cache: Cache | None, owner: object, coordinator: Any) -> Leases:
+    """The process-wide leases of ``cache``: lock files in its folder, or keys in the Redis coordinator."""
+    if cache is None:  # nothing to share with other processes: the threads of this client only
+        return leases_for(f"client:{id(owner)}", lambda: None)
+    if cache.path is None:  # a store in memory (other stores get theirs with their own locking)
+        return leases_for(f"store:{id(cache.storage)}", lambda: None)
+    folder = os.path.realpath(cache.path)
+    if coordinator is not None and coordinator.url is not None:
+        space = f"folder:{machine()}:{folder}"
+        return leases_for(f"{space}|{coordinator.url}", lambda: RedisLeases(coordinator.redis(), space))
+    return leases_for(f"folder:{folder}", lambda: FileLeases(Path(folder) / "leases"))
+
+
 def _user_stacklevel() -> int:
     """The ``stacklevel`` of a warning that points at the first frame outside storeframes."""
     frame: Any = sys._getframe(1)
@@ -278,6 +293,7 @@ class Client(FrameFunctions):
         self.cache: Cache | None = _open_cache(cache_dir)
         self._lock = threading.Lock()
         self._pool: ThreadPoolExecutor | None = None
+        self._lease_table: Leases | None = None
 
     def _now(self) -> datetime:
         return self._clock() if self._clock is not None else datetime.now(UTC)
@@ -411,18 +427,21 @@ class Client(FrameFunctions):
         """Fetch several calls of one endpoint concurrently, under the rate limit.
 
         Every call is validated, the cache consulted, and the requests still needed
-        checked against the budget, before any request is sent; a request two calls
-        need is sent once. Each answer is kept in the cache as it arrives. If a request
+        checked against the budget, before any request is sent. The requests are
+        planned over the cells all the calls miss, so a cell two calls need is asked
+        for once, and a cell another thread, client or process is fetching at that
+        moment is waited for, not asked for again (see :mod:`storeframes.leases`).
+        Each answer is kept in the cache as it arrives. If a request
         fails for good, the requests not yet started are cancelled and the error is
         raised with ``error.partial`` holding the :class:`Response` objects that did
         succeed (they are in the cache too, so calling again sends only the rest).
         """
         ep, mode, plans, loaded = self._plan(endpoint, calls, refresh, load=True)
         try:
-            fetched = self._fetch(ep, mode, plans)
-            answers = []
+            plans, pool = self._fetch(ep, mode, plans, loaded)
+            answers, counted = [], set[int]()
             for plan in plans:
-                parts, unavailable = self._served(ep, plan, fetched, loaded)
+                parts, unavailable = self._served(ep, plan, pool, loaded, counted)
                 answers.append(engine.compose(ep, plan.params, parts, unavailable))
             return answers
         finally:
@@ -441,10 +460,10 @@ class Client(FrameFunctions):
         unique: dict[str, CallPlan] = {}
         for plan in plans:
             unique.setdefault(engine.key(plan.params), plan)
-        plans = list(unique.values())
         try:
-            fetched = self._fetch(ep, mode, plans)
-            return ep, [(plan.params, self._served(ep, plan, fetched, {})[0]) for plan in plans]
+            plans, pool = self._fetch(ep, mode, list(unique.values()), None)
+            counted = set[int]()
+            return ep, [(plan.params, self._served(ep, plan, pool, {}, counted)[0]) for plan in plans]
         finally:
             self._flush()
 
@@ -463,33 +482,116 @@ class Client(FrameFunctions):
         if self.offline and mode == "auto":  # no fetching: every cached answer serves, however old
             mode = "never"
         canonical = [catalog.validate(ep, call, today=self.today()) for call in calls]
+        loaded: dict[str, Response] = {}
+        return ep, mode, self._plan_calls(ep, canonical, mode, loaded if load else None), loaded
+
+    def _plan_calls(
+        self,
+        ep: Endpoint,
+        calls: Sequence[dict[str, str]],
+        mode: Refresh,
+        loaded: dict[str, Response] | None,
+        since: datetime | None = None,
+    ) -> list[CallPlan]:
+        """Plan calls against the cache, seen afresh; read the answers they use into ``loaded`` (unless None)."""
         if self.cache is not None:
             self.cache.sync(ep.name)
         plans: list[CallPlan] = []
-        loaded: dict[str, Response] = {}
-        for params in canonical:
+        for params in calls:
             while True:
-                plan = engine.plan_call(ep, params, self.cache, service=self.namespace, now=self._now(), refresh=mode)
-                if not load or self.cache is None or _load(self.cache, plan, loaded):
+                plan = engine.plan_call(
+                    ep, params, self.cache, service=self.namespace, now=self._now(), refresh=mode, since=since
+                )
+                if loaded is None or self.cache is None or _load(self.cache, plan, loaded):
                     break
             plans.append(plan)
-        return ep, mode, plans, loaded
+        return plans
 
-    def _fetch(self, ep: Endpoint, mode: Refresh, plans: Sequence[CallPlan]) -> dict[str, Fetched]:
-        """Send the requests the plans still need, once each, after the offline and budget checks.
+    def _fetch(
+        self, ep: Endpoint, mode: Refresh, plans: list[CallPlan], loaded: dict[str, Response] | None
+    ) -> tuple[list[CallPlan], engine.Pool]:
+        """Get every cell the plans miss, each from one request, whoever sends it; returns the plans seen afresh.
 
-        On a failure the requests not yet started are cancelled, and the error is raised
-        with ``partial`` holding the responses received.
+        Rounds: take the leases of the missing apps and keywords that nobody else is
+        fetching, check the cache again (another caller may have just finished them),
+        send the requests for what is still missing, then wait for the leases others
+        held and read what they fetched. Offline or over the budget nothing is sent.
+        On a failure the requests not yet started are cancelled, and the error is
+        raised with ``partial`` holding the responses received.
         """
-        requests = engine.unique_requests(plans)
-        if not requests:
-            return {}
+        pool = engine.Pool(ep)
+        cells = engine.missing(ep, plans)
+        if not cells:
+            return plans, pool
+        requests = engine.requests_over(ep, plans, cells)
         estimate = sum(ep.estimate(r) for r in requests)
         if self.offline or mode == "never":
             raise NotCachedError(ep.name, requests, estimate, reason="offline" if self.offline else 'refresh="never"')
         self.credits.check(ep.name, estimate)
         self.wire.check_ready()
-        futures = self._start(ep, requests)
+        leases, since = self._leases(), self._now() if mode == "always" else None
+        calls = [plan.params for plan in plans]
+        for _ in range(1000):
+            held, busy = leases.take(list(engine.lease_names(ep, self.namespace, cells)))
+            try:
+                if held and self.cache is not None:  # what others finished before we took the leases
+                    plans = self._plan_calls(ep, calls, mode if since is None else "never", loaded, since)
+                    cells = engine.missing(ep, plans, pool)
+                mine = {n: c for n, c in engine.lease_names(ep, self.namespace, cells).items() if n in held}
+                self._fetch_held(ep, plans, mine, held, pool)
+            finally:
+                for lease in held.values():
+                    leases.release(lease)
+            for name, flight in busy.items():
+                for fetched in leases.wait(name, flight):
+                    pool.add(fetched, paid=False)
+            if self.cache is not None and None in busy.values():  # another process kept it in the cache
+                plans = self._plan_calls(ep, calls, mode if since is None else "never", loaded, since)
+            cells = engine.missing(ep, plans, pool)
+            if not cells:
+                return plans, pool
+        raise StoreframesError(f"{ep.name}: the cells other callers were fetching never arrived")
+
+    def _fetch_held(
+        self,
+        ep: Endpoint,
+        plans: Sequence[CallPlan],
+        mine: Mapping[str, engine.Missing],
+        held: Mapping[str, Any],
+        pool: engine.Pool,
+    ) -> None:
+        """Send the requests for the cells of the leases held, releasing each lease once its requests ended."""
+        cells: engine.Missing = {}
+        for by_scope in mine.values():
+            for scope, wanted in by_scope.items():
+                cells.setdefault(scope, {}).update(wanted)
+        requests = engine.requests_over(ep, plans, cells)
+        if not requests:
+            return
+        leases = self._leases()
+        names = [[n for n in engine.request_leases(ep, self.namespace, r) if n in held] for r in requests]
+        pending = Counter(n for request_names in names for n in request_names)
+        landed: dict[str, list[Fetched]] = {}
+        lock = threading.Lock()
+
+        def fetch(index: int) -> Fetched:
+            got: Fetched | None = None
+            try:
+                got = self._fetch_one(ep, requests[index])
+                return got
+            finally:
+                with lock:
+                    done = []
+                    for name in names[index]:
+                        pending[name] -= 1
+                        if got is not None:
+                            landed.setdefault(name, []).append(got)
+                        if pending[name] == 0:
+                            done.append(name)
+                for name in done:
+                    leases.release(held[name], landed.get(name, ()))
+
+        futures = self._start(fetch, range(len(requests)))
         show = self.progress is not False and len(futures) > (0 if self.progress else self.PROGRESS_AFTER)
         bar = _progress_bar(ep.name, futures, lambda: self.spent) if show else None
         try:
@@ -498,16 +600,17 @@ class Client(FrameFunctions):
             if bar is not None:
                 bar.close()
         _raise_first_failure(futures, not_done)
-        return {engine.key(request): future.result() for request, future in zip(requests, futures, strict=True)}
+        for future in futures:
+            pool.add(future.result(), paid=True)
 
-    def _start(self, ep: Endpoint, requests: list[dict[str, str]]) -> list[Future[Fetched]]:
-        """Start the requests on the thread pool; a lone request runs in the caller's thread."""
-        if len(requests) != 1:
+    def _start(self, function: Callable[[int], Fetched], items: Sequence[int]) -> list[Future[Fetched]]:
+        """Run ``function`` over ``items`` on the thread pool; a lone item runs in the caller's thread."""
+        if len(items) != 1:
             pool = self._executor()
-            return [pool.submit(self._fetch_one, ep, params) for params in requests]
+            return [pool.submit(function, item) for item in items]
         future: Future[Fetched] = Future()
         try:
-            future.set_result(self._fetch_one(ep, requests[0]))
+            future.set_result(function(items[0]))
         except Exception as exc:
             future.set_exception(exc)
         return [future]
@@ -522,7 +625,7 @@ class Client(FrameFunctions):
             halves = engine.halves(ep, params)
             if not halves:  # this one app: remembered as not available
                 self._keep(Response(ep.name, dict(params), None, 0, 0, 422, self._now()), ep, available=False)
-                return [], [params["apps"]]
+                return [], [(dict(params), params["apps"])]
             results = [self._fetch_one(ep, half) for half in halves]
             return [r for got, _ in results for r in got], [a for _, refused in results for a in refused]
         return [self._keep(response, ep)], []
@@ -550,10 +653,10 @@ class Client(FrameFunctions):
         return replace(response, entry=entry.id) if entry is not None else response
 
     def _served(
-        self, ep: Endpoint, plan: CallPlan, fetched: Mapping[str, Fetched], loaded: Mapping[str, Response]
+        self, ep: Endpoint, plan: CallPlan, pool: engine.Pool, loaded: Mapping[str, Response], counted: set[int]
     ) -> tuple[list[Part], tuple[str, ...]]:
         """The parts of a call; its cache hits go to the ledger, the apps refused into one warning."""
-        parts, unavailable, hits = engine.parts_of(ep, plan, fetched, loaded=loaded)
+        parts, unavailable, hits = engine.parts_of(ep, plan, pool, loaded=loaded, counted=counted)
         for hit in hits:
             self.credits.record_hit(hit.endpoint, hit.params, hit.saved)
         if unavailable:
@@ -568,6 +671,12 @@ class Client(FrameFunctions):
     def _flush(self) -> None:
         if self.cache is not None:
             self.credits.flush(self.cache)
+
+    def _leases(self) -> Leases:
+        """The leases of this client's cache: one table for every client of the process that uses it."""
+        if self._lease_table is None:
+            self._lease_table = _leases_of(self.cache, self, getattr(self, "coordinator", None))
+        return self._lease_table
 
     def _executor(self) -> ThreadPoolExecutor:
         with self._lock:

@@ -46,17 +46,68 @@ __all__ = [
     "Hit",
     "Index",
     "Plan",
+    "Pool",
     "compose",
     "halves",
     "key",
+    "lease_name",
+    "lease_names",
+    "missing",
     "parts_of",
     "plan_call",
+    "request_leases",
+    "requests_over",
     "summarize",
     "unique_requests",
 ]
 
-Fetched = tuple[list[Response], list[str]]
-"""What one request gave: its responses (several when it had to be split) and the apps refused."""
+Fetched = tuple[list[Response], list[tuple[dict[str, str], str]]]
+"""What one request gave: its responses (several when it had to be split) and the apps refused, each
+with the parameters of the request that found it refused."""
+
+
+class Pool:
+    """The responses a batch of calls got, fetched by it or borrowed from another caller, and the apps refused.
+
+    Each response is filed under the cells it covers, so a call finds the response for
+    any missing cell at once, whichever call's request fetched it. ``paid`` responses
+    were fetched (and paid for) by this batch; borrowed ones were paid by the caller who
+    fetched them.
+    """
+
+    def __init__(self, ep: Endpoint):
+        self.ep = ep
+        self.responses: list[Response] = []
+        self.refused: set[tuple[str, str]] = set()  # (scope, app)
+        self._paid: set[int] = set()
+        self._cover: dict[tuple[str, Cell], int] = {}
+
+    def add(self, fetched: Fetched, *, paid: bool) -> None:
+        """File what one request gave."""
+        responses, refused = fetched
+        for response in responses:
+            scope = planning.scope_of(self.ep, response.params)
+            index = len(self.responses)
+            self.responses.append(response)
+            if paid:
+                self._paid.add(index)
+            for cell in planning.cells_of(self.ep, response.params):
+                self._cover.setdefault((scope, cell), index)
+        for params, app in refused:
+            self.refused.add((planning.scope_of(self.ep, params), app))
+
+    def covering(self, scope: str, cell: Cell) -> int | None:
+        """The index of the response that covers ``cell`` of ``scope``, if any."""
+        return self._cover.get((scope, cell))
+
+    def is_refused(self, scope: str, cell: Cell) -> bool:
+        return cell[0] is not None and (scope, cell[0]) in self.refused
+
+    def paid(self, index: int) -> bool:
+        return index in self._paid
+
+    def __len__(self) -> int:
+        return len(self.responses)
 
 
 class Index(Protocol):
@@ -104,14 +155,27 @@ class Hit:
 
 
 def plan_call(
-    ep: Endpoint, params: dict[str, str], index: Index | None, *, service: str, now: datetime, refresh: Refresh
+    ep: Endpoint,
+    params: dict[str, str],
+    index: Index | None,
+    *,
+    service: str,
+    now: datetime,
+    refresh: Refresh,
+    since: datetime | None = None,
 ) -> CallPlan:
-    """Which cells of a call ``index`` serves, and the fewest requests for the others."""
+    """Which cells of a call ``index`` serves, and the fewest requests for the others.
+
+    ``since`` serves only entries fetched after it (a call with
+    ``refresh="always"`` takes what another caller fetched while it waited, nothing older).
+    """
     cells = planning.cells_of(ep, params)
     cached: dict[Cell, Entry] = {}
     if index is not None:
         scope = planning.scope_of(ep, params)
         cached = index.lookup(ep, service=service, scope=scope, cells=cells, now=now, refresh=refresh, sync=False)
+        if since is not None:
+            cached = {cell: entry for cell, entry in cached.items() if entry.fetched_at > since}
     missing = [cell for cell in cells if cell not in cached]
     return CallPlan(params, cells, cached, planning.requests_for(ep, params, missing))
 
@@ -119,6 +183,80 @@ def plan_call(
 def unique_requests(plans: Sequence[CallPlan]) -> list[dict[str, str]]:
     """The requests of several calls, each once, in order."""
     return list({key(request): request for plan in plans for request in plan.requests}.values())
+
+
+Missing = dict[str, dict[Cell, None]]
+"""Cells no cached entry serves, by scope, in the order the calls name them."""
+
+
+def missing(ep: Endpoint, plans: Sequence[CallPlan], pool: Pool | None = None) -> Missing:
+    """The cells of the calls that neither the cache nor ``pool`` serves (refused apps left out)."""
+    out: Missing = {}
+    for plan in plans:
+        scope = planning.scope_of(ep, plan.params)
+        for cell in plan.cells:
+            if cell in plan.cached:
+                continue
+            if pool is not None and (pool.covering(scope, cell) is not None or pool.is_refused(scope, cell)):
+                continue
+            out.setdefault(scope, {})[cell] = None
+    return out
+
+
+def requests_over(ep: Endpoint, plans: Sequence[CallPlan], cells: Missing) -> list[dict[str, str]]:
+    """The fewest requests for ``cells``, planned over every call at once.
+
+    Calls that overlap share requests: ``[X]``, ``[X]`` and ``[X, Y]`` need one request
+    for X and Y, not three. Apps of one scope are packed together whichever call names
+    them; keywords and calls without an entity are planned one entity at a time.
+    """
+    requests: list[dict[str, str]] = []
+    for scope, wanted in cells.items():
+        templates: dict[str | None, dict[str, str]] = {}
+        for plan in plans:
+            if planning.scope_of(ep, plan.params) != scope:
+                continue
+            for entity in {cell[0]: None for cell in plan.cells if cell in wanted}:
+                group = None if ep.entity in (None, "apps") else entity
+                template = templates.get(group)
+                templates[group] = plan.params if template is None else _widen(ep, template, plan.params)
+        for group, template in templates.items():
+            mine = [cell for cell in wanted if group is None or cell[0] == group]
+            requests.extend(planning.requests_for(ep, template, mine))
+    return requests
+
+
+def _widen(ep: Endpoint, template: Mapping[str, str], params: Mapping[str, str]) -> dict[str, str]:
+    """``template`` naming also the apps and facets of ``params`` (same scope), in order of first mention."""
+    widened = dict(template)
+    for name in (ep.entity if ep.entity == "apps" else None, ep.facet):
+        if name:
+            items = {**dict.fromkeys(template[name].split(",")), **dict.fromkeys(params[name].split(","))}
+            widened[name] = ",".join(items)
+    if ep.daily:  # the days come from the cells; the template's range only has to hold them all
+        widened["start_date"] = min(template["start_date"], params["start_date"])
+        widened["end_date"] = max(template["end_date"], params["end_date"])
+    return widened
+
+
+def lease_name(ep: Endpoint, service: str, scope: str, entity: str | None) -> str:
+    """What a lease is taken on: one app or keyword (``*`` without one) of one endpoint, scope and service."""
+    return f"{ep.name}|{service}|{scope}|{entity if entity is not None else '*'}"
+
+
+def lease_names(ep: Endpoint, service: str, cells: Missing) -> dict[str, Missing]:
+    """The cells by the lease that covers them."""
+    out: dict[str, Missing] = {}
+    for scope, wanted in cells.items():
+        for cell in wanted:
+            out.setdefault(lease_name(ep, service, scope, cell[0]), {}).setdefault(scope, {})[cell] = None
+    return out
+
+
+def request_leases(ep: Endpoint, service: str, request: Mapping[str, str]) -> list[str]:
+    """The leases a request's cells fall under."""
+    scope = planning.scope_of(ep, request)
+    return list(dict.fromkeys(lease_name(ep, service, scope, cell[0]) for cell in planning.cells_of(ep, request)))
 
 
 def halves(ep: Endpoint, params: Mapping[str, str]) -> list[dict[str, str]]:
@@ -133,39 +271,60 @@ def halves(ep: Endpoint, params: Mapping[str, str]) -> list[dict[str, str]]:
 def parts_of(
     ep: Endpoint,
     plan: CallPlan,
-    fetched: Mapping[str, Fetched],
+    pool: Pool,
     *,
     loaded: Mapping[str, Response] | None = None,
+    counted: set[int] | None = None,
 ) -> tuple[list[Part], tuple[str, ...], list[Hit]]:
     """Which entry or response provides which cells of a call, the apps refused, and the hits to record.
 
-    ``fetched`` holds what each of the plan's requests gave (by :func:`key`);
-    ``loaded`` the responses read from cached entries, by entry id (parts of entries
-    not read carry the entry id only). Parts come in the order of their first cell.
+    ``pool`` holds what the requests gave (this batch's, or borrowed from another caller);
+    ``loaded`` the responses read from cached entries, by entry id (parts of entries not
+    read carry the entry id only). A response this batch paid for is ``charged`` in the
+    first part that uses it; ``counted`` remembers those across the calls of a batch, so
+    the answers' costs add up to what was paid. Parts come in the order of their first cell.
     """
     loaded = loaded or {}
-    wanted = set(plan.cells)
+    counted = set() if counted is None else counted
+    scope = planning.scope_of(ep, plan.params)
     parts: list[Part] = []
     hits: list[Hit] = []
     unavailable: set[str] = set()
     by_entry: dict[str, list[Cell]] = {}
-    for cell, entry in plan.cached.items():
-        if entry.available:
-            by_entry.setdefault(entry.id, []).append(cell)
-        elif cell[0] is not None:
-            unavailable.add(cell[0])
+    by_response: dict[int, list[Cell]] = {}
+    for cell in plan.cells:
+        index = pool.covering(scope, cell)  # what this batch got comes first: its own answers are no hits
+        if index is not None:
+            by_response.setdefault(index, []).append(cell)
+            continue
+        entry = plan.cached.get(cell)
+        if entry is not None:
+            if entry.available:
+                by_entry.setdefault(entry.id, []).append(cell)
+            elif cell[0] is not None:
+                unavailable.add(cell[0])
+            continue
+        if pool.is_refused(scope, cell):
+            unavailable.add(str(cell[0]))
+            continue
+        raise LookupError(f"{ep.name}: no answer covers {cell} of {dict(plan.params)}")
     for entry_id, cells in by_entry.items():
         entry = plan.cached[cells[0]]
         saved = entry.share(len(cells))
         parts.append(Part(loaded.get(entry_id), frozenset(cells), len(cells) == len(entry.cells), saved, entry_id))
         hits.append(Hit(ep.name, entry.params, saved))
-    for request in plan.requests:
-        responses, refused = fetched[key(request)]
-        unavailable.update(refused)
-        for response in responses:
-            covered = set(planning.cells_of(ep, response.params))
-            mine = covered & wanted
-            parts.append(Part(response, frozenset(mine), len(mine) == len(covered), 0, response.entry))
+    for index, cells in by_response.items():
+        response = pool.responses[index]
+        covered = len(planning.cells_of(ep, response.params))
+        whole = len(cells) == covered
+        if pool.paid(index):
+            charged = index not in counted
+            counted.add(index)
+            parts.append(Part(response, frozenset(cells), whole, 0, response.entry, charged))
+        else:  # another caller paid for it while this one waited: like a cache hit
+            saved = round(response.cost * len(cells) / covered) if covered else 0
+            parts.append(Part(response, frozenset(cells), whole, saved, response.entry))
+            hits.append(Hit(ep.name, response.params, saved))
     parts.sort(key=lambda p: min((c[0] or "", c[1] or "", c[2] or date.min) for c in p.cells))
     return parts, tuple(sorted(unavailable)), hits
 
@@ -239,7 +398,7 @@ def summarize(ep: Endpoint, plans: Sequence[CallPlan]) -> Plan:
             "cells": len(planning.cells_of(ep, request)),
             "credits": ep.estimate(request),
         }
-        for request in unique_requests(plans)
+        for request in requests_over(ep, plans, missing(ep, plans))
     ]
     entries = {e.id: e for plan in plans for e in plan.cached.values() if e.available}
     used = Counter(e.id for plan in plans for e in plan.cached.values() if e.available)

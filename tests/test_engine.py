@@ -54,6 +54,12 @@ def _plan(cache: Cache | None, endpoint: str, refresh="auto", **args) -> engine.
     return engine.plan_call(ep, params, cache, service=SERVICE, now=NOW, refresh=refresh)
 
 
+def _pool(endpoint: str, *responses: Response, refused=(), paid: bool = True) -> engine.Pool:
+    pool = engine.Pool(ENDPOINTS[endpoint])
+    pool.add((list(responses), list(refused)), paid=paid)
+    return pool
+
+
 def test_with_nothing_cached_the_plan_packs_apps_five_to_a_request():
     plan = _plan(None, "metadata", apps=[str(n) for n in range(1, 13)])
     assert len(plan.cells) == 12 and plan.cached == {}
@@ -95,9 +101,7 @@ def test_parts_and_hits_say_which_entry_gives_which_cells_and_what_it_saved(cach
     fetched = Response(
         "changes", fetched_params, _changes_result(["1"], date(2026, 10, 11), date(2026, 10, 12)), 13, 13, 200, NOW
     )
-    parts, unavailable, hits = engine.parts_of(
-        ENDPOINTS["changes"], plan, {engine.key(fetched_params): ([fetched], [])}
-    )
+    parts, unavailable, hits = engine.parts_of(ENDPOINTS["changes"], plan, _pool("changes", fetched))
     assert unavailable == ()
     cached_part, fetched_part = parts
     assert cached_part.response is None and cached_part.entry is not None and not cached_part.whole
@@ -116,7 +120,7 @@ def test_compose_merges_the_parts_keeping_only_their_days(cache):
     fresh = Response(
         "changes", request, _changes_result(["1"], date(2026, 10, 11), date(2026, 10, 11)), 11, 11, 200, NOW
     )
-    parts, unavailable, _ = engine.parts_of(ep, plan, {engine.key(request): ([fresh], [])}, loaded=loaded)
+    parts, unavailable, _ = engine.parts_of(ep, plan, _pool("changes", fresh), loaded=loaded)
     answer = engine.compose(ep, plan.params, parts, unavailable)
     days = [record["date"] for record in answer.result["1"]["changes"]]
     assert days == ["2026-10-08", "2026-10-09", "2026-10-10", "2026-10-11"]
@@ -135,7 +139,8 @@ def test_an_app_remembered_as_unavailable_is_named_and_not_planned(cache):
     )
     plan = _plan(cache, "metadata", apps=["1", "2"])
     assert [r["apps"] for r in plan.requests] == ["1"]
-    _, unavailable, hits = engine.parts_of(ep, plan, {engine.key(plan.requests[0]): ([], [])})
+    answered = Response("metadata", plan.requests[0], {"1": {"metadata": {}}}, 11, 11, 200, NOW)
+    _, unavailable, hits = engine.parts_of(ep, plan, _pool("metadata", answered))
     assert unavailable == ("2",) and hits == []
 
 
@@ -159,3 +164,62 @@ def test_the_plan_summary_counts_each_request_once_and_prices_cached_cells(cache
     assert summary.requests.filter(summary.requests["source"] == "send")["params"].to_list() == [
         engine.key({**cached, "apps": "3"})
     ]
+
+
+def test_overlapping_calls_are_planned_over_the_union_of_their_missing_cells(cache):
+    ep = ENDPOINTS["metadata"]
+    _keep(cache, "metadata", validate("metadata", apps="9", today=TODAY), {"9": {"metadata": {}}}, cost=11)
+    plans = [_plan(cache, "metadata", apps=apps) for apps in (["1"], ["1"], ["1", "2"], ["9", "3"])]
+    missing = engine.missing(ep, plans)
+    assert [cell[0] for cells in missing.values() for cell in cells] == ["1", "2", "3"]
+    requests = engine.requests_over(ep, plans, missing)
+    assert [r["apps"] for r in requests] == ["1,2,3"]  # one request, not four
+    assert engine.summarize(ep, plans).to_send == 1
+    names = engine.lease_names(ep, SERVICE, missing)
+    assert len(names) == 3 and all(name.startswith("metadata|service|") for name in names)
+    assert engine.request_leases(ep, SERVICE, requests[0]) == list(names)
+
+
+def test_days_of_one_keyword_from_several_calls_become_one_run_per_gap():
+    ep = ENDPOINTS["search_history"]
+    plans = [
+        _plan(None, "search_history", keyword="maps", start_date="2026-10-01", end_date="2026-10-05"),
+        _plan(None, "search_history", keyword="maps", start_date="2026-10-04", end_date="2026-10-09"),
+        _plan(None, "search_history", keyword="notes", start_date="2026-10-01", end_date="2026-10-02"),
+    ]
+    requests = engine.requests_over(ep, plans, engine.missing(ep, plans))
+    assert [(r["keyword"], r["start_date"], r["end_date"]) for r in requests] == [
+        ("maps", "2026-10-01", "2026-10-09"),
+        ("notes", "2026-10-01", "2026-10-02"),
+    ]
+
+
+def test_a_response_shared_by_calls_is_charged_once_and_a_borrowed_one_is_a_hit():
+    ep = ENDPOINTS["metadata"]
+    plans = [_plan(None, "metadata", apps=apps) for apps in (["1"], ["1", "2"])]
+    request = engine.requests_over(ep, plans, engine.missing(ep, plans))[0]
+    response = Response("metadata", request, {"1": {"metadata": {}}, "2": {"metadata": {}}}, 21, 21, 200, NOW)
+    counted: set[int] = set()
+    answers = []
+    for plan in plans:
+        parts, _, hits = engine.parts_of(ep, plan, _pool("metadata", response), counted=counted)
+        assert hits == []
+        answers.append(engine.compose(ep, plan.params, parts, ()))
+    assert [a.cost for a in answers] == [21, 0] and sum(a.cost for a in answers) == 21
+    assert set(answers[1].result) == {"1", "2"} and set(answers[0].result) == {"1"}
+
+    parts, _, hits = engine.parts_of(ep, plans[0], _pool("metadata", response, paid=False))
+    answer = engine.compose(ep, plans[0].params, parts, ())
+    assert answer.cost == 0 and answer.saved == 10 == hits[0].saved  # 1 of the response's 2 cells
+    assert hits[0].params == request
+
+
+def test_an_app_a_request_found_refused_is_unavailable_in_its_scope_only():
+    ep = ENDPOINTS["metadata"]
+    us = _plan(None, "metadata", apps=["1"])
+    gb = _plan(None, "metadata", apps=["1"], country="gb")
+    pool = _pool("metadata", refused=[(us.requests[0], "1")])
+    assert engine.parts_of(ep, us, pool)[1] == ("1",)
+    assert engine.missing(ep, [us, gb], pool) == {planning.scope_of(ep, gb.params): {("1", None, None): None}}
+    with pytest.raises(LookupError):
+        engine.parts_of(ep, gb, pool)
