@@ -241,19 +241,24 @@ class Leases:
         """
         held: dict[str, Held] = {}
         busy: dict[str, _Flight | None] = {}
-        for name in names:
-            with self._lock:
+        mine: dict[str, _Flight] = {}
+        with self._lock:  # all at once: two threads asking for the same apps do not split them between them
+            for name in names:
                 flight = self._flights.get(name)
                 if flight is not None:
                     busy[name] = flight
-                    continue
-                flight = self._flights[name] = _Flight()
+                else:
+                    mine[name] = self._flights[name] = _Flight()
+        for name, flight in mine.items():
             handle = None
             if self.remote is not None:
                 try:
                     handle = self.remote.try_take(name)
                 except BaseException:
-                    self._land(name, flight)
+                    for other in [name, *[n for n in mine if n not in held and n not in busy and n != name]]:
+                        self._land(other, mine[other])
+                    for lease in held.values():
+                        self.release(lease)
                     raise
                 if handle is None:  # another process fetches it: nobody here does
                     self._land(name, flight)

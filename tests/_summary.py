@@ -6,12 +6,13 @@ end of the run (only when a scenario ran).
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["ROWS", "Scenario", "faults_of", "print_summary", "record"]
+__all__ = ["ROWS", "Scenario", "faults_of", "max_in_window", "paid_twice", "print_summary", "record"]
 
 
 @dataclass
@@ -21,14 +22,65 @@ class Scenario:
     retries: int = 0
     requests: int = 0
     rows: int = 0
+    paid_twice: int | None = None
+    window: tuple[int, int] | None = None  # (most requests that arrived in one window, the limit)
 
 
 ROWS: list[Scenario] = []
 
 
-def record(name: str, *, faults: Mapping[str, int] | None = None, retries: int = 0, requests: int, rows: int) -> None:
-    """Add a scenario's figures to the summary: ``faults`` by kind, retries, requests the server saw, rows compared."""
-    ROWS.append(Scenario(name, Counter({k: v for k, v in (faults or {}).items() if v}), retries, requests, rows))
+def record(
+    name: str,
+    *,
+    faults: Mapping[str, int] | None = None,
+    retries: int = 0,
+    requests: int,
+    rows: int,
+    paid_twice: int | None = None,
+    window: tuple[int, int] | None = None,
+) -> None:
+    """Add a scenario's figures to the summary: ``faults`` by kind, retries, requests the server saw, rows
+    compared, and where the scenario counted them, the credits paid twice and the most requests in any window."""
+    kinds = Counter({k: v for k, v in (faults or {}).items() if v})
+    ROWS.append(Scenario(name, kinds, retries, requests, rows, paid_twice, window))
+
+
+def paid_twice(arrivals: Iterable[Any]) -> tuple[int, int, int]:
+    """What a server's answered arrivals paid for twice: (credits, requests answered again, cells delivered again).
+
+    An arrival counts when the server answered it in full and charged it. Its credits
+    count in the share of its cells that an earlier answered arrival already delivered.
+    """
+    from storeframes import catalog, planning
+
+    seen_requests: set[tuple[str, str]] = set()
+    seen_cells: set[tuple[str, str, Any]] = set()
+    credits = requests = cells = 0
+    for arrival in sorted(arrivals, key=lambda a: a.time):
+        if arrival.status != 200 or arrival.fault is not None or not arrival.cost:
+            continue
+        key = (arrival.path, json.dumps(dict(arrival.params), sort_keys=True))
+        requests += key in seen_requests
+        seen_requests.add(key)
+        ep = next(e for e in catalog.ENDPOINTS.values() if arrival.path.endswith(e.path))
+        scope = planning.scope_of(ep, arrival.params)
+        mine = [(ep.name, scope, cell) for cell in planning.cells_of(ep, arrival.params)]
+        again = sum(cell in seen_cells for cell in mine)
+        seen_cells.update(mine)
+        cells += again
+        credits += round(arrival.cost * again / len(mine)) if mine else 0
+    return credits, requests, cells
+
+
+def max_in_window(times: Iterable[float], window: float) -> int:
+    """The most ``times`` (seconds) that lie within any ``window`` seconds."""
+    ordered = sorted(times)
+    most, first = 0, 0
+    for last, time in enumerate(ordered):
+        while ordered[first] <= time - window:
+            first += 1
+        most = max(most, last - first + 1)
+    return most
 
 
 def faults_of(arrivals: Iterable[Any]) -> Counter[str]:
@@ -73,3 +125,15 @@ def print_summary(reporter: Any) -> None:
         reporter.write_line("  ".join(cells))
         if i == 0 or i == len(lines) - 1:
             reporter.write_line("  ".join("-" * w for w in widths))
+    counted = [s for s in ROWS if s.paid_twice is not None]
+    if counted:
+        total = sum(s.paid_twice or 0 for s in counted)
+        reporter.write_line(f"credits paid twice: {total:,} (in {len(counted)} scenario(s) that count them)")
+    windows = [(s.name, s.window) for s in ROWS if s.window is not None]
+    if windows:
+        name, (most, limit) = max(windows, key=lambda w: w[1][0] / w[1][1])
+        over = sum(w[0] > w[1] for _, w in windows)
+        reporter.write_line(
+            f"max requests in any window: {most} of {limit} allowed ({name}); "
+            f"{over} of {len(windows)} scenario(s) over the limit"
+        )

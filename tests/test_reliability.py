@@ -35,7 +35,7 @@ from storeframes import catalog
 from storeframes.engine import Plan
 from storeframes.sandbox import API_PREFIX, SANDBOX_KEY, Arrival, Faults, SandboxServer, World
 
-from ._summary import faults_of, record
+from ._summary import faults_of, max_in_window, paid_twice, record
 from .conftest import ROOT, SANDBOX_TODAY
 
 WORLD = World(0)
@@ -427,7 +427,7 @@ def _fetch_share(i: int, base_url: str, folder: str, start: Any, results: Any) -
         with _client(
             base_url,
             folder,
-            rate_limit=(WINDOW[0] // PROCESSES, WINDOW[1]),  # the four share the service's limit
+            rate_limit=WINDOW,  # one token: the four share one window on this machine
             max_workers=3,
             max_tries=SHARED_TRIES,
             timeout=SHARED_TIMEOUT,
@@ -501,8 +501,13 @@ def test_four_processes_with_faults_share_one_folder_and_lose_nothing(tmp_path):
 
     faults = faults_of(arrivals)
     assert sum(faults.values()) >= 10 and set(faults) == {"5xx", "429", "timeout", "truncated", "dropped"}, faults
-    # the processes used each other's answers: fewer answers fetched than the four plans need alone
+    # the processes used each other's answers: fewer answers fetched than the four plans need alone,
+    # and no request, no app and no day was paid for twice
     assert sum(r["answers"] for r in reports) < alone
+    assert paid_twice(arrivals) == (0, 0, 0)
+    # one window for the four: never over the limit at the server (the 429s are the injected ones)
+    most = max_in_window([a.time for a in arrivals], WINDOW[1])
+    assert most <= WINDOW[0]
     # credits: the ledgers kept in the folder hold what each process was charged, and failures cost nothing
     kept_ledger = sf.Cache(folder).read_ledger()
     assert kept_ledger["cost"].sum() == sum(r["spent"] for r in reports) > 0
@@ -516,4 +521,6 @@ def test_four_processes_with_faults_share_one_folder_and_lose_nothing(tmp_path):
         retries=sum(r["retries"] for r in reports),
         requests=len(arrivals),
         rows=rows,
+        paid_twice=0,
+        window=(most, WINDOW[0]),
     )
