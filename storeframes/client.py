@@ -24,11 +24,11 @@ import os
 import sys
 import threading
 import warnings
-from collections import Counter
 from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from concurrent.futures import FIRST_EXCEPTION, Future, ThreadPoolExecutor, wait
 from dataclasses import replace
 from datetime import UTC, date, datetime
+from functools import partial
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -149,7 +149,11 @@ def _progress_bar(name: str, futures: Sequence[Future[Any]], spent: Callable[[],
     return bar
 
 
-def _raise_first_failure(futures: Sequence[Future[Fetched]], not_done: Collection[Future[Fetched]]) -> None:
+Group = tuple[list[Fetched], dict[str, Any], bool]
+"""What a group of requests gave: what it fetched, the leases others held, whether the cache had some of it."""
+
+
+def _raise_first_failure(futures: Sequence[Future[Group]], not_done: Collection[Future[Group]]) -> None:
     """On a failed request, cancel those not started and raise its error with ``partial``: the responses received."""
     failure = next((f.exception() for f in futures if f.done() and f.exception() is not None), None)
     if failure is None:
@@ -159,7 +163,7 @@ def _raise_first_failure(futures: Sequence[Future[Fetched]], not_done: Collectio
     wait(not_done)
     if isinstance(failure, StoreframesError):
         ok = [f for f in futures if f.done() and not f.cancelled() and f.exception() is None]
-        failure.partial = [response for f in ok for response in f.result()[0]]
+        failure.partial = [response for f in ok for got in f.result()[0] for response in got[0]]
     raise failure
 
 
@@ -512,12 +516,13 @@ class Client(FrameFunctions):
     ) -> tuple[list[CallPlan], engine.Pool]:
         """Get every cell the plans miss, each from one request, whoever sends it; returns the plans seen afresh.
 
-        Rounds: take the leases of the missing apps and keywords that nobody else is
-        fetching, check the cache again (another caller may have just finished them),
-        send the requests for what is still missing, then wait for the leases others
-        held and read what they fetched. Offline or over the budget nothing is sent.
-        On a failure the requests not yet started are cancelled, and the error is
-        raised with ``partial`` holding the responses received.
+        In rounds: each group of requests is sent under the leases of its apps or
+        keywords, after a look at the cache (another caller may have just fetched
+        them); a group whose leases another caller holds is not sent, and once the
+        round's requests ended, those leases are waited for and what their holders
+        fetched is used. Offline or over the budget nothing is sent. On a failure the
+        requests not yet started are cancelled, and the error is raised with
+        ``partial`` holding the responses received.
         """
         pool = engine.Pool(ep)
         cells = engine.missing(ep, plans)
@@ -529,86 +534,84 @@ class Client(FrameFunctions):
             raise NotCachedError(ep.name, requests, estimate, reason="offline" if self.offline else 'refresh="never"')
         self.credits.check(ep.name, estimate)
         self.wire.check_ready()
-        leases, since = self._leases(), self._now() if mode == "always" else None
-        calls = [plan.params for plan in plans]
+        since = self._now() if mode == "always" else None
         for _ in range(1000):
-            held, busy = leases.take(list(engine.lease_names(ep, self.namespace, cells)))
-            try:
-                if held and self.cache is not None:  # what others finished before we took the leases
-                    plans = self._plan_calls(ep, calls, mode if since is None else "never", loaded, since)
-                    cells = engine.missing(ep, plans, pool)
-                mine = {n: c for n, c in engine.lease_names(ep, self.namespace, cells).items() if n in held}
-                self._fetch_held(ep, plans, mine, held, pool)
-            finally:
-                for lease in held.values():
-                    leases.release(lease)
+            groups = engine.lease_groups(ep, self.namespace, requests)
+            futures = self._start(partial(self._fetch_group, ep, mode=mode, since=since), groups)
+            _, not_done = self._watch(ep, futures)
+            _raise_first_failure(futures, not_done)
+            replan, busy = False, {}
+            for future in futures:
+                fetched, waiting, found = future.result()
+                for got in fetched:
+                    pool.add(got, paid=True)
+                busy.update(waiting)
+                replan |= found
+            leases = self._leases()
             for name, flight in busy.items():
-                for fetched in leases.wait(name, flight):
-                    pool.add(fetched, paid=False)
-            if self.cache is not None and None in busy.values():  # another process kept it in the cache
-                plans = self._plan_calls(ep, calls, mode if since is None else "never", loaded, since)
+                for got in leases.wait(name, flight):
+                    pool.add(got, paid=False)
+            if self.cache is not None and (replan or None in busy.values()):  # others kept them in the cache
+                plans = self._plan_calls(ep, [p.params for p in plans], "never" if since else mode, loaded, since)
             cells = engine.missing(ep, plans, pool)
             if not cells:
                 return plans, pool
+            requests = engine.requests_over(ep, plans, cells)
         raise StoreframesError(f"{ep.name}: the cells other callers were fetching never arrived")
 
-    def _fetch_held(
-        self,
-        ep: Endpoint,
-        plans: Sequence[CallPlan],
-        mine: Mapping[str, engine.Missing],
-        held: Mapping[str, Any],
-        pool: engine.Pool,
-    ) -> None:
-        """Send the requests for the cells of the leases held, releasing each lease once its requests ended."""
-        cells: engine.Missing = {}
-        for by_scope in mine.values():
-            for scope, wanted in by_scope.items():
-                cells.setdefault(scope, {}).update(wanted)
-        requests = engine.requests_over(ep, plans, cells)
-        if not requests:
-            return
-        leases = self._leases()
-        names = [[n for n in engine.request_leases(ep, self.namespace, r) if n in held] for r in requests]
-        pending = Counter(n for request_names in names for n in request_names)
-        landed: dict[str, list[Fetched]] = {}
-        lock = threading.Lock()
-
-        def fetch(index: int) -> Fetched:
-            got: Fetched | None = None
-            try:
-                got = self._fetch_one(ep, requests[index])
-                return got
-            finally:
-                with lock:
-                    done = []
-                    for name in names[index]:
-                        pending[name] -= 1
-                        if got is not None:
-                            landed.setdefault(name, []).append(got)
-                        if pending[name] == 0:
-                            done.append(name)
-                for name in done:
-                    leases.release(held[name], landed.get(name, ()))
-
-        futures = self._start(fetch, range(len(requests)))
+    def _watch(self, ep: Endpoint, futures: Sequence[Future[Group]]) -> tuple[Any, Any]:
+        """Wait for the first failure or the end of all, with a progress bar when there are many."""
         show = self.progress is not False and len(futures) > (0 if self.progress else self.PROGRESS_AFTER)
         bar = _progress_bar(ep.name, futures, lambda: self.spent) if show else None
         try:
-            _, not_done = wait(futures, return_when=FIRST_EXCEPTION)
+            return wait(futures, return_when=FIRST_EXCEPTION)
         finally:
             if bar is not None:
                 bar.close()
-        _raise_first_failure(futures, not_done)
-        for future in futures:
-            pool.add(future.result(), paid=True)
 
-    def _start(self, function: Callable[[int], Fetched], items: Sequence[int]) -> list[Future[Fetched]]:
+    def _fetch_group(
+        self, ep: Endpoint, group: tuple[list[str], list[dict[str, str]]], *, mode: Refresh, since: datetime | None
+    ) -> Group:
+        """Send a group of requests under its leases: what it fetched, the leases others held, and
+        whether the cache already held some of its cells (the calls are then planned again)."""
+        names, requests = group
+        leases = self._leases()
+        held, busy = leases.take(names)
+        if busy:  # another caller is fetching some of it: wait for it after this round, holding nothing
+            for lease in held.values():
+                leases.release(lease)
+            return [], busy, False
+        fetched: list[Fetched] = []
+        found = False
+        try:
+            for request in requests:
+                todo = [request]
+                if self.cache is not None:  # what another caller fetched before the leases were taken
+                    self.cache.sync(ep.name)
+                    plan = engine.plan_call(
+                        ep,
+                        request,
+                        self.cache,
+                        service=self.namespace,
+                        now=self._now(),
+                        refresh="never" if since else mode,
+                        since=since,
+                    )
+                    found |= bool(plan.cached)
+                    todo = plan.requests
+                for params in todo:
+                    fetched.append(self._fetch_one(ep, params))
+        finally:
+            for lease in held.values():
+                leases.release(lease, fetched)
+        return fetched, {}, found
+
+    def _start(self, function: Callable[[T], Group], items: Sequence[T]) -> list[Future[Group]]:
         """Run ``function`` over ``items`` on the thread pool; a lone item runs in the caller's thread."""
         if len(items) != 1:
             pool = self._executor()
             return [pool.submit(function, item) for item in items]
-        future: Future[Fetched] = Future()
+        future: Future[Group] = Future()
         try:
             future.set_result(function(items[0]))
         except Exception as exc:

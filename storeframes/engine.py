@@ -50,6 +50,7 @@ __all__ = [
     "compose",
     "halves",
     "key",
+    "lease_groups",
     "lease_name",
     "lease_names",
     "missing",
@@ -257,6 +258,35 @@ def request_leases(ep: Endpoint, service: str, request: Mapping[str, str]) -> li
     """The leases a request's cells fall under."""
     scope = planning.scope_of(ep, request)
     return list(dict.fromkeys(lease_name(ep, service, scope, cell[0]) for cell in planning.cells_of(ep, request)))
+
+
+def lease_groups(
+    ep: Endpoint, service: str, requests: Sequence[dict[str, str]]
+) -> list[tuple[list[str], list[dict[str, str]]]]:
+    """The requests in groups that share no lease, each with the leases it needs.
+
+    Requests of one app or keyword (two runs of days, say) fall in one group, sent one
+    after the other under the group's leases; groups are independent of each other.
+    """
+    owner: dict[str, int] = {}  # lease -> group
+    groups: list[tuple[list[str], list[dict[str, str]]] | None] = []
+    for request in requests:
+        names = request_leases(ep, service, request)
+        joined = sorted({owner[n] for n in names if n in owner})
+        merged_names: list[str] = []
+        merged_requests: list[dict[str, str]] = []
+        for index in joined:
+            group = groups[index]
+            assert group is not None
+            merged_names.extend(group[0])
+            merged_requests.extend(group[1])
+            groups[index] = None
+        merged_names.extend(n for n in names if n not in merged_names)
+        merged_requests.append(request)
+        groups.append((merged_names, merged_requests))
+        for name in merged_names:
+            owner[name] = len(groups) - 1
+    return [group for group in groups if group is not None]
 
 
 def halves(ep: Endpoint, params: Mapping[str, str]) -> list[dict[str, str]]:

@@ -223,3 +223,15 @@ def test_an_app_a_request_found_refused_is_unavailable_in_its_scope_only():
     assert engine.missing(ep, [us, gb], pool) == {planning.scope_of(ep, gb.params): {("1", None, None): None}}
     with pytest.raises(LookupError):
         engine.parts_of(ep, gb, pool)
+
+
+def test_requests_that_share_an_app_fall_in_one_lease_group():
+    ep = ENDPOINTS["changes"]
+    requests = [
+        {"apps": "1,2", "country": "us", "device": "iphone", "start_date": "2026-10-01", "end_date": "2026-10-05"},
+        {"apps": "3", "country": "us", "device": "iphone", "start_date": "2026-10-01", "end_date": "2026-10-09"},
+        {"apps": "2,4", "country": "us", "device": "iphone", "start_date": "2026-10-08", "end_date": "2026-10-09"},
+    ]
+    groups = engine.lease_groups(ep, SERVICE, requests)
+    assert [[r["apps"] for r in group] for _, group in groups] == [["3"], ["1,2", "2,4"]]
+    assert [sorted(name.rpartition("|")[2] for name in names) for names, _ in groups] == [["3"], ["1", "2", "4"]]

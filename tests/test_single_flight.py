@@ -115,9 +115,7 @@ def test_a_history_asked_by_threads_over_overlapping_ranges_delivers_each_day_on
     keyword = WORLD.EXAMPLE_KEYWORDS[0]
     ranges = [("2026-09-01", "2026-09-20"), ("2026-09-10", "2026-09-30"), ("2026-09-05", "2026-09-25")]
     with SandboxServer(port=0, today=SANDBOX_TODAY, latency=0.2) as server, _client(server, tmp_path) as client:
-        frames = _together(
-            3, lambda i: client.search_history_frame([keyword], start=ranges[i][0], end=ranges[i][1])
-        )
+        frames = _together(3, lambda i: client.search_history_frame([keyword], start=ranges[i][0], end=ranges[i][1]))
         arrivals = list(server.service.arrivals)
         assert paid_twice(arrivals) == (0, 0, 0)
         for frame, (start, end) in zip(frames, ranges, strict=True):
@@ -273,3 +271,21 @@ def test_a_renewed_redis_lease_outlives_its_ttl_while_held(redis_url, monkeypatc
     assert leases.try_take("x") is None
     leases.release(handle)
     assert leases.try_take("x") is not None
+
+
+def test_a_large_cold_call_holds_few_lock_files_at_a_time(tmp_path, monkeypatch):
+    held: list[int] = []
+    take = FileLeases.try_take
+
+    def counting(self: FileLeases, name: str) -> Any:
+        handle = take(self, name)
+        held.append(len(self._held))
+        return handle
+
+    monkeypatch.setattr(FileLeases, "try_take", counting)
+    apps = [a for a in WORLD.app_ids("ios") if a not in WORLD.UNAVAILABLE_IN_US][:300]
+    with SandboxServer(port=0, today=SANDBOX_TODAY) as server, _client(server, tmp_path, max_workers=4) as client:
+        assert client.metadata_frame(apps).height == 300
+        assert len(server.service.arrivals) == 60
+    # a lease is held only while its request is in flight: at most 4 threads x 5 apps, not 300 open files
+    assert held and max(held) <= 4 * 5
