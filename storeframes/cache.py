@@ -15,7 +15,9 @@ overwrite each other)::
                                                 fetched_at, cost and max_credit_cost
       index/endpoint=<name>/<entry>.parquet     one row per cell the answer covers
       frames/<table>/<entry>.parquet            a flattened frame of one answer
-      ledger/<session>-<n>.parquet              ledger rows of one client session
+      ledger/<session>-<n>.parquet              ledger rows of one client session: small files
+                                                ``<session>-r<n>`` as requests end, merged into
+                                                chunks ``<session>-<chunk>`` (storeframes.credits)
 
 An *entry* is one answer of the service to one request. Its index file is written
 last and is what makes the entry visible. ``index``, ``frames`` and ``ledger`` are
@@ -57,7 +59,7 @@ from . import planning
 from ._version import __version__
 from .answers import Response
 from .catalog import ENDPOINTS, Endpoint, Freshness
-from .ledger import LEDGER_SCHEMA
+from .ledger import LEDGER_ARROW, LEDGER_SCHEMA, conform_ledger
 from .planning import Cell
 from .store import LocalStore, MemoryStore, Store
 
@@ -502,38 +504,73 @@ class Cache:
 
     # -- the ledger -----------------------------------------------------------------
 
-    def write_ledger(self, name: str, rows: pl.DataFrame) -> None:
+    @staticmethod
+    def _ledger_key(name: str) -> str:
+        return f"ledger/{name}.parquet"
+
+    def write_ledger(self, name: str, rows: pl.DataFrame | pa.Table) -> bool:
         """Keep ledger rows (schema :data:`~storeframes.ledger.LEDGER_SCHEMA`) as ``ledger/<name>.parquet``.
 
-        A client writes its session's rows in files of up to 1000 rows, rewriting the
-        last one as it grows, so the folder holds a few files per session, not one per call.
+        Returns False, with a :class:`CacheWarning`, when the file cannot be written (the
+        client keeps the rows and tries again at the end of the call). A session writes
+        a small file per request, merged into files of up to 1000 rows now and then
+        (see :mod:`storeframes.credits`).
         """
-        if rows.is_empty():
-            return
-        arrow = rows.to_arrow().replace_schema_metadata({"storeframes.version": __version__})
+        if rows.num_rows == 0 if isinstance(rows, pa.Table) else rows.is_empty():
+            return True
+        arrow = rows if isinstance(rows, pa.Table) else rows.to_arrow()
+        arrow = arrow.replace_schema_metadata({"storeframes.version": __version__})
         try:
-            self.storage.put(f"ledger/{name}.parquet", _parquet_bytes(arrow))
+            self.storage.put(self._ledger_key(name), _parquet_bytes(arrow))
         except OSError as exc:
             warnings.warn(
                 f"could not write the ledger to the cache at {self.location}: {exc}", CacheWarning, stacklevel=2
             )
+            return False
+        return True
+
+    def remove_ledger(self, name: str) -> None:
+        """Remove the ledger file ``ledger/<name>.parquet`` (once its rows are merged into another)."""
+        self.storage.delete(self._ledger_key(name))
 
     def read_ledger(self) -> pl.DataFrame:
-        """Every ledger row kept in the cache, oldest first."""
-        frames = []
+        """Every ledger row kept in the cache, oldest first, each once.
+
+        A row is known by its ``row`` id: one found in two files (a session's small file
+        and the chunk it was merged into, when a process stopped between writing the one
+        and removing the other) is counted once. Files of earlier versions are read with
+        ``service`` ``"unknown"`` and ids made of the file's name and the row's position.
+        """
+        tables: list[pa.Table] = []
+        legacy: list[pl.DataFrame] = []
         for key in self.storage.list("ledger/"):
-            if not key.endswith(".parquet") or "/" in key.removeprefix("ledger/"):
+            name = key.removeprefix("ledger/")
+            if not key.endswith(".parquet") or "/" in name:
                 continue
             try:
-                frame = pl.read_parquet(io.BytesIO(self.storage.get(key)))
-                frames.append(frame.select(LEDGER_SCHEMA.names()).cast(LEDGER_SCHEMA))
-            except FileNotFoundError:
+                with pq.ParquetFile(pa.BufferReader(self.storage.get(key))) as handle:  # quicker than read_table
+                    table = handle.read()
+                if table.schema.names == LEDGER_ARROW.names and not (
+                    table.column("service").null_count or table.column("row").null_count
+                ):
+                    tables.append(table.cast(LEDGER_ARROW))
+                else:
+                    frame = pl.from_arrow(table)
+                    assert isinstance(frame, pl.DataFrame)
+                    legacy.append(conform_ledger(frame, name.removesuffix(".parquet")))
+            except FileNotFoundError:  # merged and removed since the listing
                 continue
             except (*_UNREADABLE, pl.exceptions.PolarsError) as exc:
                 self._set_aside(key, exc)
+        frames = legacy
+        if tables:
+            frame = pl.from_arrow(pa.concat_tables(tables))
+            assert isinstance(frame, pl.DataFrame)
+            frames = [frame.cast(LEDGER_SCHEMA), *legacy]
         if not frames:
             return pl.DataFrame(schema=LEDGER_SCHEMA)
-        return pl.concat(frames).sort("time")
+        rows = pl.concat(frames) if len(frames) > 1 else frames[0]
+        return rows.unique("row", keep="first", maintain_order=True).sort("time", "row")
 
     # -- looking around and clearing ----------------------------------------------
 

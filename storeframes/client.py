@@ -277,7 +277,8 @@ class Client(FrameFunctions):
     ):
         super().__init__(FrameMaker(self))
         self._clock = clock
-        self.credits = Credits(budget, clock=self._now)
+        self.cache: Cache | None = _open_cache(cache_dir)
+        self.credits = Credits(budget, clock=self._now, service=lambda: self.namespace, sink=self.cache)
         self.limiter = _limiter(rate_limit)
         key = api_key if api_key is not None else os.environ.get(ENV_API_KEY, "")
         url = base_url if base_url is not None else os.environ.get(ENV_BASE_URL) or None
@@ -294,7 +295,6 @@ class Client(FrameFunctions):
         self.max_workers, self.offline, self.progress = _switches(max_workers, offline, progress)
         self.endpoints = _endpoints(cost_model, freshness)
         self.refresh = _refresh_mode(refresh)
-        self.cache: Cache | None = _open_cache(cache_dir)
         self._lock = threading.Lock()
         self._pool: ThreadPoolExecutor | None = None
         self._lease_table: Leases | None = None
@@ -317,10 +317,17 @@ class Client(FrameFunctions):
         )
 
     def close(self) -> None:
-        """Close the thread pool and the HTTP connections this client opened."""
+        """Close the thread pool and the HTTP connections this client opened, and tidy the ledger.
+
+        The session's ledger rows, kept in the cache one small file per request, are
+        merged into a few files (see :mod:`storeframes.credits`).
+        """
         if self._pool is not None:
             self._pool.shutdown(wait=True)
             self._pool = None
+        if self.cache is not None:
+            self.credits.sink = self.cache
+            self.credits.close()
         self.wire.close()
 
     def __enter__(self) -> Client:
@@ -368,32 +375,50 @@ class Client(FrameFunctions):
 
     @property
     def ledger(self) -> pl.DataFrame:
-        """One row per answer received or served from the cache (:data:`~storeframes.LEDGER_SCHEMA`).
+        """One row per attempt sent and per answer served from the cache (:data:`~storeframes.LEDGER_SCHEMA`).
 
-        The rows are also kept in the cache folder; :meth:`spend` sums them across sessions.
+        An answer that was charged and then failed (a 5xx, a malformed body) is a row
+        with its cost, and an attempt that got no answer (a timeout, a dropped
+        connection) a row with ``status`` null and ``cost`` 0; :attr:`spent` is always
+        the sum of ``cost``. Each row names its ``service`` (:attr:`namespace`). The rows
+        of a request are kept in the cache folder as soon as it ends, before its answer
+        is (cache hits at the end of the call); :meth:`spend` sums them across sessions.
         """
         return self.credits.ledger
 
     def watch(self, callback: Callable[[Mapping[str, Any]], None]) -> Callable[[], None]:
         """Call ``callback(row)`` with each new ledger row (its credits counted); returns a function that stops it.
 
-        Callbacks run on the thread that received the answer; one that raises is logged.
+        A request's rows come when it ends (every attempt, answered or not), a cache
+        hit's as the call uses it. Callbacks run on the thread that received the
+        answer; one that raises is logged.
 
         >>> stop = client.watch(lambda row: print(row["endpoint"], row["cost"]))  # doctest: +SKIP
         """
         return self.credits.watch(callback)
 
-    def spend(self, *, session: bool = False) -> pl.DataFrame:
-        """Credits spent and saved by the cache, per UTC day and endpoint.
+    def spend(self, *, session: bool = False, service: str | None = None) -> pl.DataFrame:
+        """Credits spent and saved by the cache, per service, UTC day and endpoint.
 
         Sums the ledger kept in the cache folder (every session that used it), or only
-        this client's calls with ``session=True`` (or when caching is off). Columns:
-        day, endpoint, requests, credits_spent, cache_hits, credits_saved.
+        this client's calls with ``session=True`` (or when caching is off). ``service``
+        says whose credits: by default this client's :attr:`namespace` (``"service"``,
+        the real service, for a :class:`Client`; ``"sandbox-<seed>"`` for a sandbox
+        client), ``"all"`` every service, each on rows of its own (ledger rows of
+        earlier versions are ``"unknown"``), or a name. Columns: service, day, endpoint,
+        requests (answers received, errors and retries included), credits_spent,
+        cache_hits, credits_saved.
         """
         if session or self.cache is None:
-            return spend_summary(self.ledger)
-        self._flush()
-        return spend_summary(self.cache.read_ledger())
+            ledger = self.ledger
+        else:
+            self._flush()
+            ledger = self.cache.read_ledger()
+        if service is None:
+            service = self.namespace
+        if service != "all":
+            ledger = ledger.filter(pl.col("service") == service)
+        return spend_summary(ledger)
 
     def plan(self, endpoint: str, *, refresh: Refresh | None = None, **params: Any) -> Plan:
         """What a call would send, what the cache already answers, and the estimated credits.
@@ -634,7 +659,11 @@ class Client(FrameFunctions):
         return [self._keep(response, ep)], []
 
     def _send(self, ep: Endpoint, params: dict[str, str]) -> Response:
-        """One request through the wire, its estimate held against the budget until it ends."""
+        """One request through the wire, its estimate held against the budget until it ends.
+
+        Settling counts every attempt's cost (a charged failure too) and keeps the
+        request's ledger rows in the cache before the caller keeps the answer.
+        """
         reservation = self.credits.reserve(ep.name, ep.estimate(params))
         try:
             return self.wire.send(ep, params, report=reservation.attempt)
@@ -672,8 +701,10 @@ class Client(FrameFunctions):
         return parts, unavailable
 
     def _flush(self) -> None:
+        """Keep the call's cache hits, and any ledger row whose write failed, in the cache."""
         if self.cache is not None:
-            self.credits.flush(self.cache)
+            self.credits.sink = self.cache
+            self.credits.flush()
 
     def _leases(self) -> Leases:
         """The leases of this client's cache: one table for every client of the process that uses it."""

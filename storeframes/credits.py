@@ -2,14 +2,30 @@
 
 Every request is sent under a :class:`Reservation`: :meth:`Credits.reserve` checks the
 budget against the request's estimated maximum cost and holds that much while the
-request is in flight; the request path reports each attempt that got an answer, which
-becomes a ledger row; :meth:`Reservation.settle` releases the estimate and adds what
-the attempts were charged. So :attr:`Credits.spent` is, at every moment, the sum of the
-``cost`` column of :attr:`Credits.ledger`. Cache hits are rows too (``from_cache``,
-``saved``).
+request is in flight; the request path reports each attempt, which becomes a ledger
+row (with ``status`` null when no answer came back); :meth:`Reservation.settle`
+releases the estimate, adds what the attempts were charged and puts their rows in the
+ledger, in one step. So :attr:`Credits.spent` is, at every moment, the sum of the
+``cost`` column of :attr:`Credits.ledger`, failed but billed answers included. Cache
+hits are rows too (``from_cache``, ``saved``).
 
-Nothing here sends a request or knows the cache's layout: :meth:`Credits.flush` hands
-the session's rows to anything with a ``write_ledger(name, frame)`` method.
+The rows are kept in a sink (the cache), which knows nothing of sessions: it writes and
+removes named files of rows. The layout is this module's:
+
+- when a request ends, :meth:`Reservation.settle` writes its rows at once, as one small
+  file ``<session>-r<n>``, before the client keeps the answer in the cache: a request's
+  rows are durable no later than its answer, so a process killed half-way leaves a row
+  for every answer it kept;
+- cache hits, and rows whose write failed, wait for :meth:`Credits.flush` (the end of a
+  call), which writes them as one small file; a failed write is retried at the next
+  flush, never dropped;
+- once a session has more than :data:`MERGE_AFTER` small files, and at
+  :meth:`Credits.close`, they are merged into the session's chunk files
+  ``<session>-<chunk>`` (up to :data:`LEDGER_CHUNK` rows each, the last one rewritten as
+  it grows), and removed once the merged files are written.
+
+Every row has a unique ``row`` id (``<session>-<n>``): a reader that sees a row in a
+small file and in a chunk (a process stopped between the two steps) counts it once.
 """
 
 from __future__ import annotations
@@ -23,25 +39,35 @@ from datetime import UTC, datetime
 from typing import Any, Protocol
 
 import polars as pl
+import pyarrow as pa
 
 from .answers import Attempt
 from .errors import BudgetExceededError, ConfigurationError
-from .ledger import LEDGER_SCHEMA
+from .ledger import LEDGER_SCHEMA, SERVICE, ledger_table
 
 __all__ = ["Credits", "Reservation"]
 
 log = logging.getLogger("storeframes")
 
 LEDGER_CHUNK = 1000
-"""Ledger rows per file a session keeps in the cache folder."""
+"""Ledger rows per chunk file a session keeps in the cache folder."""
+
+MERGE_AFTER = 64
+"""Small ledger files a session leaves before they are merged into its chunk files."""
 
 Watcher = Callable[[Mapping[str, Any]], None]
 
 
 class LedgerSink(Protocol):
-    """Where a session's ledger rows are kept (the cache)."""
+    """Where ledger rows are kept (the cache): named files of rows."""
 
-    def write_ledger(self, name: str, rows: pl.DataFrame) -> None: ...
+    def write_ledger(self, name: str, rows: pa.Table) -> bool:
+        """Keep ``rows`` as the file ``name`` (replacing it); False, with a warning, when it cannot."""
+        ...
+
+    def remove_ledger(self, name: str) -> None:
+        """Remove the file ``name``, if there is one (a failure is ignored: the rows are counted once anyway)."""
+        ...
 
 
 def ledger_frame(rows: Sequence[Mapping[str, Any]]) -> pl.DataFrame:
@@ -50,20 +76,38 @@ def ledger_frame(rows: Sequence[Mapping[str, Any]]) -> pl.DataFrame:
 
 
 class Credits:
-    """The budget and the ledger of one client.
+    """The budget and the ledger of one client session.
 
     Args:
         budget: the most credits that may be spent, or None for no limit.
         clock: returns the current UTC datetime; dates the ledger rows.
+        service: which service the rows belong to (the client's ``namespace``), or a
+            function returning it when a row is made.
+        sink: where the rows are kept as they count (the cache), or None.
     """
 
-    def __init__(self, budget: int | None = None, *, clock: Callable[[], datetime]):
+    def __init__(
+        self,
+        budget: int | None = None,
+        *,
+        clock: Callable[[], datetime],
+        service: str | Callable[[], str] = SERVICE,
+        sink: LedgerSink | None = None,
+    ):
         self.budget = budget
         self._clock = clock
+        self._service = service
+        self.sink = sink
+        """Where the rows are kept (the cache), or None; it may be changed between calls."""
         self._lock = threading.Lock()
-        self._flush_lock = threading.Lock()
-        self._rows: list[dict[str, Any]] = []
-        self._flushed = 0
+        self._merge_lock = threading.Lock()
+        self._rows: list[dict[str, Any]] = []  # the ledger: every row counted, in the order it counted
+        self._pending: list[dict[str, Any]] = []  # counted, not yet written (cache hits, failed writes)
+        self._written: list[dict[str, Any]] = []  # in small files, not yet merged into chunks
+        self._small: list[str] = []  # the small files not yet merged
+        self._merged: list[dict[str, Any]] = []  # in the chunk files, in their order
+        self._numbers = 0  # rows made
+        self._files = 0  # small files named
         self._spent = 0
         self._saved = 0
         self._reserved = 0
@@ -80,6 +124,11 @@ class Credits:
         if budget is not None and (not isinstance(budget, int) or isinstance(budget, bool) or budget < 0):
             raise ConfigurationError(f"budget must be a whole number of credits >= 0, got {budget!r}")
         self._budget = budget
+
+    @property
+    def service(self) -> str:
+        """The service the rows made now belong to."""
+        return self._service() if callable(self._service) else self._service
 
     @property
     def spent(self) -> int:
@@ -126,14 +175,19 @@ class Credits:
         *,
         cost: int,
         max_cost: int,
-        status: int,
+        status: int | None,
         attempt: int,
         elapsed: float,
         from_cache: bool = False,
         saved: int = 0,
     ) -> dict[str, Any]:
-        row = {
+        """A new row (in the order of :data:`~storeframes.LEDGER_SCHEMA`), not yet counted."""
+        with self._lock:
+            number = self._numbers
+            self._numbers += 1
+        return {
             "time": self._clock(),
+            "service": self.service,
             "endpoint": endpoint,
             "params": json.dumps(dict(params), sort_keys=True),
             "cost": cost,
@@ -143,17 +197,21 @@ class Credits:
             "elapsed_ms": elapsed * 1000.0,
             "from_cache": from_cache,
             "saved": saved,
+            "row": f"{self.session}-{number:07d}",
         }
-        with self._lock:
-            self._rows.append(row)
-            self._saved += saved
-        return row
 
     def record_hit(self, endpoint: str, params: Mapping[str, str], saved: int) -> None:
-        """A cached answer served a call: a row with ``from_cache`` and the credits it ``saved``."""
+        """A cached answer served a call: a row with ``from_cache`` and the credits it ``saved``.
+
+        It is written at the next :meth:`flush` (the end of the call).
+        """
         row = self._row(
             endpoint, params, cost=0, max_cost=0, status=200, attempt=0, elapsed=0.0, from_cache=True, saved=saved
         )
+        with self._lock:
+            self._rows.append(row)
+            self._pending.append(row)
+            self._saved += saved
         self._notify([row])
 
     def watch(self, callback: Watcher) -> Callable[[], None]:
@@ -182,25 +240,88 @@ class Credits:
 
     @property
     def ledger(self) -> pl.DataFrame:
-        """Every row of this session, oldest first (schema :data:`~storeframes.LEDGER_SCHEMA`)."""
+        """Every row of this session, in the order they counted (schema :data:`~storeframes.LEDGER_SCHEMA`)."""
         with self._lock:
             rows = list(self._rows)
         return ledger_frame(rows)
 
-    def flush(self, sink: LedgerSink) -> None:
-        """Write the session's rows not yet kept to ``sink``, in files of up to :data:`LEDGER_CHUNK` rows.
+    # -- keeping the rows -------------------------------------------------------------
 
-        The last file of the session is rewritten as it grows, so a folder holds a few
-        files per session, not one per call.
-        """
-        with self._flush_lock:  # one writer at a time, so a file never goes back to fewer rows
+    def _write(self, rows: Sequence[dict[str, Any]]) -> bool:
+        """Write ``rows`` as one small file of the session; on a failure they wait for the next flush."""
+        sink = self.sink
+        written = False
+        if sink is not None:
             with self._lock:
-                rows = list(self._rows)
-                first_chunk = self._flushed // LEDGER_CHUNK
-                self._flushed = len(rows)
-            for chunk in range(first_chunk, (len(rows) + LEDGER_CHUNK - 1) // LEDGER_CHUNK):
-                part = rows[chunk * LEDGER_CHUNK : (chunk + 1) * LEDGER_CHUNK]
-                sink.write_ledger(f"{self.session}-{chunk:04d}", ledger_frame(part))
+                name = f"{self.session}-r{self._files:06d}"
+                self._files += 1
+            try:
+                written = sink.write_ledger(name, ledger_table(rows))
+            except Exception as exc:  # a sink that raises rather than warns: the rows wait, the request goes on
+                log.warning("could not write ledger rows: %s", exc)
+        with self._lock:
+            if written:
+                self._written.extend(rows)
+                self._small.append(name)
+            else:
+                self._pending.extend(rows)
+            many = len(self._small) > MERGE_AFTER
+        if many:
+            self._merge(wait=False)
+        return written
+
+    def flush(self) -> None:
+        """Write the rows still waiting (cache hits, rows whose write failed) as one small file.
+
+        Called at the end of each call; the rows stay waiting when the write fails.
+        """
+        with self._lock:
+            rows, self._pending = self._pending, []
+        if rows:
+            self._write(rows)
+
+    def close(self) -> None:
+        """Flush, then merge the session's small files into its chunk files."""
+        self.flush()
+        self._merge(wait=True)
+
+    def _merge(self, *, wait: bool) -> None:
+        """Merge the small files written so far into the session's chunks, then remove them.
+
+        The rows merged are appended to the chunks in row order; only the chunks from
+        the first that changes on are rewritten. A small file is removed only once every
+        chunk is written; when one cannot be, the small files stay and the merge is
+        tried again later.
+        """
+        sink = self.sink
+        if sink is None or not self._merge_lock.acquire(blocking=wait):
+            return
+        try:
+            with self._lock:
+                rows, names = list(self._written), list(self._small)
+            if not names:
+                return
+            base = len(self._merged)
+            merged = self._merged + sorted(rows, key=lambda row: str(row["row"]))
+            for chunk in range(base // LEDGER_CHUNK, (len(merged) + LEDGER_CHUNK - 1) // LEDGER_CHUNK):
+                part = merged[chunk * LEDGER_CHUNK : (chunk + 1) * LEDGER_CHUNK]
+                try:
+                    if not sink.write_ledger(f"{self.session}-{chunk:04d}", ledger_table(part)):
+                        return
+                except Exception as exc:  # a sink that raises rather than warns: merged another time
+                    log.warning("could not merge ledger rows: %s", exc)
+                    return
+            self._merged = merged
+            with self._lock:
+                del self._written[: len(rows)]
+                del self._small[: len(names)]
+            for name in names:
+                try:
+                    sink.remove_ledger(name)
+                except OSError as exc:  # its rows are in the chunks too: a reader counts them once
+                    log.info("could not remove ledger file %s: %s", name, exc)
+        finally:
+            self._merge_lock.release()
 
 
 class Reservation:
@@ -214,12 +335,10 @@ class Reservation:
         self._credits = credits
         self.estimate = estimate
         self.cost = 0
-        self._rows: list[Mapping[str, Any]] = []
+        self._rows: list[dict[str, Any]] = []
 
     def attempt(self, attempt: Attempt) -> None:
-        """Record one attempt: a ledger row when it got an answer (its cost counts at :meth:`settle`)."""
-        if attempt.status is None:
-            return
+        """Record one attempt: a ledger row (``status`` None without an answer); it counts at :meth:`settle`."""
         self.cost += attempt.cost
         self._rows.append(
             self._credits._row(
@@ -234,10 +353,17 @@ class Reservation:
         )
 
     def settle(self) -> None:
-        """Release the estimate, count what the attempts were charged, and tell the watchers."""
+        """Release the estimate, count what the attempts were charged, write their rows, tell the watchers.
+
+        The rows join the ledger in the same step as their cost joins ``spent``, and
+        are written to the sink before this returns (before the answer is cached).
+        """
         credits = self._credits
+        rows, self._rows = self._rows, []
         with credits._lock:
             credits._reserved -= self.estimate
             credits._spent += self.cost
-        rows, self._rows = self._rows, []
+            credits._rows.extend(rows)
+        if rows:
+            credits._write(rows)
         credits._notify(rows)

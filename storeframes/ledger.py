@@ -1,14 +1,34 @@
-"""The credits ledger: one row per answer a call used, sent or served from the cache."""
+"""The credits ledger: one row per attempt sent and per answer served from the cache."""
 
 from __future__ import annotations
 
-import polars as pl
+from collections.abc import Mapping, Sequence
+from typing import Any
 
-__all__ = ["LEDGER_SCHEMA", "SPEND_SCHEMA", "spend_summary"]
+import polars as pl
+import pyarrow as pa
+
+__all__ = [
+    "LEDGER_ARROW",
+    "LEDGER_SCHEMA",
+    "SERVICE",
+    "SPEND_SCHEMA",
+    "UNKNOWN_SERVICE",
+    "conform_ledger",
+    "ledger_table",
+    "spend_summary",
+]
+
+SERVICE = "service"
+"""The name of the real service in the ledger (a client's ``namespace``); the sandbox's are ``sandbox-<seed>``."""
+
+UNKNOWN_SERVICE = "unknown"
+"""The ``service`` of ledger rows written by versions that did not record it."""
 
 LEDGER_SCHEMA = pl.Schema(
     {
         "time": pl.Datetime("us", "UTC"),
+        "service": pl.String(),
         "endpoint": pl.String(),
         "params": pl.String(),
         "cost": pl.Int64(),
@@ -18,14 +38,43 @@ LEDGER_SCHEMA = pl.Schema(
         "elapsed_ms": pl.Float64(),
         "from_cache": pl.Boolean(),
         "saved": pl.Int64(),
+        "row": pl.String(),
     }
 )
-"""``time`` (UTC), ``endpoint``, canonical ``params`` (JSON), ``cost`` charged,
-``max_credit_cost``, ``status``, ``attempt`` (0 for a cache hit), ``elapsed_ms``,
-``from_cache`` and ``saved`` (for a cache hit, the original cost of the cells served)."""
+"""``time`` (UTC), ``service`` (the client's ``namespace``: ``"service"`` for the real
+service, ``"sandbox-<seed>"`` for a sandbox), ``endpoint``, canonical ``params`` (JSON),
+``cost`` charged, ``max_credit_cost``, ``status`` (null for an attempt that got no
+answer: a timeout, a dropped connection), ``attempt`` (0 for a cache hit),
+``elapsed_ms``, ``from_cache``, ``saved`` (for a cache hit, the original cost of the
+cells served) and ``row``, an id unique across sessions (``<session>-<n>``)."""
+
+LEDGER_ARROW = pa.schema(
+    [
+        ("time", pa.timestamp("us", tz="UTC")),
+        ("service", pa.string()),
+        ("endpoint", pa.string()),
+        ("params", pa.string()),
+        ("cost", pa.int64()),
+        ("max_credit_cost", pa.int64()),
+        ("status", pa.int32()),
+        ("attempt", pa.int32()),
+        ("elapsed_ms", pa.float64()),
+        ("from_cache", pa.bool_()),
+        ("saved", pa.int64()),
+        ("row", pa.string()),
+    ]
+)
+""":data:`LEDGER_SCHEMA` as Arrow: what the ledger files hold."""
+
+
+def ledger_table(rows: Sequence[Mapping[str, Any]]) -> pa.Table:
+    """Ledger rows (dicts of :data:`LEDGER_SCHEMA`'s columns) as an Arrow table, as they are written."""
+    return pa.Table.from_pylist(list(rows), schema=LEDGER_ARROW)
+
 
 SPEND_SCHEMA = pl.Schema(
     {
+        "service": pl.String,
         "day": pl.Date,
         "endpoint": pl.String,
         "requests": pl.UInt32,
@@ -36,23 +85,39 @@ SPEND_SCHEMA = pl.Schema(
 )
 
 
+def conform_ledger(frame: pl.DataFrame, source: str) -> pl.DataFrame:
+    """Ledger rows read from a file, in :data:`LEDGER_SCHEMA`.
+
+    A file of an earlier version lacks ``service`` (read as ``"unknown"``) and ``row``
+    (read as ``<source>#<position>``, ``source`` naming the file); so do missing values.
+    """
+    position = (pl.lit(f"{source}#") + pl.int_range(pl.len()).cast(pl.String)).alias("row")
+    service = pl.lit(UNKNOWN_SERVICE, pl.String).alias("service")
+    frame = frame.with_columns(
+        pl.col("service").cast(pl.String).fill_null(service) if "service" in frame.columns else service,
+        pl.col("row").cast(pl.String).fill_null(position) if "row" in frame.columns else position,
+    )
+    return frame.select(LEDGER_SCHEMA.names()).cast(LEDGER_SCHEMA)
+
+
 def spend_summary(ledger: pl.DataFrame) -> pl.DataFrame:
-    """Credits spent and saved per UTC day and endpoint (schema :data:`SPEND_SCHEMA`).
+    """Credits spent and saved per service, UTC day and endpoint (schema :data:`SPEND_SCHEMA`).
 
     ``requests`` counts answers received from the service (errors and retries
-    included), ``cache_hits`` answers served from the cache.
+    included; an attempt that got no answer, ``status`` null, is not one),
+    ``cache_hits`` answers served from the cache. Services are never summed together.
     """
     if ledger.is_empty():
         return pl.DataFrame(schema=SPEND_SCHEMA)
     return (
-        ledger.group_by(pl.col("time").dt.date().alias("day"), "endpoint")
+        ledger.group_by("service", pl.col("time").dt.date().alias("day"), "endpoint")
         .agg(
-            requests=(~pl.col("from_cache")).sum().cast(pl.UInt32),
+            requests=(~pl.col("from_cache") & pl.col("status").is_not_null()).sum().cast(pl.UInt32),
             credits_spent=pl.col("cost").sum(),
             cache_hits=pl.col("from_cache").sum().cast(pl.UInt32),
             credits_saved=pl.col("saved").sum(),
         )
-        .sort("day", "endpoint")
+        .sort(pl.col("service") != SERVICE, "service", "day", "endpoint")  # the real service first
         .select(SPEND_SCHEMA.names())
         .cast(SPEND_SCHEMA)
     )

@@ -521,6 +521,7 @@ def test_the_ledger_persists_and_spend_sums_spent_and_saved(tmp_path):
     assert spend.schema == sf.ledger.SPEND_SCHEMA
     metadata = spend.filter(pl.col("endpoint") == "metadata").row(0, named=True)
     assert metadata == {
+        "service": "sandbox-0",
         "day": SANDBOX_TODAY,
         "endpoint": "metadata",
         "requests": 2,
@@ -538,6 +539,10 @@ def test_the_ledger_is_kept_in_a_few_files_per_session(tmp_path, monkeypatch):
     client = sandbox(tmp_path)
     for keyword in WORLD.EXAMPLE_KEYWORDS[:5]:
         client.get("search", keyword=keyword)
+    small = sorted((tmp_path / "ledger").glob("*.parquet"))
+    assert [pl.read_parquet(f).height for f in small] == [1] * 5  # one small file per request, as it ends
+    assert client.cache.read_ledger().equals(client.ledger)
+    client.close()  # merged into chunks of LEDGER_CHUNK rows, the small files removed
     files = sorted((tmp_path / "ledger").glob("*.parquet"))
     assert [pl.read_parquet(f).height for f in files] == [2, 2, 1]
     assert client.cache.read_ledger().equals(client.ledger)

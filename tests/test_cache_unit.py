@@ -198,6 +198,7 @@ def _ledger(*minutes: int) -> pl.DataFrame:
     rows = [
         {
             "time": NOON + timedelta(minutes=m),
+            "service": "service",
             "endpoint": "search",
             "params": json.dumps(SEARCH),
             "cost": 0 if m % 2 else 11,
@@ -207,6 +208,7 @@ def _ledger(*minutes: int) -> pl.DataFrame:
             "elapsed_ms": 1.5,
             "from_cache": bool(m % 2),
             "saved": 11 if m % 2 else 0,
+            "row": f"s-{m:07d}",
         }
         for m in minutes
     ]
