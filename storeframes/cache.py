@@ -59,7 +59,7 @@ from . import planning
 from ._version import __version__
 from .answers import Response
 from .catalog import ENDPOINTS, Endpoint, Freshness
-from .ledger import LEDGER_ARROW, LEDGER_SCHEMA, conform_ledger
+from .ledger import LEDGER_ARROW, LEDGER_SCHEMA, SERVICE, conform_ledger
 from .planning import Cell
 from .store import LocalStore, MemoryStore, Store
 
@@ -589,21 +589,44 @@ class Cache:
         return sorted(chosen, key=lambda e: (e.fetched_at, e.id))
 
     def info(self) -> dict[str, Any]:
-        """Location, size in bytes, entries, credits paid for them and saved by them, unreadable files.
+        """Location, size in bytes, entries, credits paid, spent and saved, unreadable files.
 
-        The size and the count of files set aside come from one
-        :meth:`~storeframes.store.Store.usage` of the store.
+        Credits are given per service and never summed across services: ``credits_paid``
+        (what the cached answers cost), ``credits_spent`` (the ledger's ``cost``: every
+        answer charged, failures and answers cleared since included) and ``credits_saved``
+        (by cache hits) are the real service's; ``by_service`` maps each service found
+        (``"service"``, ``"sandbox-<seed>"``, ``"unknown"`` for ledger rows of earlier
+        versions) to its ``entries``, ``paid``, ``spent`` and ``saved``. ``entries`` and
+        ``by_endpoint`` count the answers of every service. The size and the count of files
+        set aside come from one :meth:`~storeframes.store.Store.usage` of the store.
         """
         usage = self.storage.usage()
         entries = self.entries()
         ledger = self.read_ledger()
+        by_service: dict[str, dict[str, int]] = {}
+
+        def figures(service: str) -> dict[str, int]:
+            return by_service.setdefault(service, {"entries": 0, "paid": 0, "spent": 0, "saved": 0})
+
+        figures(SERVICE)
+        for e in entries:
+            counts = figures(e.service)
+            counts["entries"] += 1
+            counts["paid"] += e.cost
+        for service, spent, saved in ledger.group_by("service").agg(pl.col("cost").sum(), pl.col("saved").sum()).rows():
+            counts = figures(service)
+            counts["spent"] += int(spent or 0)
+            counts["saved"] += int(saved or 0)
+        real = by_service[SERVICE]
         return {
             "path": self.location,
             "bytes": usage.size,
             "entries": len(entries),
             "by_endpoint": {name: sum(e.endpoint == name for e in entries) for name in ENDPOINTS},
-            "credits_paid": sum(e.cost for e in entries),
-            "credits_saved": int(ledger["saved"].sum() or 0),
+            "credits_paid": real["paid"],
+            "credits_spent": real["spent"],
+            "credits_saved": real["saved"],
+            "by_service": {name: by_service[name] for name in sorted(by_service, key=lambda n: (n != SERVICE, n))},
             "corrupt_files": usage.set_aside,
         }
 

@@ -106,8 +106,9 @@ def _parser() -> argparse.ArgumentParser:
         parents=[folder],
         help="where the cache is, its size, its answers and the credits they cost and saved",
         description="Where the cache is, its size on disk, how many answers it holds (per endpoint), the "
-        "credits paid for them, the credits the cache has saved (from the ledger) and the unreadable files "
-        "set aside.",
+        "real service's credits: paid for the cached answers, spent on every answer charged and saved by the "
+        "cache (the last two from the ledger), then each sandbox's on a line of its own (never added to the "
+        "service's), and the unreadable files set aside.",
     )
     ls = cache_commands.add_parser(
         "ls",
@@ -231,6 +232,8 @@ def _cache(args: argparse.Namespace) -> int:
 
 
 def _cache_info(cache: Cache) -> int:
+    from .ledger import SERVICE, UNKNOWN_SERVICE
+
     cache.entries()  # sets unreadable index files aside first, so that they are counted
     info = cache.info()
     rows = [
@@ -239,8 +242,19 @@ def _cache_info(cache: Cache) -> int:
         ("cached answers", str(info["entries"])),
         *((f"  {name}", str(count)) for name, count in info["by_endpoint"].items() if count),
         ("credits paid", str(info["credits_paid"])),
+        ("credits spent", str(info["credits_spent"])),
         ("credits saved", str(info["credits_saved"])),
     ]
+    for service, figures in info["by_service"].items():  # each sandbox apart: its credits are not the service's
+        if service != SERVICE and any(figures.values()):
+            what = "ledger rows of an earlier version" if service == UNKNOWN_SERVICE else "not the service's credits"
+            rows.append(
+                (
+                    service,
+                    f"{_plural(figures['entries'], 'cached answer')}, {figures['paid']} credits paid, "
+                    f"{figures['spent']} spent, {figures['saved']} saved ({what})",
+                )
+            )
     if info["corrupt_files"]:
         rows.append(("unreadable files", f"{info['corrupt_files']} (set aside as *.corrupt; cache clear removes them)"))
     width = max(len(key) for key, _ in rows) + 1

@@ -234,7 +234,7 @@ def test_clear_by_endpoint_removes_its_answers_and_frames_only(store, cache):
     cache.write_frame(gone, "metadata", "1", frame)
     cache.write_frame(stays, "search_results", "1", frame)
     cache.write_ledger("s-0001", _ledger(1))
-    assert cache.info()["credits_paid"] == 32
+    assert cache.info()["by_service"]["unit"]["paid"] == 32 and cache.info()["credits_paid"] == 0
 
     assert cache.clear(endpoint="metadata") == 1
     assert cache.entries() == [stays] and cache.entry(gone.id) is None
@@ -289,7 +289,8 @@ def test_info_and_location_of_a_cache_in_memory(store, cache):
     keep(cache, "metadata", METADATA, cost=21)
     keep(cache, "search", SEARCH, cost=11)
     info = cache.info()
-    assert info["path"] == "memory" and info["entries"] == 2 and info["credits_paid"] == 32
+    assert info["path"] == "memory" and info["entries"] == 2 and info["by_service"]["unit"]["paid"] == 32
+    assert info["credits_paid"] == 0  # the real service's only: these entries are of the "unit" service
     assert info["by_endpoint"]["metadata"] == 1 and info["by_endpoint"]["search"] == 1
     assert info["bytes"] == sum(len(store.get(key)) for key in store.list()) and info["corrupt_files"] == 0
 

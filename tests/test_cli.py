@@ -105,7 +105,9 @@ def test_cache_info_prints_location_size_answers_and_credits(filled, capsys):
     assert info["cached answers"] == "3"
     assert info["metadata"] == "2" and info["search"] == "1"
     assert "changes" not in info and "metrics" not in info  # only endpoints with answers
-    assert info["credits paid"] == "41" and info["credits saved"] == "41"
+    # the answers are the sandbox's: its credits are on a line of their own, never the service's
+    assert info["credits paid"] == "0" and info["credits spent"] == "0" and info["credits saved"] == "0"
+    assert info["sandbox-0"] == "3 cached answers, 41 credits paid, 41 spent, 41 saved (not the service's credits)"
     assert "unreadable files" not in info
     assert "  metadata:" in out  # per endpoint, under the total
 
@@ -178,7 +180,7 @@ def test_cache_clear_of_one_endpoint_keeps_the_others_and_the_ledger(filled, cap
     left = Cache(filled).entries()
     assert [e.endpoint for e in left] == ["metadata", "metadata"]
     assert not list((filled / "answers" / "endpoint=search").glob("*"))
-    assert Cache(filled).info()["credits_saved"] == 41  # the ledger is kept
+    assert Cache(filled).info()["by_service"]["sandbox-0"]["saved"] == 41  # the ledger is kept
 
 
 def test_cache_clear_older_than(filled, capsys):
@@ -198,7 +200,7 @@ def test_cache_clear_without_filters_clears_every_answer(filled, capsys):
     assert capsys.readouterr().out == f"removed 3 cached answers from {filled}\n"
     assert Cache(filled).entries() == []
     info = Cache(filled).info()
-    assert info["entries"] == 0 and info["credits_saved"] == 41
+    assert info["entries"] == 0 and info["by_service"]["sandbox-0"]["saved"] == 41
 
 
 @pytest.mark.parametrize("days", ["-1", "soon", "nan", "inf"])
