@@ -664,7 +664,7 @@ class Client(FrameFunctions):
         Settling counts every attempt's cost (a charged failure too) and keeps the
         request's ledger rows in the cache before the caller keeps the answer.
         """
-        reservation = self.credits.reserve(ep.name, ep.estimate(params))
+        reservation = self.credits.reserve(ep.name, ep.estimate(params), tries=self.wire.max_tries)
         try:
             return self.wire.send(ep, params, report=reservation.attempt)
         finally:

@@ -30,10 +30,12 @@ small file and in a chunk (a process stopped between the two steps) counts it on
 
 from __future__ import annotations
 
+import atexit
 import json
 import logging
 import os
 import threading
+import weakref
 from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any, Protocol
@@ -73,6 +75,19 @@ class LedgerSink(Protocol):
 def ledger_frame(rows: Sequence[Mapping[str, Any]]) -> pl.DataFrame:
     """Ledger rows as a frame of :data:`~storeframes.LEDGER_SCHEMA`."""
     return pl.DataFrame(rows, schema=LEDGER_SCHEMA, orient="row") if rows else pl.DataFrame(schema=LEDGER_SCHEMA)
+
+
+_OPEN: weakref.WeakSet[Credits] = weakref.WeakSet()
+"""Sessions with ledger files not yet merged: merged when the interpreter exits, if nobody closed them."""
+
+
+@atexit.register
+def _merge_at_exit() -> None:
+    for credits in list(_OPEN):
+        try:
+            credits.close()
+        except Exception:  # the small files stay, and read as they are
+            log.warning("could not tidy the ledger of session %s", credits.session, exc_info=True)
 
 
 class Credits:
@@ -159,12 +174,12 @@ class Credits:
                 spent=self._spent, reserved=self._reserved, estimate=estimate, budget=budget, endpoint=endpoint
             )
 
-    def reserve(self, endpoint: str, estimate: int) -> Reservation:
-        """Hold ``estimate`` credits for one request, or raise if the budget cannot take it."""
+    def reserve(self, endpoint: str, estimate: int, *, tries: int = 1) -> Reservation:
+        """Hold ``estimate`` credits for one request of at most ``tries`` attempts, or raise if the budget cannot take it."""
         with self._lock:
             self._check(endpoint, estimate)
             self._reserved += estimate
-        return Reservation(self, estimate)
+        return Reservation(self, estimate, tries=tries)
 
     # -- the ledger -----------------------------------------------------------------
 
@@ -263,6 +278,7 @@ class Credits:
             if written:
                 self._written.extend(rows)
                 self._small.append(name)
+                _OPEN.add(self)
             else:
                 self._pending.extend(rows)
             many = len(self._small) > MERGE_AFTER
@@ -281,9 +297,16 @@ class Credits:
             self._write(rows)
 
     def close(self) -> None:
-        """Flush, then merge the session's small files into its chunk files."""
+        """Flush, then merge the session's small files into its chunk files.
+
+        A session nobody closes is merged when the interpreter exits (a notebook kernel
+        that shuts down); one that is killed leaves its small files, which read the same.
+        """
         self.flush()
         self._merge(wait=True)
+        with self._lock:
+            if not self._small:
+                _OPEN.discard(self)
 
     def _merge(self, *, wait: bool) -> None:
         """Merge the small files written so far into the session's chunks, then remove them.
@@ -331,14 +354,20 @@ class Reservation:
     once, when the request ends whichever way.
     """
 
-    def __init__(self, credits: Credits, estimate: int):
+    def __init__(self, credits: Credits, estimate: int, *, tries: int = 1):
         self._credits = credits
         self.estimate = estimate
+        self.tries = tries
         self.cost = 0
         self._rows: list[dict[str, Any]] = []
 
     def attempt(self, attempt: Attempt) -> None:
-        """Record one attempt: a ledger row (``status`` None without an answer); it counts at :meth:`settle`."""
+        """Record one attempt: a ledger row (``status`` None without an answer); it counts at :meth:`settle`.
+
+        When a charged answer will be tried again (a 429 or a 5xx that carried a cost)
+        and another attempt could pass the budget, raises
+        :class:`~storeframes.BudgetExceededError`, so the retries stop there.
+        """
         self.cost += attempt.cost
         self._rows.append(
             self._credits._row(
@@ -351,6 +380,11 @@ class Reservation:
                 elapsed=attempt.elapsed,
             )
         )
+        retryable = attempt.status is not None and (attempt.status == 429 or attempt.status >= 500)
+        if attempt.cost and retryable and attempt.attempt < self.tries:
+            credits = self._credits
+            with credits._lock:  # the reservation still holds an estimate for the next attempt
+                credits._check(attempt.endpoint, self.cost)
 
     def settle(self) -> None:
         """Release the estimate, count what the attempts were charged, write their rows, tell the watchers.

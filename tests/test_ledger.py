@@ -560,3 +560,29 @@ def test_spend_summary_keeps_services_apart_and_counts_answers_received():
         ("service", 2, 17, 0, 0),
         ("sandbox-0", 1, 11, 1, 11),
     ]
+
+
+def test_retries_of_a_charged_failure_stop_before_they_could_pass_the_budget(tmp_path):
+    with Loopback(_failing("500")) as server:
+        client = sf.Client("k", base_url=server.base_url, cache_dir=tmp_path, max_tries=10, budget=20, **FAST)
+        with pytest.raises(sf.BudgetExceededError):
+            client.get("search", keyword="maps")  # 7 charged, then 14: a third attempt could reach 24
+        assert len(server.arrivals) == 2
+        assert client.spent == 14 == client.ledger["cost"].sum() <= client.budget
+        assert Cache(tmp_path).read_ledger()["cost"].sum() == 14
+        client.close()
+
+
+def test_a_session_nobody_closed_is_merged_when_the_interpreter_exits(tmp_path):
+    script = f"""
+import storeframes as sf
+client = sf.sandbox.client(cache_dir={str(tmp_path)!r}, progress=False)
+for keyword in ("maps", "notes", "weather"):
+    client.search_frame([keyword])
+print(len(client.ledger))
+"""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
+    done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, check=True)
+    names = sorted(p.name for p in (tmp_path / "ledger").glob("*.parquet"))
+    assert len(names) == 1 and "-r" not in names[0]  # three small files merged into one chunk
+    assert Cache(tmp_path).read_ledger().height == int(done.stdout) == 3
