@@ -50,7 +50,7 @@ from .errors import (
     ServiceValidationError,
     TransportError,
 )
-from .limiter import SlidingWindowLimiter
+from .window import Limiter
 
 __all__ = ["TOKEN_HEADER", "Wire", "check_base_url"]
 
@@ -214,7 +214,7 @@ class Wire:
         api_key: str,
         base_url: str | None,
         *,
-        limiter: SlidingWindowLimiter,
+        limiter: Limiter,
         http_client: httpx.Client | None = None,
         timeout: float | httpx.Timeout | None = 30.0,
         max_tries: int = 5,
