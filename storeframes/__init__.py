@@ -15,6 +15,7 @@ from .answers import Answer, Part, Response
 from .cache import Cache, CacheWarning
 from .catalog import CostModel, Endpoint, Freshness
 from .client import Client
+from .coordination import Coordinator
 from .defaults import (
     benchmarks_frame,
     changes_frame,
@@ -75,6 +76,7 @@ __all__ = [
     "CacheWarning",
     "Client",
     "ConfigurationError",
+    "Coordinator",
     "CostModel",
     "Endpoint",
     "EstimatesNotInPlanError",

@@ -40,6 +40,8 @@ from . import catalog, engine, planning
 from .answers import Answer, Part, Response
 from .cache import REFRESH_MODES, Cache, Refresh, default_cache_dir
 from .catalog import CostModel, Endpoint, Freshness
+from .coordination import Coordinator
+from .coordination import coordinator as _coordinator
 from .credits import Credits
 from .engine import CallPlan, Fetched, Plan
 from .errors import (
@@ -53,8 +55,8 @@ from .errors import (
 from .frames import FrameFunctions, resolve
 from .leases import FileLeases, Leases, RedisLeases, leases_for, machine
 from .ledger import spend_summary
-from .limiter import SlidingWindowLimiter
 from .pipeline import FRAMES, CallParts, FrameMaker
+from .window import SharedLimiter, shared_limiter
 from .wire import Wire
 
 __all__ = ["Client"]
@@ -95,12 +97,25 @@ def _endpoints(
     return {name: ep.with_cost(costs[name]).with_freshness(policies[name]) for name, ep in catalog.ENDPOINTS.items()}
 
 
-def _limiter(rate_limit: Any) -> SlidingWindowLimiter:
+def _limiter(
+    rate_limit: Any, api_key: Any, base_url: str | None, coordinator: Coordinator, hold: float
+) -> SharedLimiter:
+    """The token's rate window, shared with every caller of the token that ``coordinator`` reaches."""
+    token = api_key if isinstance(api_key, str) else ""  # Wire refuses a token that is not a text
     try:
         limit, window = rate_limit
-        return SlidingWindowLimiter(limit, window)
+        return shared_limiter(token, base_url, (limit, window), coordinator=coordinator, hold=hold)
+    except ConfigurationError:
+        raise
     except (TypeError, ValueError) as exc:
         raise ConfigurationError(f"rate_limit must be (requests, seconds), got {rate_limit!r}: {exc}") from None
+
+
+def _hold(timeout: Any, http_client: httpx.Client | None) -> float:
+    """The longest one attempt may hold a slot: the HTTP timeout and 5 s, or 60 s when it is not known."""
+    if http_client is not None or isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout <= 0:
+        return 60.0
+    return float(timeout) + 5.0
 
 
 def _open_cache(cache_dir: Any) -> Cache | None:
@@ -213,6 +228,15 @@ class Client(FrameFunctions):
         budget: the most credits this client may spend; a request whose estimated
             maximum cost would pass it is refused before sending.
         rate_limit: ``(requests, seconds)`` of the strict sliding window, ``(60, 10.0)``.
+            The window is the token's: every client of the same token and base URL that
+            ``coordinator`` reaches counts against it, each admitting a request only when
+            fewer than its own limit were sent within its own window.
+        coordinator: who shares the token's rate window (and the leases): ``"machine"``
+            (the default: every thread and process of this machine, through a file in
+            ``$STOREFRAMES_STATE_DIR`` or the user's state directory), or a Redis URL
+            (``redis://``, ``rediss://``, ``unix://``; ``pip install "storeframes[redis]"``)
+            for several machines, or a :class:`~storeframes.Coordinator`. Defaults to
+            ``$STOREFRAMES_COORDINATOR``.
         max_workers: threads sending the requests of one call (default 8).
         http_client: an ``httpx.Client`` to send with (its transport, proxies and
             timeouts are kept); the client adds the token per request.
@@ -262,6 +286,7 @@ class Client(FrameFunctions):
         base_url: str | None = None,
         budget: int | None = None,
         rate_limit: tuple[int, float] = (60, 10.0),
+        coordinator: str | Coordinator | None = None,
         max_workers: int | None = None,
         http_client: httpx.Client | None = None,
         timeout: float = 30.0,
@@ -279,9 +304,10 @@ class Client(FrameFunctions):
         self._clock = clock
         self.cache: Cache | None = _open_cache(cache_dir)
         self.credits = Credits(budget, clock=self._now, service=lambda: self.namespace, sink=self.cache)
-        self.limiter = _limiter(rate_limit)
         key = api_key if api_key is not None else os.environ.get(ENV_API_KEY, "")
         url = base_url if base_url is not None else os.environ.get(ENV_BASE_URL) or None
+        self.coordinator = _coordinator(coordinator)
+        self.limiter = _limiter(rate_limit, key, url, self.coordinator, _hold(timeout, http_client))
         self.wire = Wire(
             key,
             url,
