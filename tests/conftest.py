@@ -133,6 +133,7 @@ def _no_token_in_any_file_the_suite_wrote(tmp_path_factory):
 def _own_cache_folder(tmp_path_factory, monkeypatch):
     """Every test gets an empty cache folder of its own and starts online."""
     monkeypatch.setenv("STOREFRAMES_CACHE_DIR", str(tmp_path_factory.mktemp("cache")))
+    monkeypatch.setenv("STOREFRAMES_STATE_DIR", str(tmp_path_factory.mktemp("state")))
     monkeypatch.delenv("STOREFRAMES_OFFLINE", raising=False)
 
 
