@@ -24,6 +24,7 @@ import storeframes as sf
 from storeframes.leases import FileLeases, Leases, RedisLeases
 from storeframes.sandbox import SANDBOX_KEY, SandboxServer, World
 
+from ._redis import redis_url  # noqa: F401 - the fixture
 from ._summary import paid_twice, record
 from .conftest import ROOT, SANDBOX_TODAY
 
@@ -229,7 +230,7 @@ def test_in_process_flights_hand_the_holders_answers_to_the_waiters():
 # -- leases in Redis -----------------------------------------------------------------------------
 
 
-def test_redis_leases_exclude_expire_when_their_holder_dies_and_hold_no_token(redis_url):
+def test_redis_leases_exclude_expire_when_their_holder_dies_and_hold_no_token(redis_url):  # noqa: F811
     import redis
 
     connection = redis.Redis.from_url(redis_url)
@@ -261,7 +262,7 @@ os.kill(os.getpid(), signal.SIGKILL)
         assert SANDBOX_KEY.encode() not in key and b"|" not in key  # names are hashed
 
 
-def test_a_renewed_redis_lease_outlives_its_ttl_while_held(redis_url, monkeypatch):
+def test_a_renewed_redis_lease_outlives_its_ttl_while_held(redis_url, monkeypatch):  # noqa: F811
     import redis
 
     monkeypatch.setattr(RedisLeases, "TTL", 0.6)
