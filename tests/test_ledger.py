@@ -11,7 +11,6 @@ from __future__ import annotations
 import io
 import json
 import os
-import signal
 import subprocess
 import sys
 import threading
@@ -39,6 +38,7 @@ from storeframes.ledger import LEDGER_SCHEMA, SPEND_SCHEMA
 from storeframes.sandbox import API_PREFIX, SANDBOX_KEY, Faults, SandboxServer, SandboxService, World
 from storeframes.store import MemoryStore
 
+from ._killed import sigkill_when
 from .conftest import ROOT, SANDBOX_TODAY
 
 WORLD = World(0)
@@ -251,29 +251,8 @@ def test_a_process_killed_half_way_leaves_a_paid_row_for_every_answer_it_kept(tm
             "apps": APPS,
             "today": SANDBOX_TODAY.isoformat(),
         }
-        env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
         arrivals = server.service.arrivals
-        with open(tmp_path / "child.err", "wb") as stderr:
-            child = subprocess.Popen(
-                [sys.executable, "-c", KILLED_FETCH, json.dumps(args)],
-                cwd=ROOT,
-                env=env,
-                stdout=subprocess.PIPE,
-                stderr=stderr,
-            )
-            try:
-                deadline = time.monotonic() + 90
-                while sum(a.status == 200 for a in list(arrivals)) < 20:  # half of the 40 requests
-                    assert child.poll() is None, (tmp_path / "child.err").read_text()
-                    assert time.monotonic() < deadline, "the child sent too little in 90 s"
-                    time.sleep(0.005)
-                os.kill(child.pid, signal.SIGKILL)
-                out, _ = child.communicate(timeout=60)
-            finally:
-                if child.poll() is None:
-                    child.kill()
-                    child.wait(timeout=60)
-        assert child.returncode == -signal.SIGKILL and b"finished" not in out
+        sigkill_when(KILLED_FETCH, args, tmp_path, lambda: sum(a.status == 200 for a in list(arrivals)) >= 20)
         time.sleep(0.5)  # what was in flight ends at the server
         answered = {_params(a.params) for a in list(arrivals) if a.status == 200}
 

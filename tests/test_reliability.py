@@ -11,10 +11,6 @@ from __future__ import annotations
 import gzip
 import json
 import multiprocessing
-import os
-import signal
-import subprocess
-import sys
 import time
 import traceback
 import warnings
@@ -35,8 +31,9 @@ from storeframes import catalog
 from storeframes.engine import Plan
 from storeframes.sandbox import API_PREFIX, SANDBOX_KEY, Arrival, Faults, SandboxServer, World
 
+from ._killed import sigkill_when
 from ._summary import faults_of, max_in_window, paid_twice, record
-from .conftest import ROOT, SANDBOX_TODAY
+from .conftest import SANDBOX_TODAY
 
 WORLD = World(0)
 APPS = [a for a in WORLD.app_ids("ios") if a not in WORLD.UNAVAILABLE_IN_US][:200]
@@ -298,29 +295,8 @@ def test_a_fetch_killed_half_way_resumes_sending_only_what_is_missing(tmp_path):
             "max_workers": KILL_WORKERS,
             "max_tries": KILL_TRIES,
         }
-        env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
         arrivals = server.service.arrivals
-        with open(tmp_path / "child.err", "wb") as stderr:
-            child = subprocess.Popen(
-                [sys.executable, "-c", KILLED_FETCH, json.dumps(args)],
-                cwd=ROOT,
-                env=env,
-                stdout=subprocess.PIPE,
-                stderr=stderr,
-            )
-            try:
-                deadline = time.monotonic() + 90
-                while _answered(list(arrivals)) < len(planned) // 2:
-                    assert child.poll() is None, (tmp_path / "child.err").read_text()
-                    assert time.monotonic() < deadline, "the child sent too little in 90 s"
-                    time.sleep(0.005)
-                os.kill(child.pid, signal.SIGKILL)
-                out, _ = child.communicate(timeout=60)
-            finally:
-                if child.poll() is None:
-                    child.kill()
-                    child.wait(timeout=60)
-        assert child.returncode == -signal.SIGKILL and b"finished" not in out
+        sigkill_when(KILLED_FETCH, args, tmp_path, lambda: _answered(list(arrivals)) >= len(planned) // 2)
         _wait_quiet(arrivals)
         before = list(arrivals)
 
