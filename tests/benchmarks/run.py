@@ -14,6 +14,9 @@ It calls the functions of the scripts beside it, with their own default sizes (t
   ``bench_changes.py``, ``bench_search.py``, ``bench_metrics.py``);
 * fetch: requests through the loopback sandbox with 150 ms latency, as a share of the ceiling
   the rate limit allows, and the client's own cost per request (``bench_client.py``);
+* coordination: one plan fetched by 1, 2 and 4 processes sharing a token and a cache folder
+  (each asking for all of it, then for disjoint shares): credits against one fetch, share of
+  the ceiling, 429s and the most requests in any window (``bench_coordination.py``);
 * cache: cold and warm calls, an incremental range, index load time and disk footprint against
   the in-process sandbox (``bench_cache.py``);
 * frames: ``metadata_frame``, ``changes_frame`` and ``search_history_frame`` cold and warm
@@ -46,6 +49,7 @@ from typing import Any
 import bench_cache
 import bench_changes
 import bench_client
+import bench_coordination
 import bench_frames
 import bench_metadata
 import bench_metrics
@@ -56,7 +60,7 @@ from storeframes.flatteners import UnknownFieldWarning
 from storeframes.sandbox import World
 
 Figure = dict[str, Any]
-GROUPS = ("flatten", "fetch", "cache", "frames", "memory")
+GROUPS = ("flatten", "fetch", "coordination", "cache", "frames", "memory")
 
 
 @dataclass
@@ -226,6 +230,39 @@ def fetch(quick: bool) -> list[Row]:
             [line("fetch.client_overhead", f["us_per_request"], "us", f)],
         )
     )
+    return rows
+
+
+# -- coordination -----------------------------------------------------------------------------
+
+
+def coordination(quick: bool) -> list[Row]:
+    rows = []
+    for f in bench_coordination.figures(quick):
+        setting = (
+            f"{f['processes']} process(es), {f['plan']}, {f['requests_minimum']} requests, "
+            f"{f['limit']}, {f['latency_ms']:.0f} ms"
+        )
+        result = (
+            f"{f['credits_paid']:,} credits for {f['credits_minimum']:,} ({f['credits_paid_twice']:,} paid twice), "
+            f"{f['share_of_ceiling']:.0%} of the ceiling, {f['http_429']} x 429, "
+            f"at most {f['max_in_window']} in a window"
+        )
+        name = f"coordination.{f['processes']}_processes.{slug(f['plan'])}"
+        context = f
+        rows.append(
+            Row(
+                "coordination",
+                "processes sharing a token",
+                setting,
+                result,
+                [
+                    line(f"{name}.credits_paid_twice", f["credits_paid_twice"], "credits", context),
+                    line(f"{name}.share_of_ceiling", f["share_of_ceiling"], "ratio", context),
+                    line(f"{name}.http_429", f["http_429"], "requests", context),
+                ],
+            )
+        )
     return rows
 
 
@@ -471,6 +508,8 @@ def main() -> None:
             timed("flatten", flatten_all)
         if "fetch" in only:
             timed("fetch", lambda: fetch(quick))
+        if "coordination" in only:
+            timed("coordination", lambda: coordination(quick))
         if "cache" in only:
             timed("cache", lambda: cache(quick))
         if "frames" in only:
