@@ -84,16 +84,30 @@ def masked(url: str) -> str:
 
 
 _CLIENTS: dict[tuple[int, str], Redis] = {}
-_CLIENTS_LOCK = threading.Lock()
 
 
-def _after_fork() -> None:  # a lock another thread held at the fork would stay held in the child
-    global _CLIENTS_LOCK
-    _CLIENTS_LOCK = threading.Lock()
+class ForkSafeLock:
+    """A lock for a process-wide registry that a forked child gets afresh.
+
+    A lock another thread held at the moment of a fork would stay held in the child forever.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        if hasattr(os, "register_at_fork"):
+            os.register_at_fork(after_in_child=self._renew)
+
+    def _renew(self) -> None:
+        self._lock = threading.Lock()
+
+    def __enter__(self) -> None:
+        self._lock.acquire()
+
+    def __exit__(self, *exc: object) -> None:
+        self._lock.release()
 
 
-if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_after_fork)
+_CLIENTS_LOCK = ForkSafeLock()
 
 
 @dataclass(frozen=True, repr=False)

@@ -63,7 +63,7 @@ from pathlib import Path
 from typing import Any, Protocol
 from urllib.parse import urlsplit
 
-from .coordination import Coordinator, private_folder, redis_installed, state_path, token_id
+from .coordination import Coordinator, ForkSafeLock, private_folder, redis_installed, state_path, token_id
 from .errors import ConfigurationError, StoreframesError
 
 __all__ = ["STATE_FILE", "Limiter", "SharedLimiter", "shared_limiter"]
@@ -497,16 +497,7 @@ class _RemoteWindow:
 
 
 _WINDOWS: dict[tuple[int, str, str], _Shared] = {}
-_WINDOWS_LOCK = threading.Lock()
-
-
-def _after_fork() -> None:  # a lock another thread held at the fork would stay held in the child
-    global _WINDOWS_LOCK
-    _WINDOWS_LOCK = threading.Lock()
-
-
-if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_after_fork)
+_WINDOWS_LOCK = ForkSafeLock()
 
 
 def _window_of(coordinator: Coordinator, tid: str) -> _Shared:
