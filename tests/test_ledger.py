@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import io
 import json
-import os
 import subprocess
 import sys
 import threading
@@ -38,8 +37,8 @@ from storeframes.ledger import LEDGER_SCHEMA, SPEND_SCHEMA
 from storeframes.sandbox import API_PREFIX, SANDBOX_KEY, Faults, SandboxServer, SandboxService, World
 from storeframes.store import MemoryStore
 
-from ._killed import sigkill_when
-from .conftest import ROOT, SANDBOX_TODAY
+from ._children import child_env, sigkill_when
+from .conftest import SANDBOX_TODAY
 
 WORLD = World(0)
 APPS = [a for a in WORLD.app_ids("ios") if a not in WORLD.UNAVAILABLE_IN_US][:200]
@@ -560,7 +559,7 @@ for keyword in ("maps", "notes", "weather"):
     client.search_frame([keyword])
 print(len(client.ledger))
 """
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
+    env = child_env()
     done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, check=True)
     names = sorted(p.name for p in (tmp_path / "ledger").glob("*.parquet"))
     assert len(names) == 1 and "-r" not in names[0]  # three small files merged into one chunk

@@ -31,7 +31,7 @@ from storeframes import catalog
 from storeframes.engine import Plan
 from storeframes.sandbox import API_PREFIX, SANDBOX_KEY, Arrival, Faults, SandboxServer, World
 
-from ._killed import sigkill_when
+from ._children import sigkill_when
 from ._summary import faults_of, max_in_window, paid_twice, record
 from .conftest import SANDBOX_TODAY
 

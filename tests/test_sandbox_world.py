@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import re
 import subprocess
 import sys
@@ -24,6 +23,8 @@ from storeframes.sandbox.world import (
     World,
     store_of,
 )
+
+from ._children import child_env
 
 ROOT = Path(__file__).resolve().parent.parent
 TODAY = date(2026, 3, 1)
@@ -141,8 +142,7 @@ def test_answers_do_not_depend_on_the_process_hash_seed(world):
         world.metadata(world.EXAMPLE_ANDROID_APPS[1], device="android", country="fr", language="fr", today=TODAY),
         world.search("budget planner", device="ipad", country="de", language="de", day=date(2025, 7, 4)),
     ]
-    path = os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH", "")) if p)
-    env = os.environ | {"PYTHONHASHSEED": "12345", "PYTHONPATH": path}
+    env = child_env(PYTHONHASHSEED="12345")
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True, env=env, cwd=ROOT)
     assert json.loads(out.stdout) == json.loads(json.dumps(expected))
 

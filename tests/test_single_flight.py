@@ -24,9 +24,10 @@ import storeframes as sf
 from storeframes.leases import FileLeases, Leases, RedisLeases
 from storeframes.sandbox import SANDBOX_KEY, SandboxServer, World
 
+from ._children import child_env
 from ._redis import redis_url  # noqa: F401 - the fixture
 from ._summary import paid_twice, record
-from .conftest import ROOT, SANDBOX_TODAY
+from .conftest import SANDBOX_TODAY
 
 WORLD = World(0)
 APPS = [a for a in WORLD.app_ids("ios") if a not in WORLD.UNAVAILABLE_IN_US][:40]
@@ -147,7 +148,7 @@ def test_a_process_killed_while_holding_a_lease_does_not_block_the_others(tmp_pa
     with SandboxServer(port=0, today=SANDBOX_TODAY, latency=1.5) as server:
         args = {"key": SANDBOX_KEY, "base_url": server.base_url, "folder": str(folder), "apps": apps}
         args["today"] = SANDBOX_TODAY.isoformat()
-        env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
+        env = child_env()
         child = subprocess.Popen(
             [sys.executable, "-c", HOLDER, json.dumps(args)], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE
         )
@@ -195,7 +196,7 @@ if handle is not None:
     leases.release(handle)
 print(handle is None, leases.wait(sys.argv[2], 0.2))
 """
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
+    env = child_env()
     run = [sys.executable, "-c", probe, str(tmp_path), names[0]]
     assert subprocess.run(run, env=env, capture_output=True, text=True, check=True).stdout.split() == [
         "True",
@@ -251,7 +252,7 @@ assert leases.try_take("k") is not None
 print("held", flush=True)
 os.kill(os.getpid(), signal.SIGKILL)
 """
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
+    env = child_env()
     child = subprocess.run([sys.executable, "-c", holder, redis_url], env=env, capture_output=True, text=True)
     assert child.returncode == -signal.SIGKILL and "held" in child.stdout
     assert two.try_take("k") is None

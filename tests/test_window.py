@@ -31,9 +31,10 @@ from storeframes.coordination import Coordinator, coordinator, state_dir, token_
 from storeframes.sandbox import SANDBOX_KEY, SandboxServer, World
 from storeframes.window import POLL, STATE_FILE, SharedLimiter, _RedisSlots, _SqliteSlots, shared_limiter
 
+from ._children import child_env
 from ._redis import redis_url  # noqa: F401 - the fixture
 from ._summary import max_in_window, record
-from .conftest import ROOT, SANDBOX_TODAY
+from .conftest import SANDBOX_TODAY
 
 WORLD = World(0)
 APPS = [a for a in WORLD.app_ids("ios") if a not in WORLD.UNAVAILABLE_IN_US][:200]
@@ -56,14 +57,6 @@ def _client(base_url: str, cache_dir: Any, **options: Any) -> sf.Client:
         **options,
     }
     return sf.Client(SANDBOX_KEY, base_url=base_url, cache_dir=cache_dir, **options)
-
-
-def _env(**changes: str | None) -> dict[str, str]:
-    """The environment of a child process: this test's (its state and cache folders), with ``changes``."""
-    env = {k: v for k, v in os.environ.items() if k not in changes}
-    env["PYTHONPATH"] = os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])
-    env.update({k: v for k, v in changes.items() if v is not None})
-    return env
 
 
 def _files_hold(folder: Path, secret: str) -> list[str]:
@@ -376,7 +369,7 @@ time.sleep(600)
 def _holder(url: str | None, hold: float, limit: int = 3) -> subprocess.Popen[str]:
     """A process that takes every slot of a window and keeps them; started once it holds them."""
     run = [sys.executable, "-c", HOLDER, TOKEN, BASE, str(limit), str(hold), url or ""]
-    child = subprocess.Popen(run, env=_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    child = subprocess.Popen(run, env=child_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     assert child.stdout is not None
     line = child.stdout.readline()
     assert line.strip() == "held", child.stderr.read() if child.stderr else ""
@@ -498,7 +491,7 @@ def _two_machines(tmp_path: Path, url: str | None, apps_each: int) -> tuple[list
         children = []
         for i in range(2):
             home = tmp_path / ("with" if url else "without") / f"machine{i}"
-            env = _env(
+            env = child_env(
                 HOME=str(home),
                 XDG_STATE_HOME=str(home / "state"),
                 XDG_CACHE_HOME=str(home / "cache"),

@@ -249,7 +249,6 @@ def coordination(quick: bool) -> list[Row]:
             f"at most {f['max_in_window']} in a window"
         )
         name = f"coordination.{f['processes']}_processes.{slug(f['plan'])}"
-        context = f
         rows.append(
             Row(
                 "coordination",
@@ -257,9 +256,9 @@ def coordination(quick: bool) -> list[Row]:
                 setting,
                 result,
                 [
-                    line(f"{name}.credits_paid_twice", f["credits_paid_twice"], "credits", context),
-                    line(f"{name}.share_of_ceiling", f["share_of_ceiling"], "ratio", context),
-                    line(f"{name}.http_429", f["http_429"], "requests", context),
+                    line(f"{name}.credits_paid_twice", f["credits_paid_twice"], "credits", f),
+                    line(f"{name}.share_of_ceiling", f["share_of_ceiling"], "ratio", f),
+                    line(f"{name}.http_429", f["http_429"], "requests", f),
                 ],
             )
         )

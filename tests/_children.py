@@ -1,4 +1,4 @@
-"""Run a script in a child process and SIGKILL it half-way, when the test says so."""
+"""Child processes of the tests: their environment, and a script SIGKILLed half-way when the test says so."""
 
 from __future__ import annotations
 
@@ -15,13 +15,21 @@ from typing import Any
 from .conftest import ROOT
 
 
+def child_env(**changes: str | None) -> dict[str, str]:
+    """The environment of a child process: this test's, storeframes importable, with ``changes`` (None removes)."""
+    env = {k: v for k, v in os.environ.items() if k not in changes}
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH", "")) if p)
+    env.update({k: v for k, v in changes.items() if v is not None})
+    return env
+
+
 def sigkill_when(script: str, args: dict[str, Any], tmp_path: Path, ready: Callable[[], bool]) -> None:
     """Run ``python -c script json(args)``, SIGKILL it as soon as ``ready()``, and check it died unfinished.
 
     The child must not exit on its own first (its stderr is shown if it does), must get
     ready within 90 s, and must not have printed ``finished``.
     """
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
+    env = child_env()
     errors = tmp_path / "child.err"
     with open(errors, "wb") as stderr:
         child = subprocess.Popen(
