@@ -41,6 +41,7 @@ import hashlib
 import io
 import json
 import os
+import re
 import secrets
 import threading
 import warnings
@@ -53,6 +54,7 @@ from typing import Any, Literal
 
 import polars as pl
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from . import planning
@@ -81,7 +83,8 @@ INDEX_SCHEMA = pa.schema(
         ("facet", pa.string()),
         ("day", pa.date32()),
         ("fetched_at", pa.timestamp("us", tz="UTC")),
-        ("cost", pa.int64()),
+        ("answer_cost", pa.int64()),
+        ("cell_cost", pa.int64()),
         ("max_credit_cost", pa.int64()),
         ("available", pa.bool_()),
         ("params", pa.string()),
@@ -89,15 +92,45 @@ INDEX_SCHEMA = pa.schema(
 )
 
 
+@dataclass(frozen=True)
+class _Part:
+    """A compacted frame file: the flattener that wrote it and the row group of each entry it holds."""
+
+    version: str
+    groups: dict[str, int]  # -1: the answer has no rows in this table
+
+
+def _without_entry(stored: pa.Table) -> pl.DataFrame:
+    frame = pl.from_arrow(stored)
+    assert isinstance(frame, pl.DataFrame)
+    return frame.drop(_ENTRY, strict=False)
+
+
 class CacheWarning(UserWarning):
     """A cache file could not be read or written; the call went on without it."""
 
 
-def default_cache_dir() -> Path:
-    """``$STOREFRAMES_CACHE_DIR``, else the user's cache directory for storeframes."""
+_URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
+
+
+def is_url(text: str) -> bool:
+    """Whether ``text`` is a storage address (``s3://bucket/prefix``, ``gs://...``) rather than a folder."""
+    return bool(_URL.match(text))
+
+
+def _url_store(url: str, storage_options: Mapping[str, str] | None) -> Store:
+    if url.lower().startswith("file://"):
+        return LocalStore(url[len("file://") :])
+    from .objectstore import ObjectStore
+
+    return ObjectStore(url, storage_options=storage_options)
+
+
+def default_cache_dir() -> Path | str:
+    """``$STOREFRAMES_CACHE_DIR`` (a folder or a bucket address), else the user's cache directory for storeframes."""
     configured = os.environ.get(ENV_CACHE_DIR)
     if configured:
-        return Path(configured).expanduser()
+        return configured if is_url(configured) else Path(configured).expanduser()
     import platformdirs
 
     return Path(platformdirs.user_cache_dir("storeframes", appauthor=False))
@@ -128,11 +161,45 @@ def _new_id(fetched_at: datetime, endpoint: str, params: Mapping[str, str]) -> s
     return f"{fetched_at.astimezone(UTC):%Y%m%dT%H%M%S%fZ}-{digest}-{secrets.token_hex(3)}"
 
 
+def _shares(cost: int, n: int) -> list[int]:
+    """``cost`` split over ``n`` cells in whole credits that sum to it exactly (the first cells take the rest)."""
+    if n == 0:
+        return []
+    base, rest = divmod(cost, n)
+    return [base + 1] * rest + [base] * (n - rest)
+
+
+def _index_rows(entries: Iterable[Entry]) -> pa.Table:
+    """The index rows of ``entries``: one per cell, cells in order, each with its share of the answer's cost."""
+    columns: dict[str, list[Any]] = {name: [] for name in INDEX_SCHEMA.names}
+    for entry in entries:
+        cells = sorted(entry.cells, key=lambda c: (c[0] or "", c[1] or "", c[2] or date.min))
+        n = len(cells)
+        columns["entry"] += [entry.id] * n
+        columns["service"] += [entry.service] * n
+        columns["scope"] += [entry.scope] * n
+        columns["entity"] += [c[0] for c in cells]
+        columns["facet"] += [c[1] for c in cells]
+        columns["day"] += [c[2] for c in cells]
+        columns["fetched_at"] += [entry.fetched_at] * n
+        columns["answer_cost"] += [entry.cost] * n
+        columns["cell_cost"] += _shares(entry.cost, n)
+        columns["max_credit_cost"] += [entry.max_credit_cost] * n
+        columns["available"] += [entry.available] * n
+        columns["params"] += [json.dumps(dict(entry.params), sort_keys=True)] * n
+    return pa.table(columns, schema=INDEX_SCHEMA)
+
+
 def _parquet_bytes(table: pa.Table) -> bytes:
     """``table`` as the bytes of a Parquet file."""
     buffer = io.BytesIO()
     pq.write_table(table, buffer)
     return buffer.getvalue()
+
+
+def _endpoint_of(key: str) -> str:
+    """The endpoint of an index key ``index/endpoint=<name>/...``."""
+    return key.split("/", 2)[1].removeprefix("endpoint=")
 
 
 def _name(key: str) -> str:
@@ -156,6 +223,11 @@ def _provenance(entry: Entry, **extra: str) -> dict[str, str]:
     return meta
 
 
+_ENTRY = "entry"  # the column of a kept frame that names the answer of its rows
+_GONE = object()
+_PART_ROWS = 1_000_000  # the most rows of one compacted frame file
+_GROUP_ROWS = 65_536  # about the rows of one of its row groups (an answer's rows are never split)
+_PART = "part-"  # the name of a compacted file starts so; an entry's name starts with its date
 _UNREADABLE = (OSError, EOFError, zlib.error, ValueError, KeyError, TypeError, pa.ArrowException)
 # a temporary file or an answer without an index younger than this may be a write in progress
 _STALE_SECONDS = 3600.0
@@ -175,18 +247,27 @@ class Cache:
     >>> scratch = Cache(MemoryStore())        # doctest: +SKIP
     """
 
-    def __init__(self, path_or_store: str | os.PathLike[str] | Store):
+    def __init__(
+        self, path_or_store: str | os.PathLike[str] | Store, *, storage_options: Mapping[str, str] | None = None
+    ):
+        if isinstance(path_or_store, str) and is_url(path_or_store):
+            path_or_store = _url_store(path_or_store, storage_options)
+        elif storage_options is not None:
+            raise TypeError("storage_options= goes with a bucket address (s3://bucket/prefix), not a folder or a Store")
         if isinstance(path_or_store, (str, os.PathLike)):
             path_or_store = LocalStore(path_or_store)
         elif not isinstance(path_or_store, Store):
-            raise TypeError(f"a cache lives in a folder path or a Store, got {path_or_store!r}")
+            raise TypeError(f"a cache lives in a folder path, a bucket address or a Store, got {path_or_store!r}")
         self.storage: Store = path_or_store
         """Where the files are kept."""
         self.path: Path | None = path_or_store.root if isinstance(path_or_store, LocalStore) else None
         """The folder of a cache kept in a folder; None for another store."""
         self._lock = threading.RLock()
         self._entries: dict[str, Entry] = {}
-        self._files: dict[str, dict[str, str | None]] = {}  # endpoint -> index key -> entry id
+        self._files: dict[str, dict[str, tuple[str, ...]]] = {}  # endpoint -> index key -> ids of its entries
+        self._held: dict[str, int] = {}  # entry id -> how many known index files hold it
+        self._parts: dict[str, dict[str, _Part]] = {}  # table -> compacted frame file -> what it holds
+        self._dead: set[str] = set()  # entries whose answer is gone, still listed by a compacted file
         self._cells: dict[tuple[str, str, str], dict[Cell, list[Entry]]] = {}
 
     @property
@@ -196,7 +277,7 @@ class Cache:
             return str(self.path)
         if isinstance(self.storage, MemoryStore):
             return "memory"
-        return repr(self.storage)
+        return str(getattr(self.storage, "location", None) or repr(self.storage))
 
     def __repr__(self) -> str:
         return f"Cache({self.location!r})" if self.path is not None else f"Cache({self.location})"
@@ -259,28 +340,12 @@ class Cache:
             warnings.warn(f"could not write to the cache at {self.location}: {exc}", CacheWarning, stacklevel=2)
             return None
         with self._lock:
-            self._files.setdefault(entry.endpoint, {})[self._index_key(entry)] = entry.id
-            self._add(entry)
+            self._hold(self._index_key(entry), [entry])
         return entry
 
-    def _index_table(self, entry: Entry) -> pa.Table:
-        cells = sorted(entry.cells, key=lambda c: (c[0] or "", c[1] or "", c[2] or date.min))
-        n = len(cells)
-        columns = {
-            "entry": [entry.id] * n,
-            "service": [entry.service] * n,
-            "scope": [entry.scope] * n,
-            "entity": [c[0] for c in cells],
-            "facet": [c[1] for c in cells],
-            "day": [c[2] for c in cells],
-            "fetched_at": [entry.fetched_at] * n,
-            "cost": [entry.cost] * n,
-            "max_credit_cost": [entry.max_credit_cost] * n,
-            "available": [entry.available] * n,
-            "params": [json.dumps(dict(entry.params), sort_keys=True)] * n,
-        }
-        table = pa.table(columns, schema=INDEX_SCHEMA)
-        return table.replace_schema_metadata(_provenance(entry))
+    @staticmethod
+    def _index_table(entry: Entry) -> pa.Table:
+        return _index_rows([entry]).replace_schema_metadata(_provenance(entry))
 
     # -- the in-memory index -----------------------------------------------------
 
@@ -293,8 +358,8 @@ class Cache:
             if len(candidates) > 1 and candidates[-2].fetched_at > entry.fetched_at:
                 candidates.sort(key=lambda e: (e.fetched_at, e.id))
 
-    def _drop(self, entry_id: str | None) -> None:
-        entry = self._entries.pop(entry_id, None) if entry_id else None
+    def _drop(self, entry_id: str) -> None:
+        entry = self._entries.pop(entry_id, None)
         if entry is None:
             return
         table = self._cells.get((entry.endpoint, entry.service, entry.scope), {})
@@ -303,9 +368,36 @@ class Cache:
             if entry in candidates:
                 candidates.remove(entry)
 
+    def _hold(self, key: str, entries: Iterable[Entry]) -> None:
+        """Note that the index file ``key`` holds ``entries`` (a file of one answer, or a compacted one of many).
+
+        An entry is known while at least one known index file holds it: a compaction
+        writes a file holding entries of others before it removes them, so an entry
+        moving between files is never forgotten on the way.
+        """
+        ids = []
+        for entry in entries:
+            ids.append(entry.id)
+            count = self._held.get(entry.id, 0)
+            self._held[entry.id] = count + 1
+            if count == 0 and entry.id not in self._dead:
+                self._add(entry)
+        self._files.setdefault(_endpoint_of(key), {})[key] = tuple(ids)
+
+    def _unhold(self, endpoint: str, key: str) -> None:
+        for entry_id in self._files.get(endpoint, {}).pop(key, ()):
+            count = self._held.get(entry_id, 0) - 1
+            if count > 0:
+                self._held[entry_id] = count
+                continue
+            self._held.pop(entry_id, None)
+            self._dead.discard(entry_id)
+            self._drop(entry_id)
+
     def _forget(self, entry: Entry) -> None:
+        """Stop serving ``entry`` (its answer is gone); a compacted file may still list it until rewritten."""
         with self._lock:
-            self._files.get(entry.endpoint, {}).pop(self._index_key(entry), None)
+            self._dead.add(entry.id)
             self._drop(entry.id)
 
     def sync(self, endpoint: str) -> None:
@@ -313,30 +405,42 @@ class Cache:
         with self._lock:
             self._sync(endpoint)
 
-    def _sync(self, endpoint: str) -> None:
+    def _index_files(self, endpoint: str) -> set[str]:
         prefix = self._prefix("index", endpoint)
-        keys = {
+        return {
             key
             for key in self.storage.list(prefix)
             if key.endswith(".parquet") and "/" not in key[len(prefix) :]  # the files of the folder itself
         }
+
+    def _sync(self, endpoint: str) -> None:
+        keys = self._index_files(endpoint)
         known = self._files.setdefault(endpoint, {})
-        for gone in set(known) - keys:
-            self._drop(known.pop(gone))
+        # new files first, then the removed ones: an entry a compaction moved is held throughout
         for key in sorted(keys - set(known)):
-            entry = self._read_index(key, endpoint)
-            known[key] = entry.id if entry else None
-            if entry is not None:
-                self._add(entry)
+            self._hold(key, self._read_index(key, endpoint))
+        for gone in set(known) - keys:
+            self._unhold(endpoint, gone)
 
-    def _read_index(self, key: str, endpoint: str) -> Entry | None:
-        """An entry from its index file's footer (its provenance); the cells follow from its request.
+    def _read_index(self, key: str, endpoint: str) -> list[Entry]:
+        """The entries an index file holds: one answer's, from its footer, or a compacted file's, from its rows.
 
-        Only the index file is read, never the answer, and of it only the footer is
-        parsed, which is what makes a large cache quick to open; the rows repeat the
-        same facts for readers of the dataset.
+        Of an answer's file only the footer is parsed (the cells follow from the
+        request), which keeps opening a cache of small files quick; a compacted file is
+        read whole, once. An unreadable file of one answer is set aside with its answer;
+        an unreadable compacted file is set aside alone (the answers it listed stay, and
+        the next compaction finds them again from their answers).
         """
-        entry_id = _name(key).removesuffix(".parquet")
+        name = _name(key)
+        if name.startswith(_PART):
+            try:
+                return self._read_index_part(key, endpoint)
+            except FileNotFoundError:
+                return []
+            except (*_UNREADABLE, pl.exceptions.PolarsError) as exc:
+                self._set_aside(key, exc)
+                return []
+        entry_id = name.removesuffix(".parquet")
         try:
             footer = pq.read_metadata(pa.BufferReader(self.storage.get(key)))
             meta = {k.decode(): v.decode() for k, v in (footer.metadata or {}).items()}
@@ -347,23 +451,59 @@ class Cache:
             cells = frozenset(planning.cells_of(ep, params))
             if footer.num_rows != len(cells):
                 raise ValueError(f"{footer.num_rows} rows for {len(cells)} cells")
-            return Entry(
-                id=entry_id,
-                endpoint=endpoint,
-                service=meta["storeframes.service"],
-                scope=planning.scope_of(ep, params),
-                params=params,
-                fetched_at=datetime.fromisoformat(meta["storeframes.fetched_at"]),
-                cost=int(meta["storeframes.cost"]),
-                max_credit_cost=int(meta["storeframes.max_credit_cost"]),
-                cells=cells,
-                available=meta["storeframes.available"] == "true",
-            )
+            return [
+                Entry(
+                    id=entry_id,
+                    endpoint=endpoint,
+                    service=meta["storeframes.service"],
+                    scope=planning.scope_of(ep, params),
+                    params=params,
+                    fetched_at=datetime.fromisoformat(meta["storeframes.fetched_at"]),
+                    cost=int(meta["storeframes.cost"]),
+                    max_credit_cost=int(meta["storeframes.max_credit_cost"]),
+                    cells=cells,
+                    available=meta["storeframes.available"] == "true",
+                )
+            ]
         except FileNotFoundError:
-            return None
+            return []
         except _UNREADABLE as exc:
             self._set_aside(key, exc, partner=f"{self._prefix('answers', endpoint)}{entry_id}.json.gz")
-            return None
+            return []
+
+    def _read_index_part(self, key: str, endpoint: str) -> list[Entry]:
+        """The entries of a compacted index file: its rows, one per cell, grouped by entry."""
+        table = pq.read_table(pa.BufferReader(self.storage.get(key)))
+        meta = {k.decode(): v.decode() for k, v in (table.schema.metadata or {}).items()}
+        if meta.get("storeframes.endpoint") != endpoint or meta.get("storeframes.compacted") != "index":
+            raise ValueError("not a compacted index of this endpoint")
+        frame = pl.from_arrow(table)
+        assert isinstance(frame, pl.DataFrame)
+        grouped = (
+            frame.group_by("entry", maintain_order=True)
+            .agg(
+                pl.col("service", "scope", "params", "fetched_at", "answer_cost", "max_credit_cost", "available").first(),
+                pl.col("entity", "facet", "day"),
+            )
+            .iter_rows()
+        )
+        entries = []
+        for entry_id, service, scope, params, fetched_at, cost, most, available, entity, facet, day in grouped:
+            entries.append(
+                Entry(
+                    id=entry_id,
+                    endpoint=endpoint,
+                    service=service,
+                    scope=scope,
+                    params=json.loads(params),
+                    fetched_at=fetched_at,
+                    cost=cost,
+                    max_credit_cost=most,
+                    cells=frozenset(zip(entity, facet, day, strict=True)),
+                    available=available,
+                )
+            )
+        return entries
 
     def _set_aside(self, key: str, reason: BaseException | str | None, *, partner: str | None = None) -> None:
         """Set an unreadable file aside as ``<name>.corrupt``, and ``partner`` (the other file
@@ -469,15 +609,53 @@ class Cache:
     # -- frames ---------------------------------------------------------------------
 
     @staticmethod
-    def _frame_key(entry: Entry, table: str) -> str:
-        return f"frames/{table}/{entry.id}.parquet"
+    def _frames_prefix(table: str) -> str:
+        return f"frames/table={table}/"
+
+    def _frame_key(self, entry: Entry, table: str) -> str:
+        return f"{self._frames_prefix(table)}{entry.id}.parquet"
 
     def read_frame(self, entry: Entry, table: str, version: str) -> pl.DataFrame | None:
-        """The kept frame ``table`` of ``entry`` if the flattener ``version`` wrote it, else None.
+        """The kept frame ``table`` of ``entry`` if the flattener ``version`` wrote it, else None."""
+        return self.read_frames([entry], table, version).get(entry.id)
 
-        One read of the store. An unreadable file is set aside (with a warning) and
-        counts as absent.
+    def read_frames(
+        self,
+        entries: Collection[Entry],
+        table: str,
+        version: str,
+        *,
+        map: Callable[[Callable[[Entry], Any], list[Entry]], Iterable[Any]] = map,
+    ) -> dict[str, pl.DataFrame]:
+        """The kept frames ``table`` of ``entries`` that the flattener ``version`` wrote, by entry id.
+
+        Entries in a compacted file are read from it, a few row groups at a time; the
+        others from their own files (through ``map``, which may read them on threads).
+        An entry whose frame is not kept, or was kept by another flattener, is left out.
+        Unreadable files are set aside (with a warning) and count as absent.
         """
+        found: dict[str, pl.DataFrame] = {}
+        for attempt in range(2):
+            rest = [e for e in entries if e.id not in found]
+            if not rest:
+                break
+            found.update(self._read_from_parts(rest, table, version, relist=attempt > 0))
+            rest = [e for e in rest if e.id not in found]
+            if not rest:
+                break
+            singles = list(map(lambda e: self._read_single(e, table, version), rest))
+            missing = False
+            for entry, frame in zip(rest, singles, strict=True):
+                if isinstance(frame, pl.DataFrame):
+                    found[entry.id] = frame
+                else:
+                    missing = missing or frame is _GONE
+            if not missing:
+                break  # else a compaction may have moved some: look at the compacted files again
+        return found
+
+    def _read_single(self, entry: Entry, table: str, version: str) -> pl.DataFrame | object | None:
+        """The frame of one entry from its own file; None if another flattener wrote it, _GONE if there is none."""
         key = self._frame_key(entry, table)
         try:
             with pq.ParquetFile(pa.BufferReader(self.storage.get(key))) as handle:
@@ -486,21 +664,319 @@ class Cache:
                     return None
                 stored = handle.read()
         except FileNotFoundError:
-            return None
+            return _GONE
         except _UNREADABLE as exc:
             self._set_aside(key, exc)
             return None
-        return pl.from_arrow(stored)  # type: ignore[return-value]
+        return _without_entry(stored)
+
+    def _frame_parts(self, table: str, *, relist: bool) -> dict[str, _Part]:
+        """The compacted files of ``table`` and what each holds; listed once, then again when asked."""
+        with self._lock:
+            parts = self._parts.get(table)
+            if parts is not None and not relist:
+                return dict(parts)
+        prefix = self._frames_prefix(table)
+        keys = [k for k in self.storage.list(prefix) if _name(k).startswith(_PART) and "/" not in k[len(prefix) :]]
+        with self._lock:
+            known = self._parts.setdefault(table, {})
+            for gone in set(known) - set(keys):
+                del known[gone]
+            new = [k for k in keys if k not in known]
+        for key in new:
+            part = self._read_part_footer(key)
+            if part is not None:
+                with self._lock:
+                    self._parts.setdefault(table, {})[key] = part
+        with self._lock:
+            return dict(self._parts.get(table, {}))
+
+    def _read_part_footer(self, key: str) -> _Part | None:
+        try:
+            meta = {k.decode(): v.decode() for k, v in (pq.read_metadata(self._open(key)).metadata or {}).items()}
+            groups = json.loads(meta["storeframes.row_groups"])
+            held = {e: i for i, ids in enumerate(groups) for e in ids}
+            held.update((e, -1) for e in json.loads(meta.get("storeframes.empty", "[]")))
+            return _Part(meta["storeframes.flattener"], held)
+        except FileNotFoundError:
+            return None
+        except (*_UNREADABLE, json.JSONDecodeError) as exc:
+            self._set_aside(key, exc)
+            return None
+
+    def _open(self, key: str) -> Any:
+        """A file to read ``key`` from: the file itself in a folder (read in ranges), else its bytes."""
+        if self.path is not None:
+            path = self.path.joinpath(*key.split("/"))
+            try:
+                return pa.memory_map(str(path))
+            except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
+                raise FileNotFoundError(key) from None
+            except pa.ArrowException as exc:
+                raise OSError(str(exc)) from None
+        return pa.BufferReader(self.storage.get(key))
+
+    def _read_from_parts(self, entries: list[Entry], table: str, version: str, *, relist: bool) -> dict[str, pl.DataFrame]:
+        parts = self._frame_parts(table, relist=relist)
+        wanted: dict[str, dict[int, list[str]]] = {}
+        for entry in entries:
+            for key, part in parts.items():
+                group = part.groups.get(entry.id)
+                if group is not None and part.version == version:
+                    wanted.setdefault(key, {}).setdefault(group, []).append(entry.id)
+                    break
+        found: dict[str, pl.DataFrame] = {}
+        for key, groups in wanted.items():
+            try:
+                with pq.ParquetFile(self._open(key)) as handle:
+                    stored = handle.read_row_groups(sorted(g for g in groups if g >= 0))
+            except FileNotFoundError:  # replaced by a newer compaction: the caller looks again
+                continue
+            except _UNREADABLE as exc:
+                self._set_aside(key, exc)
+                with self._lock:
+                    self._parts.get(table, {}).pop(key, None)
+                continue
+            frame = pl.from_arrow(stored)
+            assert isinstance(frame, pl.DataFrame)
+            ids = {i for group in groups.values() for i in group}
+            for (entry_id,), rows in frame.filter(pl.col(_ENTRY).is_in(list(ids))).partition_by(
+                _ENTRY, as_dict=True, maintain_order=True
+            ).items():
+                found[str(entry_id)] = rows.drop(_ENTRY)
+            for entry_id in ids - set(found):  # an entry whose frame has no rows
+                found[entry_id] = frame.clear().drop(_ENTRY)
+        return found
+
+    def frame_files(self, entries: Collection[Entry], table: str, version: str) -> dict[str, str]:
+        """The key of the file holding each entry's kept frame ``table`` of the flattener ``version``.
+
+        Entries whose frame is not kept (or was kept by another flattener) are left out.
+        Reads the footers of compacted files once, and of each entry's own file.
+        """
+        located: dict[str, str] = {}
+        for relist in (False, True):
+            parts = self._frame_parts(table, relist=relist)
+            for entry in entries:
+                for key, part in parts.items():
+                    if entry.id in part.groups and part.version == version:
+                        located[entry.id] = key
+                        break
+            rest = [e for e in entries if e.id not in located]
+            gone = False
+            for entry in rest:
+                key = self._frame_key(entry, table)
+                try:
+                    meta = pq.read_metadata(self._open(key)).metadata or {}
+                except FileNotFoundError:
+                    gone = True
+                    continue
+                except _UNREADABLE as exc:
+                    self._set_aside(key, exc)
+                    continue
+                if meta.get(b"storeframes.flattener") == version.encode():
+                    located[entry.id] = key
+            if not gone:
+                break
+        return located
 
     def write_frame(self, entry: Entry, table: str, version: str, frame: pl.DataFrame) -> None:
-        """Keep ``frame`` as the table ``table`` of ``entry``, written by the flattener ``version``."""
-        arrow = frame.to_arrow()
+        """Keep ``frame`` as the table ``table`` of ``entry``, written by the flattener ``version``.
+
+        The file holds the frame's columns and an ``entry`` column naming the answer its
+        rows come from, so the files of a table are one dataset with compacted ones.
+        """
+        arrow = frame.with_columns(pl.lit(entry.id, pl.String).alias(_ENTRY)).to_arrow()
         meta = _provenance(entry, table=table, flattener=version, entry_id=entry.id)
         arrow = arrow.replace_schema_metadata({**(arrow.schema.metadata or {}), **meta})
         try:
             self.storage.put(self._frame_key(entry, table), _parquet_bytes(arrow))
         except OSError as exc:
             warnings.warn(f"could not write a frame to the cache at {self.location}: {exc}", CacheWarning, stacklevel=2)
+
+    # -- compaction -------------------------------------------------------------------
+
+    def compact(self, *, frames: Mapping[str, str] | None = None, endpoint: str | None = None) -> dict[str, int]:
+        """Merge the small files into a few, so that the cache opens and reads quickly; returns what it did.
+
+        Each endpoint's index files (one per answer) become one compacted index file
+        (``index/endpoint=<name>/part-*.parquet``: the same rows, every answer kept).
+        With ``frames`` (``{table: flattener version}``, as the frame functions write
+        them), each table's kept frames of that version become a few compacted files
+        (``frames/table=<name>/part-*.parquet``, rows grouped by answer), leaving out the
+        frames of answers that newer answers replaced in every cell, of answers no longer
+        in the cache, and of other flatteners (they are rebuilt from the raw answer when
+        needed, at no cost). Raw answers are never touched.
+
+        Safe while other processes read and write the same cache: the merged files are
+        written first and the files they replace removed after, and a reader accepts
+        either state (an answer held by two files counts once); files written meanwhile
+        are left for the next compaction. Two compactions at once waste work, never data.
+        """
+        done = {"index_files_merged": 0, "frame_files_merged": 0, "frames_dropped": 0, "files_written": 0}
+        names = [endpoint] if endpoint else list(ENDPOINTS)
+        for name in names:
+            merged, written = self._compact_index(name)
+            done["index_files_merged"] += merged
+            done["files_written"] += written
+        if frames:
+            for table, version in frames.items():
+                merged, dropped, written = self._compact_frames(table, version)
+                done["frame_files_merged"] += merged
+                done["frames_dropped"] += dropped
+                done["files_written"] += written
+        return done
+
+    def _answered(self, endpoint: str) -> set[str]:
+        """The ids of the entries of ``endpoint`` whose raw answer is in the store (one listing)."""
+        prefix = self._prefix("answers", endpoint)
+        return {_name(k).removesuffix(".json.gz") for k in self.storage.list(prefix) if k.endswith(".json.gz")}
+
+    def _part_key(self, prefix: str) -> str:
+        return f"{prefix}{_PART}{datetime.now(UTC):%Y%m%dT%H%M%S%fZ}-{secrets.token_hex(4)}.parquet"
+
+    def _compact_index(self, endpoint: str) -> tuple[int, int]:
+        """One compacted index file for ``endpoint``; (files replaced, files written)."""
+        with self._lock:
+            self._sync(endpoint)
+            files = dict(self._files.get(endpoint, {}))
+        if not files:
+            return 0, 0
+        answered = self._answered(endpoint)
+        ids = sorted({i for held in files.values() for i in held if i in answered})
+        with self._lock:
+            entries = [self._entries[i] for i in ids if i in self._entries]
+        if len(files) == 1 and _name(next(iter(files))).startswith(_PART) and len(entries) == len(ids):
+            held = next(iter(files.values()))
+            if len(held) == len(entries):
+                return 0, 0  # compacted already
+        written = 0
+        if entries:
+            key = self._part_key(self._prefix("index", endpoint))
+            rows = _index_rows(entries)
+            meta = {
+                "storeframes.version": __version__,
+                "storeframes.endpoint": endpoint,
+                "storeframes.compacted": "index",
+                "storeframes.entries": str(len(entries)),
+            }
+            self.storage.put(key, _parquet_bytes(rows.replace_schema_metadata(meta)))
+            written = 1
+            with self._lock:
+                self._hold(key, entries)
+        for old in files:
+            self.storage.delete(old)
+            with self._lock:
+                self._unhold(endpoint, old)
+        return len(files), written
+
+    def _compact_frames(self, table: str, version: str) -> tuple[int, int, int]:
+        """A few compacted files of ``table``; (files replaced, answers' frames left out, files written)."""
+        prefix = self._frames_prefix(table)
+        keys = [k for k in self.storage.list(prefix) if k.endswith(".parquet") and "/" not in k[len(prefix) :]]
+        parts = [k for k in keys if _name(k).startswith(_PART)]
+        if not keys or (len(parts) == len(keys) and len(parts) <= 1 and not self._superseded_in(table, parts)):
+            return 0, 0, 0
+        current = self._current_entries()
+        kept: list[pa.Table] = []
+        dropped: set[str] = set()
+        seen: set[str] = set()
+        for key in keys:
+            try:
+                stored = pq.read_table(self._open(key))
+            except FileNotFoundError:  # removed meanwhile (by another compaction): its rows are in a newer file
+                return 0, 0, 0
+            except _UNREADABLE as exc:
+                self._set_aside(key, exc)
+                continue
+            meta = stored.schema.metadata or {}
+            ids = pc.unique(stored.column(_ENTRY)).to_pylist() if _ENTRY in stored.schema.names else []
+            if meta.get(b"storeframes.flattener") != version.encode() or not ids:
+                dropped.update(ids or [_name(key)])
+                continue
+            keep = [i for i in ids if i in current and i not in seen]
+            dropped.update(i for i in ids if i not in current)
+            seen.update(keep)
+            if len(keep) < len(ids):
+                stored = stored.filter(pc.is_in(stored.column(_ENTRY), pa.array(keep, pa.string())))
+            if stored.num_rows or keep:
+                kept.append(stored.replace_schema_metadata(None))
+        written = self._write_frame_parts(prefix, table, version, kept, seen)
+        for key in keys:
+            self.storage.delete(key)
+        with self._lock:
+            self._parts.pop(table, None)  # listed again at the next read
+        return len(keys), len(dropped - seen), written
+
+    def _superseded_in(self, table: str, parts: list[str]) -> bool:
+        """Whether the one compacted file of ``table`` holds frames of answers no longer current."""
+        current = self._current_entries()
+        for key in parts:
+            part = self._read_part_footer(key)
+            if part is not None and any(i not in current for i in part.groups):
+                return True
+        return False
+
+    def _current_entries(self) -> set[str]:
+        """The ids of the entries that are the newest of at least one of their cells."""
+        with self._lock:
+            for name in ENDPOINTS:
+                self._sync(name)
+            current: set[str] = set()
+            for table in self._cells.values():
+                current.update(candidates[-1].id for candidates in table.values() if candidates)
+            return current
+
+    def _write_frame_parts(self, prefix: str, table: str, version: str, tables: list[pa.Table], ids: set[str]) -> int:
+        """Write the rows of ``tables`` (of the answers ``ids``) as compacted files; how many files.
+
+        A file holds at most about :data:`_PART_ROWS` rows, in row groups of about
+        :data:`_GROUP_ROWS` that never split an answer's rows; its footer lists the
+        answers of each row group (and those with no rows), so a reader takes only the
+        row groups it needs.
+        """
+        if not ids:
+            return 0
+        merged = pa.concat_tables(tables, promote_options="permissive") if len(tables) > 1 else tables[0]
+        merged = merged.sort_by(_ENTRY)
+        counted = pc.value_counts(merged.column(_ENTRY))
+        counts = dict(zip(counted.field("values").to_pylist(), counted.field("counts").to_pylist(), strict=True))
+        files: list[tuple[list[list[str]], list[str]]] = [([], [])]  # per file: row groups, answers with no rows
+        rows_in_file = rows_in_group = 0
+        for entry_id in sorted(ids):
+            n = counts.get(entry_id, 0)
+            groups, empty = files[-1]
+            if n == 0:
+                empty.append(entry_id)
+                continue
+            if rows_in_file and rows_in_file + n > _PART_ROWS:
+                files.append(([], []))
+                groups, empty = files[-1]
+                rows_in_file = 0
+            if not groups or rows_in_group + n > _GROUP_ROWS:
+                groups.append([])
+                rows_in_group = 0
+            groups[-1].append(entry_id)
+            rows_in_group += n
+            rows_in_file += n
+        offset = 0
+        for groups, empty in files:
+            meta = {
+                "storeframes.version": __version__,
+                "storeframes.table": table,
+                "storeframes.flattener": version,
+                "storeframes.compacted": "frames",
+                "storeframes.row_groups": json.dumps(groups, separators=(",", ":")),
+                "storeframes.empty": json.dumps(empty, separators=(",", ":")),
+            }
+            buffer = io.BytesIO()
+            with pq.ParquetWriter(buffer, merged.schema.with_metadata(meta)) as writer:
+                for group in groups:
+                    n = sum(counts[i] for i in group)
+                    writer.write_table(merged.slice(offset, n).replace_schema_metadata(meta), row_group_size=n)
+                    offset += n
+            self.storage.put(self._part_key(prefix), buffer.getvalue())
+        return len(files)
 
     # -- the ledger -----------------------------------------------------------------
 
@@ -598,10 +1074,23 @@ class Cache:
         (``"service"``, ``"sandbox-<seed>"``, ``"unknown"`` for ledger rows of earlier
         versions) to its ``entries``, ``paid``, ``spent`` and ``saved``. ``entries`` and
         ``by_endpoint`` count the answers of every service. The size and the count of files
-        set aside come from one :meth:`~storeframes.store.Store.usage` of the store.
+        set aside come from one :meth:`~storeframes.store.Store.usage` of the store. ``files``
+        counts the files of each kind (``answers``, ``index``, ``frames``, ``ledger``), the
+        ``compacted`` index and frame files and the ``small`` ones (one per answer) that
+        :meth:`compact` would merge, and the answers replaced in every cell by newer ones
+        (``superseded``) whose frames it would drop.
         """
         usage = self.storage.usage()
         entries = self.entries()
+        files = {"answers": 0, "index": 0, "frames": 0, "ledger": 0, "compacted": 0, "small": 0}
+        for key in self.storage.list(""):
+            kind = key.partition("/")[0]
+            if kind in files and key.endswith((".parquet", ".json.gz")):
+                files[kind] += 1
+                if kind in ("index", "frames"):
+                    files["compacted" if _name(key).startswith(_PART) else "small"] += 1
+        current = self._current_entries()
+        files["superseded"] = sum(e.id not in current for e in entries)
         ledger = self.read_ledger()
         by_service: dict[str, dict[str, int]] = {}
 
@@ -628,6 +1117,7 @@ class Cache:
             "credits_saved": real["saved"],
             "by_service": {name: by_service[name] for name in sorted(by_service, key=lambda n: (n != SERVICE, n))},
             "corrupt_files": usage.set_aside,
+            "files": files,
         }
 
     def clear(self, *, endpoint: str | None = None, older_than: timedelta | None = None) -> int:
@@ -640,20 +1130,38 @@ class Cache:
         """
         now = datetime.now(UTC)
         frames: dict[str, list[str]] = {}
+        parts: list[str] = []
         for key in self.storage.list("frames/"):
-            parts = key.split("/")
-            if len(parts) == 3 and parts[2].endswith(".parquet"):
-                frames.setdefault(parts[2].removesuffix(".parquet"), []).append(key)
+            pieces = key.split("/")
+            if len(pieces) == 3 and pieces[2].endswith(".parquet"):
+                if pieces[2].startswith(_PART):
+                    parts.append(key)
+                else:  # frames/table=<name>/<entry>.parquet, or frames/<name>/<entry>.parquet of earlier versions
+                    frames.setdefault(pieces[2].removesuffix(".parquet"), []).append(key)
         removed = 0
+        rewrite: set[str] = set()
         for entry in self.entries(endpoint):
             if older_than is not None and now - entry.fetched_at <= older_than:
                 continue
             for key in (self._index_key(entry), self._answer_key(entry), *frames.get(entry.id, ())):
                 self.storage.delete(key)
+            with self._lock:
+                files = self._files.get(entry.endpoint, {})
+                if any(entry.id in held and _name(key).startswith(_PART) for key, held in files.items()):
+                    rewrite.add(entry.endpoint)
             self._forget(entry)
             removed += 1
+        for name in sorted(rewrite):  # a compacted index listing removed answers: write it again without them
+            self._compact_index(name)
+        left = {e.id for e in self.entries()}
+        for key in parts:  # compacted frames of removed answers only; others keep their rows till the next compaction
+            part = self._read_part_footer(key)
+            if part is not None and not any(i in left for i in part.groups):
+                self.storage.delete(key)
+        with self._lock:
+            self._parts.clear()
         stale = now.timestamp() - _STALE_SECONDS
-        known = {e.id for e in self.entries()}
+        known = left
         for key in self.storage.list(self._prefix("answers", endpoint) if endpoint else "answers/"):
             # an answer whose index was never written: its process stopped between the two
             parts = key.split("/")

@@ -7,7 +7,7 @@ into its table. :data:`FRAMES` holds one spec per frame function.
 
 :class:`FrameMaker` runs a spec: it asks its source (the client) for the parts of each
 call (the engine's plan, then fetching what is missing), reads the frame kept beside
-each cached entry (``frames/<table>/<entry>.parquet``) or flattens the raw answers in
+each cached entry (``frames/table=<table>/``) or flattens the raw answers in
 one walk and keeps their frames, keeps only the cells each part provides, and orders
 the rows as the user asked. So the tables of one metadata answer (metadata, versions,
 screenshots ...) cost the credits of one fetch, and a warm call reads Parquet without
@@ -304,14 +304,15 @@ class FrameMaker:
         ]
         if cache is not None:
             kept = [(i, e) for i, e in enumerate(entries) if e is not None]
-
-            def read(entry: Entry) -> pl.DataFrame | None:
-                return cache.read_frame(entry, spec.table.name, spec.version)
-
             # Parquet reads release the GIL: many small files go faster on the source's threads
-            found = self.source.map(read, [e for _, e in kept]) if len(kept) > 4 else map(read, [e for _, e in kept])
-            for (i, _), frame in zip(kept, found, strict=True):
-                frames[i] = frame
+            found = cache.read_frames(
+                {e.id: e for _, e in kept}.values(),
+                spec.table.name,
+                spec.version,
+                map=self.source.map if len(kept) > 4 else map,
+            )
+            for i, kept_entry in kept:
+                frames[i] = found.get(kept_entry.id)
         todo: list[tuple[int, Response]] = []
         for i, part in enumerate(parts):
             if frames[i] is not None:

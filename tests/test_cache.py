@@ -447,8 +447,10 @@ def test_the_index_reads_with_duckdb(tmp_path):
     source = f"read_parquet('{tmp_path}/index/*/*.parquet', hive_partitioning = true)"
     rows = duckdb.sql(f"select endpoint, count(*), count(distinct entry) from {source} group by endpoint").fetchall()
     assert rows == [("metadata", len(IOS), 2)]
-    paid = duckdb.sql(f"select sum(cost) from (select distinct entry, cost from {source})").fetchall()
+    paid = duckdb.sql(f"select sum(answer_cost) from (select distinct entry, answer_cost from {source})").fetchall()
     assert paid == [(2 + 10 * len(IOS),)]
+    shares = duckdb.sql(f"select sum(cell_cost) from {source}").fetchall()  # each cell's share: sums to the same
+    assert shares == paid
 
 
 def test_raw_answers_are_kept_with_their_canonical_request(tmp_path):
@@ -496,7 +498,7 @@ def test_frames_are_kept_as_parquet_and_rebuilt_for_a_new_flattener(tmp_path):
     first = frame("1")
     second = frame("1")
     assert len(builds) == 1 and first.equals(second) and second.schema == first.schema
-    path = tmp_path / "frames" / "search_results" / f"{entry.id}.parquet"
+    path = tmp_path / "frames" / "table=search_results" / f"{entry.id}.parquet"
     assert pl.read_parquet(path).height == len(answer.result["value"])
     assert cache.read_frame(entry, "search_results", "2") is None  # another flattener wrote it
     frame("2")

@@ -185,7 +185,7 @@ def test_frames_round_trip_for_their_flattener_version(store, cache):
     assert back is not None and back.equals(frame) and back.schema == frame.schema
     assert cache.read_frame(entry, "search_results", "2") is None  # another flattener wrote it
     assert cache.read_frame(entry, "other_table", "1") is None
-    key = f"frames/search_results/{entry.id}.parquet"
+    key = f"frames/table=search_results/{entry.id}.parquet"
     meta = pq.read_schema(pa.BufferReader(store.get(key))).metadata
     assert meta[b"storeframes.flattener"] == b"1" and meta[b"storeframes.entry_id"] == entry.id.encode()
     store.put(key, b"garbage")
@@ -241,7 +241,7 @@ def test_clear_by_endpoint_removes_its_answers_and_frames_only(store, cache):
     assert look(cache, "metadata", METADATA, NOON) == {}
     assert store.list() == [
         f"answers/endpoint=search/{stays.id}.json.gz",
-        f"frames/search_results/{stays.id}.parquet",
+        f"frames/table=search_results/{stays.id}.parquet",
         f"index/endpoint=search/{stays.id}.parquet",
         "ledger/s-0001.parquet",
     ]
@@ -299,5 +299,5 @@ def test_a_cache_is_given_a_folder_or_a_store():
     folder = Cache("some/folder")  # nothing is created until something is kept
     assert folder.path == Path("some/folder") and folder.location == "some/folder"
     assert repr(folder) == "Cache('some/folder')" and not Path("some/folder").exists()
-    with pytest.raises(TypeError, match="folder path or a Store"):
+    with pytest.raises(TypeError, match="folder path, a bucket address or a Store"):
         Cache(3)

@@ -213,7 +213,8 @@ def test_the_token_is_in_no_change_frame_file(client):
     for name in CHANGE_FRAMES:
         getattr(client, name)(IOS[:2], **MONTH)
     files = [p for p in client.cache.path.rglob("*") if p.is_file()]
-    assert {"changes", "privacy_changes", "screenshot_changes", "version_changes"} <= {p.parent.name for p in files}
+    tables = {"table=changes", "table=privacy_changes", "table=screenshot_changes", "table=version_changes"}
+    assert tables <= {p.parent.name for p in files}
     for path in files:
         assert SANDBOX_KEY.encode() not in path.read_bytes(), path
 

@@ -61,7 +61,7 @@ def test_every_metadata_table_costs_one_fetch(client):
 
 def test_frames_are_kept_as_parquet_and_read_without_the_raw_answer(client, monkeypatch):
     cold = client.versions_frame(IOS)
-    folder = client.cache.path / "frames" / "versions"
+    folder = client.cache.path / "frames" / "table=versions"
     assert len(list(folder.glob("*.parquet"))) == 2  # one per cached answer
     monkeypatch.setattr(sf.Cache, "load", lambda self, entry: pytest.fail("the raw answer was read"))
     warm = client.versions_frame(IOS)
@@ -81,7 +81,7 @@ def test_a_frame_of_another_flattener_version_is_rebuilt_from_the_raw_answer(cli
 
 def test_a_broken_frame_file_is_set_aside_and_rebuilt(client):
     cold = client.screenshots_frame(IOS[:3])
-    (path,) = (client.cache.path / "frames" / "screenshots").glob("*.parquet")
+    (path,) = (client.cache.path / "frames" / "table=screenshots").glob("*.parquet")
     path.write_bytes(b"PAR1 not really")
     with pytest.warns(sf.CacheWarning):
         again = client.screenshots_frame(IOS[:3])

@@ -423,7 +423,7 @@ def test_the_offline_notebook_reproduces_search_and_benchmark_frames(tmp_path):
         with pytest.raises(sf.NotCachedError):
             offline.search_history_frame(KEYWORDS, start="2026-09-01", end="2026-10-31")
     files = [p for p in tmp_path.rglob("*") if p.is_file()]
-    assert {"search", "search_history", "benchmarks"} <= {p.parent.name for p in files}
+    assert {"table=search", "table=search_history", "table=benchmarks"} <= {p.parent.name for p in files}
     for path in files:
         assert SANDBOX_KEY.encode() not in path.read_bytes(), path
 
