@@ -16,6 +16,7 @@ from .cache import Cache, CacheWarning
 from .catalog import CostModel, Endpoint, Freshness
 from .client import Client
 from .coordination import Coordinator
+from .datasets import compact, scan
 from .defaults import (
     benchmarks_frame,
     changes_frame,
@@ -104,6 +105,7 @@ __all__ = [
     "benchmarks_frame",
     "catalog",
     "changes_frame",
+    "compact",
     "configure",
     "connect",
     "default_client",
@@ -116,6 +118,7 @@ __all__ = [
     "rank_history",
     "related_apps_frame",
     "sandbox",
+    "scan",
     "schemas",
     "screenshot_changes_frame",
     "screenshots_frame",

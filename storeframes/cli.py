@@ -1,4 +1,4 @@
-"""The ``storeframes`` command: ``demo``, ``endpoints``, ``sandbox serve`` and ``cache info|ls|clear``."""
+"""The ``storeframes`` command: ``demo``, ``endpoints``, ``sandbox serve`` and ``cache info|ls|compact|clear``."""
 
 from __future__ import annotations
 
@@ -95,11 +95,11 @@ def _parser() -> argparse.ArgumentParser:
     folder = argparse.ArgumentParser(add_help=False)
     folder.add_argument(
         "--cache-dir",
-        type=Path,
         metavar="PATH",
-        help="the cache folder (default: $STOREFRAMES_CACHE_DIR, else the user's cache folder for storeframes)",
+        help="the cache folder, or a bucket (s3://bucket/prefix; credentials from the cloud's environment "
+        "variables) (default: $STOREFRAMES_CACHE_DIR, else the user's cache folder for storeframes)",
     )
-    cache = commands.add_parser("cache", help="look into the cache folder and clear it")
+    cache = commands.add_parser("cache", help="look into the cache, compact it and clear it")
     cache_commands = cache.add_subparsers(dest="cache_command", required=True)
     cache_commands.add_parser(
         "info",
@@ -108,7 +108,16 @@ def _parser() -> argparse.ArgumentParser:
         description="Where the cache is, its size on disk, how many answers it holds (per endpoint), the "
         "real service's credits: paid for the cached answers, spent on every answer charged and saved by the "
         "cache (the last two from the ledger), then each sandbox's on a line of its own (never added to the "
-        "service's), and the unreadable files set aside.",
+        "service's), the files of each kind and how many a compaction would merge, and the unreadable files "
+        "set aside.",
+    )
+    cache_commands.add_parser(
+        "compact",
+        parents=[folder],
+        help="merge the small index and frame files into a few, so that the cache opens and reads quickly",
+        description="Merge each endpoint's index files (one per answer) into one file and each table's kept "
+        "frames into a few, leaving out the frames of answers that newer answers replaced. Raw answers and "
+        "the ledger are kept. Safe while other processes use the cache.",
     )
     ls = cache_commands.add_parser(
         "ls",
@@ -211,19 +220,29 @@ def _pairs(params: Mapping[str, str]) -> str:
 
 
 def _cache(args: argparse.Namespace) -> int:
-    from .cache import Cache, default_cache_dir
+    from .cache import Cache, default_cache_dir, is_url
 
-    path = (args.cache_dir or default_cache_dir()).expanduser().absolute()
-    if path.exists() and not path.is_dir():
-        print(f"storeframes cache: {path} is not a folder", file=sys.stderr)
-        return 2
-    cache = Cache(path)
+    where = args.cache_dir or default_cache_dir()
+    if isinstance(where, str) and is_url(where):
+        try:
+            cache = Cache(where)
+        except (ValueError, TypeError, ImportError) as exc:
+            print(f"storeframes cache: {exc}", file=sys.stderr)
+            return 2
+    else:
+        path = Path(where).expanduser().absolute()
+        if path.exists() and not path.is_dir():
+            print(f"storeframes cache: {path} is not a folder", file=sys.stderr)
+            return 2
+        cache = Cache(path)
     with warnings.catch_warnings(record=True) as caught:  # unreadable files: one line each, after the output
         warnings.simplefilter("always")
         if args.cache_command == "info":
             code = _cache_info(cache)
         elif args.cache_command == "ls":
             code = _cache_ls(cache, args.endpoint)
+        elif args.cache_command == "compact":
+            code = _cache_compact(cache)
         else:
             code = _cache_clear(cache, args.endpoint, args.older_than)
     for warning in caught:
@@ -237,7 +256,7 @@ def _cache_info(cache: Cache) -> int:
     cache.entries()  # sets unreadable index files aside first, so that they are counted
     info = cache.info()
     rows = [
-        ("cache folder", info["path"] + ("" if cache.path is None or cache.path.exists() else " (not created yet)")),
+        ("cache", info["path"] + ("" if cache.path is None or cache.path.exists() else " (not created yet)")),
         ("size on disk", _size(info["bytes"])),
         ("cached answers", str(info["entries"])),
         *((f"  {name}", str(count)) for name, count in info["by_endpoint"].items() if count),
@@ -255,6 +274,28 @@ def _cache_info(cache: Cache) -> int:
                     f"{figures['spent']} spent, {figures['saved']} saved ({what})",
                 )
             )
+    files = info["files"]
+    rows.append(
+        (
+            "files",
+            f"{files['answers']} answers, {files['index']} index, {files['frames']} frames, {files['ledger']} ledger",
+        )
+    )
+    merge = files["small"]
+    if merge > 1:
+        rows.append(
+            (
+                "compaction",
+                f"would merge {merge} index and frame files (one per answer) into a few (storeframes cache compact)",
+            )
+        )
+    if files["superseded"]:
+        rows.append(
+            (
+                "replaced answers",
+                f"{files['superseded']} (newer answers hold all their cells; compaction drops their frames)",
+            )
+        )
     if info["corrupt_files"]:
         rows.append(("unreadable files", f"{info['corrupt_files']} (set aside as *.corrupt; cache clear removes them)"))
     width = max(len(key) for key, _ in rows) + 1
@@ -267,9 +308,9 @@ def _cache_ls(cache: Cache, endpoint: str | None) -> int:
     entries = cache.entries(endpoint)
     if not entries:
         if endpoint:
-            print(f"no cached {endpoint} answers in the cache at {cache.path}")
+            print(f"no cached {endpoint} answers in the cache at {cache.location}")
         else:
-            print(f"the cache at {cache.path} is empty")
+            print(f"the cache at {cache.location} is empty")
         return 0
     names = max(len(e.endpoint) for e in entries)
     costs = max(len(str(e.cost)) for e in entries)
@@ -288,7 +329,21 @@ def _cache_clear(cache: Cache, endpoint: str | None, older_than: float | None) -
     what = _plural(removed, f"cached {endpoint} answer" if endpoint else "cached answer")
     if older_than is not None:
         what += f" fetched more than {older_than:g} day{'' if older_than == 1 else 's'} ago"
-    print(f"removed {what} from {cache.path}")
+    print(f"removed {what} from {cache.location}")
+    return 0
+
+
+def _cache_compact(cache: Cache) -> int:
+    from .datasets import flattener_versions
+
+    before = cache.info()["files"]
+    done = cache.compact(frames=flattener_versions())
+    after = cache.info()["files"]
+    print(
+        f"compacted {cache.location}: index files {before['index']} -> {after['index']}, "
+        f"frame files {before['frames']} -> {after['frames']}"
+        + (f", frames of {done['frames_dropped']} replaced answers dropped" if done["frames_dropped"] else "")
+    )
     return 0
 
 

@@ -38,7 +38,7 @@ from tqdm.auto import tqdm
 
 from . import catalog, engine, planning
 from .answers import Answer, Part, Response
-from .cache import REFRESH_MODES, Cache, Refresh, default_cache_dir
+from .cache import REFRESH_MODES, Cache, Refresh, default_cache_dir, is_url
 from .catalog import CostModel, Endpoint, Freshness
 from .coordination import Coordinator
 from .coordination import coordinator as _coordinator
@@ -118,16 +118,29 @@ def _hold(timeout: Any, http_client: httpx.Client | None) -> float:
     return float(timeout) + 5.0
 
 
-def _open_cache(cache_dir: Any) -> Cache | None:
+def _open_cache(cache_dir: Any, storage_options: Any = None) -> Cache | None:
     if cache_dir is False:
         return None
     if isinstance(cache_dir, Cache):
+        if storage_options is not None:
+            raise ConfigurationError("storage_options= goes with a bucket address as cache_dir, not with a Cache")
         return cache_dir
     if cache_dir is None or cache_dir is True:
-        return Cache(default_cache_dir())
+        cache_dir = default_cache_dir()
+    if storage_options is not None and not isinstance(storage_options, Mapping):
+        raise ConfigurationError(f"storage_options must be a mapping of texts, got {type(storage_options).__name__}")
+    if isinstance(cache_dir, str) and is_url(cache_dir):
+        try:
+            return Cache(cache_dir, storage_options=storage_options)
+        except (ValueError, TypeError) as exc:
+            raise ConfigurationError(f"cache_dir {cache_dir!r}: {exc}") from None
+    if storage_options is not None:
+        raise ConfigurationError("storage_options= goes with a bucket address as cache_dir (s3://bucket/prefix)")
     if isinstance(cache_dir, (str, os.PathLike)):
         return Cache(Path(cache_dir))
-    raise ConfigurationError(f"cache_dir must be a folder path, a Cache or False, got {cache_dir!r}")
+    raise ConfigurationError(
+        f"cache_dir must be a folder path, a bucket address (s3://bucket/prefix), a Cache or False, got {cache_dir!r}"
+    )
 
 
 def _refresh_mode(refresh: Any) -> Refresh:
@@ -245,9 +258,14 @@ class Client(FrameFunctions):
         backoff: ``(first, most)`` seconds of the exponential backoff with full jitter.
         cost_model: per endpoint name, a :class:`~storeframes.catalog.CostModel`
             replacing the default price list.
-        cache_dir: the cache folder; defaults to ``$STOREFRAMES_CACHE_DIR``, else the
-            user's cache directory. A :class:`~storeframes.cache.Cache` may be given;
-            ``False`` turns caching off.
+        cache_dir: the cache: a folder, or a bucket a team shares (``s3://bucket/prefix``;
+            ``gs://`` and ``az://`` too; ``pip install "storeframes[s3]"``); defaults to
+            ``$STOREFRAMES_CACHE_DIR``, else the user's cache directory. A
+            :class:`~storeframes.cache.Cache` may be given; ``False`` turns caching off.
+        storage_options: settings of a bucket given as ``cache_dir`` (``aws_endpoint_url``,
+            ``aws_region``, credentials ...); by default each cloud's standard
+            environment variables (``AWS_ACCESS_KEY_ID``, ``AWS_SECRET_ACCESS_KEY``,
+            ``AWS_REGION``, ``AWS_ENDPOINT_URL`` ...). Never shown in a repr or message.
         offline: never open a connection; every cached answer serves, however old (as
             with ``refresh="never"``), and a call the cache cannot answer raises
             :class:`~storeframes.NotCachedError`. Defaults to ``$STOREFRAMES_OFFLINE``.
@@ -294,6 +312,7 @@ class Client(FrameFunctions):
         backoff: tuple[float, float] = (0.5, 30.0),
         cost_model: Mapping[str, CostModel] | None = None,
         cache_dir: str | os.PathLike[str] | Cache | bool | None = None,
+        storage_options: Mapping[str, str] | None = None,
         offline: bool | None = None,
         refresh: Refresh = "auto",
         freshness: Mapping[str, Freshness] | None = None,
@@ -302,7 +321,7 @@ class Client(FrameFunctions):
     ):
         super().__init__(FrameMaker(self))
         self._clock = clock
-        self.cache: Cache | None = _open_cache(cache_dir)
+        self.cache: Cache | None = _open_cache(cache_dir, storage_options)
         self.credits = Credits(budget, clock=self._now, service=lambda: self.namespace, sink=self.cache)
         key = api_key if api_key is not None else os.environ.get(ENV_API_KEY, "")
         url = base_url if base_url is not None else os.environ.get(ENV_BASE_URL) or None

@@ -98,7 +98,7 @@ def test_cache_info_prints_location_size_answers_and_credits(filled, capsys):
     value_columns = {len(line) - len(line.split(":", 1)[1].lstrip()) for line in out.splitlines()}
     assert len(value_columns) == 1, out  # aligned key: value lines
     info = {key.strip(): value.strip() for key, value in _info(out).items()}
-    assert info["cache folder"] == str(filled)
+    assert info["cache"] == str(filled)
     assert re.fullmatch(r"\d+\.\d kB", info["size on disk"])
     size = sum(f.stat().st_size for f in filled.rglob("*") if f.is_file())
     assert info["size on disk"] == f"{size / 1000:.1f} kB"
@@ -171,7 +171,7 @@ def test_cache_ls_of_an_empty_cache_says_so(tmp_path, capsys):
     assert main(["cache", "info", "--cache-dir", str(folder)]) == 0
     info = {key.strip(): value.strip() for key, value in _info(capsys.readouterr().out).items()}
     assert info["cached answers"] == "0" and info["size on disk"] == "0 B" and info["credits paid"] == "0"
-    assert info["cache folder"] == f"{folder} (not created yet)"
+    assert info["cache"] == f"{folder} (not created yet)"
 
 
 def test_cache_clear_of_one_endpoint_keeps_the_others_and_the_ledger(filled, capsys):
@@ -218,7 +218,7 @@ def test_cache_commands_use_the_environment_folder_by_default(filled, tmp_path_f
     monkeypatch.setenv("STOREFRAMES_CACHE_DIR", str(filled))
     assert main(["cache", "info"]) == 0
     info = {key.strip(): value.strip() for key, value in _info(capsys.readouterr().out).items()}
-    assert info["cache folder"] == str(filled) and info["cached answers"] == "3"
+    assert info["cache"] == str(filled) and info["cached answers"] == "3"
     assert main(["cache", "ls", "search"]) == 0
     assert len(capsys.readouterr().out.splitlines()) == 1
     # --cache-dir wins over the environment

@@ -25,6 +25,7 @@ _CLIENT_OPTIONS = (
     "cost_model",
     "timeout",
     "cache_dir",
+    "storage_options",
     "offline",
     "refresh",
     "freshness",

@@ -1,0 +1,210 @@
+"""Everything a cache holds, as datasets: lazy scans of a table, and compaction.
+
+:func:`scan` is a question asked of every answer the cache (a folder or a team's
+bucket) holds, without a frame call, a request or a token: the rows of one table
+(``"versions"``, ``"search_history"``, ``"changes"`` ...), the newest answer of each
+cell, with the schema of the frame function's frame. :func:`compact` merges the small
+files a cache grows, one or two per answer, into a few (see
+:meth:`storeframes.Cache.compact`).
+
+>>> import storeframes as sf
+>>> sf.scan("versions", cache_dir="analysis-cache").filter(pl.col("position") == 1).collect()  # doctest: +SKIP
+>>> sf.compact(cache_dir="s3://team-bucket/storeframes")  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from typing import Any
+
+import polars as pl
+
+from .cache import Cache, Entry
+from .catalog import ENDPOINTS, Endpoint
+from .errors import ConfigurationError, InvalidParameterError
+from .ledger import SERVICE
+from .pipeline import FRAMES, FrameSpec
+
+__all__ = ["TABLES", "compact", "flattener_versions", "scan"]
+
+TABLES: dict[str, FrameSpec] = {spec.table.name: spec for spec in FRAMES.values()}
+"""The tables :func:`scan` reads, by name (``"versions"``), with the frame spec that writes each."""
+
+
+def flattener_versions() -> dict[str, str]:
+    """The flattener version of each table, as the frame functions of this version write them."""
+    return {name: spec.version for name, spec in TABLES.items()}
+
+
+def _cache(cache_dir: Any, storage_options: Mapping[str, str] | None) -> Cache:
+    from .client import _open_cache
+
+    if cache_dir is False:
+        raise ConfigurationError("scan and compact need a cache: give cache_dir a folder or a bucket address")
+    cache = _open_cache(cache_dir, storage_options)
+    assert cache is not None
+    return cache
+
+
+def _spec(table: str) -> FrameSpec:
+    if isinstance(table, str):
+        name = table.removesuffix("_frame")
+        if name in TABLES:
+            return TABLES[name]
+    raise InvalidParameterError("table", table, f"one of {', '.join(TABLES)}", endpoint="scan")
+
+
+def _endpoints(spec: FrameSpec) -> list[Endpoint]:
+    names = [spec.endpoint] + ([spec.switch[1]] if spec.switch else [])
+    return [ENDPOINTS[name] for name in names]
+
+
+def _service(entries: list[Entry], service: str | None) -> str:
+    services = sorted({e.service for e in entries})
+    if service is not None:
+        return service
+    if SERVICE in services or not services:
+        return SERVICE
+    if len(services) == 1:
+        return services[0]
+    raise InvalidParameterError(
+        "service", None, f"one of {', '.join(services)}: the cache holds answers of several services", endpoint="scan"
+    )
+
+
+def _newest(entries: list[Entry]) -> dict[str, list[tuple[str | None, str | None, Any]]]:
+    """For each entry, the cells it is the newest answer of (within its endpoint and scope)."""
+    newest: dict[tuple[str, str, tuple[Any, ...]], Entry] = {}
+    for entry in entries:
+        for cell in entry.cells:
+            key = (entry.endpoint, entry.scope, cell)
+            held = newest.get(key)
+            if held is None or (held.fetched_at, held.id) < (entry.fetched_at, entry.id):
+                newest[key] = entry
+    cells: dict[str, list[tuple[str | None, str | None, Any]]] = {}
+    for (_, _, cell), entry in newest.items():
+        if entry.available:
+            cells.setdefault(entry.id, []).append(cell)
+    return cells
+
+
+def _keys(spec: FrameSpec, ep: Endpoint) -> list[str]:
+    """The frame's columns that name a cell: the app or keyword, the metric, the day."""
+    keys = [] if ep.entity is None else ["app_id" if ep.entity == "apps" else "keyword"]
+    return keys + (["metric"] if ep.facet else []) + (["date"] if ep.daily else [])
+
+
+def scan(
+    table: str,
+    cache_dir: Any = None,
+    *,
+    service: str | None = None,
+    storage_options: Mapping[str, str] | None = None,
+) -> pl.LazyFrame:
+    """Every row of ``table`` the cache holds, the newest answer of each cell, as a lazy frame.
+
+    ``table`` is a table name (``"metadata"``, ``"versions"``, ``"search_history"``,
+    ``"changes"`` ...; a frame function's name works too). ``cache_dir`` is a folder or
+    a bucket address (``s3://bucket/prefix``, with ``storage_options`` as for
+    :class:`~storeframes.Client`), by default ``$STOREFRAMES_CACHE_DIR`` or the user's
+    cache. ``service`` chooses whose answers: by default the real service's, or the one
+    service a cache holds (a sandbox's is ``"sandbox-<seed>"``).
+
+    A cell is an app (and metric, and day, for daily histories) in a scope (country,
+    language, device, and the date range of change history): of each, only the newest
+    answer's rows are kept, so an app fetched again shows its rows once. The schema is
+    the frame function's. Nothing is sent and no token is needed; answers whose frame
+    of this table was never made are flattened from the raw answer first (and kept,
+    where the cache may be written). The files are read by polars when the frame is
+    collected, so filters and column choices are pushed down into the Parquet reads.
+    """
+    spec = _spec(table)
+    cache = _cache(cache_dir, storage_options)
+    eps = _endpoints(spec)
+    entries = [e for ep in eps for e in cache.entries(ep.name)]
+    chosen = _service(entries, service)
+    entries = [e for e in entries if e.service == chosen]
+    newest = _newest(entries)
+    by_id = {e.id: e for e in entries if e.id in newest}
+    located = cache.frame_files(list(by_id.values()), spec.table.name, spec.version)
+    built = _build_missing(cache, spec, [e for i, e in by_id.items() if i not in located])
+    located = {**located, **cache.frame_files([by_id[i] for i in built], spec.table.name, spec.version)}
+    frames: list[pl.LazyFrame] = []
+    for ep in eps:
+        keys = _keys(spec, ep)
+        keep = _keep_table(newest, [e for e in by_id.values() if e.endpoint == ep.name], keys, located)
+        if keep.is_empty():
+            continue
+        files = sorted(set(keep["_file"].to_list()) - {""})
+        sources = _sources(cache, files)
+        if "" in keep["_file"]:  # frames that could not be kept: from memory
+            sources.append(pl.concat([built[i].with_columns(_file=pl.lit(""), entry=pl.lit(i)) for i in built]).lazy())
+        rows = pl.concat(sources, how="diagonal_relaxed") if len(sources) > 1 else sources[0]
+        frames.append(rows.join(keep.lazy(), on=["_file", "entry", *keys], how="semi"))
+    if not frames:
+        return spec.table.empty().lazy()
+    columns = [pl.col(name).cast(dtype) for name, dtype in spec.table.schema.items()]
+    return (pl.concat(frames, how="diagonal_relaxed") if len(frames) > 1 else frames[0]).select(columns)
+
+
+def _build_missing(cache: Cache, spec: FrameSpec, entries: list[Entry]) -> dict[str, pl.DataFrame]:
+    """Flatten the raw answers of ``entries`` into ``spec``'s table and keep the frames; the frames, by entry."""
+    responses = [(e, cache.load(e)) for e in entries]
+    todo = [(e, r) for e, r in responses if r is not None]
+    if not todo:
+        return {}
+    built, counts = spec.build([r for _, r in todo])
+    frames: dict[str, pl.DataFrame] = {}
+    offset = 0
+    for (entry, _), count in zip(todo, counts, strict=True):
+        frames[entry.id] = frame = built.slice(offset, count)
+        offset += count
+        cache.write_frame(entry, spec.table.name, spec.version, frame)
+    return frames
+
+
+def _keep_table(
+    newest: Mapping[str, list[tuple[str | None, str | None, Any]]],
+    entries: list[Entry],
+    keys: list[str],
+    located: Mapping[str, str],
+) -> pl.DataFrame:
+    """One row per (file, entry, cell) to keep, in the columns the rows are matched on."""
+    columns: dict[str, list[Any]] = {"_file": [], "entry": [], **{k: [] for k in keys}}
+    for entry in entries:
+        for entity, facet, day in newest.get(entry.id, ()):
+            columns["_file"].append(located.get(entry.id, ""))
+            columns["entry"].append(entry.id)
+            values = {"app_id": entity, "keyword": entity, "metric": facet, "date": day}
+            for k in keys:
+                columns[k].append(values[k])
+    schema = {"_file": pl.String, "entry": pl.String, **{k: pl.Date if k == "date" else pl.String for k in keys}}
+    return pl.DataFrame(columns, schema=schema)
+
+
+def _sources(cache: Cache, keys: list[str]) -> list[pl.LazyFrame]:
+    """Lazy frames of the files ``keys`` with a ``_file`` column naming each row's file (its key)."""
+    if not keys:
+        return []
+    locate = getattr(cache.storage, "locate", None)
+    try:
+        addresses, options = locate(keys) if locate is not None else (None, None)
+    except NotImplementedError:
+        addresses, options = None, None
+    if addresses is None:  # a store polars cannot read: the files' bytes
+        import io
+
+        return [pl.read_parquet(io.BytesIO(cache.storage.get(k))).with_columns(_file=pl.lit(k)).lazy() for k in keys]
+    names = dict(zip((os.fspath(a) for a in addresses), keys, strict=True))
+    lazy = pl.scan_parquet(list(names), storage_options=options, include_file_paths="_address", hive_partitioning=False)
+    return [lazy.with_columns(_file=pl.col("_address").replace_strict(names, return_dtype=pl.String)).drop("_address")]
+
+
+def compact(cache_dir: Any = None, *, storage_options: Mapping[str, str] | None = None) -> dict[str, int]:
+    """Compact the cache (a folder or a bucket): see :meth:`storeframes.Cache.compact`.
+
+    The frames of this version's flatteners are merged, others left out (they are
+    rebuilt from the raw answers when a frame function needs them).
+    """
+    return _cache(cache_dir, storage_options).compact(frames=flattener_versions())
