@@ -313,3 +313,23 @@ def test_scan_refuses_an_unknown_table_and_an_ambiguous_service(tmp_path):
     with pytest.raises(sf.InvalidParameterError, match="sandbox-0, sandbox-1"):
         scan("search", cache_dir=tmp_path)
     assert scan("search", cache_dir=tmp_path, service="sandbox-1").collect().sort("rank").equals(expected.sort("rank"))
+
+
+def test_the_readmes_duckdb_query_keeps_the_newest_answer_of_each_day(tmp_path):
+    duckdb = pytest.importorskip("duckdb")
+    clock = Clock()
+    with client(tmp_path, clock=clock) as c:
+        c.search_history_frame(KEYWORDS[:1], start="2026-11-10", end="2026-11-19")
+        clock.now += timedelta(hours=7)  # the recent days went stale: fetched again
+        newest = c.search_history_frame(KEYWORDS[:1], start="2026-11-10", end="2026-11-19")
+    dataset = f"read_parquet('{tmp_path}/frames/table=search_history/*.parquet', hive_partitioning = true)"
+    query = (
+        f"SELECT keyword, date, rank, app_id FROM {dataset} "
+        "QUALIFY fetched_at = max(fetched_at) OVER (PARTITION BY keyword, country, device, date)"
+    )
+    rows = pl.from_arrow(duckdb.sql(query).arrow())
+    everything = pl.from_arrow(duckdb.sql(f"SELECT * FROM {dataset}").arrow())
+    assert everything.height > rows.height  # the replaced days are still in the files
+    expected = newest.select("keyword", "date", "rank", "app_id")
+    assert rows.sort("date", "rank").equals(expected.sort("date", "rank"))
+    assert sf.scan("search_history", cache_dir=tmp_path).collect().sort("date", "rank").equals(newest.sort("date", "rank"))
