@@ -479,30 +479,32 @@ class Cache:
             raise ValueError("not a compacted index of this endpoint")
         frame = pl.from_arrow(table)
         assert isinstance(frame, pl.DataFrame)
-        grouped = (
-            frame.group_by("entry", maintain_order=True)
-            .agg(
-                pl.col("service", "scope", "params", "fetched_at", "answer_cost", "max_credit_cost", "available").first(),
-                pl.col("entity", "facet", "day"),
+        # the rows of an answer are together (as compaction writes them): one answer starts where the id changes
+        starts = frame.with_row_index("_at").filter(pl.col("entry").ne_missing(pl.col("entry").shift(1)))
+        heads = starts.select(
+            "_at", "entry", "service", "scope", "params", "fetched_at", "answer_cost", "max_credit_cost", "available"
+        ).rows()
+        cells = list(zip(frame["entity"].to_list(), frame["facet"].to_list(), frame["day"].to_list(), strict=True))
+        texts = list(dict.fromkeys(head[4] for head in heads))
+        parsed = dict(zip(texts, json.loads("[" + ",".join(texts) + "]"), strict=True))  # one parse, not one per answer
+        ends = [head[0] for head in heads[1:]] + [frame.height]
+        found: dict[str, Entry] = {}
+        for (at, entry_id, service, scope, params, fetched_at, cost, most, available), end in zip(heads, ends, strict=True):
+            held = found.get(entry_id)
+            mine = frozenset(cells[at:end])
+            found[entry_id] = Entry(
+                id=entry_id,
+                endpoint=endpoint,
+                service=service,
+                scope=scope,
+                params=parsed[params],
+                fetched_at=fetched_at,
+                cost=cost,
+                max_credit_cost=most,
+                cells=mine | held.cells if held else mine,
+                available=available,
             )
-            .iter_rows()
-        )
-        entries = []
-        for entry_id, service, scope, params, fetched_at, cost, most, available, entity, facet, day in grouped:
-            entries.append(
-                Entry(
-                    id=entry_id,
-                    endpoint=endpoint,
-                    service=service,
-                    scope=scope,
-                    params=json.loads(params),
-                    fetched_at=fetched_at,
-                    cost=cost,
-                    max_credit_cost=most,
-                    cells=frozenset(zip(entity, facet, day, strict=True)),
-                    available=available,
-                )
-            )
+        entries = list(found.values())
         return entries
 
     def _set_aside(self, key: str, reason: BaseException | str | None, *, partner: str | None = None) -> None:
