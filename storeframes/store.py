@@ -5,7 +5,8 @@ the file formats and the rules of freshness; a store only keeps values under
 '/'-separated keys such as ``answers/endpoint=metadata/<entry>.json.gz``. Two stores
 ship: :class:`LocalStore`, a folder (a key is a file path under it, so the folder is
 the same plain Parquet dataset as ever), and :class:`MemoryStore`, a dict for tests
-and throwaway caches. Anything else with the same operations (an S3 bucket, say) can
+and throwaway caches; :class:`~storeframes.objectstore.ObjectStore` keeps them in an S3
+bucket (or Google Cloud Storage, Azure). Anything else with the same operations can
 hold a cache too: the operations are few, and each is one or a few object-store
 requests (``put_if_absent`` a conditional PUT, ``set_aside`` a copy and a delete,
 ``list`` and ``usage`` a paged listing, ``sweep`` one and its deletes).
@@ -24,7 +25,7 @@ import os
 import secrets
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import NamedTuple, Protocol, runtime_checkable
 
@@ -48,6 +49,13 @@ class Store(Protocol):
 
     Keys are relative '/'-separated names (see :func:`check_key`). A value is bytes,
     written whole: no operation ever shows part of one.
+
+    A store may also have ``locate(keys) -> (addresses, storage_options)``: what
+    :func:`polars.scan_parquet` reads to see those values in place (file paths and
+    None for a folder, ``s3://`` URLs and the options polars needs for a bucket). It is
+    optional, and not one of the methods :func:`isinstance` checks: a store without it
+    is still a Store, and its values are read with :meth:`get`. A store that has it but
+    nothing polars can read (:class:`MemoryStore`) raises :class:`NotImplementedError`.
     """
 
     def put(self, key: str, data: bytes) -> None:
@@ -324,6 +332,10 @@ class LocalStore:
                 continue
         return removed
 
+    def locate(self, keys: Iterable[str]) -> tuple[builtins.list[str], None]:
+        """The file paths of ``keys``, for :func:`polars.scan_parquet` (which needs no storage options here)."""
+        return [str(self._path(key)) for key in keys], None
+
     def usage(self, prefix: str = "") -> Usage:
         size = aside = 0
         for _, item in self._walk(prefix):
@@ -407,6 +419,10 @@ class MemoryStore:
             for key in old:
                 del self._aside[key]
         return len(old)
+
+    def locate(self, keys: Iterable[str]) -> tuple[builtins.list[str], None]:
+        """Never: the values live in this process's memory, where polars cannot read them (use :meth:`get`)."""
+        raise NotImplementedError("a MemoryStore keeps its values in this process: there is nothing polars can read")
 
     def usage(self, prefix: str = "") -> Usage:
         check_key(prefix, prefix=True)
