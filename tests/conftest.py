@@ -33,6 +33,8 @@ from storeframes.flatteners import _columns
 from storeframes.sandbox import SANDBOX_KEY, SandboxServer
 from storeframes.sandbox import client as sandbox_client
 
+from ._s3 import s3_bucket, s3_server  # noqa: F401 - fixtures: moto's S3 on loopback, a fresh bucket
+
 ROOT = Path(__file__).resolve().parent.parent
 CASSETTES = ROOT / "cassettes"
 SANDBOX_TODAY = date(2026, 11, 20)

@@ -1,4 +1,8 @@
-"""The store contract, run over a folder (LocalStore) and a dict (MemoryStore) alike."""
+"""The store contract, run over a folder (LocalStore), a dict (MemoryStore) and a bucket (ObjectStore) alike.
+
+The bucket is on moto's S3 server on loopback (tests/_s3.py); without moto or obstore
+those cases are skipped.
+"""
 
 from __future__ import annotations
 
@@ -31,10 +35,19 @@ class Clock:
 class Kit:
     """A store under test, and the means to date what it holds."""
 
-    def __init__(self, kind: str, tmp_path: Path):
+    def __init__(self, kind: str, tmp_path: Path, bucket: Any = None):
         self.kind = kind
         self.clock = Clock()
-        self.store: Store = LocalStore(tmp_path / "cache") if kind == "local" else MemoryStore(clock=self.clock)
+        self.bucket = bucket
+        self.store: Store
+        if kind == "local":
+            self.store = LocalStore(tmp_path / "cache")
+        elif kind == "memory":
+            self.store = MemoryStore(clock=self.clock)
+        else:
+            from storeframes.objectstore import ObjectStore
+
+            self.store = ObjectStore(bucket.url, storage_options=bucket.storage_options)
 
     def file(self, name: str) -> Path:
         assert isinstance(self.store, LocalStore)
@@ -46,6 +59,9 @@ class Kit:
             self.store.put(key, data)
             then = time.time() - seconds
             os.utime(self.file(key), (then, then))
+        elif self.bucket is not None:
+            self.store.put(key, data)
+            self.bucket.backdate(key, seconds)
         else:
             self.clock.now -= seconds
             self.store.put(key, data)
@@ -57,15 +73,19 @@ class Kit:
             assert self.store.set_aside(key)
             then = time.time() - seconds
             os.utime(self.file(key + ".corrupt"), (then, then))
+        elif self.bucket is not None:
+            assert self.store.set_aside(key)
+            self.bucket.backdate(key + ".corrupt", seconds)
         else:
             self.clock.now -= seconds
             assert self.store.set_aside(key)
             self.clock.now += seconds
 
 
-@pytest.fixture(params=["local", "memory"])
+@pytest.fixture(params=["local", "memory", "s3"])
 def kit(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Kit]:
-    yield Kit(request.param, tmp_path)
+    bucket = request.getfixturevalue("s3_bucket") if request.param == "s3" else None
+    yield Kit(request.param, tmp_path, bucket)
 
 
 def test_both_stores_are_stores(tmp_path):
@@ -135,7 +155,7 @@ def test_list_leaves_out_set_aside_values_and_temporary_files(kit):
     kit.store.put(f"{META}/good.json.gz", b"good")
     kit.store.put(f"{META}/bad.json.gz", b"bad")
     assert kit.store.set_aside(f"{META}/bad.json.gz") is True
-    if kit.kind == "local":  # a write in progress (a MemoryStore has none)
+    if kit.kind == "local":  # a write in progress (a MemoryStore has none, nor a bucket: a put is one request)
         kit.file(f"{META}/.good.json.gz.0badc0de.tmp").write_bytes(b"half")
     assert kit.store.list(f"{META}/") == [f"{META}/good.json.gz"]
     assert kit.store.list() == [f"{META}/good.json.gz"]
@@ -178,6 +198,8 @@ def test_set_aside_hides_the_value_under_its_key(kit):
     assert kit.store.usage() == Usage(size=len(b"not parquet") + len(b"fine"), set_aside=1)
     if kit.kind == "local":
         assert kit.file(key + ".corrupt").read_bytes() == b"not parquet"
+    if kit.kind == "s3":
+        assert kit.bucket.objects()[f"cache/{key}.corrupt"] == b"not parquet"
     kit.store.put(key, b"fetched again")  # the key is free for a new value
     assert kit.store.get(key) == b"fetched again" and len(kit.store.list("index/")) == 2
 
@@ -275,10 +297,42 @@ def test_put_if_absent_from_many_threads_lets_exactly_one_win(kit):
     assert kit.store.list() == sorted(f"leases/{r}.lock" for r in range(rounds))
 
 
-# -- a folder -----------------------------------------------------------------------------
-
-
 ROUNDS = 10
+
+
+def _race_on_a_bucket(url: str, options: dict[str, str], n: int, barrier: Any, results: Any) -> None:
+    from storeframes.objectstore import ObjectStore
+
+    store = ObjectStore(url, storage_options=options)
+    for r in range(ROUNDS):
+        barrier.wait()
+        results.put((r, n, store.put_if_absent(f"leases/{r}.lock", f"process {n} ".encode() * 50_000)))
+
+
+def test_put_if_absent_from_four_processes_on_one_bucket_lets_exactly_one_win(s3_bucket):
+    from storeframes.objectstore import ObjectStore
+
+    context = multiprocessing.get_context("spawn")
+    barrier, results = context.Barrier(4), context.Queue()
+    processes = [
+        context.Process(target=_race_on_a_bucket, args=(s3_bucket.url, s3_bucket.storage_options, n, barrier, results))
+        for n in range(4)
+    ]
+    for process in processes:
+        process.start()
+    outcomes = [results.get(timeout=60) for _ in range(4 * ROUNDS)]
+    for process in processes:
+        process.join(timeout=60)
+        assert process.exitcode == 0
+    winners = {r: n for r, n, won in outcomes if won}
+    assert sorted(r for r, _, won in outcomes if won) == list(range(ROUNDS))  # one winner a round
+    store = ObjectStore(s3_bucket.url, storage_options=s3_bucket.storage_options)
+    for r, n in winners.items():
+        assert store.get(f"leases/{r}.lock") == f"process {n} ".encode() * 50_000
+    assert sorted(s3_bucket.objects()) == sorted(f"cache/leases/{r}.lock" for r in range(ROUNDS))
+
+
+# -- a folder -----------------------------------------------------------------------------
 
 
 def _race_in_a_process(root: str, n: int, barrier: Any, results: Any) -> None:
