@@ -2,8 +2,8 @@
 
 Not collected by the test run. Run::
 
-    .venv/bin/python tests/benchmarks/run.py            # the full run (about 5 minutes on 2 CPUs)
-    .venv/bin/python tests/benchmarks/run.py --quick    # a smoke run (about 1 minute)
+    .venv/bin/python tests/benchmarks/run.py            # the full run (about 18 minutes on 2 CPUs, 13 of compaction)
+    .venv/bin/python tests/benchmarks/run.py --quick    # a smoke run (about 2 minutes)
     .venv/bin/python tests/benchmarks/run.py --only flatten,memory
 
 It calls the functions of the scripts beside it, with their own default sizes (their
@@ -24,7 +24,11 @@ It calls the functions of the scripts beside it, with their own default sizes (t
   frame pipeline against the in-process sandbox (``bench_changes.py``);
 * memory: the peak resident size of the largest frames built from a warm cache and of the
   flatten of the largest answers, each in a fresh process (``bench_frames.py``,
-  ``bench_search.py``).
+  ``bench_search.py``);
+* compaction: a folder of 1,000, 10,000 and 100,000 cached answers (300 and 3,000 with
+  ``--quick``) before and after ``storeframes cache compact``: a new client's first lookup and
+  a warm ``versions_frame`` + ``metadata_frame`` call, each in a fresh process, the files and
+  bytes on disk, and the compaction's time (``bench_compaction.py``).
 
 The table has a row per figure (group, figure, setting, result); a JSON line is
 ``{"name", "value", "unit", "context"}``, the context holding every number the script measured
@@ -49,6 +53,7 @@ from typing import Any
 import bench_cache
 import bench_changes
 import bench_client
+import bench_compaction
 import bench_coordination
 import bench_frames
 import bench_metadata
@@ -60,7 +65,7 @@ from storeframes.flatteners import UnknownFieldWarning
 from storeframes.sandbox import World
 
 Figure = dict[str, Any]
-GROUPS = ("flatten", "fetch", "coordination", "cache", "frames", "memory")
+GROUPS = ("flatten", "fetch", "coordination", "cache", "frames", "memory", "compaction")
 
 
 @dataclass
@@ -440,6 +445,43 @@ def memory(quick: bool, search: list[Figure] | None) -> list[Row]:
     return rows
 
 
+# -- compaction -------------------------------------------------------------------------------
+
+
+def compaction(quick: bool) -> list[Row]:
+    sizes = bench_compaction.QUICK_SIZES if quick else bench_compaction.SIZES
+    figures = bench_compaction.run(sizes)
+    rows = []
+    for size, at in sorted(bench_compaction.by_size(figures).items()):
+        setting = f"{size:,} cached answers"
+        for state, what in (("small_files", "small files"), ("compacted", "compacted")):
+            v = {k.removeprefix(f"{state}."): f["value"] for k, f in at.items() if k.startswith(f"{state}.")}
+            rows.append(
+                Row(
+                    "compaction",
+                    f"{what}, new process",
+                    setting,
+                    f"open {ms(v['open_ms'] / 1000)}, warm call {secs(v['warm_call_seconds'])} "
+                    f"(second {secs(v['second_call_seconds'])}, peak {mb(v['warm_peak_rss_bytes'])}); "
+                    f"{v['index_files']:,} index + {v['frames_files']:,} frame files, {mb(v['folder_bytes'])}",
+                    [f for k, f in at.items() if k.startswith(f"{state}.")],
+                )
+            )
+        c, peak, fill = at["compact_seconds"], at["compact_peak_rss_bytes"], at["fill_seconds"]
+        rows.append(
+            Row(
+                "compaction",
+                "storeframes cache compact",
+                setting,
+                f"{secs(c['value'])}, peak {mb(peak['value'])}: {c['context']['index_files_merged']:,} index and "
+                f"{c['context']['frame_files_merged']:,} frame files into {c['context']['files_written']} "
+                f"(folder filled in {secs(fill['value'])})",
+                [c, peak, fill],
+            )
+        )
+    return rows
+
+
 # -- output -----------------------------------------------------------------------------------
 
 
@@ -515,6 +557,8 @@ def main() -> None:
             timed("frames", lambda: frames(quick, pipeline))
         if "memory" in only:
             timed("memory", lambda: memory(quick, search))
+        if "compaction" in only:
+            timed("compaction", lambda: compaction(quick))
 
     about = machine()
     print_table(rows, about, took, quick)
