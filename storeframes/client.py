@@ -38,7 +38,7 @@ from tqdm.auto import tqdm
 
 from . import catalog, engine, planning
 from .answers import Answer, Part, Response
-from .cache import REFRESH_MODES, Cache, Refresh, default_cache_dir, is_url
+from .cache import REFRESH_MODES, Cache, CacheWarning, Refresh, default_cache_dir, is_url
 from .catalog import CostModel, Endpoint, Freshness
 from .coordination import Coordinator
 from .coordination import coordinator as _coordinator
@@ -53,9 +53,10 @@ from .errors import (
     StoreframesError,
 )
 from .frames import FrameFunctions, resolve
-from .leases import FileLeases, Leases, RedisLeases, leases_for, machine
+from .leases import FileLeases, Leases, RedisLeases, Remote, leases_for, machine
 from .ledger import spend_summary
 from .pipeline import FRAMES, CallParts, FrameMaker
+from .store import MemoryStore
 from .window import SharedLimiter, shared_limiter
 from .wire import Wire
 
@@ -207,16 +208,38 @@ def _load(cache: Cache, plan: CallPlan, loaded: dict[str, Response]) -> bool:
 
 
 def _leases_of(cache: Cache | None, owner: object, coordinator: Any) -> Leases:
-    """The process-wide leases of ``cache``: lock files in its folder, or keys in the Redis coordinator."""
+    """The process-wide leases of ``cache``: lock files in its folder, objects in its bucket, or Redis keys."""
     if cache is None:  # nothing to share with other processes: the threads of this client only
         return leases_for(f"client:{id(owner)}", lambda: None)
-    if cache.path is None:  # a store in memory (other stores get theirs with their own locking)
-        return leases_for(f"store:{id(cache.storage)}", lambda: None)
+    redis_url = coordinator.url if coordinator is not None else None
+    if cache.path is None:
+        if isinstance(cache.storage, MemoryStore):  # nothing outside the process sees it
+            return leases_for(f"store:{id(cache.storage)}", lambda: None)
+        # a bucket: every machine names it alike, so its leases are the same for all of them
+        space = f"store:{cache.location}"
+        if redis_url is not None:
+            return leases_for(f"{space}|{redis_url}", lambda: RedisLeases(coordinator.redis(), space))
+        return leases_for(space, lambda: _bucket_leases(cache))
     folder = os.path.realpath(cache.path)
-    if coordinator is not None and coordinator.url is not None:
+    if redis_url is not None:
         space = f"folder:{machine()}:{folder}"
-        return leases_for(f"{space}|{coordinator.url}", lambda: RedisLeases(coordinator.redis(), space))
+        return leases_for(f"{space}|{redis_url}", lambda: RedisLeases(coordinator.redis(), space))
     return leases_for(f"folder:{folder}", lambda: FileLeases(Path(folder) / "leases"))
+
+
+def _bucket_leases(cache: Cache) -> Remote | None:
+    """Leases as objects of the bucket (put-if-absent), where the store can write conditionally."""
+    from .objectstore import ObjectLeases, ObjectStore
+
+    if isinstance(cache.storage, ObjectStore) and cache.storage.conditional_writes:
+        return ObjectLeases(cache.storage)
+    warnings.warn(
+        f"the cache at {cache.location} cannot write conditionally, so callers on other machines may fetch the "
+        "same answer at once: give the clients a Redis coordinator (coordinator='redis://...') to share leases",
+        CacheWarning,
+        stacklevel=_user_stacklevel(),
+    )
+    return None
 
 
 def _user_stacklevel() -> int:

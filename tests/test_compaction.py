@@ -332,4 +332,6 @@ def test_the_readmes_duckdb_query_keeps_the_newest_answer_of_each_day(tmp_path):
     assert everything.height > rows.height  # the replaced days are still in the files
     expected = newest.select("keyword", "date", "rank", "app_id")
     assert rows.sort("date", "rank").equals(expected.sort("date", "rank"))
-    assert sf.scan("search_history", cache_dir=tmp_path).collect().sort("date", "rank").equals(newest.sort("date", "rank"))
+    assert (
+        sf.scan("search_history", cache_dir=tmp_path).collect().sort("date", "rank").equals(newest.sort("date", "rank"))
+    )
