@@ -161,6 +161,20 @@ def _new_id(fetched_at: datetime, endpoint: str, params: Mapping[str, str]) -> s
     return f"{fetched_at.astimezone(UTC):%Y%m%dT%H%M%S%fZ}-{digest}-{secrets.token_hex(3)}"
 
 
+def _read_many(read: Callable[[str], Any], keys: list[str], *, chunk: int = 256) -> Iterable[tuple[str, Any]]:
+    """``(key, read(key))`` in order, a chunk at a time on a few threads (Parquet reads and a store's
+    requests release the GIL)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    if len(keys) <= 4:
+        yield from ((key, read(key)) for key in keys)
+        return
+    with ThreadPoolExecutor(max_workers=min(8, (os.cpu_count() or 2) * 2)) as pool:
+        for start in range(0, len(keys), chunk):
+            batch = keys[start : start + chunk]
+            yield from zip(batch, pool.map(read, batch), strict=True)
+
+
 def _shares(cost: int, n: int) -> list[int]:
     """``cost`` split over ``n`` cells in whole credits that sum to it exactly (the first cells take the rest)."""
     if n == 0:
@@ -226,7 +240,7 @@ def _provenance(entry: Entry, **extra: str) -> dict[str, str]:
 _ENTRY = "entry"  # the column of a kept frame that names the answer of its rows
 _GONE = object()
 _PART_ROWS = 1_000_000  # the most rows of one compacted frame file
-_GROUP_ROWS = 65_536  # about the rows of one of its row groups (an answer's rows are never split)
+_GROUP_ROWS = 8_192  # about the rows of one of its row groups (an answer's rows are never split)
 _PART = "part-"  # the name of a compacted file starts so; an entry's name starts with its date
 _UNREADABLE = (OSError, EOFError, zlib.error, ValueError, KeyError, TypeError, pa.ArrowException)
 # a temporary file or an answer without an index younger than this may be a write in progress
@@ -473,7 +487,8 @@ class Cache:
 
     def _read_index_part(self, key: str, endpoint: str) -> list[Entry]:
         """The entries of a compacted index file: its rows, one per cell, grouped by entry."""
-        table = pq.read_table(pa.BufferReader(self.storage.get(key)))
+        with pq.ParquetFile(pa.BufferReader(self.storage.get(key))) as handle:  # no pyarrow.dataset to import
+            table = handle.read()
         meta = {k.decode(): v.decode() for k, v in (table.schema.metadata or {}).items()}
         if meta.get("storeframes.endpoint") != endpoint or meta.get("storeframes.compacted") != "index":
             raise ValueError("not a compacted index of this endpoint")
@@ -866,8 +881,7 @@ class Cache:
             written = 1
             with self._lock:
                 self._hold(key, entries)
-        for old in files:
-            self.storage.delete(old)
+        for old, _ in _read_many(self.storage.delete, list(files)):
             with self._lock:
                 self._unhold(endpoint, old)
         return len(files), written
@@ -881,34 +895,52 @@ class Cache:
             return 0, 0, 0
         current = self._current_entries()
         kept: list[pa.Table] = []
+        kept_ids: set[str] = set()
         dropped: set[str] = set()
         seen: set[str] = set()
-        for key in keys:
-            try:
-                stored = pq.read_table(self._open(key))
-            except FileNotFoundError:  # removed meanwhile (by another compaction): its rows are in a newer file
-                return 0, 0, 0
-            except _UNREADABLE as exc:
-                self._set_aside(key, exc)
+        read: list[str] = []
+        written = rows = 0
+        for key, stored in _read_many(self._read_whole, keys):
+            if stored is None:
                 continue
+            read.append(key)
             meta = stored.schema.metadata or {}
-            ids = pc.unique(stored.column(_ENTRY)).to_pylist() if _ENTRY in stored.schema.names else []
-            if meta.get(b"storeframes.flattener") != version.encode() or not ids:
-                dropped.update(ids or [_name(key)])
+            if _name(key).startswith(_PART):
+                groups = json.loads(meta.get(b"storeframes.row_groups", b"[]"))
+                ids = [i for group in groups for i in group] + json.loads(meta.get(b"storeframes.empty", b"[]"))
+            else:
+                ids = [_name(key).removesuffix(".parquet")]
+            if meta.get(b"storeframes.flattener") != version.encode() or _ENTRY not in stored.schema.names:
+                dropped.update(ids)
                 continue
             keep = [i for i in ids if i in current and i not in seen]
             dropped.update(i for i in ids if i not in current)
             seen.update(keep)
             if len(keep) < len(ids):
                 stored = stored.filter(pc.is_in(stored.column(_ENTRY), pa.array(keep, pa.string())))
-            if stored.num_rows or keep:
-                kept.append(stored.replace_schema_metadata(None))
-        written = self._write_frame_parts(prefix, table, version, kept, seen)
-        for key in keys:
-            self.storage.delete(key)
+            kept.append(stored.replace_schema_metadata(None))
+            kept_ids.update(keep)
+            rows += stored.num_rows
+            if rows >= _PART_ROWS:  # a file's worth: written now, so memory stays bounded
+                written += self._write_frame_parts(prefix, table, version, kept, kept_ids)
+                kept, kept_ids, rows = [], set(), 0
+        written += self._write_frame_parts(prefix, table, version, kept, kept_ids)
+        for _ in _read_many(self.storage.delete, read):  # on a few threads: a bucket deletes one request each
+            pass
         with self._lock:
             self._parts.pop(table, None)  # listed again at the next read
-        return len(keys), len(dropped - seen), written
+        return len(read), len(dropped - seen), written
+
+    def _read_whole(self, key: str) -> pa.Table | None:
+        """A whole Parquet file of the store; None when it is gone (removed by another compaction) or unreadable."""
+        try:
+            with pq.ParquetFile(self._open(key)) as handle:  # quicker than read_table, and no pyarrow.dataset
+                return handle.read()
+        except FileNotFoundError:
+            return None
+        except _UNREADABLE as exc:
+            self._set_aside(key, exc)
+            return None
 
     def _superseded_in(self, table: str, parts: list[str]) -> bool:
         """Whether the one compacted file of ``table`` holds frames of answers no longer current."""

@@ -335,3 +335,18 @@ def test_the_readmes_duckdb_query_keeps_the_newest_answer_of_each_day(tmp_path):
     assert (
         sf.scan("search_history", cache_dir=tmp_path).collect().sort("date", "rank").equals(newest.sort("date", "rank"))
     )
+
+
+def test_answers_with_no_rows_in_a_table_stay_kept_after_compaction(tmp_path, monkeypatch):
+    with client(tmp_path) as c:
+        sizes = {app: c.in_app_purchases_frame([app]).height for app in APPS[:12]}
+    empty = [app for app, rows in sizes.items() if rows == 0]
+    assert empty and len(empty) < len(sizes)  # the sandbox has apps without in-app purchases
+    Cache(tmp_path).compact(frames=flattener_versions())
+    (part,) = files(tmp_path, "frames/table=in_app_purchases")
+    meta = pq.read_metadata(part).metadata
+    assert len(json.loads(meta[b"storeframes.empty"])) == len(empty)
+    monkeypatch.setattr(Cache, "load", lambda *a: pytest.fail("a kept frame was built again from the raw answer"))
+    with client(tmp_path, offline=True) as reader:
+        frame = reader.in_app_purchases_frame(APPS[:12])
+    assert frame.height == sum(sizes.values()) and not set(empty) & set(frame["app_id"])
