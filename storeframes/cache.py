@@ -722,7 +722,8 @@ class Cache:
             return None
 
     def _open(self, key: str) -> Any:
-        """A file to read ``key`` from: the file itself in a folder (read in ranges), else its bytes."""
+        """A file to read ``key`` from, read in ranges where the store can (a folder's file, a bucket's
+        object), else its bytes."""
         if self.path is not None:
             path = self.path.joinpath(*key.split("/"))
             try:
@@ -731,6 +732,9 @@ class Cache:
                 raise FileNotFoundError(key) from None
             except pa.ArrowException as exc:
                 raise OSError(str(exc)) from None
+        opener = getattr(self.storage, "open", None)
+        if opener is not None:
+            return pa.PythonFile(opener(key), mode="r")
         return pa.BufferReader(self.storage.get(key))
 
     def _read_from_parts(self, entries: list[Entry], table: str, version: str, *, relist: bool) -> dict[str, pl.DataFrame]:

@@ -33,6 +33,7 @@ from __future__ import annotations
 import builtins
 import errno
 import hashlib
+import io
 import ipaddress
 import json
 import logging
@@ -56,6 +57,40 @@ log = logging.getLogger("storeframes")
 INSTALL = 'pip install "storeframes[s3]"'
 _SET_ASIDE = ".corrupt"
 _requests_from: int | None = None
+
+
+class _RangeFile(io.RawIOBase):
+    """obstore's reader as a Python file (which pyarrow's ``PythonFile`` takes), its errors the store's."""
+
+    def __init__(self, store: ObjectStore, key: str, reader: Any):
+        self._store, self._key, self._reader = store, key, reader
+
+    def readable(self) -> bool:
+        return True
+
+    def seekable(self) -> bool:
+        return True
+
+    def seek(self, offset: int, whence: int = io.SEEK_SET) -> int:
+        return int(self._store._call("read", self._key, lambda _: self._reader.seek(offset, whence)))
+
+    def tell(self) -> int:
+        return int(self._reader.tell())
+
+    def read(self, size: int | None = -1) -> bytes:
+        if size is None or size < 0:
+            return bytes(self._store._call("read", self._key, lambda _: self._reader.readall()))
+        return bytes(self._store._call("read", self._key, lambda _: self._reader.read(size)))
+
+    def readinto(self, buffer: Any) -> int:
+        data = self.read(len(buffer))
+        buffer[: len(data)] = data
+        return len(data)
+
+    def close(self) -> None:
+        if not self.closed:
+            self._reader.close()
+        super().close()
 """The process that sent obstore's first request: obstore's runtime does not work in a child it forks later."""
 _LOOPBACK = "a loopback host (127.0.0.0/8, ::1, localhost)"
 T = TypeVar("T")
@@ -530,6 +565,16 @@ class ObjectStore:
         return Usage(sum(i.size for i in items), sum(i.key.endswith(_SET_ASIDE) for i in items))
 
     # -- beyond the Store -----------------------------------------------------------------------------------
+
+    def open(self, key: str) -> io.RawIOBase:
+        """A read-only, seekable file of the value under ``key`` that fetches only the ranges read.
+
+        A Parquet reader given it reads the footer and the row groups it needs, not the
+        whole object. Raises :class:`FileNotFoundError` when there is no value; a failure
+        while reading is an :class:`OSError` like any other of the store.
+        """
+        check_key(key)
+        return _RangeFile(self, key, self._call("open", key, lambda store: self._obstore.open_reader(store, key)))
 
     def url(self, key: str) -> str:
         """The full URL of ``key``: ``s3://bucket/prefix/key``."""

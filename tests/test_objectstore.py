@@ -549,3 +549,25 @@ def test_a_lease_long_dead_is_taken_at_once_and_its_old_holder_leaves_the_new_on
     assert final is not None
     third.release(final)
     assert s3_bucket.objects() == {}
+
+
+def test_open_reads_ranges_of_an_object_and_a_parquet_reader_takes_one_row_group(s3_bucket):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    store = _store(s3_bucket)
+    data = bytes(range(256)) * 64
+    store.put("frames/blob", data)
+    with store.open("frames/blob") as handle:
+        handle.seek(1000)
+        assert handle.read(24) == data[1000:1024] and handle.tell() == 1024
+        assert handle.read() == data[1024:]
+    with pytest.raises(FileNotFoundError):
+        store.open("frames/missing")
+    frame = pl.DataFrame({"n": list(range(40_000))})
+    buffer = io.BytesIO()
+    pq.write_table(frame.to_arrow(), buffer, row_group_size=10_000)
+    store.put("frames/t.parquet", buffer.getvalue())
+    with pq.ParquetFile(pa.PythonFile(store.open("frames/t.parquet"), mode="r")) as parquet:
+        assert parquet.metadata.num_row_groups == 4
+        assert parquet.read_row_groups([2]).column("n").to_pylist() == list(range(20_000, 30_000))
