@@ -56,6 +56,9 @@ class Store(Protocol):
     optional, and not one of the methods :func:`isinstance` checks: a store without it
     is still a Store, and its values are read with :meth:`get`. A store that has it but
     nothing polars can read (:class:`MemoryStore`) raises :class:`NotImplementedError`.
+    Likewise optional, ``open(key)`` gives a seekable binary file that reads only the
+    ranges asked for (a bucket's object), so the cache reads a row group of a large
+    compacted file without fetching all of it.
     """
 
     def put(self, key: str, data: bytes) -> None:
