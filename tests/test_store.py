@@ -300,24 +300,32 @@ def test_put_if_absent_from_many_threads_lets_exactly_one_win(kit):
 ROUNDS = 10
 
 
-def _race_on_a_bucket(url: str, options: dict[str, str], n: int, barrier: Any, results: Any) -> None:
+def _store_of(where: tuple[Any, ...]) -> Any:
+    """A store from a picklable description: ("folder", root) or ("bucket", url, options)."""
+    if where[0] == "folder":
+        return LocalStore(where[1])
     from storeframes.objectstore import ObjectStore
 
-    store = ObjectStore(url, storage_options=options)
+    return ObjectStore(where[1], storage_options=where[2])
+
+
+def _race(where: tuple[Any, ...], n: int, barrier: Any, results: Any) -> None:
+    store = _store_of(where)
     for r in range(ROUNDS):
         barrier.wait()
         results.put((r, n, store.put_if_absent(f"leases/{r}.lock", f"process {n} ".encode() * 50_000)))
 
 
-def test_put_if_absent_from_four_processes_on_one_bucket_lets_exactly_one_win(s3_bucket):
-    from storeframes.objectstore import ObjectStore
-
+@pytest.mark.parametrize("kind", ["folder", "bucket"])
+def test_put_if_absent_from_four_processes_lets_exactly_one_win(kind, tmp_path, request):
+    if kind == "folder":
+        where: tuple[Any, ...] = ("folder", str(tmp_path))
+    else:
+        bucket = request.getfixturevalue("s3_bucket")
+        where = ("bucket", bucket.url, bucket.storage_options)
     context = multiprocessing.get_context("spawn")
     barrier, results = context.Barrier(4), context.Queue()
-    processes = [
-        context.Process(target=_race_on_a_bucket, args=(s3_bucket.url, s3_bucket.storage_options, n, barrier, results))
-        for n in range(4)
-    ]
+    processes = [context.Process(target=_race, args=(where, n, barrier, results)) for n in range(4)]
     for process in processes:
         process.start()
     outcomes = [results.get(timeout=60) for _ in range(4 * ROUNDS)]
@@ -326,41 +334,18 @@ def test_put_if_absent_from_four_processes_on_one_bucket_lets_exactly_one_win(s3
         assert process.exitcode == 0
     winners = {r: n for r, n, won in outcomes if won}
     assert sorted(r for r, _, won in outcomes if won) == list(range(ROUNDS))  # one winner a round
-    store = ObjectStore(s3_bucket.url, storage_options=s3_bucket.storage_options)
+    store = _store_of(where)
     for r, n in winners.items():
         assert store.get(f"leases/{r}.lock") == f"process {n} ".encode() * 50_000
-    assert sorted(s3_bucket.objects()) == sorted(f"cache/leases/{r}.lock" for r in range(ROUNDS))
+    assert store.list() == sorted(f"leases/{r}.lock" for r in range(ROUNDS))
+    if kind == "folder":  # no temporary file left behind
+        assert sorted(p.name for p in (tmp_path / "leases").iterdir()) == sorted(f"{r}.lock" for r in range(ROUNDS))
+    else:  # nothing else in the bucket
+        objects = request.getfixturevalue("s3_bucket").objects()
+        assert sorted(objects) == sorted(f"cache/leases/{r}.lock" for r in range(ROUNDS))
 
 
 # -- a folder -----------------------------------------------------------------------------
-
-
-def _race_in_a_process(root: str, n: int, barrier: Any, results: Any) -> None:
-    store = LocalStore(root)
-    for r in range(ROUNDS):
-        barrier.wait()
-        results.put((r, n, store.put_if_absent(f"leases/{r}.lock", f"process {n} ".encode() * 50_000)))
-
-
-def test_put_if_absent_from_four_processes_lets_exactly_one_win(tmp_path):
-    context = multiprocessing.get_context("spawn")
-    barrier, results = context.Barrier(4), context.Queue()
-    processes = [
-        context.Process(target=_race_in_a_process, args=(str(tmp_path), n, barrier, results)) for n in range(4)
-    ]
-    for process in processes:
-        process.start()
-    outcomes = [results.get(timeout=60) for _ in range(4 * ROUNDS)]
-    for process in processes:
-        process.join(timeout=60)
-        assert process.exitcode == 0
-    winners = {r: n for r, n, won in outcomes if won}
-    assert sorted(r for r, _, won in outcomes if won) == list(range(ROUNDS))  # one winner a round
-    store = LocalStore(tmp_path)
-    for r, n in winners.items():
-        assert store.get(f"leases/{r}.lock") == f"process {n} ".encode() * 50_000
-    # no temporary file left behind
-    assert sorted(p.name for p in (tmp_path / "leases").iterdir()) == sorted(f"{r}.lock" for r in range(ROUNDS))
 
 
 def test_values_are_files_in_the_cache_folder_layout(tmp_path):
