@@ -925,6 +925,8 @@ class Cache:
             kept.append(stored.replace_schema_metadata(None))
             kept_ids.update(keep)
             rows += stored.num_rows
+            if len(kept) >= 512:  # copied into one table: each file's table holds on to its read buffers
+                kept = [pa.concat_tables(kept, promote_options="permissive").combine_chunks()]
             if rows >= _PART_ROWS:  # a file's worth: written now, so memory stays bounded
                 written += self._write_frame_parts(prefix, table, version, kept, kept_ids)
                 kept, kept_ids, rows = [], set(), 0
