@@ -106,6 +106,9 @@ def _without_entry(stored: pa.Table) -> pl.DataFrame:
     return frame.drop(_ENTRY, strict=False)
 
 
+_INDEX_POLARS = pl.from_arrow(INDEX_SCHEMA.empty_table()).schema  # type: ignore[union-attr]
+
+
 class CacheWarning(UserWarning):
     """A cache file could not be read or written; the call went on without it."""
 
@@ -281,6 +284,7 @@ class Cache:
         self._files: dict[str, dict[str, tuple[str, ...]]] = {}  # endpoint -> index key -> ids of its entries
         self._held: dict[str, int] = {}  # entry id -> how many known index files hold it
         self._parts: dict[str, dict[str, _Part]] = {}  # table -> compacted frame file -> what it holds
+        self._pending: dict[str, dict[str, pl.DataFrame]] = {}  # endpoint -> compacted index -> rows not made entries
         self._dead: set[str] = set()  # entries whose answer is gone, still listed by a compacted file
         self._cells: dict[tuple[str, str, str], dict[Cell, list[Entry]]] = {}
 
@@ -399,6 +403,7 @@ class Cache:
         self._files.setdefault(_endpoint_of(key), {})[key] = tuple(ids)
 
     def _unhold(self, endpoint: str, key: str) -> None:
+        self._pending.get(endpoint, {}).pop(key, None)
         for entry_id in self._files.get(endpoint, {}).pop(key, ()):
             count = self._held.get(entry_id, 0) - 1
             if count > 0:
@@ -432,29 +437,23 @@ class Cache:
         known = self._files.setdefault(endpoint, {})
         # new files first, then the removed ones: an entry a compaction moved is held throughout
         for key in sorted(keys - set(known)):
-            self._hold(key, self._read_index(key, endpoint))
+            if _name(key).startswith(_PART):
+                frame = self._read_index_part(key, endpoint)
+                self._hold_part(key, frame if frame is not None else pl.DataFrame(schema=_INDEX_POLARS))
+            else:
+                self._hold(key, self._read_index(key, endpoint))
         for gone in set(known) - keys:
             self._unhold(endpoint, gone)
 
     def _read_index(self, key: str, endpoint: str) -> list[Entry]:
-        """The entries an index file holds: one answer's, from its footer, or a compacted file's, from its rows.
+        """The entry of one answer's index file, from its footer; [] when it is gone or unreadable.
 
-        Of an answer's file only the footer is parsed (the cells follow from the
-        request), which keeps opening a cache of small files quick; a compacted file is
-        read whole, once. An unreadable file of one answer is set aside with its answer;
-        an unreadable compacted file is set aside alone (the answers it listed stay, and
-        the next compaction finds them again from their answers).
+        Only the footer is parsed (the cells follow from the request), which keeps
+        opening a cache of small files quick. An unreadable file is set aside with its
+        answer. (An unreadable compacted file is set aside alone: the answers it listed
+        stay, and the next compaction finds them again from their answers.)
         """
-        name = _name(key)
-        if name.startswith(_PART):
-            try:
-                return self._read_index_part(key, endpoint)
-            except FileNotFoundError:
-                return []
-            except (*_UNREADABLE, pl.exceptions.PolarsError) as exc:
-                self._set_aside(key, exc)
-                return []
-        entry_id = name.removesuffix(".parquet")
+        entry_id = _name(key).removesuffix(".parquet")
         try:
             footer = pq.read_metadata(pa.BufferReader(self.storage.get(key)))
             meta = {k.decode(): v.decode() for k, v in (footer.metadata or {}).items()}
@@ -485,15 +484,32 @@ class Cache:
             self._set_aside(key, exc, partner=f"{self._prefix('answers', endpoint)}{entry_id}.json.gz")
             return []
 
-    def _read_index_part(self, key: str, endpoint: str) -> list[Entry]:
-        """The entries of a compacted index file: its rows, one per cell, grouped by entry."""
-        with pq.ParquetFile(pa.BufferReader(self.storage.get(key))) as handle:  # no pyarrow.dataset to import
-            table = handle.read()
-        meta = {k.decode(): v.decode() for k, v in (table.schema.metadata or {}).items()}
-        if meta.get("storeframes.endpoint") != endpoint or meta.get("storeframes.compacted") != "index":
-            raise ValueError("not a compacted index of this endpoint")
-        frame = pl.from_arrow(table)
-        assert isinstance(frame, pl.DataFrame)
+    def _read_index_part(self, key: str, endpoint: str) -> pl.DataFrame | None:
+        """The rows of a compacted index file (one per cell, an answer's rows together); None if unreadable.
+
+        Its answers become entries only when a lookup needs them (:meth:`_materialize`):
+        opening a cache of a hundred thousand answers builds the few a call uses.
+        """
+        try:
+            with pq.ParquetFile(pa.BufferReader(self.storage.get(key))) as handle:  # no pyarrow.dataset to import
+                table = handle.read()
+            meta = {k.decode(): v.decode() for k, v in (table.schema.metadata or {}).items()}
+            if meta.get("storeframes.endpoint") != endpoint or meta.get("storeframes.compacted") != "index":
+                raise ValueError("not a compacted index of this endpoint")
+            frame = pl.from_arrow(table)
+            assert isinstance(frame, pl.DataFrame)
+            return frame
+        except FileNotFoundError:
+            return None
+        except (*_UNREADABLE, pl.exceptions.PolarsError) as exc:
+            self._set_aside(key, exc)
+            return None
+
+    @staticmethod
+    def _entries_of(frame: pl.DataFrame, endpoint: str) -> list[Entry]:
+        """The entries of rows of a compacted index, grouped by answer."""
+        if frame.is_empty():
+            return []
         # the rows of an answer are together (as compaction writes them): one answer starts where the id changes
         starts = frame.with_row_index("_at").filter(pl.col("entry").ne_missing(pl.col("entry").shift(1)))
         heads = starts.select(
@@ -519,8 +535,41 @@ class Cache:
                 cells=mine | held.cells if held else mine,
                 available=available,
             )
-        entries = list(found.values())
-        return entries
+        return list(found.values())
+
+    def _hold_part(self, key: str, frame: pl.DataFrame) -> None:
+        """Note that the compacted index file ``key`` holds the answers of ``frame``, made entries when needed."""
+        endpoint = _endpoint_of(key)
+        ids = frame["entry"].unique(maintain_order=True).to_list()
+        for entry_id in ids:
+            self._held[entry_id] = self._held.get(entry_id, 0) + 1
+        self._files.setdefault(endpoint, {})[key] = tuple(ids)
+        self._pending.setdefault(endpoint, {})[key] = frame
+
+    def _materialize(
+        self, endpoint: str, *, service: str | None = None, scope: str | None = None, entities: Collection[Any] = ()
+    ) -> None:
+        """Make entries of the compacted index rows of ``endpoint``: all of them, or those of answers
+        holding one of ``entities`` in ``service`` and ``scope``."""
+        pending = self._pending.get(endpoint)
+        if not pending:
+            return
+        whole = service is None
+        for key, frame in list(pending.items()):
+            rows = frame
+            if not whole:
+                named = [e for e in entities if e is not None]
+                where = pl.col("entity").is_in(named) if named else pl.lit(False)
+                if None in entities:
+                    where = where | pl.col("entity").is_null()
+                ids = frame.filter((pl.col("service") == service) & (pl.col("scope") == scope) & where)["entry"]
+                wanted = [i for i in ids.unique().to_list() if i not in self._entries]
+                rows = frame.filter(pl.col("entry").is_in(wanted)) if wanted else frame.clear()
+            for entry in self._entries_of(rows, endpoint):
+                if entry.id in self._held and entry.id not in self._dead and entry.id not in self._entries:
+                    self._add(entry)
+            if whole:
+                del pending[key]
 
     def _set_aside(self, key: str, reason: BaseException | str | None, *, partner: str | None = None) -> None:
         """Set an unreadable file aside as ``<name>.corrupt``, and ``partner`` (the other file
@@ -566,6 +615,7 @@ class Cache:
         with self._lock:
             if sync:
                 self._sync(ep.name)
+            self._materialize(ep.name, service=service, scope=scope, entities={cell[0] for cell in cells})
             table = self._cells.get((ep.name, service, scope), {})
             found: dict[Cell, Entry] = {}
             for cell in cells:
@@ -860,6 +910,7 @@ class Cache:
         """One compacted index file for ``endpoint``; (files replaced, files written)."""
         with self._lock:
             self._sync(endpoint)
+            self._materialize(endpoint)
             files = dict(self._files.get(endpoint, {}))
         if not files:
             return 0, 0
@@ -962,6 +1013,7 @@ class Cache:
         with self._lock:
             for name in ENDPOINTS:
                 self._sync(name)
+                self._materialize(name)
             current: set[str] = set()
             for table in self._cells.values():
                 current.update(candidates[-1].id for candidates in table.values() if candidates)
@@ -1093,7 +1145,12 @@ class Cache:
     def entry(self, entry_id: str) -> Entry | None:
         """The entry called ``entry_id`` (as in :attr:`Response.entry <storeframes.Response.entry>`), if known."""
         with self._lock:
-            return self._entries.get(entry_id)
+            found = self._entries.get(entry_id)
+            if found is None and entry_id in self._held:  # held by a compacted index, not made an entry yet
+                for name in list(self._pending):
+                    self._materialize(name)
+                found = self._entries.get(entry_id)
+            return found
 
     def entries(self, endpoint: str | None = None) -> list[Entry]:
         """Every entry in the cache (of one endpoint), oldest first."""
@@ -1101,6 +1158,7 @@ class Cache:
         with self._lock:
             for name in names:
                 self._sync(name)
+                self._materialize(name)
             chosen = [e for e in self._entries.values() if e.endpoint in names]
         return sorted(chosen, key=lambda e: (e.fetched_at, e.id))
 

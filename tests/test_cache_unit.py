@@ -301,3 +301,21 @@ def test_a_cache_is_given_a_folder_or_a_store():
     assert repr(folder) == "Cache('some/folder')" and not Path("some/folder").exists()
     with pytest.raises(TypeError, match="folder path, a bucket address or a Store"):
         Cache(3)
+
+
+def test_a_compacted_index_serves_lookups_entries_and_every_answer(store, cache):
+    kept = [
+        keep(cache, "metadata", {**METADATA, "apps": str(1000 + n)}, at=NOON + timedelta(minutes=n)) for n in range(50)
+    ]
+    newer = keep(cache, "metadata", {**METADATA, "apps": "1003,1004"}, at=NOON + timedelta(hours=2))
+    cache.compact()
+    assert [k for k in store.list("index/")] == [k for k in store.list("index/") if "/part-" in k] != []
+    fresh = Cache(store)  # another process opening the compacted cache
+    found = look(fresh, "metadata", {**METADATA, "apps": "1003,1004,1005"}, NOON + timedelta(hours=3))
+    assert found == {("1003", None, None): newer, ("1004", None, None): newer, ("1005", None, None): kept[5]}
+    assert fresh.entry(kept[40].id) == kept[40]
+    assert sorted(e.id for e in Cache(store).entries()) == sorted(e.id for e in [*kept, newer])
+    assert fresh.load(kept[5]) is not None and fresh.load(kept[5]).result == {  # type: ignore[union-attr]
+        "params": {**METADATA, "apps": "1005"},
+        "at": (NOON + timedelta(minutes=5)).isoformat(),
+    }
