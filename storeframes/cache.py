@@ -2,8 +2,9 @@
 
 The cache keeps its files in a :class:`~storeframes.store.Store`: a folder
 (:class:`~storeframes.store.LocalStore`, the usual case, described here), a dict in
-memory (:class:`~storeframes.store.MemoryStore`) or anything else with the same few
-operations. Every file goes through the store, so the layout and formats below are the
+memory (:class:`~storeframes.store.MemoryStore`), a bucket
+(:class:`~storeframes.objectstore.ObjectStore`, for ``s3://bucket/prefix``) or anything
+else with the same few operations. Every file goes through the store, so the layout and formats below are the
 same wherever the cache lives.
 
 Layout (every file is written to a temporary name and renamed, so a reader never
@@ -14,7 +15,9 @@ overwrite each other)::
       answers/endpoint=<name>/<entry>.json.gz   the raw answer, its canonical request,
                                                 fetched_at, cost and max_credit_cost
       index/endpoint=<name>/<entry>.parquet     one row per cell the answer covers
-      frames/<table>/<entry>.parquet            a flattened frame of one answer
+      index/endpoint=<name>/part-<n>.parquet    the rows of many answers (:meth:`Cache.compact`)
+      frames/table=<table>/<entry>.parquet      a flattened frame of one answer, with an ``entry`` column
+      frames/table=<table>/part-<n>.parquet     the frames of many answers, a row group per few answers
       ledger/<session>-<n>.parquet              ledger rows of one client session: small files
                                                 ``<session>-r<n>`` as requests end, merged into
                                                 chunks ``<session>-<chunk>`` (storeframes.credits)
