@@ -2,7 +2,7 @@
 
 Not collected by the test run. Run::
 
-    .venv/bin/python tests/benchmarks/run.py            # the full run (about 18 minutes on 2 CPUs, 13 of compaction)
+    .venv/bin/python tests/benchmarks/run.py            # the full run (about 12 minutes on 2 CPUs, 7 of compaction)
     .venv/bin/python tests/benchmarks/run.py --quick    # a smoke run (about 2 minutes)
     .venv/bin/python tests/benchmarks/run.py --only flatten,memory
 
