@@ -96,6 +96,9 @@ def test_compaction_in_a_bucket_keeps_every_frame(s3_bucket):
     assert len(before) == len(APPS) and len(after) == 1 and done["index_files_merged"] == len(APPS)
     with _client(None, s3_bucket, **options) as offline:
         assert offline.versions_frame(APPS).equals(versions)
+        shown = f"{offline!r} {offline.cache!r} {offline.cache.storage!r} {offline.cache.location}"
+        assert s3_bucket.url in shown
+        assert not any(value in shown for value in s3_bucket.storage_options.values() if "http" not in value)
 
 
 def test_cache_info_ls_and_clear_on_a_bucket(s3_bucket, monkeypatch, capsys):
