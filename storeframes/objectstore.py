@@ -57,6 +57,9 @@ log = logging.getLogger("storeframes")
 INSTALL = 'pip install "storeframes[s3]"'
 _SET_ASIDE = ".corrupt"
 _requests_from: int | None = None
+"""The process that sent obstore's first request: obstore's runtime does not work in a child it forks later."""
+_LOOPBACK = "a loopback host (127.0.0.0/8, ::1, localhost)"
+T = TypeVar("T")
 
 
 class _RangeFile(io.RawIOBase):
@@ -91,9 +94,6 @@ class _RangeFile(io.RawIOBase):
         if not self.closed:
             self._reader.close()
         super().close()
-"""The process that sent obstore's first request: obstore's runtime does not work in a child it forks later."""
-_LOOPBACK = "a loopback host (127.0.0.0/8, ::1, localhost)"
-T = TypeVar("T")
 
 
 @dataclass(frozen=True)
