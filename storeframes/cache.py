@@ -523,7 +523,9 @@ class Cache:
         parsed = dict(zip(texts, json.loads("[" + ",".join(texts) + "]"), strict=True))  # one parse, not one per answer
         ends = [head[0] for head in heads[1:]] + [frame.height]
         found: dict[str, Entry] = {}
-        for (at, entry_id, service, scope, params, fetched_at, cost, most, available), end in zip(heads, ends, strict=True):
+        for (at, entry_id, service, scope, params, fetched_at, cost, most, available), end in zip(
+            heads, ends, strict=True
+        ):
             held = found.get(entry_id)
             mine = frozenset(cells[at:end])
             found[entry_id] = Entry(
@@ -790,7 +792,9 @@ class Cache:
             return pa.PythonFile(opener(key), mode="r")
         return pa.BufferReader(self.storage.get(key))
 
-    def _read_from_parts(self, entries: list[Entry], table: str, version: str, *, relist: bool) -> dict[str, pl.DataFrame]:
+    def _read_from_parts(
+        self, entries: list[Entry], table: str, version: str, *, relist: bool
+    ) -> dict[str, pl.DataFrame]:
         parts = self._frame_parts(table, relist=relist)
         wanted: dict[str, dict[int, list[str]]] = {}
         for entry in entries:
@@ -814,9 +818,11 @@ class Cache:
             frame = pl.from_arrow(stored)
             assert isinstance(frame, pl.DataFrame)
             ids = {i for group in groups.values() for i in group}
-            for (entry_id,), rows in frame.filter(pl.col(_ENTRY).is_in(list(ids))).partition_by(
-                _ENTRY, as_dict=True, maintain_order=True
-            ).items():
+            for (entry_id,), rows in (
+                frame.filter(pl.col(_ENTRY).is_in(list(ids)))
+                .partition_by(_ENTRY, as_dict=True, maintain_order=True)
+                .items()
+            ):
                 found[str(entry_id)] = rows.drop(_ENTRY)
             for entry_id in ids - set(found):  # an entry whose frame has no rows
                 found[entry_id] = frame.clear().drop(_ENTRY)
@@ -894,8 +900,9 @@ class Cache:
             done["index_files_merged"] += merged
             done["files_written"] += written
         if frames:
+            current = self._current_entries()  # the answers whose frames stay, once for every table
             for table, version in frames.items():
-                merged, dropped, written = self._compact_frames(table, version)
+                merged, dropped, written = self._compact_frames(table, version, current)
                 done["frame_files_merged"] += merged
                 done["frames_dropped"] += dropped
                 done["files_written"] += written
@@ -921,10 +928,9 @@ class Cache:
         ids = sorted({i for held in files.values() for i in held if i in answered})
         with self._lock:
             entries = [self._entries[i] for i in ids if i in self._entries]
-        if len(files) == 1 and _name(next(iter(files))).startswith(_PART) and len(entries) == len(ids):
-            held = next(iter(files.values()))
-            if len(held) == len(entries):
-                return 0, 0  # compacted already
+        (first, held), *others = files.items()
+        if not others and _name(first).startswith(_PART) and len(held) == len(entries):
+            return 0, 0  # compacted already, every answer it lists still there
         written = 0
         if entries:
             key = self._part_key(self._prefix("index", endpoint))
@@ -944,14 +950,14 @@ class Cache:
                 self._unhold(endpoint, old)
         return len(files), written
 
-    def _compact_frames(self, table: str, version: str) -> tuple[int, int, int]:
-        """A few compacted files of ``table``; (files replaced, answers' frames left out, files written)."""
+    def _compact_frames(self, table: str, version: str, current: set[str]) -> tuple[int, int, int]:
+        """A few compacted files of ``table`` holding the frames of the ``current`` answers;
+        (files replaced, answers' frames left out, files written)."""
         prefix = self._frames_prefix(table)
         keys = [k for k in self.storage.list(prefix) if k.endswith(".parquet") and "/" not in k[len(prefix) :]]
         parts = [k for k in keys if _name(k).startswith(_PART)]
-        if not keys or (len(parts) == len(keys) and len(parts) <= 1 and not self._superseded_in(table, parts)):
+        if not keys or (len(parts) == len(keys) and len(parts) <= 1 and not self._superseded_in(parts, current)):
             return 0, 0, 0
-        current = self._current_entries()
         kept: list[pa.Table] = []
         kept_ids: set[str] = set()
         dropped: set[str] = set()
@@ -1002,9 +1008,8 @@ class Cache:
             self._set_aside(key, exc)
             return None
 
-    def _superseded_in(self, table: str, parts: list[str]) -> bool:
-        """Whether the one compacted file of ``table`` holds frames of answers no longer current."""
-        current = self._current_entries()
+    def _superseded_in(self, parts: list[str], current: set[str]) -> bool:
+        """Whether compacted frame files hold frames of answers not ``current``."""
         for key in parts:
             part = self._read_part_footer(key)
             if part is not None and any(i not in current for i in part.groups):

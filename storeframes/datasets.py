@@ -24,7 +24,7 @@ from .cache import Cache, Entry
 from .catalog import ENDPOINTS, Endpoint
 from .errors import ConfigurationError, InvalidParameterError
 from .ledger import SERVICE
-from .pipeline import FRAMES, FrameSpec
+from .pipeline import FRAMES, FrameSpec, cell_columns
 
 __all__ = ["TABLES", "compact", "flattener_versions", "scan"]
 
@@ -89,12 +89,6 @@ def _newest(entries: list[Entry]) -> dict[str, list[tuple[str | None, str | None
     return cells
 
 
-def _keys(spec: FrameSpec, ep: Endpoint) -> list[str]:
-    """The frame's columns that name a cell: the app or keyword, the metric, the day."""
-    keys = [] if ep.entity is None else ["app_id" if ep.entity == "apps" else "keyword"]
-    return keys + (["metric"] if ep.facet else []) + (["date"] if ep.daily else [])
-
-
 def scan(
     table: str,
     cache_dir: Any = None,
@@ -132,7 +126,7 @@ def scan(
     located = {**located, **cache.frame_files([by_id[i] for i in built], spec.table.name, spec.version)}
     frames: list[pl.LazyFrame] = []
     for ep in eps:
-        keys = _keys(spec, ep)
+        keys = cell_columns(ep)
         keep = _keep_table(newest, [e for e in by_id.values() if e.endpoint == ep.name], keys, located)
         if keep.is_empty():
             continue
@@ -154,12 +148,9 @@ def _build_missing(cache: Cache, spec: FrameSpec, entries: list[Entry]) -> dict[
     todo = [(e, r) for e, r in responses if r is not None]
     if not todo:
         return {}
-    built, counts = spec.build([r for _, r in todo])
     frames: dict[str, pl.DataFrame] = {}
-    offset = 0
-    for (entry, _), count in zip(todo, counts, strict=True):
-        frames[entry.id] = frame = built.slice(offset, count)
-        offset += count
+    for (entry, _), frame in zip(todo, spec.build_each([r for _, r in todo]), strict=True):
+        frames[entry.id] = frame
         cache.write_frame(entry, spec.table.name, spec.version, frame)
     return frames
 

@@ -68,7 +68,7 @@ from .schemas import (
     TableSchema,
 )
 
-__all__ = ["DEFAULT_METRICS", "FRAMES", "FrameMaker", "FrameSpec", "Source"]
+__all__ = ["DEFAULT_METRICS", "FRAMES", "FrameMaker", "FrameSpec", "Source", "cell_columns"]
 
 DEFAULT_METRICS = ("downloads", "revenues", "app-power", "ratings")
 
@@ -150,6 +150,16 @@ class FrameSpec:
         """The frame of several answers in one walk, and each answer's number of rows."""
         return self.flatten([(r.result, Keys.of(r.params, r.echo, r.fetched_at)) for r in responses])
 
+    def build_each(self, responses: Sequence[Response]) -> list[pl.DataFrame]:
+        """Each answer's frame, flattened together in one walk."""
+        built, counts = self.build(responses)
+        frames = []
+        offset = 0
+        for count in counts:
+            frames.append(built.slice(offset, count))
+            offset += count
+        return frames
+
     def speak(self, exc: InvalidParameterError) -> InvalidParameterError:
         """The error of a renamed parameter in the words of the function (``start``, not ``start_date``)."""
         back = {param: arg for arg, param in self.renames.items()}
@@ -222,14 +232,17 @@ class _Vanished(Exception):
     """A cached answer disappeared between planning and reading; plan again."""
 
 
+def cell_columns(ep: Endpoint) -> list[str]:
+    """The columns of a frame that name its rows' cell: the app or keyword, the metric, the day."""
+    entity = [] if ep.entity is None else ["app_id" if ep.entity == "apps" else "keyword"]
+    return entity + (["metric"] if ep.facet else []) + (["date"] if ep.daily else [])
+
+
 def _keep_cells(frame: pl.DataFrame, ep: Endpoint, cells: Iterable[planning.Cell]) -> pl.DataFrame:
     """The rows of ``frame`` that stand for ``cells`` (for an answer shared with other calls)."""
-    entity = "app_id" if ep.entity == "apps" else "keyword"
-    columns = [entity] + (["metric"] if ep.facet else []) + (["date"] if ep.daily else [])
-    wanted = {
-        "\x1f".join(str(part) for part, used in zip(cell, (True, bool(ep.facet), ep.daily), strict=True) if used)
-        for cell in cells
-    }
+    columns = cell_columns(ep)
+    used = (ep.entity is not None, bool(ep.facet), ep.daily)
+    wanted = {"\x1f".join(str(part) for part, use in zip(cell, used, strict=True) if use) for cell in cells}
     key = pl.concat_str([pl.col(c).cast(pl.String) for c in columns], separator="\x1f")
     return frame.filter(key.is_in(list(wanted)))
 
@@ -325,12 +338,8 @@ class FrameMaker:
                 raise _Vanished
             todo.append((i, response))
         if todo:
-            built, counts = spec.build([response for _, response in todo])
-            offset = 0
-            for (i, _), count in zip(todo, counts, strict=True):
-                frame = built.slice(offset, count)
+            for (i, _), frame in zip(todo, spec.build_each([response for _, response in todo]), strict=True):
                 frames[i] = frame
-                offset += count
                 entry = entries[i]
                 if entry is not None and cache is not None:
                     cache.write_frame(entry, spec.table.name, spec.version, frame)
