@@ -155,12 +155,7 @@ class S3Bucket:
     @property
     def env(self) -> dict[str, str]:
         """The same as environment variables, for a child process or ``monkeypatch.setenv``."""
-        return {
-            "AWS_ACCESS_KEY_ID": ACCESS_KEY,
-            "AWS_SECRET_ACCESS_KEY": SECRET_KEY,
-            "AWS_ENDPOINT_URL": self.endpoint,
-            "AWS_REGION": REGION,
-        }
+        return {name.upper(): value for name, value in self.storage_options.items()}  # AWS_ACCESS_KEY_ID ...
 
     def objects(self) -> dict[str, bytes]:
         """Every object of the bucket (any prefix), by its full key: to check what was written."""
