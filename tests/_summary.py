@@ -12,7 +12,17 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["ROWS", "Scenario", "faults_of", "max_in_window", "paid_twice", "print_summary", "record"]
+__all__ = [
+    "HOSTILE",
+    "ROWS",
+    "Scenario",
+    "faults_of",
+    "hostile",
+    "max_in_window",
+    "paid_twice",
+    "print_summary",
+    "record",
+]
 
 
 @dataclass
@@ -27,6 +37,14 @@ class Scenario:
 
 
 ROWS: list[Scenario] = []
+HOSTILE: Counter[str] = Counter()
+"""Replies of the hostile loopback servers (tests/_hostile.py) served, by the kind of misbehaviour."""
+
+
+def hostile(kind: str) -> None:
+    """Count one hostile case tried: a reply a misbehaving loopback server served (``kind`` is ``ok`` for a
+    well-formed one), or a cache folder or answer made hostile on purpose."""
+    HOSTILE[kind] += 1
 
 
 def record(
@@ -103,7 +121,11 @@ def _faults_text(faults: Counter[str]) -> str:
 
 
 def print_summary(reporter: Any) -> None:
+    if not ROWS and not HOSTILE:
+        return
     if not ROWS:
+        reporter.write_sep("=", "reliability summary")
+        _print_hostile(reporter)
         return
     header = ("scenario", "faults injected", "retries", "requests", "rows compared")
     lines = [(s.name, _faults_text(s.faults), f"{s.retries:,}", f"{s.requests:,}", f"{s.rows:,}") for s in ROWS]
@@ -137,3 +159,16 @@ def print_summary(reporter: Any) -> None:
             f"max requests in any window: {most} of {limit} allowed ({name}); "
             f"{over} of {len(windows)} scenario(s) over the limit"
         )
+    _print_hostile(reporter)
+
+
+def _print_hostile(reporter: Any) -> None:
+    cases = {kind: n for kind, n in HOSTILE.items() if kind != "ok"}
+    if not HOSTILE:
+        return
+    shown = ", ".join(f"{n} {kind}" for kind, n in sorted(cases.items()))
+    reporter.write_line(
+        f"hostile cases tried: {len(cases)} kinds, {sum(cases.values()):,} times (loopback servers that misbehave"
+        f" on purpose, hostile cache folders and answers; {HOSTILE['ok']:,} well-formed replies beside them)"
+        + (f" ({shown})" if shown else "")
+    )
