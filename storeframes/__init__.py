@@ -40,6 +40,7 @@ from .defaults import (
 )
 from .engine import Plan
 from .errors import (
+    AnswerWarning,
     ApiError,
     AppNotAvailableError,
     AppsUnavailableWarning,
@@ -68,6 +69,7 @@ __all__ = [
     "LEDGER_SCHEMA",
     "RANK_STATUSES",
     "Answer",
+    "AnswerWarning",
     "ApiError",
     "AppNotAvailableError",
     "AppsUnavailableWarning",

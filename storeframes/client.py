@@ -45,6 +45,7 @@ from .coordination import coordinator as _coordinator
 from .credits import Credits
 from .engine import CallPlan, Fetched, Plan
 from .errors import (
+    AnswerWarning,
     AppNotAvailableError,
     AppsUnavailableWarning,
     ConfigurationError,
@@ -240,6 +241,40 @@ def _bucket_leases(cache: Cache) -> Remote | None:
         stacklevel=_user_stacklevel(),
     )
     return None
+
+
+def _shown(ids: Sequence[str], most: int = 10) -> str:
+    """App ids for a message: each quoted (escapes show control characters), at most ``most`` of them."""
+    shown = ", ".join(repr(i[:200]) for i in ids[:most])
+    return shown + (f" and {len(ids) - most} more" if len(ids) > most else "")
+
+
+def _asked_only(ep: Endpoint, response: Response) -> tuple[Response | None, list[str]]:
+    """``response`` holding only the apps it was asked for, and the apps asked for that it left out.
+
+    Apps nobody asked for are dropped with an :class:`~storeframes.AnswerWarning`. The
+    response's ``apps`` then name only the apps it answered, so the cache holds it as an
+    answer for those; it is None when it answered none of them.
+    """
+    if ep.entity != "apps" or not isinstance(response.result, dict):
+        return response, []
+    asked = response.params["apps"].split(",")
+    wanted = set(asked)
+    strangers = [str(app) for app in response.result if app not in wanted]
+    if strangers:
+        warnings.warn(
+            f"{ep.name} answered {len(strangers)} app(s) nobody asked for, left out: {_shown(strangers)}",
+            AnswerWarning,
+            stacklevel=_user_stacklevel(),
+        )
+    answered = [app for app in asked if app in response.result]
+    if len(answered) == len(asked) and not strangers:
+        return response, []
+    absent = [app for app in asked if app not in response.result]
+    if not answered:
+        return None, absent
+    result = {app: response.result[app] for app in answered}
+    return replace(response, params={**response.params, "apps": ",".join(answered)}, result=result), absent
 
 
 def _user_stacklevel() -> int:
@@ -712,19 +747,30 @@ class Client(FrameFunctions):
         return [future]
 
     def _fetch_one(self, ep: Endpoint, params: dict[str, str]) -> Fetched:
-        """Send one request and keep its answer; when a country refuses an app of it, find which by halving."""
+        """Send one request and keep its answer; when a country refuses an app of it, find which by halving.
+
+        Only the apps asked for are kept: others in the answer are dropped with an
+        :class:`~storeframes.AnswerWarning`, and apps the answer left out are not cached
+        as answered (the call names them; the next one asks for them again).
+        """
         try:
             response = self._send(ep, params)
         except AppNotAvailableError:
-            if ep.entity != "apps":
+            if ep.entity != "apps":  # no app to leave out: the call cannot be answered
                 raise
             halves = engine.halves(ep, params)
             if not halves:  # this one app: remembered as not available
                 self._keep(Response(ep.name, dict(params), None, 0, 0, 422, self._now()), ep, available=False)
-                return [], [(dict(params), params["apps"])]
+                return Fetched([], [(dict(params), params["apps"])])
             results = [self._fetch_one(ep, half) for half in halves]
-            return [r for got, _ in results for r in got], [a for _, refused in results for a in refused]
-        return [self._keep(response, ep)], []
+            return Fetched(
+                [r for got in results for r in got.responses],
+                [a for got in results for a in got.refused],
+                [a for got in results for a in got.absent],
+            )
+        asked, absent = _asked_only(ep, response)
+        kept = [self._keep(asked, ep)] if asked is not None else []
+        return Fetched(kept, [], [(dict(params), app) for app in absent])
 
     def _send(self, ep: Endpoint, params: dict[str, str]) -> Response:
         """One request through the wire, its estimate held against the budget until it ends.
@@ -755,10 +801,20 @@ class Client(FrameFunctions):
     def _served(
         self, ep: Endpoint, plan: CallPlan, pool: engine.Pool, loaded: Mapping[str, Response], counted: set[int]
     ) -> tuple[list[Part], tuple[str, ...]]:
-        """The parts of a call; its cache hits go to the ledger, the apps refused into one warning."""
+        """The parts of a call; its cache hits go to the ledger, the apps refused and the apps answers left
+        out into a warning each."""
         parts, unavailable, hits = engine.parts_of(ep, plan, pool, loaded=loaded, counted=counted)
         for hit in hits:
             self.credits.record_hit(hit.endpoint, hit.params, hit.saved)
+        scope = planning.scope_of(ep, plan.params)
+        absent = list(dict.fromkeys(str(c[0]) for c in plan.cells if c not in plan.cached and pool.is_absent(scope, c)))
+        if absent:
+            warnings.warn(
+                f"{ep.name} answered without {len(absent)} app(s) it was asked for, left out and not cached "
+                f"(asked for again next time): {_shown(absent)}",
+                AnswerWarning,
+                stacklevel=_user_stacklevel(),
+            )
         if unavailable:
             warnings.warn(
                 f"{len(unavailable)} app(s) not available in country {plan.params.get('country')!r} "

@@ -29,7 +29,7 @@ from collections import Counter
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 import polars as pl
 
@@ -62,9 +62,18 @@ __all__ = [
     "unique_requests",
 ]
 
-Fetched = tuple[list[Response], list[tuple[dict[str, str], str]]]
-"""What one request gave: its responses (several when it had to be split) and the apps refused, each
-with the parameters of the request that found it refused."""
+class Fetched(NamedTuple):
+    """What one request gave.
+
+    ``responses``: its responses (several when it had to be split); ``refused``: the apps
+    the country refused, each with the parameters of the request that found it refused
+    (cached as not available); ``absent``: apps it asked for that a successful answer left
+    out, likewise with their request's parameters (not cached: asked for again next time).
+    """
+
+    responses: list[Response]
+    refused: list[tuple[dict[str, str], str]]
+    absent: Sequence[tuple[dict[str, str], str]] = ()
 
 
 class Pool:
@@ -80,12 +89,13 @@ class Pool:
         self.ep = ep
         self.responses: list[Response] = []
         self.refused: set[tuple[str, str]] = set()  # (scope, app)
+        self.absent: set[tuple[str, str]] = set()  # (scope, app) left out of a successful answer
         self._paid: set[int] = set()
         self._cover: dict[tuple[str, Cell], int] = {}
 
     def add(self, fetched: Fetched, *, paid: bool) -> None:
         """File what one request gave."""
-        responses, refused = fetched
+        responses, refused, absent = Fetched(*fetched)
         for response in responses:
             scope = planning.scope_of(self.ep, response.params)
             index = len(self.responses)
@@ -96,6 +106,8 @@ class Pool:
                 self._cover.setdefault((scope, cell), index)
         for params, app in refused:
             self.refused.add((planning.scope_of(self.ep, params), app))
+        for params, app in absent:
+            self.absent.add((planning.scope_of(self.ep, params), app))
 
     def covering(self, scope: str, cell: Cell) -> int | None:
         """The index of the response that covers ``cell`` of ``scope``, if any."""
@@ -103,6 +115,10 @@ class Pool:
 
     def is_refused(self, scope: str, cell: Cell) -> bool:
         return cell[0] is not None and (scope, cell[0]) in self.refused
+
+    def is_absent(self, scope: str, cell: Cell) -> bool:
+        """Whether the answer for ``cell``'s app left it out (this batch asks no more; the next call does)."""
+        return cell[0] is not None and (scope, cell[0]) in self.absent
 
     def paid(self, index: int) -> bool:
         return index in self._paid
@@ -198,7 +214,9 @@ def missing(ep: Endpoint, plans: Sequence[CallPlan], pool: Pool | None = None) -
         for cell in plan.cells:
             if cell in plan.cached:
                 continue
-            if pool is not None and (pool.covering(scope, cell) is not None or pool.is_refused(scope, cell)):
+            if pool is not None and (
+                pool.covering(scope, cell) is not None or pool.is_refused(scope, cell) or pool.is_absent(scope, cell)
+            ):
                 continue
             out.setdefault(scope, {})[cell] = None
     return out
@@ -336,6 +354,8 @@ def parts_of(
             continue
         if pool.is_refused(scope, cell):
             unavailable.add(str(cell[0]))
+            continue
+        if pool.is_absent(scope, cell):  # the answer left it out: no part, and named by the caller
             continue
         raise LookupError(f"{ep.name}: no answer covers {cell} of {dict(plan.params)}")
     for entry_id, cells in by_entry.items():

@@ -24,6 +24,7 @@ request path and its query parameters, and the token travels only in a header.
         └── ServerError                      5xx
 
     AppsUnavailableWarning (UserWarning)     some apps of a call are not sold in its country
+    AnswerWarning (UserWarning)              an answer held apps nobody asked for, or left asked ones out
 
 Any of them that stops a call half-way carries ``partial``: the responses the call had
 already received (they are in the cache too, so calling again sends only the rest).
@@ -35,6 +36,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 __all__ = [
+    "AnswerWarning",
     "ApiError",
     "AppNotAvailableError",
     "AppsUnavailableWarning",
@@ -69,6 +71,12 @@ class StoreframesError(Exception):
 
 class AppsUnavailableWarning(UserWarning):
     """Some apps of a call are not available in the requested country; the rest were fetched."""
+
+
+class AnswerWarning(UserWarning):
+    """A successful answer was not quite what was asked: it held apps nobody asked for (left out of
+    every frame and the cache), or left out apps that were asked for (not cached, so the next call
+    asks for them again)."""
 
 
 class ConfigurationError(StoreframesError, ValueError):

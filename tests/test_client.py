@@ -258,7 +258,8 @@ def test_a_failure_half_way_keeps_what_was_fetched():
     def handler(request):
         state["n"] += 1
         if state["n"] <= 2:
-            return httpx.Response(200, json=_envelope({request.url.params["apps"]: {"metadata": {}}}))
+            apps = request.url.params["apps"].split(",")
+            return httpx.Response(200, json=_envelope({app: {"metadata": {}} for app in apps}))
         return httpx.Response(503, json={"error": {"code": "Down", "message": "down"}})
 
     calls, options = _counting_client(handler, max_tries=2, max_workers=1)
