@@ -48,7 +48,7 @@ from datetime import timedelta
 from typing import Any, NamedTuple, TypeVar
 from urllib.parse import urlsplit
 
-from .store import Usage, check_key
+from .store import SweepError, Usage, check_key
 
 __all__ = ["ObjectLeases", "ObjectStore"]
 
@@ -555,9 +555,15 @@ class ObjectStore:
         age = older_than_seconds if set_aside_older_than_seconds is None else set_aside_older_than_seconds
         now = time.time()
         removed = 0
+        failures: builtins.list[tuple[str, OSError]] = []
         for item in self._listing(prefix):
             if item.key.endswith(_SET_ASIDE) and (age <= 0 or now - item.modified >= age):
-                removed += self._remove("sweep", item.key)
+                try:
+                    removed += self._remove("sweep", item.key)
+                except OSError as exc:  # one object that cannot go does not stop the others
+                    failures.append((item.key, exc))
+        if failures:
+            raise SweepError(failures, removed)
         return removed
 
     def usage(self, prefix: str = "") -> Usage:

@@ -14,6 +14,11 @@ requests (``put_if_absent`` a conditional PUT, ``set_aside`` a copy and a delete
 Every operation reports a failure of the storage as an :class:`OSError` (a missing
 value as :class:`FileNotFoundError`), and refuses a malformed key with a
 :class:`ValueError`.
+
+A :class:`LocalStore` never follows a symbolic link below its folder: a linked file or
+folder planted in the cache is not listed, swept, set aside, dated or deleted through
+(the cache folder itself may be a link). A folder where a value should be holds no
+value; deleting it is refused with :class:`IsADirectoryError` rather than emptying it.
 """
 
 from __future__ import annotations
@@ -23,16 +28,28 @@ import contextlib
 import errno
 import os
 import secrets
+import stat
 import threading
 import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import NamedTuple, Protocol, runtime_checkable
 
-__all__ = ["LocalStore", "MemoryStore", "Store", "Usage", "check_key"]
+__all__ = ["LocalStore", "MemoryStore", "Store", "SweepError", "Usage", "check_key"]
 
 _SET_ASIDE = ".corrupt"
 _TMP = ".tmp"
+
+
+class SweepError(OSError):
+    """:meth:`Store.sweep` removed what it could, but not some files: ``failures`` holds
+    ``(key or file name, the error)`` of each, ``removed`` how many went."""
+
+    def __init__(self, failures: builtins.list[tuple[str, OSError]], removed: int):
+        self.failures = failures
+        self.removed = removed
+        shown = "; ".join(f"{name}: {exc.strerror or exc}" for name, exc in failures[:5])
+        super().__init__(f"could not remove {len(failures)} file(s) ({shown})")
 
 
 class Usage(NamedTuple):
@@ -108,6 +125,8 @@ class Store(Protocol):
 
         Only what lies under ``prefix`` is looked at. An age of 0 removes every one,
         whatever its time says; a younger temporary file may be a write in progress.
+        A file that cannot be removed is skipped; when there were some, a
+        :class:`SweepError` naming each is raised once the others are removed.
         """
 
     def usage(self, prefix: str = "") -> Usage:
@@ -182,6 +201,24 @@ class LocalStore:
     def _path(self, key: str) -> Path:
         return self.root.joinpath(*check_key(key).split("/"))
 
+    def _within(self, folders: builtins.list[str]) -> bool:
+        """Whether the folders ``folders`` (names below the root, outermost first) are real folders, not
+        links: what lies under a linked folder is not the store's."""
+        path = self.root
+        for name in folders:
+            path = path / name
+            try:
+                if not stat.S_ISDIR(os.lstat(path).st_mode):  # a link, a file, or anything else
+                    return False
+            except OSError:
+                return False
+        return True
+
+    def _own_path(self, key: str) -> Path | None:
+        """The file of ``key``, or None when one of its folders is a link (the store never follows one)."""
+        parts = check_key(key).split("/")
+        return self.root.joinpath(*parts) if self._within(parts[:-1]) else None
+
     def _write_temporary(self, path: Path, data: bytes) -> Path:
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_name(f".{path.name}.{secrets.token_hex(4)}{_TMP}")
@@ -246,8 +283,11 @@ class LocalStore:
             raise FileNotFoundError(errno.ENOENT, f"no value under {key!r}", str(path)) from exc
 
     def _walk(self, prefix: str) -> builtins.list[tuple[str, os.DirEntry[str]]]:
-        """``(relative name, entry)`` of every file whose name starts with ``prefix``."""
+        """``(relative name, entry)`` of every file whose name starts with ``prefix``; links are never
+        followed nor listed."""
         folder = check_key(prefix, prefix=True).rpartition("/")[0]
+        if folder and not self._within(folder.split("/")):
+            return []
         found = []
         stack = [folder]
         while stack:
@@ -258,12 +298,14 @@ class LocalStore:
                 with os.scandir(self.root / relative if relative else self.root) as scan:
                     for item in scan:
                         name = base + item.name
+                        if item.is_symlink():
+                            continue  # planted, or made by someone else: not the store's
                         if item.is_dir(follow_symlinks=False):
                             if item.name.startswith("."):
                                 continue  # no key lives there
                             if inside or (name + "/").startswith(prefix) or prefix.startswith(name + "/"):
                                 stack.append(name)
-                        elif inside or name.startswith(prefix):
+                        elif item.is_file(follow_symlinks=False) and (inside or name.startswith(prefix)):
                             found.append((name, item))
             except (FileNotFoundError, NotADirectoryError):
                 continue
@@ -271,8 +313,11 @@ class LocalStore:
 
     def list(self, prefix: str = "") -> builtins.list[str]:
         # the loop of _walk, kept tight: the cache lists an index folder at every call
-        keys = []
-        stack = [check_key(prefix, prefix=True).rpartition("/")[0]]
+        keys: builtins.list[str] = []
+        start = check_key(prefix, prefix=True).rpartition("/")[0]
+        if start and not self._within(start.split("/")):
+            return keys  # a linked folder (or none): nothing of the store's lies there
+        stack = [start]
         while stack:
             relative = stack.pop()
             base = f"{relative}/" if relative else ""
@@ -281,8 +326,8 @@ class LocalStore:
                 with os.scandir(self.root / relative if relative else self.root) as scan:
                     for item in scan:
                         name = item.name
-                        if name[0] == ".":
-                            continue  # a temporary file, or a folder where no key lives
+                        if name[0] == "." or item.is_symlink():
+                            continue  # a temporary file, a folder where no key lives, or a link (never followed)
                         if item.is_dir(follow_symlinks=False):
                             folder = base + name
                             if inside or (folder + "/").startswith(prefix) or prefix.startswith(folder + "/"):
@@ -295,16 +340,33 @@ class LocalStore:
         return keys
 
     def delete(self, key: str) -> None:
-        self._path(key).unlink(missing_ok=True)
+        """As :meth:`Store.delete`; a key under a linked folder has no value here (nothing is removed through
+        the link), and a folder where the value should be raises :class:`IsADirectoryError`."""
+        path = self._own_path(key)
+        if path is None:
+            return
+        try:
+            os.unlink(path)
+        except (FileNotFoundError, NotADirectoryError):
+            return
+        except PermissionError:
+            if os.path.isdir(path) and not os.path.islink(path):  # unlink says so for a folder on some systems
+                raise IsADirectoryError(errno.EISDIR, "a folder, not a value: not removed", str(path)) from None
+            raise
 
     def mtime(self, key: str) -> float | None:
+        path = self._own_path(key)
         try:
-            return self._path(key).stat().st_mtime
+            found = os.lstat(path) if path is not None else None
         except (FileNotFoundError, NotADirectoryError):
             return None
+        return found.st_mtime if found is not None and stat.S_ISREG(found.st_mode) else None
 
     def set_aside(self, key: str) -> bool:
-        path = self._path(key)
+        """As :meth:`Store.set_aside`; a folder where the value should be is not a value, and is left where it is."""
+        path = self._own_path(key)
+        if path is None or os.path.isdir(path):
+            return False
         aside = path.with_name(path.name + _SET_ASIDE)
         try:
             os.replace(path, aside)
@@ -320,7 +382,8 @@ class LocalStore:
         aside_age = older_than_seconds if set_aside_older_than_seconds is None else set_aside_older_than_seconds
         now = time.time()
         removed = 0
-        for _, item in self._walk(prefix):
+        failures: builtins.list[tuple[str, OSError]] = []
+        for name, item in self._walk(prefix):
             if _is_temporary(item.name):
                 age = older_than_seconds
             elif item.name.endswith(_SET_ASIDE):
@@ -333,6 +396,10 @@ class LocalStore:
                     removed += 1
             except FileNotFoundError:  # renamed into place, or removed by another sweep
                 continue
+            except OSError as exc:  # one file that cannot go does not stop the others
+                failures.append((name, exc))
+        if failures:
+            raise SweepError(failures, removed)
         return removed
 
     def locate(self, keys: Iterable[str]) -> tuple[builtins.list[str], None]:
