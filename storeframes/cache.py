@@ -12,6 +12,8 @@ sees half a file, and every name is unique, so processes sharing the folder neve
 overwrite each other)::
 
     <cache_dir>/
+      storeframes-cache.json                    the marker: this folder is a storeframes cache
+                                                (its format number), written with the first file
       answers/endpoint=<name>/<entry>.json.gz   the raw answer, its canonical request,
                                                 fetched_at, cost and max_credit_cost
       index/endpoint=<name>/<entry>.parquet     one row per cell the answer covers
@@ -33,7 +35,18 @@ Nothing in the folder holds the API token: requests are keyed by their canonical
 parameters, and answers are scrubbed of the token before they are written.
 
 A file that cannot be read (truncated, corrupt) is set aside as ``<name>.corrupt``,
-reported once with a :class:`CacheWarning`, and treated as a miss.
+reported once with a :class:`CacheWarning`, and treated as a miss. A file that cannot
+be read for another reason (no permission, a folder where the file should be) is
+reported and treated as a miss, and left where it is. Files of a newer format (written
+by a newer storeframes: an answer's ``format`` above :data:`FORMAT`, or a Parquet
+footer's ``storeframes.format``) are skipped: left in place, reported once, treated as
+a miss. Nothing the cache fails to write or read ever raises out of a frame call.
+
+Only what the cache recognises is ever removed: :meth:`Cache.clear` and
+:meth:`Cache.compact` touch a store only when it holds the marker (or, for caches of
+earlier versions, the layout above, when the marker is written), only under
+``answers/``, ``index/``, ``frames/`` and ``ledger/``, only endpoints this version knows,
+and never through a symbolic link.
 """
 
 from __future__ import annotations
@@ -66,12 +79,18 @@ from .answers import Response
 from .catalog import ENDPOINTS, Endpoint, Freshness
 from .ledger import LEDGER_ARROW, LEDGER_SCHEMA, SERVICE, conform_ledger
 from .planning import Cell
-from .store import LocalStore, MemoryStore, Store
+from .store import LocalStore, MemoryStore, Store, SweepError
 
 __all__ = ["ENV_CACHE_DIR", "Cache", "CacheWarning", "Entry", "default_cache_dir"]
 
 ENV_CACHE_DIR = "STOREFRAMES_CACHE_DIR"
 FORMAT = 1
+"""The format of the files this version writes; files of a higher one are left alone."""
+MARKER = "storeframes-cache.json"
+"""The file at the root of every cache: what makes a folder (or a bucket prefix) one."""
+CLOCK_SKEW = timedelta(seconds=5)
+"""How far in the future an answer's ``fetched_at`` may lie (another machine's clock slightly
+ahead) and still be judged by its time; beyond that the answer is stale, never fresh forever."""
 Refresh = Literal["auto", "always", "never"]
 REFRESH_MODES: tuple[str, ...] = ("auto", "always", "never")
 # an app the service reported as not available is asked again the next UTC day
@@ -101,6 +120,13 @@ class _Part:
 
     version: str
     groups: dict[str, int]  # -1: the answer has no rows in this table
+    columns: pl.Schema | None = None  # the frame's columns (without ``entry``)
+
+
+def _columns_of(schema: pa.Schema) -> pl.Schema:
+    """The columns of a kept frame's file as polars has them, without the ``entry`` column."""
+    columns = pl.from_arrow(schema.empty_table()).schema  # type: ignore[union-attr]
+    return pl.Schema({name: dtype for name, dtype in columns.items() if name != _ENTRY})
 
 
 def _without_entry(stored: pa.Table) -> pl.DataFrame:
@@ -210,6 +236,17 @@ def _index_rows(entries: Iterable[Entry]) -> pa.Table:
     return pa.table(columns, schema=INDEX_SCHEMA)
 
 
+def _answer_bytes(raw: Mapping[str, Any], scrub: Callable[[str], str]) -> bytes:
+    """The gzip JSON of a raw answer, lossless: text the answer holds that UTF-8 cannot (a lone
+    surrogate, half an emoji) is written as a ``\\u`` escape, which reads back as the same string."""
+    try:
+        text = scrub(json.dumps(raw, separators=(",", ":"), ensure_ascii=False))
+        encoded = text.encode()
+    except UnicodeEncodeError:
+        encoded = scrub(json.dumps(raw, separators=(",", ":"), ensure_ascii=True)).encode()
+    return gzip.compress(encoded, compresslevel=6, mtime=0)
+
+
 def _parquet_bytes(table: pa.Table) -> bytes:
     """``table`` as the bytes of a Parquet file."""
     buffer = io.BytesIO()
@@ -231,6 +268,7 @@ def _provenance(entry: Entry, **extra: str) -> dict[str, str]:
     """The Parquet key-value metadata that says where a file's rows come from."""
     meta = {
         "storeframes.version": __version__,
+        "storeframes.format": str(FORMAT),
         "storeframes.endpoint": entry.endpoint,
         "storeframes.params": json.dumps(dict(entry.params)),  # in the catalog's order
         "storeframes.fetched_at": entry.fetched_at.astimezone(UTC).isoformat(),
@@ -241,6 +279,40 @@ def _provenance(entry: Entry, **extra: str) -> dict[str, str]:
     }
     meta.update({f"storeframes.{k}": v for k, v in extra.items()})
     return meta
+
+
+def _footer(metadata: Mapping[bytes, bytes] | None) -> dict[str, str]:
+    """A Parquet file's key-value metadata as text."""
+    return {k.decode(errors="replace"): v.decode(errors="replace") for k, v in (metadata or {}).items()}
+
+
+def _version_key(text: str) -> tuple[int, ...]:
+    """``"0.12.1rc1"`` as ``(0, 12, 1)``: the numbers a version starts with, for comparing."""
+    numbers = []
+    for part in text.split("."):
+        digits = re.match(r"\d+", part)
+        if digits is None:
+            break
+        numbers.append(int(digits.group()))
+    return tuple(numbers)
+
+
+def _newer_format(meta: Mapping[str, str]) -> bool:
+    """Whether a file's footer says it has a format this version does not know."""
+    number = meta.get("storeframes.format", "")
+    return number.isdigit() and int(number) > FORMAT
+
+
+def _newer_writer(meta: Mapping[str, str]) -> bool:
+    """Whether a newer storeframes wrote a file (its format, or its version, is above this one's)."""
+    version = meta.get("storeframes.version", "")
+    return _newer_format(meta) or (bool(version) and _version_key(version) > _version_key(__version__))
+
+
+def _cannot_reach(exc: BaseException) -> bool:
+    """Whether reading failed because the store could not be read, not because the bytes are bad
+    (no permission, a folder where a file should be, a connection): the file is left where it is."""
+    return isinstance(exc, (PermissionError, IsADirectoryError, ConnectionError, TimeoutError))
 
 
 _ENTRY = "entry"  # the column of a kept frame that names the answer of its rows
@@ -290,6 +362,9 @@ class Cache:
         self._pending: dict[str, dict[str, pl.DataFrame]] = {}  # endpoint -> compacted index -> rows not made entries
         self._dead: set[str] = set()  # entries whose answer is gone, still listed by a compacted file
         self._cells: dict[tuple[str, str, str], dict[Cell, list[Entry]]] = {}
+        self._marked = False  # the marker is known to be there
+        self._warned: set[str] = set()  # what was reported once already
+        self._newer: set[str] = set()  # entries of a newer format: left alone
 
     @property
     def location(self) -> str:
@@ -306,6 +381,82 @@ class Cache:
     @staticmethod
     def _prefix(kind: str, endpoint: str) -> str:
         return f"{kind}/endpoint={endpoint}/"
+
+    # -- what makes a cache -------------------------------------------------------------
+
+    def _mark(self) -> None:
+        """Write the marker (:data:`MARKER`) unless it is there: before the first file this cache writes.
+
+        A :class:`~storeframes.store.MemoryStore` needs none: only this process sees it.
+        """
+        if self._marked or isinstance(self.storage, MemoryStore):
+            return
+        body = json.dumps({"format": FORMAT, "written_by": f"storeframes {__version__}"}).encode()
+        with contextlib.suppress(OSError):  # a store that cannot take it cannot take the file that follows either
+            try:
+                self.storage.put_if_absent(MARKER, body)
+            except OSError:  # a bucket without conditional writes
+                try:
+                    self.storage.get(MARKER)
+                except FileNotFoundError:
+                    self.storage.put(MARKER, body)
+            self._marked = True
+
+    def is_cache(self, *, mark: bool = False) -> bool:
+        """Whether the store holds a storeframes cache: its marker (:data:`MARKER`), or, for a cache of
+        an earlier version, cached files where the layout puts them (an ``answers/endpoint=*``,
+        ``index/endpoint=*`` or ``ledger/`` folder holding answers or Parquet files). ``mark=True``
+        writes the marker into a cache recognised by its layout. Looking creates nothing. A
+        :class:`~storeframes.store.MemoryStore` holds nothing but the cache's files: always a cache.
+
+        >>> Cache("/home/me").is_cache()  # doctest: +SKIP
+        False
+        """
+        if isinstance(self.storage, MemoryStore):
+            return True
+        try:
+            self.storage.get(MARKER)
+            self._marked = True
+            return True
+        except FileNotFoundError:
+            pass
+        except OSError:  # there, but unreadable: its name is the cache's
+            return True
+        if not self._has_layout():
+            return False
+        if mark:
+            self._mark()
+        return True
+
+    def _has_layout(self) -> bool:
+        for key in self._keys("ledger/"):
+            if key.count("/") == 1 and key.endswith(".parquet"):
+                return True
+        for kind, suffix in (("index", ".parquet"), ("answers", ".json.gz")):
+            for key in self._keys(f"{kind}/"):
+                parts = key.split("/")
+                if len(parts) == 3 and parts[1].startswith("endpoint=") and parts[2].endswith(suffix):
+                    return True
+        return False
+
+    def _warn_once(self, topic: str, message: str) -> None:
+        """Report ``message`` with a :class:`CacheWarning`, once per ``topic`` for this cache."""
+        with self._lock:
+            if topic in self._warned:
+                return
+            self._warned.add(topic)
+        warnings.warn(message, CacheWarning, stacklevel=4)
+
+    def _keys(self, prefix: str) -> list[str]:
+        """The store's keys under ``prefix``; none, with a warning, when it cannot be listed."""
+        try:
+            return self.storage.list(prefix)
+        except OSError as exc:
+            self._warn_once(
+                f"list {prefix}",
+                f"cannot list {prefix} in the cache at {self.location} ({exc}); its files are treated as not cached",
+            )
+            return []
 
     def _answer_key(self, entry: Entry) -> str:
         return f"{self._prefix('answers', entry.endpoint)}{entry.id}.json.gz"
@@ -353,12 +504,19 @@ class Cache:
             "available": available,
             "result": response.result,
         }
-        text = scrub(json.dumps(raw, separators=(",", ":"), ensure_ascii=False))
         try:
-            self.storage.put(self._answer_key(entry), gzip.compress(text.encode(), compresslevel=6, mtime=0))
-            self.storage.put(self._index_key(entry), _parquet_bytes(self._index_table(entry)))
-        except OSError as exc:
-            warnings.warn(f"could not write to the cache at {self.location}: {exc}", CacheWarning, stacklevel=2)
+            data = _answer_bytes(raw, scrub)
+            index = _parquet_bytes(self._index_table(entry))
+            self._mark()
+            self.storage.put(self._answer_key(entry), data)
+            self.storage.put(self._index_key(entry), index)
+        except Exception as exc:  # the answer is paid for: a failure to keep it never fails the call
+            reason = str(exc) if isinstance(exc, OSError) else f"{type(exc).__name__}: {exc}"
+            warnings.warn(
+                f"could not keep a {entry.endpoint} answer in the cache at {self.location}: {reason}",
+                CacheWarning,
+                stacklevel=2,
+            )
             return None
         with self._lock:
             self._hold(self._index_key(entry), [entry])
@@ -427,16 +585,24 @@ class Cache:
         with self._lock:
             self._sync(endpoint)
 
-    def _index_files(self, endpoint: str) -> set[str]:
+    def _index_files(self, endpoint: str) -> set[str] | None:
+        """The index files of ``endpoint``; None, with a warning, when its folder cannot be listed."""
         prefix = self._prefix("index", endpoint)
-        return {
-            key
-            for key in self.storage.list(prefix)
-            if key.endswith(".parquet") and "/" not in key[len(prefix) :]  # the files of the folder itself
-        }
+        try:
+            listed = self.storage.list(prefix)
+        except OSError as exc:
+            self._warn_once(
+                f"list {prefix}",
+                f"cannot list {prefix} in the cache at {self.location} ({exc}); its answers are treated as not cached",
+            )
+            return None
+        return {key for key in listed if key.endswith(".parquet") and "/" not in key[len(prefix) :]}
 
-    def _sync(self, endpoint: str) -> None:
+    def _sync(self, endpoint: str) -> bool:
+        """Pick up the index files of ``endpoint``; False when they cannot be listed (nothing changes)."""
         keys = self._index_files(endpoint)
+        if keys is None:
+            return False
         known = self._files.setdefault(endpoint, {})
         # new files first, then the removed ones: an entry a compaction moved is held throughout
         for key in sorted(keys - set(known)):
@@ -447,6 +613,7 @@ class Cache:
                 self._hold(key, self._read_index(key, endpoint))
         for gone in set(known) - keys:
             self._unhold(endpoint, gone)
+        return True
 
     def _read_index(self, key: str, endpoint: str) -> list[Entry]:
         """The entry of one answer's index file, from its footer; [] when it is gone or unreadable.
@@ -457,9 +624,13 @@ class Cache:
         stay, and the next compaction finds them again from their answers.)
         """
         entry_id = _name(key).removesuffix(".parquet")
+        meta: dict[str, str] = {}
         try:
             footer = pq.read_metadata(pa.BufferReader(self.storage.get(key)))
-            meta = {k.decode(): v.decode() for k, v in (footer.metadata or {}).items()}
+            meta = _footer(footer.metadata)
+            if _newer_format(meta):
+                self._skip_newer(key, entry_id)
+                return []
             if meta["storeframes.endpoint"] != endpoint:
                 raise ValueError(f"the file describes {meta['storeframes.endpoint']!r}")
             ep = ENDPOINTS[endpoint]
@@ -484,7 +655,10 @@ class Cache:
         except FileNotFoundError:
             return []
         except _UNREADABLE as exc:
-            self._set_aside(key, exc, partner=f"{self._prefix('answers', endpoint)}{entry_id}.json.gz")
+            if _newer_writer(meta):
+                self._skip_newer(key, entry_id)
+            else:
+                self._set_aside(key, exc, partner=f"{self._prefix('answers', endpoint)}{entry_id}.json.gz")
             return []
 
     def _read_index_part(self, key: str, endpoint: str) -> pl.DataFrame | None:
@@ -493,19 +667,28 @@ class Cache:
         Its answers become entries only when a lookup needs them (:meth:`_materialize`):
         opening a cache of a hundred thousand answers builds the few a call uses.
         """
+        meta: dict[str, str] = {}
         try:
             with pq.ParquetFile(pa.BufferReader(self.storage.get(key))) as handle:  # no pyarrow.dataset to import
+                meta = _footer(handle.schema_arrow.metadata)
+                if _newer_format(meta):
+                    self._skip_newer(key)
+                    return None
                 table = handle.read()
-            meta = {k.decode(): v.decode() for k, v in (table.schema.metadata or {}).items()}
             if meta.get("storeframes.endpoint") != endpoint or meta.get("storeframes.compacted") != "index":
                 raise ValueError("not a compacted index of this endpoint")
             frame = pl.from_arrow(table)
             assert isinstance(frame, pl.DataFrame)
+            if frame.schema != _INDEX_POLARS:
+                raise ValueError("its columns are not the index's")
             return frame
         except FileNotFoundError:
             return None
         except (*_UNREADABLE, pl.exceptions.PolarsError) as exc:
-            self._set_aside(key, exc)
+            if _newer_writer(meta):
+                self._skip_newer(key)
+            else:
+                self._set_aside(key, exc)
             return None
 
     @staticmethod
@@ -579,22 +762,55 @@ class Cache:
     def _set_aside(self, key: str, reason: BaseException | str | None, *, partner: str | None = None) -> None:
         """Set an unreadable file aside as ``<name>.corrupt``, and ``partner`` (the other file
         of the same entry) with it; warn once, unless ``reason`` is None or another process
-        set the file aside first."""
+        set the file aside first.
+
+        A file that could not be reached (no permission, a folder where it should be) is
+        not moved: it is reported once and treated as not cached where it is.
+        """
+        name = _name(key)
+        if isinstance(reason, BaseException) and _cannot_reach(reason):
+            self._warn_once(
+                f"read {key}", f"cannot read cache file {name} ({reason}); treated as not cached and left where it is"
+            )
+            return
         if partner is not None:
             with contextlib.suppress(OSError):
                 self.storage.set_aside(partner)
         try:
-            if not self.storage.set_aside(key):
-                return
-        except OSError:
-            pass
+            moved = self.storage.set_aside(key)
+        except OSError as exc:
+            if reason is not None:
+                self._warn_once(
+                    f"read {key}",
+                    f"cache file {name} is unreadable ({reason}) and could not be set aside ({exc}); "
+                    "treated as not cached",
+                )
+            return
+        if not moved:
+            if reason is not None and self._is_folder(key):
+                self._warn_once(f"read {key}", f"cache file {name} is a folder; treated as not cached, left where it is")
+            return
         if reason is not None:
-            name = _name(key)
             warnings.warn(
                 f"cache file {name} is unreadable ({reason}); set aside as {name}.corrupt and treated as not cached",
                 CacheWarning,
                 stacklevel=3,
             )
+
+    def _is_folder(self, key: str) -> bool:
+        """Whether a folder of the cache's folder stands where the file ``key`` should be."""
+        return self.path is not None and os.path.isdir(self.path.joinpath(*key.split("/")))
+
+    def _skip_newer(self, key: str, entry_id: str | None = None) -> None:
+        """Leave a file a newer storeframes wrote where it is, as not cached; say so once."""
+        if entry_id is not None:
+            with self._lock:
+                self._newer.add(entry_id)
+        self._warn_once(
+            "newer",
+            f"cache file {_name(key)} was written by a newer storeframes (this is {__version__}); it is left "
+            "where it is and treated as not cached, as are other files of newer versions (not reported again)",
+        )
 
     # -- reading ------------------------------------------------------------------
 
@@ -618,8 +834,8 @@ class Cache:
         if refresh == "always":
             return {}
         with self._lock:
-            if sync:
-                self._sync(ep.name)
+            if sync and not self._sync(ep.name):
+                return {}  # the index cannot be listed (a warning said so): nothing is served from it
             self._materialize(ep.name, service=service, scope=scope, entities={cell[0] for cell in cells})
             table = self._cells.get((ep.name, service, scope), {})
             found: dict[Cell, Entry] = {}
@@ -634,6 +850,14 @@ class Cache:
 
     @staticmethod
     def _fresh(ep: Endpoint, entry: Entry, cell: Cell, now: datetime) -> bool:
+        """Whether ``entry`` may serve ``cell`` at ``now``, by the endpoint's freshness.
+
+        An entry fetched more than :data:`CLOCK_SKEW` after ``now`` (by a machine whose
+        clock is ahead) is stale: judged by its time it would be fresh for as long as that
+        clock is ahead, and a recent day of history would look final for ever.
+        """
+        if entry.fetched_at > now + CLOCK_SKEW:
+            return False
         if not entry.available:
             return _UNAVAILABLE_FRESHNESS.is_fresh(entry.fetched_at, None, now=now)
         if ep.daily:
@@ -653,7 +877,14 @@ class Cache:
         key = self._answer_key(entry)
         try:
             raw = json.loads(gzip.decompress(self.storage.get(key)))
-            if raw.get("format") != FORMAT or raw["params"] != dict(entry.params):
+            if not isinstance(raw, dict):
+                raise ValueError("not an answer")
+            written = raw.get("format")
+            if isinstance(written, int) and not isinstance(written, bool) and written > FORMAT:
+                self._skip_newer(key, entry.id)  # its files stay: the newer version reads them
+                self._forget(entry)
+                return None
+            if written != FORMAT or raw["params"] != dict(entry.params):
                 raise ValueError("the answer does not match its index entry")
             response = Response(
                 endpoint=entry.endpoint,
@@ -669,6 +900,10 @@ class Cache:
                 entry=entry.id,
             )
         except FileNotFoundError:  # an index whose answer is gone: set the index aside quietly
+            if self._is_folder(key):
+                self._warn_once(
+                    f"read {key}", f"cache file {_name(key)} is a folder; treated as not cached, left where it is"
+                )
             self._set_aside(self._index_key(entry), None)
             response = None
         except _UNREADABLE as exc:
@@ -687,9 +922,11 @@ class Cache:
     def _frame_key(self, entry: Entry, table: str) -> str:
         return f"{self._frames_prefix(table)}{entry.id}.parquet"
 
-    def read_frame(self, entry: Entry, table: str, version: str) -> pl.DataFrame | None:
+    def read_frame(
+        self, entry: Entry, table: str, version: str, *, schema: pl.Schema | None = None
+    ) -> pl.DataFrame | None:
         """The kept frame ``table`` of ``entry`` if the flattener ``version`` wrote it, else None."""
-        return self.read_frames([entry], table, version).get(entry.id)
+        return self.read_frames([entry], table, version, schema=schema).get(entry.id)
 
     def read_frames(
         self,
@@ -697,6 +934,7 @@ class Cache:
         table: str,
         version: str,
         *,
+        schema: pl.Schema | None = None,
         map: Callable[[Callable[[Entry], Any], list[Entry]], Iterable[Any]] = map,
     ) -> dict[str, pl.DataFrame]:
         """The kept frames ``table`` of ``entries`` that the flattener ``version`` wrote, by entry id.
@@ -704,18 +942,22 @@ class Cache:
         Entries in a compacted file are read from it, a few row groups at a time; the
         others from their own files (through ``map``, which may read them on threads).
         An entry whose frame is not kept, or was kept by another flattener, is left out.
-        Unreadable files are set aside (with a warning) and count as absent.
+        Unreadable files are set aside (with a warning) and count as absent. With
+        ``schema``, a kept frame whose columns are not exactly those (a column dropped,
+        renamed or of another type) counts as absent too: the caller builds it again from
+        the raw answer, at no cost, and its own file is written over; a compacted file
+        whose columns are off is set aside (with a warning).
         """
         found: dict[str, pl.DataFrame] = {}
         for attempt in range(2):
             rest = [e for e in entries if e.id not in found]
             if not rest:
                 break
-            found.update(self._read_from_parts(rest, table, version, relist=attempt > 0))
+            found.update(self._read_from_parts(rest, table, version, relist=attempt > 0, schema=schema))
             rest = [e for e in rest if e.id not in found]
             if not rest:
                 break
-            singles = list(map(lambda e: self._read_single(e, table, version), rest))
+            singles = list(map(lambda e: self._read_single(e, table, version, schema), rest))
             missing = False
             for entry, frame in zip(rest, singles, strict=True):
                 if isinstance(frame, pl.DataFrame):
@@ -726,21 +968,31 @@ class Cache:
                 break  # else a compaction may have moved some: look at the compacted files again
         return found
 
-    def _read_single(self, entry: Entry, table: str, version: str) -> pl.DataFrame | object | None:
-        """The frame of one entry from its own file; None if another flattener wrote it, _GONE if there is none."""
+    def _read_single(
+        self, entry: Entry, table: str, version: str, schema: pl.Schema | None = None
+    ) -> pl.DataFrame | object | None:
+        """The frame of one entry from its own file; None if another flattener wrote it (or its columns
+        are not ``schema``), _GONE if there is none."""
         key = self._frame_key(entry, table)
+        meta: dict[str, str] = {}
         try:
             with pq.ParquetFile(pa.BufferReader(self.storage.get(key))) as handle:
-                meta = handle.schema_arrow.metadata or {}
-                if meta.get(b"storeframes.flattener") != version.encode():
+                meta = _footer(handle.schema_arrow.metadata)
+                if meta.get("storeframes.flattener") != version or _newer_format(meta):
                     return None
+                if schema is not None and _columns_of(handle.schema_arrow) != schema:
+                    return None  # built again from the raw answer, and written over
                 stored = handle.read()
+            return _without_entry(stored)
         except FileNotFoundError:
+            if self._is_folder(key):
+                self._warn_once(f"read {key}", f"cache file {_name(key)} is a folder; the frame is built again")
+                return None
             return _GONE
-        except _UNREADABLE as exc:
-            self._set_aside(key, exc)
+        except (*_UNREADABLE, pl.exceptions.PolarsError) as exc:
+            if not _newer_writer(meta):
+                self._set_aside(key, exc)
             return None
-        return _without_entry(stored)
 
     def _frame_parts(self, table: str, *, relist: bool) -> dict[str, _Part]:
         """The compacted files of ``table`` and what each holds; listed once, then again when asked."""
@@ -749,7 +1001,7 @@ class Cache:
             if parts is not None and not relist:
                 return dict(parts)
         prefix = self._frames_prefix(table)
-        keys = [k for k in self.storage.list(prefix) if _name(k).startswith(_PART) and "/" not in k[len(prefix) :]]
+        keys = [k for k in self._keys(prefix) if _name(k).startswith(_PART) and "/" not in k[len(prefix) :]]
         with self._lock:
             known = self._parts.setdefault(table, {})
             for gone in set(known) - set(keys):
@@ -764,16 +1016,24 @@ class Cache:
             return dict(self._parts.get(table, {}))
 
     def _read_part_footer(self, key: str) -> _Part | None:
+        meta: dict[str, str] = {}
         try:
-            meta = {k.decode(): v.decode() for k, v in (pq.read_metadata(self._open(key)).metadata or {}).items()}
+            footer = pq.read_metadata(self._open(key))
+            meta = _footer(footer.metadata)
+            if _newer_format(meta):
+                self._skip_newer(key)
+                return None
             groups = json.loads(meta["storeframes.row_groups"])
             held = {e: i for i, ids in enumerate(groups) for e in ids}
             held.update((e, -1) for e in json.loads(meta.get("storeframes.empty", "[]")))
-            return _Part(meta["storeframes.flattener"], held)
+            return _Part(meta["storeframes.flattener"], held, _columns_of(footer.schema.to_arrow_schema()))
         except FileNotFoundError:
             return None
-        except (*_UNREADABLE, json.JSONDecodeError) as exc:
-            self._set_aside(key, exc)
+        except (*_UNREADABLE, json.JSONDecodeError, pl.exceptions.PolarsError) as exc:
+            if _newer_writer(meta):
+                self._skip_newer(key)
+            else:
+                self._set_aside(key, exc)
             return None
 
     def _open(self, key: str) -> Any:
@@ -783,7 +1043,7 @@ class Cache:
             path = self.path.joinpath(*key.split("/"))
             try:
                 return pa.memory_map(str(path))
-            except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
+            except (FileNotFoundError, NotADirectoryError):
                 raise FileNotFoundError(key) from None
             except pa.ArrowException as exc:
                 raise OSError(str(exc)) from None
@@ -793,9 +1053,16 @@ class Cache:
         return pa.BufferReader(self.storage.get(key))
 
     def _read_from_parts(
-        self, entries: list[Entry], table: str, version: str, *, relist: bool
+        self, entries: list[Entry], table: str, version: str, *, relist: bool, schema: pl.Schema | None = None
     ) -> dict[str, pl.DataFrame]:
         parts = self._frame_parts(table, relist=relist)
+        if schema is not None:
+            for key, part in list(parts.items()):
+                if part.version == version and part.columns is not None and part.columns != schema:
+                    self._set_aside(key, "its columns are not the table's; its frames are built again")
+                    with self._lock:
+                        self._parts.get(table, {}).pop(key, None)
+                    del parts[key]
         wanted: dict[str, dict[int, list[str]]] = {}
         for entry in entries:
             for key, part in parts.items():
@@ -828,11 +1095,14 @@ class Cache:
                 found[entry_id] = frame.clear().drop(_ENTRY)
         return found
 
-    def frame_files(self, entries: Collection[Entry], table: str, version: str) -> dict[str, str]:
+    def frame_files(
+        self, entries: Collection[Entry], table: str, version: str, *, schema: pl.Schema | None = None
+    ) -> dict[str, str]:
         """The key of the file holding each entry's kept frame ``table`` of the flattener ``version``.
 
-        Entries whose frame is not kept (or was kept by another flattener) are left out.
-        Reads the footers of compacted files once, and of each entry's own file.
+        Entries whose frame is not kept (or was kept by another flattener, or, with
+        ``schema``, has other columns) are left out. Reads the footers of compacted files
+        once, and of each entry's own file.
         """
         located: dict[str, str] = {}
         for relist in (False, True):
@@ -840,21 +1110,24 @@ class Cache:
             for entry in entries:
                 for key, part in parts.items():
                     if entry.id in part.groups and part.version == version:
-                        located[entry.id] = key
+                        if schema is None or part.columns == schema:
+                            located[entry.id] = key
                         break
             rest = [e for e in entries if e.id not in located]
             gone = False
             for entry in rest:
                 key = self._frame_key(entry, table)
                 try:
-                    meta = pq.read_metadata(self._open(key)).metadata or {}
+                    footer = pq.read_metadata(self._open(key))
+                    meta = _footer(footer.metadata)
+                    columns = _columns_of(footer.schema.to_arrow_schema()) if schema is not None else None
                 except FileNotFoundError:
                     gone = True
                     continue
-                except _UNREADABLE as exc:
+                except (*_UNREADABLE, pl.exceptions.PolarsError) as exc:
                     self._set_aside(key, exc)
                     continue
-                if meta.get(b"storeframes.flattener") == version.encode():
+                if meta.get("storeframes.flattener") == version and columns == schema:
                     located[entry.id] = key
             if not gone:
                 break
@@ -870,6 +1143,7 @@ class Cache:
         meta = _provenance(entry, table=table, flattener=version, entry_id=entry.id)
         arrow = arrow.replace_schema_metadata({**(arrow.schema.metadata or {}), **meta})
         try:
+            self._mark()
             self.storage.put(self._frame_key(entry, table), _parquet_bytes(arrow))
         except OSError as exc:
             warnings.warn(f"could not write a frame to the cache at {self.location}: {exc}", CacheWarning, stacklevel=2)
@@ -888,21 +1162,33 @@ class Cache:
         in the cache, and of other flatteners (they are rebuilt from the raw answer when
         needed, at no cost). Raw answers are never touched.
 
+        A store that is not a cache (:meth:`is_cache`) is left untouched.
+
         Safe while other processes read and write the same cache: the merged files are
         written first and the files they replace removed after, and a reader accepts
         either state (an answer held by two files counts once); files written meanwhile
         are left for the next compaction. Two compactions at once waste work, never data.
         """
         done = {"index_files_merged": 0, "frame_files_merged": 0, "frames_dropped": 0, "files_written": 0}
+        if not self.is_cache(mark=True):
+            return done  # nothing of a cache to merge: a store that is not one is never touched
         names = [endpoint] if endpoint else list(ENDPOINTS)
         for name in names:
-            merged, written = self._compact_index(name)
+            try:
+                merged, written = self._compact_index(name)
+            except OSError as exc:  # what was merged stays merged; the rest waits for the next compaction
+                self._warn_once(f"compact {name}", f"could not compact the {name} index at {self.location}: {exc}")
+                continue
             done["index_files_merged"] += merged
             done["files_written"] += written
         if frames:
             current = self._current_entries()  # the answers whose frames stay, once for every table
             for table, version in frames.items():
-                merged, dropped, written = self._compact_frames(table, version, current)
+                try:
+                    merged, dropped, written = self._compact_frames(table, version, current)
+                except OSError as exc:
+                    self._warn_once(f"compact {table}", f"could not compact the {table} frames at {self.location}: {exc}")
+                    continue
                 done["frame_files_merged"] += merged
                 done["frames_dropped"] += dropped
                 done["files_written"] += written
@@ -919,7 +1205,8 @@ class Cache:
     def _compact_index(self, endpoint: str) -> tuple[int, int]:
         """One compacted index file for ``endpoint``; (files replaced, files written)."""
         with self._lock:
-            self._sync(endpoint)
+            if not self._sync(endpoint):
+                return 0, 0
             self._materialize(endpoint)
             files = dict(self._files.get(endpoint, {}))
         if not files:
@@ -937,6 +1224,7 @@ class Cache:
             rows = _index_rows(entries)
             meta = {
                 "storeframes.version": __version__,
+                "storeframes.format": str(FORMAT),
                 "storeframes.endpoint": endpoint,
                 "storeframes.compacted": "index",
                 "storeframes.entries": str(len(entries)),
@@ -1063,6 +1351,7 @@ class Cache:
         for groups, empty in files:
             meta = {
                 "storeframes.version": __version__,
+                "storeframes.format": str(FORMAT),
                 "storeframes.table": table,
                 "storeframes.flattener": version,
                 "storeframes.compacted": "frames",
@@ -1095,8 +1384,9 @@ class Cache:
         if rows.num_rows == 0 if isinstance(rows, pa.Table) else rows.is_empty():
             return True
         arrow = rows if isinstance(rows, pa.Table) else rows.to_arrow()
-        arrow = arrow.replace_schema_metadata({"storeframes.version": __version__})
+        arrow = arrow.replace_schema_metadata({"storeframes.version": __version__, "storeframes.format": str(FORMAT)})
         try:
+            self._mark()
             self.storage.put(self._ledger_key(name), _parquet_bytes(arrow))
         except OSError as exc:
             warnings.warn(
@@ -1119,12 +1409,17 @@ class Cache:
         """
         tables: list[pa.Table] = []
         legacy: list[pl.DataFrame] = []
-        for key in self.storage.list("ledger/"):
+        for key in self._keys("ledger/"):
             name = key.removeprefix("ledger/")
             if not key.endswith(".parquet") or "/" in name:
                 continue
+            meta: dict[str, str] = {}
             try:
                 with pq.ParquetFile(pa.BufferReader(self.storage.get(key))) as handle:  # quicker than read_table
+                    meta = _footer(handle.schema_arrow.metadata)
+                    if _newer_format(meta):
+                        self._skip_newer(key)
+                        continue
                     table = handle.read()
                 if table.schema.names == LEDGER_ARROW.names and not (
                     table.column("service").null_count or table.column("row").null_count
@@ -1137,7 +1432,10 @@ class Cache:
             except FileNotFoundError:  # merged and removed since the listing
                 continue
             except (*_UNREADABLE, pl.exceptions.PolarsError) as exc:
-                self._set_aside(key, exc)
+                if _newer_writer(meta):
+                    self._skip_newer(key)
+                else:
+                    self._set_aside(key, exc)
         frames = legacy
         if tables:
             frame = pl.from_arrow(pa.concat_tables(tables))
@@ -1189,7 +1487,7 @@ class Cache:
         usage = self.storage.usage()
         entries = self.entries()
         files = {"answers": 0, "index": 0, "frames": 0, "ledger": 0, "compacted": 0, "small": 0}
-        for key in self.storage.list(""):
+        for key in self._keys(""):
             kind = key.partition("/")[0]
             if kind in files and key.endswith((".parquet", ".json.gz")):
                 files[kind] += 1
@@ -1226,58 +1524,132 @@ class Cache:
             "files": files,
         }
 
-    def clear(self, *, endpoint: str | None = None, older_than: timedelta | None = None) -> int:
+    def clear(
+        self,
+        *,
+        endpoint: str | None = None,
+        older_than: timedelta | None = None,
+        failed: list[str] | None = None,
+    ) -> int:
         """Remove cached answers (and their frames); returns how many entries went.
 
-        ``endpoint`` keeps the others; ``older_than`` removes only answers fetched
-        longer ago than that. The ledger of credits spent is kept. Files set aside as
-        corrupt, and temporary files and answers without an index left by a stopped
-        process (older than an hour), are removed too.
+        ``endpoint`` keeps the others; ``older_than`` removes only what is older than
+        that: answers fetched longer ago, files set aside as unreadable longer ago, and
+        temporary files and answers without an index left by a stopped process (never
+        younger than an hour, which may be a write in progress). The ledger of credits
+        spent is kept.
+
+        Only what this version knows is touched: a store that is not a cache
+        (:meth:`is_cache`) is left as it is (0 is returned), and so are the files of
+        endpoints it does not know, answers of a newer format and anything outside
+        ``answers/``, ``index/``, ``frames/`` and ``ledger/``; a folder is never followed
+        through a link. A file that cannot be removed (no permission, a folder where it
+        should be) is reported with a :class:`CacheWarning` and skipped, and its key is
+        added to ``failed`` when a list is given.
+
+        >>> cache.clear(older_than=timedelta(days=30))  # doctest: +SKIP
+        12
         """
+        if (endpoint is not None and endpoint not in ENDPOINTS) or not self.is_cache(mark=True):
+            return 0
         now = datetime.now(UTC)
+        age = older_than.total_seconds() if older_than is not None else 0.0
+        problems: list[str] = failed if failed is not None else []
+
+        def remove(key: str) -> bool:
+            try:
+                self.storage.delete(key)
+                return True
+            except OSError as exc:
+                problems.append(key)
+                warnings.warn(
+                    f"could not remove {key} from the cache at {self.location}: {exc}", CacheWarning, stacklevel=3
+                )
+                return False
+
         frames: dict[str, list[str]] = {}
         parts: list[str] = []
-        for key in self.storage.list("frames/"):
+        for key in self._keys("frames/"):
             pieces = key.split("/")
             if len(pieces) == 3 and pieces[2].endswith(".parquet"):
                 if pieces[2].startswith(_PART):
                     parts.append(key)
                 else:  # frames/table=<name>/<entry>.parquet, or frames/<name>/<entry>.parquet of earlier versions
                     frames.setdefault(pieces[2].removesuffix(".parquet"), []).append(key)
-        removed = 0
+        names = [endpoint] if endpoint else list(ENDPOINTS)
+        with self._lock:  # an index that cannot be listed: its answers are not taken for answers without one
+            listed = [name for name in names if self._sync(name)]
+        removed: set[str] = set()
         rewrite: set[str] = set()
         for entry in self.entries(endpoint):
             if older_than is not None and now - entry.fetched_at <= older_than:
                 continue
-            for key in (self._index_key(entry), self._answer_key(entry), *frames.get(entry.id, ())):
-                self.storage.delete(key)
+            if entry.id in self._newer or self._answer_format(self._answer_key(entry)) > FORMAT:
+                continue  # a newer version's answer: left to it
+            if not remove(self._index_key(entry)):
+                continue  # still listed: its answer stays with it
+            answer_gone = remove(self._answer_key(entry))
+            for key in frames.get(entry.id, ()):
+                remove(key)
             with self._lock:
                 files = self._files.get(entry.endpoint, {})
                 if any(entry.id in held and _name(key).startswith(_PART) for key, held in files.items()):
                     rewrite.add(entry.endpoint)
             self._forget(entry)
-            removed += 1
+            if answer_gone:
+                removed.add(entry.id)
         for name in sorted(rewrite):  # a compacted index listing removed answers: write it again without them
-            self._compact_index(name)
-        left = {e.id for e in self.entries()}
-        for key in parts:  # compacted frames of removed answers only; others keep their rows till the next compaction
+            try:
+                self._compact_index(name)
+            except OSError as exc:
+                problems.append(self._prefix("index", name))
+                warnings.warn(
+                    f"could not rewrite the {name} index at {self.location}: {exc}", CacheWarning, stacklevel=2
+                )
+        for key in parts if removed else ():  # compacted frames of removed answers only; others wait for compaction
             part = self._read_part_footer(key)
-            if part is not None and not any(i in left for i in part.groups):
-                self.storage.delete(key)
+            if part is not None and part.groups and set(part.groups) <= removed:
+                remove(key)
         with self._lock:
             self._parts.clear()
-        stale = now.timestamp() - _STALE_SECONDS
-        known = left
-        for key in self.storage.list(self._prefix("answers", endpoint) if endpoint else "answers/"):
-            # an answer whose index was never written: its process stopped between the two
-            parts = key.split("/")
-            if len(parts) != 3 or not parts[2].endswith(".json.gz"):
-                continue
-            if parts[2].removesuffix(".json.gz") not in known:
-                written = self.storage.mtime(key)
-                if written is not None and written < stale:
-                    self.storage.delete(key)
-        prefixes = [self._prefix(kind, endpoint) for kind in ("answers", "index")] if endpoint else [""]
-        for prefix in prefixes:
-            self.storage.sweep(_STALE_SECONDS, prefix=prefix, set_aside_older_than_seconds=0)
-        return removed
+            known = set(self._held) | self._newer | removed
+        stale_age = max(_STALE_SECONDS, age)
+        for name in listed:  # answers whose index was never written: their process stopped between the two
+            for key in self._keys(self._prefix("answers", name)):
+                pieces = key.split("/")
+                if len(pieces) != 3 or not pieces[2].endswith(".json.gz") or key in problems:
+                    continue
+                if pieces[2].removesuffix(".json.gz") in known:
+                    continue
+                try:
+                    written = self.storage.mtime(key)
+                except OSError:
+                    continue
+                if written is not None and now.timestamp() - written > stale_age:
+                    if self._answer_format(key) <= FORMAT:
+                        remove(key)
+        prefixes = [self._prefix(kind, name) for name in names for kind in ("answers", "index")]
+        if endpoint is None:
+            prefixes += ["frames/", "ledger/"]
+        for prefix in prefixes:  # temporary files of stopped writers, and files set aside
+            try:
+                self.storage.sweep(stale_age, prefix=prefix, set_aside_older_than_seconds=age)
+            except SweepError as exc:
+                for name, error in exc.failures:
+                    problems.append(name)
+                    warnings.warn(
+                        f"could not remove {name} from the cache at {self.location}: {error}", CacheWarning, stacklevel=2
+                    )
+            except OSError as exc:
+                problems.append(prefix)
+                warnings.warn(f"could not sweep {prefix} at {self.location}: {exc}", CacheWarning, stacklevel=2)
+        return len(removed)
+
+    def _answer_format(self, key: str) -> int:
+        """The format an answer file says it has (:data:`FORMAT` when it cannot tell): read from its first bytes."""
+        try:
+            head = zlib.decompressobj(wbits=31).decompress(self.storage.get(key), 256)
+        except (OSError, zlib.error):
+            return FORMAT
+        found = re.match(rb'\s*\{\s*"format"\s*:\s*(\d+)', head)
+        return int(found.group(1)) if found else FORMAT

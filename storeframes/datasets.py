@@ -111,7 +111,9 @@ def scan(
     the frame function's. Nothing is sent and no token is needed; answers whose frame
     of this table was never made are flattened from the raw answer first (and kept,
     where the cache may be written). The files are read by polars when the frame is
-    collected, so filters and column choices are pushed down into the Parquet reads.
+    collected, so filters and column choices are pushed down into the Parquet reads. A kept
+    frame whose columns are not the table's (an edited or damaged file) is built again from
+    its raw answer.
     """
     spec = _spec(table)
     cache = _cache(cache_dir, storage_options)
@@ -121,9 +123,10 @@ def scan(
     entries = [e for e in entries if e.service == chosen]
     newest = _newest(entries)
     by_id = {e.id: e for e in entries if e.id in newest}
-    located = cache.frame_files(list(by_id.values()), spec.table.name, spec.version)
+    kept_columns = spec.table.schema  # a kept frame with other columns is built again
+    located = cache.frame_files(list(by_id.values()), spec.table.name, spec.version, schema=kept_columns)
     built = _build_missing(cache, spec, [e for i, e in by_id.items() if i not in located])
-    located = {**located, **cache.frame_files([by_id[i] for i in built], spec.table.name, spec.version)}
+    located = {**located, **cache.frame_files([by_id[i] for i in built], spec.table.name, spec.version, schema=kept_columns)}
     frames: list[pl.LazyFrame] = []
     for ep in eps:
         keys = cell_columns(ep)

@@ -575,7 +575,8 @@ def test_no_file_in_the_folder_holds_the_token(tmp_path):
     leases = [p for p in files if p.parent.name == "leases"]
     assert leases and all(p.stat().st_size == 0 for p in leases)  # lock files hold nothing
     files = [p for p in files if p not in leases]
-    assert len(files) == 5  # two answers, their index files, the ledger
+    assert len(files) == 6  # the cache's marker, two answers, their index files, the ledger
+    assert json.loads((tmp_path / "storeframes-cache.json").read_text())["format"] == 1
     for path in files:
         data = path.read_bytes()
         if path.suffix == ".gz":
