@@ -12,6 +12,12 @@ one walk and keeps their frames, keeps only the cells each part provides, and or
 the rows as the user asked. So the tables of one metadata answer (metadata, versions,
 screenshots ...) cost the credits of one fetch, and a warm call reads Parquet without
 touching the raw JSON.
+
+A kept frame whose columns are not the table's (a file edited or damaged) is built
+again from the raw answer, at no cost, and kept again. A flattener that fails on an
+answer raises :class:`~storeframes.errors.ResponseShapeError` naming the frame function
+and the answers: they are in the cache already, so calling again (after an update of
+storeframes) costs nothing.
 """
 
 from __future__ import annotations
@@ -28,7 +34,7 @@ from ._version import __version__
 from .answers import Part, Response
 from .cache import Cache, Entry, Refresh
 from .catalog import Endpoint
-from .errors import InvalidParameterError, StoreframesError
+from .errors import InvalidParameterError, ResponseShapeError, StoreframesError
 from .flatteners import (
     Answers,
     Flat,
@@ -150,9 +156,23 @@ class FrameSpec:
         """The frame of several answers in one walk, and each answer's number of rows."""
         return self.flatten([(r.result, Keys.of(r.params, r.echo, r.fetched_at)) for r in responses])
 
-    def build_each(self, responses: Sequence[Response]) -> list[pl.DataFrame]:
-        """Each answer's frame, flattened together in one walk."""
-        built, counts = self.build(responses)
+    def build_each(
+        self, responses: Sequence[Response], *, entries: Sequence[str | None] | None = None
+    ) -> list[pl.DataFrame]:
+        """Each answer's frame, flattened together in one walk.
+
+        A failure of the flattener that is not a :class:`StoreframesError` already is raised
+        as a :class:`~storeframes.errors.ResponseShapeError` naming this frame function and
+        the answers: their requests and cache entries (``entries``, one per answer, where the
+        responses do not name theirs).
+        """
+        try:
+            built, counts = self.build(responses)
+        except StoreframesError:
+            raise
+        except Exception as exc:
+            ids = list(entries) if entries is not None else [r.entry for r in responses]
+            raise _flattening_failed(self, responses, ids, exc) from exc
         frames = []
         offset = 0
         for count in counts:
@@ -169,6 +189,25 @@ class FrameSpec:
         if exc.parameter not in back and allowed == exc.allowed:
             return exc
         return InvalidParameterError(back.get(exc.parameter, exc.parameter), exc.value, allowed, endpoint=self.name)
+
+
+def _flattening_failed(
+    spec: FrameSpec, responses: Sequence[Response], entries: Sequence[str | None], exc: Exception
+) -> ResponseShapeError:
+    """The error of a flattener that failed on ``responses``: which frame, which answers, and that they are kept."""
+    named = [
+        f"{r.endpoint} {' '.join(f'{k}={v}' for k, v in r.params.items())}"
+        + (f" (cache entry {entry})" if entry else "")
+        for r, entry in zip(responses[:5], entries, strict=False)
+    ]
+    more = f" and {len(responses) - 5} more" if len(responses) > 5 else ""
+    kept = any(entries)
+    return ResponseShapeError(
+        f"{spec.name} could not flatten {len(responses)} answer(s): {'; '.join(named)}{more}: "
+        f"{type(exc).__name__}: {exc}"
+        + (". The answers are kept in the cache: calling again costs no credits" if kept else ""),
+        endpoint=responses[0].endpoint if responses else spec.endpoint,
+    )
 
 
 def _fan_values(argument: str, value: Any, split: bool, frame: str) -> list[str]:
@@ -322,6 +361,7 @@ class FrameMaker:
                 {e.id: e for _, e in kept}.values(),
                 spec.table.name,
                 spec.version,
+                schema=spec.table.schema,  # a kept frame with other columns is built again
                 map=self.source.map if len(kept) > 4 else map,
             )
             for i, kept_entry in kept:
@@ -338,7 +378,11 @@ class FrameMaker:
                 raise _Vanished
             todo.append((i, response))
         if todo:
-            for (i, _), frame in zip(todo, spec.build_each([response for _, response in todo]), strict=True):
+            built = spec.build_each(
+                [response for _, response in todo],
+                entries=[parts[i].entry for i, _ in todo],
+            )
+            for (i, _), frame in zip(todo, built, strict=True):
                 frames[i] = frame
                 entry = entries[i]
                 if entry is not None and cache is not None:
