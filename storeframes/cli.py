@@ -1,4 +1,15 @@
-"""The ``storeframes`` command: ``demo``, ``endpoints``, ``sandbox serve`` and ``cache info|ls|compact|clear``."""
+"""The ``storeframes`` command: ``demo``, ``endpoints``, ``sandbox serve`` and ``cache info|ls|compact|clear``.
+
+``cache clear`` and ``cache compact`` act only on a folder (or bucket) that holds a
+storeframes cache, known by its marker file ``storeframes-cache.json`` or, for caches of
+earlier versions, by its ``answers/``, ``index/`` or ``ledger/`` files; anything else is
+refused (exit status 2) and left untouched, and so is an empty ``--cache-dir ""``.
+``cache info`` and ``cache ls`` say so too rather than show a folder that is not a
+cache. A file ``cache clear`` cannot remove is named on a line of its own on stderr and
+skipped; the command goes on and exits with status 1. Whatever comes from the cache's
+files (request parameters, service names, file names, the location) is printed with
+control characters escaped (``\\x1b``), so a cache cannot drive the terminal.
+"""
 
 from __future__ import annotations
 
@@ -132,13 +143,17 @@ def _parser() -> argparse.ArgumentParser:
         parents=[folder],
         help="remove cached answers (all of them unless filtered); the ledger is kept",
         description="Remove cached answers and their frames, all of them unless --older-than or --endpoint "
-        "narrows it, and the unreadable files set aside. The ledger of credits spent and saved is kept.",
+        "narrows it, and the unreadable files set aside. The ledger of credits spent and saved is kept. Only a "
+        "storeframes cache is touched (a folder without its storeframes-cache.json marker or its files is "
+        "refused), only files of endpoints this version knows, never through a symbolic link; a file that "
+        "cannot be removed is named and skipped (exit status 1).",
     )
     clear.add_argument(
         "--older-than",
         type=_days,
         metavar="DAYS",
-        help="only answers fetched more than DAYS days ago (a number, 0.5 is twelve hours)",
+        help="only what is older than DAYS days: answers fetched, unreadable files set aside, files left by "
+        "stopped writers (a number, 0.5 is twelve hours)",
     )
     clear.add_argument("--endpoint", choices=ENDPOINTS, metavar="ENDPOINT", help=f"only answers of one of {names}")
     return parser
@@ -209,20 +224,56 @@ def _plural(count: int, word: str) -> str:
     return f"{count} {word}" + ("" if count == 1 else "s")
 
 
+def _printable(text: str) -> str:
+    """``text`` safe to print on a terminal: every character that is not printable (control
+    characters such as ESC, format characters such as a right-to-left override, lone
+    surrogates) is shown as its escape (``\\x1b``, ``\\u202e``); letters of every script stay
+    as they are (``café``, ``写真``)."""
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() or c == " " else c.encode("unicode_escape").decode("ascii") for c in text)
+
+
 def _pairs(params: Mapping[str, str]) -> str:
-    """Request parameters as ``key=value`` pairs; values with spaces or quotes are quoted."""
+    """Request parameters as ``key=value`` pairs; values with spaces or quotes are quoted; control
+    characters are escaped (:func:`_printable`)."""
 
     def value(text: str) -> str:
         plain = text and not any(c.isspace() or c in "\"'" for c in text)
         return text if plain else json.dumps(text, ensure_ascii=False)
 
-    return " ".join(f"{key}={value(str(text))}" for key, text in params.items())
+    return " ".join(_printable(f"{key}={value(str(text))}") for key, text in params.items())
+
+
+_MISSING = "the folder does not exist"
+_EMPTY = "the folder is empty"
+
+
+def _not_a_cache(cache: Cache) -> str | None:
+    """Why the cache's folder or bucket holds no storeframes cache, or None when it holds one."""
+    from .cache import MARKER
+
+    if cache.is_cache():
+        return None
+    if cache.path is not None:
+        if not cache.path.exists():
+            return _MISSING
+        with os.scandir(cache.path) as items:
+            if next(items, None) is None:
+                return _EMPTY
+    return f"it holds no {MARKER} and no answers/, index/ or ledger/ files of a cache"
 
 
 def _cache(args: argparse.Namespace) -> int:
     from .cache import Cache, default_cache_dir, is_url
 
-    where = args.cache_dir or default_cache_dir()
+    if args.cache_dir is not None and not args.cache_dir.strip():
+        print(
+            "storeframes cache: --cache-dir is empty (an unset variable?): give the cache's folder or bucket",
+            file=sys.stderr,
+        )
+        return 2
+    where = args.cache_dir if args.cache_dir is not None else default_cache_dir()
     if isinstance(where, str) and is_url(where):
         try:
             cache = Cache(where)
@@ -232,21 +283,34 @@ def _cache(args: argparse.Namespace) -> int:
     else:
         path = Path(where).expanduser().absolute()
         if path.exists() and not path.is_dir():
-            print(f"storeframes cache: {path} is not a folder", file=sys.stderr)
+            print(f"storeframes cache: {_printable(str(path))} is not a folder", file=sys.stderr)
             return 2
         cache = Cache(path)
+    command = args.cache_command
     with warnings.catch_warnings(record=True) as caught:  # unreadable files: one line each, after the output
         warnings.simplefilter("always")
-        if args.cache_command == "info":
+        why = _not_a_cache(cache)
+        if why is not None and (command in ("clear", "compact") or why not in (_MISSING, _EMPTY)):
+            # never remove (nor show) what may not be a cache: a home folder, a project, "." of an unset variable
+            done = {"clear": "; nothing removed", "compact": "; nothing changed"}.get(command, "")
+            print(
+                f"storeframes cache {command}: {_printable(cache.location)} is not a storeframes cache ({why}){done}",
+                file=sys.stderr,
+            )
+            return 2
+        if command == "info":
             code = _cache_info(cache)
-        elif args.cache_command == "ls":
+        elif command == "ls":
             code = _cache_ls(cache, args.endpoint)
-        elif args.cache_command == "compact":
+        elif command == "compact":
             code = _cache_compact(cache)
         else:
             code = _cache_clear(cache, args.endpoint, args.older_than)
     for warning in caught:
-        print(f"storeframes cache: {warning.message}", file=sys.stderr)
+        print(f"storeframes cache: {_printable(str(warning.message))}", file=sys.stderr)
+    if command == "clear" and code == 1:
+        failed = sum("could not" in str(w.message) for w in caught)
+        print(f"storeframes cache clear: {_plural(failed, 'file')} could not be removed (named above)", file=sys.stderr)
     return code
 
 
@@ -256,7 +320,7 @@ def _cache_info(cache: Cache) -> int:
     cache.entries()  # sets unreadable index files aside first, so that they are counted
     info = cache.info()
     rows = [
-        ("cache", info["path"] + ("" if cache.path is None or cache.path.exists() else " (not created yet)")),
+        ("cache", _printable(info["path"]) + ("" if cache.path is None or cache.path.exists() else " (not created yet)")),
         ("size on disk", _size(info["bytes"])),
         ("cached answers", str(info["entries"])),
         *((f"  {name}", str(count)) for name, count in info["by_endpoint"].items() if count),
@@ -269,7 +333,7 @@ def _cache_info(cache: Cache) -> int:
             what = "ledger rows of an earlier version" if service == UNKNOWN_SERVICE else "not the service's credits"
             rows.append(
                 (
-                    service,
+                    _printable(service),
                     f"{_plural(figures['entries'], 'cached answer')}, {figures['paid']} credits paid, "
                     f"{figures['spent']} spent, {figures['saved']} saved ({what})",
                 )
@@ -308,29 +372,30 @@ def _cache_ls(cache: Cache, endpoint: str | None) -> int:
     entries = cache.entries(endpoint)
     if not entries:
         if endpoint:
-            print(f"no cached {endpoint} answers in the cache at {cache.location}")
+            print(f"no cached {endpoint} answers in the cache at {_printable(cache.location)}")
         else:
-            print(f"the cache at {cache.location} is empty")
+            print(f"the cache at {_printable(cache.location)} is empty")
         return 0
-    names = max(len(e.endpoint) for e in entries)
+    names = max(len(_printable(e.endpoint)) for e in entries)
     costs = max(len(str(e.cost)) for e in entries)
     cells = max(len(str(len(e.cells))) for e in entries)
     for e in entries:
         cost = f"{e.cost:>{costs}} credit" + ("s" if e.cost != 1 else " ")
         count = f"{len(e.cells):>{cells}} cell" + ("s" if len(e.cells) != 1 else " ")
-        line = f"{e.fetched_at:%Y-%m-%dT%H:%M:%SZ}  {e.endpoint:<{names}}  {cost}  {count}  {_pairs(e.params)}"
+        line = f"{e.fetched_at:%Y-%m-%dT%H:%M:%SZ}  {_printable(e.endpoint):<{names}}  {cost}  {count}  {_pairs(e.params)}"
         print(line + ("" if e.available else "  (not available)"))
     return 0
 
 
 def _cache_clear(cache: Cache, endpoint: str | None, older_than: float | None) -> int:
     age = None if older_than is None else timedelta(days=min(older_than, timedelta.max.days))
-    removed = cache.clear(endpoint=endpoint, older_than=age)
+    failed: list[str] = []
+    removed = cache.clear(endpoint=endpoint, older_than=age, failed=failed)
     what = _plural(removed, f"cached {endpoint} answer" if endpoint else "cached answer")
     if older_than is not None:
         what += f" fetched more than {older_than:g} day{'' if older_than == 1 else 's'} ago"
-    print(f"removed {what} from {cache.location}")
-    return 0
+    print(f"removed {what} from {_printable(cache.location)}")
+    return 1 if failed else 0
 
 
 def _cache_compact(cache: Cache) -> int:
@@ -340,7 +405,7 @@ def _cache_compact(cache: Cache) -> int:
     done = cache.compact(frames=flattener_versions())
     after = cache.info()["files"]
     print(
-        f"compacted {cache.location}: index files {before['index']} -> {after['index']}, "
+        f"compacted {_printable(cache.location)}: index files {before['index']} -> {after['index']}, "
         f"frame files {before['frames']} -> {after['frames']}"
         + (f", frames of {done['frames_dropped']} replaced answers dropped" if done["frames_dropped"] else "")
     )

@@ -223,8 +223,9 @@ def test_cache_commands_use_the_environment_folder_by_default(filled, tmp_path_f
     assert len(capsys.readouterr().out.splitlines()) == 1
     # --cache-dir wins over the environment
     other = tmp_path_factory.mktemp("other")
-    assert main(["cache", "clear", "--cache-dir", str(other)]) == 0
-    assert capsys.readouterr().out == f"removed 0 cached answers from {other}\n"
+    assert main(["cache", "clear", "--cache-dir", str(other)]) == 2  # an empty folder is no cache to clear
+    captured = capsys.readouterr()
+    assert captured.out == "" and f"{other} is not a storeframes cache (the folder is empty)" in captured.err
     assert len(Cache(filled).entries()) == 3
     assert main(["cache", "clear", "--endpoint", "metadata"]) == 0
     assert capsys.readouterr().out == f"removed 2 cached metadata answers from {filled}\n"
