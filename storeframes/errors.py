@@ -7,13 +7,16 @@ request path and its query parameters, and the token travels only in a header.
 ::
 
     StoreframesError
-    ├── ConfigurationError (ValueError)      no token, no base URL, plain-http URL
+    ├── ConfigurationError (ValueError)      no token, bad token, no base URL, plain-http URL, closed client
     ├── InvalidParameterError (ValueError)   refused before any request
     ├── BudgetExceededError                  refused before sending
     ├── NotCachedError                       offline (or refresh="never") and the cache misses
-    ├── ResponseShapeError                   the body is not the documented envelope
-    ├── TransportError                       timeouts and dropped connections, after retries
+    ├── ResponseShapeError                   the body is not the documented envelope (or its cost is unreadable)
+    ├── ResponseTooLargeError                the body passed ``max_body_bytes`` (never retried)
+    ├── TransportError                       timeouts, the deadline, dropped connections, undecodable
+    │                                        bodies, after retries
     └── ApiError                             the service answered with an error
+        ├── RedirectError                    3xx: never followed (the token stays with base_url)
         ├── AuthenticationError              401
         ├── ForbiddenError                   403
         │   ├── NotEnoughCreditsError
@@ -21,10 +24,11 @@ request path and its query parameters, and the token travels only in a header.
         ├── ServiceValidationError           422
         │   └── AppNotAvailableError
         ├── RateLimitError                   429 (``retry_after``)
-        └── ServerError                      5xx
+        └── ServerError                      5xx (``retry_after``)
 
     AppsUnavailableWarning (UserWarning)     some apps of a call are not sold in its country
     AnswerWarning (UserWarning)              an answer held apps nobody asked for, or left asked ones out
+    CostWarning (UserWarning)                the service charged more than its own ``max_credit_cost``
 
 Any of them that stops a call half-way carries ``partial``: the responses the call had
 already received (they are in the cache too, so calling again sends only the rest).
@@ -43,13 +47,16 @@ __all__ = [
     "AuthenticationError",
     "BudgetExceededError",
     "ConfigurationError",
+    "CostWarning",
     "EstimatesNotInPlanError",
     "ForbiddenError",
     "InvalidParameterError",
     "NotCachedError",
     "NotEnoughCreditsError",
     "RateLimitError",
+    "RedirectError",
     "ResponseShapeError",
+    "ResponseTooLargeError",
     "ServerError",
     "ServiceValidationError",
     "StoreframesError",
@@ -79,8 +86,22 @@ class AnswerWarning(UserWarning):
     asks for them again)."""
 
 
+class CostWarning(UserWarning):
+    """An answer reported a ``cost`` above its own ``max_credit_cost``: it is counted as reported."""
+
+
 class ConfigurationError(StoreframesError, ValueError):
-    """The client is not set up to send a request (no token, no base URL, plain http)."""
+    """The client is not set up to send a request (no token, a token with a control or non-ASCII
+    character, no base URL, plain http, or the client is closed)."""
+
+
+def shown_value(value: Any, most: int = 80) -> str:
+    """``repr(value)``, cut to about ``most`` characters with the full length said: for messages."""
+    text = repr(value)
+    if len(text) <= most:
+        return text
+    size = f" ({len(value):,} characters)" if isinstance(value, (str, bytes)) else ""
+    return f"{text[: most - 10]}...{text[-5:]}{size}"
 
 
 class InvalidParameterError(StoreframesError, ValueError):
@@ -98,7 +119,7 @@ class InvalidParameterError(StoreframesError, ValueError):
         self.allowed = allowed
         self.endpoint = endpoint
         where = f" for {endpoint}" if endpoint else ""
-        super().__init__(f"invalid {parameter}={value!r}{where}: {allowed}")
+        super().__init__(f"invalid {parameter}={shown_value(value)}{where}: {allowed}")
 
 
 class NotCachedError(StoreframesError):
@@ -152,8 +173,27 @@ class ResponseShapeError(StoreframesError):
         super().__init__(f"unexpected response shape{where}: {message}")
 
 
+class ResponseTooLargeError(StoreframesError):
+    """A body passed the client's ``max_body_bytes`` (decoded bytes, counted as they arrive).
+
+    It is not retried: the same request would get the same body. ``limit`` is the cap in
+    bytes; build the client with a larger ``max_body_bytes=`` to accept such a body.
+    """
+
+    def __init__(self, *, limit: int, path: str = "", announced: int | None = None):
+        self.limit = limit
+        self.path = path
+        self.announced = announced
+        size = f"announced {announced:,} bytes, " if announced is not None else ""
+        super().__init__(
+            f"the answer to {path} is larger than the client accepts ({size}the cap is {limit:,} bytes); "
+            f"build the client with a larger max_body_bytes= to accept it"
+        )
+
+
 class TransportError(StoreframesError):
-    """The request never got a complete answer (timeout, dropped connection), after retries."""
+    """The request never got a complete answer (timeout, the deadline, dropped connection, a body
+    that could not be decoded), after retries."""
 
     def __init__(self, message: str, *, path: str = "", attempts: int = 1):
         self.path = path
@@ -224,8 +264,25 @@ class AppNotAvailableError(ServiceValidationError):
         self.apps = tuple(apps)
 
 
+class RedirectError(ApiError):
+    """3xx: the service answered with a redirect, which is never followed.
+
+    Following it would send the token to wherever the redirect points, so no redirect is
+    followed, even by an ``http_client`` built with ``follow_redirects=True``; it is not
+    retried. ``location`` is the redirect's target as it may be shown (user info and query
+    masked, see :func:`storeframes.wire.shown_url`), or None when the answer named none.
+    """
+
+    def __init__(self, *args: Any, location: str | None = None, **kwargs: Any):
+        super().__init__(*args, **kwargs)
+        self.location = location
+
+
 class RateLimitError(ApiError):
-    """429: too many requests; ``retry_after`` is the server's hint in seconds, or None."""
+    """429: too many requests; ``retry_after`` is the server's hint in seconds, or None.
+
+    A hint longer than the client would wait fails at once (with ``retry_after`` set).
+    """
 
     def __init__(self, *args: Any, retry_after: float | None = None, **kwargs: Any):
         super().__init__(*args, **kwargs)
@@ -233,4 +290,8 @@ class RateLimitError(ApiError):
 
 
 class ServerError(ApiError):
-    """5xx: the service failed."""
+    """5xx: the service failed; ``retry_after`` is the server's hint in seconds (503), or None."""
+
+    def __init__(self, *args: Any, retry_after: float | None = None, **kwargs: Any):
+        super().__init__(*args, **kwargs)
+        self.retry_after = retry_after
