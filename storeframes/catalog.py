@@ -59,6 +59,8 @@ __all__ = [
     "ENDPOINTS",
     "IOS_CATEGORIES",
     "MAX_APPS_PER_REQUEST",
+    "MAX_APP_ID_LENGTH",
+    "MAX_KEYWORD_LENGTH",
     "METRICS",
     "CostModel",
     "Endpoint",
@@ -87,6 +89,12 @@ BENCHMARK_TYPES = ("free", "paid")
 METRICS = ("downloads", "revenues", "app-power", "ratings", "daily-ratings")
 METRIC_ALIASES: Mapping[str, str] = MappingProxyType({"power": "app-power"})
 MAX_APPS_PER_REQUEST = 5
+MAX_KEYWORD_LENGTH = 1000
+"""The longest keyword sent, in characters (after runs of spaces are made one): far above any
+search a store takes, and far below what a URL can carry (a longer one is refused before sending)."""
+MAX_APP_ID_LENGTH = 1000
+"""The longest app id sent, in characters: far above any numeric id or package name, and far
+below what a URL can carry (a longer one is refused before sending)."""
 EARLIEST_DAY = date(2008, 7, 10)
 """The first day either store was open (the iphone store opened on 2008-07-10, the android
 store later that year): no history is older, so an earlier date is a mistake (often a typo in
@@ -461,6 +469,10 @@ def _check_apps(value: Any, device: str, ep: Endpoint) -> str:
     if not apps:
         raise InvalidParameterError("apps", value, "at least one app id", endpoint=ep.name)
     for app in apps:
+        if len(app) > MAX_APP_ID_LENGTH:
+            raise InvalidParameterError(
+                "apps", app, f"an app id of at most {MAX_APP_ID_LENGTH:,} characters", endpoint=ep.name
+            )
         if device == "android":
             if _IOS_ID.match(app):
                 raise InvalidParameterError(
@@ -543,6 +555,13 @@ def _check_keyword(value: Any, ep: Endpoint) -> str:
     keyword = " ".join(value.split())
     if not keyword:
         raise InvalidParameterError("keyword", value, "a non-empty keyword", endpoint=ep.name)
+    if len(keyword) > MAX_KEYWORD_LENGTH:
+        raise InvalidParameterError(
+            "keyword",
+            value,
+            f"a keyword of at most {MAX_KEYWORD_LENGTH:,} characters (this one has {len(keyword):,})",
+            endpoint=ep.name,
+        )
     return keyword
 
 
