@@ -115,6 +115,10 @@ class Attempt:
 
     ``status`` is None when no answer came back (a timeout, a dropped connection, a body
     cut short); ``cost`` is what the answer said was charged (0 without one).
+    ``cost_unknown`` is True when an answer came back but its ``metadata.request.cost``
+    was not a whole number >= 0 (negative, fractional, not a number): ``cost`` is then 0
+    and whoever counts credits counts the request's estimate instead
+    (:meth:`storeframes.credits.Reservation.attempt` does).
     """
 
     endpoint: str
@@ -125,3 +129,4 @@ class Attempt:
     attempt: int
     elapsed: float
     error: str | None = None
+    cost_unknown: bool = False

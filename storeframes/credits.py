@@ -9,6 +9,13 @@ ledger, in one step. So :attr:`Credits.spent` is, at every moment, the sum of th
 ``cost`` column of :attr:`Credits.ledger`, failed but billed answers included. Cache
 hits are rows too (``from_cache``, ``saved``).
 
+An answer whose reported cost cannot be trusted (``metadata.request.cost`` negative,
+fractional or not a number: the request path raises
+:class:`~storeframes.ResponseShapeError` and reports the attempt with ``cost_unknown``)
+counts the request's *estimate* as charged: its row has the estimate as ``cost`` and a null
+``max_credit_cost``, which marks a cost the service did not report in a readable form. So
+a hostile or broken answer can neither hide a charge nor turn the budget off.
+
 The rows are kept in a sink (the cache), which knows nothing of sessions: it writes and
 removes named files of rows. The layout is this module's:
 
@@ -189,7 +196,7 @@ class Credits:
         params: Mapping[str, str],
         *,
         cost: int,
-        max_cost: int,
+        max_cost: int | None,
         status: int | None,
         attempt: int,
         elapsed: float,
@@ -364,24 +371,30 @@ class Reservation:
     def attempt(self, attempt: Attempt) -> None:
         """Record one attempt: a ledger row (``status`` None without an answer); it counts at :meth:`settle`.
 
-        When a charged answer will be tried again (a 429 or a 5xx that carried a cost)
-        and another attempt could pass the budget, raises
-        :class:`~storeframes.BudgetExceededError`, so the retries stop there.
+        An attempt with ``cost_unknown`` (its answer's cost was unreadable) counts the
+        request's estimate, on a row with a null ``max_credit_cost``. When a charged
+        answer will be tried again (a 429 or a 5xx that carried a cost) and another
+        attempt could pass the budget, raises :class:`~storeframes.BudgetExceededError`,
+        so the retries stop there.
         """
-        self.cost += attempt.cost
+        cost: int = attempt.cost
+        max_cost: int | None = attempt.max_credit_cost
+        if attempt.cost_unknown:  # never trust what could not be read: count what it could have cost
+            cost, max_cost = self.estimate, None
+        self.cost += cost
         self._rows.append(
             self._credits._row(
                 attempt.endpoint,
                 attempt.params,
-                cost=attempt.cost,
-                max_cost=attempt.max_credit_cost,
+                cost=cost,
+                max_cost=max_cost,
                 status=attempt.status,
                 attempt=attempt.attempt,
                 elapsed=attempt.elapsed,
             )
         )
         retryable = attempt.status is not None and (attempt.status == 429 or attempt.status >= 500)
-        if attempt.cost and retryable and attempt.attempt < self.tries:
+        if cost and retryable and attempt.attempt < self.tries:
             credits = self._credits
             with credits._lock:  # the reservation still holds an estimate for the next attempt
                 credits._check(attempt.endpoint, self.cost)
