@@ -21,6 +21,7 @@ from typing import Any, Concatenate, ParamSpec, TypeVar
 
 from .client import ENV_API_KEY, ENV_BASE_URL, Client
 from .errors import ConfigurationError
+from .wire import shown_url
 
 __all__ = [
     "benchmarks_frame",
@@ -121,7 +122,7 @@ def connect(
     use_live = has_token or "api_key" in options if live is None else live
     if use_live:
         client = Client(budget=budget, cache_dir=cache_dir, **options)
-        where = f"the service at {client.base_url}"
+        where = f"the service at {shown_url(client.base_url) if client.base_url else None}"
     else:
         from . import sandbox
         from .catalog import parse_day

@@ -4,18 +4,31 @@
 checked :class:`~storeframes.Response`, or raises the error of the
 :mod:`~storeframes.errors` hierarchy that says what went wrong. On the way it:
 
-- adds the token in the ``x-service-key`` header through an ``httpx.Auth`` flow, so the
-  token is never a local variable or a header dict of any frame of a traceback;
+- adds the token in the ``x-service-key`` header through an ``httpx.Auth`` flow that
+  masks it again (``***``) once the answer's headers arrived, so no frame of a traceback,
+  no ``request.headers`` of a response and no chained exception shows it: the errors it
+  raises carry no ``__context__`` (the httpx exception, whose frames hold the request as
+  it was sent, is dropped);
+- never follows a redirect, whatever the ``http_client`` says: a 3xx is a
+  :class:`~storeframes.RedirectError` naming its target (user info and query masked);
 - holds a slot of the rate limiter for the time of each attempt;
-- retries 429, 5xx, timeouts, dropped connections and bodies cut short, with
-  exponential backoff and full jitter, honouring ``Retry-After`` (``0`` is no hint);
+- streams the body, decoding gzip and deflate itself a piece at a time, and stops at the
+  ``max_body_bytes`` cap (:class:`~storeframes.ResponseTooLargeError`, never retried) and
+  at the per-attempt ``deadline`` (a :class:`~storeframes.TransportError`, retried);
+- retries 429, 5xx, timeouts, the deadline, dropped connections, bodies cut short and
+  bodies that cannot be decoded, with exponential backoff and full jitter, honouring
+  ``Retry-After`` on 429 and 503 (``0`` is no hint; a hint longer than the client waits
+  fails at once);
 - maps statuses and the error codes of the service to exceptions;
-- checks the envelope (``result`` and ``metadata.request`` with integer ``cost`` and
-  ``status``).
+- reads the JSON with non-finite numbers (``NaN``, ``Infinity``, ``1e999``) as null and
+  lone surrogates (half an emoji) as U+FFFD, so every text can be written as UTF-8;
+- checks the envelope (``result`` and ``metadata.request`` with a whole ``cost`` >= 0 and
+  an integer ``status``).
 
 Every attempt, failed ones included, is reported to the caller's hook as a
-:class:`~storeframes.answers.Attempt` with the cost its answer carried; the request path
-never counts credits itself.
+:class:`~storeframes.answers.Attempt` with the cost its answer carried (or
+``cost_unknown`` when that cost could not be read); the request path never counts
+credits itself.
 """
 
 from __future__ import annotations
@@ -24,11 +37,18 @@ import email.utils
 import ipaddress
 import json
 import logging
+import math
+import os
+import re
+import sys
 import threading
 import time
-from collections.abc import Callable, Generator, Mapping
-from datetime import UTC, datetime
-from typing import Any
+import warnings
+import zlib
+from collections.abc import Callable, Generator, Iterator, Mapping
+from datetime import datetime
+from typing import Any, TypeGuard
+from urllib.parse import urlsplit, urlunsplit
 
 import httpx
 import tenacity
@@ -41,22 +61,54 @@ from .errors import (
     AppNotAvailableError,
     AuthenticationError,
     ConfigurationError,
+    CostWarning,
     EstimatesNotInPlanError,
     ForbiddenError,
+    InvalidParameterError,
     NotEnoughCreditsError,
     RateLimitError,
+    RedirectError,
     ResponseShapeError,
+    ResponseTooLargeError,
     ServerError,
     ServiceValidationError,
     TransportError,
 )
 from .window import Limiter
 
-__all__ = ["TOKEN_HEADER", "Wire", "check_base_url"]
+__all__ = [
+    "DEFAULT_DEADLINE",
+    "DEFAULT_MAX_BODY_BYTES",
+    "TOKEN_HEADER",
+    "Wire",
+    "check_base_url",
+    "clean_token",
+    "parse_answer",
+    "shown_url",
+]
 
 log = logging.getLogger("storeframes")
 
 TOKEN_HEADER = "x-service-key"
+
+DEFAULT_DEADLINE = 120.0
+"""Seconds one attempt may take from sending to the last byte of the body (``deadline=``)."""
+
+DEFAULT_MAX_BODY_BYTES = 256 * 1024 * 1024
+"""The largest body accepted, in decoded bytes (``max_body_bytes=``): 256 MB, far above any answer."""
+
+MASK = "***"
+
+ENCODINGS = "gzip, deflate"
+"""The ``Accept-Encoding`` sent: the codings the request path decodes itself, a piece at a time."""
+
+_PIECE = 64 * 1024
+"""The most bytes one step of decoding produces, so a compressed body never inflates past the cap."""
+
+_MOST_CODINGS = 5
+"""The most content codings one body may stack (``gzip, gzip, ...``), as urllib3 allows."""
+
+_PACKAGE = os.path.dirname(os.path.abspath(__file__))
 
 Report = Callable[[Attempt], None]
 
@@ -74,7 +126,7 @@ class Secret:
 
     def scrub(self, text: str) -> str:
         """``text`` with every occurrence of the token replaced by ``***``."""
-        return text.replace(self._value, "***") if self._value else text
+        return text.replace(self._value, MASK) if self._value else text
 
     def __repr__(self) -> str:
         return "'***'"
@@ -86,18 +138,75 @@ class Secret:
 
 
 class _TokenAuth(httpx.Auth):
-    """Sets the token header on each request as httpx sends it."""
+    """Sets the token header on a request as httpx sends it, and masks it once the request is done.
+
+    httpx resumes the flow when the answer's headers arrived (or closes it when sending
+    failed), so from then on the request that the response, the exception and httpx's own
+    frames keep holds ``***``.
+    """
 
     def __init__(self, secret: Secret):
         self._secret = secret
 
-    def auth_flow(self, request: httpx.Request) -> Generator[httpx.Request, httpx.Response, None]:
+    def sync_auth_flow(self, request: httpx.Request) -> Generator[httpx.Request, httpx.Response, None]:
         request.headers[TOKEN_HEADER] = self._secret.reveal()
-        yield request
+        try:
+            yield request
+        finally:
+            request.headers[TOKEN_HEADER] = MASK
+
+    def auth_flow(self, request: httpx.Request) -> Generator[httpx.Request, httpx.Response, None]:
+        yield from self.sync_auth_flow(request)
+
+
+def clean_token(api_key: Any) -> str:
+    """The token without the whitespace around it (as read from a file); refused if it cannot be sent.
+
+    A token is sent in a header, which carries printable ASCII only: one with a control
+    character (a newline, a tab, a NUL) or a non-ASCII character inside is a
+    :class:`~storeframes.ConfigurationError` that says where, never what, it is.
+
+    >>> clean_token("  sk-live-0123  \\n")
+    'sk-live-0123'
+    """
+    if not isinstance(api_key, str):  # the value itself is never shown
+        raise ConfigurationError(f"api_key must be the token as a text, got a {type(api_key).__name__}")
+    token = api_key.strip()
+    if token.isascii() and token.isprintable():
+        return token
+    position = next(i for i, c in enumerate(token) if not (c.isascii() and c.isprintable()))
+    kind = "a control character" if token[position].isascii() else "a non-ASCII character"
+    raise ConfigurationError(
+        f"api_key holds {kind} at position {position + 1} of its {len(token)} (the token is not shown): "
+        "a token is printable ASCII; check how it was copied or read"
+    )
+
+
+def shown_url(url: Any) -> str:
+    """``url`` as it may be shown: user info and query masked, fragment left out.
+
+    Every message, repr and line that shows a URL goes through here, so a password in a
+    base URL (``https://user:pass@host/...``) or a signature in a query never is.
+
+    >>> shown_url("https://user:secret@api.example.com/api/public/store?key=abc#top")
+    'https://***@api.example.com/api/public/store?***'
+    """
+    text = str(url)
+    try:
+        parts = urlsplit(text)
+    except ValueError:
+        return "<a URL that cannot be read>"
+    netloc = parts.netloc
+    if "@" in netloc:
+        netloc = f"{MASK}@{netloc.rpartition('@')[2]}"
+    shown = urlunsplit((parts.scheme, netloc, parts.path, "", ""))
+    return f"{shown}?{MASK}" if parts.query else shown
 
 
 def _is_loopback(host: str) -> bool:
-    if host == "localhost" or host.endswith(".localhost"):
+    """Whether ``host`` is ``localhost`` itself or a loopback address (never resolved: a name such
+    as ``anything.localhost`` may point anywhere)."""
+    if host == "localhost":
         return True
     try:
         return ipaddress.ip_address(host.strip("[]")).is_loopback
@@ -106,34 +215,217 @@ def _is_loopback(host: str) -> bool:
 
 
 def check_base_url(base_url: str) -> str:
-    """The base URL without a trailing slash; https only (plain http for loopback hosts)."""
+    """The base URL without a trailing slash; https only (plain http for ``localhost`` and loopback addresses)."""
+    shown = shown_url(base_url)
     try:
         url = httpx.URL(base_url)
     except Exception as exc:  # httpx raises InvalidURL and friends
-        raise ConfigurationError(f"base_url {base_url!r} is not a URL: {exc}") from None
+        reason = str(exc).replace(str(base_url), shown)
+        raise ConfigurationError(f"base_url {shown!r} is not a URL: {shown_url(reason)}") from None
     if url.scheme == "http" and not _is_loopback(url.host):
         raise ConfigurationError(
-            f"base_url {base_url!r} uses plain http; the service requires https "
-            "(plain http is allowed only for loopback hosts such as the local sandbox)"
+            f"base_url {shown!r} uses plain http; the service requires https "
+            "(plain http is allowed only for loopback hosts: localhost itself and loopback addresses such as "
+            "127.0.0.1, as for the local sandbox)"
         )
     if url.scheme not in ("http", "https") or not url.host:
-        raise ConfigurationError(f"base_url {base_url!r} must be an https:// URL")
+        raise ConfigurationError(f"base_url {shown!r} must be an https:// URL")
     return base_url.rstrip("/")
 
 
+_DELAY = re.compile(r"^\s*\d+(\.\d+)?\s*$")
+
+
 def _retry_after(value: str | None) -> float | None:
-    """Seconds from a Retry-After header; None when absent, unreadable or 0 (no hint)."""
+    """Seconds from a Retry-After header; None when absent, unreadable, past or 0 (no hint).
+
+    As urllib3 reads it: a number of seconds, or an HTTP date in any of its three forms
+    (``Sun, 06 Nov 1994 08:49:37 GMT``, ``Sunday, 06-Nov-94 08:49:37 GMT`` and asctime's
+    ``Sun Nov  6 08:49:37 1994``); a date without a zone is UTC.
+    """
     if not value:
         return None
-    try:
+    if _DELAY.match(value):
         seconds = float(value)
-    except ValueError:
+    else:
         try:
-            when = email.utils.parsedate_to_datetime(value)
-        except (TypeError, ValueError):
+            parsed = email.utils.parsedate_tz(value)
+            if parsed is None:
+                return None
+            if parsed[9] is None:  # asctime names no zone: HTTP dates are UTC
+                parsed = (*parsed[:9], 0)
+            seconds = email.utils.mktime_tz(parsed) - time.time()
+        except (TypeError, ValueError, OverflowError, IndexError):
             return None
-        seconds = (when - datetime.now(UTC)).total_seconds()
-    return seconds if seconds > 0 else None
+    return seconds if 0 < seconds < math.inf else None
+
+
+# -- reading a body -----------------------------------------------------------------------
+
+_SURROGATE = re.compile(rb"\\u[dD][89a-fA-F]|\xed[\xa0-\xbf]")
+"""A lone surrogate may be in a body only where this matches: an escape from ``\\ud800`` to
+``\\udfff``, or one encoded as UTF-8 bytes (which json reads with ``surrogatepass``)."""
+
+_LONE = re.compile("[\ud800-\udfff]")
+
+
+def _finite(text: str) -> float | None:
+    value = float(text)
+    return value if value - value == 0.0 else None  # inf - inf and nan - nan are nan
+
+
+def _no_constant(name: str) -> None:
+    return None  # NaN, Infinity, -Infinity
+
+
+_DECODER = json.JSONDecoder(parse_float=_finite, parse_constant=_no_constant)
+
+
+def _mend(body: Any) -> Any:
+    """``body`` with every lone surrogate of its texts (keys too) replaced by U+FFFD, in place, without recursion."""
+    if isinstance(body, str):
+        return _LONE.sub("\ufffd", body)
+    todo: list[Any] = [body]
+    while todo:
+        node = todo.pop()
+        if isinstance(node, list):
+            for i, item in enumerate(node):
+                if isinstance(item, str):
+                    if _LONE.search(item):
+                        node[i] = _LONE.sub("\ufffd", item)
+                elif isinstance(item, (list, dict)):
+                    todo.append(item)
+        elif isinstance(node, dict):
+            if any(_LONE.search(key) for key in node):
+                mended = {_LONE.sub("\ufffd", key): value for key, value in node.items()}
+                node.clear()
+                node.update(mended)
+            for key, item in node.items():
+                if isinstance(item, str):
+                    if _LONE.search(item):
+                        node[key] = _LONE.sub("\ufffd", item)
+                elif isinstance(item, (list, dict)):
+                    todo.append(item)
+    return body
+
+
+def parse_answer(data: bytes) -> Any:
+    """The JSON of a body, as frames can hold it: non-finite numbers null, lone surrogates U+FFFD.
+
+    ``NaN``, ``Infinity``, ``-Infinity`` and numbers too large for a float (``1e999``) are
+    read as None. A lone surrogate (``"\\ud83d"``, half an emoji cut at a length limit) is
+    read as U+FFFD, as are bytes that are not UTF-8; proper surrogate pairs are one
+    character. Raises ``json.JSONDecodeError`` for what is not JSON, ``RecursionError``
+    for a body nested deeper than Python reads, and ``ValueError`` for a number it cannot
+    read (an integer of more than 4,300 digits).
+
+    >>> parse_answer(b'{"a": NaN, "b": 1e999, "c": "\\\\ud83d!"}')
+    {'a': None, 'b': None, 'c': '\ufffd!'}
+    """
+    try:  # as json.loads reads bytes, with one decoder made once
+        text = data.decode(json.detect_encoding(data), "surrogatepass")
+    except UnicodeDecodeError:
+        text = data.decode("utf-8", "replace")
+    body = _DECODER.decode(text)
+    if (b"\\u" in data or b"\xed" in data) and _SURROGATE.search(data):
+        body = _mend(body)
+    return body
+
+
+class _Fault(Exception):
+    """No complete answer within this attempt (the deadline, a body that cannot be decoded)."""
+
+
+class _TooLarge(Exception):
+    """The body of an answer of ``status`` passed the cap; ``announced`` is its Content-Length when that said so."""
+
+    def __init__(self, status: int, announced: int | None = None):
+        super().__init__(status, announced)
+        self.status = status
+        self.announced = announced
+
+
+class _Inflate:
+    """One gzip or deflate layer, producing at most :data:`_PIECE` bytes a step."""
+
+    def __init__(self, coding: str):
+        self.coding = coding
+        self.members = 0
+        self.raw = False  # deflate: zlib-wrapped first, raw when that fails (as httpx does)
+        self._start()
+
+    def _start(self) -> None:
+        wbits = zlib.MAX_WBITS | 16 if self.coding == "gzip" else -zlib.MAX_WBITS if self.raw else zlib.MAX_WBITS
+        self.inflater = zlib.decompressobj(wbits)
+        self.fresh = True
+
+    def feed(self, data: bytes) -> Iterator[bytes]:
+        while True:
+            try:
+                out = self.inflater.decompress(data, _PIECE)
+            except zlib.error:
+                if self.coding == "deflate" and self.fresh and not self.raw:
+                    self.raw = True
+                    self._start()
+                    continue
+                if self.members:  # garbage after a whole gzip member: ignored, as urllib3 does
+                    return
+                raise
+            self.fresh = False
+            if out:
+                yield out
+            if self.inflater.eof:
+                self.members += 1
+                data = self.inflater.unused_data
+                if not data or self.coding != "gzip":
+                    return
+                self._start()  # another gzip member follows
+                continue
+            data = self.inflater.unconsumed_tail
+            if not data and len(out) < _PIECE:
+                return
+
+    def flush(self) -> Iterator[bytes]:
+        yield from self.feed(b"")
+        rest = self.inflater.flush()
+        if rest:
+            yield rest
+
+
+def _layers(coding: str | None) -> list[_Inflate]:
+    """The decoders of a ``Content-Encoding``, the last applied first."""
+    names = [c.strip().lower() for c in (coding or "").split(",")]
+    names = [c for c in names if c and c != "identity"]
+    if len(names) > _MOST_CODINGS:
+        raise _Fault(f"the body stacks {len(names)} content codings ({coding}); at most {_MOST_CODINGS} are read")
+    for name in names:
+        if name not in ("gzip", "x-gzip", "deflate"):
+            raise _Fault(f"the body's Content-Encoding {name!r} was not asked for (only {ENCODINGS})")
+    return [_Inflate("deflate" if name == "deflate" else "gzip") for name in reversed(names)]
+
+
+def _through(layers: list[_Inflate], start: int, data: bytes) -> Iterator[bytes]:
+    if start == len(layers):
+        yield data
+        return
+    for piece in layers[start].feed(data):
+        yield from _through(layers, start + 1, piece)
+
+
+def _finish(layers: list[_Inflate]) -> Iterator[bytes]:
+    for i, layer in enumerate(layers):
+        for piece in layer.flush():
+            yield from _through(layers, i + 1, piece)
+
+
+def _stacklevel() -> int:
+    """The ``stacklevel`` of a warning that points at the first frame outside storeframes."""
+    frame: Any = sys._getframe(1)
+    level = 1
+    while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE):
+        frame = frame.f_back
+        level += 1
+    return level
 
 
 _ERRORS_BY_CODE: Mapping[str, type[ApiError]] = {
@@ -147,6 +439,8 @@ _ERRORS_BY_CODE: Mapping[str, type[ApiError]] = {
 def _error_class(status: int, code: str | None) -> type[ApiError]:
     if code is not None and code in _ERRORS_BY_CODE:
         return _ERRORS_BY_CODE[code]
+    if 300 <= status < 400:
+        return RedirectError
     if status == 401:
         return AuthenticationError
     if status == 403:
@@ -178,16 +472,25 @@ def _error_details(body: Any) -> tuple[str | None, str | None]:
     return None, None
 
 
-def _retryable(exc: BaseException) -> bool:
-    return isinstance(exc, (RateLimitError, ServerError, TransportError))
-
-
-def _whole(value: Any) -> bool:
+def _whole(value: Any) -> TypeGuard[int]:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
 def _number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _credits(value: Any) -> int | None:
+    """A number of credits: a whole number >= 0 (``11.0`` is 11), else None."""
+    if _whole(value):
+        return value if value >= 0 else None
+    if isinstance(value, float) and value.is_integer() and value >= 0:
+        return int(value)
+    return None
+
+
+_MISSING = object()
+_NO_HEADERS = httpx.Headers()
 
 
 def _request_meta(body: Any) -> Mapping[str, Any] | None:
@@ -196,16 +499,55 @@ def _request_meta(body: Any) -> Mapping[str, Any] | None:
     return request if isinstance(request, dict) else None
 
 
+def _seconds(value: Any) -> bool:
+    return _number(value) and 0 < value < math.inf
+
+
+def _within(timeout: httpx.Timeout, deadline: float) -> httpx.Timeout:
+    """``timeout`` with no part longer than ``deadline``: a read that gets nothing ends by then."""
+
+    def bound(seconds: float | None) -> float:
+        return deadline if seconds is None else min(seconds, deadline)
+
+    return httpx.Timeout(
+        connect=bound(timeout.connect), read=bound(timeout.read), write=bound(timeout.write), pool=bound(timeout.pool)
+    )
+
+
+def _what_failed(exc: httpx.HTTPError) -> str:
+    name = type(exc).__name__
+    if isinstance(exc, httpx.TimeoutException):
+        return f"timed out ({name})"
+    if isinstance(exc, httpx.DecodingError):
+        return f"the body could not be decoded ({name})"
+    return f"connection failed ({name})"
+
+
 class Wire:
     """Sends one request at a time (from any number of threads) to the service.
 
     Args:
-        api_key: the token (a text; held in a :class:`Secret`).
+        api_key: the token (a text; whitespace around it is dropped, see :func:`clean_token`;
+            held in a :class:`Secret`).
         base_url: the service's base address, or None (then :meth:`send` refuses).
         limiter: the rate limiter every attempt takes a slot of.
         http_client: an ``httpx.Client`` to send with; one with ``timeout`` is made when None.
+            Its redirects are never followed (see :class:`~storeframes.RedirectError`).
+        timeout: seconds for each network operation (connect, each read ...), when no
+            ``http_client`` is given.
         max_tries: attempts per request for 429, 5xx, timeouts and dropped connections.
         backoff: ``(first, most)`` seconds of the exponential backoff with full jitter.
+            A ``Retry-After`` of up to ``max(most, 60)`` seconds is waited for; a longer one
+            fails at once (:attr:`longest_wait`).
+        deadline: seconds one attempt may take in all, from sending to the body's last
+            byte (:data:`DEFAULT_DEADLINE`; None for none). It is checked as the body
+            arrives, and no single network operation waits longer than it either (the
+            ``timeout`` parts are cut to it), so a server that trickles or stalls is left
+            within about the deadline (at worst twice it, when a stall starts just
+            before). Passing it is a :class:`~storeframes.TransportError`, retried.
+        max_body_bytes: the largest body accepted, in decoded bytes, counted as they
+            arrive (:data:`DEFAULT_MAX_BODY_BYTES`); a larger one is a
+            :class:`~storeframes.ResponseTooLargeError`, not retried.
         clock: returns the current UTC datetime (a response's ``fetched_at``).
     """
 
@@ -219,11 +561,11 @@ class Wire:
         timeout: float | httpx.Timeout | None = 30.0,
         max_tries: int = 5,
         backoff: tuple[float, float] = (0.5, 30.0),
+        deadline: float | None = DEFAULT_DEADLINE,
+        max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
         clock: Callable[[], datetime],
     ):
-        if not isinstance(api_key, str):  # the value itself is never shown
-            raise ConfigurationError(f"api_key must be the token as a text, got a {type(api_key).__name__}")
-        self._secret = Secret(api_key)
+        self._secret = Secret(clean_token(api_key))
         self._auth = _TokenAuth(self._secret)
         self.base_url = check_base_url(base_url) if base_url else None
         if not _whole(max_tries) or max_tries < 1:
@@ -237,13 +579,35 @@ class Wire:
         seconds = timeout is None or isinstance(timeout, httpx.Timeout) or (_number(timeout) and timeout > 0)
         if http_client is None and not seconds:
             raise ConfigurationError(f"timeout must be seconds > 0 (or None for no limit), got {timeout!r}")
+        if deadline is not None and not _seconds(deadline):
+            raise ConfigurationError(
+                f"deadline must be seconds > 0 for one attempt in all (or None for none), got {deadline!r}"
+            )
+        if not _whole(max_body_bytes) or max_body_bytes < 1:
+            raise ConfigurationError(
+                f"max_body_bytes must be a whole number of bytes >= 1 (default {DEFAULT_MAX_BODY_BYTES:,}), "
+                f"got {max_body_bytes!r}"
+            )
         self.limiter = limiter
         self.max_tries = max_tries
         self.backoff = (float(backoff[0]), float(backoff[1]))
+        self.longest_wait = max(self.backoff[1], 60.0)
+        """The longest ``Retry-After`` waited for; a longer one fails at once."""
+        self.deadline = None if deadline is None else float(deadline)
+        self.max_body_bytes = max_body_bytes
         self.owns_http = http_client is None
         self.http = http_client or httpx.Client(timeout=timeout, follow_redirects=False)
+        self._timeout: Any = httpx.USE_CLIENT_DEFAULT  # the client's own, unless the deadline is shorter
+        if self.deadline is not None and _within(self.http.timeout, self.deadline) != self.http.timeout:
+            self._timeout = _within(self.http.timeout, self.deadline)
+        self._headers = {
+            "accept": "application/json",
+            "accept-encoding": ENCODINGS,
+            "user-agent": f"storeframes/{__version__}",
+        }
         self._clock = clock
         self._lock = threading.Lock()
+        self.closed = False
         self.requests_sent = 0
         self.retries = 0
 
@@ -256,12 +620,19 @@ class Wire:
         return self._secret.scrub(text)
 
     def close(self) -> None:
-        """Close the HTTP connections, if this wire opened them."""
+        """Close the HTTP connections, if this wire opened them; nothing is sent afterwards."""
+        self.closed = True
         if self.owns_http:
             self.http.close()
 
     def check_ready(self) -> None:
-        """Raise :class:`~storeframes.ConfigurationError` unless a base URL and a token are set."""
+        """Raise :class:`~storeframes.ConfigurationError` unless open, with a base URL and a token."""
+        if self.closed:
+            raise ConfigurationError(
+                "this client is closed: build a new Client to send requests (its cache still serves offline)"
+            )
+        if self.http.is_closed:
+            raise ConfigurationError("the http_client is closed: give the Client an open httpx.Client")
         hint = "(or use storeframes.sandbox.client() / storeframes.configure(sandbox=True))"
         if not self.base_url:
             raise ConfigurationError(f"no base URL: set $STOREFRAMES_BASE_URL or pass base_url= {hint}")
@@ -272,10 +643,11 @@ class Wire:
 
     def send(self, ep: Endpoint, params: Mapping[str, str], *, report: Report) -> Response:
         """Send one request with retries; every attempt goes to ``report``."""
+        self.check_ready()
         retrying = tenacity.Retrying(
             stop=tenacity.stop_after_attempt(self.max_tries),
             wait=self._wait,
-            retry=tenacity.retry_if_exception(_retryable),
+            retry=tenacity.retry_if_exception(self._retryable),
             reraise=True,
             before_sleep=self._before_retry,
         )
@@ -284,11 +656,16 @@ class Wire:
                 response = self._attempt(ep, dict(params), attempt.retry_state.attempt_number, report)
         return response
 
+    def _retryable(self, exc: BaseException) -> bool:
+        if isinstance(exc, (RateLimitError, ServerError)):
+            return exc.retry_after is None or exc.retry_after <= self.longest_wait
+        return isinstance(exc, TransportError)
+
     def _wait(self, state: tenacity.RetryCallState) -> float:
         exc = state.outcome.exception() if state.outcome else None
         hint = getattr(exc, "retry_after", None)
         if hint:
-            return min(float(hint), max(self.backoff[1], 60.0))
+            return min(float(hint), self.longest_wait)
         first, most = self.backoff
         return float(tenacity.wait_random_exponential(multiplier=first, max=most)(state))
 
@@ -299,60 +676,180 @@ class Wire:
         log.info("retrying after %s (attempt %d)", exc, state.attempt_number)
 
     def _attempt(self, ep: Endpoint, params: dict[str, str], attempt: int, report: Report) -> Response:
+        """One attempt. Errors are raised outside any ``except`` block, so none carries the httpx
+        exception (whose frames hold the request as it was sent) as its ``__context__``."""
         url = f"{self.base_url}{ep.path}"
-        headers = {"accept": "application/json", "user-agent": f"storeframes/{__version__}"}
+        fault: str | None = None  # no complete answer: retried
+        unsendable: str | None = None  # httpx cannot build the URL
+        closed = False
+        too_large: _TooLarge | None = None
+        status, headers, body_bytes = 0, _NO_HEADERS, b""
         with self.limiter.slot():
             started = time.perf_counter()
             with self._lock:
                 self.requests_sent += 1
             try:
-                http_response = self.http.get(url, params=params, headers=headers, auth=self._auth)
-                body_bytes = http_response.content
-            except httpx.TransportError as exc:
-                what = "timed out" if isinstance(exc, httpx.TimeoutException) else "connection failed"
-                error = TransportError(f"{what} ({type(exc).__name__})", path=ep.path, attempts=attempt)
-                report(Attempt(ep.name, params, None, 0, 0, attempt, time.perf_counter() - started, str(error)))
-                raise error from None
+                status, headers, body_bytes = self._exchange(url, params, started)
+            except httpx.HTTPError as exc:
+                fault = _what_failed(exc)
+            except _Fault as exc:
+                fault = str(exc)
+            except _TooLarge as exc:
+                too_large = exc
+            except httpx.InvalidURL as exc:
+                unsendable = str(exc)[:200]
+            except RuntimeError:  # httpx: "the client has been closed", by another thread meanwhile
+                if not self.http.is_closed:
+                    raise
+                closed = True
             elapsed = time.perf_counter() - started
-        return self._read(ep, params, http_response, body_bytes, attempt, elapsed, report)
+        if closed:
+            self.check_ready()  # raises: says which was closed
+        if unsendable is not None:
+            raise InvalidParameterError(
+                "params", params, f"parameters httpx can send in a URL ({unsendable})", endpoint=ep.name
+            )
+        if fault is not None:
+            report(Attempt(ep.name, params, None, 0, 0, attempt, elapsed, fault))
+            raise TransportError(fault, path=ep.path, attempts=attempt)
+        if too_large is not None:
+            status = too_large.status
+            answered = status == 200  # an answer was sent, and maybe charged: its cost is unknown
+            report(Attempt(ep.name, params, status, 0, 0, attempt, elapsed, "too large", cost_unknown=answered))
+            raise ResponseTooLargeError(limit=self.max_body_bytes, path=ep.path, announced=too_large.announced)
+        return self._read(ep, params, url, status, headers, body_bytes, attempt, elapsed, report)
+
+    def _exchange(self, url: str, params: dict[str, str], started: float) -> tuple[int, httpx.Headers, bytes]:
+        """Send the request and read its body: (status, headers, body), never following a redirect."""
+        http = self.http
+        request = http.build_request("GET", url, params=params, headers=self._headers, timeout=self._timeout)
+        response = http.send(request, auth=self._auth, follow_redirects=False, stream=True)
+        try:
+            if 300 <= response.status_code < 400:  # never read, never followed
+                return response.status_code, response.headers, b""
+            return response.status_code, response.headers, self._body(response, started)
+        finally:
+            response.close()
+
+    def _body(self, response: httpx.Response, started: float) -> bytes:
+        """The decoded body, read as it arrives, within the cap and the deadline."""
+        cap, status = self.max_body_bytes, response.status_code
+        if response.is_stream_consumed:  # a transport that read it already (a mock, a replay)
+            if len(response.content) > cap:
+                raise _TooLarge(status)
+            return response.content
+        length = response.headers.get("content-length", "")
+        if length.isdigit() and int(length) > cap:
+            raise _TooLarge(status, int(length))
+        coding = response.headers.get("content-encoding")
+        layers = _layers(coding) if coding else []
+        deadline = None if self.deadline is None else started + self.deadline
+        parts: list[bytes] = []
+        raw_size = size = 0
+        try:
+            for raw in response.iter_raw():
+                raw_size += len(raw)
+                if raw_size > cap:
+                    raise _TooLarge(status)
+                for piece in _through(layers, 0, raw) if layers else (raw,):
+                    size += len(piece)
+                    if size > cap:
+                        raise _TooLarge(status)
+                    parts.append(piece)
+                if deadline is not None and time.perf_counter() > deadline:
+                    raise _Fault(
+                        f"no complete answer within the deadline of {self.deadline:g} s "
+                        f"(deadline={self.deadline:g}; a client built with a larger deadline= waits longer)"
+                    )
+            for piece in _finish(layers):
+                size += len(piece)
+                if size > cap:
+                    raise _TooLarge(status)
+                parts.append(piece)
+        except zlib.error as exc:
+            raise _Fault(f"the body could not be decoded (Content-Encoding {coding}: {exc})") from None
+        return b"".join(parts) if len(parts) != 1 else parts[0]
 
     def _read(
         self,
         ep: Endpoint,
         params: dict[str, str],
-        http_response: httpx.Response,
+        url: str,
+        http_status: int,
+        headers: httpx.Headers,
         body_bytes: bytes,
         attempt: int,
         elapsed: float,
         report: Report,
     ) -> Response:
-        http_status = http_response.status_code
-        try:
-            body = json.loads(body_bytes) if body_bytes else None
-        except ValueError:
-            body = None
-            if http_status == 200:
-                report(Attempt(ep.name, params, http_status, 0, 0, attempt, elapsed, "incomplete body"))
-                raise TransportError("incomplete body: not valid JSON", path=ep.path, attempts=attempt) from None
+        body: Any = None
+        unreadable: str | None = None
+        if body_bytes:
+            try:
+                body = parse_answer(body_bytes)
+            except json.JSONDecodeError:
+                if http_status == 200:
+                    unreadable = "incomplete"
+            except RecursionError:
+                unreadable = f"the body is nested deeper than Python reads (about {sys.getrecursionlimit():,} levels)"
+            except ValueError as exc:
+                unreadable = f"a number in the body cannot be read ({str(exc)[:120]})"
+        if unreadable == "incomplete":
+            report(Attempt(ep.name, params, http_status, 0, 0, attempt, elapsed, "incomplete body"))
+            raise TransportError("incomplete body: not valid JSON", path=ep.path, attempts=attempt)
+        if unreadable is not None and http_status == 200:  # answered, maybe charged, and its cost unreadable
+            report(Attempt(ep.name, params, http_status, 0, 0, attempt, elapsed, "unreadable", cost_unknown=True))
+            raise ResponseShapeError(unreadable, path="$", endpoint=ep.name)
         meta = _request_meta(body)
         envelope_status = meta.get("status") if meta is not None else None
         status: int = http_status
-        if http_status == 200 and isinstance(envelope_status, int) and not isinstance(envelope_status, bool):
+        if http_status == 200 and _whole(envelope_status):
             status = envelope_status
-        cost = meta.get("cost", 0) if meta is not None else 0
-        cost = cost if _whole(cost) else 0
-        max_cost = meta.get("max_credit_cost", cost) if meta is not None else 0
-        max_cost = max_cost if _whole(max_cost) else cost
-        report(Attempt(ep.name, params, status, cost, max_cost, attempt, elapsed, None if status == 200 else "error"))
+        given = meta.get("cost", _MISSING) if meta is not None else _MISSING
+        cost = _credits(given)
+        # an answer must say what it cost; an error may say nothing (it is free), but not nonsense
+        cost_unknown = cost is None and (status == 200 or given is not _MISSING)
+        max_given = meta.get("max_credit_cost") if meta is not None else None
+        max_cost = _credits(max_given)
+        report(
+            Attempt(
+                ep.name,
+                params,
+                status,
+                cost or 0,
+                max_cost if max_cost is not None else cost or 0,
+                attempt,
+                elapsed,
+                None if status == 200 and not cost_unknown else "error",
+                cost_unknown=cost_unknown,
+            )
+        )
         log.debug("GET %s %s -> %s cost=%s (attempt %d)", ep.path, params, status, cost, attempt)
+        if cost_unknown and (status != 200 or meta is not None):
+            shown = "nothing" if given is _MISSING else repr(given)[:80]
+            raise ResponseShapeError(
+                f"expected the credits charged, a whole number >= 0, got {shown} "
+                "(the request's estimated cost is counted as spent)",
+                path="metadata.request.cost",
+                endpoint=ep.name,
+            )
         if status != 200:
-            raise self._error(ep, params, status, body, body_bytes, http_response.headers, attempt)
-        return self._envelope(ep, params, body, cost, max_cost, attempt)
+            raise self._error(ep, params, url, status, body, body_bytes, headers, attempt)
+        response = self._envelope(ep, params, body, cost or 0, max_cost, attempt)
+        if max_cost is not None and response.cost > max_cost:
+            warnings.warn(
+                f"{ep.name} was charged {response.cost} credits, above the answer's own max_credit_cost "
+                f"{max_cost}; the {response.cost} credits reported are counted",
+                CostWarning,
+                stacklevel=_stacklevel(),
+            )
+        return response
 
     def _error(
         self,
         ep: Endpoint,
         params: dict[str, str],
+        url: str,
         status: int,
         body: Any,
         body_bytes: bytes,
@@ -363,14 +860,31 @@ class Wire:
         text = message or (body_bytes[:200].decode("utf-8", "replace") if body is None else f"status {status}")
         cls = _error_class(status, code)
         kwargs: dict[str, Any] = {"code": code, "path": ep.path, "params": params, "attempts": attempt}
-        if cls is RateLimitError:
-            kwargs["retry_after"] = _retry_after(headers.get("retry-after"))
+        if cls is RedirectError:
+            location = headers.get("location")
+            try:
+                target = shown_url(httpx.URL(url).join(location)) if location else None
+            except Exception:  # an unreadable Location
+                target = shown_url(location)
+            kwargs["location"] = target
+            text = (
+                f"the service answered with a redirect to {target or 'nowhere'}, which is not followed "
+                "(the token is never sent anywhere else): check base_url"
+            )
+        if cls in (RateLimitError, ServerError):
+            retry_after = _retry_after(headers.get("retry-after"))
+            kwargs["retry_after"] = retry_after
+            if retry_after is not None and retry_after > self.longest_wait:
+                text += (
+                    f"; Retry-After asks to wait {retry_after:g} s, longer than this client waits "
+                    f"({self.longest_wait:g} s), so it fails now"
+                )
         if cls is AppNotAvailableError:
             kwargs["apps"] = params.get("apps", "").split(",")
         return cls(status, self.scrub(text), **kwargs)
 
     def _envelope(
-        self, ep: Endpoint, params: dict[str, str], body: Any, cost: int, max_cost: int, attempt: int
+        self, ep: Endpoint, params: dict[str, str], body: Any, cost: int, max_cost: int | None, attempt: int
     ) -> Response:
         if not isinstance(body, dict):
             raise ResponseShapeError(f"expected a JSON object, got {type(body).__name__}", path="$", endpoint=ep.name)
@@ -380,20 +894,17 @@ class Wire:
         meta = _request_meta(body)
         if meta is None:
             raise ResponseShapeError("member 'request' is missing", path="metadata.request", endpoint=ep.name)
-        for member in ("cost", "status"):
-            if not _whole(meta.get(member)):
-                raise ResponseShapeError(
-                    f"expected an integer, got {meta.get(member)!r}",
-                    path=f"metadata.request.{member}",
-                    endpoint=ep.name,
-                )
+        if not _whole(meta.get("status")):
+            raise ResponseShapeError(
+                f"expected an integer, got {meta.get('status')!r}", path="metadata.request.status", endpoint=ep.name
+            )
         echo = meta.get("params")
         return Response(
             endpoint=ep.name,
             params=params,
             result=body["result"],
             cost=cost,
-            max_credit_cost=max_cost,
+            max_credit_cost=max_cost if max_cost is not None else cost,
             status=200,
             fetched_at=self._clock(),
             echo=echo if isinstance(echo, dict) else {},

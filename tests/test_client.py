@@ -92,13 +92,18 @@ def test_missing_token_or_base_url_fails_before_any_request(monkeypatch):
 
 
 def test_token_is_sent_in_the_header_and_nowhere_else():
-    calls, options = _counting_client(
-        lambda r: httpx.Response(200, json=_envelope({"date": "2026-11-20", "value": []}))
-    )
+    sent = []
+
+    def handler(request):
+        sent.append(request.headers["x-service-key"])
+        return httpx.Response(200, json=_envelope({"date": "2026-11-20", "value": []}))
+
+    calls, options = _counting_client(handler)
     client = sf.Client("top-secret-token", **options)
     client.get("search", keyword="maps")
     (request,) = calls
-    assert request.headers["x-service-key"] == "top-secret-token"
+    assert sent == ["top-secret-token"]
+    assert request.headers["x-service-key"] == "***"  # masked once the answer arrived
     assert "top-secret-token" not in str(request.url)
     assert "top-secret-token" not in client.ledger.write_csv()
 
