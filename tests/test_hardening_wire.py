@@ -153,6 +153,17 @@ def test_no_traceback_frame_or_chained_exception_holds_the_token(case, http_clie
     assert _exposures(caught.value) == []
 
 
+@pytest.mark.parametrize("case", ["401", "cut body", "broken gzip"])
+def test_no_frame_of_a_client_call_holds_the_token(case, tmp_path):
+    reply, error = HOSTILE_ERRORS[case]
+    with Hostile([reply]) as server:
+        client = _client(server, tmp_path, max_tries=1)
+        with pytest.raises(error) as caught:
+            client.search_frame("maps")
+        client.close()
+    assert _exposures(caught.value) == []
+
+
 def test_the_token_reaches_the_transport_and_is_masked_once_the_answer_arrived():
     requests: list[httpx.Request] = []
     sent: list[str] = []
