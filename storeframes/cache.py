@@ -476,7 +476,12 @@ class Cache:
         available: bool = True,
         scrub: Callable[[str], str] = lambda text: text,
     ) -> Entry | None:
-        """Keep one answer; returns its entry, or None (with a warning) when it cannot be written."""
+        """Keep one answer; returns its entry, or None (with a :class:`CacheWarning`) when it cannot be kept.
+
+        Never raises: the answer is paid for, and a failure to keep it (the storage, or a
+        value JSON cannot hold) must not fail the call. Text is kept as it came, a lone
+        surrogate (half an emoji) included: :meth:`load` gives back the same strings.
+        """
         entry = Entry(
             id=_new_id(response.fetched_at, response.endpoint, response.params),
             endpoint=response.endpoint,
@@ -788,7 +793,9 @@ class Cache:
             return
         if not moved:
             if reason is not None and self._is_folder(key):
-                self._warn_once(f"read {key}", f"cache file {name} is a folder; treated as not cached, left where it is")
+                self._warn_once(
+                    f"read {key}", f"cache file {name} is a folder; treated as not cached, left where it is"
+                )
             return
         if reason is not None:
             warnings.warn(
@@ -1187,7 +1194,9 @@ class Cache:
                 try:
                     merged, dropped, written = self._compact_frames(table, version, current)
                 except OSError as exc:
-                    self._warn_once(f"compact {table}", f"could not compact the {table} frames at {self.location}: {exc}")
+                    self._warn_once(
+                        f"compact {table}", f"could not compact the {table} frames at {self.location}: {exc}"
+                    )
                     continue
                 done["frame_files_merged"] += merged
                 done["frames_dropped"] += dropped
@@ -1638,7 +1647,9 @@ class Cache:
                 for name, error in exc.failures:
                     problems.append(name)
                     warnings.warn(
-                        f"could not remove {name} from the cache at {self.location}: {error}", CacheWarning, stacklevel=2
+                        f"could not remove {name} from the cache at {self.location}: {error}",
+                        CacheWarning,
+                        stacklevel=2,
                     )
             except OSError as exc:
                 problems.append(prefix)

@@ -319,8 +319,9 @@ def _cache_info(cache: Cache) -> int:
 
     cache.entries()  # sets unreadable index files aside first, so that they are counted
     info = cache.info()
+    created = cache.path is None or cache.path.exists()
     rows = [
-        ("cache", _printable(info["path"]) + ("" if cache.path is None or cache.path.exists() else " (not created yet)")),
+        ("cache", _printable(info["path"]) + ("" if created else " (not created yet)")),
         ("size on disk", _size(info["bytes"])),
         ("cached answers", str(info["entries"])),
         *((f"  {name}", str(count)) for name, count in info["by_endpoint"].items() if count),
@@ -382,7 +383,8 @@ def _cache_ls(cache: Cache, endpoint: str | None) -> int:
     for e in entries:
         cost = f"{e.cost:>{costs}} credit" + ("s" if e.cost != 1 else " ")
         count = f"{len(e.cells):>{cells}} cell" + ("s" if len(e.cells) != 1 else " ")
-        line = f"{e.fetched_at:%Y-%m-%dT%H:%M:%SZ}  {_printable(e.endpoint):<{names}}  {cost}  {count}  {_pairs(e.params)}"
+        endpoint = _printable(e.endpoint)
+        line = f"{e.fetched_at:%Y-%m-%dT%H:%M:%SZ}  {endpoint:<{names}}  {cost}  {count}  {_pairs(e.params)}"
         print(line + ("" if e.available else "  (not available)"))
     return 0
 

@@ -126,7 +126,7 @@ def scan(
     kept_columns = spec.table.schema  # a kept frame with other columns is built again
     located = cache.frame_files(list(by_id.values()), spec.table.name, spec.version, schema=kept_columns)
     built = _build_missing(cache, spec, [e for i, e in by_id.items() if i not in located])
-    located = {**located, **cache.frame_files([by_id[i] for i in built], spec.table.name, spec.version, schema=kept_columns)}
+    located |= cache.frame_files([by_id[i] for i in built], spec.table.name, spec.version, schema=kept_columns)
     frames: list[pl.LazyFrame] = []
     for ep in eps:
         keys = cell_columns(ep)

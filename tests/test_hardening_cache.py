@@ -66,12 +66,15 @@ def arrivals(client: sf.Client) -> int:
     return len(client.sandbox_service.arrivals)
 
 
-def keep(cache: Cache, endpoint: str, params: dict[str, str], *, at: datetime = NOON, result: Any = None, service="unit"):
+def keep(
+    cache: Cache, endpoint: str, params: dict[str, str], *, at: datetime = NOON, result: Any = None, service="unit"
+):
     """Store an answer of ``endpoint`` to ``params`` fetched ``at``; the entry (or None when it was not kept)."""
     body = {"params": params} if result is None else result
     response = Response(endpoint, params, body, cost=21, max_credit_cost=26, status=200, fetched_at=at)
     ep = ENDPOINTS[endpoint]
-    return cache.store(response, service=service, scope=planning.scope_of(ep, params), cells=planning.cells_of(ep, params))
+    scope, cells = planning.scope_of(ep, params), planning.cells_of(ep, params)
+    return cache.store(response, service=service, scope=scope, cells=cells)
 
 
 def look(cache: Cache, endpoint: str, params: dict[str, str], now: datetime) -> dict:
@@ -434,8 +437,10 @@ def test_files_of_a_newer_format_are_left_in_place_and_reported_once(tmp_path):
     # an index footer and a ledger file that say they have a newer format
     index = pq.read_table(pa.BufferReader(store.get(f"index/endpoint=metadata/{entry.id}.parquet")))
     meta = {**index.schema.metadata, b"storeframes.format": b"2"}
-    store.put("index/endpoint=search/20990101T000000000000Z-aaaaaaaaaaaa-bbbbbb.parquet", pq_bytes(index.replace_schema_metadata(meta)))
-    store.put("ledger/newer-0001.parquet", pq_bytes(pa.table({"x": [1]}).replace_schema_metadata({"storeframes.format": "3"})))
+    newer_index = "index/endpoint=search/20990101T000000000000Z-aaaaaaaaaaaa-bbbbbb.parquet"
+    store.put(newer_index, pq_bytes(index.replace_schema_metadata(meta)))
+    newer_ledger = pa.table({"x": [1]}).replace_schema_metadata({"storeframes.format": "3"})
+    store.put("ledger/newer-0001.parquet", pq_bytes(newer_ledger))
     before = tree(store.root)
     fresh = Cache(store)
     with pytest.warns(CacheWarning, match="newer storeframes"):
