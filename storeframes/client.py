@@ -59,7 +59,7 @@ from .ledger import spend_summary
 from .pipeline import FRAMES, CallParts, FrameMaker
 from .store import MemoryStore
 from .window import SharedLimiter, shared_limiter
-from .wire import Wire
+from .wire import DEFAULT_DEADLINE, DEFAULT_MAX_BODY_BYTES, Wire, clean_token, shown_url
 
 __all__ = ["Client"]
 
@@ -292,10 +292,16 @@ class Client(FrameFunctions):
 
     Args:
         api_key: the token; defaults to ``$STOREFRAMES_API_KEY``. Sent only in the
-            ``x-service-key`` header, never shown in a repr, message or log line.
+            ``x-service-key`` header, never shown in a repr, message, log line or
+            traceback. Whitespace around it (a newline read from a file) is dropped; a
+            token with a control or non-ASCII character inside is refused at once
+            (:class:`~storeframes.ConfigurationError`).
         base_url: the service's base address including ``/api/public/store``;
             defaults to ``$STOREFRAMES_BASE_URL``. Must be https (plain http only for
-            loopback hosts, such as ``storeframes sandbox serve``).
+            ``localhost`` and loopback addresses, such as ``storeframes sandbox serve``).
+            User info and query are masked wherever it is shown. Redirects are never
+            followed (a 3xx is a :class:`~storeframes.RedirectError`), so the token goes
+            nowhere else.
         budget: the most credits this client may spend; a request whose estimated
             maximum cost would pass it is refused before sending.
         rate_limit: ``(requests, seconds)`` of the strict sliding window, ``(60, 10.0)``.
@@ -310,10 +316,21 @@ class Client(FrameFunctions):
             ``$STOREFRAMES_COORDINATOR``.
         max_workers: threads sending the requests of one call (default 8).
         http_client: an ``httpx.Client`` to send with (its transport, proxies and
-            timeouts are kept); the client adds the token per request.
-        timeout: seconds for each request when no ``http_client`` is given.
-        max_tries: attempts per request for 429, 5xx, timeouts and dropped connections.
+            timeouts are kept, its ``follow_redirects`` is not); the client adds the
+            token per request.
+        timeout: seconds for each network operation (connecting, each read) when no
+            ``http_client`` is given.
+        deadline: seconds one attempt may take in all, from sending to the last byte
+            of the body (default 120; None for none); no network operation waits longer
+            either. An attempt past it is a :class:`~storeframes.TransportError`, retried.
+        max_body_bytes: the largest answer accepted, in decoded bytes, counted as they
+            arrive, so a compressed body never inflates past it (default 256 MB). A
+            larger one is a :class:`~storeframes.ResponseTooLargeError`, not retried.
+        max_tries: attempts per request for 429, 5xx, timeouts, the deadline, dropped
+            connections and bodies that cannot be decoded.
         backoff: ``(first, most)`` seconds of the exponential backoff with full jitter.
+            A ``Retry-After`` (on 429 and 503) is waited for up to ``max(most, 60)``
+            seconds; a longer one fails at once, its ``retry_after`` set.
         cost_model: per endpoint name, a :class:`~storeframes.catalog.CostModel`
             replacing the default price list.
         cache_dir: the cache: a folder, or a bucket a team shares (``s3://bucket/prefix``;
@@ -366,6 +383,8 @@ class Client(FrameFunctions):
         max_workers: int | None = None,
         http_client: httpx.Client | None = None,
         timeout: float = 30.0,
+        deadline: float | None = DEFAULT_DEADLINE,
+        max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
         max_tries: int = 5,
         backoff: tuple[float, float] = (0.5, 30.0),
         cost_model: Mapping[str, CostModel] | None = None,
@@ -381,7 +400,7 @@ class Client(FrameFunctions):
         self._clock = clock
         self.cache: Cache | None = _open_cache(cache_dir, storage_options)
         self.credits = Credits(budget, clock=self._now, service=lambda: self.namespace, sink=self.cache)
-        key = api_key if api_key is not None else os.environ.get(ENV_API_KEY, "")
+        key = clean_token(api_key if api_key is not None else os.environ.get(ENV_API_KEY, ""))
         url = base_url if base_url is not None else os.environ.get(ENV_BASE_URL) or None
         self.coordinator = _coordinator(coordinator)
         self.limiter = _limiter(rate_limit, key, url, self.coordinator, _hold(timeout, http_client))
@@ -393,6 +412,8 @@ class Client(FrameFunctions):
             timeout=timeout,
             max_tries=max_tries,
             backoff=backoff,
+            deadline=deadline,
+            max_body_bytes=max_body_bytes,
             clock=self._now,
         )
         self.max_workers, self.offline, self.progress = _switches(max_workers, offline, progress)
@@ -414,16 +435,20 @@ class Client(FrameFunctions):
         budget = f", budget={self.budget}" if self.budget is not None else ""
         cache = repr(self.cache.location) if self.cache is not None else "off"
         offline = ", offline" if self.offline else ""
+        closed = ", closed" if self.wire.closed else ""
+        url = shown_url(self.base_url) if self.base_url else None
         return (
-            f"Client(base_url={self.base_url!r}, api_key={key}, spent={self.spent}{budget}, "
-            f"rate_limit=({self.limiter.limit}, {self.limiter.window}), cache={cache}{offline})"
+            f"Client(base_url={url!r}, api_key={key}, spent={self.spent}{budget}, "
+            f"rate_limit=({self.limiter.limit}, {self.limiter.window}), cache={cache}{offline}{closed})"
         )
 
     def close(self) -> None:
         """Close the thread pool and the HTTP connections this client opened, and tidy the ledger.
 
         The session's ledger rows, kept in the cache one small file per request, are
-        merged into a few files (see :mod:`storeframes.credits`).
+        merged into a few files (see :mod:`storeframes.credits`). A closed client sends
+        nothing more: a call that would is a :class:`~storeframes.ConfigurationError`
+        ("this client is closed"); closing twice is harmless.
         """
         if self._pool is not None:
             self._pool.shutdown(wait=True)
