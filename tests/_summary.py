@@ -7,6 +7,7 @@ end of the run (only when a scenario ran).
 from __future__ import annotations
 
 import json
+import textwrap
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -163,12 +164,14 @@ def print_summary(reporter: Any) -> None:
 
 
 def _print_hostile(reporter: Any) -> None:
-    cases = {kind: n for kind, n in HOSTILE.items() if kind != "ok"}
+    """One line of totals, then the hostile cases by kind, wrapped to the terminal's width."""
     if not HOSTILE:
         return
-    shown = ", ".join(f"{n} {kind}" for kind, n in sorted(cases.items()))
+    cases = {kind: n for kind, n in HOSTILE.items() if kind != "ok"}
     reporter.write_line(
         f"hostile cases tried: {len(cases)} kinds, {sum(cases.values()):,} times (loopback servers that misbehave"
-        f" on purpose, hostile cache folders and answers; {HOSTILE['ok']:,} well-formed replies beside them)"
-        + (f" ({shown})" if shown else "")
+        f" on purpose, hostile cache folders and answers; {HOSTILE['ok']:,} well-formed replies beside them):"
     )
+    shown = ", ".join(f"{kind} {n}" for kind, n in sorted(cases.items()))
+    for line in textwrap.wrap(shown, width=110, initial_indent="  ", subsequent_indent="  "):
+        reporter.write_line(line)
