@@ -1634,9 +1634,8 @@ class Cache:
                     written = self.storage.mtime(key)
                 except OSError:
                     continue
-                if written is not None and now.timestamp() - written > stale_age:
-                    if self._answer_format(key) <= FORMAT:
-                        remove(key)
+                if written is not None and now.timestamp() - written > stale_age and self._answer_format(key) <= FORMAT:
+                    remove(key)
         prefixes = [self._prefix(kind, name) for name in names for kind in ("answers", "index")]
         if endpoint is None:
             prefixes += ["frames/", "ledger/"]

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import logging
 import os
-import sys
 import threading
 import warnings
 from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
@@ -52,6 +51,7 @@ from .errors import (
     InvalidParameterError,
     NotCachedError,
     StoreframesError,
+    user_stacklevel,
 )
 from .frames import FrameFunctions, resolve
 from .leases import FileLeases, Leases, RedisLeases, Remote, leases_for, machine
@@ -72,8 +72,6 @@ ENV_PROGRESS = "STOREFRAMES_PROGRESS"
 
 T = TypeVar("T")
 R = TypeVar("R")
-
-_PACKAGE = os.path.dirname(os.path.abspath(__file__))
 
 
 def _env_flag(name: str) -> bool | None:
@@ -238,7 +236,7 @@ def _bucket_leases(cache: Cache) -> Remote | None:
         f"the cache at {cache.location} cannot write conditionally, so callers on other machines may fetch the "
         "same answer at once: give the clients a Redis coordinator (coordinator='redis://...') to share leases",
         CacheWarning,
-        stacklevel=_user_stacklevel(),
+        stacklevel=user_stacklevel(),
     )
     return None
 
@@ -265,7 +263,7 @@ def _asked_only(ep: Endpoint, response: Response) -> tuple[Response | None, list
         warnings.warn(
             f"{ep.name} answered {len(strangers)} app(s) nobody asked for, left out: {_shown(strangers)}",
             AnswerWarning,
-            stacklevel=_user_stacklevel(),
+            stacklevel=user_stacklevel(),
         )
     answered = [app for app in asked if app in response.result]
     if len(answered) == len(asked) and not strangers:
@@ -275,16 +273,6 @@ def _asked_only(ep: Endpoint, response: Response) -> tuple[Response | None, list
         return None, absent
     result = {app: response.result[app] for app in answered}
     return replace(response, params={**response.params, "apps": ",".join(answered)}, result=result), absent
-
-
-def _user_stacklevel() -> int:
-    """The ``stacklevel`` of a warning that points at the first frame outside storeframes."""
-    frame: Any = sys._getframe(1)
-    level = 1
-    while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE):
-        frame = frame.f_back
-        level += 1
-    return level
 
 
 class Client(FrameFunctions):
@@ -838,14 +826,14 @@ class Client(FrameFunctions):
                 f"{ep.name} answered without {len(absent)} app(s) it was asked for, left out and not cached "
                 f"(asked for again next time): {_shown(absent)}",
                 AnswerWarning,
-                stacklevel=_user_stacklevel(),
+                stacklevel=user_stacklevel(),
             )
         if unavailable:
             warnings.warn(
                 f"{len(unavailable)} app(s) not available in country {plan.params.get('country')!r} "
                 f"for {ep.name}, left out: {', '.join(unavailable)}",
                 AppsUnavailableWarning,
-                stacklevel=_user_stacklevel(),
+                stacklevel=user_stacklevel(),
             )
         return parts, unavailable
 

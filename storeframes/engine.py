@@ -62,6 +62,7 @@ __all__ = [
     "unique_requests",
 ]
 
+
 class Fetched(NamedTuple):
     """What one request gave.
 

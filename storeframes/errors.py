@@ -36,6 +36,8 @@ already received (they are in the cache too, so calling again sends only the res
 
 from __future__ import annotations
 
+import os
+import sys
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -62,6 +64,19 @@ __all__ = [
     "StoreframesError",
     "TransportError",
 ]
+
+
+_PACKAGE = os.path.dirname(os.path.abspath(__file__))
+
+
+def user_stacklevel() -> int:
+    """The ``stacklevel`` of a warning that points at the first frame outside storeframes (the user's line)."""
+    frame: Any = sys._getframe(1)
+    level = 1
+    while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE):
+        frame = frame.f_back
+        level += 1
+    return level
 
 
 class StoreframesError(Exception):

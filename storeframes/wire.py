@@ -38,7 +38,6 @@ import ipaddress
 import json
 import logging
 import math
-import os
 import re
 import sys
 import threading
@@ -73,6 +72,7 @@ from .errors import (
     ServerError,
     ServiceValidationError,
     TransportError,
+    user_stacklevel,
 )
 from .window import Limiter
 
@@ -107,8 +107,6 @@ _PIECE = 64 * 1024
 
 _MOST_CODINGS = 5
 """The most content codings one body may stack (``gzip, gzip, ...``), as urllib3 allows."""
-
-_PACKAGE = os.path.dirname(os.path.abspath(__file__))
 
 Report = Callable[[Attempt], None]
 
@@ -416,16 +414,6 @@ def _finish(layers: list[_Inflate]) -> Iterator[bytes]:
     for i, layer in enumerate(layers):
         for piece in layer.flush():
             yield from _through(layers, i + 1, piece)
-
-
-def _stacklevel() -> int:
-    """The ``stacklevel`` of a warning that points at the first frame outside storeframes."""
-    frame: Any = sys._getframe(1)
-    level = 1
-    while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE):
-        frame = frame.f_back
-        level += 1
-    return level
 
 
 _ERRORS_BY_CODE: Mapping[str, type[ApiError]] = {
@@ -841,7 +829,7 @@ class Wire:
                 f"{ep.name} was charged {response.cost} credits, above the answer's own max_credit_cost "
                 f"{max_cost}; the {response.cost} credits reported are counted",
                 CostWarning,
-                stacklevel=_stacklevel(),
+                stacklevel=user_stacklevel(),
             )
         return response
 

@@ -8,6 +8,7 @@ how long it took, how much memory it used, and what the ledger counted.
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import json
 import time
@@ -79,10 +80,8 @@ def _shown(value: Any, depth: int = 0) -> Iterator[str]:
         children = list(value)
     elif not isinstance(value, (str, bytes, int, float)):
         for name in ("request", "_request", "headers", "extensions"):
-            try:
+            with contextlib.suppress(Exception):
                 children.append(getattr(value, name))
-            except Exception:
-                pass
     for child in children:
         yield from _shown(child, depth + 1)
 
@@ -418,7 +417,7 @@ def test_a_body_over_the_cap_is_refused_and_not_retried(tmp_path):
 
 @pytest.mark.parametrize(("deadline", "cap"), [(0, 1), (-1, 1), ("1", 1), (1, 0), (1, 1.5), (1, True)])
 def test_deadline_and_size_cap_are_checked_when_the_client_is_built(deadline, cap):
-    with pytest.raises(sf.ConfigurationError, match="deadline|max_body_bytes"):
+    with pytest.raises(sf.ConfigurationError, match=r"deadline|max_body_bytes"):
         sf.Client(TOKEN, base_url="https://api.example.com/api", deadline=deadline, max_body_bytes=cap)
 
 
