@@ -43,8 +43,9 @@ LEDGER_SCHEMA = pl.Schema(
 )
 """``time`` (UTC), ``service`` (the client's ``namespace``: ``"service"`` for the real
 service, ``"sandbox-<seed>"`` for a sandbox), ``endpoint``, canonical ``params`` (JSON),
-``cost`` charged, ``max_credit_cost``, ``status`` (null for an attempt that got no
-answer: a timeout, a dropped connection), ``attempt`` (0 for a cache hit),
+``cost`` charged, ``max_credit_cost`` (null when the answer's cost could not be read:
+``cost`` is then the request's estimate, counted as spent), ``status`` (null for an
+attempt that got no answer: a timeout, a dropped connection), ``attempt`` (0 for a cache hit),
 ``elapsed_ms``, ``from_cache``, ``saved`` (for a cache hit, the original cost of the
 cells served) and ``row``, an id unique across sessions (``<session>-<n>``)."""
 
