@@ -394,10 +394,12 @@ def test_leftover_temporary_files_are_ignored(tmp_path):
 
 
 def _fetch_into(folder: str, apps: list[str]) -> int:
-    client = sf.sandbox.client(today=SANDBOX_TODAY, cache_dir=folder, max_workers=4)
-    client.get("changes", apps=apps, start_date="2026-09-01", end_date="2026-10-30")
-    client.get("metadata", apps=apps)
-    return len(client.sandbox_service.arrivals)
+    # closed before it returns: a pool's worker is terminated once the results are in, and a session
+    # nobody closed tidies its ledger at exit, which a termination may cut short (a .tmp file left)
+    with sf.sandbox.client(today=SANDBOX_TODAY, cache_dir=folder, max_workers=4) as client:
+        client.get("changes", apps=apps, start_date="2026-09-01", end_date="2026-10-30")
+        client.get("metadata", apps=apps)
+        return len(client.sandbox_service.arrivals)
 
 
 def test_four_processes_share_one_folder_and_lose_nothing(tmp_path):
