@@ -287,6 +287,7 @@ def _cache(args: argparse.Namespace) -> int:
             return 2
         cache = Cache(path)
     command = args.cache_command
+    failed: list[str] = []  # the files cache clear could not remove
     with warnings.catch_warnings(record=True) as caught:  # unreadable files: one line each, after the output
         warnings.simplefilter("always")
         why = _not_a_cache(cache)
@@ -305,12 +306,14 @@ def _cache(args: argparse.Namespace) -> int:
         elif command == "compact":
             code = _cache_compact(cache)
         else:
-            code = _cache_clear(cache, args.endpoint, args.older_than)
+            code = _cache_clear(cache, args.endpoint, args.older_than, failed)
     for warning in caught:
         print(f"storeframes cache: {_printable(str(warning.message))}", file=sys.stderr)
-    if command == "clear" and code == 1:
-        failed = sum("could not" in str(w.message) for w in caught)
-        print(f"storeframes cache clear: {_plural(failed, 'file')} could not be removed (named above)", file=sys.stderr)
+    if failed:
+        print(
+            f"storeframes cache clear: {_plural(len(failed), 'file')} could not be removed (named above)",
+            file=sys.stderr,
+        )
     return code
 
 
@@ -389,9 +392,9 @@ def _cache_ls(cache: Cache, endpoint: str | None) -> int:
     return 0
 
 
-def _cache_clear(cache: Cache, endpoint: str | None, older_than: float | None) -> int:
+def _cache_clear(cache: Cache, endpoint: str | None, older_than: float | None, failed: list[str]) -> int:
+    """Clear the cache; the files it could not remove go to ``failed`` (each named in a warning)."""
     age = None if older_than is None else timedelta(days=min(older_than, timedelta.max.days))
-    failed: list[str] = []
     removed = cache.clear(endpoint=endpoint, older_than=age, failed=failed)
     what = _plural(removed, f"cached {endpoint} answer" if endpoint else "cached answer")
     if older_than is not None:
