@@ -1575,15 +1575,16 @@ class Cache:
         age = older_than.total_seconds() if older_than is not None else 0.0
         problems: list[str] = failed if failed is not None else []
 
+        def problem(name: str, message: str) -> None:
+            problems.append(name)
+            warnings.warn(f"{message} at {self.location}", CacheWarning, stacklevel=4)
+
         def remove(key: str) -> bool:
             try:
                 self.storage.delete(key)
                 return True
             except OSError as exc:
-                problems.append(key)
-                warnings.warn(
-                    f"could not remove {key} from the cache at {self.location}: {exc}", CacheWarning, stacklevel=3
-                )
+                problem(key, f"could not remove {key} ({exc}) from the cache")
                 return False
 
         frames: dict[str, list[str]] = {}
@@ -1621,10 +1622,7 @@ class Cache:
             try:
                 self._compact_index(name)
             except OSError as exc:
-                problems.append(self._prefix("index", name))
-                warnings.warn(
-                    f"could not rewrite the {name} index at {self.location}: {exc}", CacheWarning, stacklevel=2
-                )
+                problem(self._prefix("index", name), f"could not rewrite the {name} index ({exc})")
         for key in parts if removed else ():  # compacted frames of removed answers only; others wait for compaction
             part = self._read_part_footer(key)
             if part is not None and part.groups and set(part.groups) <= removed:
@@ -1654,15 +1652,9 @@ class Cache:
                 self.storage.sweep(stale_age, prefix=prefix, set_aside_older_than_seconds=age)
             except SweepError as exc:
                 for name, error in exc.failures:
-                    problems.append(name)
-                    warnings.warn(
-                        f"could not remove {name} from the cache at {self.location}: {error}",
-                        CacheWarning,
-                        stacklevel=2,
-                    )
+                    problem(name, f"could not remove {name} ({error}) from the cache")
             except OSError as exc:
-                problems.append(prefix)
-                warnings.warn(f"could not sweep {prefix} at {self.location}: {exc}", CacheWarning, stacklevel=2)
+                problem(prefix, f"could not sweep {prefix} ({exc})")
         return len(removed)
 
     def _answer_format(self, key: str) -> int:
