@@ -21,7 +21,9 @@ class Response:
     """One successful request: its canonical parameters, the result and the credits.
 
     ``from_cache`` is True when the response was read from the cache (``entry`` names
-    the cache entry); ``cost`` is then what the original request cost.
+    the cache entry); ``cost`` is then what the original request cost. ``body`` is the
+    answer's JSON as it arrived (the cache keeps those bytes); None where the result was
+    made or changed here, or read from the cache.
     """
 
     endpoint: str
@@ -35,6 +37,7 @@ class Response:
     attempts: int = 1
     from_cache: bool = False
     entry: str | None = None
+    body: bytes | None = field(default=None, repr=False, compare=False)
 
 
 @dataclass(frozen=True)

@@ -272,7 +272,8 @@ def _asked_only(ep: Endpoint, response: Response) -> tuple[Response | None, list
     if not answered:
         return None, absent
     result = {app: response.result[app] for app in answered}
-    return replace(response, params={**response.params, "apps": ",".join(answered)}, result=result), absent
+    changed = replace(response, params={**response.params, "apps": ",".join(answered)}, result=result, body=None)
+    return changed, absent
 
 
 class Client(FrameFunctions):

@@ -54,6 +54,7 @@ import tenacity
 
 from ._version import __version__
 from .answers import Attempt, Response
+from .bodies import parse_answer
 from .catalog import Endpoint
 from .errors import (
     ApiError,
@@ -259,75 +260,6 @@ def _retry_after(value: str | None) -> float | None:
 
 
 # -- reading a body -----------------------------------------------------------------------
-
-_SURROGATE = re.compile(rb"\\u[dD][89a-fA-F]|\xed[\xa0-\xbf]")
-"""A lone surrogate may be in a body only where this matches: an escape from ``\\ud800`` to
-``\\udfff``, or one encoded as UTF-8 bytes (which json reads with ``surrogatepass``)."""
-
-_LONE = re.compile("[\ud800-\udfff]")
-
-
-def _finite(text: str) -> float | None:
-    value = float(text)
-    return value if value - value == 0.0 else None  # inf - inf and nan - nan are nan
-
-
-def _no_constant(name: str) -> None:
-    return None  # NaN, Infinity, -Infinity
-
-
-_DECODER = json.JSONDecoder(parse_float=_finite, parse_constant=_no_constant)
-
-
-def _mend(body: Any) -> Any:
-    """``body`` with every lone surrogate of its texts (keys too) replaced by U+FFFD, in place, without recursion."""
-    if isinstance(body, str):
-        return _LONE.sub("\ufffd", body)
-    todo: list[Any] = [body]
-    while todo:
-        node = todo.pop()
-        if isinstance(node, list):
-            for i, item in enumerate(node):
-                if isinstance(item, str):
-                    if _LONE.search(item):
-                        node[i] = _LONE.sub("\ufffd", item)
-                elif isinstance(item, (list, dict)):
-                    todo.append(item)
-        elif isinstance(node, dict):
-            if any(_LONE.search(key) for key in node):
-                mended = {_LONE.sub("\ufffd", key): value for key, value in node.items()}
-                node.clear()
-                node.update(mended)
-            for key, item in node.items():
-                if isinstance(item, str):
-                    if _LONE.search(item):
-                        node[key] = _LONE.sub("\ufffd", item)
-                elif isinstance(item, (list, dict)):
-                    todo.append(item)
-    return body
-
-
-def parse_answer(data: bytes) -> Any:
-    """The JSON of a body, as frames can hold it: non-finite numbers null, lone surrogates U+FFFD.
-
-    ``NaN``, ``Infinity``, ``-Infinity`` and numbers too large for a float (``1e999``) are
-    read as None. A lone surrogate (``"\\ud83d"``, half an emoji cut at a length limit) is
-    read as U+FFFD, as are bytes that are not UTF-8; proper surrogate pairs are one
-    character. Raises ``json.JSONDecodeError`` for what is not JSON, ``RecursionError``
-    for a body nested deeper than Python reads, and ``ValueError`` for a number it cannot
-    read (an integer of more than 4,300 digits).
-
-    >>> parse_answer(b'{"a": NaN, "b": 1e999, "c": "\\\\ud83d!"}')
-    {'a': None, 'b': None, 'c': '\ufffd!'}
-    """
-    try:  # as json.loads reads bytes, with one decoder made once
-        text = data.decode(json.detect_encoding(data), "surrogatepass")
-    except UnicodeDecodeError:
-        text = data.decode("utf-8", "replace")
-    body = _DECODER.decode(text)
-    if (b"\\u" in data or b"\xed" in data) and _SURROGATE.search(data):
-        body = _mend(body)
-    return body
 
 
 class _Fault(Exception):
@@ -823,7 +755,7 @@ class Wire:
             )
         if status != 200:
             raise self._error(ep, params, url, status, body, body_bytes, headers, attempt)
-        response = self._envelope(ep, params, body, cost or 0, max_cost, attempt)
+        response = self._envelope(ep, params, body, cost or 0, max_cost, attempt, body_bytes)
         if max_cost is not None and response.cost > max_cost:
             warnings.warn(
                 f"{ep.name} was charged {response.cost} credits, above the answer's own max_credit_cost "
@@ -872,7 +804,14 @@ class Wire:
         return cls(status, self.scrub(text), **kwargs)
 
     def _envelope(
-        self, ep: Endpoint, params: dict[str, str], body: Any, cost: int, max_cost: int | None, attempt: int
+        self,
+        ep: Endpoint,
+        params: dict[str, str],
+        body: Any,
+        cost: int,
+        max_cost: int | None,
+        attempt: int,
+        body_bytes: bytes,
     ) -> Response:
         if not isinstance(body, dict):
             raise ResponseShapeError(f"expected a JSON object, got {type(body).__name__}", path="$", endpoint=ep.name)
@@ -897,4 +836,5 @@ class Wire:
             fetched_at=self._clock(),
             echo=echo if isinstance(echo, dict) else {},
             attempts=attempt,
+            body=body_bytes,
         )
