@@ -93,10 +93,14 @@ def requests_for(ep: Endpoint, params: Mapping[str, str], missing: Collection[Ce
     entities = _entities(ep, params)
     facets = _facets(ep, params)
     groups: dict[tuple[Any, ...], list[str | None]] = {}  # what is missing -> entities missing exactly that
+    missing_days: dict[Any, list[date]] = {}  # per entity, in one pass over the cells (not one per entity)
+    if ep.daily:
+        for e, _, d in wanted:
+            if d is not None:
+                missing_days.setdefault(e, []).append(d)
     for entity in entities:
         if ep.daily:
-            days = [d for (e, _, d) in wanted if e == entity and d is not None]
-            for run in _runs(days):
+            for run in _runs(missing_days.get(entity, ())):
                 groups.setdefault(("days", run), []).append(entity)
         else:
             mine = tuple(f for f in facets if (entity, f, None) in wanted)
