@@ -342,10 +342,12 @@ class FrameMaker:
             frame = pl.concat(mine, how="vertical") if mine else spec.table.empty()
             if ep.daily and frame.height:  # only the days asked for, whatever an answer also held
                 first, last = (date.fromisoformat(canonical[p]) for p in ("start_date", "end_date"))
-                frame = frame.filter(pl.col("date").is_between(first, last))
-            call_frames.append(frame)
-        frame = pl.concat(call_frames, how="vertical") if call_frames else spec.table.empty()
-        return _in_order(frame, ep, spec, calls[0], [canonical for canonical, _ in gathered])
+                dates = frame.get_column("date")
+                if dates.null_count() or not first <= dates.min() <= dates.max() <= last:  # type: ignore[operator]
+                    frame = frame.filter(pl.col("date").is_between(first, last))
+            call_frames.append(_in_order(frame, ep, calls[0]))
+        # the calls come in the order their fanned-out values (keywords, countries ...) were given
+        return pl.concat(call_frames, how="vertical") if call_frames else spec.table.empty()
 
     def _part_frames(self, spec: FrameSpec, parts: Sequence[Part]) -> list[pl.DataFrame]:
         """Each part's frame: kept frames are read from the cache; the others are built in one walk and kept."""
@@ -390,16 +392,11 @@ class FrameMaker:
         return [frame if frame is not None else spec.table.empty() for frame in frames]
 
 
-def _in_order(
-    frame: pl.DataFrame,
-    ep: Endpoint,
-    spec: FrameSpec,
-    params: Mapping[str, Any],
-    calls: Sequence[Mapping[str, str]],
-) -> pl.DataFrame:
-    """Rows in the order the apps (metrics, keywords, countries ...) were asked for, then by day.
+def _in_order(frame: pl.DataFrame, ep: Endpoint, params: Mapping[str, Any]) -> pl.DataFrame:
+    """A call's rows in the order the apps (and metrics) were asked for, then by day.
 
-    Rows of one app or keyword (and day) stay in the order the answer had them.
+    Rows of one app or keyword (and day) stay in the order the answer had them. (Each
+    call has one value of each fanned-out parameter: the calls keep the order given.)
     """
     if frame.height < 2:
         return frame
@@ -414,9 +411,22 @@ def _in_order(
         given("app_id", catalog.app_list(params["apps"]))
     if ep.facet and ep.facet in params:
         given("metric", catalog.metric_list(params[ep.facet]))
-    for param in spec.fan_out:
-        if all(param in call for call in calls):
-            given(param, [call[param] for call in calls])
     if ep.daily:
         order.append(pl.col("date"))
-    return frame.sort(order, maintain_order=True) if order else frame
+    if not order or _ordered(frame, order):
+        return frame
+    return frame.sort(order, maintain_order=True)
+
+
+def _ordered(frame: pl.DataFrame, order: Sequence[pl.Expr]) -> bool:
+    """Whether the rows are in ``order`` already (one pass; a stable sort of the same frame takes several).
+
+    The answers of a call usually come in the order asked, each with its days in order, so
+    checking first spares sorting a year of history again.
+    """
+    keys = frame.select([expr.alias(f"k{i}") for i, expr in enumerate(order)])
+    later: pl.Expr = pl.lit(True)  # row i+1 is not before row i on the keys from k onwards
+    for i in reversed(range(len(order))):
+        this, before = pl.col(f"k{i}"), pl.col(f"k{i}").shift(1)
+        later = (this > before) | ((this == before) & later)
+    return bool(keys.select(later.slice(1).fill_null(False).all()).item())
