@@ -33,7 +33,6 @@ from typing import Any, TypeVar
 
 import httpx
 import polars as pl
-from tqdm.auto import tqdm
 
 from . import catalog, engine, planning
 from .answers import Answer, Part, Response
@@ -166,6 +165,8 @@ def _switches(max_workers: Any, offline: Any, progress: Any) -> tuple[int, bool,
 
 def _progress_bar(name: str, futures: Sequence[Future[Any]], spent: Callable[[], int]) -> Any:
     """A bar counting requests as they finish, with the credits spent so far."""
+    from tqdm.auto import tqdm  # when a bar is first shown: importing storeframes stays quick
+
     bar = tqdm(total=len(futures), desc=name, unit="request", dynamic_ncols=True)
 
     def advance(future: Future[Any]) -> None:

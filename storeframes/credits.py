@@ -45,14 +45,16 @@ import threading
 import weakref
 from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import polars as pl
-import pyarrow as pa
 
 from .answers import Attempt
 from .errors import BudgetExceededError, ConfigurationError
 from .ledger import LEDGER_SCHEMA, SERVICE, ledger_table
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 __all__ = ["Credits", "Reservation"]
 

@@ -2,19 +2,22 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import polars as pl
-import pyarrow as pa
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 __all__ = [
-    "LEDGER_ARROW",
     "LEDGER_SCHEMA",
     "SERVICE",
     "SPEND_SCHEMA",
     "UNKNOWN_SERVICE",
     "conform_ledger",
+    "ledger_arrow",
     "ledger_table",
     "spend_summary",
 ]
@@ -49,28 +52,42 @@ attempt that got no answer: a timeout, a dropped connection), ``attempt`` (0 for
 ``elapsed_ms``, ``from_cache``, ``saved`` (for a cache hit, the original cost of the
 cells served) and ``row``, an id unique across sessions (``<session>-<n>``)."""
 
-LEDGER_ARROW = pa.schema(
-    [
-        ("time", pa.timestamp("us", tz="UTC")),
-        ("service", pa.string()),
-        ("endpoint", pa.string()),
-        ("params", pa.string()),
-        ("cost", pa.int64()),
-        ("max_credit_cost", pa.int64()),
-        ("status", pa.int32()),
-        ("attempt", pa.int32()),
-        ("elapsed_ms", pa.float64()),
-        ("from_cache", pa.bool_()),
-        ("saved", pa.int64()),
-        ("row", pa.string()),
-    ]
-)
-""":data:`LEDGER_SCHEMA` as Arrow: what the ledger files hold."""
+
+@functools.cache
+def ledger_arrow() -> pa.Schema:
+    """:data:`LEDGER_SCHEMA` as Arrow: what the ledger files hold (pyarrow is imported when first needed)."""
+    import pyarrow as pa
+
+    return pa.schema(
+        [
+            ("time", pa.timestamp("us", tz="UTC")),
+            ("service", pa.string()),
+            ("endpoint", pa.string()),
+            ("params", pa.string()),
+            ("cost", pa.int64()),
+            ("max_credit_cost", pa.int64()),
+            ("status", pa.int32()),
+            ("attempt", pa.int32()),
+            ("elapsed_ms", pa.float64()),
+            ("from_cache", pa.bool_()),
+            ("saved", pa.int64()),
+            ("row", pa.string()),
+        ]
+    )
+
+
+def __getattr__(name: str) -> Any:
+    """``LEDGER_ARROW`` (:func:`ledger_arrow`), made when first asked for."""
+    if name == "LEDGER_ARROW":
+        return ledger_arrow()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def ledger_table(rows: Sequence[Mapping[str, Any]]) -> pa.Table:
     """Ledger rows (dicts of :data:`LEDGER_SCHEMA`'s columns) as an Arrow table, as they are written."""
-    return pa.Table.from_pylist(list(rows), schema=LEDGER_ARROW)
+    import pyarrow as pa
+
+    return pa.Table.from_pylist(list(rows), schema=ledger_arrow())
 
 
 SPEND_SCHEMA = pl.Schema(

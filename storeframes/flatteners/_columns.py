@@ -21,7 +21,6 @@ from itertools import chain, repeat
 from typing import Any
 
 import polars as pl
-import pyarrow as pa
 
 from ..errors import ResponseShapeError
 from ..schemas import PRICE, UTC_TIMESTAMP, TableSchema
@@ -255,6 +254,8 @@ def _typed(values: list[Any], dtype: pl.DataType, column: str, where: Where, end
 
 def _text_lists(values: list[Any], column: str, where: Where, endpoint: str) -> pl.Series:
     """A list-of-text column through Arrow offsets (polars builds nested lists from Python slowly)."""
+    import pyarrow as pa  # when first needed: importing storeframes stays quick
+
     offsets = [0]
     flat: list[Any] = []
     mask: list[bool] = []
