@@ -236,8 +236,9 @@ def requests_over(ep: Endpoint, plans: Sequence[CallPlan], cells: Missing) -> li
         for plan in plans:
             if planning.scope_of(ep, plan.params) != scope:
                 continue
-            for entity in {cell[0]: None for cell in plan.cells if cell in wanted}:
-                group = None if ep.entity in (None, "apps") else entity
+            entities = {cell[0]: None for cell in plan.cells if cell in wanted}
+            groups = dict.fromkeys([None] if entities and ep.entity in (None, "apps") else entities)
+            for group in groups:  # a plan widens each template once, however many apps it names
                 template = templates.get(group)
                 templates[group] = plan.params if template is None else _widen(ep, template, plan.params)
         for group, template in templates.items():
