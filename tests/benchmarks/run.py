@@ -51,6 +51,7 @@ from pathlib import Path
 from typing import Any
 
 import bench_cache
+import bench_call
 import bench_changes
 import bench_client
 import bench_compaction
@@ -65,7 +66,7 @@ from storeframes.flatteners import UnknownFieldWarning
 from storeframes.sandbox import World
 
 Figure = dict[str, Any]
-GROUPS = ("flatten", "fetch", "coordination", "cache", "frames", "memory", "compaction")
+GROUPS = ("call", "flatten", "fetch", "coordination", "cache", "frames", "memory", "compaction")
 
 
 @dataclass
@@ -104,6 +105,60 @@ def mb(n: float) -> str:
 
 def without(figure: Figure, *names: str) -> Figure:
     return {k: v for k, v in figure.items() if k not in names}
+
+
+# -- call -----------------------------------------------------------------------------------
+
+
+def call(quick: bool) -> list[Row]:
+    """The whole call against a mock transport beside parsing its JSON, warm memory, and the import."""
+    sizes = dict(bench_call.QUICK if quick else bench_call.FULL)
+    rows = []
+    for f in bench_call.figures(sizes):
+        if f["bench"] == "whole_call":
+            name = f"call.{f['frame']}"
+            context = without(f, "bench")
+            rows.append(
+                Row(
+                    "call",
+                    f"{f['frame']}, whole call",
+                    f"{f['call']}, {f['requests']} requests, {mb(f['json_bytes'])}, best of {f['repeat']}",
+                    f"no cache {times(f['no_cache_x_parse'])}, cold {times(f['cold_x_parse'])}, "
+                    f"warm {times(f['warm_x_parse'])} the orjson parse ({ms(f['parse_s'])}); {f['rows']:,} rows",
+                    [
+                        line(f"{name}.no_cache_x_parse", f["no_cache_x_parse"], "ratio", context),
+                        line(f"{name}.cold_x_parse", f["cold_x_parse"], "ratio", context),
+                        line(f"{name}.warm_x_parse", f["warm_x_parse"], "ratio", context),
+                    ],
+                )
+            )
+        elif f["bench"] == "warm_memory":
+            what, setting = f"{f['frame']}, warm peak memory", f"{f['call']}, new process, offline"
+            if "peak_bytes" not in f:
+                rows.append(Row("call", what, setting, f"skipped: {f.get('memory_skipped')}", []))
+                continue
+            rows.append(
+                Row(
+                    "call",
+                    what,
+                    setting,
+                    f"{mb(f['peak_bytes'])} above start, {times(f['peak_x_frame'])} the frame's "
+                    f"{mb(f['frame_bytes'])}; {f['rows']:,} rows in {secs(f['seconds'])}",
+                    [line(f"call.{f['frame']}.warm_peak_x_frame", f["peak_x_frame"], "ratio", without(f, "bench"))],
+                )
+            )
+        else:
+            rows.append(
+                Row(
+                    "call",
+                    "import storeframes",
+                    f"fresh interpreter, best of {f['repeat']}",
+                    f"{secs(f['import_s'])} (polars alone {secs(f['polars_import_s'])}; "
+                    f"also loaded: {f['also_imported'] or 'none of pyarrow, pandas, httpx, tqdm'})",
+                    [line("call.import_seconds", f["import_s"], "s", without(f, "bench"))],
+                )
+            )
+    return rows
 
 
 # -- flatten --------------------------------------------------------------------------------
@@ -482,6 +537,46 @@ def compaction(quick: bool) -> list[Row]:
     return rows
 
 
+# -- goals ------------------------------------------------------------------------------------
+
+GOALS = (
+    ("call.search_history_frame.no_cache_x_parse", "whole history call, no cache / orjson parse", "<=", 2.0),
+    ("call.search_history_frame.cold_x_parse", "the same, cold with the cache writing", "<=", 3.0),
+    ("call.search_history_frame.warm_x_parse", "the same, warm from the cache", "<=", 1.0),
+    ("call.search_history_frame.warm_peak_x_frame", "warm call peak memory / frame size", "<=", 3.0),
+    ("fetch.share_of_ceiling.", "fetch throughput / what the rate limit allows", ">=", 0.95),
+    ("call.import_seconds", "import storeframes (s)", "<=", 0.25),
+)
+"""The figures the issue "Speed where users feel it" set goals for: a line's name (or its start), the goal."""
+
+
+def goals(rows: Iterable[Row]) -> list[Figure]:
+    """Each goal's figures of this run, and whether they meet it (a JSON line each)."""
+    found = [figure for r in rows for figure in r.lines]
+    out = []
+    for name, what, op, goal in GOALS:
+        for figure in found:
+            if figure["name"] == name or (name.endswith(".") and figure["name"].startswith(name)):
+                value = figure["value"]
+                met = value <= goal if op == "<=" else value >= goal
+                context = {"figure": figure["name"], "what": what, "goal": f"{op} {goal:g}", "met": met}
+                out.append(line(f"goal.{figure['name']}", value, figure["unit"], context))
+    return out
+
+
+def print_goals(found: list[Figure]) -> None:
+    if not found:
+        return
+    print()
+    width = max(len(f["context"]["what"]) for f in found)
+    print(f"{'goal':<{width}}  {'now':>8}  {'aim':>7}  met  figure")
+    for f in found:
+        c = f["context"]
+        print(
+            f"{c['what']:<{width}}  {f['value']:>8}  {c['goal']:>7}  {'yes' if c['met'] else 'NO ':<3}  {c['figure']}"
+        )
+
+
 # -- output -----------------------------------------------------------------------------------
 
 
@@ -537,6 +632,8 @@ def main() -> None:
         gc.collect()
 
     with scratch:
+        if "call" in only:
+            timed("call", lambda: call(quick))
         if "flatten" in only:
 
             def flatten_all() -> list[Row]:
@@ -562,12 +659,16 @@ def main() -> None:
 
     about = machine()
     print_table(rows, about, took, quick)
+    reached = goals(rows)
+    print_goals(reached)
     print()
     print(json.dumps(line("machine", about["cpus"], "CPUs", without(about, "bench"))))
     print(json.dumps(line("run.seconds", round(sum(took.values()), 1), "s", {"quick": quick, **took})))
     for r in rows:
         for figure in r.lines:
             print(json.dumps(figure))
+    for figure in reached:
+        print(json.dumps(figure))
 
 
 if __name__ == "__main__":
