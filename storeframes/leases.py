@@ -34,12 +34,13 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
-
-import filelock
+from typing import TYPE_CHECKING, Any, Protocol
 
 from .engine import Fetched
 from .errors import StoreframesError
+
+if TYPE_CHECKING:
+    import filelock
 
 __all__ = ["FileLeases", "Held", "Leases", "RedisLeases", "Remote", "leases_for"]
 
@@ -67,6 +68,12 @@ def _digest(text: str) -> str:
     return hashlib.blake2b(text.encode(), digest_size=16, person=b"storeframes-ls").hexdigest()
 
 
+def _timeout() -> type[BaseException]:
+    import filelock
+
+    return filelock.Timeout
+
+
 class FileLeases:
     """Leases as lock files in a folder, one of :attr:`STRIPES` files per name's hash.
 
@@ -89,6 +96,8 @@ class FileLeases:
         return int(_digest(name)[:8], 16) % self.STRIPES
 
     def _file(self, stripe: int) -> filelock.BaseFileLock:
+        import filelock  # when first needed: importing storeframes stays quick
+
         self.folder.mkdir(parents=True, exist_ok=True)
         return filelock.FileLock(self.folder / f"{stripe:03x}.lock", thread_local=False)
 
@@ -102,7 +111,7 @@ class FileLeases:
             lock = self._file(stripe)
             try:
                 lock.acquire(timeout=0)
-            except filelock.Timeout:
+            except _timeout():
                 return None
             self._held[stripe] = (lock, 1)
             return stripe
@@ -120,7 +129,7 @@ class FileLeases:
         lock = self._file(self._stripe(name))
         try:
             lock.acquire(timeout=timeout, poll_interval=0.01)
-        except filelock.Timeout:
+        except _timeout():
             return False
         lock.release()
         return True

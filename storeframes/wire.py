@@ -34,6 +34,7 @@ credits itself.
 from __future__ import annotations
 
 import email.utils
+import functools
 import ipaddress
 import json
 import logging
@@ -46,11 +47,8 @@ import warnings
 import zlib
 from collections.abc import Callable, Generator, Iterator, Mapping
 from datetime import datetime
-from typing import Any, TypeGuard
+from typing import TYPE_CHECKING, Any, TypeGuard
 from urllib.parse import urlsplit, urlunsplit
-
-import httpx
-import tenacity
 
 from ._version import __version__
 from .answers import Attempt, Response
@@ -76,6 +74,10 @@ from .errors import (
     user_stacklevel,
 )
 from .window import Limiter
+
+if TYPE_CHECKING:  # imported when a client is first made: importing storeframes stays quick
+    import httpx
+    import tenacity
 
 __all__ = [
     "DEFAULT_DEADLINE",
@@ -136,26 +138,33 @@ class Secret:
         return bool(self._value)
 
 
-class _TokenAuth(httpx.Auth):
-    """Sets the token header on a request as httpx sends it, and masks it once the request is done.
+@functools.cache
+def _token_auth() -> Callable[[Secret], httpx.Auth]:
+    """The auth flow class, made when first needed (with httpx)."""
+    import httpx
 
-    httpx resumes the flow when the answer's headers arrived (or closes it when sending
-    failed), so from then on the request that the response, the exception and httpx's own
-    frames keep holds ``***``.
-    """
+    class _TokenAuth(httpx.Auth):
+        """Sets the token header on a request as httpx sends it, and masks it once the request is done.
 
-    def __init__(self, secret: Secret):
-        self._secret = secret
+        httpx resumes the flow when the answer's headers arrived (or closes it when sending
+        failed), so from then on the request that the response, the exception and httpx's own
+        frames keep holds ``***``.
+        """
 
-    def sync_auth_flow(self, request: httpx.Request) -> Generator[httpx.Request, httpx.Response, None]:
-        request.headers[TOKEN_HEADER] = self._secret.reveal()
-        try:
-            yield request
-        finally:
-            request.headers[TOKEN_HEADER] = MASK
+        def __init__(self, secret: Secret):
+            self._secret = secret
 
-    def auth_flow(self, request: httpx.Request) -> Generator[httpx.Request, httpx.Response, None]:
-        yield from self.sync_auth_flow(request)
+        def sync_auth_flow(self, request: httpx.Request) -> Generator[httpx.Request, httpx.Response, None]:
+            request.headers[TOKEN_HEADER] = self._secret.reveal()
+            try:
+                yield request
+            finally:
+                request.headers[TOKEN_HEADER] = MASK
+
+        def auth_flow(self, request: httpx.Request) -> Generator[httpx.Request, httpx.Response, None]:
+            yield from self.sync_auth_flow(request)
+
+    return _TokenAuth
 
 
 def clean_token(api_key: Any) -> str:
@@ -215,6 +224,8 @@ def _is_loopback(host: str) -> bool:
 
 def check_base_url(base_url: str) -> str:
     """The base URL without a trailing slash; https only (plain http for ``localhost`` and loopback addresses)."""
+    import httpx
+
     shown = shown_url(base_url)
     try:
         url = httpx.URL(base_url)
@@ -410,7 +421,6 @@ def _credits(value: Any) -> int | None:
 
 
 _MISSING = object()
-_NO_HEADERS = httpx.Headers()
 
 
 def _request_meta(body: Any) -> Mapping[str, Any] | None:
@@ -425,6 +435,7 @@ def _seconds(value: Any) -> bool:
 
 def _within(timeout: httpx.Timeout, deadline: float) -> httpx.Timeout:
     """``timeout`` with no part longer than ``deadline``: a read that gets nothing ends by then."""
+    import httpx
 
     def bound(seconds: float | None) -> float:
         return deadline if seconds is None else min(seconds, deadline)
@@ -435,6 +446,8 @@ def _within(timeout: httpx.Timeout, deadline: float) -> httpx.Timeout:
 
 
 def _what_failed(exc: httpx.HTTPError) -> str:
+    import httpx
+
     name = type(exc).__name__
     if isinstance(exc, httpx.TimeoutException):
         return f"timed out ({name})"
@@ -486,7 +499,7 @@ class Wire:
         clock: Callable[[], datetime],
     ):
         self._secret = Secret(clean_token(api_key))
-        self._auth = _TokenAuth(self._secret)
+        self._auth = _token_auth()(self._secret)
         self.base_url = check_base_url(base_url) if base_url else None
         if not _whole(max_tries) or max_tries < 1:
             raise ConfigurationError(f"max_tries must be a whole number >= 1, got {max_tries!r}")
@@ -496,6 +509,8 @@ class Wire:
             or not all(_number(b) and b >= 0 for b in backoff)
         ):
             raise ConfigurationError(f"backoff must be (first, most), two numbers of seconds >= 0, got {backoff!r}")
+        import httpx
+
         seconds = timeout is None or isinstance(timeout, httpx.Timeout) or (_number(timeout) and timeout > 0)
         if http_client is None and not seconds:
             raise ConfigurationError(f"timeout must be seconds > 0 (or None for no limit), got {timeout!r}")
@@ -563,6 +578,8 @@ class Wire:
 
     def send(self, ep: Endpoint, params: Mapping[str, str], *, report: Report) -> Response:
         """Send one request with retries; every attempt goes to ``report``."""
+        import tenacity
+
         self.check_ready()
         retrying = tenacity.Retrying(
             stop=tenacity.stop_after_attempt(self.max_tries),
@@ -586,6 +603,8 @@ class Wire:
         hint = getattr(exc, "retry_after", None)
         if hint:
             return min(float(hint), self.longest_wait)
+        import tenacity
+
         first, most = self.backoff
         return float(tenacity.wait_random_exponential(multiplier=first, max=most)(state))
 
@@ -598,12 +617,14 @@ class Wire:
     def _attempt(self, ep: Endpoint, params: dict[str, str], attempt: int, report: Report) -> Response:
         """One attempt. Errors are raised outside any ``except`` block, so none carries the httpx
         exception (whose frames hold the request as it was sent) as its ``__context__``."""
+        import httpx
+
         url = f"{self.base_url}{ep.path}"
         fault: str | None = None  # no complete answer: retried
         unsendable: str | None = None  # httpx cannot build the URL
         closed = False
         too_large: _TooLarge | None = None
-        status, headers, body_bytes = 0, _NO_HEADERS, b""
+        status, headers, body_bytes = 0, httpx.Headers(), b""
         with self.limiter.slot():
             started = time.perf_counter()
             with self._lock:
@@ -781,6 +802,8 @@ class Wire:
         cls = _error_class(status, code)
         kwargs: dict[str, Any] = {"code": code, "path": ep.path, "params": params, "attempts": attempt}
         if cls is RedirectError:
+            import httpx
+
             location = headers.get("location")
             try:
                 target = shown_url(httpx.URL(url).join(location)) if location else None
