@@ -29,9 +29,8 @@ from dataclasses import replace
 from datetime import UTC, date, datetime
 from functools import partial
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
-import httpx
 import polars as pl
 
 from . import catalog, engine, planning
@@ -59,6 +58,9 @@ from .pipeline import FRAMES, CallParts, FrameMaker
 from .store import MemoryStore
 from .window import SharedLimiter, shared_limiter
 from .wire import DEFAULT_DEADLINE, DEFAULT_MAX_BODY_BYTES, Wire, clean_token, shown_url
+
+if TYPE_CHECKING:
+    import httpx
 
 __all__ = ["Client"]
 
@@ -110,8 +112,11 @@ def _limiter(
         raise ConfigurationError(f"rate_limit must be (requests, seconds), got {rate_limit!r}: {exc}") from None
 
 
-def _hold(timeout: Any, http_client: httpx.Client | None) -> float:
-    """The longest one attempt may hold a slot: the HTTP timeout and 5 s, or 60 s when it is not known."""
+def _hold(timeout: Any, http_client: httpx.Client | None, deadline: Any = None) -> float:
+    """The longest one attempt may hold a slot: its deadline and 5 s; without one, the HTTP timeout and
+    5 s, or 60 s when it is not known."""
+    if isinstance(deadline, (int, float)) and not isinstance(deadline, bool) and deadline > 0:
+        return float(deadline) + 5.0  # an attempt ends by its deadline, however its body trickles
     if http_client is not None or isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout <= 0:
         return 60.0
     return float(timeout) + 5.0
@@ -393,7 +398,7 @@ class Client(FrameFunctions):
         key = clean_token(api_key if api_key is not None else os.environ.get(ENV_API_KEY, ""))
         url = base_url if base_url is not None else os.environ.get(ENV_BASE_URL) or None
         self.coordinator = _coordinator(coordinator)
-        self.limiter = _limiter(rate_limit, key, url, self.coordinator, _hold(timeout, http_client))
+        self.limiter = _limiter(rate_limit, key, url, self.coordinator, _hold(timeout, http_client, deadline))
         self.wire = Wire(
             key,
             url,
