@@ -441,3 +441,18 @@ def test_watchers_see_the_credits_of_the_row_already_counted(tmp_path):
         client.metrics_frame(["3233849169"], ["downloads"])
         assert len(seen) == 2 and all(spent >= cost > 0 for cost, spent in seen)
         assert seen[-1][1] == client.spent == sum(cost for cost, _ in seen)
+
+
+@pytest.mark.parametrize(
+    ("options", "hold"),
+    [
+        ({}, 125.0),  # the default deadline of 120 s, and 5
+        ({"deadline": 7}, 12.0),
+        ({"deadline": None, "timeout": 3}, 8.0),  # no deadline: the timeout, and 5
+        ({"deadline": None, "http_client": httpx.Client()}, 60.0),  # neither known
+    ],
+)
+def test_a_rate_slot_is_held_as_long_as_an_attempt_can_last(options, hold):
+    """A slot whose holder outlives its hold counts as done: the hold must cover the whole attempt."""
+    with sf.Client("k", base_url="https://api.example.com/api/public/store", cache_dir=False, **options) as client:
+        assert client.limiter.hold == hold
