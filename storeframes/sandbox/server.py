@@ -54,6 +54,9 @@ class _Handler(BaseHTTPRequestHandler):
 
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
+    # the backlog of connections not yet accepted: socketserver's 5 drops the SYN of a burst of new
+    # connections, which the client's kernel sends again a whole second later
+    request_queue_size = 128
     service: SandboxService
     verbose: bool
 

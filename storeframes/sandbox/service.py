@@ -45,7 +45,7 @@ from .. import catalog
 from ..errors import InvalidParameterError
 from .world import World, store_of
 
-__all__ = ["API_PREFIX", "SANDBOX_KEY", "Arrival", "Dialect", "Faults", "Reply", "SandboxService"]
+__all__ = ["API_PREFIX", "SANDBOX_KEY", "Arrival", "Dialect", "Faults", "Latency", "Reply", "SandboxService"]
 
 API_PREFIX = "/api/public/store"
 SANDBOX_KEY = "sandbox-demo-key"
@@ -75,6 +75,67 @@ class Faults:
         total = self.server_error + self.rate_limited + self.timeout + self.truncated + self.dropped
         if not 0.0 <= total <= 1.0:
             raise ValueError(f"fault shares must add up to at most 1, got {total}")
+
+
+Seconds = float | tuple[float, float]
+"""A fixed number of seconds, or a ``(low, high)`` range drawn from uniformly."""
+
+_WAYS = ("in", "out", "either")
+
+
+@dataclass(frozen=True)
+class Latency:
+    """How long each request takes on its way in and its answer on its way out, seeded.
+
+    The service counts a request when it *arrives*: ``inbound`` seconds after the client
+    sent it. Its answer leaves ``outbound`` seconds after the arrival (building the answer
+    is part of that time, so answers built side by side do not queue behind each other).
+    Each is a fixed number of seconds or a ``(low, high)`` range drawn uniformly. A share
+    ``slow`` of the requests, in bursts of ``burst`` consecutive ones, takes ``slow_seconds``
+    more on the way ``slow_way``: ``"in"``, ``"out"`` or ``"either"`` (drawn per request).
+
+    The n-th request to reach the sandbox always draws the same delays for one ``seed``
+    (:meth:`draw`), whatever the timing of the threads that sent it.
+
+    >>> Latency(outbound=0.1).draw(0)
+    (0.0, 0.1)
+    """
+
+    inbound: Seconds = 0.0
+    outbound: Seconds = 0.0
+    slow: float = 0.0
+    slow_seconds: float = 0.0
+    slow_way: str = "either"
+    burst: int = 1
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        for name in ("inbound", "outbound"):
+            value = getattr(self, name)
+            low, high = value if isinstance(value, tuple) else (value, value)
+            if not 0.0 <= low <= high:
+                raise ValueError(f"Latency.{name} must be seconds >= 0 or a (low, high) range, got {value!r}")
+        if not 0.0 <= self.slow <= 1.0 or self.slow_seconds < 0 or self.burst < 1:
+            raise ValueError("Latency.slow must be a share, slow_seconds >= 0 and burst >= 1")
+        if self.slow_way not in _WAYS:
+            raise ValueError(f"Latency.slow_way must be one of {', '.join(_WAYS)}, got {self.slow_way!r}")
+
+    def draw(self, n: int) -> tuple[float, float]:
+        """(seconds in, seconds out) of the ``n``-th request (from 0)."""
+        rng = random.Random(f"{self.seed}:{n}")
+        inbound = _seconds(self.inbound, rng)
+        outbound = _seconds(self.outbound, rng)
+        if self.slow and random.Random(f"{self.seed}:burst:{n // self.burst}").random() < self.slow:
+            way = self.slow_way if self.slow_way != "either" else rng.choice(("in", "out"))
+            if way == "in":
+                inbound += self.slow_seconds
+            else:
+                outbound += self.slow_seconds
+        return inbound, outbound
+
+
+def _seconds(value: Seconds, rng: random.Random) -> float:
+    return rng.uniform(*value) if isinstance(value, tuple) else float(value)
 
 
 @dataclass(frozen=True)
@@ -166,7 +227,8 @@ class SandboxService:
         seed: the synthetic world's seed; the same request always gets the same answer.
         today: the service's "today" (UTC today by default).
         rate_limit: ``(requests, seconds)`` of the sliding window past which it answers 429.
-        latency: seconds each answer takes.
+        latency: seconds each answer takes from the request's arrival (building it included), or a
+            :class:`Latency` for delays on the way in, random and bursty ones.
         faults: a :class:`Faults` to inject seeded failures.
         api_keys: the keys it accepts (the documented :data:`SANDBOX_KEY` by default).
         credits: credits of the account; when spent, 403 ``NotEnoughCreditsError``.
@@ -181,7 +243,7 @@ class SandboxService:
         seed: int = 0,
         today: date | str | None = None,
         rate_limit: tuple[int, float] = (60, 10.0),
-        latency: float = 0.0,
+        latency: float | Latency = 0.0,
         faults: Faults | None = None,
         api_keys: Iterable[str] = (SANDBOX_KEY,),
         credits: int | None = None,
@@ -195,6 +257,8 @@ class SandboxService:
         self._today = date.fromisoformat(today) if isinstance(today, str) else today
         self.limit, self.window = rate_limit
         self.latency = latency
+        self._delays = latency if isinstance(latency, Latency) else Latency(outbound=float(latency))
+        self._requests = 0  # requests that reached the sandbox, for Latency.draw
         self.faults = faults or Faults()
         self.api_keys = frozenset(api_keys)
         self.credits = credits
@@ -223,26 +287,34 @@ class SandboxService:
             self.spent = 0
             self._fault_rng = random.Random(self.faults.seed)
             self._burst_left = 0
+            self._requests = 0
 
     # -- the request path -------------------------------------------------------
 
     def handle(self, method: str, path: str, query: Iterable[tuple[str, str]], headers: Mapping[str, str]) -> Reply:
         """Answer one request.
 
-        Faults, the key and the rate window are checked as the request arrives; the
-        answer is built after ``latency`` seconds, outside the lock.
+        The request arrives after the latency's inbound seconds: faults, the key and the
+        rate window are checked then, and the arrival is dated then. The answer is built
+        outside the lock and leaves the outbound seconds after the arrival.
         """
         params = dict(query)
+        with self._lock:
+            inbound, outbound = self._delays.draw(self._requests)
+            self._requests += 1
+        if inbound:
+            time.sleep(inbound)
         with self._lock:
             now = time.monotonic()
             fault = self._draw_fault()
             reply = self._gatekeep(method, path, params, headers, fault, now)
-        if self.latency:
-            time.sleep(self.latency)
         if reply is None:
             reply = self._answer(path, params)
             if fault == "truncated":
                 reply = Reply(reply.status, reply.body, reply.headers, fault="truncated")
+        rest = now + outbound - time.monotonic()
+        if rest > 0:
+            time.sleep(rest)
         with self._lock:
             charged = reply.cost if reply.status == 200 and reply.fault is None else 0
             if charged and self.credits is not None and self.spent + charged > self.credits:
