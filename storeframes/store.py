@@ -2,7 +2,7 @@
 
 :class:`~storeframes.cache.Cache` knows the layout (answers, index, frames, ledger),
 the file formats and the rules of freshness; a store only keeps values under
-'/'-separated keys such as ``answers/endpoint=metadata/<entry>.json.gz``. Two stores
+'/'-separated keys such as ``answers/endpoint=metadata/<entry>.json.zst``. Two stores
 ship: :class:`LocalStore`, a folder (a key is a file path under it, so the folder is
 the same plain Parquet dataset as ever), and :class:`MemoryStore`, a dict for tests
 and throwaway caches; :class:`~storeframes.objectstore.ObjectStore` keeps them in an S3

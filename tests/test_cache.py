@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import gzip
 import json
 import multiprocessing
 import tempfile
@@ -18,6 +17,7 @@ import storeframes as sf
 from storeframes.sandbox import SandboxService, World
 
 from .conftest import SANDBOX_TODAY
+from .test_cache_format import read_answer
 
 WORLD = World(0)
 IOS = list(WORLD.EXAMPLE_IOS_APPS)
@@ -359,7 +359,7 @@ def test_unavailable_apps_are_remembered_for_the_day(tmp_path):
 def test_a_corrupt_answer_is_reported_once_and_fetched_again(tmp_path):
     client = sandbox(tmp_path)
     first = client.get("metadata", apps=IOS[:2])
-    (answer_file,) = (tmp_path / "answers" / "endpoint=metadata").glob("*.json.gz")
+    (answer_file,) = (tmp_path / "answers" / "endpoint=metadata").glob("*.json.zst")
     answer_file.write_bytes(answer_file.read_bytes()[:40])  # truncated
     other = sandbox(tmp_path)
     with pytest.warns(sf.CacheWarning, match="unreadable") as caught:
@@ -457,8 +457,9 @@ def test_the_index_reads_with_duckdb(tmp_path):
 
 def test_raw_answers_are_kept_with_their_canonical_request(tmp_path):
     sandbox(tmp_path).get("changes", apps=f"{IOS[1]}, {IOS[0]}", end_date=date(2026, 10, 30))
-    (path,) = (tmp_path / "answers" / "endpoint=changes").glob("*.json.gz")
-    raw = json.loads(gzip.decompress(path.read_bytes()))
+    (path,) = (tmp_path / "answers" / "endpoint=changes").glob("*.json.zst")
+    raw, body = read_answer(path.read_bytes())
+    assert json.loads(body)["result"]  # the body as it arrived, after a line saying whose it is
     assert raw["params"] == {
         "apps": ",".join(sorted(IOS[:2])),
         "country": "us",
@@ -468,7 +469,7 @@ def test_raw_answers_are_kept_with_their_canonical_request(tmp_path):
     }
     assert raw["cost"] == 1 + 2 * 40 and raw["max_credit_cost"] >= raw["cost"]
     assert datetime.fromisoformat(raw["fetched_at"]).date() == SANDBOX_TODAY
-    assert set(raw["result"]) == set(IOS[:2])
+    assert set(json.loads(body)["result"]) == set(IOS[:2])
 
 
 def test_frames_are_kept_as_parquet_and_rebuilt_for_a_new_flattener(tmp_path):
@@ -578,11 +579,11 @@ def test_no_file_in_the_folder_holds_the_token(tmp_path):
     assert leases and all(p.stat().st_size == 0 for p in leases)  # lock files hold nothing
     files = [p for p in files if p not in leases]
     assert len(files) == 6  # the cache's marker, two answers, their index files, the ledger
-    assert json.loads((tmp_path / "storeframes-cache.json").read_text())["format"] == 1
+    assert json.loads((tmp_path / "storeframes-cache.json").read_text())["format"] == 2
     for path in files:
         data = path.read_bytes()
-        if path.suffix == ".gz":
-            data = gzip.decompress(data)
+        if path.suffix == ".zst":
+            data = b"\n".join(read_answer(data)[1:])
             assert b'"key":"***"' in data
         assert token.encode() not in data, path.name
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import gzip
 import json
 import warnings
 from datetime import UTC, date, datetime, timedelta
@@ -20,6 +19,8 @@ from storeframes.cache import INDEX_SCHEMA, Cache, CacheWarning, Entry
 from storeframes.catalog import ENDPOINTS
 from storeframes.ledger import LEDGER_SCHEMA
 from storeframes.store import MemoryStore
+
+from .test_cache_format import read_answer
 
 NOON = datetime(2026, 11, 20, 12, tzinfo=UTC)
 APPS = ["284882215", "310633997"]
@@ -84,13 +85,16 @@ def test_a_stored_answer_is_found_for_its_cells_and_loads_back(cache, store):
 
     # the folder layout, in the store
     assert store.list() == [
-        f"answers/endpoint=metadata/{entry.id}.json.gz",
+        f"answers/endpoint=metadata/{entry.id}.json.zst",
         f"index/endpoint=metadata/{entry.id}.parquet",
     ]
-    raw = json.loads(gzip.decompress(store.get(f"answers/endpoint=metadata/{entry.id}.json.gz")))
-    assert raw["params"] == METADATA and raw["cost"] == 21
+    raw, body = read_answer(store.get(f"answers/endpoint=metadata/{entry.id}.json.zst"))
+    assert raw["params"] == METADATA and raw["cost"] == 21 and raw["format"] == 2
+    assert json.loads(body)["result"] == loaded.result  # made here (no body arrived): kept as its result
     index = pq.read_table(pa.BufferReader(store.get(f"index/endpoint=metadata/{entry.id}.parquet")))
-    assert index.schema.remove_metadata() == INDEX_SCHEMA and index["entity"].to_pylist() == APPS
+    text = {pa.string(), pa.large_string()}  # text columns of either width
+    assert index.schema.names == INDEX_SCHEMA.names and index["entity"].to_pylist() == APPS
+    assert all(a == b or {a, b} <= text for a, b in zip(index.schema.types, INDEX_SCHEMA.types, strict=True))
     assert index.schema.metadata[b"storeframes.endpoint"] == b"metadata"
 
 
@@ -141,13 +145,13 @@ def test_a_second_cache_over_the_same_store_sees_entries_after_sync(store, cache
 def test_an_unreadable_answer_is_set_aside_and_its_cells_become_misses(store, cache):
     entry = keep(cache, "metadata", METADATA)
     kept = keep(cache, "search", SEARCH)
-    store.put(f"answers/endpoint=metadata/{entry.id}.json.gz", b"\x1f\x8b not gzip at all")
+    store.put(f"answers/endpoint=metadata/{entry.id}.json.zst", b"\x28\xb5\x2f\xfd not zstd at all")
     with pytest.warns(CacheWarning, match="unreadable") as caught:
         assert cache.load(entry) is None
-    assert len(caught) == 1 and f"{entry.id}.json.gz.corrupt" in str(caught[0].message)
+    assert len(caught) == 1 and f"{entry.id}.json.zst.corrupt" in str(caught[0].message)
     assert look(cache, "metadata", METADATA, NOON) == {}
     assert store.list() == [
-        f"answers/endpoint=search/{kept.id}.json.gz",
+        f"answers/endpoint=search/{kept.id}.json.zst",
         f"index/endpoint=search/{kept.id}.parquet",
     ]  # the answer and its index file, set aside
     assert store.usage().set_aside == 2 and cache.info()["corrupt_files"] == 2
@@ -168,7 +172,7 @@ def test_an_unreadable_index_file_is_set_aside_with_its_answer(store, cache):
 
 def test_an_index_whose_answer_is_gone_is_set_aside_quietly(store, cache, recwarn):
     entry = keep(cache, "search", SEARCH)
-    store.delete(f"answers/endpoint=search/{entry.id}.json.gz")
+    store.delete(f"answers/endpoint=search/{entry.id}.json.zst")
     assert cache.load(entry) is None
     assert not [w for w in recwarn if issubclass(w.category, CacheWarning)]
     assert store.list() == [] and look(cache, "search", SEARCH, NOON) == {}
@@ -240,7 +244,7 @@ def test_clear_by_endpoint_removes_its_answers_and_frames_only(store, cache):
     assert cache.entries() == [stays] and cache.entry(gone.id) is None
     assert look(cache, "metadata", METADATA, NOON) == {}
     assert store.list() == [
-        f"answers/endpoint=search/{stays.id}.json.gz",
+        f"answers/endpoint=search/{stays.id}.json.zst",
         f"frames/table=search_results/{stays.id}.parquet",
         f"index/endpoint=search/{stays.id}.parquet",
         "ledger/s-0001.parquet",
@@ -264,6 +268,7 @@ def test_clear_removes_set_aside_files_and_old_answers_without_an_index():
     entry = keep(cache, "search", SEARCH)
     clock.now -= 7200
     store.put("answers/endpoint=metadata/stopped-2h-ago.json.gz", b"no index was written")
+    store.put("answers/endpoint=metadata/stopped-2h-ago-too.json.zst", b"no index was written")
     clock.now += 7200
     store.put("answers/endpoint=metadata/being-written.json.gz", b"its index comes next")
     store.put("frames/t/junk.parquet", b"x")

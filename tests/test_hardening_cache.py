@@ -39,6 +39,7 @@ from storeframes.store import LocalStore, MemoryStore
 
 from . import _summary
 from .conftest import SANDBOX_TODAY
+from .test_cache_format import read_answer
 
 WORLD = World(0)
 IOS = list(WORLD.EXAMPLE_IOS_APPS)
@@ -164,7 +165,7 @@ def test_looking_at_a_folder_that_is_not_a_cache_says_so_and_creates_nothing(tmp
 
 def test_the_cache_writes_its_marker_and_a_cache_of_an_earlier_version_is_known_by_its_layout(filled, capsys):
     marker = json.loads((filled / MARKER).read_text())
-    assert marker["format"] == 1 and marker["written_by"] == f"storeframes {sf.__version__}"
+    assert marker["format"] == 2 and marker["written_by"] == f"storeframes {sf.__version__}"
     (filled / MARKER).unlink()  # as an earlier version left it
     assert Cache(filled).is_cache() and not (filled / MARKER).exists()  # looking writes nothing
     assert main(["cache", "clear", "--older-than", "100000", "--cache-dir", str(filled)]) == 0
@@ -262,7 +263,7 @@ def test_clear_reports_files_it_cannot_remove_and_goes_on(tmp_path, monkeypatch,
         client.search_frame(KEYWORD)
     blocked, locked, cleared = Cache(folder).entries()
     _summary.hostile("cache: folder where a file should be")
-    answer = folder / "answers" / "endpoint=metadata" / f"{blocked.id}.json.gz"
+    answer = folder / "answers" / "endpoint=metadata" / f"{blocked.id}.json.zst"
     answer.unlink()
     (answer / "inside").mkdir(parents=True)
     (answer / "inside" / "keep.txt").write_text("not the cache's to remove")
@@ -281,7 +282,7 @@ def test_clear_reports_files_it_cannot_remove_and_goes_on(tmp_path, monkeypatch,
     assert captured.out == f"removed 1 cached answer from {folder}\n"
     problems = [line for line in captured.err.splitlines() if "could not" in line]
     assert len(problems) == 3, captured.err  # one line per file, then how many
-    assert any(f"{blocked.id}.json.gz" in line for line in problems)
+    assert any(f"{blocked.id}.json.zst" in line for line in problems)
     assert any(f"{locked.id}.parquet" in line and "Permission denied" in line for line in problems)
     assert problems[-1] == "storeframes cache clear: 2 files could not be removed (named above)"
     assert (answer / "inside" / "keep.txt").read_text() == "not the cache's to remove"
@@ -375,7 +376,7 @@ def test_a_cache_file_replaced_by_a_folder_is_a_miss_not_a_crash(filled, kind, c
     with sandbox(filled) as client:
         expected = client.metadata_frame(IOS[:2])
     pattern = {
-        "answers": "answers/endpoint=metadata/*.json.gz",
+        "answers": "answers/endpoint=metadata/*.json.zst",
         "index": "index/endpoint=metadata/*.parquet",
         "frames": "frames/table=metadata/*.parquet",
         "ledger": "ledger/*.parquet",
@@ -420,9 +421,11 @@ def test_files_of_a_newer_format_are_left_in_place_and_reported_once(tmp_path):
     cache = Cache(store)
     entry = keep(cache, "metadata", METADATA)
     other = keep(cache, "search", SEARCH)
-    answer = f"answers/endpoint=metadata/{entry.id}.json.gz"
-    raw = json.loads(gzip.decompress(store.get(answer)))
-    store.put(answer, gzip.compress(json.dumps({**raw, "format": 2, "result": {"new": "shape"}}).encode()))
+    answer = f"answers/endpoint=metadata/{entry.id}.json.zst"
+    raw, _ = read_answer(store.get(answer))
+    store.put(
+        answer, pa.compress(json.dumps({**raw, "format": 3}).encode() + b'\n{"new": "shape"}', "zstd", asbytes=True)
+    )
     before = tree(store.root)
     with pytest.warns(CacheWarning, match="newer storeframes") as caught:
         assert cache.load(entry) is None
@@ -436,7 +439,7 @@ def test_files_of_a_newer_format_are_left_in_place_and_reported_once(tmp_path):
 
     # an index footer and a ledger file that say they have a newer format
     index = pq.read_table(pa.BufferReader(store.get(f"index/endpoint=metadata/{entry.id}.parquet")))
-    meta = {**index.schema.metadata, b"storeframes.format": b"2"}
+    meta = {**index.schema.metadata, b"storeframes.format": b"3"}
     newer_index = "index/endpoint=search/20990101T000000000000Z-aaaaaaaaaaaa-bbbbbb.parquet"
     store.put(newer_index, pq_bytes(index.replace_schema_metadata(meta)))
     newer_ledger = pa.table({"x": [1]}).replace_schema_metadata({"storeframes.format": "3"})
@@ -522,4 +525,4 @@ def test_a_bucket_is_marked_and_refused_when_not_a_cache(s3_bucket, capsys):
     assert store.list() == ["reports/q2.csv"] and store.usage().set_aside == 1
     assert keep(cache, "search", SEARCH) is not None
     assert MARKER in store.list() and Cache(store).is_cache()
-    assert json.loads(store.get(MARKER))["format"] == 1
+    assert json.loads(store.get(MARKER))["format"] == 2
