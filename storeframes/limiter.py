@@ -9,9 +9,18 @@ What "the time of a request" means matters: the service counts arrivals, which h
 somewhere between the moment we send and the moment the answer is complete. A slot is
 therefore held from :meth:`acquire` until :meth:`release`, and dated by the release
 (the completion). The next request past the limit waits until ``window`` seconds after
-the oldest completion, so its arrival is at least ``window`` after the arrival it
-replaces, whatever the network latency. Off-the-shelf limiters date a request by its
-start, which a slow request can defeat.
+the completion that frees its slot, so its arrival is at least ``window`` after the
+arrival it replaces, whatever the network latency. Off-the-shelf limiters date a request
+by its start, which a slow request can defeat.
+
+Why no window ever holds more than ``limit`` arrivals: every arrival ``a`` lies between
+its admission ``s`` and its completion ``c``. Take any ``limit + 1`` arrivals within one
+window and the one of them admitted last, at ``s_m <= a_m``: the others arrived after
+``a_m - window >= s_m - window``, so each was in flight or had completed within the
+window at ``s_m``, and ``m`` would not have been admitted. No earlier date is safe: a
+request admitted while ``limit`` others completed within the window could arrive at once,
+and each of those just before it completed. :mod:`storeframes.window` keeps the same
+rule over a record shared by processes and machines.
 """
 
 from __future__ import annotations
@@ -66,21 +75,22 @@ class SlidingWindowLimiter:
             while True:
                 now = self._clock()
                 self._prune(now)
-                if self._in_flight + len(self._done) < self.limit:
+                k = self._in_flight + len(self._done) - self.limit + 1  # completions that must leave
+                if k <= 0:
                     self._in_flight += 1
                     self.waited += now - start
                     return
-                # wait for the oldest completion to leave the window, or for a release
-                # when every slot is in flight
-                delay = self._done[0] + self.window - now if self._done else None
-                self._cond.wait(timeout=None if delay is None else max(delay, 0.0005))
+                # until the k-th oldest completion leaves the window; if in-flight slots must complete
+                # first, each then stays a whole window
+                delay = self._done[k - 1] + self.window - now if k <= len(self._done) else self.window
+                self._cond.wait(timeout=max(delay, 0.0005))
 
     def release(self) -> None:
         """Mark the held slot's request as complete, now."""
         with self._cond:
             self._in_flight -= 1
             self._done.append(self._clock())
-            self._cond.notify_all()
+            self._cond.notify_all()  # the waiters date their wait anew (a clock= given may not be real time)
 
     @contextmanager
     def slot(self) -> Iterator[None]:
