@@ -29,7 +29,7 @@ import storeframes as sf
 from storeframes import coordination
 from storeframes.coordination import Coordinator, coordinator, state_dir, token_id
 from storeframes.sandbox import SANDBOX_KEY, SandboxServer, World
-from storeframes.window import POLL, STATE_FILE, SharedLimiter, _RedisSlots, _SqliteSlots, shared_limiter
+from storeframes.window import STATE_FILE, SharedLimiter, _RedisSlots, _SqliteSlots, shared_limiter
 
 from ._children import child_env
 from ._redis import redis_url  # noqa: F401 - the fixture
@@ -167,10 +167,10 @@ def test_a_limiter_says_what_it_shares_and_never_the_token(redis_url):  # noqa: 
     assert not [s for s in shown if TOKEN in s or "hunter2" in s]
 
 
-def test_clients_of_one_token_and_address_share_one_window_and_hold_for_their_timeout(monkeypatch):
+def test_clients_of_one_token_and_address_share_one_window_and_hold_for_an_attempts_longest(monkeypatch):
     monkeypatch.delenv(coordination.ENV_COORDINATOR, raising=False)
     a = sf.Client(TOKEN, base_url=BASE, cache_dir=False)
-    b = sf.Client(TOKEN, base_url=BASE + "/", cache_dir=False, rate_limit=(30, 5.0), timeout=2.0)
+    b = sf.Client(TOKEN, base_url=BASE + "/", cache_dir=False, rate_limit=(30, 5.0), timeout=2.0, deadline=None)
     other_token = sf.Client(TOKEN + "2", base_url=BASE, cache_dir=False)
     other_base = sf.Client(TOKEN, base_url=BASE.replace("example", "other"), cache_dir=False)
     try:
@@ -179,11 +179,15 @@ def test_clients_of_one_token_and_address_share_one_window_and_hold_for_their_ti
         assert (b.limiter.limit, b.limiter.window) == (30, 5.0)
         assert a.limiter._shared is not other_token.limiter._shared
         assert a.limiter._shared is not other_base.limiter._shared
-        assert a.limiter.hold == 35.0 and b.limiter.hold == 7.0  # the timeout and 5 s
+        assert a.limiter.hold == 125.0  # the deadline of an attempt (120 s) and 5 s
+        assert b.limiter.hold == 7.0  # without a deadline, the timeout and 5 s
     finally:
         for client in (a, b, other_token, other_base):
             client.close()
-    with httpx.Client() as http, sf.Client(TOKEN, base_url=BASE, cache_dir=False, http_client=http) as given:
+    with (
+        httpx.Client() as http,
+        sf.Client(TOKEN, base_url=BASE, cache_dir=False, http_client=http, deadline=None) as given,
+    ):
         assert given.limiter.hold == 60.0  # its timeouts are the http client's: a minute
 
 
@@ -228,8 +232,8 @@ def test_each_limiter_admits_by_its_own_limit_and_window_over_one_record(kind, r
     first = [slots.take(2, 60.0, 30.0)[0] for _ in range(2)]
     assert None not in first
     handle, delay = slots.take(2, 60.0, 30.0)
-    # both in flight: nothing is free for a whole window; the machine looks again soon for a holder gone
-    assert handle is None and delay == (POLL if kind == "machine" else pytest.approx(60.0, abs=1.0))
+    # both in flight: nothing is free for a whole window (each completes from now on, then stays that long)
+    assert handle is None and delay == pytest.approx(60.0, abs=0.01)
     more = [slots.take(4, 60.0, 30.0)[0] for _ in range(2)]  # a client allowed 4 takes the other two
     assert None not in more
     assert slots.take(4, 60.0, 30.0)[0] is None
