@@ -373,7 +373,8 @@ def _scrubbed(data: bytes, scrub: Callable[[str], str]) -> tuple[bytes, bool]:
     could hide the token, those escapes are written as the characters first (the same JSON).
     """
     text = data.decode("latin-1")
-    plain = _ESCAPE.sub(_plain, text) if _ESCAPED.search(data) else text
+    escaped = _ESCAPED.search(data)
+    plain = _ESCAPE.sub(_plain, text) if escaped else text
     masked = scrub(plain)
     if masked is plain or masked == plain:
         return (data if plain is text else plain.encode("latin-1")), False
@@ -517,17 +518,38 @@ def _by_entry(rows: pl.DataFrame, ids: Iterable[str]) -> dict[str, pl.DataFrame]
     A compacted file holds an answer's rows together: each answer's frame is a slice of
     ``rows`` (no copy), found from the runs of the ``entry`` column.
     """
-    body = rows.drop(_ENTRY)
+    return _slices(rows, _ENTRY, {entry_id: entry_id for entry_id in ids}, together=False)
+
+
+class _NotInOrder(Exception):
+    """Files read together did not give their rows file by file."""
+
+
+_FILE = "\x00storeframes-file"  # the column naming the file of each row, in a scan of many files
+
+
+def _by_file(rows: pl.DataFrame, files: Mapping[str, str]) -> dict[str, pl.DataFrame | object | None]:
+    """The rows of each file of ``files`` (path: entry id) read in one scan, by entry id, each a slice."""
+    return dict(_slices(rows.drop(_ENTRY, strict=False), _FILE, files, together=True))
+
+
+def _slices(rows: pl.DataFrame, column: str, names: Mapping[str, str], *, together: bool) -> dict[str, pl.DataFrame]:
+    """The rows of ``rows`` by the value of ``column`` (named by ``names``: value: id), each a slice (no copy)
+    without ``column``; an id with no rows empty. ``together``: each value's rows must be one run
+    (raises _NotInOrder if not)."""
+    body = rows.drop(column)
     spans: dict[str, list[tuple[int, int]]] = {}
     if rows.height:
-        runs = rows.get_column(_ENTRY).rle()
+        runs = rows.get_column(column).rle()
         offset = 0
-        for n, entry_id in zip(runs.struct.field("len").to_list(), runs.struct.field("value").to_list(), strict=True):
-            spans.setdefault(str(entry_id), []).append((offset, n))
+        for n, value in zip(runs.struct.field("len").to_list(), runs.struct.field("value").to_list(), strict=True):
+            spans.setdefault(str(value), []).append((offset, n))
             offset += n
+    if together and (any(len(p) > 1 for p in spans.values()) or not set(spans) <= set(names)):
+        raise _NotInOrder
     found: dict[str, pl.DataFrame] = {}
-    for entry_id in ids:
-        pieces = spans.get(entry_id)
+    for value, entry_id in names.items():
+        pieces = spans.get(value)
         if not pieces:
             found[entry_id] = body.clear()
         elif len(pieces) == 1:
@@ -587,6 +609,10 @@ _ENTRY = "entry"  # the column of a kept frame that names the answer of its rows
 _GONE = object()
 _PART_ROWS = 1_000_000  # the most rows of one compacted frame file
 _GROUP_ROWS = 8_192  # about the rows of one of its row groups (an answer's rows are never split)
+_SCAN_FILES = 16
+"""Beyond this many files of a folder, frames are read in one scan, not a file per thread (measured:
+205 metadata files of 5 rows, 0.11 s against 0.14 s; 10 history files of 182,500 rows, 0.025 s
+against 0.019 s)."""
 _PART = "part-"  # the name of a compacted file starts so; an entry's name starts with its date
 _READ_ERRORS: tuple[type[BaseException], ...] = (
     OSError,
@@ -1285,7 +1311,10 @@ class Cache:
             rest = [e for e in rest if e.id not in found]
             if not rest:
                 break
-            singles = list(map(lambda e: self._read_single(e, table, version, schema), rest))
+            if self.path is not None and schema is not None and len(rest) > _SCAN_FILES:
+                singles = self._read_singles(rest, table, version, schema)
+            else:
+                singles = list(map(lambda e: self._read_single(e, table, version, schema), rest))
             missing = False
             for entry, frame in zip(rest, singles, strict=True):
                 if isinstance(frame, pl.DataFrame):
@@ -1324,6 +1353,44 @@ class Cache:
             if not _newer_writer(meta):
                 self._set_aside(key, exc)
             return None
+
+    def _read_singles(
+        self, entries: list[Entry], table: str, version: str, schema: pl.Schema
+    ) -> list[pl.DataFrame | object | None]:
+        """:meth:`_read_single` of each of ``entries``, from a folder: the footers one by one, then the
+        files that hold frames of ``version`` and ``schema`` in one scan (polars reads them side by
+        side, without a Python thread per file), each answer's frame a slice of it."""
+        out: dict[str, pl.DataFrame | object | None] = {}
+        wanted: list[tuple[Entry, Path]] = []
+        for entry in entries:
+            key = self._frame_key(entry, table)
+            meta: dict[str, str] = {}
+            try:
+                path = self._local(key)
+                assert path is not None
+                meta = pl.read_parquet_metadata(path)
+                if meta.get("storeframes.flattener") != version or _newer_format(meta):
+                    out[entry.id] = None
+                elif _without_entry(pl.Schema(pl.read_parquet_schema(path))) != schema:
+                    out[entry.id] = None  # built again from the raw answer, and written over
+                else:
+                    wanted.append((entry, path))
+            except (FileNotFoundError, IsADirectoryError, AssertionError, AttributeError):
+                out[entry.id] = self._read_single(entry, table, version, schema)  # says why, as it does alone
+            except _unreadable() as exc:
+                if not _newer_writer(meta):
+                    self._set_aside(key, exc)
+                out[entry.id] = None
+        if wanted:
+            try:
+                rows = pl.scan_parquet(
+                    [path for _, path in wanted], hive_partitioning=False, glob=False, include_file_paths=_FILE
+                ).collect()
+                found = _by_file(rows, {str(path): entry.id for entry, path in wanted})
+            except _unreadable(_NotInOrder):  # a file cut short, or not where it was: each alone
+                found = {e.id: self._read_single(e, table, version, schema) for e, _ in wanted}
+            out.update(found)
+        return [out[entry.id] for entry in entries]
 
     def _frame_parts(self, table: str, *, relist: bool) -> dict[str, _Part]:
         """The compacted files of ``table`` and what each holds; listed once, then again when asked."""

@@ -387,3 +387,33 @@ def _index_bytes() -> bytes:
     )
     assert entry is not None
     return cache.storage.get(f"index/endpoint=search/{entry.id}.parquet")
+
+
+def test_many_kept_frames_of_a_folder_read_together_as_each_alone(tmp_path):
+    cache = Cache(tmp_path)
+    ep = ENDPOINTS["search"]
+    schema = pl.Schema({"rank": pl.Int32(), "app_id": pl.String()})
+    entries, expected = [], {}
+    for i in range(24):  # more than are read a file per thread
+        params = {"keyword": f"keyword {i}", "country": "us", "language": "en", "device": "iphone"}
+        response = Response("search", params, [], 1, 1, 200, NOON)
+        entry = cache.store(
+            response, service="unit", scope=planning.scope_of(ep, params), cells=planning.cells_of(ep, params)
+        )
+        assert entry is not None
+        frame = pl.DataFrame({"rank": list(range(i)), "app_id": [f"{i}-{r}" for r in range(i)]}, schema=schema)
+        cache.write_frame(entry, "t", "2" if i == 3 else "1", frame)  # another flattener's
+        entries.append(entry)
+        expected[entry.id] = frame
+    cache.write_frame(entries[4], "t", "1", pl.DataFrame({"other": [1]}))  # other columns: built again
+    (tmp_path / "frames" / "table=t" / f"{entries[5].id}.parquet").unlink()  # not kept
+    (tmp_path / "frames" / "table=t" / f"{entries[6].id}.parquet").write_bytes(b"PAR1 cut short")
+    folder = tmp_path / "frames" / "table=t"  # a file copied over another's: read alone, as before
+    (folder / f"{entries[8].id}.parquet").write_bytes((folder / f"{entries[7].id}.parquet").read_bytes())
+    expected[entries[8].id] = expected[entries[7].id]
+    with pytest.warns(CacheWarning, match="unreadable"):
+        found = Cache(tmp_path).read_frames(entries, "t", "1", schema=schema)
+    assert sorted(found) == sorted(e.id for i, e in enumerate(entries) if i not in (3, 4, 5, 6))
+    for entry_id, frame in found.items():
+        assert frame.equals(expected[entry_id]) and frame.schema == schema
+    assert len(list(tmp_path.rglob("*.corrupt"))) == 1
