@@ -1844,15 +1844,18 @@ class Cache:
         """
         if rows.is_empty() if isinstance(rows, pl.DataFrame) else rows.num_rows == 0:
             return True
-        import pyarrow.parquet as pq
-
-        arrow = rows.to_arrow() if isinstance(rows, pl.DataFrame) else rows
         meta = {"storeframes.version": __version__, "storeframes.format": str(_TABLE_FORMAT)}
         try:
-            buffer = io.BytesIO()
-            pq.write_table(arrow.replace_schema_metadata(meta), buffer)
+            if isinstance(rows, pl.DataFrame):  # by polars: no pyarrow to import for a call's few rows
+                data = _parquet_bytes(rows, meta)
+            else:
+                import pyarrow.parquet as pq
+
+                buffer = io.BytesIO()
+                pq.write_table(rows.replace_schema_metadata(meta), buffer)
+                data = buffer.getvalue()
             self._mark()
-            self.storage.put(self._ledger_key(name), buffer.getvalue())
+            self.storage.put(self._ledger_key(name), data)
         except OSError as exc:
             warnings.warn(
                 f"could not write the ledger to the cache at {self.location}: {exc}", CacheWarning, stacklevel=2

@@ -1,9 +1,23 @@
-"""Cache benchmarks: cold and warm calls, an incremental range, index load time, disk footprint.
+"""Cache benchmarks: cold and warm calls, an incremental range, index load time, disk footprint,
+and the file formats the cache writes.
 
 Not collected by the test run. Run::
 
     .venv/bin/python tests/benchmarks/bench_cache.py
     .venv/bin/python tests/benchmarks/bench_cache.py --sizes 200,1000,3000,10000 --latency 0.15 --profile
+    .venv/bin/python tests/benchmarks/bench_cache.py --formats    # the formats alone (history 10 x 365)
+
+``--formats`` times the choices behind the files (best of ``--repeats``), on the largest call
+users make, ``search_history_frame`` of 10 keywords x 365 days x 500 results (10 answers,
+23.6 MB of JSON, bodies of ``bench_search.history_bodies``, one frame of 182,500 rows per
+answer), and on the metadata frames of ``--apps`` apps from the sandbox:
+
+* the raw answer: format 1 (``json.dumps`` of the parsed answer, gzip level 6; read back with
+  ``json.loads``) beside format 2 (the body's bytes, scrubbed, zstd at levels 1, 3 and 9 through
+  pyarrow; read back with orjson), bytes on disk;
+* each answer's frame file: ``to_arrow()`` + ``pq.write_table`` (pyarrow's defaults: snappy,
+  statistics) beside polars ``write_parquet`` (zstd, lz4, snappy; with and without column
+  statistics), read back with pyarrow then ``pl.from_arrow`` and with polars, bytes on disk.
 
 Prints a table per section, then one JSON line per figure
 (``{"name", "value", "unit", "context"}``).
@@ -34,10 +48,13 @@ from datetime import date, timedelta
 from pathlib import Path
 from typing import Any
 
+import polars as pl
 import pyarrow.parquet as pq
 
 import storeframes as sf
 from storeframes.sandbox import World
+
+sys.path.insert(0, str(Path(__file__).parent))
 
 TODAY = date(2026, 11, 20)
 END = date(2026, 11, 19)
@@ -254,11 +271,11 @@ def index_growth(world: World, root: Path, sizes: Sequence[int], *, profile: boo
 
 
 def footprint(root: Path, works: Sequence[Workload]) -> list[Figure]:
-    """Bytes per cached answer of each workload's cold call: raw answer (gzip JSON) and index (Parquet)."""
+    """Bytes per cached answer of each workload's cold call: raw answer (zstd JSON) and index (Parquet)."""
     figures: list[Figure] = []
     for work in works:
         folder = root / f"{work.name}-0"  # every repeat holds the same answers
-        answers = list((folder / "answers" / f"endpoint={work.endpoint}").glob("*.json.gz"))
+        answers = list((folder / "answers" / f"endpoint={work.endpoint}").glob("*.json.zst"))
         index = list((folder / "index" / f"endpoint={work.endpoint}").glob("*.parquet"))
         cells = sum(pq.read_metadata(p).num_rows for p in index)
         n = len(index)
@@ -267,13 +284,204 @@ def footprint(root: Path, works: Sequence[Workload]) -> list[Figure]:
         context = {"workload": work.name, "call": work.call, "entries": n, "cells_per_entry": round(cells / n, 1)}
         figures += [
             figure(
-                f"footprint.{work.name}.answer_bytes_per_entry", round(gz / n), "bytes", **context, format="json.gz"
+                f"footprint.{work.name}.answer_bytes_per_entry", round(gz / n), "bytes", **context, format="json.zst"
             ),
             figure(
                 f"footprint.{work.name}.index_bytes_per_entry", round(parquet / n), "bytes", **context, format="parquet"
             ),
         ]
     return figures
+
+
+# -- 5. the file formats ---------------------------------------------------------------------
+
+
+def best_of(run: Callable[[], Any], repeats: int) -> tuple[float, Any]:
+    took, out = float("inf"), None
+    for _ in range(repeats):
+        started = time.perf_counter()
+        out = run()
+        took = min(took, time.perf_counter() - started)
+    return took, out
+
+
+def history_frames() -> tuple[list[bytes], list[pl.DataFrame]]:
+    """The 10 x 365 x 500 history: its bodies, and each answer's frame as the flattener makes it."""
+    import orjson
+    from bench_search import FETCHED_AT, answers_of, history_bodies
+
+    from storeframes.flatteners import batch_search_history
+
+    bodies = history_bodies("iphone", 10, 365, seed=0)["by date"]
+    frames = [batch_search_history(answers_of([orjson.loads(b)], FETCHED_AT))[0] for b in bodies]
+    return bodies, frames
+
+
+def metadata_frames(world: World, apps: int) -> list[pl.DataFrame]:
+    """The metadata frames of ``apps`` apps, one per request of 5, as the cache keeps them."""
+    with tempfile.TemporaryDirectory(prefix="storeframes-bench-") as folder:
+        with sf.sandbox.client(
+            today=TODAY, cache_dir=Path(folder), rate_limit=RATE_LIMIT, world=world, progress=False
+        ) as client:
+            client.metadata_frame(us_apps(world)[:apps])
+        return [pl.read_parquet(p).drop("entry") for p in sorted(Path(folder).glob("frames/table=metadata/*.parquet"))]
+
+
+def answer_formats(bodies: list[bytes], repeats: int) -> list[Figure]:
+    import gzip
+
+    import orjson
+    import pyarrow as pa
+
+    parsed = [orjson.loads(b) for b in bodies]
+    scrub = "not-the-token"
+    context = {"answers": len(bodies), "json_bytes": sum(map(len, bodies))}
+    figures = [
+        figure(
+            "formats.answer.parse_s",
+            round(best_of(lambda: [orjson.loads(b) for b in bodies], repeats)[0], 4),
+            "s",
+            **context,
+        )
+    ]
+
+    def format_1() -> list[bytes]:
+        return [
+            gzip.compress(
+                json.dumps(p, separators=(",", ":"), ensure_ascii=False).replace(scrub, "***").encode(), 6, mtime=0
+            )
+            for p in parsed
+        ]
+
+    took, files = best_of(format_1, repeats)
+    read, _ = best_of(lambda: [json.loads(gzip.decompress(f)) for f in files], repeats)
+    figures.append(
+        figure(
+            "formats.answer.gzip6_json",
+            round(took, 4),
+            "s",
+            **context,
+            read_s=round(read, 4),
+            bytes=sum(map(len, files)),
+        )
+    )
+    for level in (1, 3, 9):
+        codec = pa.Codec("zstd", compression_level=level)
+
+        def format_2(codec: Any = codec) -> list[bytes]:
+            return [
+                codec.compress(b.decode("latin-1").replace(scrub, "***").encode("latin-1"), asbytes=True)
+                for b in bodies
+            ]
+
+        took, files = best_of(format_2, repeats)
+        read, _ = best_of(
+            lambda files=files, codec=codec: [
+                orjson.loads(codec.decompress(f, decompressed_size=len(b), asbytes=True))
+                for f, b in zip(files, bodies, strict=True)
+            ],
+            repeats,
+        )
+        figures.append(
+            figure(
+                f"formats.answer.zstd{level}_body",
+                round(took, 4),
+                "s",
+                **context,
+                read_s=round(read, 4),
+                bytes=sum(map(len, files)),
+            )
+        )
+    return figures
+
+
+def frame_formats(name: str, frames: list[pl.DataFrame], repeats: int) -> list[Figure]:
+    import io as _io
+
+    import pyarrow as pa
+
+    meta = {"storeframes.flattener": "1", "storeframes.params": json.dumps({"keyword": "photo editor"})}
+    kept = [
+        f.with_columns(pl.lit(f"20261201T093000000000Z-0123456789ab-{i:06x}").alias("entry"))
+        for i, f in enumerate(frames)
+    ]
+
+    def by_pyarrow(frame: pl.DataFrame) -> bytes:
+        sink = _io.BytesIO()
+        pq.write_table(frame.to_arrow().replace_schema_metadata(meta), sink)
+        return sink.getvalue()
+
+    def by_polars(**options: Any) -> Callable[[pl.DataFrame], bytes]:
+        def write(frame: pl.DataFrame) -> bytes:
+            sink = _io.BytesIO()
+            frame.write_parquet(sink, metadata=meta, **options)
+            return sink.getvalue()
+
+        return write
+
+    writers: dict[str, Callable[[pl.DataFrame], bytes]] = {"pyarrow write_table (snappy, statistics)": by_pyarrow}
+    for compression in ("zstd", "lz4", "snappy"):
+        for with_statistics in (True, False):
+            label = f"polars {compression}{'' if with_statistics else ' no statistics'}"
+            writers[label] = by_polars(compression=compression, statistics=with_statistics)
+    rows = sum(f.height for f in frames)
+    context = {"frames": len(frames), "rows": rows, "frame_bytes": sum(f.estimated_size() for f in frames)}
+    figures: list[Figure] = []
+    for label, write in writers.items():
+        took, files = best_of(lambda write=write: [write(f) for f in kept], repeats)
+        by_polars_s, back = best_of(lambda files=files: [pl.read_parquet(_io.BytesIO(b)) for b in files], repeats)
+        by_arrow_s, _ = best_of(
+            lambda files=files: [pl.from_arrow(pq.read_table(pa.BufferReader(b))) for b in files], repeats
+        )
+        assert all(a.equals(b) for a, b in zip(back, kept, strict=True)), label
+        figures.append(
+            figure(
+                f"formats.{name}.{label}",
+                round(took, 4),
+                "s",
+                **context,
+                read_polars_s=round(by_polars_s, 4),
+                read_pyarrow_s=round(by_arrow_s, 4),
+                bytes=sum(map(len, files)),
+            )
+        )
+    return figures
+
+
+def formats(world: World, apps: int, repeats: int) -> list[Figure]:
+    bodies, history = history_frames()
+    return [
+        *answer_formats(bodies, repeats),
+        *frame_formats("history", history, repeats),
+        *frame_formats("metadata", metadata_frames(world, apps), repeats),
+    ]
+
+
+def print_formats(figures: Sequence[Figure]) -> None:
+    parse = next(f["value"] for f in figures if f["name"] == "formats.answer.parse_s")
+    print(f"\nraw answers of the history call (orjson parse of the bodies: {parse:.3f} s)")
+    print(f"{'format':<26} {'write s':>8} {'read s':>8} {'MB':>7}")
+    for f in figures:
+        if f["name"].startswith("formats.answer.") and "bytes" in f["context"]:
+            c = f["context"]
+            print(
+                f"{f['name'].removeprefix('formats.answer.'):<26} {f['value']:>8.3f} {c['read_s']:>8.3f} {c['bytes'] / 1e6:>7.2f}"
+            )
+    for table in ("history", "metadata"):
+        rows = [f for f in figures if f["name"].startswith(f"formats.{table}.")]
+        if not rows:
+            continue
+        c = rows[0]["context"]
+        print(
+            f"\n{table} frame files ({c['frames']} files, {c['rows']:,} rows, {c['frame_bytes'] / 1e6:.1f} MB in memory)"
+        )
+        print(f"{'writer':<42} {'write s':>8} {'read pl s':>10} {'read pa s':>10} {'MB':>7}")
+        for f in rows:
+            c = f["context"]
+            print(
+                f"{f['name'].removeprefix(f'formats.{table}.'):<42} {f['value']:>8.3f} {c['read_polars_s']:>10.3f} "
+                f"{c['read_pyarrow_s']:>10.3f} {c['bytes'] / 1e6:>7.2f}"
+            )
 
 
 # -- output -------------------------------------------------------------------------------
@@ -322,7 +530,7 @@ def print_tables(figures: Sequence[Figure], works: Sequence[Workload]) -> None:
         )
 
     print("\ndisk footprint per cached answer (cold call of each workload)")
-    print(f"{'workload':<15} {'entries':>8} {'cells/entry':>12} {'answer .json.gz B':>18} {'index .parquet B':>17}")
+    print(f"{'workload':<15} {'entries':>8} {'cells/entry':>12} {'answer .json.zst B':>18} {'index .parquet B':>17}")
     for w in works:
         a = f"footprint.{w.name}.answer_bytes_per_entry"
         print(
@@ -343,10 +551,19 @@ def main() -> None:
         help="entries in the folder for the index load figures (default 200,1000,3000)",
     )
     parser.add_argument("--profile", action="store_true", help="cProfile the largest first lookup (to stderr)")
+    parser.add_argument("--formats", action="store_true", help="only the file formats' figures")
     args = parser.parse_args()
     sizes = sorted({int(s) for s in args.sizes.split(",") if s.strip()})
 
     world = World(0)
+    if args.formats:
+        found = formats(world, args.apps * 4, args.repeats)
+        print(f"machine: {platform.machine()}, {platform.python_implementation()} {platform.python_version()}")
+        print_formats(found)
+        print()
+        for f in found:
+            print(json.dumps(f))
+        return
     works = workloads(world, args.apps, args.days)
     figures: list[Figure] = []
     with tempfile.TemporaryDirectory(prefix="storeframes-bench-") as tmp:
