@@ -122,6 +122,8 @@ class Latency:
 
     def draw(self, n: int) -> tuple[float, float]:
         """(seconds in, seconds out) of the ``n``-th request (from 0)."""
+        if not self.slow and not isinstance(self.inbound, tuple) and not isinstance(self.outbound, tuple):
+            return float(self.inbound), float(self.outbound)  # nothing to draw
         rng = random.Random(f"{self.seed}:{n}")
         inbound = _seconds(self.inbound, rng)
         outbound = _seconds(self.outbound, rng)
