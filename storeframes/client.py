@@ -23,6 +23,7 @@ import logging
 import os
 import threading
 import warnings
+import weakref
 from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from concurrent.futures import FIRST_EXCEPTION, Future, ThreadPoolExecutor, wait
 from dataclasses import replace
@@ -245,6 +246,20 @@ def _bucket_leases(cache: Cache) -> Remote | None:
         stacklevel=user_stacklevel(),
     )
     return None
+
+
+_POOL_THREAD = threading.local()
+"""In a client's pool threads, ``client`` refers (weakly) to that client."""
+
+
+def _mark_pool_thread(client: Client) -> None:
+    _POOL_THREAD.client = weakref.ref(client)
+
+
+def _in_pool_of(client: Client) -> bool:
+    """Whether this thread is one of ``client``'s pool threads."""
+    ref = getattr(_POOL_THREAD, "client", None)
+    return ref is not None and ref() is client
 
 
 def _shown(ids: Sequence[str], most: int = 10) -> str:
@@ -621,7 +636,13 @@ class Client(FrameFunctions):
             self._flush()
 
     def map(self, function: Callable[[T], R], items: Sequence[T]) -> Iterator[R]:
-        """``function`` over ``items`` on the client's threads, results in order."""
+        """``function`` over ``items`` on the client's threads, results in order.
+
+        Called from one of those threads (a frame function run by :meth:`map` itself),
+        it runs in the caller's thread: a pool waiting on itself would never finish.
+        """
+        if _in_pool_of(self):
+            return iter([function(item) for item in items])
         return self._executor().map(function, items)
 
     # -- the steps of a call -----------------------------------------------------------
@@ -756,16 +777,20 @@ class Client(FrameFunctions):
         return fetched, {}, found
 
     def _start(self, function: Callable[[T], Group], items: Sequence[T]) -> list[Future[Group]]:
-        """Run ``function`` over ``items`` on the thread pool; a lone item runs in the caller's thread."""
-        if len(items) != 1:
+        """Run ``function`` over ``items`` on the thread pool; a lone item (or any, from one of the pool's
+        own threads) runs in the caller's thread."""
+        if len(items) != 1 and not _in_pool_of(self):
             pool = self._executor()
             return [pool.submit(function, item) for item in items]
-        future: Future[Group] = Future()
-        try:
-            future.set_result(function(items[0]))
-        except Exception as exc:
-            future.set_exception(exc)
-        return [future]
+        futures: list[Future[Group]] = []
+        for item in items:
+            future: Future[Group] = Future()
+            try:
+                future.set_result(function(item))
+            except Exception as exc:
+                future.set_exception(exc)
+            futures.append(future)
+        return futures
 
     def _fetch_one(self, ep: Endpoint, params: dict[str, str]) -> Fetched:
         """Send one request and keep its answer; when a country refuses an app of it, find which by halving.
@@ -860,5 +885,7 @@ class Client(FrameFunctions):
     def _executor(self) -> ThreadPoolExecutor:
         with self._lock:
             if self._pool is None:
-                self._pool = ThreadPoolExecutor(self.max_workers, thread_name_prefix="storeframes")
+                self._pool = ThreadPoolExecutor(
+                    self.max_workers, thread_name_prefix="storeframes", initializer=_mark_pool_thread, initargs=(self,)
+                )
             return self._pool

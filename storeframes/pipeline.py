@@ -157,27 +157,36 @@ class FrameSpec:
         return self.flatten([(r.result, Keys.of(r.params, r.echo, r.fetched_at)) for r in responses])
 
     def build_each(
-        self, responses: Sequence[Response], *, entries: Sequence[str | None] | None = None
+        self,
+        responses: Sequence[Response],
+        *,
+        entries: Sequence[str | None] | None = None,
+        map: Callable[[Callable[[Sequence[Response]], Flat], list[Sequence[Response]]], Iterable[Flat]] | None = None,
     ) -> list[pl.DataFrame]:
-        """Each answer's frame, flattened together in one walk.
+        """Each answer's frame, flattened together in one walk (one walk per share of ``map``'s threads).
 
-        A failure of the flattener that is not a :class:`StoreframesError` already is raised
-        as a :class:`~storeframes.errors.ResponseShapeError` naming this frame function and
-        the answers: their requests and cache entries (``entries``, one per answer, where the
+        With ``map`` (the source's threads), the answers are flattened in up to
+        :data:`FLATTEN_SHARES` shares at once: polars builds the columns of one share while
+        Python walks the next. A failure of the flattener that is not a
+        :class:`StoreframesError` already is raised as a
+        :class:`~storeframes.errors.ResponseShapeError` naming this frame function and the
+        answers: their requests and cache entries (``entries``, one per answer, where the
         responses do not name theirs).
         """
+        shares = _shares(responses, FLATTEN_SHARES if map is not None else 1)
         try:
-            built, counts = self.build(responses)
+            built = list(map(self.build, shares)) if map is not None and len(shares) > 1 else [self.build(responses)]
         except StoreframesError:
             raise
         except Exception as exc:
             ids = list(entries) if entries is not None else [r.entry for r in responses]
             raise _flattening_failed(self, responses, ids, exc) from exc
         frames = []
-        offset = 0
-        for count in counts:
-            frames.append(built.slice(offset, count))
-            offset += count
+        for frame, counts in built:
+            offset = 0
+            for count in counts:
+                frames.append(frame.slice(offset, count))
+                offset += count
         return frames
 
     def speak(self, exc: InvalidParameterError) -> InvalidParameterError:
@@ -189,6 +198,29 @@ class FrameSpec:
         if exc.parameter not in back and allowed == exc.allowed:
             return exc
         return InvalidParameterError(back.get(exc.parameter, exc.parameter), exc.value, allowed, endpoint=self.name)
+
+
+FLATTEN_SHARES = 2
+"""The most shares a batch of answers is flattened in at once, on the source's threads."""
+_SHARE_BYTES = 1 << 20  # a share worth its thread: about a megabyte of answers
+
+
+def _shares(responses: Sequence[Response], most: int) -> list[Sequence[Response]]:
+    """``responses`` in up to ``most`` runs, in order, of about equal size (by their bodies' bytes, where known)."""
+    sizes = [len(r.body) if r.body is not None else _SHARE_BYTES for r in responses]
+    total = sum(sizes)
+    most = min(most, len(responses), max(1, total // _SHARE_BYTES))
+    if most <= 1:
+        return [responses]
+    out: list[Sequence[Response]] = []
+    start, run = 0, 0
+    for i, size in enumerate(sizes):
+        run += size
+        if len(out) < most - 1 and run >= total * (len(out) + 1) / most:
+            out.append(responses[start : i + 1])
+            start = i + 1
+    out.append(responses[start:])
+    return [share for share in out if share]
 
 
 def _flattening_failed(
@@ -383,6 +415,7 @@ class FrameMaker:
             built = spec.build_each(
                 [response for _, response in todo],
                 entries=[parts[i].entry for i, _ in todo],
+                map=self.source.map,
             )
             for (i, _), frame in zip(todo, built, strict=True):
                 frames[i] = frame

@@ -456,3 +456,17 @@ def test_a_rate_slot_is_held_as_long_as_an_attempt_can_last(options, hold):
     """A slot whose holder outlives its hold counts as done: the hold must cover the whole attempt."""
     with sf.Client("k", base_url="https://api.example.com/api/public/store", cache_dir=False, **options) as client:
         assert client.limiter.hold == hold
+
+
+@pytest.mark.timeout(60)
+def test_frame_functions_run_by_client_map_finish_and_match_the_direct_call():
+    """A frame call inside the client's own pool runs its requests and flattening in that thread,
+    rather than waiting on a pool whose every thread is busy waiting."""
+    apps = [a for a in WORLD.app_ids("ios")[:24]]
+    groups = [apps[i : i + 6] for i in range(0, 24, 6)]  # 2 requests each, more calls than threads
+    with sf.sandbox.client(today=SANDBOX_TODAY, max_workers=2, cache_dir=False, progress=False) as client:
+        mapped = list(client.map(lambda group: client.metadata_frame(group), groups))
+        direct = [client.metadata_frame(group) for group in groups]
+    assert [f.height for f in mapped] == [6, 6, 6, 6]
+    for got, want in zip(mapped, direct, strict=True):
+        assert got.select("app_id", "title").equals(want.select("app_id", "title"))
