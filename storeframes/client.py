@@ -154,19 +154,37 @@ def _refresh_mode(refresh: Any) -> Refresh:
     return refresh
 
 
-def _switches(max_workers: Any, offline: Any, progress: Any) -> tuple[int, bool, bool | None]:
+MOST_DEFAULT_WORKERS = 64
+"""The most threads a client sends with by default, whatever its rate limit."""
+
+
+def default_workers(limit: int) -> int:
+    """Threads enough to send a whole window at once: the rate limit (at least 8, at most 64).
+
+    With fewer, the requests of a window leave in several round trips, and the spread
+    carries into every later window (8 threads at 60 requests per 10 s and a third of a
+    second's latency reach about 77 % of what the limit allows; 60 threads 96 %).
+    """
+    return min(max(8, limit), MOST_DEFAULT_WORKERS)
+
+
+def _switches(max_workers: Any, offline: Any, progress: Any, limit: int) -> tuple[int, bool, bool | None]:
     """The checked ``max_workers``, ``offline`` and ``progress`` options, environment defaults applied."""
     if max_workers is not None and (
         not isinstance(max_workers, int) or isinstance(max_workers, bool) or max_workers < 1
     ):
-        raise ConfigurationError(f"max_workers must be a whole number >= 1 (or None for 8), got {max_workers!r}")
+        raise ConfigurationError(
+            f"max_workers must be a whole number >= 1 (or None for the rate limit's requests, "
+            f"{default_workers(limit)}), got {max_workers!r}"
+        )
     if offline is not None and not isinstance(offline, bool):
         raise ConfigurationError(f"offline must be True, False or None (${ENV_OFFLINE}), got {offline!r}")
     if progress is None and _env_flag(ENV_PROGRESS) is False:
         progress = False
     if progress is not None and not isinstance(progress, bool):
         raise ConfigurationError(f"progress must be True, False or None (when many requests), got {progress!r}")
-    return max_workers or 8, _env_flag(ENV_OFFLINE) is True if offline is None else offline, progress
+    workers = max_workers or default_workers(limit)
+    return workers, _env_flag(ENV_OFFLINE) is True if offline is None else offline, progress
 
 
 def _progress_bar(name: str, futures: Sequence[Future[Any]], spent: Callable[[], int]) -> Any:
@@ -324,7 +342,8 @@ class Client(FrameFunctions):
             (``redis://``, ``rediss://``, ``unix://``; ``pip install "storeframes[redis]"``)
             for several machines, or a :class:`~storeframes.Coordinator`. Defaults to
             ``$STOREFRAMES_COORDINATOR``.
-        max_workers: threads sending the requests of one call (default 8).
+        max_workers: threads sending the requests of one call; by default the rate limit's
+            requests (at least 8, at most 64), so a whole window leaves at once.
         http_client: an ``httpx.Client`` to send with (its transport, proxies and
             timeouts are kept, its ``follow_redirects`` is not); the client adds the
             token per request.
@@ -414,6 +433,7 @@ class Client(FrameFunctions):
         url = base_url if base_url is not None else os.environ.get(ENV_BASE_URL) or None
         self.coordinator = _coordinator(coordinator)
         self.limiter = _limiter(rate_limit, key, url, self.coordinator, _hold(timeout, http_client, deadline))
+        self.max_workers, self.offline, self.progress = _switches(max_workers, offline, progress, self.limiter.limit)
         self.wire = Wire(
             key,
             url,
@@ -425,8 +445,8 @@ class Client(FrameFunctions):
             deadline=deadline,
             max_body_bytes=max_body_bytes,
             clock=self._now,
+            connections=self.max_workers,
         )
-        self.max_workers, self.offline, self.progress = _switches(max_workers, offline, progress)
         self.endpoints = _endpoints(cost_model, freshness)
         self.refresh = _refresh_mode(refresh)
         self._lock = threading.Lock()

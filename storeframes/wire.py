@@ -482,6 +482,9 @@ class Wire:
             arrive (:data:`DEFAULT_MAX_BODY_BYTES`); a larger one is a
             :class:`~storeframes.ResponseTooLargeError`, not retried.
         clock: returns the current UTC datetime (a response's ``fetched_at``).
+        connections: connections kept open between requests when no ``http_client`` is
+            given (at least httpx's 20): as many as the threads sending, so each window
+            reuses them instead of opening (and, on https, shaking hands) again.
     """
 
     def __init__(
@@ -497,6 +500,7 @@ class Wire:
         deadline: float | None = DEFAULT_DEADLINE,
         max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
         clock: Callable[[], datetime],
+        connections: int = 20,
     ):
         self._secret = Secret(clean_token(api_key))
         self._auth = _token_auth()(self._secret)
@@ -531,7 +535,12 @@ class Wire:
         self.deadline = None if deadline is None else float(deadline)
         self.max_body_bytes = max_body_bytes
         self.owns_http = http_client is None
-        self.http = http_client or httpx.Client(timeout=timeout, follow_redirects=False)
+        kept = max(20, connections)
+        self.http = http_client or httpx.Client(
+            timeout=timeout,
+            follow_redirects=False,
+            limits=httpx.Limits(max_connections=max(100, kept), max_keepalive_connections=kept),
+        )
         self._timeout: Any = httpx.USE_CLIENT_DEFAULT  # the client's own, unless the deadline is shorter
         if self.deadline is not None and _within(self.http.timeout, self.deadline) != self.http.timeout:
             self._timeout = _within(self.http.timeout, self.deadline)

@@ -470,3 +470,17 @@ def test_frame_functions_run_by_client_map_finish_and_match_the_direct_call():
     assert [f.height for f in mapped] == [6, 6, 6, 6]
     for got, want in zip(mapped, direct, strict=True):
         assert got.select("app_id", "title").equals(want.select("app_id", "title"))
+
+
+@pytest.mark.parametrize(
+    ("rate_limit", "workers"), [((60, 10.0), 60), ((30, 3.0), 30), ((5, 1.0), 8), ((1000, 1.0), 64)]
+)
+def test_a_whole_window_leaves_at_once_by_default(rate_limit, workers):
+    """As many threads as the window admits (8 to 64), and as many connections kept for them to reuse."""
+    with sf.Client(
+        "k", base_url="https://api.example.com/api/public/store", rate_limit=rate_limit, cache_dir=False
+    ) as client:
+        assert client.max_workers == workers
+        assert client.wire.http._transport._pool._max_keepalive_connections == max(20, workers)
+    with sf.Client("k", base_url="https://api.example.com/api/public/store", max_workers=3, cache_dir=False) as client:
+        assert client.max_workers == 3
