@@ -125,7 +125,8 @@ _ZST = ".json.zst"  # an answer of format 2: a zstd frame of a header line and t
 _GZ = ".json.gz"  # an answer of format 1: gzip JSON of the entry's fields and the result
 _ANSWERS = (_ZST, _GZ)
 _ZSTD_LEVEL = 3  # zstd's default: 23.6 MB of history JSON in 25 ms to 1.6 MB (level 1: 22 ms, the same size)
-_MOST_ANSWER_BYTES = 1 << 32  # a zstd frame saying it holds more is read as a stream, never allocated at once
+_MOST_RATIO = 64  # a zstd frame saying it holds more than this many times its size (or 1 MB) is read as a
+# stream, as its content comes, never allocated at once on its word
 
 _INDEX_COLUMNS = pl.Schema(
     {
@@ -443,7 +444,7 @@ def _unzstd(data: bytes, *, most: int | None = None) -> bytes:
     import pyarrow as pa
 
     size = _zstd_size(data)
-    if most is None and size is not None and size <= _MOST_ANSWER_BYTES:
+    if most is None and size is not None and size <= max(_MOST_RATIO * len(data), 1 << 20):
         return pa.Codec("zstd").decompress(data, decompressed_size=size, asbytes=True)
     with pa.CompressedInputStream(pa.BufferReader(data), "zstd") as stream:
         return bytes(stream.read(most) if most is not None else stream.read())

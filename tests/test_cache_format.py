@@ -150,7 +150,7 @@ def test_an_answer_made_by_the_client_is_kept_as_its_result_losslessly():
         assert head["body"] == "result"
 
 
-@pytest.mark.parametrize("damage", ["truncated", "bytes changed", "not zstd", "empty"])
+@pytest.mark.parametrize("damage", ["truncated", "bytes changed", "size overstated", "not zstd", "empty"])
 def test_a_damaged_answer_is_set_aside_and_fetched_again(tmp_path, damage):
     with sandbox(tmp_path) as client:
         first = client.get("metadata", apps=IOS[:2])
@@ -161,6 +161,13 @@ def test_a_damaged_answer_is_set_aside_and_fetched_again(tmp_path, damage):
     elif damage == "bytes changed":  # a frame that may still decompress: the CRC-32 tells
         middle = len(data) // 2
         data = data[:middle] + bytes(b ^ 0x55 for b in data[middle : middle + 8]) + data[middle + 8 :]
+    elif damage == "size overstated":  # the frame's header claims far more than it holds: never allocated
+        descriptor = data[4]
+        single = (descriptor >> 5) & 1
+        at = 5 + (0 if single else 1) + (0, 1, 2, 4)[descriptor & 3]
+        width = (1 if single else 0, 2, 4, 8)[descriptor >> 6]
+        assert width >= 2
+        data = data[:at] + b"\xff" * width + data[at + width :]
     elif damage == "not zstd":
         data = b"{}\n{}"
     else:
