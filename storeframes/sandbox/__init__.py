@@ -13,7 +13,7 @@ costs, faults) in :mod:`storeframes.sandbox.service`.
 
 from ._client import SANDBOX_BASE_URL, SandboxClient, client
 from .server import SandboxServer
-from .service import API_PREFIX, SANDBOX_KEY, Arrival, Dialect, Faults, Reply, SandboxService
+from .service import API_PREFIX, SANDBOX_KEY, Arrival, Dialect, Faults, Latency, Reply, SandboxService
 from .transport import SandboxTransport
 from .world import World
 
@@ -24,6 +24,7 @@ __all__ = [
     "Arrival",
     "Dialect",
     "Faults",
+    "Latency",
     "Reply",
     "SandboxClient",
     "SandboxServer",

@@ -158,11 +158,10 @@ def fetch_ratio(
 ) -> dict:
     """Requests per second through a sandbox server in its own process, as a share of what the limit allows.
 
-    ``workers`` is the client's ``max_workers`` (None: the limit, so the first ``limit``
-    requests can go at once); ``coordinator`` is ``machine``, ``process`` or a Redis URL.
+    ``workers`` is the client's ``max_workers`` (None: the client's default, the limit's
+    requests, so the first ``limit`` requests can go at once); ``coordinator`` is ``machine``, ``process`` or a Redis URL.
     With ``trace``, the figure also holds where each request's time went.
     """
-    workers = workers or limit
     keywords = [f"keyword {i}" for i in range(requests)]
     with (
         tempfile.TemporaryDirectory(prefix="storeframes-bench-state-") as state,
@@ -181,6 +180,7 @@ def fetch_ratio(
                 cache_dir=False,
                 progress=False,
             ) as client:
+                workers = client.max_workers  # None: the client's default, the limit's requests (8 to 64)
                 if coordinator == "process":
                     client.limiter = client.wire.limiter = _process_limiter(limit, window, client.limiter.hold)
                 traced = _Traced(client.wire.limiter)
