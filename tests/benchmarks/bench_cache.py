@@ -213,7 +213,8 @@ def folder_bytes(folder: Path) -> tuple[int, int]:
 
 
 def index_growth(world: World, root: Path, sizes: Sequence[int], *, profile: bool) -> list[Figure]:
-    """Fill one folder with one-app metadata answers up to each size; time a fresh client's first lookup."""
+    """Fill one folder with metadata calls of one app up to each size (the client sends them in requests of
+    up to 5 apps: ``entries`` counts the answers kept); time a fresh client's first lookup."""
     folder = root / "growth"
     apps = us_apps(world)
     keys = ((language, app) for language in languages() for app in apps)
@@ -242,7 +243,7 @@ def index_growth(world: World, root: Path, sizes: Sequence[int], *, profile: boo
                 client.plan("metadata", **probe)
                 again.append(time.perf_counter() - started)
             entries = len(client.cache.entries("metadata"))
-        assert plan.cached and entries == size, (plan, entries, size)
+        assert plan.cached and 0 < entries <= size, (plan, entries, size)
         if profiler:
             out = io.StringIO()
             pstats.Stats(profiler, stream=out).sort_stats("cumulative").print_stats(18)
@@ -513,7 +514,9 @@ def print_tables(figures: Sequence[Figure], works: Sequence[Workload]) -> None:
         f"{value['incremental.credits']} credits, {value['incremental.credits_saved']} saved"
     )
 
-    print("\nindex load as the cache grows (metadata, one app per entry; fresh client's first lookup)")
+    print(
+        "\nindex load as the cache grows (metadata calls of one app, sent 5 apps a request; fresh client's first lookup)"
+    )
     print(
         f"{'entries':>8} {'fill s':>8} {'first ms':>9} {'ms/1000':>8} {'loaded ms':>10} {'folder MB':>10} {'B/entry':>8} {'alloc B/entry':>14}"
     )
