@@ -204,27 +204,31 @@ def _arrow_schema(columns: tuple[tuple[str, pl.DataType], ...]) -> pa.Schema:
     return pl.DataFrame(schema=dict(columns)).to_arrow().schema
 
 
-def _parquet_bytes(frame: pl.DataFrame, meta: Mapping[str, str], *, statistics: bool = True) -> bytes:
+def _parquet_bytes(
+    frame: pl.DataFrame, meta: Mapping[str, str], *, statistics: bool = True, arrow: bool = True
+) -> bytes:
     """``frame`` as the bytes of a Parquet file (zstd) with the key-value metadata ``meta``.
 
     Written by polars straight from the frame: on the 1.8 M-row history frame, 0.14 s and
     1.9 MB, where ``to_arrow()`` + ``pq.write_table`` took 0.31 s and 2.6 MB (snappy), and
     polars reads it back in 0.02 s. ``statistics=False`` leaves out column statistics (min
-    and max of every text column cost a fifth of the write).
+    and max of every text column cost a fifth of the write). The metadata is the file's, and
+    also the Arrow schema's (where pyarrow's ``read_table`` looks for it), unless ``arrow`` is
+    False (which spares importing pyarrow).
     """
     buffer = io.BytesIO()
     if _polars_writes("metadata"):
         options: dict[str, Any] = {"compression": "zstd", "statistics": statistics, "metadata": dict(meta)}
-        if _polars_writes("arrow_schema"):  # the metadata in the Arrow schema too, where pyarrow looks for it
+        if arrow and _polars_writes("arrow_schema"):  # the metadata in the Arrow schema too, where pyarrow looks
             with contextlib.suppress(TypeError, ValueError, pl.exceptions.PolarsError):  # a column Arrow cannot name
                 options["arrow_schema"] = _arrow_schema(tuple(frame.schema.items())).with_metadata(dict(meta))
         frame.write_parquet(buffer, **options)
     else:  # pragma: no cover - polars before 1.30
         import pyarrow.parquet as pq
 
-        arrow = frame.to_arrow()
+        table = frame.to_arrow()
         pq.write_table(
-            arrow.replace_schema_metadata(dict(meta)), buffer, compression="zstd", write_statistics=statistics
+            table.replace_schema_metadata(dict(meta)), buffer, compression="zstd", write_statistics=statistics
         )
     return buffer.getvalue()
 
@@ -1849,8 +1853,8 @@ class Cache:
             return True
         meta = {"storeframes.version": __version__, "storeframes.format": str(_TABLE_FORMAT)}
         try:
-            if isinstance(rows, pl.DataFrame):  # by polars: no pyarrow to import for a call's few rows
-                data = _parquet_bytes(rows, meta)
+            if isinstance(rows, pl.DataFrame):  # by polars: no pyarrow to import for a call's few rows (the
+                data = _parquet_bytes(rows, meta, arrow=False)  # ledger's readers take the file's metadata)
             else:
                 import pyarrow.parquet as pq
 
