@@ -1,7 +1,7 @@
 """Find API tokens in files the suite wrote: cassettes, cache folders, demo output.
 
-A file is read the way a user would read it back: gzip is unpacked, Parquet is decoded
-(every text column and the key-value metadata, since compressed pages hide plain bytes),
+A file is read the way a user would read it back: gzip and zstd are unpacked, Parquet is
+decoded (every text column and the key-value metadata, since compressed pages hide plain bytes),
 and everything else is scanned as bytes. Python files are skipped (tests write helper
 scripts that name the sandbox key on purpose).
 """
@@ -51,12 +51,19 @@ def _texts(path: Path) -> Iterable[bytes]:
     if path.name.endswith(".gz"):
         with contextlib.suppress(OSError, EOFError):
             yield gzip.decompress(data)
+    if path.name.endswith(".zst"):
+        with (
+            contextlib.suppress(OSError, pa.ArrowException),
+            pa.CompressedInputStream(pa.BufferReader(data), "zstd") as stream,
+        ):
+            yield bytes(stream.read())
     if path.suffix == ".parquet":
         try:
             table = pq.read_table(path)
+            footer = pq.read_metadata(path).metadata or {}
         except (OSError, pa.ArrowException):
             return
-        meta = table.schema.metadata or {}
+        meta = {**(table.schema.metadata or {}), **footer}
         yield b"\n".join(k + b"=" + v for k, v in meta.items())
         for column in table.columns:
             if pa.types.is_string(column.type) or pa.types.is_large_string(column.type):

@@ -605,7 +605,7 @@ CASES = [
         "client option",
         lambda c: c.build(api_key="k", base_url=c.server.base_url, max_workers=0),
         CFG,
-        r"max_workers must be a whole number >= 1 \(or None for 8\), got 0",
+        r"max_workers must be a whole number >= 1 \(or None for the rate limit's requests, 60\), got 0",
     ),
     Case(
         "tries-as-text",

@@ -245,7 +245,7 @@ def test_an_unknown_token_fails_the_frame_and_writes_nothing(tmp_path):
         pytest.raises(sf.AuthenticationError, match="UnknownTokenError"),
     ):
         client.metadata_frame(IOS[:2])
-    assert not list(tmp_path.rglob("*.json.gz"))  # no answer was kept
+    assert not list(tmp_path.rglob("*.json.*"))  # no answer was kept
 
 
 def test_out_of_credits_and_estimates_not_in_plan(tmp_path):

@@ -92,7 +92,7 @@ def test_a_broken_frame_file_is_set_aside_and_rebuilt(client):
 
 def test_a_lost_raw_answer_is_fetched_again(client):
     client.metadata_frame(IOS[:2])
-    for answer in (client.cache.path / "answers").rglob("*.json.gz"):
+    for answer in (client.cache.path / "answers").rglob("*.json.*"):
         answer.unlink()
     versions = client.versions_frame(IOS[:2])  # no versions frame kept, no raw answer: fetch again
     assert versions["app_id"].unique().sort().to_list() == sorted(IOS[:2])

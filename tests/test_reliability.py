@@ -8,7 +8,6 @@ scenario adds a row to the reliability summary printed at the end of the run.
 
 from __future__ import annotations
 
-import gzip
 import json
 import multiprocessing
 import time
@@ -22,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import polars as pl
+import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from polars.testing import assert_frame_equal
@@ -107,8 +107,12 @@ def _assert_folder_sound(folder: Path) -> None:
     assert parquet
     for path in parquet:
         pq.read_table(path)
-    for path in folder.glob("answers/*/*.json.gz"):
-        assert json.loads(gzip.decompress(path.read_bytes()))["status"] == 200
+    answers = list(folder.glob("answers/*/*.json.zst"))
+    assert answers
+    for path in answers:
+        with pa.CompressedInputStream(pa.BufferReader(path.read_bytes()), "zstd") as stream:
+            head, _, body = bytes(stream.read()).partition(b"\n")
+        assert json.loads(head)["status"] == 200 and json.loads(body)
 
 
 @contextmanager

@@ -405,7 +405,7 @@ def cache(quick: bool) -> list[Row]:
                 "cache",
                 f"disk footprint, {w.name}",
                 f"per cached answer ({context[a]['cells_per_entry']} cells)",
-                f"{value[a]:,} B of json.gz + {value[f'footprint.{w.name}.index_bytes_per_entry']:,} B of index",
+                f"{value[a]:,} B of json.zst + {value[f'footprint.{w.name}.index_bytes_per_entry']:,} B of index",
                 of(f"footprint.{w.name}."),
             )
         )
