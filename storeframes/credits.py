@@ -45,16 +45,13 @@ import threading
 import weakref
 from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
 import polars as pl
 
 from .answers import Attempt
 from .errors import BudgetExceededError, ConfigurationError
 from .ledger import LEDGER_SCHEMA, SERVICE, ledger_table
-
-if TYPE_CHECKING:
-    import pyarrow as pa
 
 __all__ = ["Credits", "Reservation"]
 
@@ -72,7 +69,7 @@ Watcher = Callable[[Mapping[str, Any]], None]
 class LedgerSink(Protocol):
     """Where ledger rows are kept (the cache): named files of rows."""
 
-    def write_ledger(self, name: str, rows: pa.Table) -> bool:
+    def write_ledger(self, name: str, rows: pl.DataFrame) -> bool:
         """Keep ``rows`` as the file ``name`` (replacing it); False, with a warning, when it cannot."""
         ...
 

@@ -83,11 +83,9 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-def ledger_table(rows: Sequence[Mapping[str, Any]]) -> pa.Table:
-    """Ledger rows (dicts of :data:`LEDGER_SCHEMA`'s columns) as an Arrow table, as they are written."""
-    import pyarrow as pa
-
-    return pa.Table.from_pylist(list(rows), schema=ledger_arrow())
+def ledger_table(rows: Sequence[Mapping[str, Any]]) -> pl.DataFrame:
+    """Ledger rows (dicts of :data:`LEDGER_SCHEMA`'s columns) as a frame, as they are written."""
+    return pl.DataFrame({name: [row.get(name) for row in rows] for name in LEDGER_SCHEMA.names()}, schema=LEDGER_SCHEMA)
 
 
 SPEND_SCHEMA = pl.Schema(
