@@ -80,6 +80,8 @@ import threading
 import warnings
 import zlib
 from collections.abc import Callable, Collection, Iterable, Mapping
+from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import wait as wait_for
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
@@ -654,6 +656,10 @@ class Cache:
     >>> scratch = Cache(MemoryStore())        # doctest: +SKIP
     """
 
+    WRITE_BEHIND_ROWS = 100_000
+    """A frame of at least this many rows is written after the call that built it returns (see
+    :meth:`write_frame`); smaller ones are written before."""
+
     def __init__(
         self, path_or_store: str | os.PathLike[str] | Store, *, storage_options: Mapping[str, str] | None = None
     ):
@@ -682,6 +688,9 @@ class Cache:
         self._newer: set[str] = set()  # entries of a newer format: left alone
         self._newer_files: set[str] = set()  # index files of a newer format: never merged nor removed
         self._gz: set[str] = set()  # entries whose answer is of format 1 (``.json.gz``)
+        self._writer: ThreadPoolExecutor | None = None  # writes large frames behind the calls
+        self._writing: dict[tuple[str, str], tuple[str, pl.DataFrame, Future[None]]] = {}  # (entry, table) ->
+        # (flattener, frame, its write): frames not yet in their file, served from memory meanwhile
 
     @property
     def location(self) -> str:
@@ -1309,7 +1318,7 @@ class Cache:
         the raw answer, at no cost, and its own file is written over; a compacted file
         whose columns are off is set aside (with a warning).
         """
-        found: dict[str, pl.DataFrame] = {}
+        found: dict[str, pl.DataFrame] = self._written_later(entries, table, version, schema)
         for attempt in range(2):
             rest = [e for e in entries if e.id not in found]
             if not rest:
@@ -1548,6 +1557,7 @@ class Cache:
         ``schema``, has other columns) are left out. Reads the footers of compacted files
         once, and of each entry's own file.
         """
+        self.flush()  # the frames still being written first
         located: dict[str, str] = {}
         for relist in (False, True):
             parts = self._frame_parts(table, relist=relist)
@@ -1576,14 +1586,63 @@ class Cache:
                 break
         return located
 
-    def write_frame(self, entry: Entry, table: str, version: str, frame: pl.DataFrame) -> None:
+    def write_frame(self, entry: Entry, table: str, version: str, frame: pl.DataFrame, *, later: bool = False) -> None:
         """Keep ``frame`` as the table ``table`` of ``entry``, written by the flattener ``version``.
 
         The file holds the frame's columns and an ``entry`` column naming the answer its
         rows come from, so the files of a table are one dataset with compacted ones. It is
         written by polars, zstd, without column statistics (a file holds one answer; the
         compacted files, which hold many, have them).
+
+        With ``later``, a frame of at least :attr:`WRITE_BEHIND_ROWS` rows is written on
+        the cache's writer thread and this returns at once: a year of search history spends
+        no time encoding Parquet before the user has the frame. Until its file is there,
+        :meth:`read_frames` serves it from memory; :meth:`flush` waits for it (a client
+        does when it is closed), and so does the interpreter at exit. Nothing paid for
+        waits: the raw answer is kept before, and a frame whose write never happened (a
+        killed process) is built from it again, at no cost.
         """
+        if later and frame.height >= self.WRITE_BEHIND_ROWS:
+            key = (entry.id, table)
+            with self._lock:
+                if self._writer is None:
+                    self._writer = ThreadPoolExecutor(1, thread_name_prefix="storeframes-cache-writer")
+                future = self._writer.submit(self._write_frame, entry, table, version, frame)
+                self._writing[key] = (version, frame, future)
+            future.add_done_callback(lambda done: self._written(key, done))
+            return
+        self._write_frame(entry, table, version, frame)
+
+    def _written(self, key: tuple[str, str], done: Future[None]) -> None:
+        with self._lock:
+            held = self._writing.get(key)
+            if held is not None and held[2] is done:
+                del self._writing[key]
+
+    def flush(self, timeout: float | None = None) -> bool:
+        """Wait until every frame :meth:`write_frame` writes behind is in its file; False if ``timeout`` passed first."""
+        with self._lock:
+            futures = [future for _, _, future in self._writing.values()]
+        if not futures:
+            return True
+        _, not_done = wait_for(futures, timeout=timeout)
+        return not not_done
+
+    def _written_later(
+        self, entries: Collection[Entry], table: str, version: str, schema: pl.Schema | None
+    ) -> dict[str, pl.DataFrame]:
+        """The frames of ``entries`` still on their way to their files, by entry id."""
+        if not self._writing:
+            return {}
+        with self._lock:
+            held = [(e.id, self._writing.get((e.id, table))) for e in entries]
+        return {
+            entry_id: item[1]
+            for entry_id, item in held
+            if item is not None and item[0] == version and (schema is None or item[1].schema == schema)
+        }
+
+    def _write_frame(self, entry: Entry, table: str, version: str, frame: pl.DataFrame) -> None:
         meta = _provenance(entry, _TABLE_FORMAT, table=table, flattener=version, entry_id=entry.id)
         try:
             data = _parquet_bytes(frame.with_columns(pl.lit(entry.id, pl.String).alias(_ENTRY)), meta, statistics=False)
@@ -1613,6 +1672,7 @@ class Cache:
         either state (an answer held by two files counts once); files written meanwhile
         are left for the next compaction. Two compactions at once waste work, never data.
         """
+        self.flush()  # the frames still being written first
         done = {"index_files_merged": 0, "frame_files_merged": 0, "frames_dropped": 0, "files_written": 0}
         if not self.is_cache(mark=True):
             return done  # nothing of a cache to merge: a store that is not one is never touched
@@ -1961,6 +2021,7 @@ class Cache:
         :meth:`compact` would merge, and the answers replaced in every cell by newer ones
         (``superseded``) whose frames it would drop.
         """
+        self.flush()  # the frames still being written first
         usage = self.storage.usage()
         entries = self.entries()
         files = {"answers": 0, "index": 0, "frames": 0, "ledger": 0, "compacted": 0, "small": 0}
@@ -2027,6 +2088,7 @@ class Cache:
         >>> cache.clear(older_than=timedelta(days=30))  # doctest: +SKIP
         12
         """
+        self.flush()  # the frames still being written first
         if (endpoint is not None and endpoint not in ENDPOINTS) or not self.is_cache(mark=True):
             return 0
         now = datetime.now(UTC)

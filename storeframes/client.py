@@ -475,8 +475,10 @@ class Client(FrameFunctions):
     def close(self) -> None:
         """Close the thread pool and the HTTP connections this client opened, and tidy the ledger.
 
-        The session's ledger rows, kept in the cache one small file per request, are
-        merged into a few files (see :mod:`storeframes.credits`). A closed client sends
+        Waits for the large frames the cache writes behind the calls
+        (:meth:`~storeframes.cache.Cache.write_frame`). The session's ledger rows, kept in
+        the cache one small file per request, are merged into a few files (see
+        :mod:`storeframes.credits`). A closed client sends
         nothing more: a call that would is a :class:`~storeframes.ConfigurationError`
         ("this client is closed"); closing twice is harmless.
         """
@@ -484,6 +486,7 @@ class Client(FrameFunctions):
             self._pool.shutdown(wait=True)
             self._pool = None
         if self.cache is not None:
+            self.cache.flush()  # the large frames written behind the calls
             self.credits.sink = self.cache
             self.credits.close()
         self.wire.close()

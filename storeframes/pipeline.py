@@ -421,7 +421,7 @@ class FrameMaker:
                 frames[i] = frame
                 entry = entries[i]
                 if entry is not None and cache is not None:
-                    cache.write_frame(entry, spec.table.name, spec.version, frame)
+                    cache.write_frame(entry, spec.table.name, spec.version, frame, later=True)
         return [frame if frame is not None else spec.table.empty() for frame in frames]
 
 
