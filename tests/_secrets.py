@@ -46,7 +46,10 @@ def secrets() -> list[str]:
 
 
 def _texts(path: Path) -> Iterable[bytes]:
-    data = path.read_bytes()
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:  # gone since the folder was listed (a database's -shm file when it closed)
+        return
     yield data
     if path.name.endswith(".gz"):
         with contextlib.suppress(OSError, EOFError):
