@@ -66,7 +66,7 @@ from storeframes.sandbox import SANDBOX_KEY, SandboxService, SandboxTransport, W
 TODAY = date(2026, 11, 20)  # the sandbox's fixed "today"; history ends the day before (bench_search.END)
 BASE_URL = "https://service.invalid/api/public/store"
 LIFTED = (1_000_000, 1.0)
-FULL = {"keywords": 10, "days": 365, "apps": 1000, "changes_apps": 500, "changes_days": 90, "repeat": 3}
+FULL = {"keywords": 10, "days": 365, "apps": 1000, "changes_apps": 500, "changes_days": 90, "repeat": 5}
 QUICK = {"keywords": 3, "days": 30, "apps": 100, "changes_apps": 50, "changes_days": 30, "repeat": 1}
 
 
