@@ -36,6 +36,7 @@ import argparse
 import cProfile
 import io
 import json
+import multiprocessing
 import os
 import platform
 import pstats
@@ -145,7 +146,8 @@ def fill(folder: Path, size: int, models: list[Response], workers: int) -> float
     """Fill ``folder`` with ``size`` answers on ``workers`` processes; the seconds it took."""
     started = time.perf_counter()
     chunks = [(n, min(n + CHUNK, size)) for n in range(0, size, CHUNK)]
-    with ProcessPoolExecutor(max_workers=workers) as pool:
+    # spawned, not forked: polars' runtime does not survive a fork of a process that used it (run.py's groups do)
+    with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn")) as pool:
         done = sum(pool.map(fill_chunk, *zip(*[(str(folder), models, a, b) for a, b in chunks], strict=True)))
     assert done == size
     return time.perf_counter() - started
