@@ -36,6 +36,20 @@ def sandbox(folder: Path, **options) -> sf.Client:
     return sf.sandbox.client(today=SANDBOX_TODAY, cache_dir=folder, backoff=(0.001, 0.01), **options)
 
 
+def run_child(script: str, folder: Path) -> subprocess.CompletedProcess[str]:
+    """``script`` in a child process, given the sandbox's today, the cache folder and the apps."""
+    args = {"today": SANDBOX_TODAY.isoformat(), "folder": str(folder), "apps": APPS}
+    return subprocess.run(
+        [sys.executable, "-c", script, json.dumps(args)],
+        cwd=ROOT,
+        env=child_env(),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+
 @pytest.fixture
 def every_frame_behind(monkeypatch):
     """Every frame is large enough to be written behind the call."""
@@ -133,16 +147,7 @@ print("returned", flush=True)
 
 def test_the_frame_is_written_when_the_process_exits_without_closing(tmp_path):
     folder = tmp_path / "cache"
-    args = {"today": SANDBOX_TODAY.isoformat(), "folder": str(folder), "apps": APPS}
-    done = subprocess.run(
-        [sys.executable, "-c", _EXITS, json.dumps(args)],
-        cwd=ROOT,
-        env=child_env(),
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    done = run_child(_EXITS, folder)
     assert done.returncode == 0, done.stderr
     assert "returned" in done.stdout
     assert len(frame_files(folder)) == 1
@@ -169,16 +174,7 @@ print("finished", flush=True)
 
 def test_a_process_killed_before_its_frame_is_written_loses_no_credit(tmp_path):
     folder = tmp_path / "cache"
-    args = {"today": SANDBOX_TODAY.isoformat(), "folder": str(folder), "apps": APPS}
-    done = subprocess.run(
-        [sys.executable, "-c", _KILLED, json.dumps(args)],
-        cwd=ROOT,
-        env=child_env(),
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    done = run_child(_KILLED, folder)
     assert done.returncode == -signal.SIGKILL and "finished" not in done.stdout, done.stderr
     assert frame_files(folder) == []
     with sandbox(folder, offline=True) as client:  # the kept answer builds the frame again, offline
