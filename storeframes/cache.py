@@ -1618,6 +1618,9 @@ class Cache:
             held = self._writing.get(key)
             if held is not None and held[2] is done:
                 del self._writing[key]
+            if not self._writing and self._writer is not None:  # idle: its thread ends (a later write starts one)
+                self._writer.shutdown(wait=False)
+                self._writer = None
 
     def flush(self, timeout: float | None = None) -> bool:
         """Wait until every frame :meth:`write_frame` writes behind is in its file; False if ``timeout`` passed first."""

@@ -14,6 +14,7 @@ import signal
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -183,3 +184,19 @@ def test_a_process_killed_before_its_frame_is_written_loses_no_credit(tmp_path):
         assert client.sandbox_service.arrivals == []
     assert len(frame_files(folder)) == 1
     assert not [p for p in (folder / "frames").rglob("*") if p.is_file() and os.path.getsize(p) == 0]
+
+
+def test_no_writer_thread_is_left_once_the_frames_are_written(tmp_path, every_frame_behind):
+    """A process opening many clients does not collect an idle thread per cache."""
+    before = {t.ident for t in threading.enumerate()}
+    for n in range(3):
+        with sandbox(tmp_path / f"cache{n}") as client:
+            client.versions_frame(APPS)
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        writers = [t for t in threading.enumerate() if t.ident not in before and "cache-writer" in t.name]
+        if not writers:
+            break
+        time.sleep(0.05)
+    assert writers == []
+    assert all(len(frame_files(tmp_path / f"cache{n}")) == 1 for n in range(3))
