@@ -27,6 +27,7 @@ import polars as pl
 try:
     import matplotlib.dates as mdates
     from matplotlib.axes import Axes
+    from matplotlib.colors import is_color_like, to_hex
     from matplotlib.figure import Figure
     from matplotlib.lines import Line2D
     from matplotlib.patches import Patch
@@ -175,6 +176,7 @@ def rank_chart(
     start: str | date | None = None,
     end: str | date | None = None,
     targets: str | Sequence[str] | None = None,
+    colors: Mapping[str, Any] | None = None,
     ax: Axes | None = None,
     title: str | None = None,
 ) -> Figure:
@@ -194,6 +196,10 @@ def rank_chart(
     and the legend), so you see whether a change moved the rank. ``targets`` chooses the
     targets to mark; by default every target but ``size``, which changes with nearly every
     version and would double its markers.
+
+    ``colors`` maps app ids to matplotlib colours, so an app keeps its colour when the
+    apps charted change; the other apps take the usual colours in turn, skipping those
+    the mapping gives.
 
     >>> fig = rank_chart(history, ["3233849169", "394079159"], changes=changes, names=metadata)  # doctest: +SKIP
     >>> fig.savefig("ranks.png")  # doctest: +SKIP
@@ -234,7 +240,7 @@ def rank_chart(
     axes: list[Axes] = (
         [ax] if ax is not None else list(figure.subplots(panels.height, 1, sharex=True, squeeze=False)[:, 0])
     )
-    colors = {app: _APP_COLORS[i] for i, app in enumerate(ids)}
+    colors = _app_colors(ids, colors, function)
     shared_worst = _worst(ranks)
 
     for index, panel in enumerate(panels.iter_rows(named=True)):
@@ -282,6 +288,28 @@ def rank_chart(
     heading += f"\n{first} to {last}"
     _legend(figure, axes, own, moves, heading)
     return figure
+
+
+def _app_colors(ids: Sequence[str], given: Mapping[str, Any] | None, function: str) -> dict[str, Any]:
+    """A colour per app: the given one, else the next of the cycle that no given colour takes."""
+    if given is None:
+        given = {}
+    if not isinstance(given, Mapping):
+        raise InvalidParameterError("colors", given, "a mapping of app id to a matplotlib colour", endpoint=function)
+    chosen = {str(app): color for app, color in given.items()}
+    wrong = [app for app, color in chosen.items() if not is_color_like(color)]
+    if wrong:
+        raise InvalidParameterError(
+            "colors",
+            {app: chosen[app] for app in wrong},
+            "matplotlib colours such as '#1f77b4', 'tab:red' or (0.1, 0.2, 0.5)",
+            endpoint=function,
+        )
+    charted = {to_hex(chosen[app]) for app in ids if app in chosen}
+    elsewhere = {to_hex(color) for color in chosen.values()} - charted  # kept for apps charted another time
+    free = [c for c in _APP_COLORS if c not in charted | elsewhere] + [c for c in _APP_COLORS if c in elsewhere]
+    cycle = iter(free)
+    return {app: chosen[app] if app in chosen else next(cycle) for app in ids}
 
 
 def _worst(ranks: pl.DataFrame) -> int:
@@ -350,7 +378,7 @@ def _shade_no_data(ax: Axes, rows: pl.DataFrame) -> None:
         )
 
 
-def _change_markers(ax: Axes, moves: pl.DataFrame, line: pl.DataFrame, color: str, lowest: int) -> None:
+def _change_markers(ax: Axes, moves: pl.DataFrame, line: pl.DataFrame, color: Any, lowest: int) -> None:
     if moves.height == 0:
         return
     rank_on = dict(zip(line["date"].to_list(), line["rank"].to_list(), strict=True))

@@ -824,3 +824,37 @@ def test_changes_timeline_counts_each_change_once():
     assert "3 changes" in title_of(ax)
     assert legend_texts(fig) == ["version (2)", "icon (1)"]
     assert sum(len(line.get_xdata()) for line in ax.get_lines()) == 3
+
+
+# -- issue 22: colours, no-data changes, ordering, axes, ranges -------------------------------
+
+
+def test_rank_chart_colors_keep_an_apps_colour_and_the_others_skip_it():
+    history = hand_history()
+    fig = plots.rank_chart(history, ["1", "2", "3"], keywords="maps", colors={"2": "#1f77b4", "9": "tab:red"})
+    first, second, third = (line.get_color() for line in rank_lines(fig.axes[0]))
+    assert second == "#1f77b4"  # the given colour
+    # the others take the cycle in turn, skipping the colours given (to a charted app or not)
+    assert not same_color(first, "#1f77b4") and not same_color(first, "tab:red")
+    assert not same_color(third, "#1f77b4") and not same_color(third, "tab:red")
+    assert not same_color(first, third)
+    assert legend_texts(fig)[:3] == ["1", "2", "3"]
+    handles = fig.legends[0].legend_handles
+    assert same_color(handles[1].get_color(), "#1f77b4")
+
+    # the same mapping gives app 2 the same colour whatever else is charted
+    again = plots.rank_chart(history, ["3", "2"], keywords="maps", colors={"2": "#1f77b4"})
+    assert [line.get_color() for line in rank_lines(again.axes[0])][1] == "#1f77b4"
+    # ten apps, one of them given a colour outside the cycle: every app still gets a colour
+    many = pl.concat([history, *(history.with_columns(pl.lit(str(n)).alias("app_id")) for n in range(4, 11))])
+    ids = [str(n) for n in range(1, 11)]
+    fig = plots.rank_chart(many, ids, keywords="maps", colors={"10": "black"})
+    colours = [line.get_color() for line in rank_lines(fig.axes[0])]
+    assert colours[-1] == "black" and len(set(colours)) == 10
+
+
+@pytest.mark.parametrize("colors", [["#1f77b4"], {"1": "not-a-colour"}], ids=["list", "unknown-colour"])
+def test_rank_chart_refuses_bad_colors(colors):
+    with pytest.raises(sf.InvalidParameterError, match=r"colors=.*for rank_chart: .*colour") as caught:
+        plots.rank_chart(hand_history(), ["1", "2"], colors=colors)
+    assert caught.value.parameter == "colors"
