@@ -276,7 +276,7 @@ FRAMES: dict[str, FrameSpec] = {
             SEARCH,
             batch_search,
             renames=_KEYWORDS,
-            fan_out={"keyword": False},
+            fan_out={"keyword": True},
             switch=("ads", "search_ads"),
         ),
         FrameSpec(
@@ -285,7 +285,7 @@ FRAMES: dict[str, FrameSpec] = {
             SEARCH_HISTORY,
             batch_search_history,
             renames={**_KEYWORDS, **_DATES},
-            fan_out={"keyword": False},
+            fan_out={"keyword": True},
         ),
         FrameSpec(
             "benchmarks_frame",

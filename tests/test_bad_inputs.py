@@ -382,7 +382,7 @@ CASES = [
         "wrong type",
         lambda c: sf.search_frame(42),
         IPE,
-        r"keywords=42 for search_frame: a text or a list of texts",
+        r"keywords=42 for search_frame: a text \(comma-separated for several\) or a list of texts",
     ),
     Case(
         "none-in-keywords",
