@@ -16,6 +16,7 @@ from typing import Any
 
 import polars as pl
 
+from .analysis import category_standing, changes_before, movers, with_names
 from .client import Client
 from .defaults import connect
 from .ranks import rank_history
@@ -31,7 +32,9 @@ DEMO_KEYWORDS = ("photo editor", "photo filters", "collage maker")
 _LIVE_APP = "389801252"  # an app that ranks for the demo keywords on the real store
 _COMPETITORS = 4
 _LIVE_BUDGET = 25_000
-_WINDOW = 14  # days at each end of the range compared by "biggest movers"
+_TOP = 5  # the biggest movers shown
+_BEFORE = 30  # days before a move's last day whose changes are shown
+_RATE = "page_views_to_installs"
 
 
 @dataclass
@@ -115,26 +118,32 @@ def _analyse(
     plural = "s" if len(keywords) > 1 else ""
     print(f"\n1. Rank tracking: {len(keywords)} keyword{plural} on {country}/{device}, {start} to {end}")
     history = client.search_history_frame(keywords, start=start, end=end, country=country, device=device)
-    rivals = _competitors(history, app, keywords[0])
+    recorded = set(history["keyword"].to_list())
+    for keyword in keywords:
+        if " ".join(keyword.split()) not in recorded:
+            note = f"{keyword!r}: no day recorded from {start} to {end} (the service does not track it): no ranks"
+            print(f"   Note: {note}")
+    lead = next((k for k in keywords if " ".join(k.split()) in recorded), keywords[0])
+    rivals = _competitors(history, app, lead)
     apps = [app, *rivals]
-    ranks = rank_history(history, apps)
+    ranks = rank_history(history, apps, keywords=keywords)
     metadata = client.metadata_frame(apps, country=country, device=device)
-    names = dict(zip(metadata["app_id"].to_list(), metadata["title"].to_list(), strict=True))
     changes = client.changes_frame(apps, start=start, end=end, country=country, device=device)
     result.tables.update(search_history=history, ranks=ranks, metadata=metadata, changes=changes)
-    title = names.get(app, app)
-    print(f"   following {title!r} ({app}) and the {len(rivals)} apps ranking best for {keywords[0]!r}")
+    title = with_names(pl.DataFrame({"app_id": [app]}), metadata)["title"][0] or app
+    print(f"   following {title!r} ({app}) and the {len(rivals)} apps ranking best for {lead!r}")
     with _table_config():
-        print(_standing(ranks, names).pipe(_indent))
-        movers = _movers(ranks, changes, names, start, end)
-        if movers.height:
-            print(f"   Biggest movers (median rank, first vs last {_WINDOW} days) and what they changed meanwhile:")
-            print(_indent(movers))
-
+        print(_indent(with_names(_standing(ranks), metadata).drop("app_id")))
+        moved = movers(ranks, top=_TOP)
+        if moved.height:
+            window = min(_BEFORE, days - 1)  # the changes fetched cover the range only
+            made = changes.filter(pl.col("target") != "size")
+            _print_movers(changes_before(moved, made, days=window), metadata, window)
         print(
-            f"\n2. Changes: {changes.height} metadata changes of these {len(apps)} apps (what: size changes left out)"
+            f"\n2. Changes: {changes.height} metadata changes of these {len(apps)} apps"
+            " (what: each target and how often, size changes left out)"
         )
-        print(_indent(_change_counts(changes, names)))
+        print(_indent(with_names(_change_counts(changes), metadata).drop("app_id")))
 
         category = _category(metadata, app)
         kind = "paid" if (metadata.filter(pl.col("app_id") == app)["price_value"].fill_null(0) > 0).any() else "free"
@@ -144,9 +153,31 @@ def _analyse(
             countries=country, device=device, type=kind, channels="all,search,browse", start=bench_start, end=end
         )
         result.tables["benchmarks"] = benchmarks
-        if category is not None:
-            print(_indent(_standing_in_category(benchmarks, category)))
-    _write(result, app, names, category)
+        if category is not None and category in benchmarks["category"]:
+            standing = category_standing(benchmarks, category, rate=_RATE)
+            print(
+                f"   {standing['category_name'][0]}: its {_RATE} (percent), its place among the categories with"
+                " a rate (1 = highest) and their median"
+            )
+            shown = standing.select("channel", "category_name", _RATE, "place", "out_of", "median")
+            print(_indent(shown.with_columns(pl.col(_RATE, "median").round(1))))
+    _write(result, title, metadata, category)
+
+
+def _print_movers(before: pl.DataFrame, metadata: pl.DataFrame, window: int) -> None:
+    """The biggest movers, the days compared and what each changed before its last day."""
+    columns = ["keyword", "title", "start_rank", "end_rank", "change", "changes", "what_changed"]
+    ends = before.select("start_date", "end_date", "window_start", "window_end").unique()
+    if ends.height == 1:  # the same days for every keyword: said once, above the table
+        first, last, since, until = ends.row(0)
+        days, span = f" on {first} and on {last}", f"from {since} to {until}"
+    else:
+        columns[2:2] = ["start_date", "end_date"]
+        days, span = " on the first and the last day with data", f"in the {window} days before end_date"
+    print(f"   Biggest movers: rank{days}; change = places moved up (negative: down);")
+    print(f"   changes and what_changed: what the app changed {span} (size changes left out)")
+    shown = with_names(before, metadata).select(columns).with_columns(pl.col("what_changed").fill_null("-"))
+    print(_indent(shown))
 
 
 def _competitors(history: pl.DataFrame, app: str, keyword: str) -> list[str]:
@@ -164,68 +195,32 @@ def _competitors(history: pl.DataFrame, app: str, keyword: str) -> list[str]:
 
 
 def _table_config() -> pl.Config:
-    return pl.Config(tbl_rows=20, tbl_cols=-1, fmt_str_lengths=80, tbl_width_chars=170, tbl_hide_dataframe_shape=True)
+    """Every row and column, texts whole: the demo's tables are read, not skimmed."""
+    return pl.Config(
+        tbl_rows=-1,
+        tbl_cols=-1,
+        fmt_str_lengths=1_000,
+        tbl_width_chars=-1,
+        tbl_hide_dataframe_shape=True,
+        tbl_hide_column_data_types=True,
+    )
 
 
 def _indent(frame: pl.DataFrame) -> str:
     return "\n".join("   " + line for line in str(frame).splitlines())
 
 
-def _app_names(names: dict[str, str]) -> pl.Expr:
-    """An ``app`` column: each app's name, its id where the name is not known."""
-    return pl.col("app_id").replace({k: v for k, v in names.items() if v}).alias("app")
-
-
-def _label(names: dict[str, str], app_id: str) -> str:
-    return names.get(app_id) or app_id
-
-
-def _standing(ranks: pl.DataFrame, names: dict[str, str]) -> pl.DataFrame:
-    """Per keyword and app: days ranked, median and best rank."""
-    return (
-        ranks.group_by("keyword", "app_id", maintain_order=True)
-        .agg(
-            (pl.col("status") == "ranked").sum().alias("days_ranked"),
-            (pl.col("status") != "no_data").sum().alias("days_recorded"),
-            pl.col("rank").median().alias("median_rank"),
-            pl.col("rank").min().alias("best_rank"),
-        )
-        .with_columns(_app_names(names))
-        .select("keyword", "app", "days_ranked", "days_recorded", "median_rank", "best_rank")
+def _standing(ranks: pl.DataFrame) -> pl.DataFrame:
+    """Per keyword and app: days ranked of the days recorded, median and best rank."""
+    return ranks.group_by("keyword", "app_id", maintain_order=True).agg(
+        (pl.col("status") == "ranked").sum().cast(pl.Int64).alias("days_ranked"),
+        (pl.col("status") != "no_data").sum().cast(pl.Int64).alias("days_recorded"),
+        pl.col("rank").median().alias("median_rank"),
+        pl.col("rank").min().alias("best_rank"),
     )
 
 
-def _movers(ranks: pl.DataFrame, changes: pl.DataFrame, names: dict[str, str], start: date, end: date) -> pl.DataFrame:
-    """The keyword/app pairs whose median rank moved most between the first and last days."""
-    early = start + timedelta(days=_WINDOW - 1)
-    late = end - timedelta(days=_WINDOW - 1)
-    ranked = ranks.filter(pl.col("status") == "ranked")
-    before = (
-        ranked.filter(pl.col("date") <= early)
-        .group_by("keyword", "app_id")
-        .agg(pl.col("rank").median().alias("before"))
-    )
-    after = (
-        ranked.filter(pl.col("date") >= late).group_by("keyword", "app_id").agg(pl.col("rank").median().alias("after"))
-    )
-    made = (
-        changes.filter(pl.col("date").is_between(early, late), pl.col("target") != "size")
-        .group_by("app_id")
-        .agg(pl.col("target").unique().sort().str.join(", ").alias("changes_meanwhile"))
-    )
-    return (
-        before.join(after, on=["keyword", "app_id"])
-        .with_columns((pl.col("before") - pl.col("after")).alias("places_gained"))
-        .filter(pl.col("places_gained") != 0)
-        .join(made, on="app_id", how="left")
-        .with_columns(_app_names(names))
-        .sort(pl.col("places_gained").abs(), "keyword", "app", descending=[True, False, False])
-        .head(5)
-        .select("keyword", "app", "before", "after", "places_gained", pl.col("changes_meanwhile").fill_null("-"))
-    )
-
-
-def _change_counts(changes: pl.DataFrame, names: dict[str, str]) -> pl.DataFrame:
+def _change_counts(changes: pl.DataFrame) -> pl.DataFrame:
     """Per app: how many changes, the newest version and what changed (most frequent first)."""
     counts = (
         changes.group_by("app_id", "target")
@@ -233,7 +228,7 @@ def _change_counts(changes: pl.DataFrame, names: dict[str, str]) -> pl.DataFrame
         .sort("n", "target", descending=[True, False])
         .group_by("app_id", maintain_order=True)
         .agg(
-            pl.col("n").sum().alias("changes"),
+            pl.col("n").sum().cast(pl.Int64).alias("changes"),
             pl.format("{} x{}", "target", "n").filter(pl.col("target") != "size").str.join(", ").alias("what"),
         )
     )
@@ -244,9 +239,8 @@ def _change_counts(changes: pl.DataFrame, names: dict[str, str]) -> pl.DataFrame
     )
     return (
         counts.join(versions, on="app_id", how="left")
-        .with_columns(_app_names(names))
-        .sort("changes", "app", descending=[True, False])
-        .select("app", "changes", "newest_version", "what")
+        .sort("changes", "app_id", descending=[True, False])
+        .select("app_id", "changes", "newest_version", "what")
     )
 
 
@@ -256,21 +250,7 @@ def _category(metadata: pl.DataFrame, app: str) -> str | None:
     return str(codes[0]) if codes else None
 
 
-def _standing_in_category(benchmarks: pl.DataFrame, category: str) -> pl.DataFrame:
-    """The category's page_views_to_installs per channel, its place and the median of all categories."""
-    rate = "page_views_to_installs"
-    return (
-        benchmarks.with_columns(
-            pl.col(rate).rank("ordinal", descending=True).over("channel").alias("place"),
-            pl.col(rate).count().over("channel").alias("of"),
-            pl.col(rate).median().over("channel").alias("median_of_all"),
-        )
-        .filter(pl.col("category") == category)
-        .select("channel", "category_name", rate, "place", "of", "median_of_all")
-    )
-
-
-def _write(result: DemoResult, app: str, names: dict[str, str], category: str | None) -> None:
+def _write(result: DemoResult, title: str, names: pl.DataFrame, category: str | None) -> None:
     for name, table in result.tables.items():
         path = result.out / f"{name}.parquet"
         table.write_parquet(path)
@@ -284,7 +264,7 @@ def _write(result: DemoResult, app: str, names: dict[str, str], category: str | 
     apps = ranks["app_id"].unique(maintain_order=True).to_list()
     charts = {
         "ranks.png": plots.rank_chart(
-            ranks, apps, changes=changes, names=names, title=f"Keyword ranks of {_label(names, app)} and its rivals"
+            ranks, apps, changes=changes, names=names, title=f"Keyword ranks of {title} and its rivals"
         ),
         "changes.png": plots.changes_timeline(changes, names=names) if changes.height else None,
         "benchmarks.png": plots.benchmark_chart(benchmarks, highlight=category)
@@ -294,7 +274,7 @@ def _write(result: DemoResult, app: str, names: dict[str, str], category: str | 
     for name, figure in charts.items():
         if figure is not None:
             path = result.out / name
-            figure.savefig(path, dpi=100)
+            figure.savefig(path, dpi=100, bbox_inches="tight")  # titles and legends whole
             result.files.append(path)
 
 

@@ -11,6 +11,7 @@ import pytest
 
 import storeframes as sf
 from storeframes import schemas
+from storeframes.analysis import category_standing, changes_before, movers
 from storeframes.cli import main
 from storeframes.demo import DEMO_KEYWORDS, DEMO_TODAY, run_demo
 from storeframes.sandbox import SANDBOX_KEY
@@ -70,6 +71,7 @@ def test_demo_writes_tables_and_charts_and_a_second_run_is_free(tmp_path, capsys
         data = (out_dir / chart).read_bytes()
         assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 20_000, chart
     assert "Photo & Video" in first  # the app's category, placed among the benchmarks
+    _check_tables_as_printed(first, tables)
 
     assert main(["demo", "--out", str(out_dir)]) == 0
     second = capsys.readouterr().out
@@ -77,6 +79,57 @@ def test_demo_writes_tables_and_charts_and_a_second_run_is_free(tmp_path, capsys
     assert "Everything came from the cache" in second
     for name in TABLES:
         assert pl.read_parquet(out_dir / f"{name}.parquet").equals(tables[name]), name
+
+
+def _rows(out: str, header: str) -> list[list[str]]:
+    """The cells of the rows of the printed table whose header line holds ``header``."""
+    lines = out.splitlines()
+    start = next(i for i, line in enumerate(lines) if header in line)
+    rows = []
+    for line in lines[start + 2 :]:
+        if not line.strip().startswith("│"):
+            break
+        rows.append([cell.strip() for cell in line.strip().strip("│").split("┆")])
+    return rows
+
+
+def _check_tables_as_printed(out: str, tables: dict[str, pl.DataFrame]) -> None:
+    """The biggest movers and the category's standing are those of storeframes.analysis, printed whole."""
+    assert "…" not in out  # no text cut short, no row hidden
+    assert "places_gained" not in out
+    moved = movers(tables["ranks"], top=5)
+    titles = dict(tables["metadata"].select("app_id", "title").iter_rows())
+    first, last = moved.row(0, named=True)["start_date"], moved.row(0, named=True)["end_date"]
+    assert f"Biggest movers: rank on {first} and on {last}; change = places moved up (negative: down);" in out
+    before = changes_before(moved, tables["changes"].filter(pl.col("target") != "size"), days=30)
+    printed = _rows(out, "┆ start_rank ┆ end_rank ┆ change ┆ changes ┆ what_changed")
+    assert printed == [
+        [r["keyword"], titles[r["app_id"]], str(r["start_rank"]), str(r["end_rank"]), str(r["change"]),
+         str(r["changes"]), r["what_changed"] or "-"]
+        for r in before.iter_rows(named=True)
+    ]  # fmt: skip
+    assert len(printed) == 5 and all(int(row[4]) != 0 for row in printed)
+    category = tables["metadata"]["categories"][0][0]
+    standing = category_standing(tables["benchmarks"], category)
+    printed = _rows(out, "┆ page_views_to_installs ┆ place ┆ out_of ┆ median")
+    assert [row[0] for row in printed] == ["all", "search", "browse"]
+    assert [(int(row[3]), int(row[4])) for row in printed] == standing.select("place", "out_of").rows()
+    standing_rows = _rows(out, "┆ days_ranked ┆ days_recorded ┆ median_rank ┆ best_rank")
+    assert len(standing_rows) == 15 and {row[0] for row in standing_rows} == set(DEMO_KEYWORDS)
+
+
+def test_demo_says_when_a_keyword_has_no_recorded_day(tmp_path, capsys, fresh_default):
+    untracked = sf.sandbox.World(0).UNTRACKED_KEYWORD
+    result = run_demo(tmp_path, keywords=[untracked, "photo editor"], days=20)
+    out = capsys.readouterr().out
+    end = DEMO_TODAY - timedelta(days=2)
+    start = end - timedelta(days=19)
+    assert f"Note: {untracked!r}: no day recorded from {start} to {end} (the service does not track it)" in out
+    assert "and the 4 apps ranking best for 'photo editor'" in out  # competitors from a keyword with data
+    ranks = result.tables["ranks"]
+    assert ranks.filter(pl.col("keyword") == untracked)["status"].unique().to_list() == ["no_data"]
+    assert ranks["app_id"].n_unique() == 5
+    assert f"from {start} to {end - timedelta(days=1)} (size changes left out)" in out  # within the range fetched
 
 
 def test_demo_follows_another_app_and_keyword(tmp_path, capsys, fresh_default):
