@@ -13,14 +13,24 @@ with :func:`configure`:
 from __future__ import annotations
 
 import inspect
+import io
 import os
 import threading
 from collections.abc import Callable
 from datetime import date
 from typing import Any, Concatenate, ParamSpec, TypeVar
 
-from .client import ENV_API_KEY, ENV_BASE_URL, Client
-from .errors import ConfigurationError
+import polars as pl
+
+from .answers import Response
+from .cache import ENV_CACHE_DIR, Cache, Refresh
+from .catalog import ENDPOINTS, Endpoint
+from .client import ENV_API_KEY, ENV_BASE_URL, Client, _open_cache
+from .engine import CallPlan, Plan, Pool
+from .errors import ConfigurationError, NotCachedError
+from .frames import plan_find_apps
+from .ledger import SERVICE
+from .store import Store
 from .wire import shown_url
 
 __all__ = [
@@ -29,6 +39,8 @@ __all__ = [
     "configure",
     "connect",
     "default_client",
+    "find_apps",
+    "holds_real_answers",
     "in_app_purchases_frame",
     "metadata_frame",
     "metrics_frame",
@@ -40,6 +52,7 @@ __all__ = [
     "screenshots_frame",
     "search_frame",
     "search_history_frame",
+    "today",
     "version_changes_frame",
     "versions_frame",
     "videos_frame",
@@ -96,16 +109,23 @@ def connect(
     quiet: bool = False,
     **options: Any,
 ) -> Client:
-    """The client of a notebook or script: the real service when a token is set, else the sandbox.
+    """The client of a notebook or script: the real service when a token is set, else what the cache holds.
 
     With ``live=None`` the real service is used when ``$STOREFRAMES_API_KEY`` and
-    ``$STOREFRAMES_BASE_URL`` are both set, else the built-in sandbox (a deterministic
-    fake: no token, nothing billed); ``live=True`` insists on the real service and
-    ``live=False`` on the sandbox. ``sandbox_today`` pins the sandbox's today, so a
-    notebook shows the same days wherever and whenever it runs (the real service's today
-    is always the real one). ``cache_dir`` is the cache folder: keep it beside the
-    notebook and share both, and the notebook runs again anywhere, with no token,
-    offline (``$STOREFRAMES_OFFLINE=1``). Other ``options`` go to :class:`Client`.
+    ``$STOREFRAMES_BASE_URL`` are both set. With no token, the cache folder decides: a
+    folder holding the real service's answers (a colleague's, shared beside the notebook)
+    serves them, offline, from the cache only (a call they do not answer raises
+    :class:`~storeframes.NotCachedError`; sandbox answers are never mixed in, nothing is
+    written but the ledger of the cache hits); a folder that is empty or holds sandbox
+    answers gets the built-in sandbox (a deterministic fake: no token, nothing billed).
+    ``live=True`` insists on the real service and ``live=False`` on the sandbox, which
+    is refused for a folder of the real service's answers (give it a folder of its own).
+    ``sandbox_today`` pins the sandbox's today, so a notebook shows the same days
+    wherever and whenever it runs (the real service's today, and that of its answers
+    served from a folder, is always the real one). ``cache_dir`` is the cache folder (or
+    a bucket address; by default ``$STOREFRAMES_CACHE_DIR``, else the sandbox's own
+    temporary folder): keep it beside the notebook and share both, and the notebook runs
+    again anywhere, with no token. Other ``options`` go to :class:`Client`.
 
     The client becomes the default of the package functions (``sf.metadata_frame`` ...),
     and one line says which service, today and cache folder are used (``quiet=True``
@@ -120,7 +140,33 @@ def connect(
             f"live=True needs a token and the service's address: set {ENV_API_KEY} and {ENV_BASE_URL}"
         )
     use_live = has_token or "api_key" in options if live is None else live
-    if use_live:
+    shown_cache = cache_dir
+    real = False
+    folder = cache_dir if cache_dir is not None else os.environ.get(ENV_CACHE_DIR) or None
+    if not use_live and folder is not None and folder is not False:  # the sandbox, unless the folder holds
+        # the real service's answers; opened once, for the client too
+        given = cache_dir is not None
+        opened = _open_cache(folder, options.pop("storage_options", None) if given else options.get("storage_options"))
+        assert opened is not None
+        real = holds_real_answers(opened)
+        if real and live is False:
+            raise ConfigurationError(
+                f"live=False asks for the sandbox, but the cache at {opened.location} holds the real "
+                "service's answers, and sandbox answers are never written beside them: give the sandbox a "
+                "cache_dir of its own (or leave out live=False to serve the real answers offline)"
+            )
+        if given or real:
+            cache_dir, shown_cache = opened, folder
+            options.pop("storage_options", None)
+    if real:
+        options["offline"] = True
+        missing = ENV_BASE_URL if os.environ.get(ENV_API_KEY) else ENV_API_KEY
+        client: Client = _CachedService(budget=budget, cache_dir=cache_dir, **options)
+        where = (
+            f"the real service's answers in {shown_cache} (no {missing} set): offline, served from the "
+            "cache only; a request it lacks raises NotCachedError"
+        )
+    elif use_live:
         client = Client(budget=budget, cache_dir=cache_dir, **options)
         where = f"the service at {shown_url(client.base_url) if client.base_url else None}"
     else:
@@ -135,11 +181,69 @@ def connect(
         where = f"the sandbox{reason}, a deterministic fake of the service: nothing is billed"
     _install(client, owned=True)  # built here: closed when another default replaces it
     if not quiet:
-        cache = "off" if client.cache is None else str(cache_dir) if cache_dir is not None else client.cache.location
+        if real:
+            print(f"storeframes: {where}; today is {client.today()}")
+            return client
+        cache = (
+            "off" if client.cache is None else str(shown_cache) if shown_cache is not None else client.cache.location
+        )
         budget_text = f"; budget {client.budget:,} credits" if client.budget is not None else ""
         offline = "; offline: answers come from the cache only" if client.offline else ""
         print(f"storeframes: {where}; today is {client.today()}{budget_text}; cache: {cache}{offline}")
     return client
+
+
+def holds_real_answers(cache: Cache) -> bool:
+    """Whether ``cache`` holds answers of the real service (not only a sandbox's), without reading them.
+
+    Looks at the index: the ``service`` column of each compacted index file and the
+    footer of each answer's index file, stopping at the first answer of the real
+    service, so a folder of the real service's answers is known by one or two small reads
+    (a folder of sandbox answers only is read to its end). Unreadable files are passed over.
+    """
+    if not cache.is_cache():
+        return False
+    storage = cache.storage
+    for name in ENDPOINTS:
+        try:
+            keys = storage.list(f"index/endpoint={name}/")
+        except OSError:
+            continue
+        # the compacted files first: each says whose many answers are in it
+        for key in sorted(keys, key=lambda k: not k.rpartition("/")[2].startswith("part-")):
+            if key.endswith(".parquet") and SERVICE in _services_in(storage, key):
+                return True
+    return False
+
+
+def _services_in(storage: Store, key: str) -> set[str]:
+    """The services named by one index file: its ``service`` column (compacted) or its footer (one answer)."""
+    try:
+        source = io.BytesIO(storage.get(key))
+        service = pl.read_parquet_metadata(source).get("storeframes.service")
+        if service is not None:
+            return {service}
+        source.seek(0)
+        return set(pl.read_parquet(source, columns=["service"])["service"].unique().drop_nulls().to_list())
+    except Exception:  # a file being written, damaged or of another kind: the cache passes it over too
+        return set()
+
+
+class _CachedService(Client):
+    """A client of the real service's answers in a cache, with no token: offline, and a miss says so."""
+
+    def _fetch(
+        self, ep: Endpoint, mode: Refresh, plans: list[CallPlan], loaded: dict[str, Response] | None
+    ) -> tuple[list[CallPlan], Pool]:
+        try:
+            return super()._fetch(ep, mode, plans, loaded)
+        except NotCachedError as exc:
+            where = self.cache.location if self.cache is not None else "the cache"
+            reason = (
+                f"offline: the cache at {where} holds the real service's answers, and fetching more needs a "
+                f"token (set {ENV_API_KEY} and {ENV_BASE_URL})"
+            )
+            raise NotCachedError(exc.endpoint, exc.requests, exc.estimate, reason=reason) from None
 
 
 def default_client() -> Client:
@@ -188,4 +292,35 @@ version_changes_frame = _on_default(Client.version_changes_frame)
 search_frame = _on_default(Client.search_frame)
 search_history_frame = _on_default(Client.search_history_frame)
 benchmarks_frame = _on_default(Client.benchmarks_frame)
-plan = _on_default(Client.plan)
+find_apps = _on_default(Client.find_apps)
+
+
+def plan(endpoint: str, **params: Any) -> Plan:
+    """What a call would send, what the cache already answers, and the estimated credits; nothing is sent.
+
+    ``endpoint`` and ``params`` are those of :meth:`Client.get`, or the name of a frame
+    function and its arguments (``"versions_frame"``, ``apps=...``), or ``"find_apps"``
+    and the arguments of :func:`find_apps`: its search, and the metadata of ``top`` apps
+    counted as sent (an upper bound: the apps are not known before the search runs).
+    ``refresh=`` overrides the client's cache policy, as in the call.
+
+    >>> sf.plan("search_history_frame", keywords=["meditation"], days=60).estimate  # doctest: +SKIP
+    601
+    >>> sf.plan("find_apps", term="meditation", top=10)  # doctest: +SKIP
+    Plan(find_apps: 3 request(s) to send, at most 32 credits; ...)
+    """
+    client = default_client()
+    if endpoint == "find_apps":
+        refresh = params.pop("refresh", None)
+        return plan_find_apps(client, params, refresh=refresh)
+    return client.plan(endpoint, **params)
+
+
+def today() -> date:
+    """The service's today (UTC) for the default client: what ``days=`` and the default date ranges count
+    back from; a sandbox's pinned today when the default client is a pinned sandbox.
+
+    >>> sf.connect(sandbox_today="2026-11-20", quiet=True) and sf.today()  # doctest: +SKIP
+    datetime.date(2026, 11, 20)
+    """
+    return default_client().today()

@@ -12,22 +12,88 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable, Mapping, Sequence
-from datetime import date
-from typing import Any, TypeVar
+from datetime import date, timedelta
+from typing import Any, Protocol, TypeVar
 
 import polars as pl
 
 from .cache import Refresh
+from .catalog import EARLIEST_DAY, MAX_APPS_PER_REQUEST, Endpoint, parse_day, today_utc
+from .engine import PLAN_SCHEMA, Plan, key
 from .errors import InvalidParameterError
 from .pipeline import DEFAULT_METRICS, FRAMES, FrameMaker
 
-__all__ = ["FrameFunctions", "resolve"]
+__all__ = ["FIND_APPS_COLUMNS", "MOST_FOUND_APPS", "FrameFunctions", "plan_find_apps", "resolve", "with_days"]
+
+MOST_FOUND_APPS = 100
+"""The most apps :meth:`FrameFunctions.find_apps` looks up (``top``): their metadata is paid per app."""
+
+FIND_APPS_COLUMNS = (
+    "rank",
+    "app_id",
+    "title",
+    "subtitle",
+    "developer_name",
+    "rating_average",
+    "price",
+    "categories",
+    "icon_url",
+)
+"""The columns of :meth:`FrameFunctions.find_apps`: the search's rank, then the app's metadata."""
 
 
-def resolve(name: str, calls: Sequence[Mapping[str, Any]]) -> tuple[str, list[Mapping[str, Any]]]:
+def with_days(name: str, arguments: Mapping[str, Any], today: date) -> dict[str, Any]:
+    """``arguments`` of a date-ranged frame function with ``days`` turned into ``start`` and ``end``.
+
+    ``days=60`` is the 60 days up to ``end`` (both included), by default up to yesterday
+    (UTC, by ``today``), as the functions' defaults are. Refused before anything is
+    sent: ``days`` that is not a whole number >= 1, and ``days`` with ``start``.
+
+    >>> with_days("changes_frame", {"days": 7, "end": "2026-01-31"}, date(2026, 3, 1))
+    {'end': datetime.date(2026, 1, 31), 'start': datetime.date(2026, 1, 25)}
+    """
+    arguments = dict(arguments)
+    days = arguments.pop("days", None)
+    if days is None:
+        return arguments
+    if isinstance(days, bool) or not isinstance(days, int) or days < 1:
+        raise InvalidParameterError(
+            "days",
+            days,
+            "a whole number of days >= 1 (days=60: the 60 days up to yesterday, or up to end=)",
+            endpoint=name,
+        )
+    if arguments.get("start") is not None:
+        raise InvalidParameterError(
+            "days",
+            days,
+            f"days= or start=, not both (start={arguments['start']!r} was given too): "
+            "days counts back from end= (by default yesterday); give start= and end= for a fixed range",
+            endpoint=name,
+        )
+    end = (
+        parse_day("end", arguments["end"], endpoint=name) if arguments.get("end") is not None else today - timedelta(1)
+    )
+    most = max((end - EARLIEST_DAY).days + 1, 1)
+    if days > most:
+        raise InvalidParameterError(
+            "days",
+            days,
+            f"at most {most:,} up to {end.isoformat()} (no history is older than {EARLIEST_DAY.isoformat()})",
+            endpoint=name,
+        )
+    arguments["end"] = end
+    arguments["start"] = end - timedelta(days=days - 1)
+    return arguments
+
+
+def resolve(
+    name: str, calls: Sequence[Mapping[str, Any]], *, today: date | None = None
+) -> tuple[str, list[Mapping[str, Any]]]:
     """An endpoint and its calls from a frame function's name and arguments, its defaults applied.
 
-    An endpoint's name passes through unchanged.
+    An endpoint's name passes through unchanged. ``days`` (of the date-ranged functions)
+    counts back from ``today`` (by default the UTC day).
     """
     spec = FRAMES.get(name)
     if spec is None:
@@ -42,6 +108,8 @@ def resolve(name: str, calls: Sequence[Mapping[str, Any]]) -> tuple[str, list[Ma
             raise InvalidParameterError("arguments", dict(call), f"those of {name}{signature}: {exc}") from None
         bound.apply_defaults()
         arguments = {k: v for k, v in bound.arguments.items() if k not in ("self", "refresh")}
+        if "days" in arguments:
+            arguments = with_days(name, arguments, today or today_utc())
         endpoint, expanded = spec.calls(arguments)
         endpoints.add(endpoint)
         resolved += expanded
@@ -76,6 +144,23 @@ class FrameFunctions:
 
     def _frame(self, name: str, arguments: Mapping[str, Any], refresh: Refresh | None) -> pl.DataFrame:
         return self._maker.make(name, arguments, refresh)
+
+    def today(self) -> date:
+        """Today's date (UTC): what ``days`` and the default date ranges count back from."""
+        return today_utc()
+
+    def _dated(self, name: str, arguments: Mapping[str, Any]) -> dict[str, Any]:
+        """The arguments of a date-ranged function, ``days`` made ``start`` and ``end`` by :meth:`today`."""
+        return with_days(name, arguments, self.today())
+
+    def _history_call(
+        self, name: str, apps: Any, start: Any, end: Any, days: Any, country: Any, language: Any, device: Any
+    ) -> dict[str, Any]:
+        return self._dated(
+            name,
+            {"apps": apps, "start": start, "end": end, "days": days}
+            | {"country": country, "language": language, "device": device},
+        )
 
     # -- app metadata ---------------------------------------------------------------------------
 
@@ -265,6 +350,7 @@ class FrameFunctions:
         *,
         start: str | date | None = None,
         end: str | date | None = None,
+        days: int | None = None,
         country: str = "us",
         language: str | None = None,
         device: str | None = None,
@@ -273,7 +359,9 @@ class FrameFunctions:
         """What each app changed in its store listing, and when: one row per change, oldest first.
 
         ``start`` and ``end`` are days (``"2026-01-31"`` or a ``datetime.date``), both
-        included; by default the 30 days up to yesterday (UTC), as the service has it. The
+        included; by default the 30 days up to yesterday (UTC), as the service has it.
+        ``days=90`` is the 90 days up to yesterday (or up to ``end``), by the client's today
+        (the sandbox's, when pinned); it does not go with ``start``. The
         history is cached day by day: a longer range later fetches only the days not held.
         A day is final once it is two days old; more recent days are fetched again after
         six hours. Other arguments as for :meth:`metadata_frame`.
@@ -289,7 +377,11 @@ class FrameFunctions:
 
         >>> sf.changes_frame(["3233849169"], start="2026-08-01", end="2026-10-31").group_by("target").len()  # doctest: +SKIP
         """
-        return self._frame("changes_frame", _history_call(apps, start, end, country, language, device), refresh)
+        return self._frame(
+            "changes_frame",
+            self._history_call("changes_frame", apps, start, end, days, country, language, device),
+            refresh,
+        )
 
     @_documented
     def privacy_changes_frame(
@@ -298,6 +390,7 @@ class FrameFunctions:
         *,
         start: str | date | None = None,
         end: str | date | None = None,
+        days: int | None = None,
         country: str = "us",
         language: str | None = None,
         device: str | None = None,
@@ -312,7 +405,11 @@ class FrameFunctions:
 
         >>> sf.privacy_changes_frame("3233849169", start="2026-01-01").filter(pl.col("status") != "kept")  # doctest: +SKIP
         """
-        return self._frame("privacy_changes_frame", _history_call(apps, start, end, country, language, device), refresh)
+        return self._frame(
+            "privacy_changes_frame",
+            self._history_call("privacy_changes_frame", apps, start, end, days, country, language, device),
+            refresh,
+        )
 
     @_documented
     def screenshot_changes_frame(
@@ -321,6 +418,7 @@ class FrameFunctions:
         *,
         start: str | date | None = None,
         end: str | date | None = None,
+        days: int | None = None,
         country: str = "us",
         language: str | None = None,
         device: str | None = None,
@@ -336,7 +434,9 @@ class FrameFunctions:
         >>> sf.screenshot_changes_frame("3233849169").filter(pl.col("status") == "added")  # doctest: +SKIP
         """
         return self._frame(
-            "screenshot_changes_frame", _history_call(apps, start, end, country, language, device), refresh
+            "screenshot_changes_frame",
+            self._history_call("screenshot_changes_frame", apps, start, end, days, country, language, device),
+            refresh,
         )
 
     @_documented
@@ -346,6 +446,7 @@ class FrameFunctions:
         *,
         start: str | date | None = None,
         end: str | date | None = None,
+        days: int | None = None,
         country: str = "us",
         language: str | None = None,
         device: str | None = None,
@@ -357,7 +458,11 @@ class FrameFunctions:
 
         >>> sf.version_changes_frame(["3233849169", "361252007"]).select("app_id", "date", "new_version")  # doctest: +SKIP
         """
-        return self._frame("version_changes_frame", _history_call(apps, start, end, country, language, device), refresh)
+        return self._frame(
+            "version_changes_frame",
+            self._history_call("version_changes_frame", apps, start, end, days, country, language, device),
+            refresh,
+        )
 
     # -- keyword search --------------------------------------------------------------------
 
@@ -374,8 +479,10 @@ class FrameFunctions:
     ) -> pl.DataFrame:
         """The live store search for each keyword: one row per keyword and result, rank 1 first.
 
-        ``keywords`` is one keyword (a text, commas and all) or a list; each is one request,
-        sent concurrently under the rate limit, and cached for an hour. ``device`` is
+        ``keywords`` is a list or a comma-separated text, as apps, metrics, countries and
+        channels are (a keyword containing a comma can still be passed in a list); each
+        keyword is one request, sent concurrently under the rate limit, and cached for an
+        hour. ``device`` is
         iphone, ipad or android; ``language`` defaults to the country's. With
         ``ads=True`` the search with ads is used (iphone and ipad only; refused for
         android before any request): ``is_ad`` marks the ad placements, ``rank`` counts
@@ -397,6 +504,7 @@ class FrameFunctions:
         *,
         start: str | date | None = None,
         end: str | date | None = None,
+        days: int | None = None,
         country: str = "us",
         language: str | None = None,
         device: str = "iphone",
@@ -405,7 +513,9 @@ class FrameFunctions:
         """Where apps ranked for each keyword, day by day: one row per keyword, day and result.
 
         ``start`` and ``end`` are days (``"2026-01-31"`` or a ``datetime.date``), both
-        included; by default the 31 days up to yesterday (UTC). A day the service did not
+        included; by default the 31 days up to yesterday (UTC). ``days=60`` is the 60 days
+        up to yesterday (or up to ``end``), by the client's today (the sandbox's, when
+        pinned); it does not go with ``start``. A day the service did not
         record (the keyword was not tracked) has no rows; the cache remembers it, so a
         final day is never asked for again. The history is cached day by day: a longer
         range later fetches only the days not held, one request per keyword and run of
@@ -415,20 +525,65 @@ class FrameFunctions:
         android, as the contract says. :func:`storeframes.rank_history` turns the frame
         into each app's rank per keyword and day.
 
+        ``keywords`` is a list or a comma-separated text, as for :meth:`search_frame` (a
+        keyword containing a comma can still be passed in a list).
+
+        >>> sf.search_history_frame(["photo editor"], days=60).filter(pl.col("app_id") == "3233849169")  # doctest: +SKIP
         >>> sf.search_history_frame(["photo editor"], start="2026-09-01").filter(pl.col("app_id") == "3233849169")  # doctest: +SKIP
         """
         return self._frame(
             "search_history_frame",
-            {
-                "keywords": keywords,
-                "start": start,
-                "end": end,
-                "country": country,
-                "language": language,
-                "device": device,
-            },
+            self._dated(
+                "search_history_frame",
+                {
+                    "keywords": keywords,
+                    "start": start,
+                    "end": end,
+                    "days": days,
+                    "country": country,
+                    "language": language,
+                    "device": device,
+                },
+            ),
             refresh,
         )
+
+    def find_apps(
+        self,
+        term: str,
+        *,
+        country: str = "us",
+        device: str = "iphone",
+        top: int = 10,
+        refresh: Refresh | None = None,
+    ) -> pl.DataFrame:
+        """The apps a live store search shows for ``term``, with their ids, titles and developers.
+
+        One row per app among the ``top`` first results (at most 100), best rank first:
+        ``rank``, ``app_id``, ``title``, ``subtitle``, ``developer_name``,
+        ``rating_average``, ``price``, ``categories`` and ``icon_url``, the ids ready for
+        :meth:`metadata_frame`, :meth:`changes_frame` or :func:`storeframes.rank_history`.
+        It costs one live search (:meth:`search_frame`, cached for an hour) and the
+        metadata of those apps (:meth:`metadata_frame`, cached for the UTC day):
+        ``sf.plan("find_apps", term=..., top=...)`` shows it first. ``term`` is one search
+        term (commas and all); ``top``, ``country`` and ``device`` are checked before
+        anything is sent. An app the store lists but whose metadata is not available in the
+        country keeps its rank with a null title.
+
+        >>> sf.find_apps("meditation", top=5).select("rank", "app_id", "title")  # doctest: +SKIP
+        """
+        _check_find(term, top)
+        results = self.search_frame([term], country=country, device=device, refresh=refresh)
+        ranked = results.sort("rank").unique("app_id", keep="first", maintain_order=True).head(top)
+        ids = ranked["app_id"].to_list()
+        metadata = (
+            self.metadata_frame(ids, country=country, device=device, refresh=refresh)
+            if ids
+            else FRAMES["metadata_frame"].table.empty()
+        )
+        about = [c for c in FIND_APPS_COLUMNS if c not in ("rank", "app_id")]
+        found = ranked.select("rank", "app_id").join(metadata.select("app_id", *about), on="app_id", how="left")
+        return found.sort("rank").select(FIND_APPS_COLUMNS)
 
     # -- conversion benchmarks ---------------------------------------------------------------
 
@@ -442,6 +597,7 @@ class FrameFunctions:
         channels: str | Sequence[str] = "all",
         start: str | date | None = None,
         end: str | date | None = None,
+        days: int | None = None,
         refresh: Refresh | None = None,
     ) -> pl.DataFrame:
         """Conversion-rate benchmarks per store category: one row per country, channel and category.
@@ -452,7 +608,8 @@ class FrameFunctions:
         ``device`` is iphone or android, ``type`` free or paid. Channels are checked for
         the device before anything is sent: all, search, browse, appref, webref on
         iphone; all, search, explore, referrals on android. ``start`` and ``end`` default
-        to the 31 days up to yesterday; a range is cached whole, as the rates average over it.
+        to the 31 days up to yesterday; ``days=90`` is the 90 days up to yesterday (or up to
+        ``end``), not with ``start``. A range is cached whole, as the rates average over it.
 
         Rates are percent and stay null where too few apps have data (never zero);
         ``page_views_to_installs`` can exceed 100, as installs also come straight from
@@ -463,10 +620,73 @@ class FrameFunctions:
         """
         return self._frame(
             "benchmarks_frame",
-            {"countries": countries, "device": device, "type": type, "channels": channels, "start": start, "end": end},
+            self._dated(
+                "benchmarks_frame",
+                {"countries": countries, "device": device, "type": type, "channels": channels}
+                | {"start": start, "end": end, "days": days},
+            ),
             refresh,
         )
 
 
-def _history_call(apps: Any, start: Any, end: Any, country: Any, language: Any, device: Any) -> dict[str, Any]:
-    return {"apps": apps, "start": start, "end": end, "country": country, "language": language, "device": device}
+def _check_find(term: Any, top: Any) -> None:
+    """Refuse a ``term`` or ``top`` of :meth:`FrameFunctions.find_apps` before anything is sent."""
+    if not isinstance(term, str) or not term.strip():
+        raise InvalidParameterError("term", term, "one search term as a non-empty text", endpoint="find_apps")
+    if isinstance(top, bool) or not isinstance(top, int) or not 1 <= top <= MOST_FOUND_APPS:
+        raise InvalidParameterError(
+            "top",
+            top,
+            f"a whole number from 1 to {MOST_FOUND_APPS}: how many of the first results to look up",
+            endpoint="find_apps",
+        )
+
+
+class Planner(Protocol):
+    """What :func:`plan_find_apps` needs of a client: its endpoints (with their prices) and :meth:`plan`."""
+
+    @property
+    def endpoints(self) -> Mapping[str, Endpoint]: ...
+
+    def plan(self, endpoint: str, **params: Any) -> Plan: ...
+
+
+def plan_find_apps(client: Planner, params: Mapping[str, Any], *, refresh: Refresh | None = None) -> Plan:
+    """What :meth:`FrameFunctions.find_apps` called with ``params`` would send and cost, nothing sent.
+
+    Its rows are the live search (sent or cached, as for ``search_frame``) and the
+    metadata of ``top`` apps, 5 to a request, counted as sent: an upper bound, as the
+    apps are not known before the search runs (those already cached cost nothing).
+    """
+    signature = inspect.signature(FrameFunctions.find_apps)
+    try:
+        bound = signature.bind(None, **params)
+    except TypeError as exc:
+        raise InvalidParameterError("arguments", dict(params), f"those of find_apps{signature}: {exc}") from None
+    bound.apply_defaults()
+    term, country, device, top = (bound.arguments[name] for name in ("term", "country", "device", "top"))
+    _check_find(term, top)
+    search = client.plan("search_frame", keywords=[term], country=country, device=device, refresh=refresh)
+    ep = client.endpoints["metadata"]
+    where = {"country": country.strip().lower(), "device": device.strip().lower()}
+    rows = []
+    for first in range(0, top, MAX_APPS_PER_REQUEST):
+        last = min(first + MAX_APPS_PER_REQUEST, top)
+        shown = {"apps": f"results {first + 1}-{last} of the search", **where}
+        request = {"apps": ",".join(["0"] * (last - first)), **where}
+        rows.append(
+            {
+                "endpoint": ep.name,
+                "params": key(shown),
+                "source": "send",
+                "cells": last - first,
+                "credits": ep.estimate(request),
+            }
+        )
+    metadata = pl.DataFrame(rows, schema=PLAN_SCHEMA, orient="row")
+    return Plan(
+        endpoint="find_apps",
+        requests=pl.concat([search.requests, metadata]),
+        cells=search.cells + top,
+        cached_cells=search.cached_cells,
+    )
