@@ -77,7 +77,6 @@ import re
 import secrets
 import sys
 import threading
-import warnings
 import zlib
 from collections.abc import Callable, Collection, Iterable, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -95,6 +94,7 @@ from ._version import __version__
 from .answers import Response
 from .bodies import parse_answer
 from .catalog import ENDPOINTS, Endpoint, Freshness
+from .errors import warn
 from .ledger import SERVICE, conform_ledger
 from .planning import Cell
 from .store import LocalStore, MemoryStore, Store, SweepError
@@ -120,6 +120,8 @@ CLOCK_SKEW = timedelta(seconds=5)
 ahead) and still be judged by its time; beyond that the answer is stale, never fresh forever."""
 Refresh = Literal["auto", "always", "never"]
 REFRESH_MODES: tuple[str, ...] = ("auto", "always", "never")
+RefreshOption = Refresh | bool
+"""What a user may write as ``refresh=``: a mode, or True for ``"always"`` and False for ``"auto"``."""
 # an app the service reported as not available is asked again the next UTC day
 _UNAVAILABLE_FRESHNESS = Freshness(current="utc_day")
 
@@ -771,7 +773,7 @@ class Cache:
             if topic in self._warned:
                 return
             self._warned.add(topic)
-        warnings.warn(message, CacheWarning, stacklevel=4)
+        warn(message, CacheWarning)
 
     def _keys(self, prefix: str) -> list[str]:
         """The store's keys under ``prefix``; none, with a warning, when it cannot be listed."""
@@ -849,10 +851,9 @@ class Cache:
             self.storage.put(self._index_key(entry), index)
         except Exception as exc:  # the answer is paid for: a failure to keep it never fails the call
             reason = str(exc) if isinstance(exc, OSError) else f"{type(exc).__name__}: {exc}"
-            warnings.warn(
+            warn(
                 f"could not keep a {entry.endpoint} answer in the cache at {self.location}: {reason}",
                 CacheWarning,
-                stacklevel=2,
             )
             return None
         with self._lock:
@@ -1133,10 +1134,9 @@ class Cache:
                 )
             return
         if reason is not None:
-            warnings.warn(
+            warn(
                 f"cache file {name} is unreadable ({reason}); set aside as {name}.corrupt and treated as not cached",
                 CacheWarning,
-                stacklevel=3,
             )
 
     def _is_folder(self, key: str) -> bool:
@@ -1652,7 +1652,7 @@ class Cache:
             self._mark()
             self.storage.put(self._frame_key(entry, table), data)
         except OSError as exc:
-            warnings.warn(f"could not write a frame to the cache at {self.location}: {exc}", CacheWarning, stacklevel=2)
+            warn(f"could not write a frame to the cache at {self.location}: {exc}", CacheWarning)
 
     # -- compaction -------------------------------------------------------------------
 
@@ -1927,8 +1927,9 @@ class Cache:
             self._mark()
             self.storage.put(self._ledger_key(name), data)
         except OSError as exc:
-            warnings.warn(
-                f"could not write the ledger to the cache at {self.location}: {exc}", CacheWarning, stacklevel=2
+            warn(
+                f"could not write the ledger to the cache at {self.location}: {exc}",
+                CacheWarning,
             )
             return False
         return True
@@ -2100,7 +2101,7 @@ class Cache:
 
         def problem(name: str, message: str) -> None:
             problems.append(name)
-            warnings.warn(f"{message} at {self.location}", CacheWarning, stacklevel=4)
+            warn(f"{message} at {self.location}", CacheWarning)
 
         def remove(key: str) -> bool:
             try:

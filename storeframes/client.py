@@ -22,7 +22,6 @@ from __future__ import annotations
 import logging
 import os
 import threading
-import warnings
 import weakref
 from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from concurrent.futures import FIRST_EXCEPTION, Future, ThreadPoolExecutor, wait
@@ -36,7 +35,7 @@ import polars as pl
 
 from . import catalog, engine, planning
 from .answers import Answer, Part, Response
-from .cache import REFRESH_MODES, Cache, CacheWarning, Refresh, default_cache_dir, is_url
+from .cache import REFRESH_MODES, Cache, CacheWarning, Refresh, RefreshOption, default_cache_dir, is_url
 from .catalog import CostModel, Endpoint, Freshness
 from .coordination import Coordinator
 from .coordination import coordinator as _coordinator
@@ -46,11 +45,14 @@ from .errors import (
     AnswerWarning,
     AppNotAvailableError,
     AppsUnavailableWarning,
+    CallWarnings,
     ConfigurationError,
     InvalidParameterError,
     NotCachedError,
     StoreframesError,
-    user_stacklevel,
+    carry,
+    plural,
+    warn,
 )
 from .frames import FrameFunctions, resolve
 from .leases import FileLeases, Leases, RedisLeases, Remote, leases_for, machine
@@ -149,9 +151,13 @@ def _open_cache(cache_dir: Any, storage_options: Any = None) -> Cache | None:
 
 
 def _refresh_mode(refresh: Any) -> Refresh:
-    if refresh not in REFRESH_MODES:
-        raise InvalidParameterError("refresh", refresh, f"one of {', '.join(REFRESH_MODES)}")
-    return refresh
+    """The cache policy ``refresh=`` asks for: a mode by its name, True for "always", False for "auto"."""
+    if refresh is True or refresh is False:
+        return "always" if refresh else "auto"
+    if not isinstance(refresh, str) or refresh not in REFRESH_MODES:
+        allowed = f"one of {', '.join(REFRESH_MODES)} (or True for always, False for auto)"
+        raise InvalidParameterError("refresh", refresh, allowed)
+    return refresh  # type: ignore[return-value]
 
 
 MOST_DEFAULT_WORKERS = 64
@@ -257,11 +263,10 @@ def _bucket_leases(cache: Cache) -> Remote | None:
 
     if isinstance(cache.storage, ObjectStore) and cache.storage.conditional_writes:
         return ObjectLeases(cache.storage)
-    warnings.warn(
+    warn(
         f"the cache at {cache.location} cannot write conditionally, so callers on other machines may fetch the "
         "same answer at once: give the clients a Redis coordinator (coordinator='redis://...') to share leases",
         CacheWarning,
-        stacklevel=user_stacklevel(),
     )
     return None
 
@@ -299,10 +304,9 @@ def _asked_only(ep: Endpoint, response: Response) -> tuple[Response | None, list
     wanted = set(asked)
     strangers = [str(app) for app in response.result if app not in wanted]
     if strangers:
-        warnings.warn(
-            f"{ep.name} answered {len(strangers)} app(s) nobody asked for, left out: {_shown(strangers)}",
+        warn(
+            f"{ep.name} answered {plural(len(strangers), 'app')} nobody asked for, left out: {_shown(strangers)}",
             AnswerWarning,
-            stacklevel=user_stacklevel(),
         )
     answered = [app for app in asked if app in response.result]
     if len(answered) == len(asked) and not strangers:
@@ -373,8 +377,8 @@ class Client(FrameFunctions):
         offline: never open a connection; every cached answer serves, however old (as
             with ``refresh="never"``), and a call the cache cannot answer raises
             :class:`~storeframes.NotCachedError`. Defaults to ``$STOREFRAMES_OFFLINE``.
-        refresh: ``"auto"`` serves fresh cached answers and fetches the rest,
-            ``"always"`` fetches everything again, ``"never"`` serves only from the
+        refresh: ``"auto"`` (or False) serves fresh cached answers and fetches the rest,
+            ``"always"`` (or True) fetches everything again, ``"never"`` serves only from the
             cache (whatever its age). Each call may override it.
         freshness: per endpoint name, a :class:`~storeframes.catalog.Freshness`
             replacing the default policy.
@@ -420,7 +424,7 @@ class Client(FrameFunctions):
         cache_dir: str | os.PathLike[str] | Cache | bool | None = None,
         storage_options: Mapping[str, str] | None = None,
         offline: bool | None = None,
-        refresh: Refresh = "auto",
+        refresh: RefreshOption = "auto",
         freshness: Mapping[str, Freshness] | None = None,
         clock: Callable[[], datetime] | None = None,
         progress: bool | None = None,
@@ -582,7 +586,7 @@ class Client(FrameFunctions):
             ledger = ledger.filter(pl.col("service") == service)
         return spend_summary(ledger)
 
-    def plan(self, endpoint: str, *, refresh: Refresh | None = None, **params: Any) -> Plan:
+    def plan(self, endpoint: str, *, refresh: RefreshOption | None = None, **params: Any) -> Plan:
         """What a call would send, what the cache already answers, and the estimated credits.
 
         Nothing is sent. ``endpoint`` and ``params`` are those of :meth:`get`, or the name
@@ -593,27 +597,31 @@ class Client(FrameFunctions):
         """
         return self.plan_many(endpoint, [params], refresh=refresh)
 
-    def plan_many(self, endpoint: str, calls: Sequence[Mapping[str, Any]], *, refresh: Refresh | None = None) -> Plan:
+    def plan_many(
+        self, endpoint: str, calls: Sequence[Mapping[str, Any]], *, refresh: RefreshOption | None = None
+    ) -> Plan:
         """:meth:`plan` for the calls of :meth:`get_many`."""
         spec = FRAMES.get(endpoint)
         endpoint, calls = resolve(endpoint, calls)
-        try:
-            ep, _, plans, _ = self._plan(endpoint, calls, refresh, load=False)
-        except InvalidParameterError as exc:
-            raise (spec.speak(exc) if spec else exc) from None
-        return engine.summarize(ep, plans)
+        with CallWarnings():
+            try:
+                ep, _, plans, _ = self._plan(endpoint, calls, refresh, load=False)
+            except InvalidParameterError as exc:
+                raise (spec.speak(exc) if spec else exc) from None
+            return engine.summarize(ep, plans)
 
-    def get(self, endpoint: str, *, refresh: Refresh | None = None, **params: Any) -> Answer:
+    def get(self, endpoint: str, *, refresh: RefreshOption | None = None, **params: Any) -> Answer:
         """Fetch one call's answer: validate, consult the cache, send what is missing, merge.
 
         ``params`` are the endpoint's parameters (see :mod:`storeframes.catalog`);
         ``apps`` may be a list or a comma-separated string of any length. ``refresh``
-        overrides the client's (``"auto"``, ``"always"`` or ``"never"``).
+        overrides the client's (``"auto"``, ``"always"`` or ``"never"``; True means
+        ``"always"`` and False ``"auto"``).
         """
         return self.get_many(endpoint, [params], refresh=refresh)[0]
 
     def get_many(
-        self, endpoint: str, calls: Sequence[Mapping[str, Any]], *, refresh: Refresh | None = None
+        self, endpoint: str, calls: Sequence[Mapping[str, Any]], *, refresh: RefreshOption | None = None
     ) -> list[Answer]:
         """Fetch several calls of one endpoint concurrently, under the rate limit.
 
@@ -627,19 +635,20 @@ class Client(FrameFunctions):
         raised with ``error.partial`` holding the :class:`Response` objects that did
         succeed (they are in the cache too, so calling again sends only the rest).
         """
-        ep, mode, plans, loaded = self._plan(endpoint, calls, refresh, load=True)
-        try:
-            plans, pool = self._fetch(ep, mode, plans, loaded)
-            answers, counted = [], set[int]()
-            for plan in plans:
-                parts, unavailable = self._served(ep, plan, pool, loaded, counted)
-                answers.append(engine.compose(ep, plan.params, parts, unavailable))
-            return answers
-        finally:
-            self._flush()
+        with CallWarnings():
+            ep, mode, plans, loaded = self._plan(endpoint, calls, refresh, load=True)
+            try:
+                plans, pool = self._fetch(ep, mode, plans, loaded)
+                answers, counted = [], set[int]()
+                for plan in plans:
+                    parts, unavailable = self._served(ep, plan, pool, loaded, counted)
+                    answers.append(engine.compose(ep, plan.params, parts, unavailable))
+                return answers
+            finally:
+                self._flush()
 
     def gather(
-        self, endpoint: str, calls: Sequence[Mapping[str, Any]], refresh: Refresh | None
+        self, endpoint: str, calls: Sequence[Mapping[str, Any]], refresh: RefreshOption | None
     ) -> tuple[Endpoint, list[CallParts]]:
         """Each call's canonical parameters and parts, fetching what the cache lacks: what frames build on.
 
@@ -647,16 +656,22 @@ class Client(FrameFunctions):
         in the cache is read from Parquet and the raw answer is never decompressed.
         Calls that mean the same request are answered once.
         """
-        ep, mode, plans, _ = self._plan(endpoint, calls, refresh, load=False)
-        unique: dict[str, CallPlan] = {}
-        for plan in plans:
-            unique.setdefault(engine.key(plan.params), plan)
-        try:
-            plans, pool = self._fetch(ep, mode, list(unique.values()), None)
-            counted = set[int]()
-            return ep, [(plan.params, self._served(ep, plan, pool, {}, counted)[0]) for plan in plans]
-        finally:
-            self._flush()
+        with CallWarnings():
+            ep, mode, plans, _ = self._plan(endpoint, calls, refresh, load=False)
+            unique: dict[str, CallPlan] = {}
+            for plan in plans:
+                unique.setdefault(engine.key(plan.params), plan)
+            try:
+                plans, pool = self._fetch(ep, mode, list(unique.values()), None)
+                counted = set[int]()
+                return ep, [(plan.params, self._served(ep, plan, pool, {}, counted)[0]) for plan in plans]
+            finally:
+                self._flush()
+
+    def _frame(self, name: str, arguments: Mapping[str, Any], refresh: Refresh | None) -> pl.DataFrame:
+        """A frame function's frame; the warnings of the call, its threads' too, given at the caller's line."""
+        with CallWarnings():
+            return super()._frame(name, arguments, refresh)
 
     def map(self, function: Callable[[T], R], items: Sequence[T]) -> Iterator[R]:
         """``function`` over ``items`` on the client's threads, results in order.
@@ -666,12 +681,12 @@ class Client(FrameFunctions):
         """
         if _in_pool_of(self):
             return iter([function(item) for item in items])
-        return self._executor().map(function, items)
+        return self._executor().map(carry(function), items)
 
     # -- the steps of a call -----------------------------------------------------------
 
     def _plan(
-        self, endpoint: str, calls: Sequence[Mapping[str, Any]], refresh: Refresh | None, *, load: bool
+        self, endpoint: str, calls: Sequence[Mapping[str, Any]], refresh: RefreshOption | None, *, load: bool
     ) -> tuple[Endpoint, Refresh, list[CallPlan], dict[str, Response]]:
         """Validate every call, then plan each against the cache (reading its answers when ``load``)."""
         ep = self.endpoints[catalog.endpoint(endpoint).name]
@@ -804,7 +819,8 @@ class Client(FrameFunctions):
         own threads) runs in the caller's thread."""
         if len(items) != 1 and not _in_pool_of(self):
             pool = self._executor()
-            return [pool.submit(function, item) for item in items]
+            working = carry(function)  # its warnings are given in the caller's thread when the call ends
+            return [pool.submit(working, item) for item in items]
         futures: list[Future[Group]] = []
         for item in items:
             future: Future[Group] = Future()
@@ -878,18 +894,16 @@ class Client(FrameFunctions):
         scope = planning.scope_of(ep, plan.params)
         absent = list(dict.fromkeys(str(c[0]) for c in plan.cells if c not in plan.cached and pool.is_absent(scope, c)))
         if absent:
-            warnings.warn(
-                f"{ep.name} answered without {len(absent)} app(s) it was asked for, left out and not cached "
+            warn(
+                f"{ep.name} answered without {plural(len(absent), 'app')} it was asked for, left out and not cached "
                 f"(asked for again next time): {_shown(absent)}",
                 AnswerWarning,
-                stacklevel=user_stacklevel(),
             )
         if unavailable:
-            warnings.warn(
-                f"{len(unavailable)} app(s) not available in country {plan.params.get('country')!r} "
+            warn(
+                f"{plural(len(unavailable), 'app')} not available in country {plan.params.get('country')!r} "
                 f"for {ep.name}, left out: {', '.join(unavailable)}",
                 AppsUnavailableWarning,
-                stacklevel=user_stacklevel(),
             )
         return parts, unavailable
 

@@ -82,7 +82,6 @@ import secrets
 import sqlite3
 import threading
 import time
-import warnings
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
@@ -90,7 +89,7 @@ from typing import Any, Protocol
 from urllib.parse import urlsplit
 
 from .coordination import Coordinator, ForkSafeLock, private_folder, redis_installed, state_path, token_id
-from .errors import ConfigurationError, StoreframesError
+from .errors import ConfigurationError, StoreframesError, warn
 
 __all__ = ["STATE_FILE", "Limiter", "SharedLimiter", "shared_limiter"]
 
@@ -492,10 +491,9 @@ class _RemoteWindow:
         with self._lock:
             if self._fallback is None:
                 place = getattr(self.slots, "path", self.where)
-                warnings.warn(
+                warn(
                     f"cannot keep the rate window in {place} ({exc}); it is shared by this process's clients only",
                     RuntimeWarning,
-                    stacklevel=6,
                 )
                 self._fallback = _ProcessWindow()
                 self.where = "process"

@@ -43,7 +43,6 @@ import re
 import sys
 import threading
 import time
-import warnings
 import zlib
 from collections.abc import Callable, Generator, Iterator, Mapping
 from datetime import datetime
@@ -71,7 +70,7 @@ from .errors import (
     ServerError,
     ServiceValidationError,
     TransportError,
-    user_stacklevel,
+    warn,
 )
 from .window import Limiter
 
@@ -787,11 +786,10 @@ class Wire:
             raise self._error(ep, params, url, status, body, body_bytes, headers, attempt)
         response = self._envelope(ep, params, body, cost or 0, max_cost, attempt, body_bytes)
         if max_cost is not None and response.cost > max_cost:
-            warnings.warn(
+            warn(
                 f"{ep.name} was charged {response.cost} credits, above the answer's own max_credit_cost "
                 f"{max_cost}; the {response.cost} credits reported are counted",
                 CostWarning,
-                stacklevel=user_stacklevel(),
             )
         return response
 

@@ -29,7 +29,6 @@ import pytest
 import vcr
 
 from storeframes import Client, defaults
-from storeframes.flatteners import _columns
 from storeframes.sandbox import SANDBOX_KEY, SandboxServer
 from storeframes.sandbox import client as sandbox_client
 
@@ -161,14 +160,6 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if "live" in item.keywords:
             item.add_marker(skip)
-
-
-@pytest.fixture(autouse=True)
-def _forget_warned_fields():
-    """Unknown fields are named once per session: start every test with none named yet."""
-    _columns._seen_unknown.clear()
-    yield
-    _columns._seen_unknown.clear()
 
 
 @pytest.fixture

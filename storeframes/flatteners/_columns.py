@@ -11,8 +11,6 @@ from __future__ import annotations
 import html
 import json
 import re
-import threading
-import warnings
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
@@ -22,7 +20,7 @@ from typing import Any
 
 import polars as pl
 
-from ..errors import ResponseShapeError
+from ..errors import ResponseShapeError, warn
 from ..schemas import PRICE, UTC_TIMESTAMP, TableSchema
 
 TEXT_LIST = pl.List(pl.String())
@@ -31,7 +29,7 @@ __all__ = ["Answers", "Flat", "Keys", "UnknownFieldWarning", "Walk", "build", "h
 
 
 class UnknownFieldWarning(UserWarning):
-    """The service sent a field no frame schema knows; it was left out (named once per session)."""
+    """The service sent a field no frame schema knows; it was left out (the warning filters say how often it is shown)."""
 
 
 @dataclass(frozen=True)
@@ -68,26 +66,26 @@ _KEY_DTYPES = {"country": pl.String(), "language": pl.String(), "device": pl.Str
 
 # -- unknown fields ------------------------------------------------------------------
 
-_seen_unknown: set[tuple[str, str]] = set()
-_seen_lock = threading.Lock()
-
 
 def note_unknown(
-    where: str, fields: Iterable[str], *, what: str = "field(s)", fate: str = "left out of the frame"
+    where: str,
+    fields: Iterable[str],
+    *,
+    what: tuple[str, str] = ("a field", "fields"),
+    fate: str = "left out of the frame",
 ) -> None:
-    """Warn about names the schema does not know, once per place and name in a session.
+    """Warn about names the schema does not know, met at ``where`` (one warning for all of them).
 
-    ``what`` names what they are and ``fate`` what became of them (fields are left out;
-    change targets are kept).
+    ``what`` names what they are, one and several (fields are left out; change targets are
+    kept), and ``fate`` what became of them. The warning filters decide how often it is
+    shown (by default once per line of the user's code and message).
     """
-    with _seen_lock:
-        new = sorted({str(f) for f in fields} - {name for (w, name) in _seen_unknown if w == where})
-        _seen_unknown.update((where, name) for name in new)
-    if new:
-        warnings.warn(
-            f"the service sent {what} storeframes does not know at {where}, {fate}: {', '.join(new)}",
+    names = sorted({str(f) for f in fields})
+    if names:
+        noun = what[0] if len(names) == 1 else what[1]
+        warn(
+            f"the service sent {noun} storeframes does not know at {where}, {fate}: {', '.join(names)}",
             UnknownFieldWarning,
-            stacklevel=2,
         )
 
 

@@ -8,7 +8,8 @@ unfold the nested values: :func:`batch_privacy_changes` one row per section and 
 :func:`batch_screenshot_changes` one row per screenshot on each side, and
 :func:`batch_version_changes` one row per new version with its release notes.
 
-The contract does not list every target. A target storeframes does not know is kept in
+The contract does not list every target: the metadata's text fields (``title``,
+``subtitle``, ``short_description``) are known too, their values text. A target storeframes does not know is kept in
 the changes table, its values as text or compact JSON, and named once in an
 :class:`~storeframes.UnknownFieldWarning`. A value whose shape does not fit a known target
 raises :class:`~storeframes.ResponseShapeError` naming its path.
@@ -46,6 +47,7 @@ from ._columns import (
 __all__ = [
     "PRIVACY_SECTIONS",
     "TARGETS",
+    "TEXT_TARGETS",
     "batch_changes",
     "batch_privacy_changes",
     "batch_screenshot_changes",
@@ -60,7 +62,9 @@ __all__ = [
 _EP = "changes"
 
 TARGETS = ("version", "size", "icon", "screenshots", "privacy_info", "long_description")
-"""The change targets the contract names; others are kept as text and named in a warning."""
+"""The change targets the contract names."""
+TEXT_TARGETS = ("title", "subtitle", "short_description")
+"""Text fields of the metadata a change may also name (the sandbox sends them): known, their values text."""
 PRIVACY_SECTIONS = ("DATA_LINKED_TO_YOU", "DATA_NOT_LINKED_TO_YOU", "DATA_USED_TO_TRACK_YOU")
 """The sections of a privacy_info value, in the order the frames list them."""
 
@@ -150,6 +154,7 @@ class _History:
         self.checks: dict[str, Callable[[Any, str, str], Any]] = {
             "version": self.text,
             "long_description": self.text,
+            **dict.fromkeys(TEXT_TARGETS, self.text),
             "size": self.size,
             "icon": self.icon,
             "screenshots": self.shots,
@@ -172,7 +177,7 @@ class _History:
             note_unknown(where, names)
         for where, names in self.kept.items():
             target = where.endswith("target")
-            what = "change target(s)" if target else "privacy section(s)"
+            what = ("a change target", "change targets") if target else ("a privacy section", "privacy sections")
             fate = "kept in the frame, their values as text or JSON" if target else "kept in the frame"
             note_unknown(where, names, what=what, fate=fate)
 

@@ -30,7 +30,6 @@ shape: (2, 4)
 from __future__ import annotations
 
 import re
-import warnings
 from bisect import bisect_right
 from collections.abc import Iterator
 from datetime import UTC
@@ -39,7 +38,7 @@ from typing import Any
 import polars as pl
 
 from ..catalog import ENDPOINTS
-from ..errors import ResponseShapeError
+from ..errors import ResponseShapeError, warn
 from ..schemas import SEARCH, SEARCH_HISTORY
 from ._columns import (
     KEY_COLUMNS,
@@ -115,7 +114,12 @@ def _under_keyword(result: dict[str, Any], keyword: str | None, path: str, endpo
         if isinstance(key, str) and _same_keyword(key, keyword) and type(value) in (dict, list):
             others = [k for k in result if k != key]
             if others:
-                note_unknown(f"{path} ({endpoint})", others, what="member(s) beside the keyword", fate="ignored")
+                note_unknown(
+                    f"{path} ({endpoint})",
+                    others,
+                    what=("a member beside the keyword", "members beside the keyword"),
+                    fate="ignored",
+                )
             return value, f"{path}.{key}"
     return None
 
@@ -222,11 +226,10 @@ def _app_ids(values: list[Any], where: Any, endpoint: str) -> pl.Series:
 
 def _warn_cap(endpoint: str, keyword: Any, day: str | None, sent: int, cap: int) -> None:
     when = f" on {day}" if day else ""
-    warnings.warn(
-        f"the service sent {sent} organic results for keyword {keyword!r}{when} ({endpoint}), more than the "
-        f"{cap} the contract allows; the first {cap} are kept",
+    warn(
+        f"the service sent {sent:,} organic results for keyword {keyword!r}{when} ({endpoint}), more than the "
+        f"{cap:,} the contract allows; the first {cap:,} are kept",
         ResultCapWarning,
-        stacklevel=3,
     )
 
 
