@@ -451,9 +451,9 @@ CASES = [
     Case(
         "bad-refresh-get",
         "bad refresh",
-        lambda c: c.client.get("metadata", apps=IOS, refresh=True),
+        lambda c: c.client.get("metadata", apps=IOS, refresh=1),
         IPE,
-        r"refresh=True: one of auto, always, never",
+        r"refresh=1: one of auto, always, never \(or True for always, False for auto\)",
     ),
     Case(
         "bad-refresh-client",
