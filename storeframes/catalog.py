@@ -40,6 +40,7 @@ always wins over an estimate in the ledger.
 
 from __future__ import annotations
 
+import numbers
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
@@ -47,7 +48,8 @@ from datetime import UTC, date, datetime, timedelta
 from types import MappingProxyType
 from typing import Any, Literal
 
-from .errors import InvalidParameterError
+from . import codes
+from .errors import InvalidParameterError, shown_value
 
 __all__ = [
     "ANDROID_CATEGORIES",
@@ -103,6 +105,8 @@ the year) that would still be billed per day."""
 _IOS_ID = re.compile(r"^[0-9]{1,15}$")
 _ANDROID_ID = re.compile(r"^[A-Za-z][A-Za-z0-9_]*(\.[A-Za-z0-9_]+)+$")
 _CODE = re.compile(r"^[A-Za-z]{2}$")
+_LANGUAGES = (codes.LANGUAGES - set(codes.REFUSED_LANGUAGES)) | set(codes.SERVICE_LANGUAGES)
+"""The language codes a request may carry (:mod:`storeframes.codes`)."""
 _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 _RELATIVE = re.compile(r"^(today|end)([+-]\d+)d$")
 
@@ -414,31 +418,44 @@ def texts(name: str, value: Any, *, split: bool = True, digits: bool = False, en
 
     A text is one item, or with ``split`` its comma-separated parts (empty parts, as
     after a trailing comma, are dropped); any other iterable but bytes and mappings
-    gives its items, which must be non-empty texts (with ``digits``, as for app ids,
-    whole numbers count as their digits). Anything else is an
+    gives its items, which must be non-empty texts. With ``digits`` (app ids), a whole
+    number >= 0 counts as its digits, alone or as an item. Anything else is an
     :class:`~storeframes.InvalidParameterError` naming ``name``.
 
-    >>> texts("apps", "284882215, 389801252,"), texts("keywords", "photo, editor", split=False)
-    (['284882215', '389801252'], ['photo, editor'])
+    >>> texts("apps", "284882215, 389801252,"), texts("apps", 284882215, digits=True)
+    (['284882215', '389801252'], ['284882215'])
+    >>> texts("targets", "title, subtitle", split=False)
+    ['title, subtitle']
     """
+    kind = "a text or a whole number >= 0" if digits else "a text"
     if isinstance(value, str):
         items: list[Any] = value.split(",") if split else [value]
+    elif digits and _whole(value):
+        items = [value]
     elif isinstance(value, Iterable) and not isinstance(value, (bytes, Mapping)):
         items = list(value)
     else:
         several = " (comma-separated for several)" if split else ""
-        raise InvalidParameterError(name, value, f"a text{several} or a list of texts", endpoint=endpoint)
+        others = ", a whole number or a list of them" if digits else " or a list of texts"
+        raise InvalidParameterError(name, value, f"a text{several}{others}", endpoint=endpoint)
     out = []
     for item in items:
-        if digits and isinstance(item, int) and not isinstance(item, bool):
-            item = str(item)
+        if digits and _whole(item) and item >= 0:
+            item = str(int(item))
         if not isinstance(item, str):
-            raise InvalidParameterError(name, value, f"each item of {name} is a text, not {item!r}", endpoint=endpoint)
+            raise InvalidParameterError(
+                name, value, f"each item of {name} is {kind}, not {shown_value(item)}", endpoint=endpoint
+            )
         if item.strip():
             out.append(item.strip())
         elif not isinstance(value, str):
             raise InvalidParameterError(name, value, f"each item of {name} is a non-empty text", endpoint=endpoint)
     return out
+
+
+def _whole(value: Any) -> bool:
+    """Whether ``value`` is a whole number (numpy's too), and not True or False."""
+    return isinstance(value, numbers.Integral) and not isinstance(value, bool)
 
 
 def app_list(value: Any) -> list[str]:
@@ -518,10 +535,34 @@ def _check_metrics(value: Any, ep: Endpoint) -> str:
 
 
 def _check_code(name: str, value: Any, ep: Endpoint) -> str:
+    """A country (ISO 3166-1 alpha-2) or language code (ISO 639-1, or the service's own), lower-cased.
+
+    A code outside the lists is refused with the code usually meant, where there is one
+    (``uk`` -> ``gb``, a country code given as a language: ``jp`` -> ``ja``).
+    """
+    country = name == "country"
+    standard = "ISO 3166-1 alpha-2" if country else "ISO 639-1"
+    example = "'us', 'gb' or 'de'" if country else "'en', 'de' or 'ja'"
     if not isinstance(value, str) or not _CODE.match(value.strip()):
-        kind, example = ("country", "us") if name == "country" else ("language", "en")
-        raise InvalidParameterError(name, value, f"a two-letter {kind} code such as {example!r}", endpoint=ep.name)
-    return value.strip().lower()
+        raise InvalidParameterError(
+            name, value, f"a two-letter {name} code ({standard}) such as {example}", endpoint=ep.name
+        )
+    code = value.strip().lower()
+    if code in (codes.COUNTRIES if country else _LANGUAGES):
+        return code
+    hints = (codes.COUNTRY_HINTS if country else codes.LANGUAGE_HINTS).get(code)
+    own = "" if country else " nor the service's " + _join(f"{c!r} ({m})" for c, m in codes.SERVICE_LANGUAGES.items())
+    if code in codes.REFUSED_LANGUAGES:
+        reason = (
+            f"{code!r} is the {standard} code of {codes.REFUSED_LANGUAGES[code][0]}, a language neither store offers"
+        )
+    elif hints:
+        reason = f"not an {standard} code{own}"
+    else:
+        reason = f"not an {standard} code such as {example}{',' if own else ''}{own}"
+    if hints:
+        reason += f"; did you mean {' or '.join(repr(h) for h in hints)}?"
+    raise InvalidParameterError(name, value, reason, endpoint=ep.name)
 
 
 def parse_day(name: str, value: Any, *, endpoint: str | None = None) -> date:
@@ -548,9 +589,19 @@ def _relative_date(rule: str, today: date, end: date | None) -> date:
 
 
 def _check_keyword(value: Any, ep: Endpoint) -> str:
+    """One keyword, runs of spaces made one; a comma is part of it.
+
+    An endpoint takes one keyword per request, sent as given: ``get("search",
+    keyword="a, b")`` searches "a, b". (The frame functions split a text of keywords on
+    commas before asking, one request each; a keyword with a comma goes to them in a list.)
+    """
     if not isinstance(value, str):
         raise InvalidParameterError(
-            "keyword", value, "one keyword as a string (search one keyword per request)", endpoint=ep.name
+            "keyword",
+            value,
+            "one keyword as a string, sent as it is, commas included (one keyword per request; "
+            "search_frame and search_history_frame take several)",
+            endpoint=ep.name,
         )
     keyword = " ".join(value.split())
     if not keyword:
