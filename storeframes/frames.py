@@ -565,7 +565,9 @@ class FrameFunctions:
         :meth:`metadata_frame`, :meth:`changes_frame` or :func:`storeframes.rank_history`.
         It costs one live search (:meth:`search_frame`, cached for an hour) and the
         metadata of those apps (:meth:`metadata_frame`, cached for the UTC day):
-        ``sf.plan("find_apps", term=..., top=...)`` shows it first. ``term`` is one search
+        ``sf.plan("find_apps", term=..., top=...)`` shows it first, its metadata part an
+        upper bound (``top`` apps, none cached), as the apps are not known before the
+        search runs. ``term`` is one search
         term (commas and all); ``top``, ``country`` and ``device`` are checked before
         anything is sent. An app the store lists but whose metadata is not available in the
         country keeps its rank with a null title.
