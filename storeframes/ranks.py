@@ -47,8 +47,12 @@ def _polars(value: Any, name: str, function: str, what: str) -> pl.DataFrame:
 
 
 def _texts(name: str, value: Any, *, endpoint: str = "rank_history") -> list[str]:
-    """Texts from a text or a list, each once, runs of spaces made one (as the frames keep keywords)."""
-    values = texts(name, value, split=False, endpoint=endpoint)
+    """Texts from a text (comma-separated for several) or a list, each once, runs of spaces made one.
+
+    So keywords are read as the frame functions read them: ``"photo editor, maps"`` is two
+    keywords, and a keyword holding a comma is passed in a list.
+    """
+    values = texts(name, value, endpoint=endpoint)
     if not values:
         raise InvalidParameterError(name, value, "a text or a non-empty list of texts", endpoint=endpoint)
     return list(dict.fromkeys(" ".join(v.split()) for v in values))
@@ -56,7 +60,7 @@ def _texts(name: str, value: Any, *, endpoint: str = "rank_history") -> list[str
 
 def rank_history(
     history: pl.DataFrame | Any,
-    apps: str | Sequence[str],
+    apps: str | int | Sequence[str | int],
     *,
     keywords: str | Sequence[str] | None = None,
     start: str | date | None = None,
@@ -76,9 +80,11 @@ def rank_history(
       record the day, or it was not fetched).
 
     ``rank`` is null unless the app ranked, so a plot of rank over date shows gaps where
-    the app was not ranked. ``keywords`` keeps only those keywords; a keyword with no row
-    at all in the history is all ``no_data``. Rows come by keyword, app (in the order
-    given) and day.
+    the app was not ranked. ``keywords`` keeps only those keywords (a text is split on
+    commas, as the frame functions split it; a keyword holding a comma goes in a list); a
+    keyword with no row at all in the history is all ``no_data``. ``apps`` is an app id (a
+    text or a whole number), several comma-separated in a text, or a list. Rows come by
+    keyword, app (in the order given) and day.
 
     >>> history = pl.DataFrame({"keyword": ["maps"] * 3, "date": [date(2026, 1, 1)] * 2 + [date(2026, 1, 3)],
     ...                         "rank": [1, 2, 1], "app_id": ["1", "2", "2"]})
