@@ -20,11 +20,12 @@ from __future__ import annotations
 import hashlib
 import html
 import math
+import numbers
 import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
-from typing import Any, cast
+from typing import Any
 from urllib.parse import urlsplit
 
 import polars as pl
@@ -72,7 +73,7 @@ class AppCard:
 
 
 def app_card(
-    app: str | pl.DataFrame | Mapping[str, Any],
+    app: str | int | pl.DataFrame | Mapping[str, Any] | Any,
     *,
     client: Client | None = None,
     country: str = "us",
@@ -83,8 +84,10 @@ def app_card(
 ) -> AppCard:
     """An HTML card of one app: icon, title, developer, rating, price, category, version, screenshots.
 
-    ``app`` is an app id, or a metadata row: a one-row :func:`~storeframes.metadata_frame`
-    or a dict of its columns (``frame.row(0, named=True)``).
+    ``app`` is an app id (a text, or a whole number such as ``284882215``), or a metadata
+    row: a one-row :func:`~storeframes.metadata_frame`, a dict of its columns
+    (``frame.row(0, named=True)``) or a pandas row (``frame.to_pandas().iloc[0]``; its
+    missing values, NaN and NaT, count as missing).
 
     * **An id** is looked up with ``client`` (by default :func:`~storeframes.default_client`):
       :meth:`~storeframes.Client.metadata_frame` with ``country``, ``language`` and
@@ -110,8 +113,9 @@ def app_card(
     from the URL, holding the title's first letter (icon) or the screenshot's position,
     with the URL as its ``title`` (tooltip).
 
-    Invalid input (a frame of more or fewer than one row, an empty id, another type)
-    raises :class:`~storeframes.InvalidParameterError` before any request.
+    Invalid input (a frame of more or fewer than one row, an empty or negative id, anything
+    else) raises :class:`~storeframes.InvalidParameterError` naming the value and what is
+    allowed, before any request.
 
     >>> import storeframes as sf
     >>> from datetime import date
@@ -126,24 +130,24 @@ def app_card(
     if isinstance(max_screenshots, bool) or not isinstance(max_screenshots, int) or max_screenshots < 0:
         raise InvalidParameterError("max_screenshots", max_screenshots, "a whole number >= 0", endpoint=_WHERE)
     if client is not None and not isinstance(client, Client):
-        raise InvalidParameterError("client", type(client).__name__, "a storeframes.Client or None", endpoint=_WHERE)
+        raise InvalidParameterError("client", _described(client), "a storeframes.Client or None", endpoint=_WHERE)
     if screenshots is not None and not isinstance(screenshots, pl.DataFrame):
         raise InvalidParameterError(
             "screenshots",
-            type(screenshots).__name__,
+            _described(screenshots),
             "a screenshots_frame (a polars DataFrame) or None",
             endpoint=_WHERE,
         )
-    row = _row(app)
+    given = _given(app)
     shots: pl.DataFrame | None
-    if row is None:  # an id: fetch it
-        app_id = cast(str, app).strip()  # _row is None only for an app id (text)
+    if isinstance(given, str):  # an id: fetch it
+        app_id = given
         client = client if client is not None else _defaults.default_client()
         row, shots = _fetch(client, app_id, country=country, language=language, device=device)
         if screenshots is not None:
             shots = screenshots
     else:
-        app_id = row["app_id"]
+        row, app_id = given, given["app_id"]
         shots = screenshots
         if shots is None:
             client = client if client is not None else _defaults._client
@@ -164,33 +168,67 @@ def app_card(
 # -- input ------------------------------------------------------------------------------------------
 
 
-def _row(app: Any) -> dict[str, Any] | None:
-    """The metadata row of ``app`` (None for an app id); every refusal is raised here, before any request."""
-    allowed = "an app id (text), a one-row metadata_frame, or a dict of its columns"
+_ALLOWED = (
+    "an app id (a text or a whole number), a one-row metadata_frame, or a metadata row: "
+    "a dict of its columns (frame.row(0, named=True)) or a pandas row (frame.to_pandas().iloc[0])"
+)
+
+
+def _given(app: Any) -> str | dict[str, Any]:
+    """The app id, or the metadata row, that ``app`` gives; every refusal is raised here, before any request."""
+    if isinstance(app, numbers.Integral) and not isinstance(app, bool):
+        if app < 0:
+            raise InvalidParameterError("app", app, "an app id >= 0: " + _ALLOWED, endpoint=_WHERE)
+        return str(int(app))
     if isinstance(app, str):
         if not app.strip() or "," in app or len(app.split()) > 1:
-            raise InvalidParameterError("app", app, "one app id, " + allowed, endpoint=_WHERE)
-        return None
-    if isinstance(app, pl.DataFrame):
-        if app.height != 1:
+            raise InvalidParameterError("app", app, "one app id: " + _ALLOWED, endpoint=_WHERE)
+        return app.strip()
+    if isinstance(app, pl.DataFrame) or _of_pandas(app, "DataFrame"):
+        if len(app) != 1:
             raise InvalidParameterError(
-                "app",
-                f"a frame of {app.height} rows",
-                allowed + " (filter the frame to one app first)",
-                endpoint=_WHERE,
+                "app", _described(app), _ALLOWED + " (filter the frame to one app first)", endpoint=_WHERE
             )
-        row = app.row(0, named=True)
+        row = app.row(0, named=True) if isinstance(app, pl.DataFrame) else _pandas_row(app.iloc[0])
     elif isinstance(app, Mapping):
         row = dict(app)
+    elif _of_pandas(app, "Series"):
+        row = _pandas_row(app)
     else:
-        raise InvalidParameterError("app", type(app).__name__, allowed, endpoint=_WHERE)
+        raise InvalidParameterError("app", _described(app), _ALLOWED, endpoint=_WHERE)
     app_id = row.get("app_id")
     if not isinstance(app_id, str) or not app_id.strip():
         raise InvalidParameterError(
-            "app", f"a row with app_id={app_id!r}", allowed + ", with an app_id", endpoint=_WHERE
+            "app", f"a row with app_id={app_id!r}", _ALLOWED + ", with an app_id", endpoint=_WHERE
         )
     row["app_id"] = app_id.strip()
     return row
+
+
+def _of_pandas(value: Any, kind: str) -> bool:
+    """Whether ``value`` is a pandas ``kind`` (``Series``, ``DataFrame``), without importing pandas."""
+    cls = type(value)
+    return cls.__name__ == kind and cls.__module__.partition(".")[0] == "pandas"
+
+
+def _pandas_row(series: Any) -> dict[str, Any]:
+    """A pandas row as a polars row holds it: numpy values as Python values, missing values (NaN, NaT, NA) as None."""
+    row = {}
+    for key, value in series.items():
+        if type(value).__module__ == "numpy" and hasattr(value, "tolist"):
+            value = value.tolist()  # numpy scalars and arrays (a list column's cells)
+        if (isinstance(value, float) and math.isnan(value)) or type(value).__name__ in ("NaTType", "NAType"):
+            value = None
+        row[str(key)] = value
+    return row
+
+
+def _described(value: Any) -> Any:
+    """A refused value as a message shows it: a frame by its library and rows, anything else as itself (cut)."""
+    if isinstance(value, pl.DataFrame) or _of_pandas(value, "DataFrame"):
+        library = "polars" if isinstance(value, pl.DataFrame) else "pandas"
+        return f"a {library} DataFrame of {len(value)} row{'s' if len(value) != 1 else ''}"
+    return value
 
 
 def _fetch(

@@ -247,7 +247,9 @@ def test_a_row_with_few_fields_still_makes_a_card(fresh_default):
         "",
         "   ",
         "123,456",
-        3233849169,
+        -3233849169,
+        3233849169.0,
+        True,
         None,
         ["3233849169"],
         {"title": "no id"},
@@ -265,7 +267,7 @@ def test_frames_of_other_than_one_row_are_refused(client):
     two = client.metadata_frame(_world(client).EXAMPLE_IOS_APPS[:2])
     sent = client.requests_sent
     for frame in (two, two.clear()):
-        with pytest.raises(sf.InvalidParameterError, match=f"a frame of {frame.height} rows"):
+        with pytest.raises(sf.InvalidParameterError, match=f"a polars DataFrame of {frame.height} rows"):
             app_card(frame, client=client)
     with pytest.raises(sf.InvalidParameterError, match="max_screenshots"):
         app_card(app, client=client, max_screenshots=-1)
