@@ -12,11 +12,13 @@ with :func:`configure`:
 
 from __future__ import annotations
 
+import functools
 import inspect
 import io
 import os
 import threading
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from datetime import date
 from typing import Any, Concatenate, ParamSpec, TypeVar
 
@@ -197,22 +199,29 @@ def holds_real_answers(cache: Cache) -> bool:
     """Whether ``cache`` holds answers of the real service (not only a sandbox's), without reading them.
 
     Looks at the index: the ``service`` column of each compacted index file and the
-    footer of each answer's index file, stopping at the first answer of the real
-    service, so a folder of the real service's answers is known by one or two small reads
-    (a folder of sandbox answers only is read to its end). Unreadable files are passed over.
+    footer of each answer's index file, the compacted ones first, stopping at the first
+    answer of the real service: a folder of the real service's answers is known by a read
+    or two. A folder of sandbox answers only is read to its end, in growing batches on a
+    few threads (10,000 answers not compacted: under a second). Unreadable files are
+    passed over.
     """
     if not cache.is_cache():
         return False
     storage = cache.storage
+    keys: list[str] = []
     for name in ENDPOINTS:
         try:
-            keys = storage.list(f"index/endpoint={name}/")
+            keys += [key for key in storage.list(f"index/endpoint={name}/") if key.endswith(".parquet")]
         except OSError:
             continue
-        # the compacted files first: each says whose many answers are in it
-        for key in sorted(keys, key=lambda k: not k.rpartition("/")[2].startswith("part-")):
-            if key.endswith(".parquet") and SERVICE in _services_in(storage, key):
+    keys.sort(key=lambda k: not k.rpartition("/")[2].startswith("part-"))  # each compacted file names many
+    read = functools.partial(_services_in, storage)
+    done, batch = 0, 1
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        while done < len(keys):
+            if any(SERVICE in services for services in pool.map(read, keys[done : done + batch])):
                 return True
+            done, batch = done + batch, min(batch * 4, 1024)
     return False
 
 
