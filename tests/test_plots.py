@@ -266,7 +266,7 @@ def test_rank_chart_into_an_axes(data):
     ax = fig.subplots()
     apps = data["apps"][:2]
     out = plots.rank_chart(data["history"], apps, ax=ax)
-    assert out is ax.figure
+    assert out is ax  # as pandas: the Axes drawn into, so a notebook shows the chart once
     assert fig.axes == [ax]
     lines = rank_lines(ax)
     assert len(lines) == len(apps) * len(KEYWORDS)
@@ -524,9 +524,10 @@ def test_benchmark_chart_dots_per_channel(data):
     assert not ax.patches  # dots, no bars
     assert len(ax.collections) == 3
     assert sum(len(c.get_offsets()) for c in ax.collections) == frame[rate].drop_nulls().len()
-    legend = ax.get_legend()
+    [legend] = fig.legends  # under the chart, out of the dots' way
     assert legend.get_title().get_text() == "channel"
-    assert sorted(t.get_text() for t in legend.get_texts()) == ["all", "browse", "search"]
+    hundred = "100 %: installs can exceed page views"
+    assert sorted(t.get_text() for t in legend.get_texts()) == [hundred, "all", "browse", "search"]
     expected = []
     for _, rows in frame.group_by("category", maintain_order=True):
         lacking = rows.filter(pl.col(rate).is_null())["channel"].to_list()
@@ -537,11 +538,12 @@ def test_benchmark_chart_dots_per_channel(data):
     written = [t.get_text() for t in ax.texts if t.get_text().startswith("no data")]
     assert any(t.startswith("no data: ") for t in expected)
     assert sorted(written) == sorted(expected)
-    means = frame.group_by("category", maintain_order=True).agg(
-        pl.col("category_name").first(), pl.col(rate).mean().alias("_mean")
+    # ordered by the first channel given ("all"), best first, categories without an "all" value last
+    ordered = frame.filter(pl.col("channel") == "all").sort(
+        rate, "category_name", descending=[True, False], nulls_last=True
     )
-    ordered = means.sort("_mean", "category_name", descending=[True, False], nulls_last=True)
     assert [t.get_text() for t in ax.get_yticklabels()][::-1] == label_with_codes(ordered)
+    assert "rows ordered by channel all, best first; categories without a value for it last" in title_of(ax)
 
 
 def test_benchmark_chart_dots_highlight(data):
@@ -560,9 +562,10 @@ def test_benchmark_chart_hundred_percent_line_only_past_100(data, one_channel):
         ax = fig.axes[0]
         lines = [line for line in ax.get_lines() if list(line.get_xdata()) == [100, 100]]
         texts = [t for t in ax.texts if t.get_text().startswith("100 %")]
+        texts += [t for legend in fig.legends for t in legend.get_texts() if t.get_text().startswith("100 %")]
         return len(lines), len(texts)
 
-    assert hundred(plots.benchmark_chart(frame)) == (1, 1)
+    assert hundred(plots.benchmark_chart(frame)) == (1, 1)  # with dots the legend explains the line
     assert hundred(plots.benchmark_chart(one_channel)) == (0, 0)  # its best is below 100
     assert hundred(plots.benchmark_chart(frame, rate="impressions_to_page_views")) == (0, 0)
     big = hand_benchmarks([("1", "A", 150.0), ("2", "B", 20.0)])
@@ -613,8 +616,9 @@ def test_benchmark_chart_by_country(data):
     fig = plots.benchmark_chart(frame, by="country")
     [ax] = fig.axes
     assert len(ax.collections) == 2
-    assert sorted(t.get_text() for t in ax.get_legend().get_texts()) == ["gb", "us"]
-    assert ax.get_legend().get_title().get_text() == "country"
+    [legend] = fig.legends
+    assert sorted(t.get_text() for t in legend.get_texts()) == ["gb", "us"]
+    assert legend.get_title().get_text() == "country"
     assert sum(len(c.get_offsets()) for c in ax.collections) == frame["page_views_to_installs"].drop_nulls().len()
     assert len(plots.benchmark_chart(frame).axes[0].collections) == 2  # country is the one that varies
 
@@ -623,7 +627,7 @@ def test_benchmark_chart_pandas_and_ax(one_channel):
     fig = Figure()
     ax = fig.subplots()
     out = plots.benchmark_chart(one_channel.to_pandas(), ax=ax, title="Mine")
-    assert out is fig and fig.axes == [ax]
+    assert out is ax and fig.axes == [ax]
     assert len(ax.patches) == one_channel["page_views_to_installs"].drop_nulls().len()
     assert title_of(ax).startswith("Mine")
 
@@ -669,7 +673,7 @@ def test_changes_timeline_rows_markers_legend(data):
     apps = changes["app_id"].unique(maintain_order=True).to_list()
     metadata = data["metadata"]
     titles = dict(metadata.select("app_id", "title").iter_rows())
-    fig = plots.changes_timeline(changes, names=metadata)
+    fig = plots.changes_timeline(changes, names=metadata, targets=changes["target"].unique().to_list())
     assert isinstance(fig, Figure)
     [ax] = fig.axes
     labels = [t.get_text() for t in ax.get_yticklabels()]
@@ -696,8 +700,8 @@ def test_changes_timeline_ids_without_names_and_ax():
     changes = hand_changes([("1", 1, "version"), ("1", 1, "size"), ("1", 4, "version"), ("2", 2, "icon")])
     fig = Figure()
     ax = fig.subplots()
-    out = plots.changes_timeline(changes, ax=ax, title="Mine")
-    assert out is fig and fig.axes == [ax]
+    out = plots.changes_timeline(changes, ax=ax, title="Mine", targets="version, size, icon")
+    assert out is ax and fig.axes == [ax]
     assert [t.get_text() for t in ax.get_yticklabels()][::-1] == ["1", "2"]  # the frame's order, top down
     assert sum(len(line.get_xdata()) for line in ax.get_lines()) == 4
     assert sorted(legend_texts(fig, ax)) == ["icon (1)", "size (1)", "version (2)"]
@@ -792,7 +796,7 @@ def test_a_pandas_series_is_refused_like_any_other_non_frame(call, parameter):
 def test_rank_chart_unknown_keyword_is_named_and_errors_speak_as_rank_chart(as_ranks):
     history = hand_history()
     given = sf.rank_history(history, ["1", "2"]) if as_ranks else history
-    with pytest.raises(sf.InvalidParameterError, match=r"for rank_chart: keywords of the history: maps, atlas"):
+    with pytest.raises(sf.InvalidParameterError, match=r"for rank_chart: keywords of the history: 'maps', 'atlas'"):
         plots.rank_chart(given, "1", keywords=["maps", "nope"])
     with pytest.raises(sf.InvalidParameterError, match=r"for rank_chart") as caught:
         plots.rank_chart(given, "1", start=day(5), end=day(2))
@@ -858,3 +862,250 @@ def test_rank_chart_refuses_bad_colors(colors):
     with pytest.raises(sf.InvalidParameterError, match=r"colors=.*for rank_chart: .*colour") as caught:
         plots.rank_chart(hand_history(), ["1", "2"], colors=colors)
     assert caught.value.parameter == "colors"
+
+
+def test_rank_chart_change_on_a_no_data_day_is_hollow_and_explained():
+    # app 1 on "maps": day 3 has no data at all, day 6 has results without app 1
+    changes = hand_changes([("1", 3, "icon"), ("1", 6, "version"), ("1", 5, "title")])
+    fig = plots.rank_chart(hand_history(), ["1"], keywords="maps", changes=changes)
+    [ax] = fig.axes
+    [line] = rank_lines(ax)
+    markers = {line.get_marker(): line for line in change_markers(ax)}
+    icon, version, title = (markers[TARGET_MARKERS[t]] for t in ("icon", "version", "title"))
+    assert same_color(icon.get_markerfacecolor(), "white")  # no data that day: hollow
+    assert same_color(icon.get_markeredgecolor(), line.get_color())
+    assert same_color(version.get_markerfacecolor(), line.get_color())  # not ranked that day: filled
+    assert ydata(icon)[0] == ydata(version)[0] > 3  # both on the bottom edge ...
+    assert ydata(title)[0] == 1  # ... while a change on a ranked day sits on the line
+    labels = legend_texts(fig)
+    assert "hollow on the bottom edge: no data that day" in labels
+    assert "on the bottom edge: not ranked that day" in labels
+
+    only_unranked = plots.rank_chart(
+        hand_history(), ["1"], keywords="maps", changes=changes.filter(pl.col("date") != day(3))
+    )
+    labels = legend_texts(only_unranked)
+    assert "on the bottom edge: not ranked that day" in labels
+    assert not any("no data that day" in t for t in labels)
+
+
+def two_channels() -> pl.DataFrame:
+    """Search converts better than all; "Card" has no "all" value, "Dice" no "search" value."""
+    rows = [
+        ("1", "Atlas", 30.0, 60.0),
+        ("2", "Books", 40.0, 50.0),
+        ("3", "Card", None, 70.0),
+        ("4", "Dice", 20.0, None),
+    ]
+    all_, search = (
+        hand_benchmarks([(c, n, v) for c, n, v, _ in rows], channel="all"),
+        hand_benchmarks([(c, n, v) for c, n, _, v in rows], channel="search"),
+    )
+    return pl.concat([all_, search])
+
+
+def one_line(text) -> str:
+    """A text artist's words (a long message may wrap)."""
+    return " ".join(text.get_text().split())
+
+
+def ytick_texts(ax) -> list[str]:
+    return [t.get_text() for t in ax.get_yticklabels()][::-1]  # top to bottom
+
+
+def test_benchmark_chart_orders_rows_by_one_stated_series():
+    frame = two_channels()
+    fig = plots.benchmark_chart(frame)
+    [ax] = fig.axes
+    # by "all", the first channel: Card (no "all" value) comes last, not first as by its mean
+    assert ytick_texts(ax) == ["Books", "Atlas", "Dice", "Card"]
+    assert "rows ordered by channel all, best first; categories without a value for it last" in title_of(ax)
+    fig = plots.benchmark_chart(frame, order_by="search")
+    [ax] = fig.axes
+    assert ytick_texts(ax) == ["Card", "Atlas", "Books", "Dice"]
+    assert "rows ordered by channel search" in title_of(ax)
+    fig = plots.benchmark_chart(frame, order_by="search", top=2)
+    assert ytick_texts(fig.axes[0]) == ["Card", "Atlas"]
+
+
+def test_benchmark_chart_highlight_place_in_each_series():
+    fig = plots.benchmark_chart(two_channels(), highlight="Atlas")
+    [legend] = fig.legends
+    assert legend.get_title().get_text() == "channel: place of Atlas"
+    assert [t.get_text() for t in legend.get_texts()] == ["all: #2 of 3", "search: #2 of 3"]
+    fig = plots.benchmark_chart(two_channels(), highlight="3")
+    assert [t.get_text() for t in fig.legends[0].get_texts()] == ["all: no data", "search: #1 of 3"]
+
+
+@pytest.mark.parametrize(("order_by", "allowed"), [("browse", "all, search"), ("All", "all, search")])
+def test_benchmark_chart_refuses_an_unknown_order_by(order_by, allowed):
+    with pytest.raises(sf.InvalidParameterError, match=rf"order_by=.*one of the chart's series: {allowed}") as caught:
+        plots.benchmark_chart(two_channels(), order_by=order_by)
+    assert caught.value.parameter == "order_by"
+    with pytest.raises(sf.InvalidParameterError, match=r"None \(one series\)"):
+        plots.benchmark_chart(hand_benchmarks([("1", "A", 1.0)]), order_by="all")
+
+
+def test_benchmark_chart_with_no_value_at_all_says_so_in_one_line():
+    frame = hand_benchmarks([("A1", "Art", None), ("B2", "Books", None), ("C3", "Cards", float("nan"))])
+    frame = frame.with_columns(pl.lit("gb").alias("country"), pl.lit("android").alias("device"))
+    fig = plots.benchmark_chart(frame)
+    assert not fig.axes
+    [text] = fig.texts
+    assert one_line(text) == (
+        "No page_views_to_installs for android in gb (type free, channel all): "
+        "the service gives no value for these 3 categories."
+    )
+    width, height = fig.get_size_inches()
+    assert width == 10 and height < 1
+    ax = Figure().subplots()
+    assert plots.benchmark_chart(frame, ax=ax) is ax
+    assert [t.get_text() for t in ax.texts] == [text.get_text()] and not ax.axison
+    with pytest.raises(sf.InvalidParameterError) as caught:  # bad input is still refused first
+        plots.benchmark_chart(frame, highlight="Photo")
+    assert caught.value.parameter == "highlight"
+
+
+def ranked_history(ranks: dict[str, int], days: int = 3, first: date = date(2026, 1, 1)) -> pl.DataFrame:
+    """Keyword "k": each app at its rank every day from ``first``."""
+    rows = [(first + timedelta(days=n), app, rank) for n in range(days) for app, rank in ranks.items()]
+    return pl.DataFrame(
+        {
+            "keyword": ["k"] * len(rows),
+            "date": [r[0] for r in rows],
+            "app_id": [r[1] for r in rows],
+            "rank": [r[2] for r in rows],
+        }
+    )
+
+
+@pytest.mark.parametrize(
+    ("worst", "ticks"),
+    [
+        (3, [1, 2, 3, 4]),
+        (8, [1, 2, 4, 6, 8]),
+        (50, [1, 10, 20, 30, 40, 50]),
+        (120, [1, 20, 40, 60, 80, 100, 120]),
+        (200, [1, 50, 100, 150, 200]),
+    ],
+)
+def test_rank_chart_rank_axis_has_round_ticks_from_1(worst, ticks):
+    fig = plots.rank_chart(ranked_history({"1": 1, "2": worst}), ["1", "2"])
+    [ax] = fig.axes
+    assert [int(t) for t in ax.get_yticks()] == ticks
+
+
+@pytest.mark.parametrize("days", [1, 7, 30, 90, 365])
+def test_date_axes_show_the_range_with_the_year(days):
+    first = date(2026, 11, 18) - timedelta(days=days - 1)
+    last = date(2026, 11, 18)
+    history = ranked_history({"1": 3}, days=days, first=first)
+    changes = hand_changes([]).vstack(
+        pl.DataFrame({"app_id": ["1", "1"], "date": [first, last], "target": ["version", "title"]})
+    )
+    charts = [
+        plots.rank_chart(history, "1").axes[0],
+        plots.changes_timeline(changes, start=first, end=last).axes[0],
+    ]
+    for ax in charts:
+        ax.figure.canvas.draw()  # as when shown or saved
+        labels = [t.get_text() for t in ax.get_xticklabels() if t.get_text()]
+        ticks = [mdates.num2date(t).date() for t in ax.get_xticks()]
+        assert ax.xaxis.get_offset_text().get_text() == ""  # no lone "2026-Nov" in a corner
+        assert min(days, 4) <= len(labels) <= 8 and len(set(labels)) == len(labels)
+        assert labels[0].endswith(str(ticks[0].year))  # the year of the first tick, under it
+        assert all(first <= t <= last for t in ticks)
+        low, high = (mdates.num2date(x).date() for x in ax.get_xlim())
+        assert low <= first and high >= last
+    if days == 365:  # month starts, the year under each new year's first label
+        assert [t.get_text() for t in charts[0].get_xticklabels()][:2] == ["Jan\n2026", "Mar"]
+    if days == 7:
+        assert [t.get_text() for t in charts[0].get_xticklabels()] == [
+            "12 Nov\n2026", "13 Nov", "14 Nov", "15 Nov", "16 Nov", "17 Nov", "18 Nov",
+        ]  # fmt: skip
+
+
+def test_changes_timeline_covers_the_asked_range_and_leaves_size_out_like_rank_chart():
+    changes = hand_changes(
+        [("1", 3, "version"), ("1", 3, "size"), ("1", 5, "size"), ("2", 4, "icon"), ("2", 20, "title")]
+    )
+    fig = plots.changes_timeline(changes, start=day(1), end=day(10))
+    [ax] = fig.axes
+    assert title_of(ax) == (
+        "Metadata changes\n2026-01-01 to 2026-01-10, 2 changes\n2 size changes not shown (targets= to show)"
+    )
+    low, high = ax.get_xlim()
+    assert low < mdates.date2num(day(1)) and high > mdates.date2num(day(10))
+    assert legend_texts(fig) == ["version (1)", "icon (1)"]  # the title change of day 20 is out of range
+    assert sorted(line.get_marker() for line in ax.get_lines()) == sorted(
+        [TARGET_MARKERS["version"], TARGET_MARKERS["icon"]]
+    )
+
+    fig = plots.changes_timeline(changes, start="2026-01-01", end="2026-01-10", targets="size")
+    assert legend_texts(fig) == ["size (2)"]
+    assert "not shown" not in title_of(fig.axes[0])
+
+    fig = plots.changes_timeline(changes)  # no range given: the first to the last change, said so
+    assert title_of(fig.axes[0]).startswith("Metadata changes\n2026-01-03 to 2026-01-20 (first and last change), 3")
+
+
+def test_changes_timeline_with_nothing_to_draw_says_so_in_one_line():
+    sizes = hand_changes([("1", 3, "size"), ("2", 4, "size")])
+    fig = plots.changes_timeline(sizes, start=day(1), end=day(10))
+    assert not fig.axes
+    assert [one_line(t) for t in fig.texts] == [
+        "No metadata changes of the 2 apps from 2026-01-01 to 2026-01-10; 2 size changes not shown (targets= to show)."
+    ]
+    fig = plots.changes_timeline(hand_changes([]), start=day(1), end=day(10))
+    assert [one_line(t) for t in fig.texts] == ["No metadata changes of the apps from 2026-01-01 to 2026-01-10."]
+    with pytest.raises(
+        sf.InvalidParameterError, match=r"targets=\['sizes'\].*: change targets such as version"
+    ) as caught:
+        plots.changes_timeline(sizes, targets=["sizes"])
+    assert caught.value.parameter == "targets"
+    with pytest.raises(
+        sf.InvalidParameterError, match=r"end=.* for changes_timeline: a date on or after start=2026-01-05"
+    ):
+        plots.changes_timeline(sizes, start=day(5), end=day(1))
+
+
+def test_rank_chart_with_no_rank_at_all_says_so_in_one_line():
+    history = hand_history()
+    fig = plots.rank_chart(history, ["7", "8"], keywords="maps")  # never among the results
+    assert not fig.axes
+    assert [one_line(t) for t in fig.texts] == [
+        "No ranks for “maps” in us · iphone from 2026-01-01 to 2026-01-08: "
+        "none of the 2 apps was among the results on any day with results."
+    ]
+    ax = Figure().subplots()
+    ranks = sf.rank_history(history, ["1"], keywords="maps").filter(pl.col("status") == "no_data")
+    assert plots.rank_chart(ranks, "1", ax=ax) is ax
+    assert [one_line(t) for t in ax.texts] == [
+        "No ranks for “maps” in us · iphone from 2026-01-03 to 2026-01-07: "
+        "the service recorded no search results on these days."
+    ]
+
+
+def test_rank_chart_splits_keywords_on_commas_a_list_keeps_a_comma():
+    fig = plots.rank_chart(hand_history(), "1", keywords="maps,  atlas ")
+    assert [title_of(ax) for ax in fig.axes] == ["“maps”", "“atlas”"]
+    history = hand_history().with_columns(pl.col("keyword").replace("maps", "maps, offline"))
+    fig = plots.rank_chart(history, "1", keywords=["maps, offline"])
+    assert [title_of(ax) for ax in fig.axes] == ["“maps, offline”"]
+    message = r"keywords=\['maps', 'offline'\].*'maps, offline', 'atlas' \(a text is split on commas: give a list"
+    with pytest.raises(sf.InvalidParameterError, match=message) as caught:
+        plots.rank_chart(history, "1", keywords="maps, offline")  # two keywords, neither in the history
+    assert caught.value.parameter == "keywords"
+
+
+def test_charts_are_ten_inches_wide_and_grow_with_their_rows(data):
+    narrow = plots.rank_chart(hand_history(), "1", keywords="maps")
+    tall = plots.rank_chart(hand_history(), "1")
+    assert narrow.get_size_inches()[0] == tall.get_size_inches()[0] == 10
+    assert tall.get_size_inches()[1] > narrow.get_size_inches()[1]
+    few = plots.benchmark_chart(two_channels())
+    many = plots.benchmark_chart(data["benchmarks"])
+    assert few.get_size_inches()[0] == many.get_size_inches()[0] == 10
+    assert many.get_size_inches()[1] > few.get_size_inches()[1]
+    timeline = plots.changes_timeline(hand_changes([("1", 1, "version"), ("2", 2, "icon")]))
+    assert timeline.get_size_inches()[0] == 10
