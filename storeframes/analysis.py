@@ -154,7 +154,7 @@ def movers(
 
     Rows are sorted by the size of the move, ``abs(change)`` largest first and null last; a
     tie keeps the frame's order (keywords as they first appear, apps as given). ``top=N``
-    keeps the ``N`` biggest moves, rows without a change left out. Columns, in order, and
+    keeps the ``N`` biggest moves: rows that did not move (``change`` 0 or null) are left out. Columns, in order, and
     dtypes: ``MOVERS.describe()`` (keyword, app_id, start_date, start_rank, start_status,
     end_date, end_rank, end_status, change, days_ranked, days_recorded, country, language,
     device).
@@ -214,7 +214,7 @@ def movers(
         .sort(pl.col("change").abs(), descending=True, nulls_last=True, maintain_order=True)
     )
     if top is not None:
-        out = out.filter(pl.col("change").is_not_null()).head(top)
+        out = out.filter(pl.col("change") != 0).head(top)
     return out.select(MOVERS.names).cast(MOVERS.schema)
 
 
@@ -455,20 +455,21 @@ _CATEGORY_NAMES = {**IOS_CATEGORIES, **ANDROID_CATEGORIES}
 
 
 def with_names(frame: pl.DataFrame | Any, metadata: pl.DataFrame | Any, *, categories: bool = False) -> pl.DataFrame:
-    """``frame`` with each app's ``title`` from ``metadata``, right after ``app_id``.
+    """``frame`` with each app's title from ``metadata`` as ``app_title``, right after ``app_id``.
 
     ``frame`` is any frame with an ``app_id`` column (movers, changes, ranks, metrics ...);
     ``metadata`` a :func:`~storeframes.metadata_frame`. Rows and their order stay as they
-    are; ``title`` (String) is null for an app the metadata lacks. When the metadata holds
+    are; ``app_title`` (String) is null for an app the metadata lacks (the name is not
+    ``title``, which a pivot of change targets may hold). When the metadata holds
     several countries and ``frame`` has a ``country`` column, the title of that country is
     used. ``categories=True`` also adds ``category`` (the app's first category code) and
-    ``category_name`` (its name in the store's list), after ``title``.
+    ``category_name`` (its name in the store's list), after ``app_title``.
     """
     function = "with_names"
     rows = _frame(frame, "frame", function, "a frame with app ids", ("app_id",))
     needed = ("app_id", "title", "categories") if categories else ("app_id", "title")
     meta = _frame(metadata, "metadata", function, "a metadata_frame", needed)
-    added = ["title", "category", "category_name"] if categories else ["title"]
+    added = ["app_title", "category", "category_name"] if categories else ["app_title"]
     taken = [c for c in added if c in rows.columns]
     if taken:
         raise InvalidParameterError(
@@ -480,7 +481,7 @@ def with_names(frame: pl.DataFrame | Any, metadata: pl.DataFrame | Any, *, categ
     keys = ["app_id"]
     if "country" in rows.columns and "country" in meta.columns and meta["country"].n_unique() > 1:
         keys.append("country")
-    columns = [pl.col("title").cast(pl.String)]
+    columns = [pl.col("title").cast(pl.String).alias("app_title")]
     if categories:
         first = pl.col("categories").list.first().cast(pl.String)
         columns += [

@@ -130,7 +130,7 @@ def _analyse(
     metadata = client.metadata_frame(apps, country=country, device=device)
     changes = client.changes_frame(apps, start=start, end=end, country=country, device=device)
     result.tables.update(search_history=history, ranks=ranks, metadata=metadata, changes=changes)
-    title = with_names(pl.DataFrame({"app_id": [app]}), metadata)["title"][0] or app
+    title = with_names(pl.DataFrame({"app_id": [app]}), metadata)["app_title"][0] or app
     print(f"   following {title!r} ({app}) and the {len(rivals)} apps ranking best for {lead!r}")
     with _table_config():
         print(_indent(with_names(_standing(ranks), metadata).drop("app_id")))
@@ -166,7 +166,7 @@ def _analyse(
 
 def _print_movers(before: pl.DataFrame, metadata: pl.DataFrame, window: int) -> None:
     """The biggest movers, the days compared and what each changed before its last day."""
-    columns = ["keyword", "title", "start_rank", "end_rank", "change", "changes", "what_changed"]
+    columns = ["keyword", "app_title", "start_rank", "end_rank", "change", "changes", "what_changed"]
     ends = before.select("start_date", "end_date", "window_start", "window_end").unique()
     if ends.height == 1:  # the same days for every keyword: said once, above the table
         first, last, since, until = ends.row(0)
