@@ -142,24 +142,9 @@ def connect(
             f"live=True needs a token and the service's address: set {ENV_API_KEY} and {ENV_BASE_URL}"
         )
     use_live = has_token or "api_key" in options if live is None else live
-    shown_cache = cache_dir
-    real = False
-    folder = cache_dir if cache_dir is not None else os.environ.get(ENV_CACHE_DIR) or None
-    if not use_live and folder is not None and folder is not False:  # the sandbox, unless the folder holds
-        # the real service's answers; opened once, for the client too
-        given = cache_dir is not None
-        opened = _open_cache(folder, options.pop("storage_options", None) if given else options.get("storage_options"))
-        assert opened is not None
-        real = holds_real_answers(opened)
-        if real and live is False:
-            raise ConfigurationError(
-                f"live=False asks for the sandbox, but the cache at {opened.location} holds the real "
-                "service's answers, and sandbox answers are never written beside them: give the sandbox a "
-                "cache_dir of its own (or leave out live=False to serve the real answers offline)"
-            )
-        if given or real:
-            cache_dir, shown_cache = opened, folder
-            options.pop("storage_options", None)
+    real, shown_cache = False, cache_dir
+    if not use_live:  # the sandbox, unless the folder holds the real service's answers
+        cache_dir, shown_cache, real = _folder_without_token(cache_dir, live, options)
     if real:
         options["offline"] = True
         missing = ENV_BASE_URL if os.environ.get(ENV_API_KEY) else ENV_API_KEY
@@ -182,17 +167,43 @@ def connect(
         reason = "" if live is False else f" (no {ENV_API_KEY} set)"
         where = f"the sandbox{reason}, a deterministic fake of the service: nothing is billed"
     _install(client, owned=True)  # built here: closed when another default replaces it
-    if not quiet:
-        if real:
-            print(f"storeframes: {where}; today is {client.today()}")
-            return client
-        cache = (
-            "off" if client.cache is None else str(shown_cache) if shown_cache is not None else client.cache.location
-        )
-        budget_text = f"; budget {client.budget:,} credits" if client.budget is not None else ""
-        offline = "; offline: answers come from the cache only" if client.offline else ""
-        print(f"storeframes: {where}; today is {client.today()}{budget_text}; cache: {cache}{offline}")
+    if quiet:
+        return client
+    if real:  # the folder is named in ``where``; nothing is spent
+        print(f"storeframes: {where}; today is {client.today()}")
+        return client
+    cache = "off" if client.cache is None else str(shown_cache) if shown_cache is not None else client.cache.location
+    budget_text = f"; budget {client.budget:,} credits" if client.budget is not None else ""
+    offline = "; offline: answers come from the cache only" if client.offline else ""
+    print(f"storeframes: {where}; today is {client.today()}{budget_text}; cache: {cache}{offline}")
     return client
+
+
+def _folder_without_token(cache_dir: Any, live: bool | None, options: dict[str, Any]) -> tuple[Any, Any, bool]:
+    """``(cache_dir, shown, real)`` of a client with no token: ``real`` when its folder holds the real
+    service's answers (refused with ``live=False``: the sandbox never writes beside them).
+
+    The folder is ``cache_dir``, else ``$STOREFRAMES_CACHE_DIR`` (which the sandbox given no folder
+    leaves alone: it keeps a temporary one). It is opened once, and given to the client as a
+    :class:`~storeframes.Cache`, with its ``storage_options`` taken out of ``options``.
+    """
+    folder = cache_dir if cache_dir is not None else os.environ.get(ENV_CACHE_DIR) or None
+    if folder is None or folder is False:
+        return cache_dir, cache_dir, False
+    given = cache_dir is not None
+    opened = _open_cache(folder, options.get("storage_options"))
+    assert opened is not None
+    real = holds_real_answers(opened)
+    if real and live is False:
+        raise ConfigurationError(
+            f"live=False asks for the sandbox, but the cache at {opened.location} holds the real service's "
+            "answers, and sandbox answers are never written beside them: give the sandbox a cache_dir of its "
+            "own (or leave out live=False to serve the real answers offline)"
+        )
+    if not (given or real):
+        return cache_dir, cache_dir, False
+    options.pop("storage_options", None)
+    return opened, folder, real
 
 
 def holds_real_answers(cache: Cache) -> bool:
