@@ -71,7 +71,6 @@ COUNTRY_HINTS: Mapping[str, tuple[str, ...]] = MappingProxyType(
         "ja": ("jp",),
         "zh": ("cn", "tw"),
         "ko": ("kr",),
-        "sv": ("se",),
         "da": ("dk",),
         "cs": ("cz",),
         "he": ("il",),
@@ -87,7 +86,6 @@ LANGUAGE_HINTS: Mapping[str, tuple[str, ...]] = MappingProxyType(
     {
         "jp": ("ja",),
         "cn": ("zh",),
-        "tw": ("zh",),
         "dk": ("da",),
         "cz": ("cs",),
         "gr": ("el",),
