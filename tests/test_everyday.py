@@ -162,7 +162,7 @@ def test_find_apps_costs_what_its_plan_said_at_most(pinned):
     assert planned.endpoint == "find_apps" and planned.to_send == 4
     assert planned.requests["endpoint"].to_list() == ["search", "metadata", "metadata", "metadata"]
     assert planned.requests["cells"].to_list()[1:] == [5, 5, 2]
-    assert planned.estimate == 10 + 51 + 51 + 21 and "find_apps: 4 request(s)" in repr(planned)
+    assert planned.estimate == 10 + 51 + 51 + 21 and repr(planned).startswith("Plan(find_apps: 4 request")
     assert pinned.requests_sent == 0  # planning sends nothing
     sf.find_apps(KEYWORD, top=12)
     assert 0 < pinned.spent <= planned.estimate
