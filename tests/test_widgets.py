@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import base64
+import builtins
+import sys
 from datetime import date
 from types import SimpleNamespace
 
@@ -9,7 +12,12 @@ import ipywidgets
 import matplotlib.dates as mdates
 import polars as pl
 import pytest
+from IPython import get_ipython
+from IPython.core.interactiveshell import InteractiveShell
+from IPython.display import display
+from IPython.utils.capture import capture_output
 from ipywidgets.widgets import widget as widget_module
+from traitlets.config import Config
 
 import storeframes as sf
 from storeframes import catalog, widgets
@@ -33,6 +41,24 @@ def opened():
         item.close()
     leaked = [type(w).__name__ for k, w in widget_module._instances.items() if k not in before]
     assert leaked == []
+
+
+@pytest.fixture
+def shown(tmp_path, monkeypatch):
+    """A real IPython shell recording what is displayed (``shown.outputs``: data, metadata, transient, update)."""
+    monkeypatch.setenv("IPYTHONDIR", str(tmp_path / "ipython"))
+    main, names = sys.modules["__main__"], set(vars(builtins))
+    config = Config()
+    config.HistoryManager.enabled = False
+    InteractiveShell.instance(config=config)
+    try:
+        with capture_output() as captured:
+            yield captured
+    finally:
+        InteractiveShell.clear_instance()
+        sys.modules["__main__"] = main
+        for name in set(vars(builtins)) - names:
+            delattr(builtins, name)
 
 
 def _client(tmp_path, **options):
@@ -74,7 +100,7 @@ def _names_app(label: str, app: str, title: str) -> bool:
 
 
 def _meter_text(client) -> str:
-    tail = f"{client.requests_sent:,} request{'' if client.requests_sent == 1 else 's'} · {client.saved:,} saved by the cache"
+    tail = f"{client.requests_sent:,} request{'' if client.requests_sent == 1 else 's'} · {client.saved:,} credits saved by cached answers"
     if client.budget is None:
         return f"{client.spent:,} credits spent (no budget set) · {tail}"
     return f"{client.spent:,} of {client.budget:,} credits spent ({100 * client.spent // client.budget}%) · {tail}"
@@ -95,7 +121,7 @@ def test_meter_follows_fetches_and_cache_hits(tmp_path, opened, world):
         meter = CreditMeter(client)
         opened(meter)
         assert isinstance(meter, ipywidgets.HBox)
-        assert meter.label.value == "0 of 10,000 credits spent (0%) · 0 requests · 0 saved by the cache"
+        assert meter.label.value == "0 of 10,000 credits spent (0%) · 0 requests · 0 credits saved by cached answers"
         assert (meter.bar.value, meter.bar.max, meter.bar.bar_style) == (0, 10_000, "")
 
         client.metadata_frame(list(world.EXAMPLE_IOS_APPS))  # 6 apps: 2 requests
@@ -106,7 +132,7 @@ def test_meter_follows_fetches_and_cache_hits(tmp_path, opened, world):
         client.versions_frame(list(world.EXAMPLE_IOS_APPS))  # the same answers, from the cache
         assert client.saved == client.spent and client.requests_sent == 2
         assert meter.label.value == _meter_text(client)
-        assert f"{client.saved:,} saved by the cache" in meter.label.value
+        assert f"{client.saved:,} credits saved by cached answers" in meter.label.value
 
 
 @pytest.mark.parametrize(
@@ -125,7 +151,10 @@ def test_meter_bar_style_at_thresholds(opened, spent, style, value, percent):
     meter = CreditMeter(fake)
     opened(meter)
     assert (meter.bar.bar_style, meter.bar.value, meter.bar.max) == (style, value, 1_000)
-    assert meter.label.value == f"{spent:,} of 1,000 credits spent ({percent}%) · 7 requests · 3,003 saved by the cache"
+    assert (
+        meter.label.value
+        == f"{spent:,} of 1,000 credits spent ({percent}%) · 7 requests · 3,003 credits saved by cached answers"
+    )
 
 
 def test_meter_danger_when_the_budget_is_spent(tmp_path, opened):
@@ -143,7 +172,10 @@ def test_meter_without_budget(client, opened):
     opened(meter)
     assert meter.bar.layout.display == "none"
     client.metadata_frame("3233849169")
-    assert meter.label.value == f"{client.spent:,} credits spent (no budget set) · 1 request · 0 saved by the cache"
+    assert (
+        meter.label.value
+        == f"{client.spent:,} credits spent (no budget set) · 1 request · 0 credits saved by cached answers"
+    )
     client.budget = 100  # set later: refresh() shows the bar
     meter.refresh()
     assert meter.bar.layout.display is None and meter.bar.value == client.spent and meter.bar.max == 100
@@ -221,14 +253,20 @@ def test_rank_explorer_empty_selection(history, opened):
     explorer = RankExplorer(history)
     opened(explorer)
     explorer.apps.value = ()
-    assert explorer.figure is None and bytes(explorer.chart.value) == b""
+    assert explorer.figure is None and bytes(explorer.chart.value) == b"" and explorer.png == b""
     assert explorer.summary.value == "No chart: select at least an app."
+    # a message where the chart was, never an empty image (a broken-image icon)
+    assert explorer.chart.layout.display == "none" and explorer.summary.layout.display == "none"
+    assert explorer.note.layout.display is None
+    assert explorer.note.value == "<p><em>No chart: select at least an app.</em></p>"
     explorer.keywords.value = ()
     assert explorer.summary.value == "No chart: select at least an app and a keyword."
     explorer.apps.value = (explorer.apps.options[0][1],)
     assert explorer.summary.value == "No chart: select at least a keyword."
     explorer.keywords.value = ("meditation",)
     assert explorer.figure is not None and bytes(explorer.chart.value).startswith(PNG)
+    assert explorer.chart.layout.display is None and explorer.note.layout.display == "none"
+    assert explorer.summary.layout.display is None
 
 
 def test_rank_explorer_max_apps(history, world, opened):
@@ -271,6 +309,7 @@ def test_rank_explorer_takes_pandas_and_rank_history(history, opened):
         (lambda h: h.drop("rank"), {}, "without rank"),
         (lambda h: h.rows(), {}, "list"),
         (lambda h: h, {"max_apps": 0}, "max_apps"),
+        (lambda h: h, {"max_apps": 11}, "from 1 to 10"),
         (lambda h: h, {"names": pl.DataFrame({"id": ["1"]})}, "names"),
         (lambda h: h, {"apps": []}, "apps"),
     ],
@@ -355,7 +394,7 @@ def test_benchmarks_cached_selection_draws_without_a_request(client, opened):
     assert client.requests_sent == 1
     assert explorer.frame is not None and bytes(explorer.chart.value).startswith(PNG)
     assert "cached: draws at once" in explorer.cost.value
-    assert "from the cache, 0 credits" in explorer.status.value
+    assert "drawn before in this explorer: no call, 0 credits" in explorer.status.value
 
 
 def test_benchmarks_fetch_at_once_below_confirm_above(client, opened):
@@ -464,3 +503,221 @@ def test_benchmarks_with_a_fixed_range_draw_what_the_notebook_fetched(tmp_path):
             explorer.close()
         with pytest.raises(sf.InvalidParameterError, match="end"):
             BenchmarkExplorer(client, countries="us", start="2026-10-31", end="2026-10-01")
+
+
+def test_benchmarks_say_categories(client, opened):
+    explorer = BenchmarkExplorer(client, confirm_above=10_000)
+    opened(explorer)
+    categories = explorer.frame["category"].n_unique()
+    assert categories > 1
+    assert explorer.status.value == f"{categories} categories (fetched for {client.spent:,} credits)."
+
+
+# -- what a notebook keeps: the display outputs ---------------------------------------------------
+
+
+def _png(output) -> bytes:
+    return base64.b64decode(output.data["image/png"])
+
+
+def test_rank_explorer_output_holds_the_last_chart(shown, history, opened):
+    explorer = RankExplorer(history)
+    opened(explorer)
+    display(explorer)
+    view, chart = shown.outputs
+    assert view.data["application/vnd.jupyter.widget-view+json"]["model_id"] == explorer.model_id
+    assert view.data["text/plain"].startswith("RankExplorer controls")  # what a reader without the kernel sees
+    display_id = chart.transient["display_id"]
+    assert display_id.startswith("storeframes-RankExplorer-") and not chart.update
+    assert _png(chart) == explorer.png and explorer.png.startswith(PNG)
+    assert chart.data["text/plain"] == "5 apps · 1 keyword · 2026-08-21 to 2026-11-18 (90 days)"
+    assert chart.metadata == {"image/png": {"unconfined": True}}  # its own size: scrolled, never shrunk
+    assert explorer.children[-1].layout.display == "none"  # the chart shows once, in the output
+
+    first = explorer.png
+    explorer.apps.value = explorer.apps.value[:2]
+    update = shown.outputs[-1]
+    assert update.update and update.transient == {"display_id": display_id}
+    assert _png(update) == explorer.png != first
+    assert update.data["text/plain"].startswith("2 apps · 1 keyword")
+
+    explorer.keywords.value = ()
+    update = shown.outputs[-1]
+    assert update.update and update.transient == {"display_id": display_id} and "image/png" not in update.data
+    assert update.data == {
+        "text/html": "<p><em>No chart: select at least a keyword.</em></p>",
+        "text/plain": "No chart: select at least a keyword.",
+    }
+    assert len(shown.outputs) == 4
+
+
+def test_benchmark_explorer_output_before_and_after_fetch(shown, client, opened):
+    explorer = BenchmarkExplorer(client)
+    opened(explorer)
+    display(explorer)
+    view, chart = shown.outputs
+    assert "application/vnd.jupyter.widget-view+json" in view.data
+    assert chart.data["text/plain"] == "No chart yet: us · iphone · free · all is not fetched."
+    explorer.fetch_button.click()
+    update = shown.outputs[-1]
+    assert update.update and update.transient == chart.transient
+    assert _png(update) == explorer.png and explorer.png.startswith(PNG)
+    categories = explorer.frame["category"].n_unique()
+    assert update.data["text/plain"] == f"Conversion benchmarks, us · iphone · free · all: {categories} categories"
+
+
+def test_meter_is_an_output_updated_in_place(shown, tmp_path, opened):
+    with _client(tmp_path, budget=10_000) as client:
+        meter = CreditMeter(client)
+        opened(meter)
+        display(meter)
+        (first,) = shown.outputs  # the whole meter: no widget view that would need the kernel
+        assert (
+            first.data["text/plain"]
+            == "0 of 10,000 credits spent (0%) · 0 requests · 0 credits saved by cached answers"
+        )
+        assert '<progress value="0" max="10000"' in first.data["text/html"]
+        client.metadata_frame("3233849169")
+        last = shown.outputs[-1]
+        assert last.update and last.transient == first.transient
+        assert last.data["text/plain"] == meter.text == _meter_text(client) and client.spent > 0
+        assert f'<progress value="{client.spent}" max="10000"' in last.data["text/html"]
+
+
+def test_widgets_outside_ipython_display_nothing(history, client, opened, capsys):
+    assert get_ipython() is None
+    explorer = RankExplorer(history)
+    meter = CreditMeter(client)
+    opened(explorer)
+    opened(meter)
+    explorer.apps.value = explorer.apps.value[:1]
+    explorer.redraw()
+    client.metadata_frame("3233849169")
+    assert explorer.png.startswith(PNG) and explorer.chart.layout.display is None
+    assert meter.text == _meter_text(client)
+    assert capsys.readouterr() == ("", "")
+
+
+# -- the issue's items ------------------------------------------------------------------------------
+
+
+def _line_colors(explorer) -> dict[str, str]:
+    return {
+        line.get_label(): line.get_color()
+        for line in explorer.figure.axes[0].get_lines()
+        if not line.get_label().startswith("_")
+    }
+
+
+def test_rank_explorer_apps_keep_their_colours(history, opened):
+    explorer = RankExplorer(history)
+    opened(explorer)
+    a, b, c, _, _ = explorer.apps.value
+    before = _line_colors(explorer)
+    extra = explorer.apps.options[7][1]
+    explorer.apps.value = (c, extra, a)
+    after = _line_colors(explorer)
+    assert after[c] == before[c] and after[a] == before[a]
+    assert after[extra] not in before.values()  # a colour no other app had
+    explorer.apps.value = (b, a)
+    assert _line_colors(explorer) == {b: before[b], a: before[a]}
+    assert explorer.colors[extra] == after[extra]
+
+
+def test_rank_explorer_days_readout_says_both_dates(history, opened):
+    explorer = RankExplorer(history)
+    opened(explorer)
+    assert explorer.dates.readout is False  # its own readout clipped them, joined by a hyphen
+    assert explorer.days_shown.value == "2026-08-21 to 2026-11-18 (90 days)"
+    explorer.dates.value = (date(2026, 10, 1), date(2026, 10, 31))
+    assert explorer.days_shown.value == "2026-10-01 to 2026-10-31 (31 days)"
+    for control in (explorer.keywords, explorer.apps, explorer.dates):
+        assert control.style.description_width == "initial"
+    assert explorer.chart.layout.max_width == "none"  # a narrow window scrolls the chart, never shrinks it
+    assert explorer.children[-1].layout.overflow == "auto"
+
+
+def test_benchmarks_layout_shows_whole_texts_and_the_meter_by_the_button(client, opened):
+    explorer = BenchmarkExplorer(client)
+    opened(explorer)
+    assert explorer.fetch_button.layout.width == "auto"  # "Fetch: up to 1,001 credits", whole
+    assert explorer.highlight.style.description_width == "initial"
+    (row,) = [r for r in explorer.children if explorer.fetch_button in getattr(r, "children", ())]
+    assert row.children == (explorer.fetch_button, explorer.meter)
+    assert explorer.chart.layout.display == "none" and explorer.png == b""  # no broken image before a fetch
+    assert explorer.note.value == "<p><em>No chart yet: us · iphone · free · all is not fetched.</em></p>"
+    explorer.fetch_button.click()
+    assert explorer.chart.layout.display is None and explorer.note.layout.display == "none"
+
+
+def test_benchmarks_keep_the_highlight_the_user_picked(client, opened):
+    explorer = BenchmarkExplorer(client, countries="us,gb", confirm_above=10_000)
+    opened(explorer)
+    assert ("Photo & Video (6008)", "6008") in explorer.highlight.options
+    explorer.highlight.value = "6008"  # picked by hand
+    explorer.channel.value = "search"
+    assert explorer.highlight.value == "6008" and "not among" not in explorer.status.value
+    explorer.country.value = "gb"
+    assert explorer.highlight.value == "6008"
+    ticks = [t.get_text() for t in explorer.figure.axes[0].get_yticklabels() if t.get_fontweight() == "bold"]
+    assert ticks == ["Photo & Video"]
+
+    explorer.device.value = "android"  # no category 6008 there: said, and remembered
+    assert explorer.highlight.value is None
+    assert "Photo &amp; Video (6008) is not among these categories: nothing is highlighted." in explorer.status.value
+    explorer.device.value = "iphone"
+    assert explorer.highlight.value == "6008" and "not among" not in explorer.status.value
+
+    explorer.highlight.value = None  # "(none)" by hand is kept too
+    explorer.country.value = "us"
+    assert explorer.highlight.value is None
+
+
+def test_benchmarks_highlight_stays_in_the_box_before_a_fetch(client, opened):
+    explorer = BenchmarkExplorer(client, countries="us,gb")
+    opened(explorer)
+    explorer.fetch_button.click()
+    explorer.highlight.value = "6008"
+    explorer.country.value = "gb"  # not fetched yet: the box keeps the choice
+    assert explorer.frame is None and explorer.highlight.value == "6008"
+    assert explorer.highlight.options == (("(none)", None), ("Photo & Video (6008)", "6008"))
+    explorer.fetch_button.click()
+    assert explorer.highlight.value == "6008" and len(explorer.highlight.options) > 2
+
+
+def test_benchmarks_rate_without_any_value_is_one_line(client, opened):
+    explorer = BenchmarkExplorer(client, confirm_above=10_000, rate="impressions_to_installs")
+    opened(explorer)
+    explorer.device.value = "android"  # the service gives no impressions rates for android
+    assert (
+        explorer.frame is not None and explorer.frame["impressions_to_installs"].null_count() == explorer.frame.height
+    )
+    assert explorer.figure is None and explorer.png == b"" and explorer.chart.layout.display == "none"
+    assert explorer.note.value == (
+        "<p><em>No data: the service gives no impressions → installs rate "
+        "for any category of us · android · free · all.</em></p>"
+    )
+    explorer.rate.value = "page_views_to_installs"
+    assert explorer.figure is not None and explorer.png.startswith(PNG)
+
+
+def test_flipping_back_to_a_drawn_selection_makes_no_call(client, opened):
+    explorer = BenchmarkExplorer(client, countries="us,gb", confirm_above=10_000)
+    opened(explorer)
+    explorer.country.value = "gb"
+    sent, spent, label = client.requests_sent, client.spent, explorer.meter.label.value
+    assert (sent, client.saved) == (2, 0)
+    for country in ("us", "gb", "us", "gb"):
+        explorer.country.value = country
+        assert explorer.frame is not None and set(explorer.frame["country"]) == {country}
+        assert "drawn before in this explorer: no call, 0 credits" in explorer.status.value
+    assert (client.requests_sent, client.spent, client.saved) == (sent, spent, 0)
+    assert explorer.meter.label.value == label
+
+    other = BenchmarkExplorer(client, countries="us,gb", confirm_above=10_000)  # the cache answers it: counted once
+    opened(other)
+    assert client.saved == 1_001 and "from the cache, 0 credits" in other.status.value
+    for country in ("gb", "us", "gb", "us"):
+        other.country.value = country
+    assert client.saved == 2_002 and client.requests_sent == sent
+    assert other.meter.label.value.endswith("· 2,002 credits saved by cached answers")
