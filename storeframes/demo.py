@@ -161,7 +161,7 @@ def _analyse(
             )
             shown = standing.select("channel", "category_name", _RATE, "place", "out_of", "median")
             print(_indent(shown.with_columns(pl.col(_RATE, "median").round(1))))
-    _write(result, title, metadata, category)
+    _write(result, title, metadata, category, start, end)
 
 
 def _print_movers(before: pl.DataFrame, metadata: pl.DataFrame, window: int) -> None:
@@ -250,7 +250,7 @@ def _category(metadata: pl.DataFrame, app: str) -> str | None:
     return str(codes[0]) if codes else None
 
 
-def _write(result: DemoResult, title: str, names: pl.DataFrame, category: str | None) -> None:
+def _write(result: DemoResult, title: str, names: pl.DataFrame, category: str | None, start: date, end: date) -> None:
     for name, table in result.tables.items():
         path = result.out / f"{name}.parquet"
         table.write_parquet(path)
@@ -266,7 +266,7 @@ def _write(result: DemoResult, title: str, names: pl.DataFrame, category: str | 
         "ranks.png": plots.rank_chart(
             ranks, apps, changes=changes, names=names, title=f"Keyword ranks of {title} and its rivals"
         ),
-        "changes.png": plots.changes_timeline(changes, names=names) if changes.height else None,
+        "changes.png": plots.changes_timeline(changes, names=names, start=start, end=end),
         "benchmarks.png": plots.benchmark_chart(benchmarks, highlight=category)
         if benchmarks.height and category is not None and category in benchmarks["category"]
         else None,
