@@ -6,9 +6,12 @@ defaults, allowed values), which devices it serves, its limits and its cost mode
 request, or raises :class:`~storeframes.InvalidParameterError` naming the parameter,
 the value and what is allowed, before anything is sent.
 
-Canonical parameters are strings in the catalog's order: app ids de-duplicated and
-sorted, codes lower-cased, metric aliases resolved, relative date defaults resolved to
-real dates (UTC) at request time. The same canonical parameters always mean the same
+Canonical parameters are strings in the catalog's order: app ids (texts, or whole
+numbers) de-duplicated and sorted, codes lower-cased, metric aliases resolved, relative
+date defaults resolved to real dates (UTC) at request time. A country must be an ISO
+3166-1 alpha-2 code and a language an ISO 639-1 code or one of the service's own (US
+Spanish is ``sp``): :mod:`storeframes.codes` holds the lists, and a refusal names the
+code usually meant (``uk`` -> ``gb``, ``jp`` as a language -> ``ja``). The same canonical parameters always mean the same
 request, which is what the ledger records and what the cache keys on.
 
 Freshness
