@@ -11,9 +11,32 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from .errors import cut, html_table, plural
 from .planning import Cell
 
-__all__ = ["Answer", "Attempt", "Part", "Response"]
+__all__ = ["Answer", "Attempt", "Part", "Response", "short_params"]
+
+
+def short_params(params: Mapping[str, Any], most: int = 110) -> str:
+    """A request's parameters in a few words: ``12 apps, country=us, device=iphone, 2026-10-01..2026-10-31``.
+
+    Apps are counted (named when one or two), a date range is one span, and each other
+    value is cut to 30 characters.
+    """
+    said = []
+    for name, value in params.items():
+        text = str(value)
+        if name == "apps" and text.count(",") > 1:
+            said.append(plural(text.count(",") + 1, "app"))
+        elif name == "start_date":
+            said.append(f"{text}..{params.get('end_date', '')}")
+        elif name != "end_date" or "start_date" not in params:
+            said.append(f"{name}={cut(text, 30)}")
+    return cut(", ".join(said), most)
+
+
+def _when(moment: datetime | None) -> str:
+    return f"{moment:%Y-%m-%d %H:%M} UTC" if moment is not None else "-"
 
 
 @dataclass(frozen=True)
@@ -39,6 +62,13 @@ class Response:
     entry: str | None = None
     body: bytes | None = field(default=None, repr=False, compare=False)
 
+    def __repr__(self) -> str:
+        source = ", from the cache" if self.from_cache else ""
+        return (
+            f"Response({self.endpoint}: {short_params(self.params)}; {plural(self.cost, 'credit')}, "
+            f"fetched {_when(self.fetched_at)}{source})"
+        )
+
 
 @dataclass(frozen=True)
 class Part:
@@ -61,6 +91,10 @@ class Part:
     saved: int = 0
     entry: str | None = None
     charged: bool = False
+
+    def __repr__(self) -> str:
+        source = repr(self.response) if self.response is not None else f"cache entry {self.entry}"
+        return f"Part({plural(len(self.cells), 'cell')} of {source})"
 
 
 @dataclass(frozen=True)
@@ -110,6 +144,42 @@ class Answer:
     def fetched_at(self) -> datetime | None:
         """When the oldest response of the answer was fetched."""
         return min((r.fetched_at for r in self.responses), default=None)
+
+    def _answered(self) -> str:
+        """What the result holds, in a few words: the apps answered and those not available."""
+        said = []
+        if "apps" in self.params and isinstance(self.result, dict):
+            said.append(f"{plural(len(self.result), 'app')} answered")
+        if self.unavailable:
+            said.append(f"{len(self.unavailable):,} not available")
+        return ", ".join(said) + "; " if said else ""
+
+    def _sources(self) -> str:
+        cached = sum(r.from_cache for r in self.responses)
+        if cached == len(self.responses) and cached:
+            return f"{plural(cached, 'response')} from the cache"
+        return plural(len(self.responses), "response") + (f" ({cached:,} from the cache)" if cached else "")
+
+    def __repr__(self) -> str:
+        return (
+            f"Answer({self.endpoint}: {short_params(self.params)}; {self._answered()}{self._sources()}, "
+            f"{plural(self.cost, 'credit')} spent, {self.saved:,} saved)"
+        )
+
+    def _repr_html_(self) -> str:
+        rows: list[tuple[str, Any]] = [("endpoint", self.endpoint)]
+        rows += [(name, cut(str(value), 200)) for name, value in self.params.items()]
+        if "apps" in self.params and isinstance(self.result, dict):
+            rows.append(("apps answered", len(self.result)))
+        if self.unavailable:
+            rows.append(("not available", cut(", ".join(self.unavailable), 200)))
+        rows += [
+            ("responses", self._sources()),
+            ("credits spent", self.cost),
+            ("credits saved", self.saved),
+            ("fetched", _when(self.fetched_at)),
+        ]
+        return html_table(f"Answer of {self.endpoint}", ("", "value"), rows)
 
 
 @dataclass(frozen=True)

@@ -51,6 +51,8 @@ from .errors import (
     NotCachedError,
     StoreframesError,
     carry,
+    cut,
+    html_table,
     plural,
     warn,
 )
@@ -285,6 +287,11 @@ def _in_pool_of(client: Client) -> bool:
     return ref is not None and ref() is client
 
 
+def _tail(text: str, most: int) -> str:
+    """``text``, its start cut away when it is longer than ``most`` (a path's end says the most)."""
+    return text if len(text) <= most else "…" + text[-(most - 1) :]
+
+
 def _shown(ids: Sequence[str], most: int = 10) -> str:
     """App ids for a message: each quoted (escapes show control characters), at most ``most`` of them."""
     shown = ", ".join(repr(i[:200]) for i in ids[:most])
@@ -464,17 +471,27 @@ class Client(FrameFunctions):
         """Today's date (UTC) by the client's clock: what relative dates resolve against."""
         return self._now().astimezone(UTC).date()
 
-    def __repr__(self) -> str:
-        key = "set" if self.wire.has_token else "missing"
-        budget = f", budget={self.budget}" if self.budget is not None else ""
-        cache = repr(self.cache.location) if self.cache is not None else "off"
-        offline = ", offline" if self.offline else ""
-        closed = ", closed" if self.wire.closed else ""
+    def _settings(self) -> list[tuple[str, Any]]:
+        """What the client is, as (name, value) pairs for its reprs: never the token."""
         url = shown_url(self.base_url) if self.base_url else None
-        return (
-            f"Client(base_url={url!r}, api_key={key}, spent={self.spent}{budget}, "
-            f"rate_limit=({self.limiter.limit}, {self.limiter.window}), cache={cache}{offline}{closed})"
-        )
+        budget = f" of a budget of {self.budget:,}" if self.budget is not None else ""
+        state = ", ".join(name for name, on in (("offline", self.offline), ("closed", self.wire.closed)) if on)
+        return [
+            ("base_url", cut(repr(url), 70)),
+            ("api_key", "set" if self.wire.has_token else "missing"),
+            ("spent", f"{plural(self.spent, 'credit')} spent{budget}"),
+            ("rate_limit", f"({self.limiter.limit}, {self.limiter.window})"),
+            ("cache", _tail(repr(self.cache.location), 40) if self.cache is not None else "off"),
+            *([("state", state)] if state else []),
+        ]
+
+    def __repr__(self) -> str:
+        said = [value if name in ("spent", "state") else f"{name}={value}" for name, value in self._settings()]
+        return f"Client({', '.join(said)})"
+
+    def _repr_html_(self) -> str:
+        rows = [*self._settings(), ("credits saved", self.saved), ("requests sent", self.requests_sent)]
+        return html_table("storeframes Client", ("", "value"), rows)
 
     def close(self) -> None:
         """Close the thread pool and the HTTP connections this client opened, and tidy the ledger.
@@ -593,7 +610,7 @@ class Client(FrameFunctions):
         of a frame function and its arguments (``"versions_frame"``, ``apps=...``).
 
         >>> client.plan("changes", apps=["284882215"], start_date="2026-10-01", end_date="2026-10-31")  # doctest: +SKIP
-        Plan(changes: 1 request(s) to send, at most 42 credits; 0 cached answer(s) used, ...)
+        Plan(changes: 1 request to send, at most 42 credits; 0 cached answers used, ...)
         """
         return self.plan_many(endpoint, [params], refresh=refresh)
 

@@ -34,9 +34,10 @@ from typing import Any, NamedTuple, Protocol
 import polars as pl
 
 from . import planning
-from .answers import Answer, Part, Response
+from .answers import Answer, Part, Response, short_params
 from .cache import Entry, Refresh
 from .catalog import Endpoint
+from .errors import html_table, plural
 from .planning import Cell
 
 __all__ = [
@@ -431,13 +432,30 @@ class Plan:
         """Whether the cache answers the whole call."""
         return self.to_send == 0
 
-    def __repr__(self) -> str:
+    def _said(self) -> str:
         answers = int((self.requests["source"] == "cache").sum())
         return (
-            f"Plan({self.endpoint}: {self.to_send} request(s) to send, at most {self.estimate} credits; "
-            f"{answers} cached answer(s) used, saving {self.saved} credits; "
-            f"{self.cached_cells} of {self.cells} cells cached)"
+            f"{plural(self.to_send, 'request')} to send, at most {plural(self.estimate, 'credit')}; "
+            f"{plural(answers, 'cached answer')} used, saving {plural(self.saved, 'credit')}; "
+            f"{self.cached_cells:,} of {plural(self.cells, 'cell')} cached"
         )
+
+    def __repr__(self) -> str:
+        return f"Plan({self.endpoint}: {self._said()})"
+
+    SHOWN_ROWS = 20
+    """The most requests :meth:`_repr_html_` lists (a last line counts the others)."""
+
+    def _repr_html_(self) -> str:
+        rows = [
+            (short_params(json.loads(params), 90), "send" if source == "send" else "cache", cells, credits)
+            for params, source, cells, credits in self.requests.select("params", "source", "cells", "credits")
+            .head(self.SHOWN_ROWS)
+            .iter_rows()
+        ]
+        more = max(0, self.requests.height - self.SHOWN_ROWS)
+        header = ("request", "source", "cells", "credits")
+        return html_table(f"Plan of {self.endpoint}: {self._said()}", header, rows, more=more)
 
 
 def summarize(ep: Endpoint, plans: Sequence[CallPlan]) -> Plan:

@@ -100,6 +100,30 @@ def plural(count: int, word: str, words: str | None = None) -> str:
     return f"{count:,} {word if count == 1 else words or word + 's'}"
 
 
+def cut(text: str, most: int) -> str:
+    """``text``, cut to ``most`` characters with an ellipsis when it is longer."""
+    return text if len(text) <= most else text[: most - 1] + "…"
+
+
+def html_table(caption: str, header: Sequence[str], rows: Sequence[Sequence[Any]], *, more: int = 0) -> str:
+    """A small HTML table for a notebook: every text escaped, whole numbers with thousands separators.
+
+    ``more`` says how many rows were left out (a last line names them).
+    """
+    from html import escape
+
+    def cell(value: Any) -> str:
+        if isinstance(value, int) and not isinstance(value, bool):
+            return f'<td style="text-align:right">{value:,}</td>'
+        return f"<td>{escape(str(value))}</td>"
+
+    head = "".join(f"<th>{escape(name)}</th>" for name in header)
+    body = "".join(f"<tr>{''.join(cell(v) for v in row)}</tr>" for row in rows)
+    if more:
+        body += f'<tr><td colspan="{len(header)}">… and {escape(plural(more, "more row", "more rows"))}</td></tr>'
+    return f"<table><caption>{escape(caption)}</caption><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+
+
 def _emit(message: str, category: type[Warning]) -> None:
     """Warn now, at the first line outside storeframes."""
     if sys.version_info >= (3, 12):
@@ -274,8 +298,8 @@ class NotCachedError(StoreframesError):
         shown = "\n".join(f"  {endpoint} {_query(r)}" for r in self.requests[:10])
         more = f"\n  ... and {len(self.requests) - 10} more" if len(self.requests) > 10 else ""
         super().__init__(
-            f"{reason}: the cache lacks {len(self.requests)} request(s) of {endpoint}, "
-            f"estimated at most {estimate} credits:\n{shown}{more}"
+            f"{reason}: the cache lacks {plural(len(self.requests), 'request')} of {endpoint}, "
+            f"estimated at most {plural(estimate, 'credit')}:\n{shown}{more}"
         )
 
 

@@ -34,7 +34,7 @@ from ._version import __version__
 from .answers import Part, Response
 from .cache import Cache, Entry, Refresh
 from .catalog import Endpoint
-from .errors import InvalidParameterError, ResponseShapeError, StoreframesError
+from .errors import InvalidParameterError, ResponseShapeError, StoreframesError, plural
 from .flatteners import (
     Answers,
     Flat,
@@ -235,7 +235,7 @@ def _flattening_failed(
     more = f" and {len(responses) - 5} more" if len(responses) > 5 else ""
     kept = any(entries)
     return ResponseShapeError(
-        f"{spec.name} could not flatten {len(responses)} answer(s): {'; '.join(named)}{more}: "
+        f"{spec.name} could not flatten {plural(len(responses), 'answer')}: {'; '.join(named)}{more}: "
         f"{type(exc).__name__}: {exc}"
         + (". The answers are kept in the cache: calling again costs no credits" if kept else ""),
         endpoint=responses[0].endpoint if responses else spec.endpoint,

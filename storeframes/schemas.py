@@ -18,6 +18,8 @@ from dataclasses import dataclass
 import polars as pl
 from polars.datatypes import DataTypeClass
 
+from .errors import cut, html_table, plural
+
 __all__ = [
     "BENCHMARKS",
     "CHANGES",
@@ -82,6 +84,14 @@ class TableSchema:
                 "description": [c.doc for c in self.columns],
             }
         )
+
+    def __repr__(self) -> str:
+        names = ", ".join(self.names)
+        return f"TableSchema({self.name}: {cut(self.doc, 70)}; {plural(len(self.columns), 'column')}: {cut(names, 80)})"
+
+    def _repr_html_(self) -> str:
+        rows = [(c.name, dtype_name(c.dtype), c.doc) for c in self.columns]
+        return html_table(f"{self.name}: {self.doc}", ("column", "dtype", "description"), rows)
 
     def docstring(self) -> str:
         """The schema as the text block the frame functions' docstrings end with."""

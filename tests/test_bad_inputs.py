@@ -572,7 +572,7 @@ CASES = [
         "offline",
         lambda c: c.other(lambda client: client.metadata_frame(IOS), offline=True),
         sf.NotCachedError,
-        r"offline: the cache lacks 1 request\(s\) of metadata, estimated at most 11 credits",
+        r"offline: the cache lacks 1 request of metadata, estimated at most 11 credits",
     ),
     Case(
         "offline-from-the-environment",
@@ -583,14 +583,14 @@ CASES = [
             sf.search_frame(KEYWORD),
         ),
         sf.NotCachedError,
-        r"offline: the cache lacks 1 request\(s\) of search",
+        r"offline: the cache lacks 1 request of search",
     ),
     Case(
         "refresh-never-nothing-cached",
         "offline",
         lambda c: c.client.changes_frame(IOS_2, refresh="never"),
         sf.NotCachedError,
-        r'refresh="never": the cache lacks 1 request\(s\) of changes',
+        r'refresh="never": the cache lacks 1 request of changes',
     ),
     Case(
         "offline-not-a-bool",

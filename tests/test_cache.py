@@ -312,7 +312,7 @@ def test_plan_shows_what_would_be_sent_and_what_the_cache_holds(tmp_path):
     assert after.to_send == 1 and after.estimate == 1 + 3 * 17
     assert after.cells == 3 * 37 and after.cached_cells == 3 * 30 and after.saved == 121
     assert after.requests["source"].to_list() == ["send", "cache"]
-    assert "1 request(s) to send, at most 52 credits" in repr(after)
+    assert "1 request to send, at most 52 credits" in repr(after)
     assert client.estimate("changes", apps=IOS[:3], start_date="2026-10-01", end_date="2026-10-30") == 0
     assert len(sent(client)) == 1
 

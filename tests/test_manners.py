@@ -211,3 +211,88 @@ def test_plural_says_one_or_many():
     assert plural(0, "app") == "0 apps"
     assert plural(12_000, "credit") == "12,000 credits"
     assert plural(2, "entry", "entries") == "2 entries"
+
+
+# -- short reprs --------------------------------------------------------------------------------------
+
+TOKEN = "sk-live-manners-0123456789abcdef"
+
+
+@pytest.fixture(scope="module")
+def sandboxed():
+    with sf.sandbox.client(today=SANDBOX_TODAY, progress=False, budget=25_000) as client:
+        yield client
+
+
+def test_an_answer_is_one_short_line_saying_what_it_holds(sandboxed):
+    fetched = sandboxed.get("metadata", apps=TWELVE)
+    assert len(repr(fetched.result)) > 100_000  # what the repr used to show
+    shown = repr(fetched)
+    assert shown == (
+        f"Answer(metadata: 12 apps, country=us, device=iphone; 12 apps answered; 3 responses, "
+        f"{fetched.cost} credits spent, 0 saved)"
+    )
+    cached = repr(sandboxed.get("metadata", apps=TWELVE))
+    assert cached.endswith(f"3 responses from the cache, 0 credits spent, {fetched.cost} saved)")
+    one = repr(sandboxed.get("changes", apps=TWELVE[:1], start_date="2026-10-01", end_date="2026-10-31"))
+    assert one.startswith(f"Answer(changes: apps={TWELVE[0]}, country=us, device=iphone, 2026-10-01..2026-10-31;")
+    assert "1 app answered; 1 response, " in one
+    for text in (shown, cached, one, repr(fetched.responses[0]), repr(fetched.parts[0])):
+        assert len(text) < 200 and "\n" not in text
+
+
+def test_an_answer_with_unavailable_apps_counts_them(sandboxed):
+    with pytest.warns(sf.AppsUnavailableWarning):
+        answer = sandboxed.get("metadata", apps=[*TWELVE[:2], GONE])
+    assert "2 apps answered, 1 not available;" in repr(answer)
+
+
+def test_a_plan_says_requests_and_credits_in_words_and_as_a_table(sandboxed):
+    plan = sandboxed.plan("metadata_frame", apps=IOS[-30:])  # none of them fetched yet
+    assert repr(plan) == (
+        f"Plan(metadata: 6 requests to send, at most {plan.estimate:,} credits; 0 cached answers used, "
+        "saving 0 credits; 0 of 30 cells cached)"
+    )
+    one = sandboxed.plan("metadata_frame", apps=IOS[-1])
+    assert repr(one).startswith("Plan(metadata: 1 request to send, at most 11 credits; ")
+    html = plan._repr_html_()
+    assert html.count("<tr>") == 1 + 6  # the header and one row per request
+    assert "5 apps, country=us, device=iphone" in html and "(s)" not in html
+    big = sandboxed.plan(
+        "benchmarks_frame", countries=["us", "gb", "de", "fr", "jp"], channels="all,search,browse,appref,webref"
+    )
+    html = big._repr_html_()
+    assert f"at most {big.estimate:,} credits" in html and big.estimate > 1_000  # thousands separators
+    assert html.count("<tr>") == 1 + 20 + 1 and "… and 5 more rows" in html
+
+
+def test_html_escapes_every_text():
+    from storeframes.answers import Answer
+
+    answer = Answer("search", {"keyword": "<script>alert('x')</script> & co", "country": "us"}, {}, ())
+    html = answer._repr_html_()
+    assert "<script>" not in html and "&lt;script&gt;" in html and "&amp; co" in html
+    assert repr(answer).startswith("Answer(search: keyword=<script>alert('x')</script> &…, country=us; ")
+
+
+def test_a_client_is_shown_without_its_token(tmp_path):
+    client = sf.Client(
+        TOKEN, base_url="https://user:pa55@api.example.com/api/public/store", cache_dir=tmp_path, budget=25_000
+    )
+    with client:
+        shown, html = repr(client), client._repr_html_()
+        assert shown.startswith("Client(base_url='https://***@api.example.com/api/public/store', api_key=set, ")
+        assert "0 credits spent of a budget of 25,000" in shown and len(shown) < 200
+        assert "25,000" in html and "api_key" in html
+        for text in (shown, html):
+            assert TOKEN not in text and "pa55" not in text
+    assert repr(client).endswith(", closed)")
+
+
+def test_a_schema_is_one_line_and_a_table_in_a_notebook():
+    for table in sf.schemas.SCHEMAS.values():
+        assert len(repr(table)) < 200 and repr(table).startswith(f"TableSchema({table.name}: ")
+        assert f"{len(table.columns)} columns: {table.columns[0].name}, " in repr(table)
+        html = table._repr_html_()
+        assert html.count("<tr>") == 1 + len(table.columns)
+    assert "<td>app_id</td><td>str</td>" in sf.schemas.METADATA._repr_html_()
