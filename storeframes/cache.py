@@ -94,7 +94,7 @@ from ._version import __version__
 from .answers import Response
 from .bodies import parse_answer
 from .catalog import ENDPOINTS, Endpoint, Freshness
-from .errors import warn
+from .errors import carry, warn
 from .ledger import SERVICE, conform_ledger
 from .planning import Cell
 from .store import LocalStore, MemoryStore, Store, SweepError
@@ -322,7 +322,7 @@ def _read_many(read: Callable[[str], Any], keys: list[str], *, chunk: int = 256)
     with ThreadPoolExecutor(max_workers=min(8, (os.cpu_count() or 2) * 2)) as pool:
         for start in range(0, len(keys), chunk):
             batch = keys[start : start + chunk]
-            yield from zip(batch, pool.map(read, batch), strict=True)
+            yield from zip(batch, pool.map(carry(read), batch), strict=True)  # its warnings go with the call
 
 
 def _shares(cost: int, n: int) -> list[int]:
