@@ -375,3 +375,11 @@ def test_app_card_cuts_a_long_value_and_names_a_frame_by_its_rows(client):
     with pytest.raises(IPE, match=r"invalid client='not a client' for app_card: a storeframes.Client or None"):
         app_card("284882215", client="not a client")
     assert client.requests_sent == 0
+
+
+def test_app_card_of_a_row_with_a_numeric_app_id_takes_its_digits(client):
+    card = app_card({"app_id": 284882215, "title": "Maps"}, client=client)
+    assert (card.app_id, card.title) == ("284882215", "Maps")
+    with pytest.raises(IPE, match=r"invalid app='a row with app_id=-1' for app_card: .*with an app_id"):
+        app_card({"app_id": -1}, client=client)
+    assert client.requests_sent == 0
