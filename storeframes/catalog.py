@@ -11,8 +11,9 @@ numbers) de-duplicated and sorted, codes lower-cased, metric aliases resolved, r
 date defaults resolved to real dates (UTC) at request time. A country must be an ISO
 3166-1 alpha-2 code and a language an ISO 639-1 code or one of the service's own (US
 Spanish is ``sp``): :mod:`storeframes.codes` holds the lists, and a refusal names the
-code usually meant (``uk`` -> ``gb``, ``jp`` as a language -> ``ja``). The same canonical parameters always mean the same
-request, which is what the ledger records and what the cache keys on.
+code usually meant (``uk`` -> ``gb``, ``jp`` as a language -> ``ja``). The same canonical
+parameters always mean the same request, which is what the ledger records and what the
+cache keys on.
 
 Freshness
 ---------
