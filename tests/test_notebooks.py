@@ -3,7 +3,9 @@
 Each notebook is executed in a kernel (nbclient) in a folder of its own, with no token in the
 environment, so it uses the sandbox and fills its cache folder ``storeframes-cache`` there; then it is
 executed again in the same folder with ``STOREFRAMES_OFFLINE=1``, where every answer must come from
-that cache and the notebook's last cell must say that nothing was spent.
+that cache and the notebook's last cell must say that nothing was spent. After each run the saved
+notebook is read without its widget state: every explorer must have left its chart as an image, and
+the credit meter its credits as text, so a notebook reopened after its kernel stopped shows them.
 """
 
 from __future__ import annotations
@@ -25,6 +27,14 @@ NAMES = ["rank_tracking.ipynb", "conversion_analysis.ipynb", "competitor_watch.i
 CONNECT = 'client = sf.connect("storeframes-cache", budget=20_000, sandbox_today="2026-11-20")'
 SPENT = re.compile(r"^credits spent in this session: ([\d,]+)$", re.MULTILINE)
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+SHOWS = {"RankExplorer": "image/png", "BenchmarkExplorer": "image/png", "CreditMeter": "credits spent"}
+"""What a widget leaves as an ordinary output, shown without widget state: its chart, or its credits as text."""
+WIDGETS = {
+    "rank_tracking.ipynb": {"RankExplorer": 1, "CreditMeter": 1},
+    "conversion_analysis.ipynb": {"BenchmarkExplorer": 1},
+    "competitor_watch.ipynb": {},
+}
 ENVIRONMENT = ("STOREFRAMES_API_KEY", "STOREFRAMES_BASE_URL", "STOREFRAMES_OFFLINE", "STOREFRAMES_CACHE_DIR")
 
 
@@ -56,6 +66,39 @@ def _spent(nb: nbformat.NotebookNode) -> int:
     found = SPENT.findall("".join(_text(output) for output in last.outputs))
     assert len(found) == 1, f"the last cell should print the credits spent once, printed: {last.outputs}"
     return int(found[0].replace(",", ""))
+
+
+def _static_views(nb: nbformat.NotebookNode) -> dict[str, int]:
+    """Check what a reader sees in the saved notebook without its widget state; return the widgets found.
+
+    The widget state is removed from the notebook's metadata, as when it is saved without "Save
+    Widget State Automatically" (a widget view then shows nothing once the kernel has stopped).
+    Every cell with a widget view, or that makes an explorer or a credit meter, must also hold an
+    ordinary output showing its content: the chart as a PNG for an explorer, the credits text for a
+    meter. Returns how many cells made each kind of widget.
+    """
+    saved = nbformat.reads(nbformat.writes(nb), as_version=4)
+    saved.metadata.pop("widgets", None)
+    nbformat.validate(saved)
+    found: dict[str, int] = {}
+    for cell in _code_cells(saved):
+        views = [o for o in cell.outputs if WIDGET_VIEW in o.get("data", {})]
+        made = [name for name in SHOWS if f"{name}(" in cell.source]
+        assert not views or made, f"a widget view from a cell that makes no known widget: {cell.source[:80]!r}"
+        static = [
+            o
+            for o in cell.outputs
+            if o.output_type in ("display_data", "execute_result") and WIDGET_VIEW not in o.get("data", {})
+        ]
+        for name in made:
+            found[name] = found.get(name, 0) + 1
+            if SHOWS[name] == "image/png":
+                pngs = [base64.b64decode(o.data["image/png"]) for o in static if "image/png" in o.data]
+                assert pngs, f"{name}: no chart left as an image beside its controls: {cell.outputs}"
+                assert all(png.startswith(PNG_MAGIC) and len(png) > 10_000 for png in pngs), name
+            else:
+                assert any(SHOWS[name] in _text(o) for o in static), f"{name}: no {SHOWS[name]!r} text: {cell.outputs}"
+    return found
 
 
 def _execute(path: Path) -> nbformat.NotebookNode:
@@ -109,6 +152,26 @@ def test_the_first_code_cell_connects_and_the_cell_before_says_how(name):
         assert needed in before.source
 
 
+def test_the_check_of_saved_widgets_finds_a_widget_that_left_nothing_to_see():
+    from nbformat.v4 import new_code_cell, new_notebook, new_output
+
+    view = new_output("display_data", {WIDGET_VIEW: {"model_id": "1", "version_major": 2, "version_minor": 0}})
+    chart = new_output("display_data", {"image/png": base64.b64encode(PNG_MAGIC + bytes(20_000)).decode()})
+    meter = new_output("display_data", {"text/plain": "3,105 of 20,000 credits spent (15%)"})
+    cells = [new_code_cell("RankExplorer(history, APPS)", outputs=[view, chart]), new_code_cell("CreditMeter(client)")]
+    nb = new_notebook(cells=cells, metadata={"widgets": {"application/vnd.jupyter.widget-state+json": {}}})
+    with pytest.raises(AssertionError, match="CreditMeter: no 'credits spent' text"):
+        _static_views(nb)
+    cells[1].outputs = [meter]
+    assert _static_views(nb) == {"RankExplorer": 1, "CreditMeter": 1}
+    cells[0].outputs = [view]  # the chart only in the widget state
+    with pytest.raises(AssertionError, match="RankExplorer: no chart left as an image"):
+        _static_views(nb)
+    cells[0].source = "something_else()"
+    with pytest.raises(AssertionError, match="a widget view from a cell that makes no known widget"):
+        _static_views(nb)
+
+
 def test_the_kernel_runs_this_python():
     """The python3 kernelspec says ``python``: jupyter_client runs it as this interpreter."""
     from jupyter_client.manager import KernelManager
@@ -131,6 +194,7 @@ def test_notebook_runs_on_the_sandbox_then_offline_for_0_credits(name, tmp_path,
 
     first = _execute(path)
     first_pngs = _check_run(first)
+    assert _static_views(first) == WIDGETS[name]
     spent = _spent(first)
     assert 0 < spent <= 20_000  # it fetched, within the notebook's budget
     assert (tmp_path / "storeframes-cache").is_dir()  # beside the notebook, not where pytest runs
@@ -138,6 +202,7 @@ def test_notebook_runs_on_the_sandbox_then_offline_for_0_credits(name, tmp_path,
     monkeypatch.setenv("STOREFRAMES_OFFLINE", "1")
     second = _execute(path)  # the committed copy again (the executed one was not written back)
     second_pngs = _check_run(second)
+    assert _static_views(second) == WIDGETS[name]
     assert "offline" in _code_cells(second)[0].outputs[0].text
     assert _spent(second) == 0
     assert [index for index, _ in second_pngs] == [index for index, _ in first_pngs]
