@@ -197,7 +197,7 @@ def _given(app: Any) -> str | dict[str, Any]:
     else:
         raise InvalidParameterError("app", _described(app), _ALLOWED, endpoint=_WHERE)
     app_id = row.get("app_id")
-    if isinstance(app_id, numbers.Integral) and not isinstance(app_id, bool) and app_id >= 0:
+    if isinstance(app_id, numbers.Integral) and not isinstance(app_id, bool) and int(app_id) >= 0:
         app_id = str(int(app_id))  # a frame of the user's own, with numeric ids
     if not isinstance(app_id, str) or not app_id.strip():
         raise InvalidParameterError(
