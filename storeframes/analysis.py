@@ -440,7 +440,9 @@ def _category(frame: pl.DataFrame, category: Any, function: str) -> tuple[str, s
         return found[0], names[found[0]]
     labels = {(name or code).casefold(): f"{name!r} ({code})" for code, name in known}
     close = difflib.get_close_matches(wanted, labels, n=5, cutoff=0.5)
-    if close:
+    if not labels:
+        hint = "the frame has no category (an empty benchmarks frame?)"
+    elif close:
         hint = "closest: " + ", ".join(labels[c] for c in close)
     else:
         hint = "such as " + ", ".join(list(labels.values())[:6]) + " ..."

@@ -168,6 +168,13 @@ def test_movers_keeps_countries_apart():
     assert _by(out.filter(pl.col("country") == "us"), "maps", "a")["change"] == -3
 
 
+def test_movers_of_an_empty_history_is_an_empty_frame_of_its_schema():
+    empty = sf.schemas.SEARCH_HISTORY.empty()
+    for out in (movers(empty), movers(empty, ["a"], top=3), movers(empty.lazy(), start="2026-03-01")):
+        assert out.height == 0 and out.schema == MOVERS.schema
+    assert changes_before(movers(empty), sf.schemas.CHANGES.empty()).height == 0
+
+
 def test_movers_takes_a_pandas_frame():
     assert movers(HISTORY.to_pandas(), ["a", "b", "c"]).equals(movers(HISTORY, ["a", "b", "c"]))
 
@@ -350,6 +357,11 @@ def test_category_standing_refuses_what_the_frame_lacks(category, rate, message)
     with pytest.raises(sf.InvalidParameterError) as caught:
         category_standing(_benchmarks(), category, rate=rate)
     assert message in str(caught.value)
+
+
+def test_category_standing_of_an_empty_frame_says_so():
+    with pytest.raises(sf.InvalidParameterError, match="the frame has no category"):
+        category_standing(sf.schemas.BENCHMARKS.empty(), "6008")
 
 
 def test_category_standing_names_the_missing_columns():
