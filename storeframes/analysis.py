@@ -90,12 +90,10 @@ def _frame(value: Any, name: str, function: str, what: str, needed: Sequence[str
     return frame
 
 
-def _count(name: str, value: Any, function: str, *, allow_none: bool = True) -> int | None:
-    if value is None and allow_none:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        allowed = "a whole number of 1 or more" + (", or None" if allow_none else "")
-        raise InvalidParameterError(name, value, allowed, endpoint=function)
+def _count(name: str, value: Any, function: str) -> int | None:
+    """A whole number of 1 or more, or None."""
+    if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
+        raise InvalidParameterError(name, value, "a whole number of 1 or more, or None", endpoint=function)
     return value
 
 
