@@ -309,7 +309,8 @@ def changes_before(movers: pl.DataFrame | Any, changes: pl.DataFrame | Any, *, d
     mover's own (``CHANGES_BEFORE.describe()``): ``window_start`` and ``window_end`` (Date),
     ``changes`` (Int64, 0 when the app changed nothing then) and ``what_changed`` (String,
     the targets, each once, in the order first made, null when nothing changed). A mover
-    without an ``end_date`` (its keyword has no data) gets nulls.
+    without an ``end_date`` (its keyword has no data) gets nulls. ``changes`` must cover the
+    windows (fetch it from the earliest ``window_start``): a day it lacks counts as no change.
     """
     function = "changes_before"
     moved = _frame(movers, "movers", function, "a movers() frame", ("app_id", "start_date", "end_date"))
