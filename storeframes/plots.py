@@ -167,7 +167,7 @@ def _day_ticks(first: date, last: date) -> tuple[list[date], str]:
 
 
 def _day_labels(ticks: Sequence[date], kind: str) -> list[str]:
-    """ "7 Sep" (days) or "Sep" (months), the year under the first label and under each new year's."""
+    """Labels such as "7 Sep" (days) or "Sep" (months), the year under the first and each new year's first."""
     labels = []
     for index, day in enumerate(ticks):
         text = str(day.year) if kind == "year" else f"{day.day} {day:%b}" if kind == "day" else f"{day:%b}"
@@ -866,7 +866,7 @@ def _dots(
                 y,
                 "no data: " + ", ".join(lacking),
                 va="center",
-                fontsize=7,
+                fontsize=8,
                 style="italic",
                 color="#777777",
             )
