@@ -738,18 +738,20 @@ def benchmark_chart(
     lines = [title or f"Conversion benchmarks: {RATE_LABELS[rate].split(' (')[0]}"]
     if context:
         lines.append(" · ".join(context))
+    column = " · ".join(series_columns)
+    placed = {name: f"#{p} of {n}" if p is not None else "no data" for name, (p, n) in places.items()}
     if len(series) > 1:
-        column = " · ".join(series_columns)
         lines.append(f"rows ordered by {column} {order}, best first; categories without a value for it last")
+        if chosen is not None:  # the highlighted category's place in each series, also at the top
+            chosen_name = categories.filter(pl.col("category") == chosen)["category_name"][0]
+            lines.append(f"{chosen_name}: " + " · ".join(f"{name} {placed[name]}" for name in series))
     target_ax.set_title("\n".join(lines), loc="left", fontsize=11)
     if len(series) > 1:
         legend_title = column
         if chosen is not None:
-            legend_title += f": place of {categories.filter(pl.col('category') == chosen)['category_name'][0]}"
+            legend_title += f": place of {chosen_name}"
             for handle in target_ax.collections:
-                name = str(handle.get_label())
-                place, of = places[name]
-                handle.set_label(f"{name}: #{place} of {of}" if place is not None else f"{name}: no data")
+                handle.set_label(f"{handle.get_label()}: {placed[str(handle.get_label())]}")
         if own is not None:
             own.legend(title=legend_title, fontsize=8, title_fontsize=8, loc="best")
             return own

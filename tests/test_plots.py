@@ -933,8 +933,11 @@ def test_benchmark_chart_highlight_place_in_each_series():
     [legend] = fig.legends
     assert legend.get_title().get_text() == "channel: place of Atlas"
     assert [t.get_text() for t in legend.get_texts()] == ["all: #2 of 3", "search: #2 of 3"]
+    assert title_of(fig.axes[0]).endswith("\nAtlas: all #2 of 3 · search #2 of 3")  # at the top, too
     fig = plots.benchmark_chart(two_channels(), highlight="3")
     assert [t.get_text() for t in fig.legends[0].get_texts()] == ["all: no data", "search: #1 of 3"]
+    assert title_of(fig.axes[0]).endswith("\nCard: all no data · search #1 of 3")
+    assert "Atlas" not in title_of(plots.benchmark_chart(two_channels()).axes[0])
 
 
 @pytest.mark.parametrize(("order_by", "allowed"), [("browse", "all, search"), ("All", "all, search")])
