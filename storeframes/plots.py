@@ -621,8 +621,8 @@ def benchmark_chart(
     With several (``by``: by default the column of channel, country, device or type that
     varies) each category is a row of dots, one colour per series, the rows ordered by
     one series, best first: ``order_by`` (a series such as ``"search"``), by default the
-    first series of the frame; categories without a value in it come last, and the chart
-    says which series orders it.
+    first series of the frame with a value; categories without a value in it come last,
+    and the chart says which series orders it.
 
     A category without a value is written "no data" where its bar or dot would be, never
     drawn as zero; a series missing from a row is named at its right end. When no category
@@ -667,7 +667,8 @@ def benchmark_chart(
             f"one of the chart's series: {', '.join(map(str, series))}" if len(series) > 1 else "None (one series)"
         )
         raise InvalidParameterError("order_by", order_by, allowed, endpoint=function)
-    order = order_by if order_by is not None else series[0]
+    valued = set(frame.filter(pl.col(rate).is_not_null())["_series"].to_list())
+    order = order_by if order_by is not None else next((s for s in series if s in valued), series[0])
     categories = (
         frame.group_by("category", maintain_order=True)
         .agg(

@@ -889,6 +889,9 @@ def test_rank_chart_change_on_a_no_data_day_is_hollow_and_explained():
     assert not any("no data that day" in t for t in labels)
 
 
+RATE = "page_views_to_installs"
+
+
 def two_channels() -> pl.DataFrame:
     """Search converts better than all; "Card" has no "all" value, "Dice" no "search" value."""
     rows = [
@@ -926,6 +929,11 @@ def test_benchmark_chart_orders_rows_by_one_stated_series():
     assert "rows ordered by channel search" in title_of(ax)
     fig = plots.benchmark_chart(frame, order_by="search", top=2)
     assert ytick_texts(fig.axes[0]) == ["Card", "Atlas"]
+    # a first series without any value does not order the rows: the first one with values does
+    no_all = frame.with_columns(pl.when(pl.col("channel") == "all").then(None).otherwise(pl.col(RATE)).alias(RATE))
+    fig = plots.benchmark_chart(no_all)
+    assert ytick_texts(fig.axes[0]) == ["Card", "Atlas", "Books", "Dice"]
+    assert "rows ordered by channel search" in title_of(fig.axes[0])
 
 
 def test_benchmark_chart_highlight_place_in_each_series():
