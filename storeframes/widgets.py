@@ -422,7 +422,7 @@ class RankExplorer(_Charted, widgets.VBox):
             continuous_update=False,
             readout=False,  # its readout joins two dates with a hyphen and clips them: .days_shown says them
             style=_WIDE,
-            layout=widgets.Layout(flex="1 1 auto", min_width="12em"),
+            layout=widgets.Layout(flex="1 1 auto", width="auto", min_width="12em"),
         )
         self.days_shown = widgets.Label(layout=widgets.Layout(width="auto", min_width="24em"))
         """The chosen days in words: ``2026-08-21 to 2026-11-18 (90 days)``."""
