@@ -222,3 +222,15 @@ def test_the_sandbox_today_is_not_the_real_today(fresh_default, no_token, tmp_pa
     _fill_from_service(folder)
     sf.connect(folder, sandbox_today="2026-11-20", quiet=True)  # the real answers: the real today
     assert sf.today() == datetime.now(UTC).date()
+
+
+def test_knowing_a_folder_of_the_real_service_reads_one_file(no_token, tmp_path, monkeypatch):
+    folder = tmp_path / "shared"
+    _fill_from_service(folder)
+    cache = Cache(folder)
+    indexed = len(list((folder / "index").rglob("*.parquet")))
+    read: list[str] = []
+    get = cache.storage.get
+    monkeypatch.setattr(cache.storage, "get", lambda key: read.append(key) or get(key))
+    assert sf.defaults.holds_real_answers(cache)
+    assert indexed >= 5 and len([k for k in read if k.startswith("index/")]) == 1
