@@ -146,10 +146,12 @@ class Answer:
         return min((r.fetched_at for r in self.responses), default=None)
 
     def _answered(self) -> str:
-        """What the result holds, in a few words: the apps answered and those not available."""
+        """What the result holds, in a few words: the apps (or a keyword's days) answered, the apps not available."""
         said = []
         if "apps" in self.params and isinstance(self.result, dict):
             said.append(f"{plural(len(self.result), 'app')} answered")
+        elif "keyword" in self.params and "start_date" in self.params and isinstance(self.result, (dict, list)):
+            said.append(f"{plural(len(self.result), 'day')} answered")
         if self.unavailable:
             said.append(f"{len(self.unavailable):,} not available")
         return ", ".join(said) + "; " if said else ""

@@ -94,6 +94,41 @@ def test_warnings_raised_on_the_pool_threads_reach_the_caller_in_order():
     assert len(strangers) == 3 and {s[2:] for s in strangers} <= set(TWELVE)
 
 
+def test_warnings_of_flattening_on_the_pool_threads_point_at_the_call(monkeypatch):
+    from storeframes.pipeline import FrameSpec
+
+    build, threads = FrameSpec.build, set()
+
+    def recording(self, responses):
+        threads.add(threading.current_thread().name)
+        return build(self, responses)
+
+    monkeypatch.setattr(FrameSpec, "build", recording)
+    client, transport = _client(_new_field)
+    with client, pytest.warns(sf.UnknownFieldWarning) as record:
+        line = _line() + 1
+        frame = client.metadata_frame(IOS[:150])  # over 2 MB of answers: flattened in two shares
+    assert frame.height == 150 and transport.sent == 30
+    assert len(threads) == 2 and threading.main_thread().name not in threads
+    assert [(w.filename, w.lineno) for w in record] == [(__file__, line)] * 2  # one per share
+
+
+def test_held_warnings_are_given_in_the_order_they_were_raised():
+    def middle() -> None:
+        warn("second", sf.AnswerWarning)
+
+    with pytest.warns(UserWarning) as record:
+        with CallWarnings():
+            warn("first", sf.CostWarning)
+            worker = threading.Thread(target=carry(middle))
+            worker.start()
+            worker.join()
+            with CallWarnings():  # a call inside the call: its warnings go with the outer one
+                warn("third", sf.AppsUnavailableWarning)
+    assert [str(w.message) for w in record] == ["first", "second", "third"]
+    assert [w.category for w in record] == [sf.CostWarning, sf.AnswerWarning, sf.AppsUnavailableWarning]
+
+
 def test_an_unavailable_app_points_at_the_line_of_get():
     with sf.sandbox.client(today=SANDBOX_TODAY, progress=False) as client:
         with pytest.warns(sf.AppsUnavailableWarning, match=rf"1 app not available in country 'us'.*{GONE}") as record:
@@ -237,7 +272,13 @@ def test_an_answer_is_one_short_line_saying_what_it_holds(sandboxed):
     one = repr(sandboxed.get("changes", apps=TWELVE[:1], start_date="2026-10-01", end_date="2026-10-31"))
     assert one.startswith(f"Answer(changes: apps={TWELVE[0]}, country=us, device=iphone, 2026-10-01..2026-10-31;")
     assert "1 app answered; 1 response, " in one
-    for text in (shown, cached, one, repr(fetched.responses[0]), repr(fetched.parts[0])):
+    history = sandboxed.get("search_history", keyword="photo editor", start_date="2026-10-01", end_date="2026-10-31")
+    days = repr(history)
+    assert days.startswith(
+        "Answer(search_history: keyword=photo editor, country=us, device=iphone, 2026-10-01..2026-10-31;"
+    )
+    assert f"; {len(history.result)} days answered; 1 response, " in days and len(history.result) > 1
+    for text in (shown, cached, one, days, repr(fetched.responses[0]), repr(fetched.parts[0])):
         assert len(text) < 200 and "\n" not in text
 
 
