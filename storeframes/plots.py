@@ -280,7 +280,7 @@ def rank_chart(
     sits on the app's line on a day the app ranked; on the bottom edge, filled, on a day
     it was not ranked; on the bottom edge, hollow, on a day with no data. ``targets``
     chooses the targets to mark; by default every target but ``size``, which changes with
-    nearly every version and would double its markers.
+    nearly every version and would double its markers (the legend counts those left out).
 
     ``colors`` maps app ids to matplotlib colours, so an app keeps its colour when the
     apps charted change; the other apps take the usual colours in turn, skipping those
@@ -317,8 +317,12 @@ def rank_chart(
     palette = _app_colors(ids, colors, function)
     first, last = _day_span(ranks)
     moves = _changes(changes, ids, first, last, function)
+    left_out = ""  # said in the legend, as changes_timeline says it in its title
     if moves is not None:
-        moves = moves.filter(_chosen_targets(targets, moves, function))
+        kept = moves.filter(_chosen_targets(targets, moves, function))
+        sizes = moves.height - kept.height if targets is None else 0
+        left_out = f"{sizes} size change{'s' if sizes > 1 else ''} not marked (targets= to mark)" if sizes else ""
+        moves = kept
     if not (ranks["status"] == "ranked").any():
         return _nothing(ax, _no_ranks_text(ranks, ids, first, last))
 
@@ -370,7 +374,7 @@ def rank_chart(
     place = _place_text(ranks)
     heading = title or "Keyword ranks" + (f", {place}" if place else "")
     heading += f"\n{first} to {last}"
-    _legend(figure, axes, own, moves, edge, heading)
+    _legend(figure, axes, own, moves, edge, heading, left_out)
     return own if own is not None else figure
 
 
@@ -547,7 +551,13 @@ def _key(marker: str, label: str, *, hollow: bool = False) -> Line2D:
 
 
 def _legend(
-    figure: Figure, axes: Sequence[Axes], own: Axes | None, moves: pl.DataFrame | None, edge: set[str], heading: str
+    figure: Figure,
+    axes: Sequence[Axes],
+    own: Axes | None,
+    moves: pl.DataFrame | None,
+    edge: set[str],
+    heading: str,
+    left_out: str,
 ) -> None:
     handles, labels = axes[0].get_legend_handles_labels()
     if any(a.patches for a in axes):
@@ -560,6 +570,8 @@ def _legend(
             handles.append(_key("o", "on the bottom edge: not ranked that day"))
         if "no_data" in edge:
             handles.append(_key("o", "hollow on the bottom edge: no data that day", hollow=True))
+    if left_out:
+        handles.append(Line2D([], [], linestyle="none", label=left_out))
     labels = [h.get_label() for h in handles]
     if own is not None:
         own.legend(handles, labels, fontsize=8, loc="best")

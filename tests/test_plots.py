@@ -294,6 +294,8 @@ def test_rank_chart_change_markers(data):
     for target, count in expected.group_by("target").len().iter_rows():
         assert f"{target} ({count})" in labels
     assert not any(t.startswith("size (") for t in labels)
+    sizes = expected_moves(data["changes"], apps, first, last, targets=["size"]).height
+    assert f"{sizes} size changes not marked (targets= to mark)" in labels  # said, as changes_timeline says it
 
 
 def test_rank_chart_changes_with_targets_include_size(data):
@@ -307,6 +309,7 @@ def test_rank_chart_changes_with_targets_include_size(data):
         markers = Counter(line.get_marker() for line in change_markers(ax))
         assert markers == {TARGET_MARKERS["size"]: sizes, TARGET_MARKERS["version"]: expected.height - sizes}
     assert f"size ({sizes})" in legend_texts(fig)
+    assert not any("not marked" in t for t in legend_texts(fig))
 
 
 def test_rank_chart_ignores_changes_of_apps_not_charted(data):
