@@ -23,7 +23,15 @@ from .engine import PLAN_SCHEMA, Plan, key
 from .errors import InvalidParameterError
 from .pipeline import DEFAULT_METRICS, FRAMES, FrameMaker
 
-__all__ = ["FIND_APPS_COLUMNS", "MOST_FOUND_APPS", "FrameFunctions", "plan_find_apps", "resolve", "with_days"]
+__all__ = [
+    "FIND_APPS_COLUMNS",
+    "MOST_FOUND_APPS",
+    "FrameFunctions",
+    "Planner",
+    "plan_find_apps",
+    "resolve",
+    "with_days",
+]
 
 MOST_FOUND_APPS = 100
 """The most apps :meth:`FrameFunctions.find_apps` looks up (``top``): their metadata is paid per app."""

@@ -95,7 +95,7 @@ def test_a_folder_of_the_real_service_reproduces_with_no_token_online_and_offlin
     assert not isinstance(client, SandboxClient) and client.offline and sf.default_client() is client
     assert client.namespace == "service" and "api_key=missing" in repr(client) and "offline" in repr(client)
     for name, frame in _frames().items():
-        assert_frame_equal(frame, fetched[name]), name
+        assert frame.equals(fetched[name]), name
     assert client.spent == 0 and client.requests_sent == 0 and client.saved > 0
     with pytest.raises(sf.NotCachedError) as missed:
         sf.metadata_frame([OTHER_APP])
@@ -107,7 +107,7 @@ def test_a_folder_of_the_real_service_reproduces_with_no_token_online_and_offlin
     again = sf.connect(folder, quiet=True)
     assert capsys.readouterr().out == "" and again.offline and client.wire.closed
     for name, frame in _frames().items():
-        assert_frame_equal(frame, fetched[name]), name
+        assert frame.equals(fetched[name]), name
     with pytest.raises(sf.NotCachedError, match="a token"):
         sf.changes_frame(APPS[:1], start="2026-09-01", end="2026-09-30")
     again.close()
