@@ -138,6 +138,15 @@ def test_an_unavailable_app_points_at_the_line_of_get():
     assert len(record) == 1 and (record[0].filename, record[0].lineno) == (__file__, line)
 
 
+def test_a_package_function_points_at_the_line_of_its_call(fresh_default):
+    sf.configure(sandbox=True, today=SANDBOX_TODAY, progress=False)
+    with pytest.warns(sf.AppsUnavailableWarning, match=GONE) as record:
+        line = _line() + 1
+        frame = sf.changes_frame([*TWELVE, GONE], start="2026-10-01", end="2026-10-31")
+    assert set(frame["app_id"]) <= set(TWELVE) and frame.height > 0
+    assert [(w.filename, w.lineno) for w in record] == [(__file__, line)]
+
+
 def test_with_always_two_identical_calls_warn_twice():
     client, _ = _client(_new_field)
     with client, warnings.catch_warnings(record=True) as caught:
