@@ -710,6 +710,7 @@ def test_flipping_back_to_a_drawn_selection_makes_no_call(client, opened):
     for country in ("us", "gb", "us", "gb"):
         explorer.country.value = country
         assert explorer.frame is not None and set(explorer.frame["country"]) == {country}
+        assert (client.requests_sent, client.saved) == (sent, 0)  # no call: nothing paid, nothing "saved" again
         assert "drawn before in this explorer: no call, 0 credits" in explorer.status.value
     assert (client.requests_sent, client.spent, client.saved) == (sent, spent, 0)
     assert explorer.meter.label.value == label
