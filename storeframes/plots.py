@@ -88,7 +88,7 @@ _BAR = "#4c72b0"
 _PLACE = ("country", "language", "device")
 _WIDTH = 10.0  # inches: shown at 100 % of a notebook's width, the labels stay readable
 _RANK_STEPS = (1, 2, 5, 10, 20, 25, 50, 100, 200, 250, 500, 1000)
-_DAY_STEPS = (1, 2, 7, 14)
+_DAY_STEPS = (1, 2, 3, 7, 14)
 _MONTH_STEPS = (1, 2, 3, 6, 12, 24, 60, 120)
 _MAX_DATE_TICKS = 8
 
@@ -152,7 +152,7 @@ def _date_axis(ax: Axes, first: date, last: date, *, pad: float = 0.5) -> None:
 
 
 def _day_ticks(first: date, last: date) -> tuple[list[date], str]:
-    """At most 8 ticks: every 1, 2, 7 or 14 days (weeks from Mondays), else month or year starts."""
+    """At most 8 ticks: every 1, 2, 3, 7 or 14 days (weeks from Mondays), else month or year starts."""
     for step in _DAY_STEPS:
         begin = first if step < 7 else first + timedelta(days=(7 - first.weekday()) % 7)
         ticks = [begin + timedelta(days=n) for n in range(0, (last - begin).days + 1, step)]

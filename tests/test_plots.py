@@ -1123,3 +1123,11 @@ def test_charts_are_ten_inches_wide_and_grow_with_their_rows(data):
     assert many.get_size_inches()[1] > few.get_size_inches()[1]
     timeline = plots.changes_timeline(hand_changes([("1", 1, "version"), ("2", 2, "icon")]))
     assert timeline.get_size_inches()[0] == 10
+
+
+def test_date_axis_across_new_year_names_both_years():
+    history = ranked_history({"1": 2}, days=22, first=date(2025, 12, 20))
+    [ax] = plots.rank_chart(history, "1").axes
+    assert [t.get_text() for t in ax.get_xticklabels()] == [
+        "20 Dec\n2025", "23 Dec", "26 Dec", "29 Dec", "1 Jan\n2026", "4 Jan", "7 Jan", "10 Jan",
+    ]  # fmt: skip
