@@ -316,10 +316,10 @@ class BudgetExceededError(StoreframesError):
         self.estimate = estimate
         self.budget = budget
         self.endpoint = endpoint
-        pending = f" (+{reserved} reserved by requests in flight)" if reserved else ""
+        pending = f" (+{reserved:,} reserved by requests in flight)" if reserved else ""
         super().__init__(
-            f"budget exceeded: {endpoint} could cost up to {estimate} credits, "
-            f"{spent} already spent{pending}, budget is {budget}; nothing was sent"
+            f"budget exceeded: {endpoint} could cost up to {plural(estimate, 'credit')}, "
+            f"{spent:,} already spent{pending}, budget is {budget:,}; nothing was sent"
         )
 
 

@@ -70,6 +70,7 @@ from .errors import (
     ServerError,
     ServiceValidationError,
     TransportError,
+    plural,
     warn,
 )
 from .window import Limiter
@@ -787,8 +788,8 @@ class Wire:
         response = self._envelope(ep, params, body, cost or 0, max_cost, attempt, body_bytes)
         if max_cost is not None and response.cost > max_cost:
             warn(
-                f"{ep.name} was charged {response.cost} credits, above the answer's own max_credit_cost "
-                f"{max_cost}; the {response.cost} credits reported are counted",
+                f"{ep.name} was charged {plural(response.cost, 'credit')}, above the answer's own max_credit_cost "
+                f"{max_cost:,}; the {plural(response.cost, 'credit')} reported are counted",
                 CostWarning,
             )
         return response

@@ -140,7 +140,7 @@ CASES = [
         "too many apps",
         lambda c: c.other(lambda client: client.get("changes", apps=MANY_IOS), budget=1_000),
         sf.BudgetExceededError,
-        r"changes could cost up to 1206 credits, 0 already spent, budget is 1000; nothing was sent",
+        r"changes could cost up to 1,206 credits, 0 already spent, budget is 1,000; nothing was sent",
     ),
     # -- dates and ranges ------------------------------------------------------------------
     Case(
@@ -547,7 +547,7 @@ CASES = [
         "budget too small",
         lambda c: c.other(lambda client: client.benchmarks_frame(), budget=1_000),
         sf.BudgetExceededError,
-        r"benchmarks could cost up to 1001 credits, 0 already spent, budget is 1000; nothing was sent",
+        r"benchmarks could cost up to 1,001 credits, 0 already spent, budget is 1,000; nothing was sent",
     ),
     Case(
         "budget-zero",
