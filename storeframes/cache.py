@@ -91,10 +91,10 @@ import polars as pl
 
 from . import planning
 from ._version import __version__
-from .answers import Response
+from .answers import Response, short_params
 from .bodies import parse_answer
 from .catalog import ENDPOINTS, Endpoint, Freshness
-from .errors import carry, warn
+from .errors import carry, plural, warn
 from .ledger import SERVICE, conform_ledger
 from .planning import Cell
 from .store import LocalStore, MemoryStore, Store, SweepError
@@ -300,6 +300,13 @@ class Entry:
     max_credit_cost: int
     cells: frozenset[Cell]
     available: bool = True
+
+    def __repr__(self) -> str:
+        gone = ", not available" if not self.available else ""
+        return (
+            f"Entry({self.endpoint}: {short_params(self.params, 80)}; {plural(self.cost, 'credit')}, "
+            f"fetched {self.fetched_at:%Y-%m-%d}{gone}; id {self.id})"
+        )
 
     def share(self, cells: int) -> int:
         """The part of the entry's cost that ``cells`` of its cells stand for."""

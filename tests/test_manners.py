@@ -346,3 +346,13 @@ def test_a_schema_is_one_line_and_a_table_in_a_notebook():
         html = table._repr_html_()
         assert html.count("<tr>") == 1 + len(table.columns)
     assert "<td>app_id</td><td>str</td>" in sf.schemas.METADATA._repr_html_()
+
+
+def test_a_cache_entry_is_one_short_line(sandboxed):
+    sandboxed.get("search_history", keyword="photo editor", start_date="2026-01-01", end_date="2026-10-31")
+    entries = sandboxed.cache.entries("search_history")
+    long = next(e for e in entries if e.params["start_date"] == "2026-01-01")
+    shown = repr(long)
+    assert shown.startswith("Entry(search_history: keyword=photo editor, country=us, device=iphone, ")
+    assert f"2026-01-01..{long.params['end_date']}; {long.cost:,} credits, fetched 2026-11-20; id " in shown
+    assert shown.endswith(f"; id {long.id})") and len(shown) < 200
