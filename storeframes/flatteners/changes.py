@@ -9,9 +9,10 @@ unfold the nested values: :func:`batch_privacy_changes` one row per section and 
 :func:`batch_version_changes` one row per new version with its release notes.
 
 The contract does not list every target: the metadata's text fields (``title``,
-``subtitle``, ``short_description``) are known too, their values text. A target storeframes does not know is kept in
-the changes table, its values as text or compact JSON, and named once in an
-:class:`~storeframes.UnknownFieldWarning`. A value whose shape does not fit a known target
+``subtitle``, ``short_description``) are known too, their values text. A target
+storeframes does not know is kept in the changes table, its values as text or compact
+JSON, and named in an :class:`~storeframes.UnknownFieldWarning` (one per walk, as
+often as the warning filters let it be shown). A value whose shape does not fit a known target
 raises :class:`~storeframes.ResponseShapeError` naming its path.
 
 >>> result = {"1": {"changes": [{"target": "size", "old_value": 10, "new_value": 12,
@@ -142,7 +143,7 @@ class _History:
 
     ``records(rows)`` yields ``(app_id, i, record)`` (the record's path is ``_at(app_id, i)``);
     ``rows`` is the caller's list with one item per row, so ``walk.counts`` ends with each
-    answer's rows. Names nobody knows are gathered, and named once in a warning by
+    answer's rows. Names nobody knows are gathered, and named in one warning per place by
     :meth:`warn`. The checks take the record's path and the member, and join them only to
     name a value of the wrong shape.
     """
