@@ -56,7 +56,7 @@ from .errors import (
     plural,
     warn,
 )
-from .frames import FrameFunctions, resolve
+from .frames import FrameFunctions, plan_find_apps, resolve
 from .leases import FileLeases, Leases, RedisLeases, Remote, leases_for, machine
 from .ledger import spend_summary
 from .pipeline import FRAMES, CallParts, FrameMaker
@@ -196,18 +196,10 @@ def _switches(max_workers: Any, offline: Any, progress: Any, limit: int) -> tupl
 
 
 def _progress_bar(name: str, futures: Sequence[Future[Any]], spent: Callable[[], int]) -> Any:
-    """A bar counting requests as they finish, with the credits spent so far."""
-    from tqdm.auto import tqdm  # when a bar is first shown: importing storeframes stays quick
+    """A bar counting requests as they finish, with the credits spent so far (see :mod:`storeframes.progress`)."""
+    from .progress import progress_bar
 
-    bar = tqdm(total=len(futures), desc=name, unit="request", dynamic_ncols=True)
-
-    def advance(future: Future[Any]) -> None:
-        bar.set_postfix_str(f"{spent()} credits spent", refresh=False)
-        bar.update(1)
-
-    for future in futures:
-        future.add_done_callback(advance)
-    return bar
+    return progress_bar(name, futures, spent)
 
 
 Group = tuple[list[Fetched], dict[str, Any], bool]
@@ -612,6 +604,8 @@ class Client(FrameFunctions):
         >>> client.plan("changes", apps=["284882215"], start_date="2026-10-01", end_date="2026-10-31")  # doctest: +SKIP
         Plan(changes: 1 request to send, at most 42 credits; 0 cached answers used, ...)
         """
+        if endpoint == "find_apps":
+            return plan_find_apps(self, params, refresh=refresh)
         return self.plan_many(endpoint, [params], refresh=refresh)
 
     def plan_many(
@@ -619,7 +613,7 @@ class Client(FrameFunctions):
     ) -> Plan:
         """:meth:`plan` for the calls of :meth:`get_many`."""
         spec = FRAMES.get(endpoint)
-        endpoint, calls = resolve(endpoint, calls)
+        endpoint, calls = resolve(endpoint, calls, today=self.today())
         with CallWarnings():
             try:
                 ep, _, plans, _ = self._plan(endpoint, calls, refresh, load=False)
@@ -685,7 +679,7 @@ class Client(FrameFunctions):
             finally:
                 self._flush()
 
-    def _frame(self, name: str, arguments: Mapping[str, Any], refresh: Refresh | None) -> pl.DataFrame:
+    def _frame(self, name: str, arguments: Mapping[str, Any], refresh: RefreshOption | None) -> pl.DataFrame:
         """A frame function's frame; the warnings of the call, its threads' too, given at the caller's line."""
         with CallWarnings():
             return super()._frame(name, arguments, refresh)

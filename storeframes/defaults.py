@@ -30,7 +30,6 @@ from .catalog import ENDPOINTS, Endpoint
 from .client import ENV_API_KEY, ENV_BASE_URL, Client, _open_cache
 from .engine import CallPlan, Plan, Pool
 from .errors import ConfigurationError, NotCachedError
-from .frames import plan_find_apps
 from .ledger import SERVICE
 from .store import Store
 from .wire import shown_url
@@ -327,13 +326,9 @@ def plan(endpoint: str, **params: Any) -> Plan:
     >>> sf.plan("search_history_frame", keywords=["meditation"], days=60).estimate  # doctest: +SKIP
     601
     >>> sf.plan("find_apps", term="meditation", top=10)  # doctest: +SKIP
-    Plan(find_apps: 3 request(s) to send, at most 32 credits; ...)
+    Plan(find_apps: 3 requests to send, at most 32 credits; ...)
     """
-    client = default_client()
-    if endpoint == "find_apps":
-        refresh = params.pop("refresh", None)
-        return plan_find_apps(client, params, refresh=refresh)
-    return client.plan(endpoint, **params)
+    return default_client().plan(endpoint, **params)
 
 
 def today() -> date:

@@ -17,7 +17,7 @@ from typing import Any, Protocol, TypeVar
 
 import polars as pl
 
-from .cache import Refresh
+from .cache import RefreshOption
 from .catalog import EARLIEST_DAY, MAX_APPS_PER_REQUEST, Endpoint, parse_day, today_utc
 from .engine import PLAN_SCHEMA, Plan, key
 from .errors import InvalidParameterError
@@ -150,7 +150,7 @@ class FrameFunctions:
     def __init__(self, maker: FrameMaker):
         self._maker = maker
 
-    def _frame(self, name: str, arguments: Mapping[str, Any], refresh: Refresh | None) -> pl.DataFrame:
+    def _frame(self, name: str, arguments: Mapping[str, Any], refresh: RefreshOption | None) -> pl.DataFrame:
         return self._maker.make(name, arguments, refresh)
 
     def today(self) -> date:
@@ -175,12 +175,12 @@ class FrameFunctions:
     @_documented
     def metadata_frame(
         self,
-        apps: str | Sequence[str],
+        apps: str | int | Sequence[str | int],
         *,
         country: str = "us",
         language: str | None = None,
         device: str | None = None,
-        refresh: Refresh | None = None,
+        refresh: RefreshOption | None = None,
     ) -> pl.DataFrame:
         """Current metadata, one row per app, the same columns for iphone, ipad and android.
 
@@ -190,7 +190,7 @@ class FrameFunctions:
         to the country's language. Apps not available in the country are left
         out and named in an :class:`~storeframes.AppsUnavailableWarning`. ``refresh``
         overrides the client's cache policy for this call (``"auto"``, ``"always"``,
-        ``"never"``). The other metadata tables (:meth:`versions_frame`,
+        ``"never"``; ``True`` means ``"always"``, ``False`` ``"auto"``). The other metadata tables (:meth:`versions_frame`,
         :meth:`screenshots_frame` ...) come from the same cached answers at no cost.
 
         >>> sf.metadata_frame(["284882215", "389801252"]).select("app_id", "title", "rating_average")  # doctest: +SKIP
@@ -203,12 +203,12 @@ class FrameFunctions:
     @_documented
     def versions_frame(
         self,
-        apps: str | Sequence[str],
+        apps: str | int | Sequence[str | int],
         *,
         country: str = "us",
         language: str | None = None,
         device: str | None = None,
-        refresh: Refresh | None = None,
+        refresh: RefreshOption | None = None,
     ) -> pl.DataFrame:
         """The versions listed in each app's metadata, newest first (``position`` 1).
 
@@ -223,12 +223,12 @@ class FrameFunctions:
     @_documented
     def screenshots_frame(
         self,
-        apps: str | Sequence[str],
+        apps: str | int | Sequence[str | int],
         *,
         country: str = "us",
         language: str | None = None,
         device: str | None = None,
-        refresh: Refresh | None = None,
+        refresh: RefreshOption | None = None,
     ) -> pl.DataFrame:
         """One row per screenshot, by the answer's device key (iphone_6_5, ipadPro ...).
 
@@ -244,12 +244,12 @@ class FrameFunctions:
     @_documented
     def videos_frame(
         self,
-        apps: str | Sequence[str],
+        apps: str | int | Sequence[str | int],
         *,
         country: str = "us",
         language: str | None = None,
         device: str | None = None,
-        refresh: Refresh | None = None,
+        refresh: RefreshOption | None = None,
     ) -> pl.DataFrame:
         """One row per preview video, by device key (android lists bare URLs).
 
@@ -264,12 +264,12 @@ class FrameFunctions:
     @_documented
     def in_app_purchases_frame(
         self,
-        apps: str | Sequence[str],
+        apps: str | int | Sequence[str | int],
         *,
         country: str = "us",
         language: str | None = None,
         device: str | None = None,
-        refresh: Refresh | None = None,
+        refresh: RefreshOption | None = None,
     ) -> pl.DataFrame:
         """One row per in-app purchase (iphone/ipad), its price as a decimal number and currency.
 
@@ -286,12 +286,12 @@ class FrameFunctions:
     @_documented
     def related_apps_frame(
         self,
-        apps: str | Sequence[str],
+        apps: str | int | Sequence[str | int],
         *,
         country: str = "us",
         language: str | None = None,
         device: str | None = None,
-        refresh: Refresh | None = None,
+        refresh: RefreshOption | None = None,
     ) -> pl.DataFrame:
         """The apps listed beside each app: customers_also_bought (iphone/ipad), similar_apps (android).
 
@@ -306,12 +306,12 @@ class FrameFunctions:
     @_documented
     def permissions_frame(
         self,
-        apps: str | Sequence[str],
+        apps: str | int | Sequence[str | int],
         *,
         country: str = "us",
         language: str | None = None,
         device: str | None = None,
-        refresh: Refresh | None = None,
+        refresh: RefreshOption | None = None,
     ) -> pl.DataFrame:
         """The permissions each android app asks for (empty for iphone/ipad apps).
 
@@ -328,12 +328,12 @@ class FrameFunctions:
     @_documented
     def metrics_frame(
         self,
-        apps: str | Sequence[str],
+        apps: str | int | Sequence[str | int],
         metrics: str | Sequence[str] = DEFAULT_METRICS,
         *,
         country: str = "us",
         device: str | None = None,
-        refresh: Refresh | None = None,
+        refresh: RefreshOption | None = None,
     ) -> pl.DataFrame:
         """Current metrics, one row per app and metric, in the order asked for.
 
@@ -354,7 +354,7 @@ class FrameFunctions:
     @_documented
     def changes_frame(
         self,
-        apps: str | Sequence[str],
+        apps: str | int | Sequence[str | int],
         *,
         start: str | date | None = None,
         end: str | date | None = None,
@@ -362,7 +362,7 @@ class FrameFunctions:
         country: str = "us",
         language: str | None = None,
         device: str | None = None,
-        refresh: Refresh | None = None,
+        refresh: RefreshOption | None = None,
     ) -> pl.DataFrame:
         """What each app changed in its store listing, and when: one row per change, oldest first.
 
@@ -379,7 +379,7 @@ class FrameFunctions:
         have typed columns, and :meth:`version_changes_frame`,
         :meth:`screenshot_changes_frame` and :meth:`privacy_changes_frame` unfold the
         nested values (from the same cached answers, at no cost). A target storeframes
-        does not know (the contract does not list them all) is kept, and named once in an
+        does not know (the contract does not list them all) is kept, and named in an
         :class:`~storeframes.UnknownFieldWarning`. ``version`` is null where the service
         ties no version to the change (``version_raw`` keeps what it sent).
 
@@ -394,7 +394,7 @@ class FrameFunctions:
     @_documented
     def privacy_changes_frame(
         self,
-        apps: str | Sequence[str],
+        apps: str | int | Sequence[str | int],
         *,
         start: str | date | None = None,
         end: str | date | None = None,
@@ -402,7 +402,7 @@ class FrameFunctions:
         country: str = "us",
         language: str | None = None,
         device: str | None = None,
-        refresh: Refresh | None = None,
+        refresh: RefreshOption | None = None,
     ) -> pl.DataFrame:
         """The data types of each privacy_info change (iphone/ipad privacy labels), section by section.
 
@@ -422,7 +422,7 @@ class FrameFunctions:
     @_documented
     def screenshot_changes_frame(
         self,
-        apps: str | Sequence[str],
+        apps: str | int | Sequence[str | int],
         *,
         start: str | date | None = None,
         end: str | date | None = None,
@@ -430,7 +430,7 @@ class FrameFunctions:
         country: str = "us",
         language: str | None = None,
         device: str | None = None,
-        refresh: Refresh | None = None,
+        refresh: RefreshOption | None = None,
     ) -> pl.DataFrame:
         """The screenshots before and after each screenshots change, with what was added or removed.
 
@@ -450,7 +450,7 @@ class FrameFunctions:
     @_documented
     def version_changes_frame(
         self,
-        apps: str | Sequence[str],
+        apps: str | int | Sequence[str | int],
         *,
         start: str | date | None = None,
         end: str | date | None = None,
@@ -458,7 +458,7 @@ class FrameFunctions:
         country: str = "us",
         language: str | None = None,
         device: str | None = None,
-        refresh: Refresh | None = None,
+        refresh: RefreshOption | None = None,
     ) -> pl.DataFrame:
         """Each new version of each app, with its release notes and those of the version before.
 
@@ -483,7 +483,7 @@ class FrameFunctions:
         language: str | None = None,
         device: str = "iphone",
         ads: bool = False,
-        refresh: Refresh | None = None,
+        refresh: RefreshOption | None = None,
     ) -> pl.DataFrame:
         """The live store search for each keyword: one row per keyword and result, rank 1 first.
 
@@ -516,7 +516,7 @@ class FrameFunctions:
         country: str = "us",
         language: str | None = None,
         device: str = "iphone",
-        refresh: Refresh | None = None,
+        refresh: RefreshOption | None = None,
     ) -> pl.DataFrame:
         """Where apps ranked for each keyword, day by day: one row per keyword, day and result.
 
@@ -563,7 +563,7 @@ class FrameFunctions:
         country: str = "us",
         device: str = "iphone",
         top: int = 10,
-        refresh: Refresh | None = None,
+        refresh: RefreshOption | None = None,
     ) -> pl.DataFrame:
         """The apps a live store search shows for ``term``, with their ids, titles and developers.
 
@@ -608,7 +608,7 @@ class FrameFunctions:
         start: str | date | None = None,
         end: str | date | None = None,
         days: int | None = None,
-        refresh: Refresh | None = None,
+        refresh: RefreshOption | None = None,
     ) -> pl.DataFrame:
         """Conversion-rate benchmarks per store category: one row per country, channel and category.
 
@@ -661,7 +661,7 @@ class Planner(Protocol):
     def plan(self, endpoint: str, **params: Any) -> Plan: ...
 
 
-def plan_find_apps(client: Planner, params: Mapping[str, Any], *, refresh: Refresh | None = None) -> Plan:
+def plan_find_apps(client: Planner, params: Mapping[str, Any], *, refresh: RefreshOption | None = None) -> Plan:
     """What :meth:`FrameFunctions.find_apps` called with ``params`` would send and cost, nothing sent.
 
     Its rows are the live search (sent or cached, as for ``search_frame``) and the

@@ -32,7 +32,7 @@ import polars as pl
 from . import catalog, planning
 from ._version import __version__
 from .answers import Part, Response
-from .cache import Cache, Entry, Refresh
+from .cache import Cache, Entry, RefreshOption
 from .catalog import Endpoint
 from .errors import InvalidParameterError, ResponseShapeError, StoreframesError, plural
 from .flatteners import (
@@ -331,7 +331,7 @@ class Source(Protocol):
     cache: Cache | None
 
     def gather(
-        self, endpoint: str, calls: Sequence[Mapping[str, Any]], refresh: Refresh | None
+        self, endpoint: str, calls: Sequence[Mapping[str, Any]], refresh: RefreshOption | None
     ) -> tuple[Endpoint, list[CallParts]]:
         """The endpoint and each call's parts, fetching what the cache lacks (answers of entries not read)."""
         ...
@@ -347,7 +347,7 @@ class FrameMaker:
     def __init__(self, source: Source):
         self.source = source
 
-    def make(self, name: str, arguments: Mapping[str, Any], refresh: Refresh | None) -> pl.DataFrame:
+    def make(self, name: str, arguments: Mapping[str, Any], refresh: RefreshOption | None) -> pl.DataFrame:
         """The frame of the frame function ``name`` called with ``arguments``."""
         spec = FRAMES[name]
         try:

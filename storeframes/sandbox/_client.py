@@ -2,20 +2,14 @@
 
 from __future__ import annotations
 
-import inspect
 import shutil
 import tempfile
 import weakref
-from collections.abc import Mapping, Sequence
-from datetime import date
 from typing import Any
 
 import httpx
 
 from ..client import Client
-from ..engine import Plan
-from ..frames import with_days
-from ..pipeline import FRAMES
 from .service import API_PREFIX, SANDBOX_KEY, SandboxService
 from .transport import SandboxTransport
 
@@ -62,23 +56,11 @@ class SandboxClient(Client):
         # a cache folder of its own is removed on close(), or when the client is collected
         self._scratch = weakref.finalize(self, shutil.rmtree, scratch, ignore_errors=True) if scratch else None
 
-    def plan_many(self, endpoint: str, calls: Sequence[Mapping[str, Any]], **options: Any) -> Plan:
-        """:meth:`Client.plan_many`, ``days=`` of a frame function counted back from the sandbox's today."""
-        return super().plan_many(endpoint, [_dated(endpoint, call, self.today()) for call in calls], **options)
-
     def close(self) -> None:
         super().close()
         if self._scratch is not None:
             self._scratch()
             self.cache = None
-
-
-def _dated(endpoint: str, call: Mapping[str, Any], today: date) -> Mapping[str, Any]:
-    """A frame function's call with ``days`` made ``start`` and ``end`` by ``today``; other calls as they are."""
-    if call.get("days") is None or endpoint not in FRAMES:
-        return call
-    takes_days = "days" in inspect.signature(getattr(Client, endpoint)).parameters
-    return with_days(endpoint, call, today) if takes_days else call
 
 
 def client(*, budget: int | None = None, rate_limit: tuple[int, float] = (60, 10.0), **options: Any) -> SandboxClient:
