@@ -8,6 +8,8 @@ every answer form the sandbox can speak, and with what a call costs before it is
 
 from __future__ import annotations
 
+import io
+import sys
 import warnings
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
@@ -279,20 +281,42 @@ def test_the_budget_refuses_a_call_before_any_request(tmp_path):
         assert 0 < c.spent <= 1 + 10 * 31
 
 
-def test_a_progress_bar_shows_when_more_than_five_requests_are_sent(tmp_path, capfd):
+class _Terminal(io.StringIO):
+    """A stderr that says it is a terminal (a bar is drawn only on one)."""
+
+    def isatty(self) -> bool:
+        return True
+
+
+def _read(stream: io.StringIO) -> str:
+    text = stream.getvalue()
+    stream.seek(0)
+    stream.truncate()
+    return text
+
+
+def test_a_progress_bar_shows_when_more_than_five_requests_are_sent(tmp_path, monkeypatch):
+    terminal = _Terminal()
+    monkeypatch.setattr(sys, "stderr", terminal)
     keywords = [f"keyword {n}" for n in range(6)]
     with cached_sandbox(tmp_path, progress=None) as c:
         c.search_frame(keywords[:5])
-        assert capfd.readouterr().err == ""
+        assert _read(terminal) == ""
         c.search_frame(keywords, country="gb")
-        err = capfd.readouterr().err
+        err = _read(terminal)
         assert "search" in err and "6/6" in err and "credits spent" in err
     with cached_sandbox(tmp_path / "quiet", progress=False) as c:
         c.search_frame(keywords)
-        assert capfd.readouterr().err == ""
+        assert _read(terminal) == ""
     with cached_sandbox(tmp_path / "always", progress=True) as c:
         c.search_frame(keywords[:2])
-        assert "2/2" in capfd.readouterr().err
+        assert "2/2" in _read(terminal)
+
+
+def test_no_progress_bar_when_stderr_is_not_a_terminal(tmp_path, capfd):
+    with cached_sandbox(tmp_path, progress=True) as c:
+        c.search_frame([f"keyword {n}" for n in range(6)])
+    assert capfd.readouterr().err == ""
 
 
 def test_progress_can_be_turned_off_from_the_environment(tmp_path, monkeypatch):
