@@ -72,7 +72,7 @@ def configure(client: Client | None = None, *, sandbox: bool = False, **options:
     client built here before is closed.
 
     >>> sf.configure(budget=5_000, cache_dir="analysis-cache")  # doctest: +SKIP
-    Client(base_url='https://...', api_key=set, spent=0, budget=5000, ...)
+    Client(base_url='https://...', api_key=set, 0 credits spent of a budget of 5,000, ...)
     """
     if client is not None and (sandbox or options):
         raise ConfigurationError("configure() takes a client, or sandbox=True and options, not both")

@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from .engine import Fetched
-from .errors import StoreframesError
+from .errors import StoreframesError, plural
 
 if TYPE_CHECKING:
     import filelock
@@ -210,7 +210,7 @@ class RedisLeases:
             try:
                 self._renew(keys=list(held), args=[int(self.TTL * 1000), *held.values()])
             except Exception:  # a renewal that fails is tried again; the lease may lapse meanwhile
-                log.warning("could not renew %d lease(s) in Redis", len(held), exc_info=True)
+                log.warning("could not renew %s in Redis", plural(len(held), "lease"), exc_info=True)
 
 
 @dataclass

@@ -49,7 +49,8 @@ class SweepError(OSError):
         self.failures = failures
         self.removed = removed
         shown = "; ".join(f"{name}: {exc.strerror or exc}" for name, exc in failures[:5])
-        super().__init__(f"could not remove {len(failures)} file(s) ({shown})")
+        files = "1 file" if len(failures) == 1 else f"{len(failures):,} files"
+        super().__init__(f"could not remove {files} ({shown})")
 
 
 class Usage(NamedTuple):
