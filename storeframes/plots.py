@@ -216,7 +216,7 @@ def _place_text(frame: pl.DataFrame) -> str:
 @overload
 def rank_chart(
     history: pl.DataFrame | Any,
-    apps: str | Sequence[str],
+    apps: str | int | Sequence[str | int],
     keywords: str | Sequence[str] | None = None,
     changes: pl.DataFrame | Any | None = None,
     *,
@@ -233,7 +233,7 @@ def rank_chart(
 @overload
 def rank_chart(
     history: pl.DataFrame | Any,
-    apps: str | Sequence[str],
+    apps: str | int | Sequence[str | int],
     keywords: str | Sequence[str] | None = None,
     changes: pl.DataFrame | Any | None = None,
     *,
@@ -249,7 +249,7 @@ def rank_chart(
 
 def rank_chart(
     history: pl.DataFrame | Any,
-    apps: str | Sequence[str],
+    apps: str | int | Sequence[str | int],
     keywords: str | Sequence[str] | None = None,
     changes: pl.DataFrame | Any | None = None,
     *,

@@ -343,7 +343,7 @@ class RankExplorer(_Charted, widgets.VBox):
     def __init__(
         self,
         history: pl.DataFrame | Any,
-        apps: str | Sequence[str] | None = None,
+        apps: str | int | Sequence[str | int] | None = None,
         *,
         changes: pl.DataFrame | Any | None = None,
         names: Mapping[str, str] | pl.DataFrame | Any | None = None,
