@@ -5,7 +5,8 @@ environment, so it uses the sandbox and fills its cache folder ``storeframes-cac
 executed again in the same folder with ``STOREFRAMES_OFFLINE=1``, where every answer must come from
 that cache and the notebook's last cell must say that nothing was spent. After each run the saved
 notebook is read without its widget state: every explorer must have left its chart as an image, and
-the credit meter its credits as text, so a notebook reopened after its kernel stopped shows them.
+the credit meter its credits as text, and every progress bar its end state, so a notebook reopened
+after its kernel stopped shows them.
 """
 
 from __future__ import annotations
@@ -35,7 +36,17 @@ WIDGETS = {
     "conversion_analysis.ipynb": {"BenchmarkExplorer": 1},
     "competitor_watch.ipynb": {},
 }
-ENVIRONMENT = ("STOREFRAMES_API_KEY", "STOREFRAMES_BASE_URL", "STOREFRAMES_OFFLINE", "STOREFRAMES_CACHE_DIR")
+BAR = re.compile(r'class="storeframes-progress"><progress value="(?P<value>\d+)" max="(?P<max>\d+)"')
+TQDM = re.compile(r"\b\d+%\|")
+BARS = {"rank_tracking.ipynb": [], "conversion_analysis.ipynb": [(9, 9)], "competitor_watch.ipynb": []}
+"""The progress bars of a first run: the benchmarks call sends 9 requests (a bar shows above 5)."""
+ENVIRONMENT = (
+    "STOREFRAMES_API_KEY",
+    "STOREFRAMES_BASE_URL",
+    "STOREFRAMES_OFFLINE",
+    "STOREFRAMES_CACHE_DIR",
+    "STOREFRAMES_PROGRESS",
+)
 
 
 def _code_cells(nb: nbformat.NotebookNode) -> list[nbformat.NotebookNode]:
@@ -99,6 +110,27 @@ def _static_views(nb: nbformat.NotebookNode) -> dict[str, int]:
             else:
                 assert any(SHOWS[name] in _text(o) for o in static), f"{name}: no {SHOWS[name]!r} text: {cell.outputs}"
     return found
+
+
+def _progress(nb: nbformat.NotebookNode) -> list[tuple[int, int]]:
+    """(requests done, requests in all) of every progress bar the saved notebook shows; none left at 0 %.
+
+    A bar is the client's display output (``<progress value= max=>`` in HTML, the label as text);
+    a ``tqdm`` bar (its text ``  0%|``, or a widget's ``FloatProgress``) fails the check: it shows its
+    first state, not its last, once the kernel has stopped.
+    """
+    bars = []
+    for cell in _code_cells(nb):
+        for output in cell.outputs:
+            text = _text(output)
+            assert not TQDM.search(text) and "Progress(" not in text, f"a tqdm bar left in: {text[:200]!r}"
+            found = BAR.search(str(output.get("data", {}).get("text/html", "")))
+            if found:
+                done, total = int(found["value"]), int(found["max"])
+                assert 0 < done == total, f"a progress bar left at {done}/{total}: {text!r}"
+                assert f"{done}/{total} requests" in text, text
+                bars.append((done, total))
+    return bars
 
 
 def _execute(path: Path) -> nbformat.NotebookNode:
@@ -172,6 +204,25 @@ def test_the_check_of_saved_widgets_finds_a_widget_that_left_nothing_to_see():
         _static_views(nb)
 
 
+def test_the_check_of_progress_bars_finds_one_left_at_its_start():
+    from nbformat.v4 import new_code_cell, new_notebook, new_output
+
+    def bar(done: int, total: int) -> nbformat.NotebookNode:
+        label = f"benchmarks: {done}/{total} requests, {1001 * done:,} credits spent"
+        html = f'<div class="storeframes-progress"><progress value="{done}" max="{total}"></progress> {label}</div>'
+        return new_output("display_data", {"text/html": html, "text/plain": label})
+
+    cell = new_code_cell("sf.benchmarks_frame()", outputs=[bar(9, 9)])
+    nb = new_notebook(cells=[cell])
+    assert _progress(nb) == [(9, 9)]
+    cell.outputs = [bar(0, 9)]
+    with pytest.raises(AssertionError, match="a progress bar left at 0/9"):
+        _progress(nb)
+    cell.outputs = [new_output("stream", name="stderr", text="benchmarks:   0%|          | 0/9 [00:00<?, ?request/s]")]
+    with pytest.raises(AssertionError, match="a tqdm bar left in"):
+        _progress(nb)
+
+
 def test_the_kernel_runs_this_python():
     """The python3 kernelspec says ``python``: jupyter_client runs it as this interpreter."""
     from jupyter_client.manager import KernelManager
@@ -188,13 +239,13 @@ def test_the_kernel_runs_this_python():
 def test_notebook_runs_on_the_sandbox_then_offline_for_0_credits(name, tmp_path, monkeypatch):
     for variable in ENVIRONMENT:
         monkeypatch.delenv(variable, raising=False)
-    monkeypatch.setenv("STOREFRAMES_PROGRESS", "0")
     path = tmp_path / name
     shutil.copy(NOTEBOOKS / name, path)
 
     first = _execute(path)
     first_pngs = _check_run(first)
     assert _static_views(first) == WIDGETS[name]
+    assert _progress(first) == BARS[name]
     spent = _spent(first)
     assert 0 < spent <= 20_000  # it fetched, within the notebook's budget
     assert (tmp_path / "storeframes-cache").is_dir()  # beside the notebook, not where pytest runs
@@ -203,6 +254,7 @@ def test_notebook_runs_on_the_sandbox_then_offline_for_0_credits(name, tmp_path,
     second = _execute(path)  # the committed copy again (the executed one was not written back)
     second_pngs = _check_run(second)
     assert _static_views(second) == WIDGETS[name]
+    assert _progress(second) == []  # nothing sent
     assert "offline" in _code_cells(second)[0].outputs[0].text
     assert _spent(second) == 0
     assert [index for index, _ in second_pngs] == [index for index, _ in first_pngs]
