@@ -151,7 +151,9 @@ def print_summary(reporter: Any) -> None:
     counted = [s for s in ROWS if s.paid_twice is not None]
     if counted:
         total = sum(s.paid_twice or 0 for s in counted)
-        reporter.write_line(f"credits paid twice: {total:,} (in {len(counted)} {'scenario' if len(counted) == 1 else 'scenarios'} that count them)")
+        reporter.write_line(
+            f"credits paid twice: {total:,} (in {len(counted)} {'scenario' if len(counted) == 1 else 'scenarios'} that count them)"
+        )
     windows = [(s.name, s.window) for s in ROWS if s.window is not None]
     if windows:
         name, (most, limit) = max(windows, key=lambda w: w[1][0] / w[1][1])
