@@ -9,7 +9,7 @@
 
 from typing import TYPE_CHECKING, Any
 
-from . import catalog, schemas
+from . import analysis, catalog, schemas
 from ._version import __version__
 from .answers import Answer, Part, Response
 from .cache import Cache, CacheWarning
@@ -112,6 +112,7 @@ __all__ = [
     "TransportError",
     "UnknownFieldWarning",
     "__version__",
+    "analysis",
     "benchmarks_frame",
     "catalog",
     "changes_frame",
