@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import builtins
 import io
 import itertools
 import subprocess
@@ -15,6 +14,8 @@ import pytest
 
 from storeframes import progress
 from storeframes.progress import NotebookProgress, TerminalProgress, in_kernel, progress_bar
+
+from ._ipython import ipython_shell
 
 
 class Clock:
@@ -55,24 +56,8 @@ def _bar(futures, spent=lambda: 1_234, clock=None):
 @pytest.fixture
 def kernel_shell(tmp_path, monkeypatch):
     """A real IPython shell recording what is displayed, with a ``kernel`` as a Jupyter kernel's has."""
-    from IPython.core.interactiveshell import InteractiveShell
-    from IPython.utils.capture import capture_output
-    from traitlets.config import Config
-
-    monkeypatch.setenv("IPYTHONDIR", str(tmp_path / "ipython"))
-    main, names = sys.modules["__main__"], set(vars(builtins))
-    config = Config()
-    config.HistoryManager.enabled = False
-    shell = InteractiveShell.instance(config=config)
-    try:
-        with capture_output() as captured:
-            shell.kernel = object()
-            yield captured
-    finally:
-        InteractiveShell.clear_instance()
-        sys.modules["__main__"] = main
-        for name in set(vars(builtins)) - names:
-            delattr(builtins, name)
+    with ipython_shell(tmp_path, monkeypatch, kernel=True) as captured:
+        yield captured
 
 
 def test_in_kernel_needs_an_ipython_shell_with_a_kernel(monkeypatch):

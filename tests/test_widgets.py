@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import base64
-import builtins
-import sys
 from datetime import date
 from types import SimpleNamespace
 
@@ -13,16 +11,14 @@ import matplotlib.dates as mdates
 import polars as pl
 import pytest
 from IPython import get_ipython
-from IPython.core.interactiveshell import InteractiveShell
 from IPython.display import display
-from IPython.utils.capture import capture_output
 from ipywidgets.widgets import widget as widget_module
-from traitlets.config import Config
 
 import storeframes as sf
 from storeframes import catalog, widgets
 from storeframes.widgets import BenchmarkExplorer, CreditMeter, RankExplorer
 
+from ._ipython import ipython_shell
 from .conftest import SANDBOX_TODAY
 
 PNG = b"\x89PNG"
@@ -46,19 +42,8 @@ def opened():
 @pytest.fixture
 def shown(tmp_path, monkeypatch):
     """A real IPython shell recording what is displayed (``shown.outputs``: data, metadata, transient, update)."""
-    monkeypatch.setenv("IPYTHONDIR", str(tmp_path / "ipython"))
-    main, names = sys.modules["__main__"], set(vars(builtins))
-    config = Config()
-    config.HistoryManager.enabled = False
-    InteractiveShell.instance(config=config)
-    try:
-        with capture_output() as captured:
-            yield captured
-    finally:
-        InteractiveShell.clear_instance()
-        sys.modules["__main__"] = main
-        for name in set(vars(builtins)) - names:
-            delattr(builtins, name)
+    with ipython_shell(tmp_path, monkeypatch) as captured:
+        yield captured
 
 
 def _client(tmp_path, **options):
