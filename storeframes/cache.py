@@ -511,6 +511,19 @@ def _name(key: str) -> str:
     return key.rpartition("/")[2]
 
 
+def _services_in(storage: Store, key: str) -> set[str]:
+    """The services named by one index file: its ``service`` column (compacted) or its footer (one answer)."""
+    try:
+        source = io.BytesIO(storage.get(key))
+        service = pl.read_parquet_metadata(source).get("storeframes.service")
+        if service is not None:
+            return {service}
+        source.seek(0)
+        return set(pl.read_parquet(source, columns=["service"])["service"].unique().drop_nulls().to_list())
+    except Exception:  # a file being written, damaged or of another kind: the cache passes it over too
+        return set()
+
+
 def _provenance(entry: Entry, written: int, **extra: str) -> dict[str, str]:
     """The Parquet key-value metadata that says where a file's rows come from (a file of format ``written``)."""
     meta = {
@@ -2015,6 +2028,30 @@ class Cache:
                 self._materialize(name)
             chosen = [e for e in self._entries.values() if e.endpoint in names]
         return sorted(chosen, key=lambda e: (e.fetched_at, e.id))
+
+    def holds(self, service: str) -> bool:
+        """Whether the cache holds answers of ``service`` (``"service"``, ``"sandbox-<seed>"``), without reading them.
+
+        Looks at the index: the ``service`` column of each compacted index file and the
+        footer of each answer's index file, the compacted ones first, stopping at the first
+        answer of ``service``: a folder of its answers is known by a read or two. A folder
+        without them is read to its end, in growing batches on a few threads (10,000 answers
+        not compacted: under a second). Unreadable files are passed over.
+        """
+        if not self.is_cache():
+            return False
+        keys = [
+            key for name in ENDPOINTS for key in self._keys(self._prefix("index", name)) if key.endswith(".parquet")
+        ]
+        keys.sort(key=lambda k: not _name(k).startswith(_PART))  # each compacted file names many
+        read = functools.partial(_services_in, self.storage)
+        done, batch = 0, 1
+        with ThreadPoolExecutor(max_workers=8) as pool:
+            while done < len(keys):
+                if any(service in services for services in pool.map(read, keys[done : done + batch])):
+                    return True
+                done, batch = done + batch, min(batch * 4, 1024)
+        return False
 
     def info(self) -> dict[str, Any]:
         """Location, size in bytes, entries, credits paid, spent and saved, unreadable files.

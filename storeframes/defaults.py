@@ -12,26 +12,20 @@ with :func:`configure`:
 
 from __future__ import annotations
 
-import functools
 import inspect
-import io
 import os
 import threading
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from datetime import date
 from typing import Any, Concatenate, ParamSpec, TypeVar
 
-import polars as pl
-
 from .answers import Response
-from .cache import ENV_CACHE_DIR, Cache, Refresh
-from .catalog import ENDPOINTS, Endpoint
+from .cache import ENV_CACHE_DIR, Refresh
+from .catalog import Endpoint
 from .client import ENV_API_KEY, ENV_BASE_URL, Client, _open_cache
 from .engine import CallPlan, Plan, Pool
 from .errors import ConfigurationError, NotCachedError
 from .ledger import SERVICE
-from .store import Store
 from .wire import shown_url
 
 __all__ = [
@@ -41,7 +35,6 @@ __all__ = [
     "connect",
     "default_client",
     "find_apps",
-    "holds_real_answers",
     "in_app_purchases_frame",
     "metadata_frame",
     "metrics_frame",
@@ -192,7 +185,7 @@ def _folder_without_token(cache_dir: Any, live: bool | None, options: dict[str, 
     given = cache_dir is not None
     opened = _open_cache(folder, options.get("storage_options"))
     assert opened is not None
-    real = holds_real_answers(opened)
+    real = opened.holds(SERVICE)
     if real and live is False:
         raise ConfigurationError(
             f"live=False asks for the sandbox, but the cache at {opened.location} holds the real service's "
@@ -203,49 +196,6 @@ def _folder_without_token(cache_dir: Any, live: bool | None, options: dict[str, 
         return cache_dir, cache_dir, False
     options.pop("storage_options", None)
     return opened, folder, real
-
-
-def holds_real_answers(cache: Cache) -> bool:
-    """Whether ``cache`` holds answers of the real service (not only a sandbox's), without reading them.
-
-    Looks at the index: the ``service`` column of each compacted index file and the
-    footer of each answer's index file, the compacted ones first, stopping at the first
-    answer of the real service: a folder of the real service's answers is known by a read
-    or two. A folder of sandbox answers only is read to its end, in growing batches on a
-    few threads (10,000 answers not compacted: under a second). Unreadable files are
-    passed over.
-    """
-    if not cache.is_cache():
-        return False
-    storage = cache.storage
-    keys: list[str] = []
-    for name in ENDPOINTS:
-        try:
-            keys += [key for key in storage.list(f"index/endpoint={name}/") if key.endswith(".parquet")]
-        except OSError:
-            continue
-    keys.sort(key=lambda k: not k.rpartition("/")[2].startswith("part-"))  # each compacted file names many
-    read = functools.partial(_services_in, storage)
-    done, batch = 0, 1
-    with ThreadPoolExecutor(max_workers=8) as pool:
-        while done < len(keys):
-            if any(SERVICE in services for services in pool.map(read, keys[done : done + batch])):
-                return True
-            done, batch = done + batch, min(batch * 4, 1024)
-    return False
-
-
-def _services_in(storage: Store, key: str) -> set[str]:
-    """The services named by one index file: its ``service`` column (compacted) or its footer (one answer)."""
-    try:
-        source = io.BytesIO(storage.get(key))
-        service = pl.read_parquet_metadata(source).get("storeframes.service")
-        if service is not None:
-            return {service}
-        source.seek(0)
-        return set(pl.read_parquet(source, columns=["service"])["service"].unique().drop_nulls().to_list())
-    except Exception:  # a file being written, damaged or of another kind: the cache passes it over too
-        return set()
 
 
 class _CachedService(Client):

@@ -17,6 +17,7 @@ from polars.testing import assert_frame_equal
 
 import storeframes as sf
 from storeframes.cache import Cache
+from storeframes.ledger import SERVICE
 from storeframes.sandbox import SANDBOX_KEY, SandboxClient, SandboxServer, World
 
 from .conftest import SANDBOX_TODAY
@@ -131,14 +132,14 @@ def test_a_compacted_folder_of_the_real_service_is_known_too(fresh_default, no_t
     fetched = _fill_from_service(folder)
     sf.compact(folder)
     assert all(p.name.startswith("part-") for p in (folder / "index").rglob("*.parquet"))
-    assert sf.defaults.holds_real_answers(Cache(folder))
+    assert Cache(folder).holds(SERVICE)
     client = sf.connect(folder, quiet=True)
     assert not isinstance(client, SandboxClient)
     assert_frame_equal(sf.search_history_frame(KEYWORDS, **MONTH), fetched["search_history"])
 
 
 def test_an_empty_folder_gets_the_sandbox(fresh_default, no_token, tmp_path, capsys):
-    assert not sf.defaults.holds_real_answers(Cache(tmp_path / "empty"))
+    assert not Cache(tmp_path / "empty").holds(SERVICE)
     client = sf.connect(tmp_path / "empty", sandbox_today="2026-11-20")
     assert capsys.readouterr().out.startswith("storeframes: the sandbox (no STOREFRAMES_API_KEY set)")
     assert isinstance(client, SandboxClient) and not client.offline
@@ -149,7 +150,7 @@ def test_an_empty_folder_gets_the_sandbox(fresh_default, no_token, tmp_path, cap
 def test_a_folder_of_sandbox_answers_gets_the_sandbox_and_its_answers(fresh_default, no_token, tmp_path, capsys):
     folder = tmp_path / "sandbox"
     first = _fill_from_sandbox(folder)
-    assert not sf.defaults.holds_real_answers(Cache(folder))
+    assert not Cache(folder).holds(SERVICE)
     client = sf.connect(folder, sandbox_today=SANDBOX_TODAY)
     assert "the sandbox (no STOREFRAMES_API_KEY set)" in capsys.readouterr().out
     assert isinstance(client, SandboxClient)
@@ -232,5 +233,5 @@ def test_knowing_a_folder_of_the_real_service_reads_one_file(no_token, tmp_path,
     read: list[str] = []
     get = cache.storage.get
     monkeypatch.setattr(cache.storage, "get", lambda key: read.append(key) or get(key))
-    assert sf.defaults.holds_real_answers(cache)
+    assert cache.holds(SERVICE)
     assert indexed >= 5 and len([k for k in read if k.startswith("index/")]) == 1
