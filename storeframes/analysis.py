@@ -29,11 +29,11 @@ import polars as pl
 from .catalog import ANDROID_CATEGORIES, IOS_CATEGORIES, app_list, parse_day
 from .errors import InvalidParameterError
 from .ranks import _polars
-from .schemas import Column, TableSchema
+from .schemas import BENCHMARK_RATES, Column, TableSchema
 
 __all__ = ["CHANGES_BEFORE", "MOVERS", "RATES", "category_standing", "changes_before", "movers", "with_names"]
 
-RATES = ("impressions_to_page_views", "page_views_to_installs", "impressions_to_installs")
+RATES = BENCHMARK_RATES
 """The conversion rates of a benchmarks frame, each in percent."""
 
 _SERIES = ("keyword", "country", "language", "device")

@@ -22,6 +22,7 @@ from .errors import cut, html_table, plural
 
 __all__ = [
     "BENCHMARKS",
+    "BENCHMARK_RATES",
     "CHANGES",
     "IN_APP_PURCHASES",
     "METADATA",
@@ -395,6 +396,9 @@ BENCHMARKS = _table(
     Column("number_of_apps", pl.Float64(), "average number of apps with data in the range; null when unknown"),
     _APP_KEYS[4],
 )
+
+BENCHMARK_RATES: tuple[str, ...] = tuple(name for name in BENCHMARKS.names if "_to_" in name)
+"""The three conversion rates of :data:`BENCHMARKS`, in percent, in its order."""
 
 RANK_HISTORY = _table(
     "rank_history",
