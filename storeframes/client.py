@@ -401,6 +401,9 @@ class Client(FrameFunctions):
     PROGRESS_AFTER = 5
     """With ``progress=None``, a call sending more requests than this shows a progress bar."""
 
+    offline_reason = "offline"
+    """Why an offline client sends nothing, as a :class:`NotCachedError` says it (``connect`` says more)."""
+
     namespace = "service"
     """Which service the cached answers come from: a cache folder keeps each one's apart."""
 
@@ -750,7 +753,9 @@ class Client(FrameFunctions):
         requests = engine.requests_over(ep, plans, cells)
         estimate = sum(ep.estimate(r) for r in requests)
         if self.offline or mode == "never":
-            raise NotCachedError(ep.name, requests, estimate, reason="offline" if self.offline else 'refresh="never"')
+            raise NotCachedError(
+                ep.name, requests, estimate, reason=self.offline_reason if self.offline else 'refresh="never"'
+            )
         self.credits.check(ep.name, estimate)
         self.wire.check_ready()
         since = self._now() if mode == "always" else None

@@ -19,12 +19,10 @@ from collections.abc import Callable
 from datetime import date
 from typing import Any, Concatenate, ParamSpec, TypeVar
 
-from .answers import Response
-from .cache import ENV_CACHE_DIR, Refresh
-from .catalog import Endpoint
+from .cache import ENV_CACHE_DIR
 from .client import ENV_API_KEY, ENV_BASE_URL, Client, _open_cache
-from .engine import CallPlan, Plan, Pool
-from .errors import ConfigurationError, NotCachedError
+from .engine import Plan
+from .errors import ConfigurationError
 from .ledger import SERVICE
 from .wire import shown_url
 
@@ -140,7 +138,11 @@ def connect(
     if real:
         options["offline"] = True
         missing = ENV_BASE_URL if os.environ.get(ENV_API_KEY) else ENV_API_KEY
-        client: Client = _CachedService(budget=budget, cache_dir=cache_dir, **options)
+        client = Client(budget=budget, cache_dir=cache_dir, **options)
+        client.offline_reason = (
+            f"offline: the cache at {client.cache.location if client.cache else cache_dir} holds the real "
+            f"service's answers, and fetching more needs a token (set {ENV_API_KEY} and {ENV_BASE_URL})"
+        )
         where = (
             f"the real service's answers in {shown_cache} (no {missing} set): offline, served from the "
             "cache only; a request it lacks raises NotCachedError"
@@ -196,23 +198,6 @@ def _folder_without_token(cache_dir: Any, live: bool | None, options: dict[str, 
         return cache_dir, cache_dir, False
     options.pop("storage_options", None)
     return opened, folder, real
-
-
-class _CachedService(Client):
-    """A client of the real service's answers in a cache, with no token: offline, and a miss says so."""
-
-    def _fetch(
-        self, ep: Endpoint, mode: Refresh, plans: list[CallPlan], loaded: dict[str, Response] | None
-    ) -> tuple[list[CallPlan], Pool]:
-        try:
-            return super()._fetch(ep, mode, plans, loaded)
-        except NotCachedError as exc:
-            where = self.cache.location if self.cache is not None else "the cache"
-            reason = (
-                f"offline: the cache at {where} holds the real service's answers, and fetching more needs a "
-                f"token (set {ENV_API_KEY} and {ENV_BASE_URL})"
-            )
-            raise NotCachedError(exc.endpoint, exc.requests, exc.estimate, reason=reason) from None
 
 
 def default_client() -> Client:
