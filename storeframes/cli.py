@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ._version import __version__
+from .errors import plural
 
 if TYPE_CHECKING:
     from .cache import Cache
@@ -220,10 +221,6 @@ def _size(count: int) -> str:
     return f"{value:.1f} {unit}"
 
 
-def _plural(count: int, word: str) -> str:
-    return f"{count} {word}" + ("" if count == 1 else "s")
-
-
 def _printable(text: str) -> str:
     """``text`` safe to print on a terminal: every character that is not printable (control
     characters such as ESC, format characters such as a right-to-left override, lone
@@ -311,7 +308,7 @@ def _cache(args: argparse.Namespace) -> int:
         print(f"storeframes cache: {_printable(str(warning.message))}", file=sys.stderr)
     if failed:
         print(
-            f"storeframes cache clear: {_plural(len(failed), 'file')} could not be removed (named above)",
+            f"storeframes cache clear: {plural(len(failed), 'file')} could not be removed (named above)",
             file=sys.stderr,
         )
     return code
@@ -338,7 +335,7 @@ def _cache_info(cache: Cache) -> int:
             rows.append(
                 (
                     _printable(service),
-                    f"{_plural(figures['entries'], 'cached answer')}, {figures['paid']} credits paid, "
+                    f"{plural(figures['entries'], 'cached answer')}, {figures['paid']} credits paid, "
                     f"{figures['spent']} spent, {figures['saved']} saved ({what})",
                 )
             )
@@ -396,7 +393,7 @@ def _cache_clear(cache: Cache, endpoint: str | None, older_than: float | None, f
     """Clear the cache; the files it could not remove go to ``failed`` (each named in a warning)."""
     age = None if older_than is None else timedelta(days=min(older_than, timedelta.max.days))
     removed = cache.clear(endpoint=endpoint, older_than=age, failed=failed)
-    what = _plural(removed, f"cached {endpoint} answer" if endpoint else "cached answer")
+    what = plural(removed, f"cached {endpoint} answer" if endpoint else "cached answer")
     if older_than is not None:
         what += f" fetched more than {older_than:g} day{'' if older_than == 1 else 's'} ago"
     print(f"removed {what} from {_printable(cache.location)}")

@@ -52,6 +52,7 @@ from .errors import (
     NotEnoughCreditsError,
     StoreframesError,
     TransportError,
+    plural,
 )
 from .ranks import _polars
 
@@ -65,10 +66,6 @@ _MAX_OFFERED = 25
 _DEFAULT_SELECTED = 5
 _KEPT_FRAMES = 64  # the benchmark frames an explorer keeps, so flipping back sends nothing
 _WIDE = {"description_width": "initial"}  # a description as wide as its words, never cut off
-
-
-def _plural(count: int, word: str, plural: str | None = None) -> str:
-    return f"{count:,} {word}" if count == 1 else f"{count:,} {plural or word + 's'}"
 
 
 def _close_parts(item: widgets.Widget) -> None:
@@ -262,7 +259,7 @@ class CreditMeter(_Mirrored, widgets.HBox):
         client = self.client
         spent = int(client.spent)  # a watcher hears of a row once its credits are counted here
         saved, budget = int(client.saved), client.budget
-        tail = f"{_plural(int(client.requests_sent), 'request')} · {saved:,} credits saved by cached answers"
+        tail = f"{plural(int(client.requests_sent), 'request')} · {saved:,} credits saved by cached answers"
         if budget is None:
             self.bar.layout.display = "none"
             self.bar.value = 0
@@ -495,7 +492,7 @@ class RankExplorer(_Charted, widgets.VBox):
         chosen = list(self.apps.value)
         start, end = self.dates.value
         days = (end - start).days + 1
-        self.days_shown.value = f"{start.isoformat()} to {end.isoformat()} ({_plural(days, 'day')})"
+        self.days_shown.value = f"{start.isoformat()} to {end.isoformat()} ({plural(days, 'day')})"
         if not chosen or not keywords:
             lacking = " and ".join(w for w, v in (("an app", chosen), ("a keyword", keywords)) if not v)
             self._clear(f"No chart: select at least {lacking}.")
@@ -512,9 +509,9 @@ class RankExplorer(_Charted, widgets.VBox):
             colors=self._colors_for(apps),
         )
         parts = [
-            _plural(len(apps), "app"),
-            _plural(len(keywords), "keyword"),
-            f"{start.isoformat()} to {end.isoformat()} ({_plural(days, 'day')})",
+            plural(len(apps), "app"),
+            plural(len(keywords), "keyword"),
+            f"{start.isoformat()} to {end.isoformat()} ({plural(days, 'day')})",
         ]
         if len(chosen) > len(apps):
             parts.append(f"showing the first {len(apps)} of {len(chosen)} selected apps")
@@ -761,7 +758,7 @@ class BenchmarkExplorer(_Charted, widgets.VBox):
         if plan.cached:
             line = "cached: draws at once, 0 credits"
         else:
-            line = f"not cached: {_plural(plan.to_send, 'request')}, at most {plan.estimate:,} credits"
+            line = f"not cached: {plural(plan.to_send, 'request')}, at most {plan.estimate:,} credits"
             budget = self.client.budget
             if budget is not None and self.client.spent + plan.estimate > budget:
                 left = max(budget - self.client.spent, 0)
@@ -813,7 +810,7 @@ class BenchmarkExplorer(_Charted, widgets.VBox):
             return
         categories = frame["category"].n_unique()
         note = f" {missing} is not among these categories: nothing is highlighted." if missing else ""
-        self.status.value = self._say(f"{_plural(categories, 'category', 'categories')} ({how}).{note}")
+        self.status.value = self._say(f"{plural(categories, 'category', 'categories')} ({how}).{note}")
         self._draw()
 
     # -- drawing ------------------------------------------------------------------
@@ -849,7 +846,7 @@ class BenchmarkExplorer(_Charted, widgets.VBox):
             self._show_note(f"No data: the service gives no {label} rate for any category of {self._where()}.")
             return
         self.figure = plots.benchmark_chart(self.frame, rate=rate, highlight=self.highlight.value)
-        text = f"Conversion benchmarks, {self._where()}: {_plural(self.frame['category'].n_unique(), 'category', 'categories')}"
+        text = f"Conversion benchmarks, {self._where()}: {plural(self.frame['category'].n_unique(), 'category', 'categories')}"
         self._show_png(plots.figure_png(self.figure), text)
 
     def _set_highlights(self, frame: pl.DataFrame | None) -> str | None:
@@ -904,7 +901,7 @@ class BenchmarkExplorer(_Charted, widgets.VBox):
             )
         elif isinstance(exc, NotCachedError):
             text = (
-                f"Not in the cache, and this client may not fetch (offline): {_plural(len(exc.requests), 'request')} "
+                f"Not in the cache, and this client may not fetch (offline): {plural(len(exc.requests), 'request')} "
                 f"of at most {exc.estimate:,} credits would be needed. Nothing was sent."
             )
         elif isinstance(exc, InvalidParameterError):
