@@ -35,9 +35,18 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import date, timedelta
 from typing import Any, cast
 
-import ipywidgets as widgets
 import polars as pl
-from matplotlib.figure import Figure
+
+try:
+    import ipywidgets as widgets
+    from matplotlib.figure import Figure
+except ImportError as exc:  # pragma: no cover - depends on the installed extras (tests/test_conventions.py)
+    _missing = f"{exc.name} is not installed" if exc.name else str(exc)
+    raise ImportError(
+        f"storeframes.widgets needs ipywidgets and matplotlib ({_missing}): "
+        'pip install "storeframes[notebook]" (or ipywidgets>=8.1 and matplotlib>=3.9)',
+        name=exc.name,
+    ) from exc
 
 from . import catalog, plots
 from .cards import AppCard, app_card

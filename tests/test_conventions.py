@@ -1,0 +1,99 @@
+"""The optional extras: without them the package imports, and their modules say what to install."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+# Run before the code under test: importing any of MISSING (or a module inside it) fails as
+# it does where the package is not installed, whatever this environment holds.
+HIDE = """
+import importlib.abc, sys
+MISSING = {missing!r}
+
+class Missing(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] in MISSING:
+            raise ModuleNotFoundError(f"No module named {{name!r}}", name=name)
+        return None
+
+sys.meta_path.insert(0, Missing())
+"""
+
+
+def _run(code: str, *missing: str) -> dict:
+    """Run ``code`` in a fresh interpreter with ``missing`` unimportable; it prints one JSON line."""
+    script = HIDE.format(missing=list(missing)) + textwrap.dedent(code)
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+IMPORT_FAILS = """
+import json
+try:
+    import {module}
+except ImportError as exc:
+    print(json.dumps({{"type": type(exc).__name__, "is_import_error": isinstance(exc, ImportError),
+                      "message": str(exc), "name": exc.name}}))
+else:
+    print(json.dumps({{"type": None}}))
+"""
+
+
+@pytest.mark.parametrize("missing", ["ipywidgets", "matplotlib"])
+def test_widgets_without_the_notebook_extra_say_what_to_install(missing):
+    got = _run(IMPORT_FAILS.format(module="storeframes.widgets"), missing)
+    assert got["type"] == "ImportError" and got["is_import_error"]
+    assert got["message"] == (
+        f"storeframes.widgets needs ipywidgets and matplotlib ({missing} is not installed): "
+        'pip install "storeframes[notebook]" (or ipywidgets>=8.1 and matplotlib>=3.9)'
+    )
+    assert got["name"] == missing
+
+
+def test_widgets_message_is_worded_as_the_plots_one():
+    widgets = _run(IMPORT_FAILS.format(module="storeframes.widgets"), "ipywidgets", "matplotlib")
+    plots = _run(IMPORT_FAILS.format(module="storeframes.plots"), "matplotlib")
+    assert widgets["type"] == plots["type"] == "ImportError"
+    for got in (widgets, plots):
+        assert " needs " in got["message"] and 'pip install "storeframes[notebook]"' in got["message"]
+    assert widgets["message"].startswith("storeframes.widgets needs ipywidgets and matplotlib (ipywidgets")
+    assert plots["message"].startswith("storeframes.plots needs matplotlib")
+
+
+def test_the_package_imports_and_works_without_ipywidgets_and_matplotlib():
+    got = _run(
+        """
+        import json, sys
+        from datetime import date
+        import storeframes as sf
+        client = sf.sandbox.client(today=date(2026, 11, 20), cache_dir=False, progress=False)
+        frame = client.metadata_frame(sf.sandbox.World(0).EXAMPLE_IOS_APPS[:2])
+        loaded = sorted(m for m in sys.modules if m.split(".")[0] in ("ipywidgets", "matplotlib"))
+        print(json.dumps({"version": sf.__version__, "rows": frame.height, "loaded": loaded}))
+        """,
+        "ipywidgets",
+        "matplotlib",
+    )
+    assert got["version"] and got["rows"] == 2 and got["loaded"] == []
+
+
+def test_hiding_a_module_hides_it():  # the prelude itself: without it the tests above would prove nothing
+    got = _run(
+        """
+        import json
+        try:
+            import ipywidgets
+            print(json.dumps({"hidden": False}))
+        except ModuleNotFoundError as exc:
+            print(json.dumps({"hidden": True, "name": exc.name}))
+        """,
+        "ipywidgets",
+    )
+    assert got == {"hidden": True, "name": "ipywidgets"}
+    assert _run("import json, ipywidgets, matplotlib; print(json.dumps({'ok': True}))") == {"ok": True}
