@@ -2,7 +2,7 @@
 
 The body is parsed once, with orjson (several times quicker than the standard library on
 the large ranked-id lists of a search history). The few bodies orjson refuses to read as
-the contract's JSON (``NaN`` or ``Infinity``, a number too large for a float, a lone
+strict JSON (``NaN`` or ``Infinity``, a number too large for a float, a lone
 surrogate, bytes that are not UTF-8, nesting deeper than 1,024 levels) are read again by
 the standard library's decoder, which gives them the meaning below. The cache keeps the
 bytes as they arrived and reads them back through :func:`parse_answer` too, so a cached
@@ -94,4 +94,4 @@ def parse_answer(data: bytes) -> Any:
     try:
         return orjson.loads(data)
     except orjson.JSONDecodeError:
-        return _parse_slowly(data)  # what the contract's JSON may still mean
+        return _parse_slowly(data)  # what a body beyond strict JSON may still mean

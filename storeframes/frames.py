@@ -379,7 +379,7 @@ class FrameFunctions:
         have typed columns, and :meth:`version_changes_frame`,
         :meth:`screenshot_changes_frame` and :meth:`privacy_changes_frame` unfold the
         nested values (from the same cached answers, at no cost). A target storeframes
-        does not know (the contract does not list them all) is kept, and named in an
+        does not know (the service does not publish them all) is kept, and named in an
         :class:`~storeframes.UnknownFieldWarning`. ``version`` is null where the service
         ties no version to the change (``version_raw`` keeps what it sent).
 
@@ -530,7 +530,7 @@ class FrameFunctions:
         missing days. When ``end`` is today, the service fills today with a live search
         (at most 250 results): those rows have ``source="live"``, and today is fetched
         again after an hour. At most 500 results a day are kept on iphone/ipad and 250 on
-        android, as the contract says. :func:`storeframes.rank_history` turns the frame
+        android, as the service documents. :func:`storeframes.rank_history` turns the frame
         into each app's rank per keyword and day.
 
         ``keywords`` is a list or a comma-separated text, as for :meth:`search_frame` (a

@@ -25,7 +25,7 @@ Cell = tuple[str | None, str | None, date | None]
 """``(entity, facet, day)``: an app id or keyword, a metric, a day; None where the endpoint has none."""
 
 _DATES = ("start_date", "end_date")
-# the answer's keys for a requested metric (the contract says power comes back as "power")
+# the answer's keys for a requested metric: the service documents "power", clients see "app-power"
 _METRIC_KEYS: Mapping[str, tuple[str, ...]] = {"app-power": ("app-power", "power")}
 
 

@@ -8,7 +8,7 @@ unfold the nested values: :func:`batch_privacy_changes` one row per section and 
 :func:`batch_screenshot_changes` one row per screenshot on each side, and
 :func:`batch_version_changes` one row per new version with its release notes.
 
-The contract does not list every target: the metadata's text fields (``title``,
+The service does not list every target: the metadata's text fields (``title``,
 ``subtitle``, ``short_description``) are known too, their values text. A target
 storeframes does not know is kept in the changes table, its values as text or compact
 JSON, and named in an :class:`~storeframes.UnknownFieldWarning` (one per walk, as
@@ -63,7 +63,7 @@ __all__ = [
 _EP = "changes"
 
 TARGETS = ("version", "size", "icon", "screenshots", "privacy_info", "long_description")
-"""The change targets the contract names."""
+"""The change targets the service documents."""
 TEXT_TARGETS = ("title", "subtitle", "short_description")
 """Text fields of the metadata a change may also name (the sandbox sends them): known, their values text."""
 PRIVACY_SECTIONS = ("DATA_LINKED_TO_YOU", "DATA_NOT_LINKED_TO_YOU", "DATA_USED_TO_TRACK_YOU")
@@ -119,7 +119,7 @@ def _plain_shots(value: Any) -> bool:
 
 
 def _plain_privacy(value: Any) -> bool:
-    """Whether a privacy_info value is null or the contract's sections holding lists of text (checked fast)."""
+    """Whether a privacy_info value is null or the documented sections holding lists of text (checked fast)."""
     if value is None:
         return True
     if type(value) is not dict:
@@ -353,7 +353,7 @@ def batch_changes(answers: Answers) -> Flat:
 
 
 def _sections(old: dict[str, list[str]], new: dict[str, list[str]]) -> list[str]:
-    """The sections of either side: the contract's three in their order, then any other as it came."""
+    """The sections of either side: the three documented ones in their order, then any other as it came."""
     known = [s for s in PRIVACY_SECTIONS if s in old or s in new]
     others = [s for s in dict.fromkeys([*old, *new]) if s not in PRIVACY_SECTIONS]
     return known + others

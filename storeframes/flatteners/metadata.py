@@ -2,7 +2,8 @@
 
 Every ``flatten_*`` function takes one answer's ``result`` and the :class:`Keys` of its
 request, and returns a frame of its table's declared schema (see :mod:`storeframes.schemas`), one
-schema for iphone, ipad and android. The forms of ``wire-notes.md`` are accepted:
+schema for iphone, ipad and android. Every form the service is known to send is
+accepted (``docs/service.md``, "Beyond the reference"):
 ``genres`` for ``categories``; ``size`` as an integer or ``{"current": {"data": n}}``;
 screenshots and videos as an object keyed by device or as a flat list (of URLs or of
 items), on either store.
@@ -403,7 +404,7 @@ def batch_in_app_purchases(answers: Answers) -> Flat:
     """One row per in-app purchase, in the answer's order (:data:`~storeframes.schemas.IN_APP_PURCHASES`).
 
     ``price`` is the decimal amount of ``price.value``; ``artwork`` and ``discounts``
-    (whose shape the contract does not show) are kept as JSON text.
+    (whose shape the service does not document) are kept as JSON text.
     """
     cols: dict[str, list[Any]] = {
         name: [] for name in ("app_id", "rank", "purchase_id", "price", "currency", "artwork", "discounts")

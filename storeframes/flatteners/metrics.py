@@ -45,9 +45,9 @@ def flatten_metrics(result: Any, keys: Keys = NO_KEYS) -> pl.DataFrame:
 def batch_metrics(answers: Answers) -> Flat:
     """One row per app and metric, over several answers (:data:`~storeframes.schemas.METRICS`).
 
-    The metric is named as it is requested: the answer's ``power`` (the contract) and
-    ``app-power`` (what clients see) both become ``app-power``. The ratings breakdown
-    (``"1"`` .. ``"5"``, ``total``, ``avg``) becomes its own columns.
+    The metric is named as it is requested: the answer's ``power`` (as the service
+    documents it) and ``app-power`` (as clients see it) both become ``app-power``. The
+    ratings breakdown (``"1"`` .. ``"5"``, ``total``, ``avg``) becomes its own columns.
     """
     cols: dict[str, list[Any]] = {name: [] for name in METRICS.names if name not in ("country", "device", "fetched_at")}
     keys_seen: list[str] = []

@@ -1,7 +1,7 @@
 """Flatteners of the keyword search answers (live, live with ads, history): pure functions, no I/O.
 
-The contract does not show the member names of search answers, so every form public
-clients have seen (``wire-notes.md``) is accepted:
+The service does not document the member names of search answers, so every form seen
+or thought possible is accepted (``docs/service.md``, "Beyond the reference"):
 
 * a live search: ``result.value``, an ordered list of app ids (with ``result.date``);
   ``result.apps``, a list of app objects (``{"id", ...}``); or ``result`` itself a list
@@ -78,7 +78,7 @@ _HISTORY_FORMS = (
 
 
 class ResultCapWarning(UserWarning):
-    """An answer held more results than the contract allows; the extra ones were left out."""
+    """An answer held more results than the service documents; the extra ones were left out."""
 
 
 def _form(value: Any) -> str:
@@ -246,8 +246,8 @@ def batch_search(answers: Answers, *, endpoint: str = "search") -> Flat:
 
     ``rank`` is the place in the list as the store showed it (ads included);
     ``organic_rank`` counts organic results only. At most 250 organic results are kept
-    per answer (the contract's cap), with a :class:`ResultCapWarning` if more came. The
-    date is the answer's ``date``, else the UTC day of the fetch.
+    per answer (the service's documented cap), with a :class:`ResultCapWarning` if more
+    came. The date is the answer's ``date``, else the UTC day of the fetch.
     """
     flat: list[Any] = []
     flat_ads: list[bool] = []
@@ -409,10 +409,10 @@ def batch_search_history(answers: Answers, *, endpoint: str = "search_history") 
 
     A day the service did not record is absent from the answer and has no rows. Ads, if
     an answer holds any, are left out: the history ranks organic results. At most 500
-    results a day are kept on iphone/ipad and 250 on android (the contract's caps),
-    with a :class:`ResultCapWarning` if more came. ``source`` is ``live`` for the day of
-    the fetch when it holds at most 250 results (the contract's live fallback for a range
-    ending today), else ``history``.
+    results a day are kept on iphone/ipad and 250 on android (the service's documented
+    caps), with a :class:`ResultCapWarning` if more came. ``source`` is ``live`` for the
+    day of the fetch when it holds at most 250 results (the service's live fallback for a
+    range ending today), else ``history``.
     """
     flat: list[Any] = []
     d_keyword: list[Any] = []

@@ -1,7 +1,7 @@
 """The sandbox service: the service's behaviour over the synthetic world.
 
 :class:`SandboxService` answers a request (method, path, query, headers) the way the
-service does: the envelope of the contract, 401 for a missing or unknown key, 422 for
+service does: the documented envelope, 401 for a missing or unknown key, 422 for
 invalid parameters and for apps not available in a country, 403 when credits run out
 or estimates are not in the plan, 429 past the limit of a strict sliding window, costs
 from :data:`storeframes.catalog.DEFAULT_COSTS`, and optional latency and seeded faults.
@@ -10,8 +10,8 @@ in-process and :class:`~storeframes.sandbox.SandboxServer` on loopback.
 
 Error bodies
 ------------
-The contract does not show error bodies. The sandbox sends the form one public client
-parses, with the envelope beside it::
+The service does not document its error bodies. The sandbox sends the form one public
+client parses (``docs/service.md``, "Errors"), with the envelope beside it::
 
     {"error": {"code": "AppNotAvailableError", "message": "..."},
      "metadata": {"request": {"path": ..., "params": ..., "cost": 0,
@@ -24,9 +24,9 @@ unless ``retry_after_header=True``.
 Costs
 -----
 Every request is charged by the default cost model, with two refinements that make
-``cost`` and ``max_credit_cost`` differ as they do in the contract's examples: a metric
-whose value is null is not charged, and a history day with no recorded search is not
-charged. Rejected requests (401, 403, 422, 429, 5xx) cost nothing.
+``cost`` and ``max_credit_cost`` differ as they do in the service's documented examples:
+a metric whose value is null is not charged, and a history day with no recorded search is
+not charged. Rejected requests (401, 403, 422, 429, 5xx) cost nothing.
 """
 
 from __future__ import annotations
@@ -142,10 +142,11 @@ def _seconds(value: Seconds, rng: random.Random) -> float:
 
 @dataclass(frozen=True)
 class Dialect:
-    """Which form the search answers take, where the contract shows none.
+    """Which form the search answers take, where the service documents none.
 
-    The defaults are the forms public clients observed (``wire-notes.md``); the others are
-    the forms the same notes call possible, so a client can be tested against each of them.
+    The defaults are the forms public clients observed; the others are the forms thought
+    possible (``docs/service.md``, "Beyond the reference"), so a client can be tested
+    against each of them.
 
     ``search``: the live organic search as ``"value"`` (``{"date", "value": [ids]}``),
     ``"apps"`` (``{"date", "apps": [{"id", "position"}]}``) or ``"pairs"`` (a list of

@@ -34,7 +34,8 @@ How the world is made
   privacy labels (iphone/ipad only, from 2020-12-14 when labels began), title, and per country:
   screenshots, description (``long_description``) and subtitle (iphone/ipad) or
   ``short_description`` (android). ``title``, ``subtitle`` and ``short_description`` are the extra
-  change targets the contract leaves room for. An app changes something every 5-10 days on average.
+  change targets the service's reference leaves room for. An app changes something every 5-10
+  days on average.
 * **Versions** climb like 3.4.0 -> 3.4.1 -> 3.5.0 -> 4.0.0 as a closed form of the release number:
   ``patches_per_minor`` releases make a minor, ``releases_per_major`` make a major (1-3 years).
 * **Language.** Text for a language other than ``"en"`` carries a ``[xx] `` prefix (titles are brand
@@ -56,8 +57,8 @@ How the world is made
   tracked (the example keywords always are); a tracked keyword misses about 5 % of the days; nothing
   is tracked before :data:`HISTORY_START`.
 
-Interpretations of the service contract
----------------------------------------
+Interpretations of the service's reference
+------------------------------------------
 * ``downloads``/``revenues`` ``precision`` is the rounding step of the value (3 significant digits);
   it is 0 when the value is null. ``revenues`` are in the country's currency (lower-case code) and
   are 0 for free apps without in-app purchases. Both cover the 30 days ending on ``date``.
@@ -118,7 +119,7 @@ SCREENSHOT_KEYS: tuple[str, ...] = (
     "appleWatch",
     "appleWatch_2018",
 )
-"""Keys of the iphone/ipad ``screenshots`` object (the contract's ``<vendor>Watch`` is ``appleWatch``)."""
+"""Keys of the iphone/ipad ``screenshots`` object (the documented ``<vendor>Watch`` is ``appleWatch``)."""
 
 PRIVACY_SECTIONS: tuple[str, ...] = ("DATA_LINKED_TO_YOU", "DATA_NOT_LINKED_TO_YOU", "DATA_USED_TO_TRACK_YOU")
 PRIVACY_TYPES: tuple[str, ...] = (
@@ -1246,8 +1247,8 @@ class World:
     def metadata(self, app_id: str, *, device: str, country: str, language: str, today: date) -> dict[str, Any]:
         """The object under ``result.<app_id>.metadata`` as the store shows it on ``today``.
 
-        The fields are exactly those of the contract for the device's store. ``versions`` lists the
-        releases on or before ``today``, newest first, at most 25.
+        The fields are exactly those the service documents for the device's store. ``versions``
+        lists the releases on or before ``today``, newest first, at most 25.
         """
         profile = self._profile(store_of(device), app_id)
         day = today.toordinal()
