@@ -65,6 +65,7 @@ from .errors import (
     TransportError,
 )
 from .flatteners import ResultCapWarning, UnknownFieldWarning
+from .interop import to_pandas
 from .ledger import LEDGER_SCHEMA
 from .limiter import SlidingWindowLimiter
 from .ranks import RANK_STATUSES, rank_history
@@ -136,6 +137,7 @@ __all__ = [
     "screenshots_frame",
     "search_frame",
     "search_history_frame",
+    "to_pandas",
     "today",
     "version_changes_frame",
     "versions_frame",
