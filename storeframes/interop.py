@@ -1,11 +1,12 @@
 """Frames for pandas users: :func:`to_pandas` keeps every column's type.
 
 polars' own ``frame.to_pandas()`` gives numpy dtypes, and they cannot hold everything a
-frame holds: a day becomes a naive ``datetime64``, a whole-number column with nulls becomes
-floats, a decimal price an ``object`` column. :func:`to_pandas` gives pyarrow-backed columns
-(``pd.ArrowDtype``) instead: days stay days, UTC timestamps stay UTC, decimals stay decimals,
-whole numbers stay whole with their nulls as ``pd.NA``, and a list column (``categories``) stays
-a list per row. ``pl.from_pandas`` turns the result back into the very same frame.
+frame holds: a day becomes a midnight (``datetime64``), a whole-number column with nulls
+becomes floats, a flag column with nulls and a decimal price ``object`` columns.
+:func:`to_pandas` gives pyarrow-backed columns (``pd.ArrowDtype``) instead: days stay days,
+UTC timestamps stay UTC, decimals stay decimals, whole numbers stay whole with their nulls as
+``pd.NA``, and a list column (``categories``) stays a list per row. ``pl.from_pandas`` turns
+the result back into the very same frame.
 
 Needs pandas 2.2 or newer: ``pip install "storeframes[pandas]"``. pandas and pyarrow are
 imported when :func:`to_pandas` is first called, not with the package.
@@ -60,8 +61,9 @@ def to_pandas(frame: pl.DataFrame | pl.LazyFrame) -> pd.DataFrame:
     ``pl.from_pandas(to_pandas(frame))`` equals ``frame``, dtypes included.
 
     Some older code and libraries expect numpy dtypes: for them, ``frame.to_pandas()`` gives
-    numpy columns, at a cost: days become naive ``datetime64``, whole numbers with nulls
-    become floats (nulls ``NaN``), decimals become ``object``.
+    numpy columns, at a cost: days become midnights (``datetime64``), whole numbers with nulls
+    become floats (nulls ``NaN``), flags with nulls and decimals ``object`` columns, and
+    ``pl.from_pandas`` no longer gives the frame back.
 
     Raises:
         TypeError: ``frame`` is not a polars DataFrame or LazyFrame.

@@ -17,6 +17,7 @@ from polars.testing import assert_frame_equal
 import storeframes as sf
 from storeframes import schemas
 from storeframes.analysis import category_standing, movers, with_names
+from storeframes.cards import app_card
 from storeframes.pipeline import FRAMES
 from storeframes.sandbox import World
 
@@ -178,11 +179,15 @@ def test_texts_and_flags_keep_their_nulls(frames):
     assert converted["organic_rank"].isna().sum() == frame["is_ad"].sum() > 0  # an ad has no organic rank
 
 
-def test_pandas_frames_go_back_into_storeframes(frames):
+def test_pandas_frames_go_back_into_storeframes(client, frames):
     history = frames["search_history_frame"]
     apps = history["app_id"].unique(maintain_order=True).head(3).to_list()
     assert sf.rank_history(sf.to_pandas(history), apps).equals(sf.rank_history(history, apps))
     assert movers(sf.to_pandas(history), apps).equals(movers(history, apps))
+    metadata = frames["metadata_frame"]
+    card = app_card(metadata.row(0, named=True), client=client)
+    assert app_card(sf.to_pandas(metadata).iloc[0], client=client).html == card.html
+    assert app_card(sf.to_pandas(metadata.head(1)), client=client).html == card.html
 
 
 # -- refused --------------------------------------------------------------------------------------
