@@ -1,5 +1,13 @@
 """The ``storeframes`` command: ``demo``, ``endpoints``, ``sandbox serve`` and ``cache info|ls|compact|clear``.
 
+``demo`` checks its arguments (the token with ``--live``, the days, country, keywords and
+app) before it makes its folder or sends anything: a refusal leaves nothing behind.
+
+The ``cache`` commands name a cache folder that does not exist rather than call it empty
+(exit status 2, nothing created). ``cache clear`` asks before it deletes, saying what goes
+and from where; ``--yes`` skips the question, and without ``--yes`` it deletes nothing when
+stdin is not a terminal (a script, CI, a pipe: exit status 2).
+
 ``cache clear`` and ``cache compact`` act only on a folder (or bucket) that holds a
 storeframes cache, known by its marker file ``storeframes-cache.json`` or, for caches of
 earlier versions, by its ``answers/``, ``index/`` or ``ledger/`` files; anything else is
@@ -20,8 +28,9 @@ import math
 import os
 import sys
 import warnings
-from collections.abc import Mapping, Sequence
-from datetime import timedelta
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -52,6 +61,32 @@ def _days(text: str) -> float:
     return days
 
 
+def _whole(what: str, least: int, example: str) -> Callable[[str], int]:
+    """An argument type: a whole number of ``what`` no smaller than ``least``."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            value = least - 1
+        if value < least:
+            raise argparse.ArgumentTypeError(
+                f"expected a whole number of {what} >= {least} such as {example}, got {text!r}"
+            )
+        return value
+
+    return parse
+
+
+def _keywords(text: str) -> list[str]:
+    keywords = [k.strip() for k in text.split(",") if k.strip()]
+    if not keywords:
+        raise argparse.ArgumentTypeError(
+            f"expected comma-separated keywords such as 'photo editor,collage maker', got {text!r}"
+        )
+    return keywords
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="storeframes", description="Tidy polars DataFrames from a mobile app-store data service."
@@ -78,12 +113,16 @@ def _parser() -> argparse.ArgumentParser:
     demo.add_argument("--app", help="the app to follow (default: the sandbox's photo editor app)")
     demo.add_argument(
         "--keywords",
-        type=lambda text: [k.strip() for k in text.split(",") if k.strip()],
+        type=_keywords,
         help="comma-separated keywords (default: photo editor,photo filters,collage maker)",
     )
     demo.add_argument("--country", default="us", help="two-letter country code (default us)")
-    demo.add_argument("--days", type=int, default=90, help="days of history (default 90)")
-    demo.add_argument("--budget", type=int, help="the most credits to spend (default with --live: 25000)")
+    demo.add_argument("--days", type=_whole("days", 1, "90"), default=90, help="days of history (default 90)")
+    demo.add_argument(
+        "--budget",
+        type=_whole("credits", 0, "25000"),
+        help="the most credits to spend (default with --live: 25000)",
+    )
     demo.add_argument("--seed", type=int, default=0, help="the sandbox world's seed (default 0)")
 
     commands.add_parser("endpoints", help="list the endpoints, their parameters and prices")
@@ -142,12 +181,21 @@ def _parser() -> argparse.ArgumentParser:
     clear = cache_commands.add_parser(
         "clear",
         parents=[folder],
-        help="remove cached answers (all of them unless filtered); the ledger is kept",
+        help="remove cached answers (all of them unless filtered), after asking; the ledger is kept",
         description="Remove cached answers and their frames, all of them unless --older-than or --endpoint "
-        "narrows it, and the unreadable files set aside. The ledger of credits spent and saved is kept. Only a "
-        "storeframes cache is touched (a folder without its storeframes-cache.json marker or its files is "
-        "refused), only files of endpoints this version knows, never through a symbolic link; a file that "
-        "cannot be removed is named and skipped (exit status 1).",
+        "narrows it, and the unreadable files set aside. The ledger of credits spent and saved is kept. It says "
+        "what it will remove and asks first (anything but y or yes keeps everything: 'Nothing deleted.', exit "
+        "status 0); --yes deletes without asking, and is needed when stdin is not a terminal (a script, CI, a "
+        "pipe), where nothing is deleted without it (exit status 2). Only a storeframes cache is touched (a "
+        "folder without its storeframes-cache.json marker or its files is refused), only files of endpoints this "
+        "version knows, never through a symbolic link; a file that cannot be removed is named and skipped (exit "
+        "status 1).",
+    )
+    clear.add_argument(
+        "-y",
+        "--yes",
+        action="store_true",
+        help="delete without asking (needed when stdin is not a terminal)",
     )
     clear.add_argument(
         "--older-than",
@@ -242,23 +290,31 @@ def _pairs(params: Mapping[str, str]) -> str:
     return " ".join(_printable(f"{key}={value(str(text))}") for key, text in params.items())
 
 
-_MISSING = "the folder does not exist"
 _EMPTY = "the folder is empty"
 
 
 def _not_a_cache(cache: Cache) -> str | None:
-    """Why the cache's folder or bucket holds no storeframes cache, or None when it holds one."""
+    """Why the cache's folder (which exists) or bucket holds no storeframes cache, or None when it holds one."""
     from .cache import MARKER
 
     if cache.is_cache():
         return None
     if cache.path is not None:
-        if not cache.path.exists():
-            return _MISSING
         with os.scandir(cache.path) as items:
             if next(items, None) is None:
                 return _EMPTY
     return f"it holds no {MARKER} and no answers/, index/ or ledger/ files of a cache"
+
+
+def _named_by(args: argparse.Namespace) -> str:
+    """Where the cache folder's name came from, said when it does not exist."""
+    from .cache import ENV_CACHE_DIR
+
+    if args.cache_dir is not None:
+        return "given by --cache-dir"
+    if os.environ.get(ENV_CACHE_DIR):
+        return f"given by ${ENV_CACHE_DIR}"
+    return f"the user's cache folder for storeframes, used when neither --cache-dir nor ${ENV_CACHE_DIR} is given"
 
 
 def _cache(args: argparse.Namespace) -> int:
@@ -279,7 +335,14 @@ def _cache(args: argparse.Namespace) -> int:
             return 2
     else:
         path = Path(where).expanduser().absolute()
-        if path.exists() and not path.is_dir():
+        if not path.exists():  # never "empty": a mistyped folder would look like a cache with nothing in it
+            print(
+                f"storeframes cache {args.cache_command}: the folder {_printable(str(path))} does not exist "
+                f"({_named_by(args)}): no cache there",
+                file=sys.stderr,
+            )
+            return 2
+        if not path.is_dir():
             print(f"storeframes cache: {_printable(str(path))} is not a folder", file=sys.stderr)
             return 2
         cache = Cache(path)
@@ -288,7 +351,7 @@ def _cache(args: argparse.Namespace) -> int:
     with warnings.catch_warnings(record=True) as caught:  # unreadable files: one line each, after the output
         warnings.simplefilter("always")
         why = _not_a_cache(cache)
-        if why is not None and (command in ("clear", "compact") or why not in (_MISSING, _EMPTY)):
+        if why is not None and (command in ("clear", "compact") or why != _EMPTY):
             # never remove (nor show) what may not be a cache: a home folder, a project, "." of an unset variable
             done = {"clear": "; nothing removed", "compact": "; nothing changed"}.get(command, "")
             print(
@@ -303,7 +366,7 @@ def _cache(args: argparse.Namespace) -> int:
         elif command == "compact":
             code = _cache_compact(cache)
         else:
-            code = _cache_clear(cache, args.endpoint, args.older_than, failed)
+            code = _cache_clear(cache, args.endpoint, args.older_than, args.yes, failed)
     for warning in caught:
         print(f"storeframes cache: {_printable(str(warning.message))}", file=sys.stderr)
     if failed:
@@ -319,9 +382,8 @@ def _cache_info(cache: Cache) -> int:
 
     cache.entries()  # sets unreadable index files aside first, so that they are counted
     info = cache.info()
-    created = cache.path is None or cache.path.exists()
     rows = [
-        ("cache", _printable(info["path"]) + ("" if created else " (not created yet)")),
+        ("cache", _printable(info["path"])),
         ("size on disk", _size(info["bytes"])),
         ("cached answers", str(info["entries"])),
         *((f"  {name}", str(count)) for name, count in info["by_endpoint"].items() if count),
@@ -389,14 +451,63 @@ def _cache_ls(cache: Cache, endpoint: str | None) -> int:
     return 0
 
 
-def _cache_clear(cache: Cache, endpoint: str | None, older_than: float | None, failed: list[str]) -> int:
-    """Clear the cache; the files it could not remove go to ``failed`` (each named in a warning)."""
+def _ago(days: float) -> str:
+    return f"{days:g} day{'' if days == 1 else 's'} ago"
+
+
+def _answers(count: int, endpoint: str | None, older_than: float | None, each: str = "") -> str:
+    """``3 cached answers``, ``1 cached search answer fetched more than 30 days ago``; ``each``
+    (`` (2 metadata, 1 search)``) follows the count."""
+    what = plural(count, f"cached {endpoint} answer" if endpoint else "cached answer") + each
+    return what if older_than is None else f"{what} fetched more than {_ago(older_than)}"
+
+
+def _to_clear(cache: Cache, endpoint: str | None, older_than: timedelta | None, days: float | None) -> tuple[str, int]:
+    """What ``cache clear`` will remove, counted before it does: its answers (per endpoint), their
+    frames, the unreadable files set aside, and from where; and how many answers and files that is."""
+    now = datetime.now(UTC)
+    entries = [e for e in cache.entries(endpoint) if older_than is None or now - e.fetched_at > older_than]
+    counts = Counter(e.endpoint for e in entries)
+    each = ", ".join(f"{counts[name]} {_printable(name)}" for name in sorted(counts))
+    what = _answers(len(entries), endpoint, days, f" ({each})" if each and endpoint is None else "")
+    if entries:
+        what += " and its frames" if len(entries) == 1 else " and their frames"
+    what += f" from {_printable(cache.location)}"
+    prefixes = [f"{kind}/endpoint={endpoint}/" for kind in ("answers", "index")] if endpoint else [""]
+    aside = sum(cache.storage.usage(prefix).set_aside for prefix in prefixes)
+    if aside and days is not None:
+        what += f", and the unreadable files set aside more than {_ago(days)} ({aside} set aside in all)"
+    elif aside:
+        what += f", and {plural(aside, 'unreadable file')} set aside"
+    return what, len(entries) + aside
+
+
+def _cache_clear(cache: Cache, endpoint: str | None, older_than: float | None, yes: bool, failed: list[str]) -> int:
+    """Clear the cache, once the user said yes (``--yes``, or an answer in the terminal); the files it
+    could not remove go to ``failed`` (each named in a warning)."""
     age = None if older_than is None else timedelta(days=min(older_than, timedelta.max.days))
+    if not yes:
+        what, count = _to_clear(cache, endpoint, age, older_than)
+        if sys.stdin is None or not sys.stdin.isatty():  # a script, CI, a pipe: nobody to ask
+            print(
+                f"storeframes cache clear: this would remove {what}, but stdin is not a terminal, so nobody can "
+                "be asked: pass --yes to delete without asking; nothing removed",
+                file=sys.stderr,
+            )
+            return 2
+        print(f"This removes {what}; the ledger of credits is kept.", file=sys.stderr)
+        print(f"Delete {'it' if count == 1 else 'them'}? [y/N] ", end="", file=sys.stderr, flush=True)
+        try:
+            answer = sys.stdin.readline()
+        except KeyboardInterrupt:
+            answer = ""
+        if not answer.endswith("\n"):  # end of input (Ctrl-D) or Ctrl-C: the line the prompt is on ends
+            print(file=sys.stderr)
+        if answer.strip().lower() not in ("y", "yes"):
+            print("Nothing deleted.")
+            return 0
     removed = cache.clear(endpoint=endpoint, older_than=age, failed=failed)
-    what = plural(removed, f"cached {endpoint} answer" if endpoint else "cached answer")
-    if older_than is not None:
-        what += f" fetched more than {older_than:g} day{'' if older_than == 1 else 's'} ago"
-    print(f"removed {what} from {_printable(cache.location)}")
+    print(f"removed {_answers(removed, endpoint, older_than)} from {_printable(cache.location)}")
     return 1 if failed else 0
 
 
@@ -414,6 +525,54 @@ def _cache_compact(cache: Cache) -> int:
     return 0
 
 
+def _check_demo(args: argparse.Namespace) -> None:
+    """Refuse, before the demo makes its folder or sends anything, what it would refuse on the way:
+    an ``--out`` that is a file, ``--live`` without the token and the service's address (or with a
+    plain-http address), more days than there is history, a bad country, keyword or app id."""
+    from .catalog import EARLIEST_DAY, today_utc, validate
+    from .client import ENV_API_KEY, ENV_BASE_URL
+    from .demo import DEMO_KEYWORDS, DEMO_TODAY
+    from .errors import ConfigurationError, InvalidParameterError
+    from .wire import check_base_url
+
+    if args.out.exists() and not args.out.is_dir():
+        raise ConfigurationError(
+            f"--out {_printable(str(args.out))} is a file, not a folder: give a folder for the tables and charts"
+        )
+    if args.live:
+        missing = [name for name in (ENV_API_KEY, ENV_BASE_URL) if not os.environ.get(name)]
+        if missing:
+            raise ConfigurationError(
+                f"--live needs a token and the service's address: {' and '.join(missing)} "
+                f"{'is' if len(missing) == 1 else 'are'} not set (set {ENV_API_KEY} to the token and "
+                f"{ENV_BASE_URL} to the service's https:// address)"
+            )
+        check_base_url(os.environ[ENV_BASE_URL])
+    today = today_utc() if args.live else DEMO_TODAY
+    end = today - timedelta(days=2)  # as the demo counts: final days only
+    most = (end - EARLIEST_DAY).days + 1
+    if args.days > most:
+        raise InvalidParameterError(
+            "days",
+            args.days,
+            f"at most {most:,} days (history starts on {EARLIEST_DAY} and the demo's days end on {end})",
+            endpoint="demo",
+        )
+    start = end - timedelta(days=args.days - 1)
+    for keyword in args.keywords or DEMO_KEYWORDS:
+        validate(
+            "search_history",
+            keyword=keyword,
+            country=args.country,
+            device="iphone",
+            start_date=start,
+            end_date=end,
+            today=today,
+        )
+    if args.app is not None:
+        validate("metadata", apps=args.app, country=args.country, device="iphone")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     try:
         return _run(_parser().parse_args(argv))
@@ -428,6 +587,7 @@ def _run(args: argparse.Namespace) -> int:
         from .errors import StoreframesError
 
         try:
+            _check_demo(args)
             run_demo(
                 args.out,
                 live=args.live,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import os
 import re
 import subprocess
@@ -165,17 +166,40 @@ def test_cache_ls_of_an_unknown_endpoint_is_a_usage_error(filled, capsys):
 
 def test_cache_ls_of_an_empty_cache_says_so(tmp_path, capsys):
     folder = tmp_path / "nothing-yet"
+    folder.mkdir()
     assert main(["cache", "ls", "--cache-dir", str(folder)]) == 0
     assert capsys.readouterr().out == f"the cache at {folder} is empty\n"
-    assert not folder.exists()  # looking does not create the folder
     assert main(["cache", "info", "--cache-dir", str(folder)]) == 0
     info = {key.strip(): value.strip() for key, value in _info(capsys.readouterr().out).items()}
     assert info["cached answers"] == "0" and info["size on disk"] == "0 B" and info["credits paid"] == "0"
-    assert info["cache"] == f"{folder} (not created yet)"
+    assert info["cache"] == str(folder)
+    assert list(folder.iterdir()) == []  # looking writes nothing
+
+
+@pytest.mark.parametrize("command", [["info"], ["ls"], ["ls", "search"], ["compact"], ["clear", "--yes"]])
+def test_a_cache_folder_that_does_not_exist_is_named_not_called_empty(tmp_path, capsys, command):
+    folder = tmp_path / "typo" / "cache"
+    assert main(["cache", *command, "--cache-dir", str(folder)]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err == (
+        f"storeframes cache {command[0]}: the folder {folder} does not exist (given by --cache-dir): no cache there\n"
+    )
+    assert not (tmp_path / "typo").exists()  # nothing created
+
+
+def test_a_missing_folder_from_the_environment_says_where_it_came_from(tmp_path, monkeypatch, capsys):
+    folder = tmp_path / "gone"
+    monkeypatch.setenv("STOREFRAMES_CACHE_DIR", str(folder))
+    assert main(["cache", "ls"]) == 2
+    assert capsys.readouterr().err == (
+        f"storeframes cache ls: the folder {folder} does not exist (given by $STOREFRAMES_CACHE_DIR): no cache there\n"
+    )
+    assert not folder.exists()
 
 
 def test_cache_clear_of_one_endpoint_keeps_the_others_and_the_ledger(filled, capsys):
-    assert main(["cache", "clear", "--endpoint", "search", "--cache-dir", str(filled)]) == 0
+    assert main(["cache", "clear", "--yes", "--endpoint", "search", "--cache-dir", str(filled)]) == 0
     assert capsys.readouterr().out == f"removed 1 cached search answer from {filled}\n"
     left = Cache(filled).entries()
     assert [e.endpoint for e in left] == ["metadata", "metadata"]
@@ -185,10 +209,10 @@ def test_cache_clear_of_one_endpoint_keeps_the_others_and_the_ledger(filled, cap
 
 def test_cache_clear_older_than(filled, capsys):
     # entries are dated the sandbox's today, 2026-11-20: not older than 100000 days, older than 0
-    assert main(["cache", "clear", "--older-than", "100000", "--cache-dir", str(filled)]) == 0
+    assert main(["cache", "clear", "-y", "--older-than", "100000", "--cache-dir", str(filled)]) == 0
     assert capsys.readouterr().out == f"removed 0 cached answers fetched more than 100000 days ago from {filled}\n"
     assert len(Cache(filled).entries()) == 3
-    assert main(["cache", "clear", "--older-than", "0", "--cache-dir", str(filled)]) == 0
+    assert main(["cache", "clear", "--yes", "--older-than", "0", "--cache-dir", str(filled)]) == 0
     assert capsys.readouterr().out == f"removed 3 cached answers fetched more than 0 days ago from {filled}\n"
     assert Cache(filled).entries() == []
     assert main(["cache", "ls", "--cache-dir", str(filled)]) == 0
@@ -196,7 +220,7 @@ def test_cache_clear_older_than(filled, capsys):
 
 
 def test_cache_clear_without_filters_clears_every_answer(filled, capsys):
-    assert main(["cache", "clear", "--cache-dir", str(filled)]) == 0
+    assert main(["cache", "clear", "--yes", "--cache-dir", str(filled)]) == 0
     assert capsys.readouterr().out == f"removed 3 cached answers from {filled}\n"
     assert Cache(filled).entries() == []
     info = Cache(filled).info()
@@ -206,7 +230,7 @@ def test_cache_clear_without_filters_clears_every_answer(filled, capsys):
 @pytest.mark.parametrize("days", ["-1", "soon", "nan", "inf"])
 def test_cache_clear_rejects_a_bad_number_of_days(filled, capsys, days):
     with pytest.raises(SystemExit) as exit_:
-        main(["cache", "clear", "--older-than", days, "--cache-dir", str(filled)])
+        main(["cache", "clear", "--yes", "--older-than", days, "--cache-dir", str(filled)])
     assert exit_.value.code == 2
     assert (
         f"argument --older-than: expected a number of days such as 30 or 0.5, got '{days}'" in capsys.readouterr().err
@@ -223,10 +247,264 @@ def test_cache_commands_use_the_environment_folder_by_default(filled, tmp_path_f
     assert len(capsys.readouterr().out.splitlines()) == 1
     # --cache-dir wins over the environment
     other = tmp_path_factory.mktemp("other")
-    assert main(["cache", "clear", "--cache-dir", str(other)]) == 2  # an empty folder is no cache to clear
+    assert main(["cache", "clear", "--yes", "--cache-dir", str(other)]) == 2  # an empty folder is no cache to clear
     captured = capsys.readouterr()
     assert captured.out == "" and f"{other} is not a storeframes cache (the folder is empty)" in captured.err
     assert len(Cache(filled).entries()) == 3
-    assert main(["cache", "clear", "--endpoint", "metadata"]) == 0
+    assert main(["cache", "clear", "--endpoint", "metadata", "--yes"]) == 0
     assert capsys.readouterr().out == f"removed 2 cached metadata answers from {filled}\n"
     assert [e.endpoint for e in Cache(filled).entries()] == ["search"]
+
+
+def test_a_missing_default_folder_is_named_as_the_default(tmp_path, monkeypatch, capsys):
+    import storeframes.cache
+
+    folder = tmp_path / "user-cache" / "storeframes"
+    monkeypatch.delenv("STOREFRAMES_CACHE_DIR", raising=False)
+    monkeypatch.setattr(storeframes.cache, "default_cache_dir", lambda: folder)
+    assert main(["cache", "info"]) == 2
+    assert capsys.readouterr().err == (
+        f"storeframes cache info: the folder {folder} does not exist (the user's cache folder for storeframes, "
+        "used when neither --cache-dir nor $STOREFRAMES_CACHE_DIR is given): no cache there\n"
+    )
+    assert not (tmp_path / "user-cache").exists()
+
+
+# -- cache clear asks first ---------------------------------------------------------------------------
+
+
+class _Terminal:
+    """A stdin that is a terminal, with a user's answer typed in ("" is Ctrl-D: end of input)."""
+
+    def __init__(self, answer: str):
+        self.answer = answer
+        self.asked = 0
+
+    def isatty(self) -> bool:
+        return True
+
+    def readline(self) -> str:
+        self.asked += 1
+        return self.answer
+
+
+def _clear_in_terminal(monkeypatch, answer: str, *args: str) -> _Terminal:
+    terminal = _Terminal(answer)
+    monkeypatch.setattr(sys, "stdin", terminal)
+    return terminal
+
+
+@pytest.mark.parametrize("answer", ["y\n", "yes\n", " Y \n", "YES\n"])
+def test_cache_clear_in_a_terminal_asks_and_yes_removes(filled, monkeypatch, capsys, answer):
+    terminal = _clear_in_terminal(monkeypatch, answer)
+    assert main(["cache", "clear", "--cache-dir", str(filled)]) == 0
+    captured = capsys.readouterr()
+    assert terminal.asked == 1
+    assert captured.err == (
+        f"This removes 3 cached answers (2 metadata, 1 search) and their frames from {filled}; "
+        "the ledger of credits is kept.\nDelete them? [y/N] "
+    )
+    assert captured.out == f"removed 3 cached answers from {filled}\n"
+    assert Cache(filled).entries() == []
+
+
+@pytest.mark.parametrize("answer", ["n\n", "\n", "no\n", "yep\n", "", "y es\n"])
+def test_cache_clear_in_a_terminal_keeps_everything_unless_told_yes(filled, monkeypatch, capsys, answer):
+    terminal = _clear_in_terminal(monkeypatch, answer)
+    assert main(["cache", "clear", "--endpoint", "search", "--older-than", "0", "--cache-dir", str(filled)]) == 0
+    captured = capsys.readouterr()
+    assert terminal.asked == 1
+    assert captured.err.startswith(
+        f"This removes 1 cached search answer fetched more than 0 days ago and its frames from {filled}; "
+    )
+    assert captured.err.endswith("Delete it? [y/N] " + ("\n" if answer == "" else ""))
+    assert captured.out == "Nothing deleted.\n"
+    assert len(Cache(filled).entries()) == 3
+
+
+def test_cache_clear_in_a_terminal_names_the_unreadable_files_too(filled, monkeypatch, capsys):
+    next((filled / "index" / "endpoint=search").glob("*.parquet")).write_bytes(b"junk")
+    _clear_in_terminal(monkeypatch, "n\n")
+    assert main(["cache", "clear", "--older-than", "100000", "--cache-dir", str(filled)]) == 0
+    captured = capsys.readouterr()
+    assert captured.err.startswith(
+        f"This removes 0 cached answers fetched more than 100000 days ago from {filled}, and the unreadable files "
+        "set aside more than 100000 days ago (2 set aside in all); the ledger of credits is kept.\n"
+        "Delete them? [y/N] storeframes cache: "  # then the warning naming what was set aside
+    )
+    assert captured.out == "Nothing deleted.\n"
+    assert len(Cache(filled).entries()) == 2
+    _clear_in_terminal(monkeypatch, "n\n")
+    assert main(["cache", "clear", "--endpoint", "metadata", "--cache-dir", str(filled)]) == 0
+    assert capsys.readouterr().err.startswith(
+        f"This removes 2 cached metadata answers and their frames from {filled}; the ledger"
+    )  # the files set aside are the search's: clearing metadata leaves them
+    _clear_in_terminal(monkeypatch, "n\n")
+    assert main(["cache", "clear", "--cache-dir", str(filled)]) == 0
+    assert capsys.readouterr().err.startswith(
+        f"This removes 2 cached answers (2 metadata) and their frames from {filled}, and 2 unreadable files set "
+        "aside; the ledger of credits is kept.\nDelete them? [y/N] "
+    )
+
+
+def test_cache_clear_with_yes_does_not_ask(filled, monkeypatch, capsys):
+    terminal = _clear_in_terminal(monkeypatch, "n\n")
+    assert main(["cache", "clear", "-y", "--endpoint", "metadata", "--cache-dir", str(filled)]) == 0
+    captured = capsys.readouterr()
+    assert terminal.asked == 0 and captured.err == ""
+    assert captured.out == f"removed 2 cached metadata answers from {filled}\n"
+
+
+def test_cache_clear_without_a_terminal_refuses_unless_yes(filled, monkeypatch, capsys):
+    monkeypatch.setattr(sys, "stdin", io.StringIO("y\n"))  # a pipe: nobody to ask, whatever it holds
+    assert main(["cache", "clear", "--older-than", "0", "--cache-dir", str(filled)]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err == (
+        f"storeframes cache clear: this would remove 3 cached answers (2 metadata, 1 search) fetched more than 0 "
+        f"days ago and their frames from {filled}, but stdin is not a terminal, so nobody can be asked: "
+        "pass --yes to delete without asking; nothing removed\n"
+    )
+    assert len(Cache(filled).entries()) == 3
+    monkeypatch.setattr(sys, "stdin", None)  # no stdin at all
+    assert main(["cache", "clear", "--cache-dir", str(filled)]) == 2
+    assert "pass --yes" in capsys.readouterr().err and len(Cache(filled).entries()) == 3
+
+
+def test_cache_clear_refuses_a_folder_that_is_no_cache_before_asking(tmp_path, monkeypatch, capsys):
+    (tmp_path / "notes.txt").write_text("keep me")
+    terminal = _clear_in_terminal(monkeypatch, "y\n")
+    assert main(["cache", "clear", "--cache-dir", str(tmp_path)]) == 2
+    assert terminal.asked == 0
+    assert "is not a storeframes cache" in capsys.readouterr().err
+    assert (tmp_path / "notes.txt").read_text() == "keep me"
+
+
+def test_cache_clear_help_mentions_yes(capsys):
+    with pytest.raises(SystemExit) as exit_:
+        main(["cache", "clear", "--help"])
+    assert exit_.value.code == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "-y, --yes" in out and "without asking" in out and "stdin is not a terminal" in out
+
+
+def _clear_on_a_pty(folder, typed: bytes, *args: str) -> tuple[int, str, str]:
+    """``storeframes cache clear`` in a child process whose stdin is a pseudo-terminal; ``typed`` is
+    what the user types there."""
+    import pty
+
+    controller, terminal = pty.openpty()
+    try:
+        os.write(controller, typed)  # the terminal holds the line until the child reads it
+        done = subprocess.run(
+            [sys.executable, "-m", "storeframes", "cache", "clear", *args, "--cache-dir", str(folder)],
+            stdin=terminal,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+    finally:
+        os.close(terminal)
+        os.close(controller)
+    return done.returncode, done.stdout, done.stderr
+
+
+def test_cache_clear_on_a_real_terminal_asks(filled):
+    code, out, err = _clear_on_a_pty(filled, b"n\n", "--endpoint", "search")
+    assert (code, out) == (0, "Nothing deleted.\n")
+    assert (
+        err
+        == f"This removes 1 cached search answer and its frames from {filled}; the ledger of credits is kept.\n"
+        + ("Delete it? [y/N] ")
+    )
+    assert len(Cache(filled).entries()) == 3
+    code, out, err = _clear_on_a_pty(filled, b"y\n", "--endpoint", "search")
+    assert (code, out) == (0, f"removed 1 cached search answer from {filled}\n")
+    assert [e.endpoint for e in Cache(filled).entries()] == ["metadata", "metadata"]
+    code, out, err = _clear_on_a_pty(filled, b"", "--yes")  # nothing typed: --yes does not ask
+    assert (code, out, err) == (0, f"removed 2 cached answers from {filled}\n", "")
+    assert Cache(filled).entries() == []
+
+
+# -- demo: every refusal comes before its folder is made ------------------------------------------------
+
+
+def _code(argv: list[str]) -> int:
+    """main's exit status, a usage error's included."""
+    try:
+        return main(argv)
+    except SystemExit as exit_:
+        return int(exit_.code or 0)
+
+
+LIVE_MISSING = (
+    "storeframes demo: ConfigurationError: --live needs a token and the service's address: "
+    "{missing} not set (set STOREFRAMES_API_KEY to the token and STOREFRAMES_BASE_URL to the service's "
+    "https:// address)\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("env", "missing"),
+    [
+        ({}, "STOREFRAMES_API_KEY and STOREFRAMES_BASE_URL are"),
+        ({"STOREFRAMES_BASE_URL": "https://api.example.com/api/public/store"}, "STOREFRAMES_API_KEY is"),
+        ({"STOREFRAMES_API_KEY": "sk-live-0123456789abcdef"}, "STOREFRAMES_BASE_URL is"),
+    ],
+)
+def test_demo_live_without_a_token_creates_no_folder(tmp_path, monkeypatch, capsys, fresh_default, env, missing):
+    monkeypatch.delenv("STOREFRAMES_API_KEY", raising=False)
+    monkeypatch.delenv("STOREFRAMES_BASE_URL", raising=False)
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    out = tmp_path / "demo-output"
+    assert main(["demo", "--live", "--out", str(out)]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err == LIVE_MISSING.format(missing=missing)
+    assert "sk-live" not in captured.err
+    assert not out.exists()
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--live"], "ConfigurationError: base_url 'http://api.example.com/api/public/store' uses plain http"),
+        (["--days", "0"], "argument --days: expected a whole number of days >= 1 such as 90, got '0'"),
+        (["--days", "-3"], "argument --days: expected a whole number of days >= 1 such as 90, got '-3'"),
+        (["--days", "ten"], "argument --days: expected a whole number of days >= 1 such as 90, got 'ten'"),
+        (
+            ["--days", "100000000000"],
+            "InvalidParameterError: invalid days=100000000000 for demo: at most 6,706 days (history starts on "
+            "2008-07-10 and the demo's days end on 2026-11-18)",
+        ),
+        (["--country", "uk"], "InvalidParameterError: invalid country='uk' for search_history: not an ISO 3166-1"),
+        (["--country", "zz"], "InvalidParameterError: invalid country='zz' for search_history"),
+        (["--keywords", " , "], "argument --keywords: expected comma-separated keywords such as"),
+        (["--keywords", "x" * 1001], "InvalidParameterError: invalid keyword="),
+        (["--budget", "-5"], "argument --budget: expected a whole number of credits >= 0 such as 25000, got '-5'"),
+        (["--app", "notanid"], "InvalidParameterError: invalid apps='notanid' for metadata"),
+        (["--app", "com.example.photo"], "an android package name cannot be sent with device='iphone'"),
+    ],
+)
+def test_demo_refusals_create_no_folder(tmp_path, monkeypatch, capsys, fresh_default, args, message):
+    monkeypatch.setenv("STOREFRAMES_API_KEY", "sk-live-0123456789abcdef")
+    monkeypatch.setenv("STOREFRAMES_BASE_URL", "http://api.example.com/api/public/store")  # only --live uses them
+    out = tmp_path / "demo-output"
+    assert _code(["demo", *args, "--out", str(out)]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert message in captured.err
+    assert "sk-live" not in captured.err
+    assert not out.exists()
+
+
+def test_demo_refuses_an_out_that_is_a_file(tmp_path, capsys, fresh_default):
+    out = tmp_path / "report.txt"
+    out.write_text("keep me")
+    assert main(["demo", "--out", str(out)]) == 2
+    assert capsys.readouterr().err == (
+        f"storeframes demo: ConfigurationError: --out {out} is a file, not a folder: give a folder for the tables "
+        "and charts\n"
+    )
+    assert out.read_text() == "keep me"
