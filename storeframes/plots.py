@@ -701,7 +701,7 @@ def benchmark_chart(
     if top is not None:
         keep = pl.col("_place") <= top
         categories = categories.filter(keep | (pl.col("category") == chosen) if chosen is not None else keep)
-        frame = frame.filter(pl.col("category").is_in(categories["category"].implode()))
+        frame = frame.filter(pl.col("category").is_in(categories["category"].to_list()))
     count = categories.height
     figure, own = _figure(ax, _WIDTH, 1.8 + 0.27 * count)
     target_ax = own if own is not None else figure.subplots()
