@@ -178,7 +178,7 @@ class FrameSpec:
             built = list(map(self.build, shares)) if map is not None and len(shares) > 1 else [self.build(responses)]
         except StoreframesError:
             raise
-        except Exception as exc:
+        except (Exception, pl.exceptions.PanicException) as exc:  # a panic of polars derives from BaseException
             ids = list(entries) if entries is not None else [r.entry for r in responses]
             raise _flattening_failed(self, responses, ids, exc) from exc
         frames = []
@@ -224,7 +224,7 @@ def _shares(responses: Sequence[Response], most: int) -> list[Sequence[Response]
 
 
 def _flattening_failed(
-    spec: FrameSpec, responses: Sequence[Response], entries: Sequence[str | None], exc: Exception
+    spec: FrameSpec, responses: Sequence[Response], entries: Sequence[str | None], exc: BaseException
 ) -> ResponseShapeError:
     """The error of a flattener that failed on ``responses``: which frame, which answers, and that they are kept."""
     named = [

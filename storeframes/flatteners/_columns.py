@@ -24,6 +24,9 @@ from ..errors import ResponseShapeError, warn
 from ..schemas import PRICE, UTC_TIMESTAMP, TableSchema
 
 TEXT_LIST = pl.List(pl.String())
+# What polars' fast text parsers raise on a text they cannot read; some releases panic instead (a
+# PanicException derives from BaseException, not Exception). Either way the texts are read one by one.
+_PARSE_FAILURES = (pl.exceptions.PolarsError, pl.exceptions.PanicException, ValueError)
 
 __all__ = ["Answers", "Flat", "Keys", "UnknownFieldWarning", "Walk", "build", "html_to_text"]
 
@@ -274,7 +277,7 @@ def _timestamps(values: list[Any], column: str, where: Where, endpoint: str) -> 
     texts = _typed(values, pl.String(), column, where, endpoint)
     try:
         return texts.str.to_datetime(time_unit="us", time_zone="UTC", strict=True)
-    except (pl.exceptions.PolarsError, ValueError):
+    except _PARSE_FAILURES:
         pass
     parsed: list[datetime | None] = []  # mixed or unusual ISO 8601 forms: parse one by one
     for i, text in enumerate(values):
@@ -293,7 +296,7 @@ def _dates(values: list[Any], column: str, where: Where, endpoint: str) -> pl.Se
     texts = _typed(values, pl.String(), column, where, endpoint)
     try:
         return texts.str.to_date("%Y-%m-%d", strict=True)
-    except (pl.exceptions.PolarsError, ValueError):
+    except _PARSE_FAILURES:
         pass
     parsed: list[date | None] = []
     for i, text in enumerate(values):
