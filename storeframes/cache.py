@@ -69,7 +69,6 @@ import contextlib
 import functools
 import gzip
 import hashlib
-import inspect
 import io
 import json
 import os
@@ -193,13 +192,7 @@ def _without_entry(columns: pl.Schema) -> pl.Schema:
     return pl.Schema({name: dtype for name, dtype in columns.items() if name != _ENTRY})
 
 
-# -- Parquet through polars (pyarrow where this polars cannot) -------------------------------
-
-
-@functools.cache
-def _polars_writes(option: str) -> bool:
-    """Whether this polars's ``write_parquet`` takes ``option`` (``metadata``: polars 1.30 and later)."""
-    return option in inspect.signature(pl.DataFrame.write_parquet).parameters
+# -- Parquet through polars ----------------------------------------------------------------
 
 
 @functools.lru_cache(maxsize=256)
@@ -221,30 +214,17 @@ def _parquet_bytes(
     False (which spares importing pyarrow).
     """
     buffer = io.BytesIO()
-    if _polars_writes("metadata"):
-        options: dict[str, Any] = {"compression": "zstd", "statistics": statistics, "metadata": dict(meta)}
-        if arrow and _polars_writes("arrow_schema"):  # the metadata in the Arrow schema too, where pyarrow looks
-            with contextlib.suppress(TypeError, ValueError, pl.exceptions.PolarsError):  # a column Arrow cannot name
-                options["arrow_schema"] = _arrow_schema(tuple(frame.schema.items())).with_metadata(dict(meta))
-        frame.write_parquet(buffer, **options)
-    else:  # pragma: no cover - polars before 1.30
-        import pyarrow.parquet as pq
-
-        table = frame.to_arrow()
-        pq.write_table(
-            table.replace_schema_metadata(dict(meta)), buffer, compression="zstd", write_statistics=statistics
-        )
+    options: dict[str, Any] = {"compression": "zstd", "statistics": statistics, "metadata": dict(meta)}
+    if arrow:  # the metadata in the Arrow schema too, where pyarrow looks
+        with contextlib.suppress(TypeError, ValueError, pl.exceptions.PolarsError):  # a column Arrow cannot name
+            options["arrow_schema"] = _arrow_schema(tuple(frame.schema.items())).with_metadata(dict(meta))
+    frame.write_parquet(buffer, **options)
     return buffer.getvalue()
 
 
 def _parquet_meta(source: bytes) -> dict[str, str]:
     """A Parquet file's key-value metadata, from its footer."""
-    if hasattr(pl, "read_parquet_metadata"):
-        return pl.read_parquet_metadata(io.BytesIO(source))
-    import pyarrow as pa  # pragma: no cover - polars before 1.30
-    import pyarrow.parquet as pq
-
-    return _footer(pq.read_metadata(pa.BufferReader(source)).metadata)
+    return pl.read_parquet_metadata(io.BytesIO(source))
 
 
 def _parquet_columns(source: bytes) -> pl.Schema:
@@ -1486,7 +1466,7 @@ class Cache:
         from its footer alone: read in place from a folder, in ranges from a store that can (a
         bucket), else from its bytes."""
         path = self._local(key)
-        if path is not None and hasattr(pl, "read_parquet_metadata"):
+        if path is not None:
             return pl.read_parquet_metadata(path), pl.Schema(pl.read_parquet_schema(path))
         opener = getattr(self.storage, "open", None)
         if opener is not None and path is None:
