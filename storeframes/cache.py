@@ -69,6 +69,7 @@ import contextlib
 import functools
 import gzip
 import hashlib
+import inspect
 import io
 import json
 import os
@@ -195,6 +196,12 @@ def _without_entry(columns: pl.Schema) -> pl.Schema:
 # -- Parquet through polars ----------------------------------------------------------------
 
 
+@functools.cache
+def _polars_writes_arrow_schema() -> bool:
+    """Whether this polars's ``write_parquet`` takes ``arrow_schema`` (1.39 and later)."""
+    return "arrow_schema" in inspect.signature(pl.DataFrame.write_parquet).parameters
+
+
 @functools.lru_cache(maxsize=256)
 def _arrow_schema(columns: tuple[tuple[str, pl.DataType], ...]) -> pa.Schema:
     """The Arrow schema polars writes for ``columns``, worked out once per set of columns."""
@@ -215,7 +222,7 @@ def _parquet_bytes(
     """
     buffer = io.BytesIO()
     options: dict[str, Any] = {"compression": "zstd", "statistics": statistics, "metadata": dict(meta)}
-    if arrow:  # the metadata in the Arrow schema too, where pyarrow looks
+    if arrow and _polars_writes_arrow_schema():  # the metadata in the Arrow schema too, where pyarrow looks
         with contextlib.suppress(TypeError, ValueError, pl.exceptions.PolarsError):  # a column Arrow cannot name
             options["arrow_schema"] = _arrow_schema(tuple(frame.schema.items())).with_metadata(dict(meta))
     frame.write_parquet(buffer, **options)
