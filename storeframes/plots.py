@@ -37,7 +37,7 @@ try:
     from matplotlib.ticker import FixedLocator
 except ImportError as exc:  # pragma: no cover - depends on the installed extras
     raise ImportError(
-        'storeframes.plots needs matplotlib: pip install "storeframes[notebook]" (or matplotlib>=3.8)'
+        'storeframes.plots needs matplotlib: pip install "storeframes[notebook]" (or matplotlib>=3.9)'
     ) from exc
 
 from .catalog import app_list, parse_day, texts
