@@ -168,7 +168,7 @@ def test_the_cache_writes_its_marker_and_a_cache_of_an_earlier_version_is_known_
     assert marker["format"] == 2 and marker["written_by"] == f"storeframes {sf.__version__}"
     (filled / MARKER).unlink()  # as an earlier version left it
     assert Cache(filled).is_cache() and not (filled / MARKER).exists()  # looking writes nothing
-    assert main(["cache", "clear", "--older-than", "100000", "--cache-dir", str(filled)]) == 0
+    assert main(["cache", "clear", "--yes", "--older-than", "100000", "--cache-dir", str(filled)]) == 0
     assert capsys.readouterr().out == f"removed 0 cached answers fetched more than 100000 days ago from {filled}\n"
     assert (filled / MARKER).exists() and len(Cache(filled).entries()) == 2
 
@@ -202,7 +202,7 @@ def test_clear_never_follows_a_link_out_of_the_cache(filled, tmp_path, capsys):
     assert store.mtime("answers/endpoint=changes/a.json.gz") is None
     assert store.sweep(0) == 0
 
-    assert main(["cache", "clear", "--cache-dir", str(filled)]) == 0
+    assert main(["cache", "clear", "--yes", "--cache-dir", str(filled)]) == 0
     assert capsys.readouterr().out == f"removed 2 cached answers from {filled}\n"
     assert tree(outside) == before
     assert all((filled / name).is_symlink() for name in plants)
@@ -221,9 +221,9 @@ def test_clear_leaves_the_files_of_endpoints_it_does_not_know(filled, capsys):
         (filled / name).parent.mkdir(parents=True, exist_ok=True)
         (filled / name).write_bytes(data)
         aged(filled / name, 400 * DAY)
-    assert main(["cache", "clear", "--older-than", "0", "--cache-dir", str(filled)]) == 0
+    assert main(["cache", "clear", "--yes", "--older-than", "0", "--cache-dir", str(filled)]) == 0
     assert capsys.readouterr().out == f"removed 2 cached answers fetched more than 0 days ago from {filled}\n"
-    assert main(["cache", "clear", "--cache-dir", str(filled)]) == 0
+    assert main(["cache", "clear", "--yes", "--cache-dir", str(filled)]) == 0
     for name, data in newer.items():
         assert (filled / name).read_bytes() == data, name
 
@@ -243,13 +243,13 @@ def test_older_than_applies_to_set_aside_and_temporary_files_too(filled, capsys)
     orphan = filled / "answers" / "endpoint=search" / "20261001T000000000000Z-0123456789ab-abcdef.json.gz"
     orphan.write_bytes(gzip.compress(b'{"format":1}'))
     aged(orphan, 2 * 3600.0)
-    assert main(["cache", "clear", "--older-than", "30", "--cache-dir", str(filled)]) == 0
+    assert main(["cache", "clear", "--yes", "--older-than", "30", "--cache-dir", str(filled)]) == 0
     assert capsys.readouterr().out == f"removed 0 cached answers fetched more than 30 days ago from {filled}\n"
     left = {path.name for path in folder.iterdir()}
     assert {"young.parquet.corrupt", ".young.parquet.1111.tmp"} <= left
     assert not {"old.parquet.corrupt", ".old.parquet.2222.tmp"} & left
     assert orphan.exists()  # an answer without an index, two hours old: younger than 30 days
-    assert main(["cache", "clear", "--cache-dir", str(filled)]) == 0  # without --older-than: every leftover
+    assert main(["cache", "clear", "--yes", "--cache-dir", str(filled)]) == 0  # without --older-than: every leftover
     left = {path.name for path in folder.iterdir()}
     assert not {"young.parquet.corrupt", "old.parquet.corrupt", ".old.parquet.2222.tmp"} & left
     assert ".young.parquet.1111.tmp" not in left and not orphan.exists()  # older than an hour: a stopped writer
@@ -277,7 +277,7 @@ def test_clear_reports_files_it_cannot_remove_and_goes_on(tmp_path, monkeypatch,
         return unlink(path, *args, **kwargs)
 
     monkeypatch.setattr(os, "unlink", refusing)
-    assert main(["cache", "clear", "--cache-dir", str(folder)]) == 1
+    assert main(["cache", "clear", "--yes", "--cache-dir", str(folder)]) == 1
     captured = capsys.readouterr()
     assert captured.out == f"removed 1 cached answer from {folder}\n"
     problems = [line for line in captured.err.splitlines() if "could not" in line]
@@ -510,8 +510,10 @@ def test_cache_ls_and_info_escape_control_characters(tmp_path, capsys):
     assert main(["cache", "info", "--cache-dir", str(folder)]) == 0
     out = capsys.readouterr().out
     assert "\x1b" not in out and "cache\\x1b[31m" in out and "evil\\x1b[2J" in out
-    assert main(["cache", "ls", "--cache-dir", str(tmp_path / "missing\x1b[0m")]) == 0
-    assert capsys.readouterr().out == f"the cache at {tmp_path}/missing\\x1b[0m is empty\n"
+    assert main(["cache", "ls", "--cache-dir", str(tmp_path / "missing\x1b[0m")]) == 2
+    assert capsys.readouterr().err == (
+        f"storeframes cache ls: the folder {tmp_path}/missing\\x1b[0m does not exist (given by --cache-dir): no cache there\n"
+    )
 
 
 def test_a_bucket_is_marked_and_refused_when_not_a_cache(s3_bucket, capsys):

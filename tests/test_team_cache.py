@@ -113,7 +113,7 @@ def test_cache_info_ls_and_clear_on_a_bucket(s3_bucket, monkeypatch, capsys):
     assert "AWS" not in out and s3_bucket.env["AWS_SECRET_ACCESS_KEY"] not in out
     assert main(["cache", "ls", "--cache-dir", s3_bucket.url]) == 0
     assert "metadata" in capsys.readouterr().out
-    assert main(["cache", "clear", "--cache-dir", s3_bucket.url]) == 0
+    assert main(["cache", "clear", "--yes", "--cache-dir", s3_bucket.url]) == 0
     assert "removed 1 cached answer" in capsys.readouterr().out
     assert not [k for k in s3_bucket.objects() if "/answers/" in k or "/index/" in k]
     assert [k for k in s3_bucket.objects() if "/ledger/" in k]  # the ledger is kept
