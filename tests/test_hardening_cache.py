@@ -484,7 +484,9 @@ def test_a_flattener_failure_is_a_shape_error_and_calling_again_costs_nothing(tm
         with pytest.raises(ResponseShapeError) as raised:
             client.versions_frame(IOS[:2])
         message = str(raised.value)
-        assert "versions_frame" in message and failure.__name__ in message and "calling again costs no credits" in message
+        assert (
+            "versions_frame" in message and failure.__name__ in message and "calling again costs no credits" in message
+        )
         (entry,) = client.cache.entries("metadata")
         assert entry.id in message and arrivals(client) == 1
         monkeypatch.setitem(FRAMES, "versions_frame", spec)  # fixed
