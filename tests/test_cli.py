@@ -66,7 +66,7 @@ def test_sandbox_serve_prints_its_base_url_and_key_and_answers():
 
 def test_ci_runs_the_readme_test_command():
     readme = (ROOT / "README.md").read_text()
-    blocks = re.findall(r"```bash\n(.*?)\n```", readme.split("## Using a real token")[0], flags=re.S)
+    blocks = re.findall(r"```bash\n(.*?)\n```", readme.split("## Install")[0], flags=re.S)
     assert len(blocks) == 2, "the quick start has exactly two commands"
     demo_command, test_command = blocks
     assert "storeframes demo" in demo_command and "pytest" in test_command
