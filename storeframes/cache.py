@@ -1968,7 +1968,7 @@ class Cache:
             meta: dict[str, str] = {}
             try:
                 with pq.ParquetFile(pa.BufferReader(self.storage.get(key))) as handle:  # quicker than read_table
-                    meta = _footer(handle.schema_arrow.metadata)
+                    meta = _footer(handle.metadata.metadata)  # the file's, whichever writer wrote it
                     if _newer_format(meta):
                         self._skip_newer(key)
                         continue
