@@ -435,7 +435,7 @@ def test_the_index_reads_with_polars_and_carries_provenance(tmp_path):
     import pyarrow.parquet as pq
 
     (path,) = (tmp_path / "index" / "endpoint=changes").glob("*.parquet")
-    meta = {k.decode(): v.decode() for k, v in pq.read_schema(path).metadata.items()}
+    meta = {k.decode(): v.decode() for k, v in pq.read_metadata(path).metadata.items()}  # the file's key-value metadata
     assert meta["storeframes.endpoint"] == "changes" and meta["storeframes.version"] == sf.__version__
     assert json.loads(meta["storeframes.params"])["start_date"] == "2026-10-01"
     assert int(meta["storeframes.cost"]) == 1 + 2 * 20

@@ -95,7 +95,8 @@ def test_a_stored_answer_is_found_for_its_cells_and_loads_back(cache, store):
     text = {pa.string(), pa.large_string()}  # text columns of either width
     assert index.schema.names == INDEX_SCHEMA.names and index["entity"].to_pylist() == APPS
     assert all(a == b or {a, b} <= text for a, b in zip(index.schema.types, INDEX_SCHEMA.types, strict=True))
-    assert index.schema.metadata[b"storeframes.endpoint"] == b"metadata"
+    footer = pq.read_metadata(pa.BufferReader(store.get(f"index/endpoint=metadata/{entry.id}.parquet"))).metadata
+    assert footer[b"storeframes.endpoint"] == b"metadata"
 
 
 def test_a_current_answer_is_fresh_on_its_utc_day_and_stale_the_next(cache):
@@ -190,7 +191,7 @@ def test_frames_round_trip_for_their_flattener_version(store, cache):
     assert cache.read_frame(entry, "search_results", "2") is None  # another flattener wrote it
     assert cache.read_frame(entry, "other_table", "1") is None
     key = f"frames/table=search_results/{entry.id}.parquet"
-    meta = pq.read_schema(pa.BufferReader(store.get(key))).metadata
+    meta = pq.read_metadata(pa.BufferReader(store.get(key))).metadata
     assert meta[b"storeframes.flattener"] == b"1" and meta[b"storeframes.entry_id"] == entry.id.encode()
     store.put(key, b"garbage")
     with pytest.warns(CacheWarning, match="unreadable"):

@@ -121,7 +121,8 @@ def test_a_scan_of_the_cache_is_collected_first(client, frames):
 
 
 def test_a_frame_without_columns_keeps_its_rows():
-    assert sf.to_pandas(pl.DataFrame({"a": [1, 2, 3]}).drop("a")).shape == (3, 0)
+    emptied = pl.DataFrame({"a": [1, 2, 3]}).drop("a")  # 3 rows on polars 2, 0 rows before
+    assert sf.to_pandas(emptied).shape == (emptied.height, 0)
     assert sf.to_pandas(pl.DataFrame()).shape == (0, 0)
 
 
