@@ -1,8 +1,8 @@
 """Keyword search and category benchmark flatteners: live search (with and without ads), history, benchmarks.
 
 Real-looking answers come from the sandbox world (every store, the ads, the days the
-service missed, a day of more than 250 results, thin benchmark categories); each form the
-wire notes call possible is built from them. The caps, the wrong shapes and the edge cases
+service missed, a day of more than 250 results, thin benchmark categories); each form that
+docs/service.md calls possible is built from them. The caps, the wrong shapes and the edge cases
 are small hand-written answers; the property test builds any history in any accepted form.
 """
 
@@ -79,7 +79,7 @@ LIVE_FORMS = ("value", "apps", "pairs", "value_objects")
 
 
 def live_form(ids: list[Any], form: str, day: str | None = TODAY.isoformat()) -> Any:
-    """A live organic search in one of the forms the wire notes name."""
+    """A live organic search in one of the forms docs/service.md names."""
     if form == "value":
         return {"date": day, "value": ids}
     if form == "apps":
@@ -103,7 +103,7 @@ HISTORY_FORMS = (
 
 
 def history_form(days: dict[str, list[Any]], form: str) -> Any:
-    """A history in one of the forms the wire notes call possible."""
+    """A history in one of the forms docs/service.md calls possible."""
 
     def apps(ids: list[Any]) -> list[dict[str, Any]]:
         return [{"id": a, "position": i + 1} for i, a in enumerate(ids)]
@@ -383,7 +383,7 @@ def test_more_than_250_organic_results_keep_the_first_250_and_the_ads():
     messages = caught_of(ResultCapWarning, caught)
     assert messages == [
         "the service sent 260 organic results for keyword 'photo editor' (search), more than the 250 the "
-        "contract allows; the first 250 are kept"
+        "service documents; the first 250 are kept"
     ]
     assert len(caught) == 1
     assert frame.height == 250 + 4
@@ -630,7 +630,7 @@ def test_a_day_over_the_history_cap_is_truncated_with_a_warning(device, sent, ke
     frame, caught = run(flatten_search_history, result, keys(device))
     assert caught_of(ResultCapWarning, caught) == [
         f"the service sent {sent} organic results for keyword 'photo editor' on 2026-01-05 (search_history), "
-        f"more than the {kept} the contract allows; the first {kept} are kept"
+        f"more than the {kept} the service documents; the first {kept} are kept"
     ]
     assert len(caught) == 1
     day = frame.filter(pl.col("date") == date(2026, 1, 5))
@@ -715,7 +715,7 @@ def test_an_empty_history_has_the_schema(result):
 
 
 def test_a_live_fallback_in_the_live_form_is_todays_rows():
-    """The contract's live fallback may come as a live search answer: one day, its date or the fetch's."""
+    """The service's documented live fallback may come as a live search answer: one day, its date or the fetch's."""
     frame = flatten_search_history({"date": "2026-11-20", "value": ["1", "2"]}, keys())
     assert frame.select("date", "rank", "app_id", "source").rows() == [(TODAY, 1, "1", "live"), (TODAY, 2, "2", "live")]
 
@@ -906,7 +906,7 @@ def test_sandbox_benchmarks(world, device, type_, channel):
     if device == "iphone" and channel in ("appref", "webref"):
         assert frame["impressions_to_installs"].null_count() == frame.height
     if channel == "search" and device == "iphone":
-        assert frame["page_views_to_installs"].max() > 100  # the contract allows more than 100 percent
+        assert frame["page_views_to_installs"].max() > 100  # the service allows more than 100 percent
 
 
 def test_benchmark_values_and_nulls():

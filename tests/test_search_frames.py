@@ -156,7 +156,7 @@ def test_search_history_frame_holds_every_recorded_day(client, device):
 
 
 @pytest.mark.parametrize(("device", "cap"), [("iphone", 500), ("ipad", 500), ("android", 250)])
-def test_the_daily_caps_of_the_contract_hold(client, device, cap, monkeypatch):
+def test_the_documented_daily_caps_hold(client, device, cap, monkeypatch):
     world = client.sandbox_service.world
     real = world.search_history_day
     extra = [f"{n}" for n in range(9_000_000_000, 9_000_000_600)]
@@ -168,7 +168,7 @@ def test_the_daily_caps_of_the_contract_hold(client, device, cap, monkeypatch):
         return None if ids is None else (ids + extra)[: cap + 40]
 
     monkeypatch.setattr(world, "search_history_day", too_many)
-    with pytest.warns(sf.ResultCapWarning, match=f"more than the {cap} the contract allows"):
+    with pytest.warns(sf.ResultCapWarning, match=f"more than the {cap} the service documents"):
         frame = client.search_history_frame(KEYWORDS[0], device=device, start="2026-11-01", end="2026-11-07")
     per_day = frame.group_by("date").len()["len"]
     assert per_day.len() > 0 and set(per_day) == {cap}

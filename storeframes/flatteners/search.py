@@ -228,7 +228,7 @@ def _warn_cap(endpoint: str, keyword: Any, day: str | None, sent: int, cap: int)
     when = f" on {day}" if day else ""
     warn(
         f"the service sent {sent:,} organic results for keyword {keyword!r}{when} ({endpoint}), more than the "
-        f"{cap:,} the contract allows; the first {cap:,} are kept",
+        f"{cap:,} the service documents; the first {cap:,} are kept",
         ResultCapWarning,
     )
 
