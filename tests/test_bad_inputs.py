@@ -6,9 +6,9 @@ loopback sandbox server. Each case checks the exception's type, that its message
 argument and what is allowed, and that not one request arrived at the server. The module's
 teardown checks that the whole corpus sent nothing and adds it to the reliability summary.
 
-The contract limits apps to 5 per request, and the frame functions cut longer lists into
+The service's documentation limits apps to 5 per request, and the frame functions cut longer lists into
 requests of 5: many apps are not an error, so the corpus has many apps under a budget too
-small for them (and a test that checks the cutting). The contract lists no country or
+small for them (and a test that checks the cutting). The service's documentation lists no country or
 language codes and no longest range, so a well-formed code such as ``"zz"`` and a long range
 are not refused here.
 """
@@ -724,7 +724,7 @@ def test_a_bad_input_is_refused_before_any_request(case: Case, ctx: Ctx):
 
 
 def test_many_apps_are_cut_into_requests_of_five_not_refused(ctx: Ctx):
-    """The contract's 5 apps per request is the library's to keep: 30 apps plan 6 requests."""
+    """The service's documented 5 apps per request is the library's to keep: 30 apps plan 6 requests."""
     plan = ctx.client.plan("metadata_frame", apps=MANY_IOS)
     sent = [json.loads(params) for params in plan.requests.filter(source="send")["params"]]
     assert [len(request["apps"].split(",")) for request in sent] == [5] * 6

@@ -149,7 +149,7 @@ def test_metrics_of_both_stores(tmp_path):
 def test_change_tables_of_iphone_apps(tmp_path):
     apps = IOS[:3]
     with frames("frames_changes_iphone", tmp_path) as client:
-        # the contract lists the targets seen, not all: title and subtitle are known text targets too
+        # the service's documentation lists the targets seen, not all: title and subtitle are known text targets too
         with warnings.catch_warnings():
             warnings.simplefilter("error", sf.UnknownFieldWarning)
             changes = client.changes_frame(apps, start=START, end=END)

@@ -13,7 +13,7 @@ from storeframes.catalog import CostModel, split_apps, validate
 TODAY = date(2026, 11, 20)
 
 
-def test_every_endpoint_of_the_contract_is_declared():
+def test_every_documented_endpoint_is_declared():
     paths = {ep.path for ep in catalog.ENDPOINTS.values()}
     assert paths == {
         "/apps/metadata.json",
@@ -73,7 +73,7 @@ def test_split_apps_into_batches_of_five():
 @pytest.mark.parametrize(
     ("endpoint", "params", "expected"),
     [
-        ("metadata", {"apps": "284882215"}, 11),  # the contract's example
+        ("metadata", {"apps": "284882215"}, 11),  # the service's documented example
         ("metadata", {"apps": "1,2,3"}, 31),
         ("changes", {"apps": "1", "start_date": "2026-10-21", "end_date": "2026-11-19"}, 41),  # about a month
         ("changes", {"apps": "1", "start_date": "2026-11-13", "end_date": "2026-11-19"}, 18),  # a week
@@ -81,7 +81,7 @@ def test_split_apps_into_batches_of_five():
         ("metrics", {"apps": "1", "metrics": "downloads,revenues,app-power,ratings"}, 220),  # max_credit_cost
     ],
 )
-def test_cost_model_matches_the_contracts_examples(endpoint, params, expected):
+def test_cost_model_matches_the_documentations_examples(endpoint, params, expected):
     ep = catalog.endpoint(endpoint)
     assert ep.estimate(validate(ep, params, today=TODAY)) == expected
 

@@ -1,9 +1,9 @@
 """Change-history flatteners: one row per change, per privacy data type, per screenshot, per version.
 
 Real-looking histories come from the sandbox world (every documented target on both
-stores, plus the targets the contract does not list); the wrong shapes, the unknown
+stores, plus the targets the service's documentation does not list); the wrong shapes, the unknown
 targets and the edge cases are small hand-written answers; the property test builds any
-history that follows the contract.
+history that follows the service's documentation.
 """
 
 from __future__ import annotations
@@ -70,7 +70,7 @@ def answer(*records: dict[str, Any], app: str = "1") -> dict[str, Any]:
 
 
 def quiet(flatten: Flattener, result: Any, device: str = "iphone") -> pl.DataFrame:
-    """Flatten, with the warning about targets the contract does not list silenced."""
+    """Flatten, with the warning about targets the service's documentation does not list silenced."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UnknownFieldWarning)
         return flatten(result, keys(device))
@@ -145,7 +145,10 @@ def test_every_documented_target_appears_on_both_stores(histories):
     android = set(quiet(flatten_changes, histories["android"], "android")["target"])
     assert set(TARGETS) <= ios
     assert set(TARGETS) - {"privacy_info"} <= android  # the android store has no privacy labels
-    assert {"title", "subtitle"} <= ios and "short_description" in android  # targets the contract does not list
+    assert {
+        "title",
+        "subtitle",
+    } <= ios and "short_description" in android  # targets the service's documentation does not list
 
 
 @pytest.mark.parametrize("device", DEVICES)
@@ -451,7 +454,7 @@ def test_a_history_of_the_wrong_shape_names_its_path(result, where, table, flatt
     assert caught.value.path == where
 
 
-# ------------------------------------------------------------------------ property test: any contract history
+# ------------------------------------------------------------------------ property test: any documented history
 
 TEXT = st.text(max_size=10)
 DAY = st.dates(min_value=date(2015, 1, 1), max_value=date(2030, 12, 31)).map(date.isoformat)
@@ -500,7 +503,7 @@ HISTORY = st.dictionaries(
 
 @settings(max_examples=60, deadline=None)
 @given(HISTORY)
-def test_any_contract_history_flattens_to_the_schema(result):
+def test_any_documented_history_flattens_to_the_schema(result):
     records = records_of(result)
     frames = {table.name: flatten(result, keys()) for table, flatten in TABLES}
     for table, _ in TABLES:

@@ -41,7 +41,7 @@ def without_fetch_time(frame: pl.DataFrame) -> pl.DataFrame:
 
 @pytest.fixture(autouse=True)
 def _quiet_unknown_targets():
-    """The sandbox sends targets the contract does not list (title, subtitle ...); they are tested apart."""
+    """The sandbox sends targets the service's documentation does not list (title, subtitle ...); they are tested apart."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", sf.UnknownFieldWarning)
         yield
@@ -225,7 +225,7 @@ def test_an_unavailable_app_is_left_out_and_named(client):
     assert frame.height > 0 and set(frame["app_id"]) == {IOS[0]}
 
 
-def test_the_text_targets_the_contract_does_not_list_are_known(tmp_path):
+def test_the_text_targets_the_documentation_does_not_list_are_known(tmp_path):
     with cached_sandbox(tmp_path) as c, warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         frame = c.changes_frame(IOS[:3], start="2026-01-01", end="2026-10-31")

@@ -1,8 +1,8 @@
 """Flatteners: pure functions from an answer's ``result`` to frames of the declared schemas.
 
-Real-looking answers come from the sandbox world; the forms of ``wire-notes.md`` and the
+Real-looking answers come from the sandbox world; the forms of docs/service.md's "Beyond the reference" and the
 wrong types are small hand-written answers; the property tests build any answer that
-follows the contract (``service-api.md``) and check schema and row counts.
+follows the service's documentation (``docs/service.md``) and check schema and row counts.
 """
 
 from __future__ import annotations
@@ -65,7 +65,7 @@ def _items(value: Any) -> int:
     return len(value or [])
 
 
-# The contract's meaning of each table's rows, counted from one app's raw metadata.
+# The service's documented meaning of each table's rows, counted from one app's raw metadata.
 METADATA_TABLES: list[tuple[TableSchema, Flattener, Callable[[dict], int]]] = [
     (METADATA, flatten_metadata, lambda meta: 1),
     (VERSIONS, flatten_versions, lambda meta: len(meta.get("versions") or [])),
@@ -332,7 +332,7 @@ def test_sandbox_metrics_one_row_per_app_and_metric(metric_answers, device):
     for app_id, members in result.items():
         rows = {r["metric"]: r for r in frame.filter(pl.col("app_id") == app_id).iter_rows(named=True)}
         assert set(rows) == set(ALL_METRICS)
-        assert "power" in members  # the sandbox follows the contract: power comes back as "power"
+        assert "power" in members  # the sandbox follows the service's documentation: power comes back as "power"
         for key, member in members.items():
             row = rows["app-power" if key == "power" else key]
             assert row["value"] == (None if member["value"] is None else float(member["value"]))
@@ -347,7 +347,7 @@ def test_sandbox_metrics_one_row_per_app_and_metric(metric_answers, device):
             assert ratings["ratings_average"] == breakdown["avg"]
 
 
-# ------------------------------------------------------------------------ forms of wire-notes.md
+# ---------------------------------------------------------- forms beyond the reference (docs/service.md)
 
 ANDROID_APP = "com.example.app"
 
@@ -699,7 +699,7 @@ def test_pandas_round_trip(answers, metric_answers, device, table, flatten):
             assert frame_pd["app_id"].tolist() == frame["app_id"].to_list()
 
 
-# ------------------------------------------------------------------------ property tests: any contract answer
+# ------------------------------------------------------------------------ property tests: any documented answer
 
 TEXT = st.text(max_size=12)
 URL = TEXT.map(lambda s: f"https://cdn.example/{s}")
@@ -823,7 +823,7 @@ ANDROID_METADATA = some_of(
 
 
 def _rename_categories(meta: dict, use_genres: bool) -> dict:
-    """wire-notes: the category field may be named ``genres``."""
+    """Beyond the reference: the category field may be named ``genres``."""
     if use_genres and "categories" in meta:
         meta = dict(meta)
         meta["genres"] = meta.pop("categories")
@@ -843,7 +843,7 @@ METADATA_ANSWER = st.one_of(
 
 @settings(max_examples=60, deadline=None)
 @given(METADATA_ANSWER)
-def test_any_contract_metadata_answer_flattens(device_and_result):
+def test_any_documented_metadata_answer_flattens(device_and_result):
     device, result = device_and_result
     for table, flatten, rows_of in METADATA_TABLES:
         with warnings.catch_warnings():
@@ -895,7 +895,7 @@ METRIC_MEMBERS = {
 
 
 def _power_key(members: dict, hyphenated: bool) -> dict:
-    """The contract answers ``power``; clients see ``app-power``."""
+    """The service's documentation shows ``power`` in answers; clients see ``app-power``."""
     if hyphenated and "power" in members:
         return {("app-power" if k == "power" else k): v for k, v in members.items()}
     return members
@@ -915,7 +915,7 @@ METRICS_ANSWER = st.one_of(
 
 @settings(max_examples=60, deadline=None)
 @given(METRICS_ANSWER)
-def test_any_contract_metrics_answer_flattens(device_and_result):
+def test_any_documented_metrics_answer_flattens(device_and_result):
     device, result = device_and_result
     with warnings.catch_warnings():
         warnings.simplefilter("error", UnknownFieldWarning)

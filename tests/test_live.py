@@ -23,7 +23,7 @@ APP = "284882215"
 ANDROID_APP = "com.facebook.katana"
 
 
-def test_live_metadata_of_one_app_matches_the_contract():
+def test_live_metadata_of_one_app_matches_the_documentation():
     with live("metadata", budget=50) as client:
         answer = client.get("metadata", apps=APP)
     assert APP in answer.result

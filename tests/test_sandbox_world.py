@@ -171,7 +171,7 @@ def test_availability_rules(world):
 
 
 @pytest.mark.parametrize("device", ["iphone", "ipad"])
-def test_ios_metadata_matches_the_contract(world, device):
+def test_ios_metadata_matches_the_documentation(world, device):
     for app_id in world.EXAMPLE_IOS_APPS + tuple(world.app_ids("ios")[100:140]):
         m = world.metadata(app_id, device=device, country="de", language="de", today=TODAY)
         assert set(m) == IOS_METADATA_KEYS
@@ -212,7 +212,7 @@ def test_ios_metadata_matches_the_contract(world, device):
             assert set(version["game_controller_information"]) == {"required", "supported", "requirement_label"}
 
 
-def test_android_metadata_matches_the_contract(world):
+def test_android_metadata_matches_the_documentation(world):
     entities = set()
     for app_id in world.EXAMPLE_ANDROID_APPS + tuple(world.app_ids("android")[100:140]):
         m = world.metadata(app_id, device="android", country="us", language="en", today=TODAY)
@@ -462,7 +462,7 @@ def all_benchmarks(world: World, country: str = "us"):
                 yield device, channel, records
 
 
-def test_benchmark_records_follow_the_contract_rules(world):
+def test_benchmark_records_follow_the_documented_rules(world):
     thin = total = all_null = 0
     over_100_iphone = over_100_android = 0
     for device, channel, records in all_benchmarks(world):

@@ -47,7 +47,7 @@ give the same number of rows. Then, best of ``--repeat`` runs (``time.perf_count
   computed, no checks of the values' shapes. The speed-up over pandas is the pandas time
   over the flatten time.
 
-The sandbox also sends change targets the contract does not list (title, subtitle,
+The sandbox also sends change targets the documentation does not list (title, subtitle,
 short_description); the flatteners keep them in the changes table and warn once with an
 ``UnknownFieldWarning``, which this script silences.
 

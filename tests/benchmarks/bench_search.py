@@ -103,7 +103,7 @@ LIVE_FETCHED_AT = datetime(2026, 11, 20, 9, 30, tzinfo=UTC)
 PREFIX = "/api/public/store"
 HISTORY_PATH = "/keywords/search-results/history.json"
 LIVE_PATHS = {"search": "/keywords/search-results/current", "search_ads": "/keywords/search-results/ads/current"}
-DEPTH = {"iphone": 500, "android": 250}  # results a day in a history (the contract's caps)
+DEPTH = {"iphone": 500, "android": 250}  # results a day in a history (the documented caps)
 LIVE_DEPTH = 250
 ADS = 2
 POOL = 5_000  # ids of a store
