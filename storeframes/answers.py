@@ -9,12 +9,26 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Any, Literal
 
 from .errors import cut, html_table, plural
 from .planning import Cell
 
-__all__ = ["Answer", "Attempt", "Part", "Response", "short_params"]
+__all__ = [
+    "REFRESH_MODES",
+    "Answer",
+    "Attempt",
+    "Entry",
+    "Part",
+    "Refresh",
+    "RefreshOption",
+    "Response",
+    "short_params",
+]
+
+Refresh = Literal["auto", "always", "never"]
+REFRESH_MODES: tuple[str, ...] = ("auto", "always", "never")
+RefreshOption = Refresh | bool
 
 
 def short_params(params: Mapping[str, Any], most: int = 110) -> str:
@@ -33,6 +47,33 @@ def short_params(params: Mapping[str, Any], most: int = 110) -> str:
         elif name != "end_date" or "start_date" not in params:
             said.append(f"{name}={cut(text, 30)}")
     return cut(", ".join(said), most)
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One cached answer: which request, from which service, when, for how much, covering which cells."""
+
+    id: str
+    endpoint: str
+    service: str
+    scope: str
+    params: Mapping[str, str]
+    fetched_at: datetime
+    cost: int
+    max_credit_cost: int
+    cells: frozenset[Cell]
+    available: bool = True
+
+    def __repr__(self) -> str:
+        gone = ", not available" if not self.available else ""
+        return (
+            f"Entry({self.endpoint}: {short_params(self.params, 80)}; {plural(self.cost, 'credit')}, "
+            f"fetched {self.fetched_at:%Y-%m-%d}{gone}; id {self.id})"
+        )
+
+    def share(self, cells: int) -> int:
+        """The part of the entry's cost that ``cells`` of its cells stand for."""
+        return round(self.cost * cells / len(self.cells)) if self.cells else 0
 
 
 def _when(moment: datetime | None) -> str:

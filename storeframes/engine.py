@@ -8,7 +8,7 @@ The few words the rest of the package speaks:
   keyword, one metric, one day (:mod:`storeframes.planning`);
 - a **request** is one GET to the service, at most 5 apps and one run of days;
 - a **response** (:class:`~storeframes.Response`) is the service's answer to one
-  request; kept in the cache it is an **entry** (:class:`~storeframes.cache.Entry`);
+  request; kept in the cache it is an **entry** (:class:`~storeframes.answers.Entry`);
 - a **part** (:class:`~storeframes.Part`) is the cells of a call that one response
   or entry provides;
 - an **answer** (:class:`~storeframes.Answer`) is the parts of one call merged.
@@ -34,8 +34,7 @@ from typing import Any, NamedTuple, Protocol
 import polars as pl
 
 from . import planning
-from .answers import Answer, Part, Response, short_params
-from .cache import Entry, Refresh
+from .answers import Answer, Entry, Part, Refresh, Response, short_params
 from .catalog import Endpoint
 from .errors import html_table, plural
 from .planning import Cell

@@ -84,25 +84,25 @@ from concurrent.futures import wait as wait_for
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 import orjson
 import polars as pl
 
-from . import planning
-from ._version import __version__
-from .answers import Response, short_params
-from .bodies import parse_answer
-from .catalog import ENDPOINTS, Endpoint, Freshness
-from .errors import carry, plural, warn
-from .ledger import SERVICE, conform_ledger
-from .planning import Cell
-from .store import LocalStore, MemoryStore, Store, SweepError
+from .. import planning
+from .._version import __version__
+from ..answers import Entry, Refresh, Response
+from ..bodies import parse_answer
+from ..catalog import ENDPOINTS, Endpoint, Freshness
+from ..errors import carry, warn
+from ..ledger import SERVICE, conform_ledger
+from ..planning import Cell
+from ..store import LocalStore, MemoryStore, Store, SweepError
 
 if TYPE_CHECKING:  # pyarrow is imported when first needed, not with the package
     import pyarrow as pa
 
-__all__ = ["ENV_CACHE_DIR", "Cache", "CacheWarning", "Entry", "default_cache_dir"]
+__all__ = ["ENV_CACHE_DIR", "Cache", "CacheWarning", "default_cache_dir"]
 
 ENV_CACHE_DIR = "STOREFRAMES_CACHE_DIR"
 FORMAT = 2
@@ -118,9 +118,6 @@ MARKER = "storeframes-cache.json"
 CLOCK_SKEW = timedelta(seconds=5)
 """How far in the future an answer's ``fetched_at`` may lie (another machine's clock slightly
 ahead) and still be judged by its time; beyond that the answer is stale, never fresh forever."""
-Refresh = Literal["auto", "always", "never"]
-REFRESH_MODES: tuple[str, ...] = ("auto", "always", "never")
-RefreshOption = Refresh | bool
 """What a user may write as ``refresh=``: a mode, or True for ``"always"`` and False for ``"auto"``."""
 # an app the service reported as not available is asked again the next UTC day
 _UNAVAILABLE_FRESHNESS = Freshness(current="utc_day")
@@ -258,7 +255,7 @@ def is_url(text: str) -> bool:
 def _url_store(url: str, storage_options: Mapping[str, str] | None) -> Store:
     if url.lower().startswith("file://"):
         return LocalStore(url[len("file://") :])
-    from .objectstore import ObjectStore
+    from ..objectstore import ObjectStore
 
     return ObjectStore(url, storage_options=storage_options)
 
@@ -271,33 +268,6 @@ def default_cache_dir() -> Path | str:
     import platformdirs
 
     return Path(platformdirs.user_cache_dir("storeframes", appauthor=False))
-
-
-@dataclass(frozen=True)
-class Entry:
-    """One cached answer: which request, from which service, when, for how much, covering which cells."""
-
-    id: str
-    endpoint: str
-    service: str
-    scope: str
-    params: Mapping[str, str]
-    fetched_at: datetime
-    cost: int
-    max_credit_cost: int
-    cells: frozenset[Cell]
-    available: bool = True
-
-    def __repr__(self) -> str:
-        gone = ", not available" if not self.available else ""
-        return (
-            f"Entry({self.endpoint}: {short_params(self.params, 80)}; {plural(self.cost, 'credit')}, "
-            f"fetched {self.fetched_at:%Y-%m-%d}{gone}; id {self.id})"
-        )
-
-    def share(self, cells: int) -> int:
-        """The part of the entry's cost that ``cells`` of its cells stand for."""
-        return round(self.cost * cells / len(self.cells)) if self.cells else 0
 
 
 def _new_id(fetched_at: datetime, endpoint: str, params: Mapping[str, str]) -> str:
@@ -1956,7 +1926,7 @@ class Cache:
         import pyarrow as pa
         import pyarrow.parquet as pq
 
-        from .ledger import LEDGER_SCHEMA, ledger_arrow
+        from ..ledger import LEDGER_SCHEMA, ledger_arrow
 
         arrow_schema = ledger_arrow()
         tables: list[pa.Table] = []
