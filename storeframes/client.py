@@ -35,7 +35,7 @@ import polars as pl
 
 from . import catalog, engine, planning
 from .answers import Answer, Part, Response
-from .cache import REFRESH_MODES, Cache, CacheWarning, Refresh, RefreshOption, default_cache_dir, is_url
+from .cache import REFRESH_MODES, Cache, CacheWarning, Refresh, RefreshOption, open_cache
 from .catalog import CostModel, Endpoint, Freshness
 from .coordination import Coordinator
 from .coordination import coordinator as _coordinator
@@ -60,7 +60,6 @@ from .frames import FrameFunctions, plan_find_apps, resolve
 from .leases import FileLeases, Leases, RedisLeases, Remote, leases_for, machine
 from .ledger import spend_summary
 from .pipeline import FRAMES, CallParts, FrameMaker
-from .store import MemoryStore
 from .window import SharedLimiter, shared_limiter
 from .wire import DEFAULT_DEADLINE, DEFAULT_MAX_BODY_BYTES, Wire, clean_token, shown_url
 
@@ -125,31 +124,6 @@ def _hold(timeout: Any, http_client: httpx.Client | None, deadline: Any = None) 
     if http_client is not None or isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout <= 0:
         return 60.0
     return float(timeout) + 5.0
-
-
-def _open_cache(cache_dir: Any, storage_options: Any = None) -> Cache | None:
-    if cache_dir is False:
-        return None
-    if isinstance(cache_dir, Cache):
-        if storage_options is not None:
-            raise ConfigurationError("storage_options= goes with a bucket address as cache_dir, not with a Cache")
-        return cache_dir
-    if cache_dir is None or cache_dir is True:
-        cache_dir = default_cache_dir()
-    if storage_options is not None and not isinstance(storage_options, Mapping):
-        raise ConfigurationError(f"storage_options must be a mapping of texts, got {type(storage_options).__name__}")
-    if isinstance(cache_dir, str) and is_url(cache_dir):
-        try:
-            return Cache(cache_dir, storage_options=storage_options)
-        except (ValueError, TypeError) as exc:
-            raise ConfigurationError(f"cache_dir {cache_dir!r}: {exc}") from None
-    if storage_options is not None:
-        raise ConfigurationError("storage_options= goes with a bucket address as cache_dir (s3://bucket/prefix)")
-    if isinstance(cache_dir, (str, os.PathLike)):
-        return Cache(Path(cache_dir))
-    raise ConfigurationError(
-        f"cache_dir must be a folder path, a bucket address (s3://bucket/prefix), a Cache or False, got {cache_dir!r}"
-    )
 
 
 def _refresh_mode(refresh: Any) -> Refresh:
@@ -237,7 +211,7 @@ def _leases_of(cache: Cache | None, owner: object, coordinator: Any) -> Leases:
         return leases_for(f"client:{id(owner)}", lambda: None)
     redis_url = coordinator.url if coordinator is not None else None
     if cache.path is None:
-        if isinstance(cache.storage, MemoryStore):  # nothing outside the process sees it
+        if cache.storage.capabilities.leases == "process":  # nothing outside the process sees it
             return leases_for(f"store:{id(cache.storage)}", lambda: None)
         # a bucket: every machine names it alike, so its leases are the same for all of them
         space = f"store:{cache.location}"
@@ -253,10 +227,10 @@ def _leases_of(cache: Cache | None, owner: object, coordinator: Any) -> Leases:
 
 def _bucket_leases(cache: Cache) -> Remote | None:
     """Leases as objects of the bucket (put-if-absent), where the store can write conditionally."""
-    from .objectstore import ObjectLeases, ObjectStore
+    from .objectstore import ObjectLeases
 
-    if isinstance(cache.storage, ObjectStore) and cache.storage.conditional_writes:
-        return ObjectLeases(cache.storage)
+    if cache.storage.capabilities.leases == "objects":
+        return ObjectLeases(cache.storage)  # type: ignore[arg-type]
     warn(
         f"the cache at {cache.location} cannot write conditionally, so callers on other machines may fetch the "
         "same answer at once: give the clients a Redis coordinator (coordinator='redis://...') to share leases",
@@ -433,7 +407,7 @@ class Client(FrameFunctions):
     ):
         super().__init__(FrameMaker(self))
         self._clock = clock
-        self.cache: Cache | None = _open_cache(cache_dir, storage_options)
+        self.cache: Cache | None = open_cache(cache_dir, storage_options)
         self.credits = Credits(budget, clock=self._now, service=lambda: self.namespace, sink=self.cache)
         key = clean_token(api_key if api_key is not None else os.environ.get(ENV_API_KEY, ""))
         url = base_url if base_url is not None else os.environ.get(ENV_BASE_URL) or None
