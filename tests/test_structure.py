@@ -83,7 +83,7 @@ def test_nothing_but_the_sandbox_and_the_package_facade_imports_the_sandbox():
     assert {i for i in importers if not i.startswith("storeframes.sandbox")} <= {
         "storeframes",
         "storeframes.defaults",  # configure(sandbox=True) and connect(), inside the functions
-        "storeframes.cli",
+        "storeframes.cli.service_commands",  # sandbox serve, inside the function
         "storeframes.demo",
         "storeframes.widgets",
         "storeframes.cards",
