@@ -41,9 +41,13 @@ sends; :mod:`~storeframes.wire.safety` the token and the addresses (:class:`~sto
 from __future__ import annotations
 
 from ..bodies import parse_answer
+from .body import ENCODINGS as ENCODINGS
 from .envelope import _retry_after as _retry_after
 from .request import DEFAULT_DEADLINE, DEFAULT_MAX_BODY_BYTES, Wire
+from .request import Report as Report
+from .safety import MASK as MASK
 from .safety import TOKEN_HEADER, check_base_url, clean_token, shown_url
+from .safety import Secret as Secret
 
 __all__ = [
     "DEFAULT_DEADLINE",
