@@ -531,8 +531,8 @@ def _check_demo(args: argparse.Namespace) -> None:
     plain-http address), more days than there is history, a bad country, keyword or app id."""
     from .catalog import EARLIEST_DAY, today_utc, validate
     from .client import ENV_API_KEY, ENV_BASE_URL
-    from .demo import DEMO_KEYWORDS, DEMO_TODAY
     from .errors import ConfigurationError, InvalidParameterError
+    from .notebook.demo import DEMO_KEYWORDS, DEMO_TODAY
     from .wire import check_base_url
 
     if args.out.exists() and not args.out.is_dir():
@@ -583,8 +583,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _run(args: argparse.Namespace) -> int:
     if args.command == "demo":
-        from .demo import run_demo
         from .errors import StoreframesError
+        from .notebook.demo import run_demo
 
         try:
             _check_demo(args)

@@ -84,9 +84,9 @@ def test_nothing_but_the_sandbox_and_the_package_facade_imports_the_sandbox():
         "storeframes",
         "storeframes.defaults",  # configure(sandbox=True) and connect(), inside the functions
         "storeframes.cli",
-        "storeframes.demo",
-        "storeframes.widgets",
-        "storeframes.cards",
+        "storeframes.notebook.demo",
+        "storeframes.notebook.widgets",
+        "storeframes.notebook.cards",
     }
     assert "storeframes.client" not in importers and "storeframes.engine" not in importers
 
