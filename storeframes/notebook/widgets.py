@@ -65,6 +65,7 @@ from ..errors import (
 from ..ranks import _polars
 from . import plots
 from .cards import AppCard, app_card
+from .plots.common import _APP_COLORS, _labels
 
 __all__ = ["AppCard", "BenchmarkExplorer", "CreditMeter", "RankExplorer", "app_card"]
 
@@ -382,7 +383,7 @@ class RankExplorer(_Charted, widgets.VBox):
             )
         self.history = frame
         self.changes = None if changes is None else _as_frame(changes, "changes", "a changes_frame (polars or pandas)")
-        self.names = plots._labels(names, "widgets")
+        self.names = _labels(names, "widgets")
         self.max_apps = max_apps
         self.figure: Figure | None = None
         self.colors: dict[str, str] = {}
@@ -483,7 +484,7 @@ class RankExplorer(_Charted, widgets.VBox):
 
     def _colors_for(self, apps: Sequence[str]) -> dict[str, str]:
         """Each app's colour: the one it had, else a colour none of the others drawn has (a new one first)."""
-        palette = plots._APP_COLORS
+        palette = _APP_COLORS
         chosen: dict[str, str] = {}
         for app in apps:
             color = self.colors.get(app)
