@@ -86,6 +86,9 @@ def test_nothing_but_the_sandbox_and_the_package_facade_imports_the_sandbox():
         "storeframes.cli",
         "storeframes.notebook.demo",
         "storeframes.notebook.widgets",
+        "storeframes.notebook.widgets.benchmark_explorer",
+        "storeframes.notebook.widgets.credit_meter",
+        "storeframes.notebook.widgets.rank_explorer",
         "storeframes.notebook.cards",
     }
     assert "storeframes.client" not in importers and "storeframes.engine" not in importers
