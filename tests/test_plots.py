@@ -757,7 +757,7 @@ def test_drawing_never_imports_pyplot():
     assert done.stdout.strip() == "no pyplot"
 
 
-# -- known bugs in plots.py (reported; these fail until plots.py is fixed) ------------------------
+# -- known bugs in the charts (reported; these failed until the charts were fixed) ----------------------
 
 
 def test_benchmark_chart_top_without_highlight_warns_nothing(one_channel):
