@@ -85,7 +85,7 @@ class RangeStore(MemoryStore):
 
 
 def test_a_compacted_frame_file_is_read_a_row_group_at_a_time(tmp_path, monkeypatch):
-    import storeframes.cache as cache_module
+    import storeframes.cache._core as cache_module
 
     monkeypatch.setattr(cache_module, "_GROUP_ROWS", 40)  # a few answers per row group
     fill(tmp_path, APPS[:30])

@@ -9,17 +9,9 @@ from typing import Any
 
 from ..answers import REFRESH_MODES, Entry, Refresh, RefreshOption
 from . import _core
-from ._core import (
-    CLOCK_SKEW,
-    ENV_CACHE_DIR,
-    FORMAT,
-    MARKER,
-    Cache,
-    CacheWarning,
-    _polars_writes_arrow_schema,
-    default_cache_dir,
-    is_url,
-)
+from ._core import CLOCK_SKEW, FORMAT, MARKER, Cache, CacheWarning, _polars_writes_arrow_schema
+from .opening import ENV_CACHE_DIR, default_cache_dir, open_cache
+from .stores import is_url
 
 __all__ = [
     "CLOCK_SKEW",
@@ -35,6 +27,7 @@ __all__ = [
     "_polars_writes_arrow_schema",
     "default_cache_dir",
     "is_url",
+    "open_cache",
 ]
 
 

@@ -97,14 +97,13 @@ from ..catalog import ENDPOINTS, Endpoint, Freshness
 from ..errors import carry, warn
 from ..ledger import SERVICE, conform_ledger
 from ..planning import Cell
-from ..store import LocalStore, MemoryStore, Store, SweepError
+from .stores import Store, StoreBase, SweepError, store_for
 
 if TYPE_CHECKING:  # pyarrow is imported when first needed, not with the package
     import pyarrow as pa
 
-__all__ = ["ENV_CACHE_DIR", "Cache", "CacheWarning", "default_cache_dir"]
+__all__ = ["Cache", "CacheWarning"]
 
-ENV_CACHE_DIR = "STOREFRAMES_CACHE_DIR"
 FORMAT = 2
 """The format of the answers and index files this version writes; files of a higher one are left alone.
 
@@ -242,32 +241,6 @@ def _read_parquet(source: bytes) -> pl.DataFrame:
 
 class CacheWarning(UserWarning):
     """A cache file could not be read or written; the call went on without it."""
-
-
-_URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
-
-
-def is_url(text: str) -> bool:
-    """Whether ``text`` is a storage address (``s3://bucket/prefix``, ``gs://...``) rather than a folder."""
-    return bool(_URL.match(text))
-
-
-def _url_store(url: str, storage_options: Mapping[str, str] | None) -> Store:
-    if url.lower().startswith("file://"):
-        return LocalStore(url[len("file://") :])
-    from ..objectstore import ObjectStore
-
-    return ObjectStore(url, storage_options=storage_options)
-
-
-def default_cache_dir() -> Path | str:
-    """``$STOREFRAMES_CACHE_DIR`` (a folder or a bucket address), else the user's cache directory for storeframes."""
-    configured = os.environ.get(ENV_CACHE_DIR)
-    if configured:
-        return configured if is_url(configured) else Path(configured).expanduser()
-    import platformdirs
-
-    return Path(platformdirs.user_cache_dir("storeframes", appauthor=False))
 
 
 def _new_id(fetched_at: datetime, endpoint: str, params: Mapping[str, str]) -> str:
@@ -468,7 +441,7 @@ def _name(key: str) -> str:
     return key.rpartition("/")[2]
 
 
-def _services_in(storage: Store, key: str) -> set[str]:
+def _services_in(storage: StoreBase, key: str) -> set[str]:
     """The services named by one index file: its ``service`` column (compacted) or its footer (one answer)."""
     try:
         source = io.BytesIO(storage.get(key))
@@ -642,17 +615,9 @@ class Cache:
     def __init__(
         self, path_or_store: str | os.PathLike[str] | Store, *, storage_options: Mapping[str, str] | None = None
     ):
-        if isinstance(path_or_store, str) and is_url(path_or_store):
-            path_or_store = _url_store(path_or_store, storage_options)
-        elif storage_options is not None:
-            raise TypeError("storage_options= goes with a bucket address (s3://bucket/prefix), not a folder or a Store")
-        if isinstance(path_or_store, (str, os.PathLike)):
-            path_or_store = LocalStore(path_or_store)
-        elif not isinstance(path_or_store, Store):
-            raise TypeError(f"a cache lives in a folder path, a bucket address or a Store, got {path_or_store!r}")
-        self.storage: Store = path_or_store
+        self.storage: StoreBase = store_for(path_or_store, storage_options)
         """Where the files are kept."""
-        self.path: Path | None = path_or_store.root if isinstance(path_or_store, LocalStore) else None
+        self.path: Path | None = self.storage.capabilities.local_root
         """The folder of a cache kept in a folder; None for another store."""
         self._lock = threading.RLock()
         self._entries: dict[str, Entry] = {}
@@ -674,11 +639,7 @@ class Cache:
     @property
     def location(self) -> str:
         """Where the cache lives, for people: its folder, ``"memory"``, or the store's repr."""
-        if self.path is not None:
-            return str(self.path)
-        if isinstance(self.storage, MemoryStore):
-            return "memory"
-        return str(getattr(self.storage, "location", None) or repr(self.storage))
+        return self.storage.location
 
     def __repr__(self) -> str:
         return f"Cache({self.location!r})" if self.path is not None else f"Cache({self.location})"
@@ -694,7 +655,7 @@ class Cache:
 
         A :class:`~storeframes.store.MemoryStore` needs none: only this process sees it.
         """
-        if self._marked or isinstance(self.storage, MemoryStore):
+        if self._marked or self.storage.capabilities.shared == "process":
             return
         body = json.dumps({"format": FORMAT, "written_by": f"storeframes {__version__}"}).encode()
         with contextlib.suppress(OSError):  # a store that cannot take it cannot take the file that follows either
@@ -717,7 +678,7 @@ class Cache:
         >>> Cache("/home/me").is_cache()  # doctest: +SKIP
         False
         """
-        if isinstance(self.storage, MemoryStore):
+        if self.storage.capabilities.shared == "process":
             return True
         try:
             self.storage.get(MARKER)
