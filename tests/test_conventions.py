@@ -45,9 +45,15 @@ else:
 """
 
 
+# the modules' homes and their names from before (storeframes.widgets, storeframes.plots) say the same
+WIDGETS = ["storeframes.notebook.widgets", "storeframes.widgets"]
+PLOTS = ["storeframes.notebook.plots", "storeframes.plots"]
+
+
+@pytest.mark.parametrize("module", WIDGETS)
 @pytest.mark.parametrize("missing", ["ipywidgets", "matplotlib"])
-def test_widgets_without_the_notebook_extra_say_what_to_install(missing):
-    got = _run(IMPORT_FAILS.format(module="storeframes.widgets"), missing)
+def test_widgets_without_the_notebook_extra_say_what_to_install(missing, module):
+    got = _run(IMPORT_FAILS.format(module=module), missing)
     assert got["type"] == "ImportError" and got["is_import_error"]
     assert got["message"] == (
         f"storeframes.widgets needs ipywidgets and matplotlib ({missing} is not installed): "
@@ -56,9 +62,10 @@ def test_widgets_without_the_notebook_extra_say_what_to_install(missing):
     assert got["name"] == missing
 
 
-def test_widgets_message_is_worded_as_the_plots_one():
-    widgets = _run(IMPORT_FAILS.format(module="storeframes.widgets"), "ipywidgets", "matplotlib")
-    plots = _run(IMPORT_FAILS.format(module="storeframes.plots"), "matplotlib")
+@pytest.mark.parametrize(("widgets_module", "plots_module"), list(zip(WIDGETS, PLOTS, strict=True)))
+def test_widgets_message_is_worded_as_the_plots_one(widgets_module, plots_module):
+    widgets = _run(IMPORT_FAILS.format(module=widgets_module), "ipywidgets", "matplotlib")
+    plots = _run(IMPORT_FAILS.format(module=plots_module), "matplotlib")
     assert widgets["type"] == plots["type"] == "ImportError"
     for got in (widgets, plots):
         assert " needs " in got["message"] and 'pip install "storeframes[notebook]"' in got["message"]

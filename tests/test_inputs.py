@@ -15,8 +15,8 @@ import pytest
 
 import storeframes as sf
 from storeframes import codes
-from storeframes.cards import app_card
 from storeframes.catalog import validate
+from storeframes.notebook.cards import app_card
 from storeframes.sandbox import world as sandbox_world
 
 from .conftest import SANDBOX_TODAY

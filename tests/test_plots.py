@@ -21,8 +21,8 @@ from matplotlib.colors import same_color
 from matplotlib.figure import Figure
 
 import storeframes as sf
-from storeframes import plots
-from storeframes.plots import RATE_LABELS, TARGET_MARKERS
+from storeframes.notebook import plots
+from storeframes.notebook.plots import RATE_LABELS, TARGET_MARKERS
 
 from .conftest import ROOT, SANDBOX_TODAY
 
@@ -744,7 +744,7 @@ def test_drawing_never_imports_pyplot():
         import sys
         from datetime import date
         import polars as pl
-        from storeframes import plots
+        from storeframes.notebook import plots
         history = pl.DataFrame({"keyword": ["maps"] * 3, "date": [date(2026, 1, d) for d in (1, 2, 4)],
                                 "rank": [1, 2, 1], "app_id": ["1", "1", "2"]})
         fig = plots.rank_chart(history, ["1", "2"])
@@ -757,7 +757,7 @@ def test_drawing_never_imports_pyplot():
     assert done.stdout.strip() == "no pyplot"
 
 
-# -- known bugs in plots.py (reported; these fail until plots.py is fixed) ------------------------
+# -- known bugs in the charts (reported; these failed until the charts were fixed) ----------------------
 
 
 def test_benchmark_chart_top_without_highlight_warns_nothing(one_channel):

@@ -84,9 +84,7 @@ def test_nothing_but_the_sandbox_and_the_package_facade_imports_the_sandbox():
         "storeframes",
         "storeframes.defaults",  # configure(sandbox=True) and connect(), inside the functions
         "storeframes.cli.service_commands",  # sandbox serve, inside the function
-        "storeframes.demo",
-        "storeframes.widgets",
-        "storeframes.cards",
+        "storeframes.notebook.demo",
     }
     assert "storeframes.client" not in importers and "storeframes.engine" not in importers
 

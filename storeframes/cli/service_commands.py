@@ -70,8 +70,8 @@ def _check_demo(args: argparse.Namespace) -> None:
     plain-http address), more days than there is history, a bad country, keyword or app id."""
     from ..catalog import EARLIEST_DAY, today_utc, validate
     from ..client import ENV_API_KEY, ENV_BASE_URL
-    from ..demo import DEMO_KEYWORDS, DEMO_TODAY
     from ..errors import ConfigurationError, InvalidParameterError
+    from ..notebook.demo import DEMO_KEYWORDS, DEMO_TODAY
     from ..wire import check_base_url
 
     if args.out.exists() and not args.out.is_dir():
@@ -114,8 +114,8 @@ def _check_demo(args: argparse.Namespace) -> None:
 
 def demo(args: argparse.Namespace) -> int:
     """Run the demo, once its arguments are checked (:func:`_check_demo`); a refusal is one line on stderr."""
-    from ..demo import run_demo
     from ..errors import StoreframesError
+    from ..notebook.demo import run_demo
 
     try:
         _check_demo(args)

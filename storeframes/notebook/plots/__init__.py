@@ -1,0 +1,61 @@
+"""Charts of the tidy frames, with matplotlib: keyword ranks, conversion benchmarks, changes.
+
+Each function returns a :class:`matplotlib.figure.Figure` built without pyplot, so it works
+headless (a script, a server, a test) and leaves no figure open behind it; in Jupyter the
+returned figure shows as the cell's output. Each takes ``ax=`` to draw into an Axes of your
+own and then returns that Axes, as pandas does (so the chart shows once, with your figure).
+Save one with ``fig.savefig("ranks.png")``. Dates read as day and month with the year, rank
+axes start at 1; a chart with nothing to draw is one line saying what has no data and why.
+
+>>> import storeframes as sf
+>>> from storeframes import plots
+>>> history = sf.search_history_frame(["photo editor", "collage maker"], start="2026-08-21")  # doctest: +SKIP
+>>> changes = sf.changes_frame(["394079159", "1395556972"], start="2026-08-21")  # doctest: +SKIP
+>>> plots.rank_chart(history, ["3233849169", "394079159", "1395556972"], changes=changes)  # doctest: +SKIP
+<Figure size 1000x650 with 2 Axes>
+
+Needs the ``notebook`` extra (``pip install "storeframes[notebook]"``) or matplotlib alone.
+"""
+
+from __future__ import annotations
+
+try:
+    from matplotlib.figure import Figure
+except ImportError as exc:  # pragma: no cover - depends on the installed extras
+    raise ImportError(
+        'storeframes.plots needs matplotlib: pip install "storeframes[notebook]" (or matplotlib>=3.9)'
+    ) from exc
+
+from .benchmark_charts import RATE_LABELS, benchmark_chart
+from .change_charts import changes_timeline
+from .common import MAX_APPS, TARGET_MARKERS, figure_png
+from .rank_charts import rank_chart
+
+__all__ = [
+    "MAX_APPS",
+    "RATE_LABELS",
+    "TARGET_MARKERS",
+    "benchmark_chart",
+    "changes_timeline",
+    "figure_png",
+    "rank_chart",
+]
+
+
+def _show_in_ipython() -> None:
+    """Let IPython show a returned Figure as PNG, when no matplotlib backend has said how."""
+    try:
+        from IPython import get_ipython
+    except ImportError:
+        return
+    shell = get_ipython()
+    if shell is None:
+        return
+    formatter = shell.display_formatter.formatters["image/png"]
+    try:
+        formatter.lookup_by_type(Figure)
+    except KeyError:
+        formatter.for_type(Figure, lambda fig: figure_png(fig, dpi=100))
+
+
+_show_in_ipython()

@@ -1,0 +1,163 @@
+"""What the charts share: change markers, app colours, the figure or your Axes, the date axis, a chart of nothing.
+
+The package (:mod:`storeframes.notebook.plots`) says what to install when matplotlib is missing
+before this module is imported.
+"""
+
+from __future__ import annotations
+
+import io
+import textwrap
+from collections.abc import Mapping, Sequence
+from datetime import date, timedelta
+from typing import Any
+
+import matplotlib.dates as mdates
+import polars as pl
+from matplotlib.axes import Axes
+from matplotlib.figure import Figure
+
+from ...catalog import parse_day, texts
+from ...errors import InvalidParameterError
+from ...ranks import _polars
+
+TARGET_MARKERS: dict[str, str] = {
+    "version": "D",
+    "title": "^",
+    "subtitle": "v",
+    "screenshots": "s",
+    "icon": "*",
+    "privacy_info": "X",
+    "description": "P",
+    "long_description": "P",
+    "short_description": "p",
+    "promotional_text": "h",
+    "size": ".",
+}
+"""Marker of each change target; a target not listed gets ``"o"``."""
+
+_APP_COLORS = (
+    "#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#7f7f7f", "#bcbd22",
+)  # fmt: skip
+MAX_APPS = len(_APP_COLORS)
+"""The most apps :func:`rank_chart` draws at once: each keeps a colour of its own."""
+_WIDTH = 10.0  # inches: shown at 100 % of a notebook's width, the labels stay readable
+_DAY_STEPS = (1, 2, 3, 7, 14)
+_MONTH_STEPS = (1, 2, 3, 6, 12, 24, 60, 120)
+_MAX_DATE_TICKS = 8
+
+
+def figure_png(fig: Figure, *, dpi: int = 100) -> bytes:
+    """The figure as PNG bytes (for an ``ipywidgets.Image``, a web page or a file).
+
+    >>> figure_png(rank_chart(history, "3233849169"))[:4]  # doctest: +SKIP
+    b'\\x89PNG'
+    """
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", dpi=dpi)
+    return buffer.getvalue()
+
+
+def _need(frame: pl.DataFrame, columns: Sequence[str], name: str, function: str, what: str) -> None:
+    missing = [c for c in columns if c not in frame.columns]
+    if missing:
+        raise InvalidParameterError(name, f"a frame without {', '.join(missing)}", what, endpoint=function)
+
+
+def _labels(names: Any, function: str) -> dict[str, str]:
+    """App labels from a mapping or a frame with ``app_id`` and ``title``."""
+    if names is None:
+        return {}
+    if isinstance(names, Mapping):
+        return {str(k): str(v) for k, v in names.items()}
+    what = "a mapping of app id to name, or a metadata_frame (app_id, title)"
+    frame = _polars(names, "names", function, what)
+    _need(frame, ("app_id", "title"), "names", function, what)
+    rows = frame.select("app_id", "title").drop_nulls().unique("app_id", keep="first", maintain_order=True)
+    return dict(zip(rows["app_id"].to_list(), rows["title"].to_list(), strict=True))
+
+
+def _short(text: str, width: int = 32) -> str:
+    return text if len(text) <= width else text[: width - 1].rstrip() + "…"
+
+
+def _app_label(app_id: str, labels: Mapping[str, str]) -> str:
+    name = labels.get(app_id)
+    return f"{_short(name)} ({app_id})" if name else app_id
+
+
+def _figure(ax: Axes | None, width: float, height: float) -> tuple[Figure, Axes | None]:
+    if ax is not None:
+        figure = ax.figure
+        if not isinstance(figure, Figure):  # a subfigure: draw into it, return its top figure
+            figure = figure.figure
+        return figure, ax
+    return Figure(figsize=(width, height), layout="constrained"), None
+
+
+def _date_axis(ax: Axes, first: date, last: date, *, pad: float = 0.5) -> None:
+    """The days from first to last on the x axis, ``pad`` days beyond, ticks labelled with the year."""
+    ticks, kind = _day_ticks(first, last)
+    ax.set_xlim(mdates.date2num(first) - pad, mdates.date2num(last) + pad)
+    ax.set_xticks([float(mdates.date2num(day)) for day in ticks], _day_labels(ticks, kind))
+
+
+def _day_ticks(first: date, last: date) -> tuple[list[date], str]:
+    """At most 8 ticks: every 1, 2, 3, 7 or 14 days (weeks from Mondays), else month or year starts."""
+    for step in _DAY_STEPS:
+        begin = first if step < 7 else first + timedelta(days=(7 - first.weekday()) % 7)
+        ticks = [begin + timedelta(days=n) for n in range(0, (last - begin).days + 1, step)]
+        if len(ticks) <= _MAX_DATE_TICKS:
+            return ticks, "day"
+    months = range(first.year * 12 + first.month - 1 + (first.day > 1), last.year * 12 + last.month)
+    for step in _MONTH_STEPS:
+        ticks = [date(m // 12, m % 12 + 1, 1) for m in months if m % step == 0]
+        if len(ticks) <= _MAX_DATE_TICKS:
+            break
+    return ticks, "month" if step < 12 else "year"
+
+
+def _day_labels(ticks: Sequence[date], kind: str) -> list[str]:
+    """Labels such as "7 Sep" (days) or "Sep" (months), the year under the first and each new year's first."""
+    labels = []
+    for index, day in enumerate(ticks):
+        text = str(day.year) if kind == "year" else f"{day.day} {day:%b}" if kind == "day" else f"{day:%b}"
+        if kind != "year" and (index == 0 or day.year != ticks[index - 1].year):
+            text += f"\n{day.year}"
+        labels.append(text)
+    return labels
+
+
+def _nothing(ax: Axes | None, message: str) -> Figure | Axes:
+    """A line saying what has no data and why, in place of a chart of nothing."""
+    text = "\n".join(textwrap.wrap(message, 125))
+    if ax is not None:
+        ax.set_axis_off()
+        ax.text(0.0, 0.5, text, transform=ax.transAxes, va="center", ha="left", fontsize=10)
+        return ax
+    figure = Figure(figsize=(_WIDTH, 0.3 + 0.22 * (text.count("\n") + 1)))
+    figure.text(0.015, 0.5, text, va="center", ha="left", fontsize=10)
+    return figure
+
+
+def _range(start: Any, end: Any, function: str) -> tuple[date | None, date | None]:
+    """``start`` and ``end`` as days (None when not given), the end on or after the start."""
+    first = None if start is None else parse_day("start", start, endpoint=function)
+    last = None if end is None else parse_day("end", end, endpoint=function)
+    if first is not None and last is not None and last < first:
+        raise InvalidParameterError("end", last, f"a date on or after start={first}", endpoint=function)
+    return first, last
+
+
+def _chosen_targets(targets: Any, changes: pl.DataFrame, function: str) -> pl.Expr:
+    """The filter of the change targets to draw: the given ones, by default every target but size."""
+    if targets is None:
+        return pl.col("target") != "size"
+    wanted = texts("targets", targets, split=True, endpoint=function)
+    known = [*TARGET_MARKERS, *(t for t in changes["target"].unique().sort().to_list() if t not in TARGET_MARKERS)]
+    unknown = [t for t in wanted if t not in known]
+    if not wanted or unknown:
+        raise InvalidParameterError(
+            "targets", unknown or targets, f"change targets such as {', '.join(known)}", endpoint=function
+        )
+    return pl.col("target").is_in(wanted)

@@ -1,0 +1,157 @@
+"""What the widgets share: a box that also writes an ordinary output of what it shows, the chart area, closing.
+
+The package (:mod:`storeframes.notebook.widgets`) says what to install when ipywidgets or
+matplotlib is missing before this module is imported.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import threading
+import uuid
+from collections.abc import Iterable
+from typing import Any, cast
+
+import ipywidgets as widgets
+import polars as pl
+
+from ...ranks import _polars
+
+_WIDE = {"description_width": "initial"}  # a description as wide as its words, never cut off
+
+
+def _close_parts(item: widgets.Widget) -> None:
+    """Close a widget's own layout and style (closing the widget leaves them open)."""
+    for name in ("style", "layout"):
+        part = getattr(item, name, None) if item.has_trait(name) else None
+        if isinstance(part, widgets.Widget):
+            part.close()
+
+
+def _close_widgets(items: Iterable[widgets.Widget]) -> None:
+    """Close widgets with their layout and style."""
+    for item in items:
+        _close_parts(item)
+        item.close()
+
+
+def _as_frame(value: Any, name: str, what: str) -> pl.DataFrame:
+    return _polars(value, name, "widgets", what)  # as rank_history and the charts read frames
+
+
+def _note(text: str) -> dict[str, str]:
+    """A one-line message as an output's data: HTML and plain text."""
+    return {"text/html": f"<p><em>{html.escape(text)}</em></p>", "text/plain": text}
+
+
+class _Mirrored(widgets.Box):
+    """A box that, shown in IPython, also writes a plain output holding its current content.
+
+    ``_ipython_display_`` shows the widget's view (unless :meth:`_with_view` says not to)
+    and then an ordinary display output with a ``display_id``; every :meth:`_publish`
+    replaces that output's data with :meth:`_content`, so the notebook file always holds
+    the last content, readable without the widget. Updates may come from any thread: one
+    lock keeps them in order.
+    """
+
+    def _start_mirror(self) -> None:
+        self._display_ids: list[str] = []
+        self._mirror_lock = threading.RLock()
+
+    def _content(self) -> tuple[dict[str, Any], dict[str, Any]]:
+        """The output's data and metadata (by mimetype)."""
+        raise NotImplementedError
+
+    def _view_text(self) -> str:
+        """The widget view's plain text, what a reader without the kernel sees in its place."""
+        return f"{type(self).__name__} (its controls work while the notebook's kernel runs)"
+
+    def _with_view(self) -> bool:
+        return True
+
+    def _mirroring(self) -> None:
+        """The output now shows the content: hide it in the widget's view, so it never shows twice."""
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any] | None:
+        data = super()._repr_mimebundle_(**kwargs)
+        if data is not None:
+            data["text/plain"] = self._view_text()
+        return cast("dict[str, Any] | None", data)
+
+    def _ipython_display_(self) -> None:
+        from IPython import display  # ipywidgets imported it already
+
+        view = self._repr_mimebundle_() if self._with_view() else None
+        if view is not None:
+            display.display(view, raw=True)
+        display_id = f"storeframes-{type(self).__name__}-{uuid.uuid4().hex}"
+        with self._mirror_lock:
+            self._mirroring()
+            data, metadata = self._content()
+            display.display(data, raw=True, metadata=metadata, display_id=display_id)
+            self._display_ids.append(display_id)
+
+    def _publish(self) -> None:
+        """Show the current content in every output this widget wrote (none outside IPython)."""
+        if not getattr(self, "_display_ids", None):
+            return
+        from IPython import display
+
+        with self._mirror_lock:
+            data, metadata = self._content()
+            for display_id in self._display_ids:
+                display.update_display(data, display_id=display_id, raw=True, metadata=metadata)
+
+
+class _Charted(_Mirrored):
+    """An explorer: controls in the widget, the chart (or a line saying why there is none) in an output.
+
+    Outside an output, ``.chart`` (an ``Image``, scrolled sideways rather than shrunk in a
+    narrow window) and ``.note`` (the message shown instead of an empty image) sit in the
+    widget's chart area; once the explorer is shown in IPython that area is hidden and the
+    output holds the chart.
+    """
+
+    def _start_chart(self) -> None:
+        self._start_mirror()
+        self._png = b""
+        self._text = ""
+        self.chart = widgets.Image(format="png", value=b"", layout=widgets.Layout(max_width="none", display="none"))
+        self.note = widgets.HTML()
+        self._chart_area = widgets.Box([self.chart, self.note], layout=widgets.Layout(overflow="auto", width="100%"))
+
+    @property
+    def png(self) -> bytes:
+        """The chart as PNG (empty when there is none)."""
+        return self._png
+
+    def _show_png(self, png: bytes, text: str) -> None:
+        self._png, self._text = png, text
+        self.chart.value = png
+        self.chart.layout.display = None
+        self.note.value = ""
+        self.note.layout.display = "none"
+        self._publish()
+
+    def _show_note(self, text: str) -> None:
+        self._png, self._text = b"", text
+        self.chart.value = b""
+        self.chart.layout.display = "none"
+        self.note.value = _note(text)["text/html"]
+        self.note.layout.display = None
+        self._publish()
+
+    def _content(self) -> tuple[dict[str, Any], dict[str, Any]]:
+        if not self._png:
+            return _note(self._text), {}
+        data = {"image/png": base64.b64encode(self._png).decode("ascii"), "text/plain": self._text}
+        return data, {"image/png": {"unconfined": True}}  # its own size, scrolled rather than shrunk
+
+    def _view_text(self) -> str:
+        return (
+            f"{type(self).__name__} controls (they work while the notebook's kernel runs; the chart is the next output)"
+        )
+
+    def _mirroring(self) -> None:
+        self._chart_area.layout.display = "none"
