@@ -53,6 +53,7 @@ from ._version import __version__
 from .answers import Attempt, Response
 from .bodies import parse_answer
 from .catalog import Endpoint
+from .coord.window import Limiter
 from .errors import (
     ApiError,
     AppNotAvailableError,
@@ -73,7 +74,6 @@ from .errors import (
     plural,
     warn,
 )
-from .window import Limiter
 
 if TYPE_CHECKING:  # imported when a client is first made: importing storeframes stays quick
     import httpx
