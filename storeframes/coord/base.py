@@ -11,6 +11,7 @@ decided by :func:`storeframes.coord.coordinator_for`.
 
 from __future__ import annotations
 
+import os
 from abc import ABC, abstractmethod
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -107,19 +108,28 @@ class Coordinator(ABC):
     def leases(self, cache: Cache | None, owner: object) -> Leases:
         """The process-wide leases of ``cache``: one table for every client of the process that uses it.
 
-        Without a cache, or with a store nothing outside the process sees, the leases are
-        the process's flights only (``owner``'s, without a cache); otherwise the backend
-        says what the other processes see (:meth:`shared_leases`).
+        The one place that reads which leases suit a cache (its store's ``Capabilities.leases``):
+        without a cache, or with a store nothing outside the process sees, the leases are the
+        process's flights only (``owner``'s, without a cache); a folder's and another
+        store's are the backend's (:meth:`folder_leases`, :meth:`store_leases`).
         """
         if cache is None:  # nothing to share with other processes: the threads of this client only
             return leases_for(f"client:{id(owner)}", lambda: None)
-        if cache.storage.capabilities.leases == "process":  # nothing outside the process sees the store
+        capabilities = cache.storage.capabilities
+        if capabilities.leases == "process":  # nothing outside the process sees the store
             return leases_for(f"store:{id(cache.storage)}", lambda: None)
-        return self.shared_leases(cache)
+        if capabilities.leases == "files" and capabilities.local_root is not None:
+            return self.folder_leases(os.path.realpath(capabilities.local_root))
+        return self.store_leases(cache, objects=capabilities.leases == "objects")
 
     @abstractmethod
-    def shared_leases(self, cache: Cache) -> Leases:
-        """The leases of a cache that other processes see, with the ones that suit it across processes."""
+    def folder_leases(self, folder: str) -> Leases:
+        """The leases of a cache in ``folder`` (its real path) on this machine."""
+
+    @abstractmethod
+    def store_leases(self, cache: Cache, *, objects: bool) -> Leases:
+        """The leases of a cache whose store other machines see (a bucket), named by its location;
+        ``objects`` when the store can keep leases as its own objects."""
 
 
 def shared_limiter(

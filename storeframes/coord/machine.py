@@ -269,22 +269,20 @@ class MachineCoordinator(Coordinator, named_by_url=False):
         path = Path(os.path.abspath(state_path() / STATE_FILE))
         return shared_window(f"machine:{path}", tid, lambda: _SqliteSlots(path, tid))
 
-    def shared_leases(self, cache: Cache) -> Leases:
-        capabilities = cache.storage.capabilities
-        if capabilities.leases == "files" and capabilities.local_root is not None:
-            folder = os.path.realpath(capabilities.local_root)
-            return leases_for(f"folder:{folder}", lambda: FileLeases(Path(folder) / "leases"))
+    def folder_leases(self, folder: str) -> Leases:
+        return leases_for(f"folder:{folder}", lambda: FileLeases(Path(folder) / "leases"))
+
+    def store_leases(self, cache: Cache, *, objects: bool) -> Leases:
+        def remote() -> Remote | None:
+            if objects:  # as objects of the store, through its conditional writes
+                return ObjectLeases(cache.storage)
+            warn(
+                f"the cache at {cache.location} cannot write conditionally, so callers on other machines may fetch "
+                "the same answer at once: give the clients a Redis coordinator (coordinator='redis://...') to share "
+                "leases",
+                CacheWarning,
+            )
+            return None
+
         # a bucket: every machine names it alike, so its leases are the same for all of them
-        return leases_for(f"store:{cache.location}", lambda: _store_leases(cache))
-
-
-def _store_leases(cache: Cache) -> Remote | None:
-    """Leases as objects of the cache's store, where it writes conditionally; else a warning and none."""
-    if cache.storage.capabilities.leases == "objects":
-        return ObjectLeases(cache.storage)
-    warn(
-        f"the cache at {cache.location} cannot write conditionally, so callers on other machines may fetch the "
-        "same answer at once: give the clients a Redis coordinator (coordinator='redis://...') to share leases",
-        CacheWarning,
-    )
-    return None
+        return leases_for(f"store:{cache.location}", remote)

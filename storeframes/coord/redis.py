@@ -262,11 +262,12 @@ class RedisCoordinator(Coordinator, named_by_url=True):
             raise ConfigurationError(f"the Redis coordinator {self.describe()} needs redis-py: {INSTALL}")
         return shared_window(f"redis:{self.url}", tid, lambda: _RedisSlots(self, tid))
 
-    def shared_leases(self, cache: Cache) -> Leases:
-        capabilities = cache.storage.capabilities
-        if capabilities.leases == "files" and capabilities.local_root is not None:
-            # a folder belongs to its machine: the same path on another machine is another folder
-            space = f"folder:{machine()}:{os.path.realpath(capabilities.local_root)}"
-        else:  # a bucket: every machine names it alike
-            space = f"store:{cache.location}"
+    def folder_leases(self, folder: str) -> Leases:
+        # a folder belongs to its machine: the same path on another machine is another folder
+        return self._leases(f"folder:{machine()}:{folder}")
+
+    def store_leases(self, cache: Cache, *, objects: bool) -> Leases:
+        return self._leases(f"store:{cache.location}")  # a bucket: every machine names it alike
+
+    def _leases(self, space: str) -> Leases:
         return leases_for(f"{space}|{self.url}", lambda: RedisLeases(self.redis(), space))
