@@ -94,8 +94,9 @@ class Capabilities:
     """:meth:`Store.open` reads only the byte ranges asked for (a file, a bucket's object), so a row group of
     a large Parquet file is read without fetching all of it. Without it ``open`` may fetch the whole value."""
     conditional_writes: bool = False
-    """:meth:`Store.put_if_absent`, :meth:`Store.create` and :meth:`Store.replace` are atomic for everyone who
-    sees the store: of several writers exactly one wins."""
+    """:meth:`StoreBase.head`, :meth:`StoreBase.create` and :meth:`StoreBase.replace` work, atomically for
+    everyone who sees the store: of several writers exactly one wins. (:meth:`Store.put_if_absent` has one
+    winner on every store; it says nothing of versions.)"""
     shared: Sharing = "everyone"
     """Who else sees the values: this process only, the processes of this machine, or every machine that
     names the store."""

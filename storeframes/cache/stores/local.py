@@ -37,9 +37,7 @@ class LocalStore(StoreBase):
 
     def __init__(self, root: str | os.PathLike[str]):
         self.root = Path(root).expanduser()
-        self.capabilities = Capabilities(
-            local_root=self.root, ranged_reads=True, conditional_writes=True, shared="machine", leases="files"
-        )
+        self.capabilities = Capabilities(local_root=self.root, ranged_reads=True, shared="machine", leases="files")
 
     @property
     def location(self) -> str:

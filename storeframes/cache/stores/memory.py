@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import builtins
 import errno
+import itertools
 import threading
 import time
 from collections.abc import Callable, Iterable
 
-from .base import Capabilities, StoreBase, Usage, _old, check_key
+from .base import Capabilities, StoreBase, Usage, Version, _old, check_key
 
 __all__ = ["MemoryStore"]
 
@@ -25,9 +26,11 @@ class MemoryStore(StoreBase):
         self._lock = threading.Lock()
         self._values: dict[str, tuple[bytes, float]] = {}
         self._aside: dict[str, tuple[bytes, float]] = {}  # by the key the value had
+        self._serial = itertools.count(1)
+        self._serials: dict[str, int] = {}  # the version of each value written conditionally
 
     capabilities = Capabilities(shared="process", leases="process", conditional_writes=True)
-    """Only this process sees it; its writes are atomic under its lock."""
+    """Only this process sees it; its writes, conditional ones too, are atomic under its lock."""
 
     def __repr__(self) -> str:
         return f"MemoryStore({len(self._values)} values)"
@@ -57,6 +60,32 @@ class MemoryStore(StoreBase):
         if value is None:
             raise FileNotFoundError(errno.ENOENT, f"no value under {key!r}", key)
         return value[0]
+
+    def head(self, key: str) -> Version | None:
+        with self._lock:
+            return self._version(check_key(key))
+
+    def _version(self, key: str) -> Version | None:
+        value = self._values.get(key)
+        return None if value is None else Version(key, len(value[0]), value[1], str(self._serials.get(key)), None)
+
+    def create(self, key: str, data: bytes) -> Version | None:
+        check_key(key)
+        with self._lock:
+            if key in self._values:
+                return None
+            self._values[key] = (bytes(data), self._clock())
+            self._serials[key] = next(self._serial)
+            return self._version(key)
+
+    def replace(self, key: str, data: bytes, expected: Version) -> Version | None:
+        check_key(key)
+        with self._lock:
+            if self._version(key) != expected:
+                return None
+            self._values[key] = (bytes(data), self._clock())
+            self._serials[key] = next(self._serial)
+            return self._version(key)
 
     def list(self, prefix: str = "") -> builtins.list[str]:
         check_key(prefix, prefix=True)
