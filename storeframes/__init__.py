@@ -16,7 +16,7 @@ from .cache import Cache, CacheWarning
 from .cache.stores import LocalStore, MemoryStore, Store
 from .catalog import CostModel, Endpoint, Freshness
 from .client import Client
-from .coordination import Coordinator
+from .coord import Coordinator
 from .datasets import compact, scan
 from .defaults import (
     benchmarks_frame,

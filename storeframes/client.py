@@ -23,17 +23,15 @@ import logging
 import os
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from datetime import UTC, date, datetime
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import polars as pl
 
 from . import engine
 from .answers import Answer
-from .cache import Cache, CacheWarning, RefreshOption, open_cache
+from .cache import Cache, RefreshOption, open_cache
 from .catalog import CostModel, Endpoint, Freshness
-from .coordination import Coordinator
-from .coordination import coordinator as _coordinator
+from .coord import Coordinator, Leases, SharedLimiter, coordinator_for
 from .credits import Credits
 from .engine import CallPlan, Plan
 from .errors import (
@@ -43,15 +41,12 @@ from .errors import (
     cut,
     html_table,
     plural,
-    warn,
 )
 from .fetching import Fetcher, Workers
 from .frames import FrameFunctions, plan_find_apps, resolve
-from .leases import FileLeases, Leases, RedisLeases, Remote, leases_for, machine
 from .ledger import spend_summary
 from .options import endpoints_with, refresh_mode, slot_hold, switches
 from .pipeline import FRAMES, CallParts, FrameMaker
-from .window import SharedLimiter, shared_limiter
 from .wire import DEFAULT_DEADLINE, DEFAULT_MAX_BODY_BYTES, Wire, clean_token, shown_url
 
 if TYPE_CHECKING:
@@ -75,45 +70,11 @@ def _limiter(
     token = api_key if isinstance(api_key, str) else ""  # Wire refuses a token that is not a text
     try:
         limit, window = rate_limit
-        return shared_limiter(token, base_url, (limit, window), coordinator=coordinator, hold=hold)
+        return coordinator.limiter(token, base_url, (limit, window), hold)
     except ConfigurationError:
         raise
     except (TypeError, ValueError) as exc:
         raise ConfigurationError(f"rate_limit must be (requests, seconds), got {rate_limit!r}: {exc}") from None
-
-
-def _leases_of(cache: Cache | None, owner: object, coordinator: Any) -> Leases:
-    """The process-wide leases of ``cache``: lock files in its folder, objects in its bucket, or Redis keys."""
-    if cache is None:  # nothing to share with other processes: the threads of this client only
-        return leases_for(f"client:{id(owner)}", lambda: None)
-    redis_url = coordinator.url if coordinator is not None else None
-    if cache.path is None:
-        if cache.storage.capabilities.leases == "process":  # nothing outside the process sees it
-            return leases_for(f"store:{id(cache.storage)}", lambda: None)
-        # a bucket: every machine names it alike, so its leases are the same for all of them
-        space = f"store:{cache.location}"
-        if redis_url is not None:
-            return leases_for(f"{space}|{redis_url}", lambda: RedisLeases(coordinator.redis(), space))
-        return leases_for(space, lambda: _bucket_leases(cache))
-    folder = os.path.realpath(cache.path)
-    if redis_url is not None:
-        space = f"folder:{machine()}:{folder}"
-        return leases_for(f"{space}|{redis_url}", lambda: RedisLeases(coordinator.redis(), space))
-    return leases_for(f"folder:{folder}", lambda: FileLeases(Path(folder) / "leases"))
-
-
-def _bucket_leases(cache: Cache) -> Remote | None:
-    """Leases as objects of the bucket (put-if-absent), where the store can write conditionally."""
-    from .objectstore import ObjectLeases
-
-    if cache.storage.capabilities.leases == "objects":
-        return ObjectLeases(cache.storage)  # type: ignore[arg-type]
-    warn(
-        f"the cache at {cache.location} cannot write conditionally, so callers on other machines may fetch the "
-        "same answer at once: give the clients a Redis coordinator (coordinator='redis://...') to share leases",
-        CacheWarning,
-    )
-    return None
 
 
 def _tail(text: str, most: int) -> str:
@@ -240,7 +201,7 @@ class Client(FrameFunctions):
         self.credits = Credits(budget, clock=self._now, service=lambda: self.namespace, sink=self.cache)
         key = clean_token(api_key if api_key is not None else os.environ.get(ENV_API_KEY, ""))
         url = base_url if base_url is not None else os.environ.get(ENV_BASE_URL) or None
-        self.coordinator = _coordinator(coordinator)
+        self.coordinator = coordinator_for(coordinator)
         self.limiter = _limiter(rate_limit, key, url, self.coordinator, slot_hold(timeout, http_client, deadline))
         self.max_workers, self.offline, self.progress = switches(max_workers, offline, progress, self.limiter.limit)
         self.wire = Wire(
@@ -452,7 +413,7 @@ class Client(FrameFunctions):
         checked against the budget, before any request is sent. The requests are
         planned over the cells all the calls miss, so a cell two calls need is asked
         for once, and a cell another thread, client or process is fetching at that
-        moment is waited for, not asked for again (see :mod:`storeframes.leases`).
+        moment is waited for, not asked for again (see :mod:`storeframes.coord.leases`).
         Each answer is kept in the cache as it arrives. If a request
         fails for good, the requests not yet started are cancelled and the error is
         raised with ``error.partial`` holding the :class:`Response` objects that did
@@ -507,5 +468,5 @@ class Client(FrameFunctions):
     def _leases(self) -> Leases:
         """The leases of this client's cache: one table for every client of the process that uses it."""
         if self._lease_table is None:
-            self._lease_table = _leases_of(self.cache, self, getattr(self, "coordinator", None))
+            self._lease_table = self.coordinator.leases(self.cache, self)
         return self._lease_table

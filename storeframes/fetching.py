@@ -22,6 +22,7 @@ from . import catalog, engine, planning
 from .answers import Part, Refresh, RefreshOption, Response
 from .cache import Cache
 from .catalog import Endpoint
+from .coord import Leases
 from .credits import Credits
 from .engine import CallPlan, Fetched
 from .errors import (
@@ -34,7 +35,6 @@ from .errors import (
     plural,
     warn,
 )
-from .leases import Leases
 from .options import refresh_mode
 from .wire import Wire
 

@@ -19,7 +19,7 @@ window and the one of them admitted last, at ``s_m <= a_m``: the others arrived 
 ``a_m - window >= s_m - window``, so each was in flight or had completed within the
 window at ``s_m``, and ``m`` would not have been admitted. No earlier date is safe: a
 request admitted while ``limit`` others completed within the window could arrive at once,
-and each of those just before it completed. :mod:`storeframes.window` keeps the same
+and each of those just before it completed. :mod:`storeframes.coord.window` keeps the same
 rule over a record shared by processes and machines.
 """
 

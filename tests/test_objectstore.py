@@ -23,7 +23,7 @@ from typing import Any
 import polars as pl
 import pytest
 
-from storeframes.leases import _digest
+from storeframes.coord.leases import digest as _digest
 from storeframes.store import LocalStore, MemoryStore, Store, Usage
 
 from ._children import child_env
@@ -32,7 +32,8 @@ from .conftest import ROOT
 
 pytest.importorskip("obstore", reason='obstore not installed (pip install "storeframes[s3]")')
 
-from storeframes.objectstore import ObjectLeases, ObjectStore
+from storeframes.coord.bucket import ObjectLeases
+from storeframes.objectstore import ObjectStore
 
 CREDENTIALS = (ACCESS_KEY, SECRET_KEY, SESSION_TOKEN)
 
@@ -461,7 +462,8 @@ def test_a_lease_holds_no_name_and_no_credential(s3_bucket):
 
 _HOLDER = """
 import os, signal, sys
-from storeframes.objectstore import ObjectLeases, ObjectStore
+from storeframes.coord.bucket import ObjectLeases
+from storeframes.objectstore import ObjectStore
 ObjectLeases.TTL = 0.5
 leases = ObjectLeases(ObjectStore(sys.argv[1]))  # credentials and endpoint from the environment
 assert leases.try_take("k") is not None

@@ -23,10 +23,11 @@ import pytest
 
 import storeframes as sf
 from storeframes import sandbox
-from storeframes.coordination import Coordinator
+from storeframes.coord import Coordinator
+from storeframes.coord.base import shared_limiter
+from storeframes.coord.window import ProcessWindow, SharedLimiter
 from storeframes.sandbox import SANDBOX_KEY, SandboxServer
 from storeframes.sandbox.service import Latency
-from storeframes.window import SharedLimiter, _ProcessWindow, shared_limiter
 
 from ._redis import redis_url  # noqa: F401 - the fixture
 from ._summary import max_in_window, record
@@ -51,7 +52,7 @@ def _limiter(kind: str, url: str | None, limit: int = LIMIT, window: float = WIN
     if kind == "sliding":
         return sf.SlidingWindowLimiter(limit, window)
     if kind == "process":
-        return SharedLimiter(_ProcessWindow(), limit, window, hold=30.0)
+        return SharedLimiter(ProcessWindow(), limit, window, hold=30.0)
     base = f"https://api.example.test/{kind}/{time.monotonic_ns()}"  # a record of its own
     return shared_limiter(TOKEN, base, (limit, window), coordinator=Coordinator(url), hold=30.0)
 

@@ -21,7 +21,9 @@ import pytest
 from polars.testing import assert_frame_equal
 
 import storeframes as sf
-from storeframes.leases import FileLeases, Leases, RedisLeases
+from storeframes.coord.leases import Leases
+from storeframes.coord.machine import FileLeases
+from storeframes.coord.redis import RedisLeases
 from storeframes.sandbox import SANDBOX_KEY, SandboxServer, World
 
 from ._children import child_env
@@ -189,7 +191,7 @@ def test_file_leases_exclude_other_processes_and_share_a_stripe_within_one(tmp_p
     leases.release(hb)
     probe = """
 import sys
-from storeframes.leases import FileLeases
+from storeframes.coord.machine import FileLeases
 leases = FileLeases(sys.argv[1])
 handle = leases.try_take(sys.argv[2])
 if handle is not None:
@@ -245,7 +247,7 @@ def test_redis_leases_exclude_expire_when_their_holder_dies_and_hold_no_token(re
     # a holder that dies: its lease lapses after the TTL, nobody has to release it
     holder = """
 import os, signal, sys, redis
-from storeframes.leases import RedisLeases
+from storeframes.coord.redis import RedisLeases
 RedisLeases.TTL = 0.5
 leases = RedisLeases(redis.Redis.from_url(sys.argv[1]), "space")
 assert leases.try_take("k") is not None

@@ -26,10 +26,14 @@ import httpx
 import pytest
 
 import storeframes as sf
-from storeframes import coordination
-from storeframes.coordination import Coordinator, coordinator, state_dir, token_id
+from storeframes import coord
+from storeframes.coord import Coordinator, state_dir, token_id
+from storeframes.coord import coordinator_for as coordinator
+from storeframes.coord.base import shared_limiter
+from storeframes.coord.machine import STATE_FILE, _SqliteSlots
+from storeframes.coord.redis import _RedisSlots
+from storeframes.coord.window import SharedLimiter
 from storeframes.sandbox import SANDBOX_KEY, SandboxServer, World
-from storeframes.window import STATE_FILE, SharedLimiter, _RedisSlots, _SqliteSlots, shared_limiter
 
 from ._children import child_env
 from ._redis import redis_url  # noqa: F401 - the fixture
@@ -67,14 +71,14 @@ def _files_hold(folder: Path, secret: str) -> list[str]:
 
 
 def test_coordinator_is_the_machine_unless_a_redis_url_is_named(monkeypatch):
-    monkeypatch.delenv(coordination.ENV_COORDINATOR, raising=False)
+    monkeypatch.delenv(coord.ENV_COORDINATOR, raising=False)
     assert coordinator() == Coordinator() == coordinator("machine") == coordinator(" Machine ")
     assert coordinator().url is None
     for url in ("redis://127.0.0.1:6379/0", "rediss://cache.internal:6380/1", "unix:///run/redis.sock?db=2"):
         assert coordinator(url).url == url
     given = Coordinator("redis://cache:6379/0")
     assert coordinator(given) is given
-    monkeypatch.setenv(coordination.ENV_COORDINATOR, "redis://from-env:6379/3")
+    monkeypatch.setenv(coord.ENV_COORDINATOR, "redis://from-env:6379/3")
     assert coordinator().url == "redis://from-env:6379/3"
     assert coordinator("machine").url is None  # an explicit choice wins over the environment
 
@@ -90,7 +94,7 @@ def test_a_coordinator_that_is_not_allowed_is_refused_without_echoing_a_password
 
 
 def test_a_bad_coordinator_in_the_environment_is_named_as_such(monkeypatch):
-    monkeypatch.setenv(coordination.ENV_COORDINATOR, "etcd://somewhere")
+    monkeypatch.setenv(coord.ENV_COORDINATOR, "etcd://somewhere")
     with pytest.raises(sf.ConfigurationError, match=r"\$STOREFRAMES_COORDINATOR"):
         coordinator()
     with pytest.raises(sf.ConfigurationError, match="STOREFRAMES_COORDINATOR"):
@@ -115,7 +119,7 @@ def test_one_redis_client_per_process_and_url(redis_url):  # noqa: F811
 
 def test_without_redis_py_the_redis_coordinator_says_what_to_install(monkeypatch):
     monkeypatch.setitem(sys.modules, "redis", None)  # import redis now raises ImportError
-    monkeypatch.setattr(coordination, "_CLIENTS", {})
+    monkeypatch.setattr(coord.redis, "_CLIENTS", {})
     with pytest.raises(sf.ConfigurationError, match=r'pip install "storeframes\[redis\]"'):
         Coordinator("redis://127.0.0.1:1/0").redis()
     with pytest.raises(sf.ConfigurationError, match=r'pip install "storeframes\[redis\]"'):
@@ -123,11 +127,11 @@ def test_without_redis_py_the_redis_coordinator_says_what_to_install(monkeypatch
 
 
 def test_state_dir_is_the_environments_or_the_users_and_private(tmp_path, monkeypatch):
-    monkeypatch.setenv(coordination.ENV_STATE_DIR, str(tmp_path / "a" / "state"))
+    monkeypatch.setenv(coord.ENV_STATE_DIR, str(tmp_path / "a" / "state"))
     folder = state_dir()
     assert folder == tmp_path / "a" / "state" and folder.is_dir()
     assert folder.stat().st_mode & 0o777 == 0o700
-    monkeypatch.delenv(coordination.ENV_STATE_DIR)
+    monkeypatch.delenv(coord.ENV_STATE_DIR)
     monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "xdg"))
     if sys.platform.startswith("linux"):
         assert state_dir() == tmp_path / "xdg" / "storeframes"
@@ -168,7 +172,7 @@ def test_a_limiter_says_what_it_shares_and_never_the_token(redis_url):  # noqa: 
 
 
 def test_clients_of_one_token_and_address_share_one_window_and_hold_for_an_attempts_longest(monkeypatch):
-    monkeypatch.delenv(coordination.ENV_COORDINATOR, raising=False)
+    monkeypatch.delenv(coord.ENV_COORDINATOR, raising=False)
     a = sf.Client(TOKEN, base_url=BASE, cache_dir=False)
     b = sf.Client(TOKEN, base_url=BASE + "/", cache_dir=False, rate_limit=(30, 5.0), timeout=2.0, deadline=None)
     other_token = sf.Client(TOKEN + "2", base_url=BASE, cache_dir=False)
@@ -206,7 +210,7 @@ def test_an_unreachable_sandbox_address_keeps_a_window_of_its_own():
 def test_a_state_folder_that_cannot_be_written_leaves_the_window_to_the_process(tmp_path, monkeypatch):
     blocker = tmp_path / "a-file"
     blocker.write_text("not a folder")
-    monkeypatch.setenv(coordination.ENV_STATE_DIR, str(blocker / "state"))
+    monkeypatch.setenv(coord.ENV_STATE_DIR, str(blocker / "state"))
     limiter = shared_limiter(TOKEN + "-ro", BASE, (2, 60.0), coordinator=Coordinator(), hold=5)
     with pytest.warns(RuntimeWarning, match="this process's clients only"):
         with limiter.slot():
@@ -358,8 +362,8 @@ def test_three_clients_and_two_processes_on_one_token_get_no_429(tmp_path):
 
 HOLDER = """
 import sys, time
-from storeframes.coordination import Coordinator
-from storeframes.window import shared_limiter
+from storeframes.coord import Coordinator
+from storeframes.coord.base import shared_limiter
 
 token, base, limit, hold, url = sys.argv[1:6]
 limiter = shared_limiter(token, base, (int(limit), 60.0), coordinator=Coordinator(url or None), hold=float(hold))

@@ -26,6 +26,7 @@ from .._version import __version__
 from ..answers import Attempt, Response
 from ..bodies import parse_answer
 from ..catalog import Endpoint
+from ..coord.window import Limiter
 from ..errors import (
     ApiError,
     AppNotAvailableError,
@@ -41,7 +42,6 @@ from ..errors import (
     plural,
     warn,
 )
-from ..window import Limiter
 from .body import ENCODINGS, _Fault, _finish, _layers, _through, _TooLarge
 from .envelope import _MISSING, _credits, _error_class, _error_details, _number, _request_meta, _retry_after, _whole
 from .safety import Secret, _token_auth, check_base_url, clean_token, shown_url

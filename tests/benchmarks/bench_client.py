@@ -21,7 +21,7 @@ trips to send, which caps the share near 0.94).
 ``share_of_ceiling`` is what the limit allows over what it took: for n requests at L per
 W seconds with latency d, the first L go at once, each further L one window later, and
 the last answer takes d, so ``((n - 1) // L) * W + d`` seconds. Slots are dated by their
-completion (``storeframes.window`` says why no sooner date is safe), which costs one
+completion (``storeframes.coord.window`` says why no sooner date is safe), which costs one
 round trip a window: at best ``ceiling / (((n - 1) // L) * (W + d) + d)``, 0.968 here.
 ``most_in_any_window`` is counted from the arrival times the server recorded, the way
 the service counts, and ``http_429`` from its answers. ``--trace`` adds, window by
@@ -141,9 +141,9 @@ class _Traced:
 
 def _process_limiter(limit: int, window: float, hold: float) -> Any:
     """The window of this process only (what every coordinator keeps in front of its record)."""
-    from storeframes.window import SharedLimiter, _ProcessWindow
+    from storeframes.coord.window import ProcessWindow, SharedLimiter
 
-    return SharedLimiter(_ProcessWindow(), limit, window, hold=hold)
+    return SharedLimiter(ProcessWindow(), limit, window, hold=hold)
 
 
 def fetch_ratio(

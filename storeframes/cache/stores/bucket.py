@@ -29,14 +29,11 @@ from __future__ import annotations
 
 import builtins
 import errno
-import hashlib
 import io
 import ipaddress
-import json
 import logging
 import os
 import re
-import secrets
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
@@ -47,7 +44,7 @@ from urllib.parse import urlsplit
 
 from .base import Capabilities, StoreBase, SweepError, Usage, Version, check_key
 
-__all__ = ["ObjectLeases", "ObjectStore"]
+__all__ = ["ObjectStore"]
 
 log = logging.getLogger("storeframes")
 
@@ -167,12 +164,6 @@ def _obstore() -> Any:
     except ImportError:
         raise ImportError(f"an object store cache needs obstore: {INSTALL}") from None
     return obstore
-
-
-def _digest(text: str) -> str:
-    """The name of a lease's object: the hash :mod:`storeframes.leases` names leases with (not imported from
-    there: the cache imports this module, and the leases module imports the engine, which imports the cache)."""
-    return hashlib.blake2b(text.encode(), digest_size=16, person=b"storeframes-ls").hexdigest()
 
 
 def _is_loopback(host: str) -> bool:
@@ -669,161 +660,3 @@ class ObjectStore(StoreBase):
 
 def _rebuild(url: str, options: dict[str, Any]) -> ObjectStore:
     return ObjectStore(url, storage_options=options)
-
-
-@dataclass
-class _Lease:
-    token: str
-    version: Version
-    renewals: int = 0
-
-
-class ObjectLeases:
-    """Leases (:class:`~storeframes.leases.Remote`) as objects ``leases/<hash of the name>`` in an :class:`ObjectStore`.
-
-    A lease is taken by creating its object (``put_if_absent``: one winner), holding
-    ``{"holder": <random id>, "expires_at": ...}``. While held, a keeper thread rewrites
-    it every :attr:`TTL`/3 with ``If-Match`` on the version it wrote last, so its
-    version (e_tag) keeps changing. Releasing reads it and deletes it if it still names
-    this holder.
-
-    **When a lease has expired.** Not by comparing clocks: a lease is expired when the
-    one looking at it has seen the *same version* for :attr:`TTL` seconds of its own
-    monotonic clock, which a live holder never lets happen. No clock of any machine (nor
-    the server's) matters, only how fast seconds pass. The cost: a newcomer waits up to
-    one TTL after it first sees a lease whose holder died. To spare that for leases long
-    dead, one whose ``Last-Modified`` (the server's clock) is older than
-    :attr:`TTL` + :attr:`CLOCK_MARGIN` by this machine's clock is expired at once; that
-    is wrong only if this machine's clock runs ahead of the server's by more than about
-    ``CLOCK_MARGIN``. The ``expires_at`` written in the object (the writer's clock) is
-    there for people, never used.
-
-    An expired lease is taken over by a conditional overwrite (``If-Match`` on the
-    version seen), so of several callers taking it over at once exactly one wins. A
-    holder whose keeper could not renew for a TTL may lose its lease this way; its
-    release then leaves the new holder's lease alone.
-    """
-
-    TTL = 15.0
-    """Seconds a lease outlives its holder when the holder dies; a live holder renews it every third of that."""
-    CLOCK_MARGIN = 60.0
-    """How far this machine's clock may run ahead of the server's before a live lease could look long dead."""
-    POLL = (0.05, 0.5)
-    """The first and the longest pause between two looks while waiting (seconds)."""
-
-    def __init__(self, store: ObjectStore, *, prefix: str = "leases/"):
-        self.store = store
-        self._prefix = check_key(prefix, prefix=True)
-        self._lock = threading.Lock()
-        self._held: dict[str, _Lease] = {}
-        self._seen: dict[str, tuple[tuple[str | None, str | None], float]] = {}  # key -> (version, first seen)
-        self._keeper: threading.Thread | None = None
-
-    def __repr__(self) -> str:
-        return f"ObjectLeases({self.store.location!r})"
-
-    def _key(self, name: str) -> str:
-        return self._prefix + _digest(name)
-
-    def _body(self, token: str, renewals: int) -> bytes:
-        return json.dumps(
-            {"holder": token, "expires_at": round(time.time() + self.TTL, 3), "renewal": renewals}
-        ).encode()
-
-    def try_take(self, name: str) -> Any | None:
-        key, token = self._key(name), secrets.token_hex(8)
-        version = self.store.create(key, self._body(token, 0))
-        if version is None:
-            version = self._take_over(key, token)
-            if version is None:
-                return None
-        with self._lock:
-            self._seen.pop(key, None)
-            self._held[key] = _Lease(token, version)
-            if self._keeper is None or not self._keeper.is_alive():
-                self._keeper = threading.Thread(target=self._keep, name="storeframes-object-leases", daemon=True)
-                self._keeper.start()
-        return key, token
-
-    def _take_over(self, key: str, token: str) -> Version | None:
-        """Take ``key`` from a holder that is gone: the new version, or None while it is held."""
-        current = self.store.head(key)
-        if current is None:  # released meanwhile
-            return self.store.create(key, self._body(token, 0))
-        if not self._expired(key, current):
-            return None
-        return self.store.replace(key, self._body(token, 0), current)
-
-    def _expired(self, key: str, current: Version) -> bool:
-        """Whether the lease at ``current`` has expired (see the class)."""
-        now = time.monotonic()
-        version = (current.e_tag, current.version)
-        with self._lock:
-            seen = self._seen.get(key)
-            if seen is None or seen[0] != version:
-                if len(self._seen) > 4096:
-                    old = now - 2 * (self.TTL + self.CLOCK_MARGIN)
-                    self._seen = {k: v for k, v in self._seen.items() if v[1] > old}
-                self._seen[key] = (version, now)
-                first = now
-            else:
-                first = seen[1]
-        return now - first >= self.TTL or time.time() - current.modified >= self.TTL + self.CLOCK_MARGIN
-
-    def release(self, handle: Any) -> None:
-        key, token = handle
-        with self._lock:
-            self._held.pop(key, None)
-        try:
-            body = self.store.get(key)
-        except FileNotFoundError:
-            return
-        try:
-            holder = json.loads(body).get("holder")
-        except (ValueError, AttributeError):
-            holder = None
-        if holder == token:  # still ours: not taken over after a lapse
-            self.store.delete(key)
-
-    def wait(self, name: str, timeout: float) -> bool:
-        key = self._key(name)
-        deadline = time.monotonic() + timeout
-        pause, longest = self.POLL
-        while True:
-            current = self.store.head(key)
-            if current is None:
-                with self._lock:
-                    self._seen.pop(key, None)
-                return True
-            if self._expired(key, current):
-                return True
-            left = deadline - time.monotonic()
-            if left <= 0:
-                return False
-            time.sleep(min(pause, left))
-            pause = min(pause * 2, longest)
-
-    def _keep(self) -> None:
-        """Renew the held leases until none is held."""
-        while True:
-            time.sleep(self.TTL / 3)
-            with self._lock:
-                held = {key: (lease.token, lease.version, lease.renewals) for key, lease in self._held.items()}
-                if not held:
-                    self._keeper = None
-                    return
-            for key, (token, version, renewals) in held.items():
-                try:
-                    renewed = self.store.replace(key, self._body(token, renewals + 1), version)
-                except OSError as exc:  # tried again at the next round; the lease may lapse meanwhile
-                    log.warning("could not renew a lease in %s: %s", self.store.location, exc)
-                    continue
-                with self._lock:
-                    lease = self._held.get(key)
-                    if lease is None or lease.token != token:
-                        continue  # released meanwhile
-                    if renewed is None:
-                        del self._held[key]
-                        log.warning("a lease in %s lapsed and was taken over by another caller", self.store.location)
-                    else:
-                        lease.version, lease.renewals = renewed, renewals + 1
