@@ -85,9 +85,9 @@ class RangeStore(MemoryStore):
 
 
 def test_a_compacted_frame_file_is_read_a_row_group_at_a_time(tmp_path, monkeypatch):
-    import storeframes.cache as cache_module
+    from storeframes.cache import compaction
 
-    monkeypatch.setattr(cache_module, "_GROUP_ROWS", 40)  # a few answers per row group
+    monkeypatch.setattr(compaction, "_GROUP_ROWS", 40)  # a few answers per row group
     fill(tmp_path, APPS[:30])
     Cache(tmp_path).compact(frames=flattener_versions())
     (part,) = files(tmp_path, "frames/table=versions")

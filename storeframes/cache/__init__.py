@@ -1,6 +1,10 @@
 """The cache: raw answers, the index of what they cover, Parquet frames and the ledger.
 
-See :mod:`storeframes.cache._core` for the layout of a cache and its formats.
+See :mod:`storeframes.cache.layout` for the layout of a cache and its formats; :class:`Cache` puts
+its parts together (:mod:`~storeframes.cache.index`, :mod:`~storeframes.cache.answer_files`,
+:mod:`~storeframes.cache.frame_files`, :mod:`~storeframes.cache.ledger_files`,
+:mod:`~storeframes.cache.compaction`, :mod:`~storeframes.cache.upkeep`) over the store's files
+(:mod:`~storeframes.cache.files`) and their bytes (:mod:`~storeframes.cache.parquet`).
 """
 
 from __future__ import annotations
@@ -8,18 +12,10 @@ from __future__ import annotations
 from typing import Any
 
 from ..answers import REFRESH_MODES, Entry, Refresh, RefreshOption
-from . import _core
-from ._core import (
-    CLOCK_SKEW,
-    ENV_CACHE_DIR,
-    FORMAT,
-    MARKER,
-    Cache,
-    CacheWarning,
-    _polars_writes_arrow_schema,
-    default_cache_dir,
-    is_url,
-)
+from ._core import CLOCK_SKEW, ENV_CACHE_DIR, Cache, default_cache_dir, is_url
+from .files import CacheWarning
+from .layout import FORMAT, MARKER, index_schema
+from .parquet import polars_writes_arrow_schema as _polars_writes_arrow_schema
 
 __all__ = [
     "CLOCK_SKEW",
@@ -40,5 +36,5 @@ __all__ = [
 
 def __getattr__(name: str) -> Any:
     if name == "INDEX_SCHEMA":  # the Arrow schema of an index file, without importing pyarrow with the package
-        return _core._index_schema()
+        return index_schema()
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
