@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..answers import REFRESH_MODES, Entry, Refresh, RefreshOption
-from ._core import CLOCK_SKEW, ENV_CACHE_DIR, Cache, default_cache_dir, is_url
+from ..answers import CLOCK_SKEW, REFRESH_MODES, Entry, Refresh, RefreshOption
+from ._core import ENV_CACHE_DIR, Cache, default_cache_dir, is_url
 from .files import CacheWarning
 from .layout import FORMAT, MARKER, index_schema
 from .parquet import polars_writes_arrow_schema as _polars_writes_arrow_schema

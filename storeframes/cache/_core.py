@@ -14,14 +14,14 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Callable, Collection, Iterable, Mapping
-from datetime import date, datetime, timedelta
+from datetime import timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
-from ..answers import Entry, Refresh, Response
-from ..catalog import Endpoint, Freshness
+from ..answers import Entry, Response
+from ..catalog import Endpoint
 from ..errors import warn
 from ..planning import Cell
 from ..store import LocalStore, Store
@@ -40,11 +40,6 @@ if TYPE_CHECKING:  # pyarrow is imported when first needed, not with the package
 __all__ = ["ENV_CACHE_DIR", "Cache", "CacheWarning", "default_cache_dir", "is_url"]
 
 ENV_CACHE_DIR = "STOREFRAMES_CACHE_DIR"
-CLOCK_SKEW = timedelta(seconds=5)
-"""How far in the future an answer's ``fetched_at`` may lie (another machine's clock slightly
-ahead) and still be judged by its time; beyond that the answer is stale, never fresh forever."""
-# an app the service reported as not available is asked again the next UTC day
-_UNAVAILABLE_FRESHNESS = Freshness(current="utc_day")
 
 _URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
 
@@ -184,51 +179,15 @@ class Cache:
         """Pick up the index files of ``endpoint`` that other processes wrote, and forget removed ones."""
         self._index.sync(endpoint)
 
-    def lookup(
-        self,
-        ep: Endpoint,
-        *,
-        service: str,
-        scope: str,
-        cells: Collection[Cell],
-        now: datetime,
-        refresh: Refresh = "auto",
-        sync: bool = True,
-    ) -> dict[Cell, Entry]:
-        """For each cell the cache can serve, the newest entry holding it.
-
-        ``refresh="auto"`` serves only fresh entries (by ``ep.freshness``), ``"never"``
-        any entry, ``"always"`` none. ``sync=False`` skips looking for files other
-        processes wrote since the last look (:meth:`sync`).
+    def candidates(
+        self, ep: Endpoint, *, service: str, scope: str, cells: Collection[Cell], sync: bool = True
+    ) -> dict[Cell, list[Entry]]:
+        """The entries holding each of ``cells`` of ``service`` and ``scope``, newest first (a cell none
+        holds is left out): the cache as the engine's :class:`~storeframes.engine.Index`, which judges
+        which of them may serve. ``sync=False`` skips looking for files other processes wrote since
+        the last look (:meth:`sync`).
         """
-        if refresh == "always":
-            return {}
-        found: dict[Cell, Entry] = {}
-        for cell, held in self._index.candidates(ep, service=service, scope=scope, cells=cells, sync=sync).items():
-            newest = held[0]
-            if refresh == "never" or self._fresh(ep, newest, cell, now):
-                found[cell] = newest
-        return found
-
-    @staticmethod
-    def _fresh(ep: Endpoint, entry: Entry, cell: Cell, now: datetime) -> bool:
-        """Whether ``entry`` may serve ``cell`` at ``now``, by the endpoint's freshness.
-
-        An entry fetched more than :data:`CLOCK_SKEW` after ``now`` (by a machine whose
-        clock is ahead) is stale: judged by its time it would be fresh for as long as that
-        clock is ahead, and a recent day of history would look final for ever.
-        """
-        if entry.fetched_at > now + CLOCK_SKEW:
-            return False
-        if not entry.available:
-            return _UNAVAILABLE_FRESHNESS.is_fresh(entry.fetched_at, None, now=now)
-        if ep.daily:
-            day = cell[2]
-        elif ep.date_ranged:
-            day = date.fromisoformat(entry.params["end_date"])
-        else:
-            day = None
-        return ep.freshness.is_fresh(entry.fetched_at, day, now=now)
+        return self._index.candidates(ep, service=service, scope=scope, cells=cells, sync=sync)
 
     def load(self, entry: Entry) -> Response | None:
         """The cached answer of ``entry``; None when its file is gone or unreadable.
