@@ -13,6 +13,7 @@ from . import analysis, catalog, schemas
 from ._version import __version__
 from .answers import Answer, Part, Response
 from .cache import Cache, CacheWarning
+from .cache.stores import LocalStore, MemoryStore, Store
 from .catalog import CostModel, Endpoint, Freshness
 from .client import Client
 from .coordination import Coordinator
@@ -69,7 +70,6 @@ from .interop import to_pandas
 from .ledger import LEDGER_SCHEMA
 from .limiter import SlidingWindowLimiter
 from .ranks import RANK_STATUSES, rank_history
-from .store import LocalStore, MemoryStore, Store
 
 __all__ = [
     "LEDGER_SCHEMA",

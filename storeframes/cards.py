@@ -32,8 +32,8 @@ import polars as pl
 
 from . import catalog
 from . import defaults as _defaults
-from .client import AppsUnavailableWarning, Client
-from .errors import AppNotAvailableError, InvalidParameterError, NotCachedError
+from .client import Client
+from .errors import AppNotAvailableError, AppsUnavailableWarning, InvalidParameterError, NotCachedError
 
 __all__ = ["AppCard", "app_card"]
 

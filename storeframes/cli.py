@@ -318,7 +318,8 @@ def _named_by(args: argparse.Namespace) -> str:
 
 
 def _cache(args: argparse.Namespace) -> int:
-    from .cache import Cache, default_cache_dir, is_url
+    from .cache import default_cache_dir, is_url, open_cache
+    from .errors import ConfigurationError
 
     if args.cache_dir is not None and not args.cache_dir.strip():
         print(
@@ -329,8 +330,8 @@ def _cache(args: argparse.Namespace) -> int:
     where = args.cache_dir if args.cache_dir is not None else default_cache_dir()
     if isinstance(where, str) and is_url(where):
         try:
-            cache = Cache(where)
-        except (ValueError, TypeError, ImportError) as exc:
+            cache = open_cache(where)
+        except (ConfigurationError, ImportError) as exc:
             print(f"storeframes cache: {exc}", file=sys.stderr)
             return 2
     else:
@@ -345,7 +346,8 @@ def _cache(args: argparse.Namespace) -> int:
         if not path.is_dir():
             print(f"storeframes cache: {_printable(str(path))} is not a folder", file=sys.stderr)
             return 2
-        cache = Cache(path)
+        cache = open_cache(path)
+    assert cache is not None
     command = args.cache_command
     failed: list[str] = []  # the files cache clear could not remove
     with warnings.catch_warnings(record=True) as caught:  # unreadable files: one line each, after the output

@@ -21,46 +21,36 @@ from __future__ import annotations
 
 import logging
 import os
-import threading
-import weakref
-from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
-from concurrent.futures import FIRST_EXCEPTION, Future, ThreadPoolExecutor, wait
-from dataclasses import replace
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from datetime import UTC, date, datetime
-from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import polars as pl
 
-from . import catalog, engine, planning
-from .answers import Answer, Part, Response
-from .cache import REFRESH_MODES, Cache, CacheWarning, Refresh, RefreshOption, default_cache_dir, is_url
+from . import engine
+from .answers import Answer
+from .cache import Cache, CacheWarning, RefreshOption, open_cache
 from .catalog import CostModel, Endpoint, Freshness
 from .coordination import Coordinator
 from .coordination import coordinator as _coordinator
 from .credits import Credits
-from .engine import CallPlan, Fetched, Plan
+from .engine import CallPlan, Plan
 from .errors import (
-    AnswerWarning,
-    AppNotAvailableError,
-    AppsUnavailableWarning,
     CallWarnings,
     ConfigurationError,
     InvalidParameterError,
-    NotCachedError,
-    StoreframesError,
-    carry,
     cut,
     html_table,
     plural,
     warn,
 )
+from .fetching import Fetcher, Workers
 from .frames import FrameFunctions, plan_find_apps, resolve
 from .leases import FileLeases, Leases, RedisLeases, Remote, leases_for, machine
 from .ledger import spend_summary
+from .options import endpoints_with, refresh_mode, slot_hold, switches
 from .pipeline import FRAMES, CallParts, FrameMaker
-from .store import MemoryStore
 from .window import SharedLimiter, shared_limiter
 from .wire import DEFAULT_DEADLINE, DEFAULT_MAX_BODY_BYTES, Wire, clean_token, shown_url
 
@@ -73,34 +63,9 @@ log = logging.getLogger("storeframes")
 
 ENV_API_KEY = "STOREFRAMES_API_KEY"
 ENV_BASE_URL = "STOREFRAMES_BASE_URL"
-ENV_OFFLINE = "STOREFRAMES_OFFLINE"
-ENV_PROGRESS = "STOREFRAMES_PROGRESS"
 
 T = TypeVar("T")
 R = TypeVar("R")
-
-
-def _env_flag(name: str) -> bool | None:
-    """An environment switch: True for 1/true/yes/on, False for 0/false/no/off, None when unset or other."""
-    value = os.environ.get(name, "").strip().lower()
-    return True if value in ("1", "true", "yes", "on") else False if value in ("0", "false", "no", "off") else None
-
-
-def _per_endpoint(option: str, defaults: Mapping[str, Any], overrides: Mapping[str, Any] | None) -> dict[str, Any]:
-    """The defaults per endpoint name with the user's overrides; an unknown name is refused."""
-    unknown = sorted(set(overrides or {}) - set(catalog.ENDPOINTS))
-    if unknown:
-        raise ConfigurationError(f"{option} names unknown endpoints {unknown}; known: {list(catalog.ENDPOINTS)}")
-    return {**defaults, **(overrides or {})}
-
-
-def _endpoints(
-    cost_model: Mapping[str, CostModel] | None, freshness: Mapping[str, Freshness] | None
-) -> dict[str, Endpoint]:
-    """The catalog's endpoints with the user's prices and freshness policies."""
-    costs = _per_endpoint("cost_model", catalog.DEFAULT_COSTS, cost_model)
-    policies = _per_endpoint("freshness", catalog.DEFAULT_FRESHNESS, freshness)
-    return {name: ep.with_cost(costs[name]).with_freshness(policies[name]) for name, ep in catalog.ENDPOINTS.items()}
 
 
 def _limiter(
@@ -117,127 +82,13 @@ def _limiter(
         raise ConfigurationError(f"rate_limit must be (requests, seconds), got {rate_limit!r}: {exc}") from None
 
 
-def _hold(timeout: Any, http_client: httpx.Client | None, deadline: Any = None) -> float:
-    """The longest one attempt may hold a slot: its deadline and 5 s; without one, the HTTP timeout and
-    5 s, or 60 s when it is not known."""
-    if isinstance(deadline, (int, float)) and not isinstance(deadline, bool) and deadline > 0:
-        return float(deadline) + 5.0  # an attempt ends by its deadline, however its body trickles
-    if http_client is not None or isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout <= 0:
-        return 60.0
-    return float(timeout) + 5.0
-
-
-def _open_cache(cache_dir: Any, storage_options: Any = None) -> Cache | None:
-    if cache_dir is False:
-        return None
-    if isinstance(cache_dir, Cache):
-        if storage_options is not None:
-            raise ConfigurationError("storage_options= goes with a bucket address as cache_dir, not with a Cache")
-        return cache_dir
-    if cache_dir is None or cache_dir is True:
-        cache_dir = default_cache_dir()
-    if storage_options is not None and not isinstance(storage_options, Mapping):
-        raise ConfigurationError(f"storage_options must be a mapping of texts, got {type(storage_options).__name__}")
-    if isinstance(cache_dir, str) and is_url(cache_dir):
-        try:
-            return Cache(cache_dir, storage_options=storage_options)
-        except (ValueError, TypeError) as exc:
-            raise ConfigurationError(f"cache_dir {cache_dir!r}: {exc}") from None
-    if storage_options is not None:
-        raise ConfigurationError("storage_options= goes with a bucket address as cache_dir (s3://bucket/prefix)")
-    if isinstance(cache_dir, (str, os.PathLike)):
-        return Cache(Path(cache_dir))
-    raise ConfigurationError(
-        f"cache_dir must be a folder path, a bucket address (s3://bucket/prefix), a Cache or False, got {cache_dir!r}"
-    )
-
-
-def _refresh_mode(refresh: Any) -> Refresh:
-    """The cache policy ``refresh=`` asks for: a mode by its name, True for "always", False for "auto"."""
-    if refresh is True or refresh is False:
-        return "always" if refresh else "auto"
-    if not isinstance(refresh, str) or refresh not in REFRESH_MODES:
-        allowed = f"one of {', '.join(REFRESH_MODES)} (or True for always, False for auto)"
-        raise InvalidParameterError("refresh", refresh, allowed)
-    return refresh  # type: ignore[return-value]
-
-
-MOST_DEFAULT_WORKERS = 64
-"""The most threads a client sends with by default, whatever its rate limit."""
-
-
-def default_workers(limit: int) -> int:
-    """Threads enough to send a whole window at once: the rate limit (at least 8, at most 64).
-
-    With fewer, the requests of a window leave in several round trips, and the spread
-    carries into every later window (8 threads at 60 requests per 10 s and a third of a
-    second's latency reach about 77 % of what the limit allows; 60 threads 96 %).
-    """
-    return min(max(8, limit), MOST_DEFAULT_WORKERS)
-
-
-def _switches(max_workers: Any, offline: Any, progress: Any, limit: int) -> tuple[int, bool, bool | None]:
-    """The checked ``max_workers``, ``offline`` and ``progress`` options, environment defaults applied."""
-    if max_workers is not None and (
-        not isinstance(max_workers, int) or isinstance(max_workers, bool) or max_workers < 1
-    ):
-        raise ConfigurationError(
-            f"max_workers must be a whole number >= 1 (or None for the rate limit's requests, "
-            f"{default_workers(limit)}), got {max_workers!r}"
-        )
-    if offline is not None and not isinstance(offline, bool):
-        raise ConfigurationError(f"offline must be True, False or None (${ENV_OFFLINE}), got {offline!r}")
-    if progress is None and _env_flag(ENV_PROGRESS) is False:
-        progress = False
-    if progress is not None and not isinstance(progress, bool):
-        raise ConfigurationError(f"progress must be True, False or None (when many requests), got {progress!r}")
-    workers = max_workers or default_workers(limit)
-    return workers, _env_flag(ENV_OFFLINE) is True if offline is None else offline, progress
-
-
-def _progress_bar(name: str, futures: Sequence[Future[Any]], spent: Callable[[], int]) -> Any:
-    """A bar counting requests as they finish, with the credits spent so far (see :mod:`storeframes.progress`)."""
-    from .progress import progress_bar
-
-    return progress_bar(name, futures, spent)
-
-
-Group = tuple[list[Fetched], dict[str, Any], bool]
-"""What a group of requests gave: what it fetched, the leases others held, whether the cache had some of it."""
-
-
-def _raise_first_failure(futures: Sequence[Future[Group]], not_done: Collection[Future[Group]]) -> None:
-    """On a failed request, cancel those not started and raise its error with ``partial``: the responses received."""
-    failure = next((f.exception() for f in futures if f.done() and f.exception() is not None), None)
-    if failure is None:
-        return
-    for future in not_done:
-        future.cancel()
-    wait(not_done)
-    if isinstance(failure, StoreframesError):
-        ok = [f for f in futures if f.done() and not f.cancelled() and f.exception() is None]
-        failure.partial = [response for f in ok for got in f.result()[0] for response in got[0]]
-    raise failure
-
-
-def _load(cache: Cache, plan: CallPlan, loaded: dict[str, Response]) -> bool:
-    """Read the cached answers a plan uses; False when one was unreadable (it is set aside: plan again)."""
-    for entry in plan.entries().values():
-        if entry.id not in loaded:
-            response = cache.load(entry)
-            if response is None:
-                return False
-            loaded[entry.id] = response
-    return True
-
-
 def _leases_of(cache: Cache | None, owner: object, coordinator: Any) -> Leases:
     """The process-wide leases of ``cache``: lock files in its folder, objects in its bucket, or Redis keys."""
     if cache is None:  # nothing to share with other processes: the threads of this client only
         return leases_for(f"client:{id(owner)}", lambda: None)
     redis_url = coordinator.url if coordinator is not None else None
     if cache.path is None:
-        if isinstance(cache.storage, MemoryStore):  # nothing outside the process sees it
+        if cache.storage.capabilities.leases == "process":  # nothing outside the process sees it
             return leases_for(f"store:{id(cache.storage)}", lambda: None)
         # a bucket: every machine names it alike, so its leases are the same for all of them
         space = f"store:{cache.location}"
@@ -253,10 +104,10 @@ def _leases_of(cache: Cache | None, owner: object, coordinator: Any) -> Leases:
 
 def _bucket_leases(cache: Cache) -> Remote | None:
     """Leases as objects of the bucket (put-if-absent), where the store can write conditionally."""
-    from .objectstore import ObjectLeases, ObjectStore
+    from .objectstore import ObjectLeases
 
-    if isinstance(cache.storage, ObjectStore) and cache.storage.conditional_writes:
-        return ObjectLeases(cache.storage)
+    if cache.storage.capabilities.leases == "objects":
+        return ObjectLeases(cache.storage)  # type: ignore[arg-type]
     warn(
         f"the cache at {cache.location} cannot write conditionally, so callers on other machines may fetch the "
         "same answer at once: give the clients a Redis coordinator (coordinator='redis://...') to share leases",
@@ -265,57 +116,9 @@ def _bucket_leases(cache: Cache) -> Remote | None:
     return None
 
 
-_POOL_THREAD = threading.local()
-"""In a client's pool threads, ``client`` refers (weakly) to that client."""
-
-
-def _mark_pool_thread(client: Client) -> None:
-    _POOL_THREAD.client = weakref.ref(client)
-
-
-def _in_pool_of(client: Client) -> bool:
-    """Whether this thread is one of ``client``'s pool threads."""
-    ref = getattr(_POOL_THREAD, "client", None)
-    return ref is not None and ref() is client
-
-
 def _tail(text: str, most: int) -> str:
     """``text``, its start cut away when it is longer than ``most`` (a path's end says the most)."""
     return text if len(text) <= most else "…" + text[-(most - 1) :]
-
-
-def _shown(ids: Sequence[str], most: int = 10) -> str:
-    """App ids for a message: each quoted (escapes show control characters), at most ``most`` of them."""
-    shown = ", ".join(repr(i[:200]) for i in ids[:most])
-    return shown + (f" and {len(ids) - most} more" if len(ids) > most else "")
-
-
-def _asked_only(ep: Endpoint, response: Response) -> tuple[Response | None, list[str]]:
-    """``response`` holding only the apps it was asked for, and the apps asked for that it left out.
-
-    Apps nobody asked for are dropped with an :class:`~storeframes.AnswerWarning`. The
-    response's ``apps`` then name only the apps it answered, so the cache holds it as an
-    answer for those; it is None when it answered none of them.
-    """
-    if ep.entity != "apps" or not isinstance(response.result, dict):
-        return response, []
-    asked = response.params["apps"].split(",")
-    wanted = set(asked)
-    strangers = [str(app) for app in response.result if app not in wanted]
-    if strangers:
-        warn(
-            f"{ep.name} answered {plural(len(strangers), 'app')} nobody asked for, left out: {_shown(strangers)}",
-            AnswerWarning,
-        )
-    answered = [app for app in asked if app in response.result]
-    if len(answered) == len(asked) and not strangers:
-        return response, []
-    absent = [app for app in asked if app not in response.result]
-    if not answered:
-        return None, absent
-    result = {app: response.result[app] for app in answered}
-    changed = replace(response, params={**response.params, "apps": ",".join(answered)}, result=result, body=None)
-    return changed, absent
 
 
 class Client(FrameFunctions):
@@ -433,13 +236,13 @@ class Client(FrameFunctions):
     ):
         super().__init__(FrameMaker(self))
         self._clock = clock
-        self.cache: Cache | None = _open_cache(cache_dir, storage_options)
+        self.cache: Cache | None = open_cache(cache_dir, storage_options)
         self.credits = Credits(budget, clock=self._now, service=lambda: self.namespace, sink=self.cache)
         key = clean_token(api_key if api_key is not None else os.environ.get(ENV_API_KEY, ""))
         url = base_url if base_url is not None else os.environ.get(ENV_BASE_URL) or None
         self.coordinator = _coordinator(coordinator)
-        self.limiter = _limiter(rate_limit, key, url, self.coordinator, _hold(timeout, http_client, deadline))
-        self.max_workers, self.offline, self.progress = _switches(max_workers, offline, progress, self.limiter.limit)
+        self.limiter = _limiter(rate_limit, key, url, self.coordinator, slot_hold(timeout, http_client, deadline))
+        self.max_workers, self.offline, self.progress = switches(max_workers, offline, progress, self.limiter.limit)
         self.wire = Wire(
             key,
             url,
@@ -453,11 +256,19 @@ class Client(FrameFunctions):
             clock=self._now,
             connections=self.max_workers,
         )
-        self.endpoints = _endpoints(cost_model, freshness)
-        self.refresh = _refresh_mode(refresh)
-        self._lock = threading.Lock()
-        self._pool: ThreadPoolExecutor | None = None
+        self.endpoints = endpoints_with(cost_model, freshness)
+        self.refresh = refresh_mode(refresh)
         self._lease_table: Leases | None = None
+        self._workers = Workers(self.max_workers)
+        self._fetcher = Fetcher(
+            self,
+            cache=self.cache,
+            credits=self.credits,
+            wire=self.wire,
+            workers=self._workers,
+            leases=self._leases,
+            now=self._now,
+        )
 
     def _now(self) -> datetime:
         return self._clock() if self._clock is not None else datetime.now(UTC)
@@ -498,9 +309,7 @@ class Client(FrameFunctions):
         nothing more: a call that would is a :class:`~storeframes.ConfigurationError`
         ("this client is closed"); closing twice is harmless.
         """
-        if self._pool is not None:
-            self._pool.shutdown(wait=True)
-            self._pool = None
+        self._workers.shutdown()
         if self.cache is not None:
             self.cache.flush()  # the large frames written behind the calls
             self.credits.sink = self.cache
@@ -590,7 +399,7 @@ class Client(FrameFunctions):
         if session or self.cache is None:
             ledger = self.ledger
         else:
-            self._flush()
+            self._fetcher.flush()
             ledger = self.cache.read_ledger()
         if service is None:
             service = self.namespace
@@ -619,7 +428,7 @@ class Client(FrameFunctions):
         endpoint, calls = resolve(endpoint, calls, today=self.today())
         with CallWarnings():
             try:
-                ep, _, plans, _ = self._plan(endpoint, calls, refresh, load=False)
+                ep, _, plans, _ = self._fetcher.plan(endpoint, calls, refresh, load=False)
             except InvalidParameterError as exc:
                 raise (spec.speak(exc) if spec else exc) from None
             return engine.summarize(ep, plans)
@@ -650,16 +459,16 @@ class Client(FrameFunctions):
         succeed (they are in the cache too, so calling again sends only the rest).
         """
         with CallWarnings():
-            ep, mode, plans, loaded = self._plan(endpoint, calls, refresh, load=True)
+            ep, mode, plans, loaded = self._fetcher.plan(endpoint, calls, refresh, load=True)
             try:
-                plans, pool = self._fetch(ep, mode, plans, loaded)
+                plans, pool = self._fetcher.fetch(ep, mode, plans, loaded)
                 answers, counted = [], set[int]()
                 for plan in plans:
-                    parts, unavailable = self._served(ep, plan, pool, loaded, counted)
+                    parts, unavailable = self._fetcher.served(ep, plan, pool, loaded, counted)
                     answers.append(engine.compose(ep, plan.params, parts, unavailable))
                 return answers
             finally:
-                self._flush()
+                self._fetcher.flush()
 
     def gather(
         self, endpoint: str, calls: Sequence[Mapping[str, Any]], refresh: RefreshOption | None
@@ -671,16 +480,16 @@ class Client(FrameFunctions):
         Calls that mean the same request are answered once.
         """
         with CallWarnings():
-            ep, mode, plans, _ = self._plan(endpoint, calls, refresh, load=False)
+            ep, mode, plans, _ = self._fetcher.plan(endpoint, calls, refresh, load=False)
             unique: dict[str, CallPlan] = {}
             for plan in plans:
                 unique.setdefault(engine.key(plan.params), plan)
             try:
-                plans, pool = self._fetch(ep, mode, list(unique.values()), None)
+                plans, pool = self._fetcher.fetch(ep, mode, list(unique.values()), None)
                 counted = set[int]()
-                return ep, [(plan.params, self._served(ep, plan, pool, {}, counted)[0]) for plan in plans]
+                return ep, [(plan.params, self._fetcher.served(ep, plan, pool, {}, counted)[0]) for plan in plans]
             finally:
-                self._flush()
+                self._fetcher.flush()
 
     def _frame(self, name: str, arguments: Mapping[str, Any], refresh: RefreshOption | None) -> pl.DataFrame:
         """A frame function's frame; the warnings of the call, its threads' too, given at the caller's line."""
@@ -693,252 +502,10 @@ class Client(FrameFunctions):
         Called from one of those threads (a frame function run by :meth:`map` itself),
         it runs in the caller's thread: a pool waiting on itself would never finish.
         """
-        if _in_pool_of(self):
-            return iter([function(item) for item in items])
-        return self._executor().map(carry(function), items)
-
-    # -- the steps of a call -----------------------------------------------------------
-
-    def _plan(
-        self, endpoint: str, calls: Sequence[Mapping[str, Any]], refresh: RefreshOption | None, *, load: bool
-    ) -> tuple[Endpoint, Refresh, list[CallPlan], dict[str, Response]]:
-        """Validate every call, then plan each against the cache (reading its answers when ``load``)."""
-        ep = self.endpoints[catalog.endpoint(endpoint).name]
-        mode = _refresh_mode(self.refresh if refresh is None else refresh)
-        if self.offline and mode == "auto":  # no fetching: every cached answer serves, however old
-            mode = "never"
-        canonical = [catalog.validate(ep, call, today=self.today()) for call in calls]
-        loaded: dict[str, Response] = {}
-        return ep, mode, self._plan_calls(ep, canonical, mode, loaded if load else None), loaded
-
-    def _plan_calls(
-        self,
-        ep: Endpoint,
-        calls: Sequence[dict[str, str]],
-        mode: Refresh,
-        loaded: dict[str, Response] | None,
-        since: datetime | None = None,
-    ) -> list[CallPlan]:
-        """Plan calls against the cache, seen afresh; read the answers they use into ``loaded`` (unless None)."""
-        if self.cache is not None:
-            self.cache.sync(ep.name)
-        plans: list[CallPlan] = []
-        for params in calls:
-            while True:
-                plan = engine.plan_call(
-                    ep, params, self.cache, service=self.namespace, now=self._now(), refresh=mode, since=since
-                )
-                if loaded is None or self.cache is None or _load(self.cache, plan, loaded):
-                    break
-            plans.append(plan)
-        return plans
-
-    def _fetch(
-        self, ep: Endpoint, mode: Refresh, plans: list[CallPlan], loaded: dict[str, Response] | None
-    ) -> tuple[list[CallPlan], engine.Pool]:
-        """Get every cell the plans miss, each from one request, whoever sends it; returns the plans seen afresh.
-
-        In rounds: each group of requests is sent under the leases of its apps or
-        keywords, after a look at the cache (another caller may have just fetched
-        them); a group whose leases another caller holds is not sent, and once the
-        round's requests ended, those leases are waited for and what their holders
-        fetched is used. Offline or over the budget nothing is sent. On a failure the
-        requests not yet started are cancelled, and the error is raised with
-        ``partial`` holding the responses received.
-        """
-        pool = engine.Pool(ep)
-        cells = engine.missing(ep, plans)
-        if not cells:
-            return plans, pool
-        requests = engine.requests_over(ep, plans, cells)
-        estimate = sum(ep.estimate(r) for r in requests)
-        if self.offline or mode == "never":
-            raise NotCachedError(
-                ep.name, requests, estimate, reason=self.offline_reason if self.offline else 'refresh="never"'
-            )
-        self.credits.check(ep.name, estimate)
-        self.wire.check_ready()
-        since = self._now() if mode == "always" else None
-        for _ in range(1000):
-            groups = engine.lease_groups(ep, self.namespace, requests)
-            futures = self._start(partial(self._fetch_group, ep, mode=mode, since=since), groups)
-            _, not_done = self._watch(ep, futures)
-            _raise_first_failure(futures, not_done)
-            replan, busy = False, {}
-            for future in futures:
-                fetched, waiting, found = future.result()
-                for got in fetched:
-                    pool.add(got, paid=True)
-                busy.update(waiting)
-                replan |= found
-            leases = self._leases()
-            for name, flight in busy.items():
-                for got in leases.wait(name, flight):
-                    pool.add(got, paid=False)
-            if self.cache is not None and (replan or None in busy.values()):  # others kept them in the cache
-                plans = self._plan_calls(ep, [p.params for p in plans], "never" if since else mode, loaded, since)
-            cells = engine.missing(ep, plans, pool)
-            if not cells:
-                return plans, pool
-            requests = engine.requests_over(ep, plans, cells)
-        raise StoreframesError(f"{ep.name}: the cells other callers were fetching never arrived")
-
-    def _watch(self, ep: Endpoint, futures: Sequence[Future[Group]]) -> tuple[Any, Any]:
-        """Wait for the first failure or the end of all, with a progress bar when there are many."""
-        show = self.progress is not False and len(futures) > (0 if self.progress else self.PROGRESS_AFTER)
-        bar = _progress_bar(ep.name, futures, lambda: self.spent) if show else None
-        try:
-            return wait(futures, return_when=FIRST_EXCEPTION)
-        finally:
-            if bar is not None:
-                bar.close()
-
-    def _fetch_group(
-        self, ep: Endpoint, group: tuple[list[str], list[dict[str, str]]], *, mode: Refresh, since: datetime | None
-    ) -> Group:
-        """Send a group of requests under its leases: what it fetched, the leases others held, and
-        whether the cache already held some of its cells (the calls are then planned again)."""
-        names, requests = group
-        leases = self._leases()
-        held, busy = leases.take(names)
-        if busy:  # another caller is fetching some of it: wait for it after this round, holding nothing
-            for lease in held.values():
-                leases.release(lease)
-            return [], busy, False
-        fetched: list[Fetched] = []
-        found = False
-        try:
-            for request in requests:
-                todo = [request]
-                if self.cache is not None:  # what another caller fetched before the leases were taken
-                    self.cache.sync(ep.name)
-                    plan = engine.plan_call(
-                        ep,
-                        request,
-                        self.cache,
-                        service=self.namespace,
-                        now=self._now(),
-                        refresh="never" if since else mode,
-                        since=since,
-                    )
-                    found |= bool(plan.cached)
-                    todo = plan.requests
-                for params in todo:
-                    fetched.append(self._fetch_one(ep, params))
-        finally:
-            for lease in held.values():
-                leases.release(lease, fetched)
-        return fetched, {}, found
-
-    def _start(self, function: Callable[[T], Group], items: Sequence[T]) -> list[Future[Group]]:
-        """Run ``function`` over ``items`` on the thread pool; a lone item (or any, from one of the pool's
-        own threads) runs in the caller's thread."""
-        if len(items) != 1 and not _in_pool_of(self):
-            pool = self._executor()
-            working = carry(function)  # its warnings are given in the caller's thread when the call ends
-            return [pool.submit(working, item) for item in items]
-        futures: list[Future[Group]] = []
-        for item in items:
-            future: Future[Group] = Future()
-            try:
-                future.set_result(function(item))
-            except Exception as exc:
-                future.set_exception(exc)
-            futures.append(future)
-        return futures
-
-    def _fetch_one(self, ep: Endpoint, params: dict[str, str]) -> Fetched:
-        """Send one request and keep its answer; when a country refuses an app of it, find which by halving.
-
-        Only the apps asked for are kept: others in the answer are dropped with an
-        :class:`~storeframes.AnswerWarning`, and apps the answer left out are not cached
-        as answered (the call names them; the next one asks for them again).
-        """
-        try:
-            response = self._send(ep, params)
-        except AppNotAvailableError:
-            if ep.entity != "apps":  # no app to leave out: the call cannot be answered
-                raise
-            halves = engine.halves(ep, params)
-            if not halves:  # this one app: remembered as not available
-                self._keep(Response(ep.name, dict(params), None, 0, 0, 422, self._now()), ep, available=False)
-                return Fetched([], [(dict(params), params["apps"])])
-            results = [self._fetch_one(ep, half) for half in halves]
-            return Fetched(
-                [r for got in results for r in got.responses],
-                [a for got in results for a in got.refused],
-                [a for got in results for a in got.absent],
-            )
-        asked, absent = _asked_only(ep, response)
-        kept = [self._keep(asked, ep)] if asked is not None else []
-        return Fetched(kept, [], [(dict(params), app) for app in absent])
-
-    def _send(self, ep: Endpoint, params: dict[str, str]) -> Response:
-        """One request through the wire, its estimate held against the budget until it ends.
-
-        Settling counts every attempt's cost (a charged failure too) and keeps the
-        request's ledger rows in the cache before the caller keeps the answer.
-        """
-        reservation = self.credits.reserve(ep.name, ep.estimate(params), tries=self.wire.max_tries)
-        try:
-            return self.wire.send(ep, params, report=reservation.attempt)
-        finally:
-            reservation.settle()
-
-    def _keep(self, response: Response, ep: Endpoint, *, available: bool = True) -> Response:
-        """Write an answer (or an app's unavailability) to the cache as soon as it is known; name its entry."""
-        if self.cache is None:
-            return response
-        entry = self.cache.store(
-            response,
-            service=self.namespace,
-            scope=planning.scope_of(ep, response.params),
-            cells=planning.cells_of(ep, response.params),
-            available=available,
-            scrub=self.wire.scrub,
-        )
-        return replace(response, entry=entry.id) if entry is not None else response
-
-    def _served(
-        self, ep: Endpoint, plan: CallPlan, pool: engine.Pool, loaded: Mapping[str, Response], counted: set[int]
-    ) -> tuple[list[Part], tuple[str, ...]]:
-        """The parts of a call; its cache hits go to the ledger, the apps refused and the apps answers left
-        out into a warning each."""
-        parts, unavailable, hits = engine.parts_of(ep, plan, pool, loaded=loaded, counted=counted)
-        for hit in hits:
-            self.credits.record_hit(hit.endpoint, hit.params, hit.saved)
-        scope = planning.scope_of(ep, plan.params)
-        absent = list(dict.fromkeys(str(c[0]) for c in plan.cells if c not in plan.cached and pool.is_absent(scope, c)))
-        if absent:
-            warn(
-                f"{ep.name} answered without {plural(len(absent), 'app')} it was asked for, left out and not cached "
-                f"(asked for again next time): {_shown(absent)}",
-                AnswerWarning,
-            )
-        if unavailable:
-            warn(
-                f"{plural(len(unavailable), 'app')} not available in country {plan.params.get('country')!r} "
-                f"for {ep.name}, left out: {', '.join(unavailable)}",
-                AppsUnavailableWarning,
-            )
-        return parts, unavailable
-
-    def _flush(self) -> None:
-        """Keep the call's cache hits, and any ledger row whose write failed, in the cache."""
-        if self.cache is not None:
-            self.credits.sink = self.cache
-            self.credits.flush()
+        return self._workers.map(function, items)
 
     def _leases(self) -> Leases:
         """The leases of this client's cache: one table for every client of the process that uses it."""
         if self._lease_table is None:
             self._lease_table = _leases_of(self.cache, self, getattr(self, "coordinator", None))
         return self._lease_table
-
-    def _executor(self) -> ThreadPoolExecutor:
-        with self._lock:
-            if self._pool is None:
-                self._pool = ThreadPoolExecutor(
-                    self.max_workers, thread_name_prefix="storeframes", initializer=_mark_pool_thread, initargs=(self,)
-                )
-            return self._pool

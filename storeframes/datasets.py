@@ -20,7 +20,8 @@ from typing import Any
 
 import polars as pl
 
-from .cache import Cache, Entry
+from .answers import Entry
+from .cache import Cache, open_cache
 from .catalog import ENDPOINTS, Endpoint
 from .errors import ConfigurationError, InvalidParameterError
 from .ledger import SERVICE
@@ -38,11 +39,10 @@ def flattener_versions() -> dict[str, str]:
 
 
 def _cache(cache_dir: Any, storage_options: Mapping[str, str] | None) -> Cache:
-    from .client import _open_cache
 
     if cache_dir is False:
         raise ConfigurationError("scan and compact need a cache: give cache_dir a folder or a bucket address")
-    cache = _open_cache(cache_dir, storage_options)
+    cache = open_cache(cache_dir, storage_options)
     assert cache is not None
     return cache
 

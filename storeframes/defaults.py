@@ -19,8 +19,8 @@ from collections.abc import Callable
 from datetime import date
 from typing import Any, Concatenate, ParamSpec, TypeVar
 
-from .cache import ENV_CACHE_DIR
-from .client import ENV_API_KEY, ENV_BASE_URL, Client, _open_cache
+from .cache import ENV_CACHE_DIR, open_cache
+from .client import ENV_API_KEY, ENV_BASE_URL, Client
 from .engine import Plan
 from .errors import ConfigurationError
 from .ledger import SERVICE
@@ -185,7 +185,7 @@ def _folder_without_token(cache_dir: Any, live: bool | None, options: dict[str, 
     if folder is None or folder is False:
         return cache_dir, cache_dir, False
     given = cache_dir is not None
-    opened = _open_cache(folder, options.get("storage_options"))
+    opened = open_cache(folder, options.get("storage_options"))
     assert opened is not None
     real = opened.holds(SERVICE)
     if real and live is False:

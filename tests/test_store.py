@@ -1,4 +1,5 @@
-"""The store contract, run over a folder (LocalStore), a dict (MemoryStore) and a bucket (ObjectStore) alike.
+"""The store contract, run over a folder (LocalStore), a dict (MemoryStore), a bucket (ObjectStore) and a toy
+backend added the way a user adds one (tests/_toy_store.py) alike.
 
 The bucket is on moto's S3 server on loopback (tests/_s3.py); without moto or obstore
 those cases are skipped.
@@ -17,7 +18,9 @@ from typing import Any
 
 import pytest
 
-from storeframes.store import LocalStore, MemoryStore, Store, Usage
+from storeframes.cache.stores import LocalStore, MemoryStore, Store, Usage
+
+from ._toy_store import ToyStore
 
 META = "answers/endpoint=metadata"
 
@@ -44,10 +47,12 @@ class Kit:
             self.store = LocalStore(tmp_path / "cache")
         elif kind == "memory":
             self.store = MemoryStore(clock=self.clock)
+        elif kind == "toy":
+            self.store = ToyStore(f"toy://{tmp_path.name}", clock=self.clock)
         else:
-            from storeframes.objectstore import ObjectStore
+            from storeframes.cache.stores import store_for
 
-            self.store = ObjectStore(bucket.url, storage_options=bucket.storage_options)
+            self.store = store_for(bucket.url, storage_options=bucket.storage_options)
 
     def file(self, name: str) -> Path:
         assert isinstance(self.store, LocalStore)
@@ -82,7 +87,7 @@ class Kit:
             self.clock.now += seconds
 
 
-@pytest.fixture(params=["local", "memory", "s3"])
+@pytest.fixture(params=["local", "memory", "s3", "toy"])
 def kit(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Kit]:
     bucket = request.getfixturevalue("s3_bucket") if request.param == "s3" else None
     yield Kit(request.param, tmp_path, bucket)

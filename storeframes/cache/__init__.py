@@ -12,10 +12,12 @@ from __future__ import annotations
 from typing import Any
 
 from ..answers import CLOCK_SKEW, REFRESH_MODES, Entry, Refresh, RefreshOption
-from ._core import ENV_CACHE_DIR, Cache, default_cache_dir, is_url
+from ._core import Cache
 from .files import CacheWarning
 from .layout import FORMAT, MARKER, index_schema
+from .opening import ENV_CACHE_DIR, default_cache_dir, open_cache
 from .parquet import polars_writes_arrow_schema as _polars_writes_arrow_schema
+from .stores import is_url
 
 __all__ = [
     "CLOCK_SKEW",
@@ -31,6 +33,7 @@ __all__ = [
     "_polars_writes_arrow_schema",
     "default_cache_dir",
     "is_url",
+    "open_cache",
 ]
 
 

@@ -1,4 +1,4 @@
-"""The :class:`Cache`: the parts of a cache put together, and where a cache lives by default.
+"""The :class:`Cache`: the parts of a cache put together over its store.
 
 The layout of a cache and its formats are described in :mod:`storeframes.cache.layout`. Each
 concern is a part of its own, given what it shares (the files of the store, with the one lock
@@ -12,7 +12,6 @@ and the reporter of troubles, and the index): :class:`~storeframes.cache.index.I
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Callable, Collection, Iterable, Mapping
 from datetime import timedelta
 from pathlib import Path
@@ -24,7 +23,6 @@ from ..answers import Entry, Response
 from ..catalog import Endpoint
 from ..errors import warn
 from ..planning import Cell
-from ..store import LocalStore, Store
 from .answer_files import AnswerFiles, answer_file
 from .compaction import Compaction
 from .files import CacheWarning, Files
@@ -32,46 +30,22 @@ from .frame_files import FrameFiles
 from .index import Index, index_file
 from .layout import index_key, new_id
 from .ledger_files import LedgerFiles
+from .stores import Store, StoreBase, store_for
 from .upkeep import Upkeep
 
 if TYPE_CHECKING:  # pyarrow is imported when first needed, not with the package
     import pyarrow as pa
 
-__all__ = ["ENV_CACHE_DIR", "Cache", "CacheWarning", "default_cache_dir", "is_url"]
-
-ENV_CACHE_DIR = "STOREFRAMES_CACHE_DIR"
-
-_URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
-
-
-def is_url(text: str) -> bool:
-    """Whether ``text`` is a storage address (``s3://bucket/prefix``, ``gs://...``) rather than a folder."""
-    return bool(_URL.match(text))
-
-
-def _url_store(url: str, storage_options: Mapping[str, str] | None) -> Store:
-    if url.lower().startswith("file://"):
-        return LocalStore(url[len("file://") :])
-    from ..objectstore import ObjectStore
-
-    return ObjectStore(url, storage_options=storage_options)
-
-
-def default_cache_dir() -> Path | str:
-    """``$STOREFRAMES_CACHE_DIR`` (a folder or a bucket address), else the user's cache directory for storeframes."""
-    configured = os.environ.get(ENV_CACHE_DIR)
-    if configured:
-        return configured if is_url(configured) else Path(configured).expanduser()
-    import platformdirs
-
-    return Path(platformdirs.user_cache_dir("storeframes", appauthor=False))
+__all__ = ["Cache", "CacheWarning"]
 
 
 class Cache:
     """A cache (see :mod:`storeframes.cache.layout` for its layout), in a folder or another store.
 
-    ``path_or_store`` is a folder (a path, kept in a :class:`~storeframes.store.LocalStore`)
-    or any :class:`~storeframes.store.Store`. One :class:`Cache` may serve several
+    ``path_or_store`` is a folder (a path, kept in a :class:`~storeframes.cache.stores.LocalStore`),
+    a bucket address (``s3://bucket/prefix``, with ``storage_options``) or any
+    :class:`~storeframes.cache.stores.Store`, turned into a store by
+    :func:`~storeframes.cache.stores.store_for`. One :class:`Cache` may serve several
     clients and threads; several processes may share one folder. The index of each
     endpoint is read lazily and kept in memory; files written by other processes are
     picked up at the next lookup.
@@ -88,16 +62,8 @@ class Cache:
     def __init__(
         self, path_or_store: str | os.PathLike[str] | Store, *, storage_options: Mapping[str, str] | None = None
     ):
-        if isinstance(path_or_store, str) and is_url(path_or_store):
-            path_or_store = _url_store(path_or_store, storage_options)
-        elif storage_options is not None:
-            raise TypeError("storage_options= goes with a bucket address (s3://bucket/prefix), not a folder or a Store")
-        if isinstance(path_or_store, (str, os.PathLike)):
-            path_or_store = LocalStore(path_or_store)
-        elif not isinstance(path_or_store, Store):
-            raise TypeError(f"a cache lives in a folder path, a bucket address or a Store, got {path_or_store!r}")
-        files = Files(path_or_store)
-        self.storage: Store = files.storage
+        files = Files(store_for(path_or_store, storage_options))
+        self.storage: StoreBase = files.storage
         """Where the files are kept."""
         self.path: Path | None = files.path
         """The folder of a cache kept in a folder; None for another store."""
@@ -122,7 +88,8 @@ class Cache:
         for a cache of an earlier version, cached files where the layout puts them (an ``answers/endpoint=*``,
         ``index/endpoint=*`` or ``ledger/`` folder holding answers or Parquet files). ``mark=True``
         writes the marker into a cache recognised by its layout. Looking creates nothing. A
-        :class:`~storeframes.store.MemoryStore` holds nothing but the cache's files: always a cache.
+        :class:`~storeframes.cache.stores.MemoryStore` (a store only this process sees) holds nothing but the
+        cache's files: always a cache.
 
         >>> Cache("/home/me").is_cache()  # doctest: +SKIP
         False
@@ -345,7 +312,7 @@ class Cache:
         (``"service"``, ``"sandbox-<seed>"``, ``"unknown"`` for ledger rows of earlier
         versions) to its ``entries``, ``paid``, ``spent`` and ``saved``. ``entries`` and
         ``by_endpoint`` count the answers of every service. The size and the count of files
-        set aside come from one :meth:`~storeframes.store.Store.usage` of the store. ``files``
+        set aside come from one :meth:`~storeframes.cache.stores.Store.usage` of the store. ``files``
         counts the files of each kind (``answers``, ``index``, ``frames``, ``ledger``), the
         ``compacted`` index and frame files and the ``small`` ones (one per answer) that
         :meth:`compact` would merge, and the answers replaced in every cell by newer ones

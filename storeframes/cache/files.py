@@ -15,9 +15,9 @@ import polars as pl
 
 from .._version import __version__
 from ..errors import warn
-from ..store import LocalStore, MemoryStore, Store
 from .layout import ANSWERS, FORMAT, MARKER, name
 from .parquet import cannot_reach, footer, parquet_columns, parquet_meta
+from .stores import StoreBase
 
 
 class CacheWarning(UserWarning):
@@ -32,10 +32,10 @@ class Files:
     entries and index files a newer storeframes wrote, left alone by every part.
     """
 
-    def __init__(self, storage: Store):
-        self.storage: Store = storage
-        self.path: Path | None = storage.root if isinstance(storage, LocalStore) else None
-        """The folder of a cache kept in a folder; None for another store."""
+    def __init__(self, storage: StoreBase):
+        self.storage = storage
+        self.path: Path | None = storage.capabilities.local_root
+        """The folder of this machine holding the store's files (read in place); None for another store."""
         self.lock = threading.RLock()
         self.newer: set[str] = set()  # entries of a newer format: left alone
         self.newer_files: set[str] = set()  # index files of a newer format: never merged nor removed
@@ -44,17 +44,13 @@ class Files:
 
     @property
     def location(self) -> str:
-        """Where the cache lives, for people: its folder, ``"memory"``, or the store's repr."""
-        if self.path is not None:
-            return str(self.path)
-        if self.private:
-            return "memory"
-        return str(getattr(self.storage, "location", None) or repr(self.storage))
+        """Where the cache lives, for people: its folder, ``"memory"``, or the store's address."""
+        return self.storage.location
 
     @property
     def private(self) -> bool:
         """Whether only this process sees the store (it holds nothing but the cache's files)."""
-        return isinstance(self.storage, MemoryStore)
+        return self.storage.capabilities.shared == "process"
 
     def warn_once(self, topic: str, message: str) -> None:
         """Report ``message`` with a :class:`CacheWarning`, once per ``topic`` for this cache."""

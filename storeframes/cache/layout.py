@@ -1,9 +1,9 @@
 """The layout of a cache, as text and as code: where each file goes, its name and its format.
 
-The cache keeps its files in a :class:`~storeframes.store.Store`: a folder
-(:class:`~storeframes.store.LocalStore`, the usual case, described here), a dict in
-memory (:class:`~storeframes.store.MemoryStore`), a bucket
-(:class:`~storeframes.objectstore.ObjectStore`, for ``s3://bucket/prefix``) or anything
+The cache keeps its files in a :class:`~storeframes.cache.stores.Store`: a folder
+(:class:`~storeframes.cache.stores.local.LocalStore`, the usual case, described here), a dict in
+memory (:class:`~storeframes.cache.stores.memory.MemoryStore`), a bucket
+(:class:`~storeframes.cache.stores.bucket.ObjectStore`, for ``s3://bucket/prefix``) or anything
 else with the same few operations. Every file goes through the store, so the layout and formats below are the
 same wherever the cache lives.
 

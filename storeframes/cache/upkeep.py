@@ -14,7 +14,6 @@ import polars as pl
 from ..catalog import ENDPOINTS
 from ..errors import warn
 from ..ledger import SERVICE
-from ..store import Store, SweepError
 from .answer_files import AnswerFiles, format_of
 from .compaction import Compaction
 from .files import CacheWarning, Files
@@ -22,12 +21,13 @@ from .frame_files import FrameFiles
 from .index import Index
 from .layout import ANSWERS, FORMAT, PART, index_key, is_part, prefix
 from .ledger_files import LedgerFiles
+from .stores import StoreBase, SweepError
 
 _STALE_SECONDS = 3600.0
 """A temporary file or an answer without an index younger than this may be a write in progress."""
 
 
-def _services_in(storage: Store, key: str) -> set[str]:
+def _services_in(storage: StoreBase, key: str) -> set[str]:
     """The services named by one index file: its ``service`` column (compacted) or its footer (one answer)."""
     try:
         source = io.BytesIO(storage.get(key))

@@ -199,11 +199,12 @@ def incremental(world: World, root: Path, *, apps: int, first: int, second: int,
 
 
 def languages() -> Iterator[str]:
-    """Two-letter language codes, "en" first: each gives another scope, so another entry per app."""
+    """The language codes the catalog accepts, "en" first: each gives another scope, so another entry per app."""
+    from storeframes import codes
+
+    accepted = (codes.LANGUAGES - set(codes.REFUSED_LANGUAGES)) | set(codes.SERVICE_LANGUAGES)
     yield "en"
-    for pair in itertools.product("abcdefghijklmnopqrstuvwxyz", repeat=2):
-        if (code := "".join(pair)) != "en":
-            yield code
+    yield from sorted(accepted - {"en"})
 
 
 def folder_bytes(folder: Path) -> tuple[int, int]:

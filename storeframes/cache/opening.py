@@ -1,0 +1,68 @@
+"""Where a cache is: the one place that turns a user's ``cache_dir`` into a :class:`~storeframes.cache.Cache`.
+
+The client, :func:`storeframes.scan`, :func:`storeframes.connect` and the command line all
+open their cache with :func:`open_cache`: a folder path, a bucket address, a store, a
+:class:`~storeframes.cache.Cache`, ``True``/``None`` (the default folder) or ``False`` (no cache).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from ..errors import ConfigurationError
+from ._core import Cache
+from .stores import Store, is_url
+
+__all__ = ["ENV_CACHE_DIR", "default_cache_dir", "open_cache"]
+
+ENV_CACHE_DIR = "STOREFRAMES_CACHE_DIR"
+"""The variable naming the default cache: a folder or a bucket address."""
+
+
+def default_cache_dir() -> Path | str:
+    """``$STOREFRAMES_CACHE_DIR`` (a folder or a bucket address), else the user's cache directory for storeframes."""
+    configured = os.environ.get(ENV_CACHE_DIR)
+    if configured:
+        return configured if is_url(configured) else Path(configured).expanduser()
+    import platformdirs
+
+    return Path(platformdirs.user_cache_dir("storeframes", appauthor=False))
+
+
+def open_cache(cache_dir: Any = None, storage_options: Any = None) -> Cache | None:
+    """The cache at ``cache_dir``: a folder path, a bucket address (``s3://bucket/prefix``, with
+    ``storage_options``), a store, a :class:`~storeframes.cache.Cache` (as it is), ``None`` or ``True``
+    (:func:`default_cache_dir`), or ``False`` (no cache: None). Anything else is a
+    :class:`~storeframes.ConfigurationError` saying what is allowed.
+
+    >>> open_cache(False) is None
+    True
+    """
+    if cache_dir is False:
+        return None
+    if isinstance(cache_dir, Cache):
+        if storage_options is not None:
+            raise ConfigurationError("storage_options= goes with a bucket address as cache_dir, not with a Cache")
+        return cache_dir
+    if cache_dir is None or cache_dir is True:
+        cache_dir = default_cache_dir()
+    if storage_options is not None and not isinstance(storage_options, Mapping):
+        raise ConfigurationError(f"storage_options must be a mapping of texts, got {type(storage_options).__name__}")
+    if isinstance(cache_dir, str) and is_url(cache_dir):
+        try:
+            return Cache(cache_dir, storage_options=storage_options)
+        except (ValueError, TypeError) as exc:
+            raise ConfigurationError(f"cache_dir {cache_dir!r}: {exc}") from None
+    if storage_options is not None:
+        raise ConfigurationError("storage_options= goes with a bucket address as cache_dir (s3://bucket/prefix)")
+    if isinstance(cache_dir, (str, os.PathLike)):
+        return Cache(Path(cache_dir))
+    if isinstance(cache_dir, Store):
+        return Cache(cache_dir)
+    raise ConfigurationError(
+        f"cache_dir must be a folder path, a bucket address (s3://bucket/prefix), a Store, a Cache or False, "
+        f"got {cache_dir!r}"
+    )

@@ -1,0 +1,829 @@
+"""A cache in object storage: an S3 bucket (or an S3-compatible server), Google Cloud Storage or Azure Blob Storage.
+
+:class:`ObjectStore` is a :class:`~storeframes.cache.stores.base.Store` whose values are objects
+under a prefix of a bucket, so every machine that names the same URL shares one cache::
+
+    ObjectStore("s3://team-bucket/storeframes")
+    ObjectStore("s3://cache/sf", storage_options={"aws_endpoint_url": "https://minio.internal:9000"})
+    ObjectStore("gs://team-bucket/storeframes")
+    ObjectStore("az://container/storeframes", storage_options={"azure_storage_account_name": "team"})
+
+Credentials come from each cloud's usual environment variables (``AWS_ACCESS_KEY_ID``,
+``AWS_SECRET_ACCESS_KEY``, ``AWS_SESSION_TOKEN``, ``AWS_REGION``, ``AWS_ENDPOINT_URL``;
+``GOOGLE_APPLICATION_CREDENTIALS``, ``GOOGLE_SERVICE_ACCOUNT``...; ``AZURE_STORAGE_ACCOUNT_NAME``,
+``AZURE_STORAGE_ACCOUNT_KEY``...), or from ``storage_options``: the configuration keys of
+obstore and polars alike, with or without the cloud's prefix (``aws_access_key_id`` or
+``access_key_id``, ``aws_endpoint_url``, ``aws_region``). Two more keys set the retries
+of a request: ``max_retries`` and ``retry_timeout`` (seconds). A plain ``http://``
+endpoint is allowed on a loopback host only (a MinIO or a test server on this machine);
+anywhere else credentials and data would cross the network unencrypted, and the store
+refuses it.
+
+Needs obstore (``pip install "storeframes[s3]"``), imported only when a store is made.
+No error message of this module holds a credential: obstore's own messages (which carry
+the request and the server's answer) are cut down to the operation, the key and a short
+reason.
+"""
+
+from __future__ import annotations
+
+import builtins
+import errno
+import hashlib
+import io
+import ipaddress
+import json
+import logging
+import os
+import re
+import secrets
+import threading
+import time
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any, TypeVar
+from urllib.parse import urlsplit
+
+from .base import Capabilities, StoreBase, SweepError, Usage, Version, check_key
+
+__all__ = ["ObjectLeases", "ObjectStore"]
+
+log = logging.getLogger("storeframes")
+
+INSTALL = 'pip install "storeframes[s3]"'
+_SET_ASIDE = ".corrupt"
+_requests_from: int | None = None
+"""The process that sent obstore's first request: obstore's runtime does not work in a child it forks later."""
+_LOOPBACK = "a loopback host (127.0.0.0/8, ::1, localhost)"
+T = TypeVar("T")
+
+
+class _RangeFile(io.RawIOBase):
+    """obstore's reader as a Python file (which pyarrow's ``PythonFile`` takes), its errors the store's."""
+
+    def __init__(self, store: ObjectStore, key: str, reader: Any):
+        self._store, self._key, self._reader = store, key, reader
+
+    def readable(self) -> bool:
+        return True
+
+    def seekable(self) -> bool:
+        return True
+
+    def seek(self, offset: int, whence: int = io.SEEK_SET) -> int:
+        return int(self._store._call("read", self._key, lambda _: self._reader.seek(offset, whence)))
+
+    def tell(self) -> int:
+        return int(self._reader.tell())
+
+    def read(self, size: int | None = -1) -> bytes:
+        if size is None or size < 0:
+            return bytes(self._store._call("read", self._key, lambda _: self._reader.readall()))
+        return bytes(self._store._call("read", self._key, lambda _: self._reader.read(size)))
+
+    def readinto(self, buffer: Any) -> int:
+        data = self.read(len(buffer))
+        buffer[: len(data)] = data
+        return len(data)
+
+    def close(self) -> None:
+        if not self.closed:
+            self._reader.close()
+        super().close()
+
+
+@dataclass(frozen=True)
+class _Cloud:
+    """What differs between the clouds: URL schemes, option and variable prefixes, endpoint keys."""
+
+    name: str
+    schemes: tuple[str, ...]
+    prefixes: tuple[str, ...]  # of option keys, longest first: "azure_storage_endpoint" -> "endpoint"
+    env: str
+    endpoint_keys: tuple[str, ...]  # option keys without prefix, the one that wins first
+    endpoint_env: tuple[str, ...]
+    polars_prefix: str
+
+
+_S3 = _Cloud(
+    "S3",
+    ("s3", "s3a"),
+    ("aws_",),
+    "AWS_",
+    ("endpoint_url_s3", "endpoint_url", "endpoint"),
+    ("AWS_ENDPOINT_URL_S3", "AWS_ENDPOINT_URL", "AWS_ENDPOINT"),
+    "aws_",
+)
+_GCS = _Cloud("GCS", ("gs",), ("google_",), "GOOGLE_", ("base_url",), ("GOOGLE_BASE_URL",), "google_")
+_AZURE = _Cloud(
+    "Azure",
+    ("az", "abfs", "abfss", "azure", "adl"),
+    ("azure_storage_", "azure_"),
+    "AZURE_",
+    ("endpoint",),
+    ("AZURE_STORAGE_ENDPOINT", "AZURE_ENDPOINT"),
+    "azure_",
+)
+_CLOUDS = {scheme: cloud for cloud in (_S3, _GCS, _AZURE) for scheme in cloud.schemes}
+_SCHEMES = "s3://bucket[/prefix], gs://bucket[/prefix] or az://container[/prefix] (also s3a, abfs, abfss, azure, adl)"
+
+_CLIENT_KEYS = frozenset(
+    {
+        "allow_http",
+        "allow_invalid_certificates",
+        "connect_timeout",
+        "default_content_type",
+        "http1_only",
+        "http2_only",
+        "http2_keep_alive_interval",
+        "http2_keep_alive_timeout",
+        "http2_keep_alive_while_idle",
+        "pool_idle_timeout",
+        "pool_max_idle_per_host",
+        "proxy_url",
+        "proxy_ca_certificate",
+        "proxy_excludes",
+        "randomize_addresses",
+        "read_timeout",
+        "timeout",
+        "user_agent",
+    }
+)
+_BOOLEAN_CLIENT_KEYS = frozenset(
+    {"allow_invalid_certificates", "http1_only", "http2_only", "randomize_addresses", "allow_http"}
+)
+_RETRY_KEYS = frozenset({"max_retries", "retry_timeout"})
+_CREDENTIAL = re.compile(r"key|secret|token|password|credential|sas", re.IGNORECASE)
+"""Option and variable names whose values are credentials (access keys count: they name the account)."""
+
+
+def _obstore() -> Any:
+    """The obstore package, or an ImportError that says what to install."""
+    try:
+        import obstore
+        import obstore.exceptions
+        import obstore.store
+    except ImportError:
+        raise ImportError(f"an object store cache needs obstore: {INSTALL}") from None
+    return obstore
+
+
+def _digest(text: str) -> str:
+    """The name of a lease's object: the hash :mod:`storeframes.leases` names leases with (not imported from
+    there: the cache imports this module, and the leases module imports the engine, which imports the cache)."""
+    return hashlib.blake2b(text.encode(), digest_size=16, person=b"storeframes-ls").hexdigest()
+
+
+def _is_loopback(host: str) -> bool:
+    if host.lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def _short_key(cloud: _Cloud, key: str) -> str:
+    """``key`` lowered and without the cloud's prefix: ``AWS_Endpoint_URL`` -> ``endpoint_url``."""
+    key = key.strip().lower()
+    for prefix in cloud.prefixes:
+        if key.startswith(prefix):
+            return key[len(prefix) :]
+    return key
+
+
+def _as_bool(value: Any) -> bool:
+    if isinstance(value, str):
+        return value.strip().lower() in ("1", "true", "yes", "on")
+    return bool(value)
+
+
+def _info(meta: Mapping[str, Any]) -> Version:
+    return Version(
+        str(meta["path"]), int(meta["size"]), meta["last_modified"].timestamp(), meta.get("e_tag"), meta.get("version")
+    )
+
+
+# -- what went wrong, in few words ----------------------------------------------------------------------
+
+_STATUS = re.compile(r"status code: (\d{3})(?: ([A-Za-z][A-Za-z \-]{0,40}[A-Za-z]))?")
+_CODE = re.compile(r"<Code>([A-Za-z0-9.]{1,64})</Code>")
+_NETWORK = (
+    ("connection refused", "connection refused"),
+    ("dns error", "host not found"),
+    ("failed to lookup address", "host not found"),
+    ("connection reset", "connection reset"),
+    ("timed out", "timed out"),
+    ("timeout", "timed out"),
+    ("certificate", "TLS certificate refused"),
+    ("tls", "TLS error"),
+    ("error sending request", "could not send the request"),
+)
+
+
+def _status(text: str) -> int | None:
+    found = _STATUS.search(text)
+    return int(found.group(1)) if found else None
+
+
+def _code(text: str) -> str | None:
+    found = _CODE.search(text)
+    return found.group(1) if found else None
+
+
+def _reason(exc: BaseException) -> str:
+    """A short reason for ``exc`` that holds nothing of the request or of the server's words but a status
+    and an error code: ``412 Precondition Failed``, ``403 Forbidden (SignatureDoesNotMatch)``, ``connection refused``."""
+    text = str(exc)
+    found = _STATUS.search(text)
+    if found:
+        reason = found.group(1) + (f" {found.group(2)}" if found.group(2) else "")
+        code = _code(text)
+        return f"{reason} ({code})" if code else reason
+    lowered = text.lower()
+    for needle, reason in _NETWORK:
+        if needle in lowered:
+            return reason
+    if isinstance(exc, FileNotFoundError):
+        return "not found"
+    return type(exc).__name__
+
+
+class ObjectStore(StoreBase):
+    """A :class:`~storeframes.cache.stores.base.Store` in a bucket: the value of ``a/b.parquet`` is the object ``<prefix>/a/b.parquet``.
+
+    ``url`` is ``s3://bucket[/prefix]`` (or ``gs://``, ``az://``; see the module); the
+    credentials and other settings come from the environment or ``storage_options``.
+    A put is one atomic request (a multipart upload above 5 MB, completed at once), so
+    there are never temporary values; ``put_if_absent`` is a conditional request
+    (``If-None-Match: *``), exactly one of several writers wins. A server that does not
+    support conditional writes refuses it and :attr:`conditional_writes` turns False
+    (the cache then needs a coordinator for its leases). ``set_aside`` is a copy and a
+    delete: a value replaced between the two is lost (and fetched again), and two
+    callers setting one value aside at once may both be told True.
+
+    Times (:meth:`mtime`, the ages :meth:`sweep` compares) are the server's
+    ``Last-Modified``, to the second. Every failure is an :class:`OSError` naming the
+    operation, the key and a short reason, never a credential. The store works across
+    threads and processes, and is pickled as its URL and options. obstore does not
+    survive a fork: in a child forked from a process that had sent requests, every
+    operation raises an OSError saying so (where obstore would hang); start processes
+    with ``spawn`` or ``forkserver``.
+    """
+
+    conditional_writes: bool
+    """False once the server refused a conditional write: :meth:`put_if_absent` then raises at once."""
+
+    def __init__(self, url: str, *, storage_options: Mapping[str, Any] | None = None):
+        self._obstore = _obstore()
+        cloud, scheme, container, prefix = self._parse(url)
+        self._cloud = cloud
+        self._location = f"{scheme}://{container}" + (f"/{prefix}" if prefix else "")
+        self._container = container
+        self._options = dict(storage_options or {})
+        self._secrets = self._credentials(self._options)
+        self._config, self._client_options, self._retry, self._polars = self._settings(self._options)
+        self.conditional_writes = True
+        self._lock = threading.Lock()
+        self._handle: Any = self._build()  # a bad option fails here, before any request
+        self._pid = os.getpid()
+
+    def __repr__(self) -> str:
+        return f"ObjectStore({self.location!r})"
+
+    @property
+    def location(self) -> str:
+        """The store's URL, without credentials: ``s3://bucket/prefix``."""
+        return self._location
+
+    @property
+    def capabilities(self) -> Capabilities:  # type: ignore[override]
+        """Ranged reads; conditional writes (and so leases as objects) until the server refuses one."""
+        conditional = self.conditional_writes
+        return Capabilities(
+            ranged_reads=True,
+            conditional_writes=conditional,
+            shared="everyone",
+            leases="objects" if conditional else "coordinator",
+        )
+
+    def __str__(self) -> str:
+        return self.location
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_rebuild, (self.location, self._options))
+
+    # -- configuration ------------------------------------------------------------------------------------
+
+    @staticmethod
+    def _parse(url: str) -> tuple[_Cloud, str, str, str]:
+        """(cloud, scheme, bucket, prefix) of ``url``, or a ValueError that says what is wrong."""
+        if not isinstance(url, str):
+            raise ValueError(f"an object store URL must be a string such as {_SCHEMES}, got {type(url).__name__}")
+        try:
+            parts = urlsplit(url.strip())
+            netloc = parts.netloc
+        except ValueError:
+            raise ValueError(f"not an object store URL (expected {_SCHEMES})") from None
+        scheme = parts.scheme.lower()
+        shown = url if "@" not in netloc else f"{scheme}://***@{netloc.rpartition('@')[2]}{parts.path}"
+        if not scheme:
+            raise ValueError(f"not an object store URL: {shown!r} has no scheme (expected {_SCHEMES})")
+        cloud = _CLOUDS.get(scheme)
+        if cloud is None:
+            raise ValueError(f"not an object store URL: {shown!r} (unknown scheme {scheme!r}; expected {_SCHEMES})")
+        if "@" in netloc and (cloud is not _AZURE or ":" in netloc.rpartition("@")[0]):
+            raise ValueError(
+                f"not an object store URL: {shown!r} holds credentials; pass them in storage_options "
+                "or the environment instead"
+            )
+        if not netloc or netloc.startswith("@") or netloc.endswith("@"):
+            raise ValueError(f"not an object store URL: {shown!r} names no bucket (expected {_SCHEMES})")
+        if parts.query or parts.fragment:
+            raise ValueError(f"not an object store URL: {shown!r} has a query or fragment")
+        prefix = parts.path.strip("/")
+        try:
+            check_key(prefix, prefix=True)
+        except ValueError as exc:
+            raise ValueError(f"not an object store URL: {shown!r} has a malformed prefix ({exc})") from None
+        return cloud, scheme, netloc, prefix
+
+    def _credentials(self, options: Mapping[str, Any]) -> list[str]:
+        """Every credential this store may use: to be kept out of any message."""
+        found = [str(v) for k, v in options.items() if _CREDENTIAL.search(str(k))]
+        found += [v for k, v in os.environ.items() if k.startswith(self._cloud.env) and _CREDENTIAL.search(k)]
+        return sorted({s for s in found if len(s) >= 4}, key=len, reverse=True)
+
+    def _endpoints(self, options: Mapping[str, Any]) -> builtins.list[str]:
+        """Every endpoint set, in the options then in the environment, the one that wins first.
+
+        All are checked, not only the winner: obstore has rules of its own on which wins
+        (``AWS_ENDPOINT_URL_S3`` in the environment beats ``endpoint`` in the options).
+        """
+        given = {_short_key(self._cloud, str(k)): v for k, v in options.items()}
+        found = [str(given[key]) for key in self._cloud.endpoint_keys if given.get(key)]
+        return found + [os.environ[name] for name in self._cloud.endpoint_env if os.environ.get(name)]
+
+    def _settings(
+        self, options: Mapping[str, Any]
+    ) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any] | None, dict[str, str]]:
+        """obstore's config, client options and retry config, and the storage options polars needs."""
+        cloud = self._cloud
+        config: dict[str, Any] = {}
+        client: dict[str, Any] = {}
+        retry: dict[str, Any] = {}
+        polars: dict[str, str] = {}
+        for raw, value in options.items():
+            key = _short_key(cloud, str(raw))
+            if key in _RETRY_KEYS:
+                try:
+                    if key == "max_retries":
+                        retry["max_retries"] = int(value)
+                    else:
+                        retry["retry_timeout"] = timedelta(seconds=float(value))
+                except (TypeError, ValueError):
+                    raise ValueError(f"{self!r}: storage option {raw!r} must be a number") from None
+            elif key == "allow_http":
+                continue  # decided from the endpoint below
+            elif key in _CLIENT_KEYS:
+                client[key] = _as_bool(value) if key in _BOOLEAN_CLIENT_KEYS else str(value)
+                polars[key] = str(value).lower() if isinstance(value, bool) else str(value)
+            else:
+                config[str(raw)] = value
+                if cloud is _S3 and key in cloud.endpoint_keys:
+                    name = "aws_endpoint_url"  # the spelling polars knows
+                elif cloud is _AZURE:
+                    name = str(raw)  # Azure's keys have several prefixes: as given
+                else:
+                    name = cloud.polars_prefix + key
+                polars[name] = str(value).lower() if isinstance(value, bool) else str(value)
+        endpoints = self._endpoints(options)
+        for candidate in endpoints:
+            self._check_endpoint(candidate)
+        endpoint = endpoints[0] if endpoints else None
+        if any(urlsplit(candidate).scheme.lower() == "http" for candidate in endpoints):  # on loopback, as checked
+            client["allow_http"] = True
+            polars["allow_http" if cloud is not _S3 else "aws_allow_http"] = "true"
+        if cloud is _S3:
+            config.setdefault("conditional_put", "etag")
+            given = {_short_key(cloud, str(k)) for k in options}
+            if endpoint is not None and not given & set(cloud.endpoint_keys):
+                polars["aws_endpoint_url"] = endpoint  # from the environment: polars needs it too
+            region = os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION")
+            if region and not given & {"region", "default_region"}:
+                polars["aws_region"] = region
+        return config, client, retry or None, polars
+
+    def _check_endpoint(self, endpoint: str) -> None:
+        try:
+            parts = urlsplit(endpoint)
+            host = parts.hostname or ""
+        except ValueError:
+            raise ValueError(f"{self!r}: the endpoint is not a URL") from None
+        scheme = parts.scheme.lower()
+        if scheme not in ("http", "https") or not host:
+            raise ValueError(f"{self!r}: the endpoint must be an https:// URL (or http:// on {_LOOPBACK})")
+        if scheme == "http" and not _is_loopback(host):
+            raise ValueError(
+                f"{self!r}: refusing the plain http endpoint on {host!r}: credentials and data would cross "
+                f"the network unencrypted. Use an https:// endpoint, or http:// only on {_LOOPBACK}"
+            )
+
+    def _client(self) -> Any:
+        """The obstore store to send a request with, made again in a forked child (a connection pool does not
+        survive a fork); an OSError in a child forked after its parent sent requests, where obstore would hang."""
+        global _requests_from
+        pid = os.getpid()
+        if _requests_from is None:
+            _requests_from = pid
+        elif _requests_from != pid:
+            raise OSError(
+                f"{self!r}: this process was forked from one that had used obstore, whose runtime does not "
+                "survive a fork (its requests would hang); start processes with the 'spawn' or 'forkserver' "
+                "method, or make them before the first request"
+            )
+        if self._pid == pid:
+            return self._handle
+        with self._lock:
+            if self._pid != pid:
+                self._handle = self._build()
+                self._pid = pid
+            return self._handle
+
+    def _build(self) -> Any:
+        try:
+            return self._obstore.store.from_url(
+                self.location,
+                config=self._config or None,
+                client_options=self._client_options or None,
+                retry_config=self._retry,
+            )
+        except (KeyboardInterrupt, SystemExit):
+            raise
+        except BaseException as exc:  # obstore's errors, and a Rust panic (not an Exception) on a bad option
+            first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            failure = ValueError(self._scrub(f"{self!r}: cannot use these settings: {first[:200]}"))
+        raise failure
+
+    # -- errors ---------------------------------------------------------------------------------------------
+
+    def _scrub(self, text: str) -> str:
+        for secret in self._secrets:
+            text = text.replace(secret, "***")
+        return text
+
+    def _failure(self, operation: str, key: str, exc: BaseException) -> OSError:
+        """An OSError for ``exc``: the operation, the key, a short reason; a FileNotFoundError for a missing object."""
+        text = str(exc)
+        reason = _reason(exc)
+        if _code(text) == "NoSuchBucket":
+            return OSError(
+                self._scrub(f"{self!r}: cannot {operation} {key!r}: the bucket {self._container!r} does not exist")
+            )
+        message = self._scrub(f"{self!r}: cannot {operation} {key!r}: {reason}")
+        if isinstance(exc, FileNotFoundError):
+            return FileNotFoundError(errno.ENOENT, message, key)
+        return OSError(message)
+
+    def _errors(self) -> tuple[type[BaseException], ...]:
+        return (self._obstore.exceptions.BaseError, OSError)
+
+    def _call(self, operation: str, key: str, call: Callable[[Any], T]) -> T:
+        """``call(store)``, its failures raised as short OSErrors with no obstore exception chained to them."""
+        store = self._client()
+        try:
+            return call(store)
+        except self._errors() as exc:
+            failure = self._failure(operation, key, exc)
+        raise failure  # outside the except: the original (with the request in it) is not kept as context
+
+    # -- the Store operations -------------------------------------------------------------------------------
+
+    def put(self, key: str, data: bytes) -> None:
+        check_key(key)
+        self._call("put", key, lambda store: self._obstore.put(store, key, data))
+
+    def put_if_absent(self, key: str, data: bytes) -> bool:
+        """As :meth:`Store.put_if_absent`: one conditional request (``If-None-Match: *``).
+
+        Raises an :class:`OSError` when the server does not support conditional writes
+        (and from then on without asking it again: :attr:`conditional_writes` is False).
+        """
+        return self.create(key, data) is not None
+
+    def get(self, key: str) -> bytes:
+        check_key(key)
+        return bytes(self._call("get", key, lambda store: self._obstore.get(store, key).bytes()))
+
+    def list(self, prefix: str = "") -> builtins.list[str]:
+        return sorted(
+            item.key
+            for item in self._listing(prefix)
+            if not item.key.endswith(_SET_ASIDE) and not any(part.startswith(".") for part in item.key.split("/"))
+        )
+
+    def delete(self, key: str) -> None:
+        self._remove("delete", check_key(key))
+
+    def _remove(self, operation: str, key: str) -> bool:
+        """Delete the object ``key`` (any key: set-aside ones too); False when a server said it was not there."""
+        try:
+            self._call(operation, key, lambda store: self._obstore.delete(store, key))
+        except FileNotFoundError:  # some servers answer 404 to deleting nothing (S3 does not)
+            return False
+        return True
+
+    def mtime(self, key: str) -> float | None:
+        info = self.head(key)
+        return None if info is None else info.modified
+
+    def set_aside(self, key: str) -> bool:
+        """As :meth:`Store.set_aside`: a server-side copy to ``key + ".corrupt"`` (dated now), then a delete."""
+        check_key(key)
+        try:
+            self._call("set aside", key, lambda store: self._obstore.copy(store, key, key + _SET_ASIDE))
+        except FileNotFoundError:
+            return False
+        self.delete(key)
+        return True
+
+    def sweep(
+        self, older_than_seconds: float, *, prefix: str = "", set_aside_older_than_seconds: float | None = None
+    ) -> int:
+        """As :meth:`Store.sweep`, over one listing. An object store has no temporary files (an aborted
+        multipart upload is invisible to a listing: a lifecycle rule of the bucket removes those), so only
+        set-aside values are removed."""
+        age = older_than_seconds if set_aside_older_than_seconds is None else set_aside_older_than_seconds
+        now = time.time()
+        removed = 0
+        failures: builtins.list[tuple[str, OSError]] = []
+        for item in self._listing(prefix):
+            if item.key.endswith(_SET_ASIDE) and (age <= 0 or now - item.modified >= age):
+                try:
+                    removed += self._remove("sweep", item.key)
+                except OSError as exc:  # one object that cannot go does not stop the others
+                    failures.append((item.key, exc))
+        if failures:
+            raise SweepError(failures, removed)
+        return removed
+
+    def usage(self, prefix: str = "") -> Usage:
+        items = self._listing(prefix)
+        return Usage(sum(i.size for i in items), sum(i.key.endswith(_SET_ASIDE) for i in items))
+
+    # -- beyond the Store -----------------------------------------------------------------------------------
+
+    def open(self, key: str) -> io.RawIOBase:
+        """A read-only, seekable file of the value under ``key`` that fetches only the ranges read.
+
+        A Parquet reader given it reads the footer and the row groups it needs, not the
+        whole object. Raises :class:`FileNotFoundError` when there is no value; a failure
+        while reading is an :class:`OSError` like any other of the store.
+        """
+        check_key(key)
+        return _RangeFile(self, key, self._call("open", key, lambda store: self._obstore.open_reader(store, key)))
+
+    def url(self, key: str) -> str:
+        """The full URL of ``key``: ``s3://bucket/prefix/key``."""
+        return f"{self.location}/{check_key(key)}"
+
+    def locate(self, keys: Iterable[str]) -> tuple[builtins.list[str], dict[str, str] | None]:
+        """What :func:`polars.scan_parquet` reads for ``keys``: their URLs and the ``storage_options`` it needs.
+
+        The options hold the endpoint, the region, ``allow_http`` for a loopback
+        endpoint, and the credentials given to this store (those of the environment
+        polars reads itself). Keys holding glob characters (``*?[``) need ``glob=False``.
+        """
+        return [self.url(key) for key in keys], dict(self._polars) or None
+
+    def _listing(self, prefix: str) -> builtins.list[Version]:
+        """Every object whose key starts with ``prefix``, set-aside ones too, from one paged listing.
+
+        obstore lists whole path segments, so the folder of the prefix is listed and the rest filtered here.
+        """
+        check_key(prefix, prefix=True)
+        folder = prefix.rpartition("/")[0] or None
+
+        def listing(store: Any) -> builtins.list[Version]:
+            found = []
+            for batch in self._obstore.list(store, folder, chunk_size=1000):
+                found += [_info(meta) for meta in batch if str(meta["path"]).startswith(prefix)]
+            return found
+
+        return self._call("list", prefix, listing)
+
+    def head(self, key: str) -> Version | None:
+        check_key(key)
+        try:
+            return _info(self._call("look at", key, lambda store: self._obstore.head(store, key)))
+        except FileNotFoundError:
+            return None
+
+    def _unsupported(self, key: str) -> OSError:
+        return OSError(
+            f"{self!r}: cannot put {key!r} if absent: the server does not support conditional writes "
+            "(If-None-Match / If-Match); use a coordinator for the leases of this cache"
+        )
+
+    def create(self, key: str, data: bytes) -> Version | None:
+        """Write ``key`` unless it exists: its version (e_tag), or None when a value was there."""
+        check_key(key)
+        if not self.conditional_writes:
+            raise self._unsupported(key)
+        errors, store = self._obstore.exceptions, self._client()
+        for attempt in range(5):
+            try:
+                result = self._obstore.put(store, key, data, mode="create", use_multipart=False)
+                return Version(key, len(data), time.time(), result.get("e_tag"), result.get("version"))
+            except (errors.AlreadyExistsError, errors.PreconditionError):
+                return None
+            except (errors.BaseError, OSError) as exc:
+                text, unsupported = str(exc), isinstance(exc, errors.NotSupportedError)
+                failure = self._failure("put if absent", key, exc)
+            status, code = _status(text), _code(text)
+            if unsupported or status == 501 or code == "NotImplemented":
+                self.conditional_writes = False
+                raise self._unsupported(key)
+            if status != 409 or attempt == 4:  # 409: a conflicting write was under way; S3 says try again
+                raise failure
+            time.sleep(0.05 * (attempt + 1))
+        raise AssertionError("unreachable")
+
+    def replace(self, key: str, data: bytes, expected: Version) -> Version | None:
+        """Write ``key`` if it still is ``version`` (If-Match): the new version, or None when it changed or went."""
+        check_key(key)
+        errors, store = self._obstore.exceptions, self._client()
+        mode: dict[str, str] = {"e_tag": expected.e_tag} if expected.e_tag else {}
+        if expected.version:
+            mode["version"] = expected.version
+        try:
+            result = self._obstore.put(store, key, data, mode=mode, use_multipart=False)
+            return Version(key, len(data), time.time(), result.get("e_tag"), result.get("version"))
+        except (errors.PreconditionError, errors.AlreadyExistsError, FileNotFoundError):
+            return None
+        except (errors.BaseError, OSError) as exc:
+            failure = self._failure("replace", key, exc)
+        raise failure
+
+
+def _rebuild(url: str, options: dict[str, Any]) -> ObjectStore:
+    return ObjectStore(url, storage_options=options)
+
+
+@dataclass
+class _Lease:
+    token: str
+    version: Version
+    renewals: int = 0
+
+
+class ObjectLeases:
+    """Leases (:class:`~storeframes.leases.Remote`) as objects ``leases/<hash of the name>`` in an :class:`ObjectStore`.
+
+    A lease is taken by creating its object (``put_if_absent``: one winner), holding
+    ``{"holder": <random id>, "expires_at": ...}``. While held, a keeper thread rewrites
+    it every :attr:`TTL`/3 with ``If-Match`` on the version it wrote last, so its
+    version (e_tag) keeps changing. Releasing reads it and deletes it if it still names
+    this holder.
+
+    **When a lease has expired.** Not by comparing clocks: a lease is expired when the
+    one looking at it has seen the *same version* for :attr:`TTL` seconds of its own
+    monotonic clock, which a live holder never lets happen. No clock of any machine (nor
+    the server's) matters, only how fast seconds pass. The cost: a newcomer waits up to
+    one TTL after it first sees a lease whose holder died. To spare that for leases long
+    dead, one whose ``Last-Modified`` (the server's clock) is older than
+    :attr:`TTL` + :attr:`CLOCK_MARGIN` by this machine's clock is expired at once; that
+    is wrong only if this machine's clock runs ahead of the server's by more than about
+    ``CLOCK_MARGIN``. The ``expires_at`` written in the object (the writer's clock) is
+    there for people, never used.
+
+    An expired lease is taken over by a conditional overwrite (``If-Match`` on the
+    version seen), so of several callers taking it over at once exactly one wins. A
+    holder whose keeper could not renew for a TTL may lose its lease this way; its
+    release then leaves the new holder's lease alone.
+    """
+
+    TTL = 15.0
+    """Seconds a lease outlives its holder when the holder dies; a live holder renews it every third of that."""
+    CLOCK_MARGIN = 60.0
+    """How far this machine's clock may run ahead of the server's before a live lease could look long dead."""
+    POLL = (0.05, 0.5)
+    """The first and the longest pause between two looks while waiting (seconds)."""
+
+    def __init__(self, store: ObjectStore, *, prefix: str = "leases/"):
+        self.store = store
+        self._prefix = check_key(prefix, prefix=True)
+        self._lock = threading.Lock()
+        self._held: dict[str, _Lease] = {}
+        self._seen: dict[str, tuple[tuple[str | None, str | None], float]] = {}  # key -> (version, first seen)
+        self._keeper: threading.Thread | None = None
+
+    def __repr__(self) -> str:
+        return f"ObjectLeases({self.store.location!r})"
+
+    def _key(self, name: str) -> str:
+        return self._prefix + _digest(name)
+
+    def _body(self, token: str, renewals: int) -> bytes:
+        return json.dumps(
+            {"holder": token, "expires_at": round(time.time() + self.TTL, 3), "renewal": renewals}
+        ).encode()
+
+    def try_take(self, name: str) -> Any | None:
+        key, token = self._key(name), secrets.token_hex(8)
+        version = self.store.create(key, self._body(token, 0))
+        if version is None:
+            version = self._take_over(key, token)
+            if version is None:
+                return None
+        with self._lock:
+            self._seen.pop(key, None)
+            self._held[key] = _Lease(token, version)
+            if self._keeper is None or not self._keeper.is_alive():
+                self._keeper = threading.Thread(target=self._keep, name="storeframes-object-leases", daemon=True)
+                self._keeper.start()
+        return key, token
+
+    def _take_over(self, key: str, token: str) -> Version | None:
+        """Take ``key`` from a holder that is gone: the new version, or None while it is held."""
+        current = self.store.head(key)
+        if current is None:  # released meanwhile
+            return self.store.create(key, self._body(token, 0))
+        if not self._expired(key, current):
+            return None
+        return self.store.replace(key, self._body(token, 0), current)
+
+    def _expired(self, key: str, current: Version) -> bool:
+        """Whether the lease at ``current`` has expired (see the class)."""
+        now = time.monotonic()
+        version = (current.e_tag, current.version)
+        with self._lock:
+            seen = self._seen.get(key)
+            if seen is None or seen[0] != version:
+                if len(self._seen) > 4096:
+                    old = now - 2 * (self.TTL + self.CLOCK_MARGIN)
+                    self._seen = {k: v for k, v in self._seen.items() if v[1] > old}
+                self._seen[key] = (version, now)
+                first = now
+            else:
+                first = seen[1]
+        return now - first >= self.TTL or time.time() - current.modified >= self.TTL + self.CLOCK_MARGIN
+
+    def release(self, handle: Any) -> None:
+        key, token = handle
+        with self._lock:
+            self._held.pop(key, None)
+        try:
+            body = self.store.get(key)
+        except FileNotFoundError:
+            return
+        try:
+            holder = json.loads(body).get("holder")
+        except (ValueError, AttributeError):
+            holder = None
+        if holder == token:  # still ours: not taken over after a lapse
+            self.store.delete(key)
+
+    def wait(self, name: str, timeout: float) -> bool:
+        key = self._key(name)
+        deadline = time.monotonic() + timeout
+        pause, longest = self.POLL
+        while True:
+            current = self.store.head(key)
+            if current is None:
+                with self._lock:
+                    self._seen.pop(key, None)
+                return True
+            if self._expired(key, current):
+                return True
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return False
+            time.sleep(min(pause, left))
+            pause = min(pause * 2, longest)
+
+    def _keep(self) -> None:
+        """Renew the held leases until none is held."""
+        while True:
+            time.sleep(self.TTL / 3)
+            with self._lock:
+                held = {key: (lease.token, lease.version, lease.renewals) for key, lease in self._held.items()}
+                if not held:
+                    self._keeper = None
+                    return
+            for key, (token, version, renewals) in held.items():
+                try:
+                    renewed = self.store.replace(key, self._body(token, renewals + 1), version)
+                except OSError as exc:  # tried again at the next round; the lease may lapse meanwhile
+                    log.warning("could not renew a lease in %s: %s", self.store.location, exc)
+                    continue
+                with self._lock:
+                    lease = self._held.get(key)
+                    if lease is None or lease.token != token:
+                        continue  # released meanwhile
+                    if renewed is None:
+                        del self._held[key]
+                        log.warning("a lease in %s lapsed and was taken over by another caller", self.store.location)
+                    else:
+                        lease.version, lease.renewals = renewed, renewals + 1

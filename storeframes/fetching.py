@@ -1,0 +1,429 @@
+"""The steps of a call that reach beyond the engine: plan against the cache, fetch the cells it lacks (once,
+whoever sends them), keep each answer as it arrives, and serve the parts.
+
+:class:`Fetcher` does them for a :class:`~storeframes.Client` with the client's parts
+(cache, credits, wire, leases), on the client's threads (:class:`Workers`); it reads the
+settings that may change between calls (offline, progress, the service's name) from the
+client through :class:`Caller`. The engine decides; the fetcher does what it says.
+"""
+
+from __future__ import annotations
+
+import threading
+import weakref
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
+from concurrent.futures import FIRST_EXCEPTION, Future, ThreadPoolExecutor, wait
+from dataclasses import replace
+from datetime import date, datetime
+from functools import partial
+from typing import Any, Protocol, TypeVar
+
+from . import catalog, engine, planning
+from .answers import Part, Refresh, RefreshOption, Response
+from .cache import Cache
+from .catalog import Endpoint
+from .credits import Credits
+from .engine import CallPlan, Fetched
+from .errors import (
+    AnswerWarning,
+    AppNotAvailableError,
+    AppsUnavailableWarning,
+    NotCachedError,
+    StoreframesError,
+    carry,
+    plural,
+    warn,
+)
+from .leases import Leases
+from .options import refresh_mode
+from .wire import Wire
+
+__all__ = ["Caller", "Fetcher", "Workers"]
+
+T = TypeVar("T")
+R = TypeVar("R")
+
+
+def _progress_bar(name: str, futures: Sequence[Future[Any]], spent: Callable[[], int]) -> Any:
+    """A bar counting requests as they finish, with the credits spent so far (see :mod:`storeframes.progress`)."""
+    from .progress import progress_bar
+
+    return progress_bar(name, futures, spent)
+
+
+Group = tuple[list[Fetched], dict[str, Any], bool]
+"""What a group of requests gave: what it fetched, the leases others held, whether the cache had some of it."""
+
+
+def _raise_first_failure(futures: Sequence[Future[Group]], not_done: Collection[Future[Group]]) -> None:
+    """On a failed request, cancel those not started and raise its error with ``partial``: the responses received."""
+    failure = next((f.exception() for f in futures if f.done() and f.exception() is not None), None)
+    if failure is None:
+        return
+    for future in not_done:
+        future.cancel()
+    wait(not_done)
+    if isinstance(failure, StoreframesError):
+        ok = [f for f in futures if f.done() and not f.cancelled() and f.exception() is None]
+        failure.partial = [response for f in ok for got in f.result()[0] for response in got[0]]
+    raise failure
+
+
+def _load(cache: Cache, plan: CallPlan, loaded: dict[str, Response]) -> bool:
+    """Read the cached answers a plan uses; False when one was unreadable (it is set aside: plan again)."""
+    for entry in plan.entries().values():
+        if entry.id not in loaded:
+            response = cache.load(entry)
+            if response is None:
+                return False
+            loaded[entry.id] = response
+    return True
+
+
+def _shown(ids: Sequence[str], most: int = 10) -> str:
+    """App ids for a message: each quoted (escapes show control characters), at most ``most`` of them."""
+    shown = ", ".join(repr(i[:200]) for i in ids[:most])
+    return shown + (f" and {len(ids) - most} more" if len(ids) > most else "")
+
+
+def _asked_only(ep: Endpoint, response: Response) -> tuple[Response | None, list[str]]:
+    """``response`` holding only the apps it was asked for, and the apps asked for that it left out.
+
+    Apps nobody asked for are dropped with an :class:`~storeframes.AnswerWarning`. The
+    response's ``apps`` then name only the apps it answered, so the cache holds it as an
+    answer for those; it is None when it answered none of them.
+    """
+    if ep.entity != "apps" or not isinstance(response.result, dict):
+        return response, []
+    asked = response.params["apps"].split(",")
+    wanted = set(asked)
+    strangers = [str(app) for app in response.result if app not in wanted]
+    if strangers:
+        warn(
+            f"{ep.name} answered {plural(len(strangers), 'app')} nobody asked for, left out: {_shown(strangers)}",
+            AnswerWarning,
+        )
+    answered = [app for app in asked if app in response.result]
+    if len(answered) == len(asked) and not strangers:
+        return response, []
+    absent = [app for app in asked if app not in response.result]
+    if not answered:
+        return None, absent
+    result = {app: response.result[app] for app in answered}
+    changed = replace(response, params={**response.params, "apps": ",".join(answered)}, result=result, body=None)
+    return changed, absent
+
+
+_POOL_THREAD = threading.local()
+"""In a pool's threads, ``workers`` refers (weakly) to the :class:`Workers` that owns the thread."""
+
+
+def _mark_pool_thread(workers: Workers) -> None:
+    _POOL_THREAD.workers = weakref.ref(workers)
+
+
+class Workers:
+    """A client's threads: made on first use, ``max_workers`` of them, shut down with the client."""
+
+    def __init__(self, max_workers: int):
+        self.max_workers = max_workers
+        self._lock = threading.Lock()
+        self._pool: ThreadPoolExecutor | None = None
+
+    def in_pool(self) -> bool:
+        """Whether this thread is one of these workers."""
+        ref = getattr(_POOL_THREAD, "workers", None)
+        return ref is not None and ref() is self
+
+    def executor(self) -> ThreadPoolExecutor:
+        with self._lock:
+            if self._pool is None:
+                self._pool = ThreadPoolExecutor(
+                    self.max_workers, thread_name_prefix="storeframes", initializer=_mark_pool_thread, initargs=(self,)
+                )
+            return self._pool
+
+    def shutdown(self) -> None:
+        with self._lock:
+            pool, self._pool = self._pool, None
+        if pool is not None:
+            pool.shutdown(wait=True)
+
+    def map(self, function: Callable[[T], R], items: Sequence[T]) -> Iterator[R]:
+        """``function`` over ``items`` on the threads, results in order; in the caller's thread when it is one
+        of them (a pool waiting on itself would never finish)."""
+        if self.in_pool():
+            return iter([function(item) for item in items])
+        return self.executor().map(carry(function), items)
+
+    def start(self, function: Callable[[T], Group], items: Sequence[T]) -> list[Future[Group]]:
+        """Run ``function`` over ``items`` on the thread pool; a lone item (or any, from one of the pool's
+        own threads) runs in the caller's thread."""
+        if len(items) != 1 and not self.in_pool():
+            pool = self.executor()
+            working = carry(function)  # its warnings are given in the caller's thread when the call ends
+            return [pool.submit(working, item) for item in items]
+        futures: list[Future[Group]] = []
+        for item in items:
+            future: Future[Group] = Future()
+            try:
+                future.set_result(function(item))
+            except Exception as exc:
+                future.set_exception(exc)
+            futures.append(future)
+        return futures
+
+
+class Caller(Protocol):
+    """What the steps of a call read from the client that makes it: settings that may change between calls."""
+
+    PROGRESS_AFTER: int
+    refresh: Refresh
+    namespace: str
+    offline: bool
+    offline_reason: str
+    progress: bool | None
+
+    @property
+    def endpoints(self) -> Mapping[str, Endpoint]: ...
+
+    @property
+    def spent(self) -> int: ...
+
+    def today(self) -> date: ...
+
+
+class Fetcher:
+    """The steps of a call that plan against the cache, send what it lacks and serve the parts (see the module)."""
+
+    def __init__(
+        self,
+        caller: Caller,
+        *,
+        cache: Cache | None,
+        credits: Credits,
+        wire: Wire,
+        workers: Workers,
+        leases: Callable[[], Leases],
+        now: Callable[[], datetime],
+    ):
+        self.caller, self.cache, self.credits, self.wire = caller, cache, credits, wire
+        self.workers, self.leases, self.now = workers, leases, now
+
+    def plan(
+        self, endpoint: str, calls: Sequence[Mapping[str, Any]], refresh: RefreshOption | None, *, load: bool
+    ) -> tuple[Endpoint, Refresh, list[CallPlan], dict[str, Response]]:
+        """Validate every call, then plan each against the cache (reading its answers when ``load``)."""
+        caller = self.caller
+        ep = caller.endpoints[catalog.endpoint(endpoint).name]
+        mode = refresh_mode(caller.refresh if refresh is None else refresh)
+        if caller.offline and mode == "auto":  # no fetching: every cached answer serves, however old
+            mode = "never"
+        canonical = [catalog.validate(ep, call, today=caller.today()) for call in calls]
+        loaded: dict[str, Response] = {}
+        return ep, mode, self.plan_calls(ep, canonical, mode, loaded if load else None), loaded
+
+    def flush(self) -> None:
+        """Keep the call's cache hits, and any ledger row whose write failed, in the cache."""
+        if self.cache is not None:
+            self.credits.sink = self.cache
+            self.credits.flush()
+
+    def plan_calls(
+        self,
+        ep: Endpoint,
+        calls: Sequence[dict[str, str]],
+        mode: Refresh,
+        loaded: dict[str, Response] | None,
+        since: datetime | None = None,
+    ) -> list[CallPlan]:
+        """Plan calls against the cache, seen afresh; read the answers they use into ``loaded`` (unless None)."""
+        if self.cache is not None:
+            self.cache.sync(ep.name)
+        plans: list[CallPlan] = []
+        for params in calls:
+            while True:
+                plan = engine.plan_call(
+                    ep, params, self.cache, service=self.caller.namespace, now=self.now(), refresh=mode, since=since
+                )
+                if loaded is None or self.cache is None or _load(self.cache, plan, loaded):
+                    break
+            plans.append(plan)
+        return plans
+
+    def fetch(
+        self, ep: Endpoint, mode: Refresh, plans: list[CallPlan], loaded: dict[str, Response] | None
+    ) -> tuple[list[CallPlan], engine.Pool]:
+        """Get every cell the plans miss, each from one request, whoever sends it; returns the plans seen afresh.
+
+        In rounds: each group of requests is sent under the leases of its apps or
+        keywords, after a look at the cache (another caller may have just fetched
+        them); a group whose leases another caller holds is not sent, and once the
+        round's requests ended, those leases are waited for and what their holders
+        fetched is used. Offline or over the budget nothing is sent. On a failure the
+        requests not yet started are cancelled, and the error is raised with
+        ``partial`` holding the responses received.
+        """
+        pool = engine.Pool(ep)
+        cells = engine.missing(ep, plans)
+        if not cells:
+            return plans, pool
+        requests = engine.requests_over(ep, plans, cells)
+        estimate = sum(ep.estimate(r) for r in requests)
+        if self.caller.offline or mode == "never":
+            raise NotCachedError(
+                ep.name,
+                requests,
+                estimate,
+                reason=self.caller.offline_reason if self.caller.offline else 'refresh="never"',
+            )
+        self.credits.check(ep.name, estimate)
+        self.wire.check_ready()
+        since = self.now() if mode == "always" else None
+        for _ in range(1000):
+            groups = engine.lease_groups(ep, self.caller.namespace, requests)
+            futures = self.workers.start(partial(self._fetch_group, ep, mode=mode, since=since), groups)
+            _, not_done = self._watch(ep, futures)
+            _raise_first_failure(futures, not_done)
+            replan, busy = False, {}
+            for future in futures:
+                fetched, waiting, found = future.result()
+                for got in fetched:
+                    pool.add(got, paid=True)
+                busy.update(waiting)
+                replan |= found
+            leases = self.leases()
+            for name, flight in busy.items():
+                for got in leases.wait(name, flight):
+                    pool.add(got, paid=False)
+            if self.cache is not None and (replan or None in busy.values()):  # others kept them in the cache
+                plans = self.plan_calls(ep, [p.params for p in plans], "never" if since else mode, loaded, since)
+            cells = engine.missing(ep, plans, pool)
+            if not cells:
+                return plans, pool
+            requests = engine.requests_over(ep, plans, cells)
+        raise StoreframesError(f"{ep.name}: the cells other callers were fetching never arrived")
+
+    def _watch(self, ep: Endpoint, futures: Sequence[Future[Group]]) -> tuple[Any, Any]:
+        """Wait for the first failure or the end of all, with a progress bar when there are many."""
+        progress = self.caller.progress
+        show = progress is not False and len(futures) > (0 if progress else self.caller.PROGRESS_AFTER)
+        bar = _progress_bar(ep.name, futures, lambda: self.caller.spent) if show else None
+        try:
+            return wait(futures, return_when=FIRST_EXCEPTION)
+        finally:
+            if bar is not None:
+                bar.close()
+
+    def _fetch_group(
+        self, ep: Endpoint, group: tuple[list[str], list[dict[str, str]]], *, mode: Refresh, since: datetime | None
+    ) -> Group:
+        """Send a group of requests under its leases: what it fetched, the leases others held, and
+        whether the cache already held some of its cells (the calls are then planned again)."""
+        names, requests = group
+        leases = self.leases()
+        held, busy = leases.take(names)
+        if busy:  # another caller is fetching some of it: wait for it after this round, holding nothing
+            for lease in held.values():
+                leases.release(lease)
+            return [], busy, False
+        fetched: list[Fetched] = []
+        found = False
+        try:
+            for request in requests:
+                todo = [request]
+                if self.cache is not None:  # what another caller fetched before the leases were taken
+                    self.cache.sync(ep.name)
+                    plan = engine.plan_call(
+                        ep,
+                        request,
+                        self.cache,
+                        service=self.caller.namespace,
+                        now=self.now(),
+                        refresh="never" if since else mode,
+                        since=since,
+                    )
+                    found |= bool(plan.cached)
+                    todo = plan.requests
+                for params in todo:
+                    fetched.append(self._fetch_one(ep, params))
+        finally:
+            for lease in held.values():
+                leases.release(lease, fetched)
+        return fetched, {}, found
+
+    def _fetch_one(self, ep: Endpoint, params: dict[str, str]) -> Fetched:
+        """Send one request and keep its answer; when a country refuses an app of it, find which by halving.
+
+        Only the apps asked for are kept: others in the answer are dropped with an
+        :class:`~storeframes.AnswerWarning`, and apps the answer left out are not cached
+        as answered (the call names them; the next one asks for them again).
+        """
+        try:
+            response = self._send(ep, params)
+        except AppNotAvailableError:
+            if ep.entity != "apps":  # no app to leave out: the call cannot be answered
+                raise
+            halves = engine.halves(ep, params)
+            if not halves:  # this one app: remembered as not available
+                self._keep(Response(ep.name, dict(params), None, 0, 0, 422, self.now()), ep, available=False)
+                return Fetched([], [(dict(params), params["apps"])])
+            results = [self._fetch_one(ep, half) for half in halves]
+            return Fetched(
+                [r for got in results for r in got.responses],
+                [a for got in results for a in got.refused],
+                [a for got in results for a in got.absent],
+            )
+        asked, absent = _asked_only(ep, response)
+        kept = [self._keep(asked, ep)] if asked is not None else []
+        return Fetched(kept, [], [(dict(params), app) for app in absent])
+
+    def _send(self, ep: Endpoint, params: dict[str, str]) -> Response:
+        """One request through the wire, its estimate held against the budget until it ends.
+
+        Settling counts every attempt's cost (a charged failure too) and keeps the
+        request's ledger rows in the cache before the caller keeps the answer.
+        """
+        reservation = self.credits.reserve(ep.name, ep.estimate(params), tries=self.wire.max_tries)
+        try:
+            return self.wire.send(ep, params, report=reservation.attempt)
+        finally:
+            reservation.settle()
+
+    def _keep(self, response: Response, ep: Endpoint, *, available: bool = True) -> Response:
+        """Write an answer (or an app's unavailability) to the cache as soon as it is known; name its entry."""
+        if self.cache is None:
+            return response
+        entry = self.cache.store(
+            response,
+            service=self.caller.namespace,
+            scope=planning.scope_of(ep, response.params),
+            cells=planning.cells_of(ep, response.params),
+            available=available,
+            scrub=self.wire.scrub,
+        )
+        return replace(response, entry=entry.id) if entry is not None else response
+
+    def served(
+        self, ep: Endpoint, plan: CallPlan, pool: engine.Pool, loaded: Mapping[str, Response], counted: set[int]
+    ) -> tuple[list[Part], tuple[str, ...]]:
+        """The parts of a call; its cache hits go to the ledger, the apps refused and the apps answers left
+        out into a warning each."""
+        parts, unavailable, hits = engine.parts_of(ep, plan, pool, loaded=loaded, counted=counted)
+        for hit in hits:
+            self.credits.record_hit(hit.endpoint, hit.params, hit.saved)
+        scope = planning.scope_of(ep, plan.params)
+        absent = list(dict.fromkeys(str(c[0]) for c in plan.cells if c not in plan.cached and pool.is_absent(scope, c)))
+        if absent:
+            warn(
+                f"{ep.name} answered without {plural(len(absent), 'app')} it was asked for, left out and not cached "
+                f"(asked for again next time): {_shown(absent)}",
+                AnswerWarning,
+            )
+        if unavailable:
+            warn(
+                f"{plural(len(unavailable), 'app')} not available in country {plan.params.get('country')!r} "
+                f"for {ep.name}, left out: {', '.join(unavailable)}",
+                AppsUnavailableWarning,
+            )
+        return parts, unavailable
