@@ -1,5 +1,11 @@
 """The store as the cache's parts use it: one lock, listing, reading footers and files, the marker,
-setting an unreadable file aside, and reporting each trouble once."""
+setting an unreadable file aside, and reporting each trouble once.
+
+There is one way to read part of a file, by what the store declares
+(:class:`~storeframes.cache.stores.Capabilities`): in place where its files lie in a folder of
+this machine (``local_root``: memory-mapped, or scanned by polars), else through the store's
+``open`` (in byte ranges where the store reads them so, else the whole value).
+"""
 
 from __future__ import annotations
 
@@ -16,7 +22,7 @@ import polars as pl
 from .._version import __version__
 from ..errors import warn
 from .layout import ANSWERS, FORMAT, MARKER, name
-from .parquet import cannot_reach, footer, parquet_columns, parquet_meta
+from .parquet import cannot_reach, footer
 from .stores import StoreBase
 
 
@@ -197,25 +203,21 @@ class Files:
 
     def footer_of(self, key: str) -> tuple[dict[str, str], pl.Schema]:
         """The key-value metadata and the columns (as polars reads them) of a Parquet file of the store,
-        from its footer alone: read in place from a folder, in ranges from a store that can (a
-        bucket), else from its bytes."""
+        from its footer alone: read in place from a folder, else through the store's ``open`` (in ranges
+        where the store reads them so)."""
         path = self.local(key)
         if path is not None:
             return pl.read_parquet_metadata(path), pl.Schema(pl.read_parquet_schema(path))
-        opener = getattr(self.storage, "open", None)
-        if opener is not None and path is None:
-            import pyarrow as pa
-            import pyarrow.parquet as pq
+        import pyarrow as pa
+        import pyarrow.parquet as pq
 
-            found = pq.read_metadata(pa.PythonFile(opener(key), mode="r"))
-            empty = pa.Table.from_batches([], schema=found.schema.to_arrow_schema())
-            return footer(found.metadata), pl.DataFrame(empty).schema
-        data = self.storage.get(key)
-        return parquet_meta(data), parquet_columns(data)
+        found = pq.read_metadata(self.open(key))
+        empty = pa.Table.from_batches([], schema=found.schema.to_arrow_schema())
+        return footer(found.metadata), pl.DataFrame(empty).schema
 
     def open(self, key: str) -> Any:
-        """A file to read ``key`` from with pyarrow, read in ranges where the store can (a folder's file,
-        a bucket's object), else its bytes."""
+        """A file to read ``key`` from with pyarrow: memory-mapped in place from a folder, else the store's
+        ``open`` (in ranges where the store reads them so, else the whole value)."""
         import pyarrow as pa
 
         if self.path is not None:
@@ -226,7 +228,4 @@ class Files:
                 raise FileNotFoundError(key) from None
             except pa.ArrowException as exc:
                 raise OSError(str(exc)) from None
-        opener = getattr(self.storage, "open", None)
-        if opener is not None:
-            return pa.PythonFile(opener(key), mode="r")
-        return pa.BufferReader(self.storage.get(key))
+        return pa.PythonFile(self.storage.open(key), mode="r")

@@ -4,7 +4,6 @@ call on a writer thread."""
 
 from __future__ import annotations
 
-import io
 import json
 from collections.abc import Callable, Collection, Iterable, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -261,16 +260,11 @@ class FrameFiles:
         path = self._files.local(key)
         if path is not None:
             return pl.scan_parquet(path, hive_partitioning=False, glob=False).filter(wanted).collect()
-        opener = getattr(self._files.storage, "open", None)
-        if opener is not None:  # a bucket: only the row groups wanted are fetched
-            import pyarrow as pa
-            import pyarrow.parquet as pq
+        import pyarrow.parquet as pq
 
-            with pq.ParquetFile(pa.PythonFile(opener(key), mode="r")) as handle:
-                stored = handle.read_row_groups(sorted(groups))
-            return pl.DataFrame(stored).filter(wanted)
-        data = self._files.storage.get(key)
-        return pl.scan_parquet(io.BytesIO(data), hive_partitioning=False).filter(wanted).collect()
+        with pq.ParquetFile(self._files.open(key)) as handle:  # only the row groups wanted are read
+            stored = handle.read_row_groups(sorted(groups))
+        return pl.DataFrame(stored).filter(wanted)
 
     def _read_from_parts(
         self, entries: list[Entry], table: str, version: str, *, relist: bool, schema: pl.Schema | None = None
