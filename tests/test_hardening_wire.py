@@ -28,7 +28,8 @@ from storeframes import defaults
 from storeframes.answers import Attempt
 from storeframes.catalog import ENDPOINTS, MAX_APP_ID_LENGTH, MAX_KEYWORD_LENGTH
 from storeframes.limiter import SlidingWindowLimiter
-from storeframes.wire import Wire, _retry_after, clean_token, shown_url
+from storeframes.wire import Wire, clean_token, shown_url
+from storeframes.wire.envelope import _retry_after
 
 from ._hostile import PREFIX, Hostile, Reply, envelope
 

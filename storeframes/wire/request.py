@@ -1,98 +1,58 @@
-"""The request path: one request from start to end, and the only module that speaks HTTP.
+"""One request from start to end: :class:`Wire`, the only module of the package that sends HTTP.
 
 :meth:`Wire.send` takes an endpoint of the catalog and canonical parameters and returns a
 checked :class:`~storeframes.Response`, or raises the error of the
-:mod:`~storeframes.errors` hierarchy that says what went wrong. On the way it:
-
-- adds the token in the ``x-service-key`` header through an ``httpx.Auth`` flow that
-  masks it again (``***``) once the answer's headers arrived, so no frame of a traceback,
-  no ``request.headers`` of a response and no chained exception shows it: the errors it
-  raises carry no ``__context__`` (the httpx exception, whose frames hold the request as
-  it was sent, is dropped);
-- never follows a redirect, whatever the ``http_client`` says: a 3xx is a
-  :class:`~storeframes.RedirectError` naming its target (user info and query masked);
-- holds a slot of the rate limiter for the time of each attempt;
-- streams the body, decoding gzip and deflate itself a piece at a time, and stops at the
-  ``max_body_bytes`` cap (:class:`~storeframes.ResponseTooLargeError`, never retried) and
-  at the per-attempt ``deadline`` (a :class:`~storeframes.TransportError`, retried);
-- retries 429, 5xx, timeouts, the deadline, dropped connections, bodies cut short and
-  bodies that cannot be decoded, with exponential backoff and full jitter, honouring
-  ``Retry-After`` on 429 and 503 (``0`` is no hint; a hint longer than the client waits
-  fails at once);
-- maps statuses and the error codes of the service to exceptions;
-- reads the JSON with non-finite numbers (``NaN``, ``Infinity``, ``1e999``) as null and
-  lone surrogates (half an emoji) as U+FFFD, so every text can be written as UTF-8;
-- checks the envelope (``result`` and ``metadata.request`` with a whole ``cost`` >= 0 and
-  an integer ``status``).
-
-Every attempt, failed ones included, is reported to the caller's hook as a
-:class:`~storeframes.answers.Attempt` with the cost its answer carried (or
-``cost_unknown`` when that cost could not be read); the request path never counts
-credits itself.
+:mod:`~storeframes.errors` hierarchy that says what went wrong (see :mod:`storeframes.wire`
+for all it does on the way). The token's rules live in :mod:`~storeframes.wire.safety`, the
+body's decoding in :mod:`~storeframes.wire.body` and the reading of an answer's envelope
+and errors in :mod:`~storeframes.wire.envelope`; this module puts them together around
+httpx and tenacity.
 """
 
 from __future__ import annotations
 
-import email.utils
-import functools
-import ipaddress
 import json
 import logging
 import math
-import re
 import sys
 import threading
 import time
 import zlib
-from collections.abc import Callable, Generator, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, TypeGuard
-from urllib.parse import urlsplit, urlunsplit
+from typing import TYPE_CHECKING, Any
 
-from ._version import __version__
-from .answers import Attempt, Response
-from .bodies import parse_answer
-from .catalog import Endpoint
-from .errors import (
+from .._version import __version__
+from ..answers import Attempt, Response
+from ..bodies import parse_answer
+from ..catalog import Endpoint
+from ..errors import (
     ApiError,
     AppNotAvailableError,
-    AuthenticationError,
     ConfigurationError,
     CostWarning,
-    EstimatesNotInPlanError,
-    ForbiddenError,
     InvalidParameterError,
-    NotEnoughCreditsError,
     RateLimitError,
     RedirectError,
     ResponseShapeError,
     ResponseTooLargeError,
     ServerError,
-    ServiceValidationError,
     TransportError,
     plural,
     warn,
 )
-from .window import Limiter
+from ..window import Limiter
+from .body import ENCODINGS, _Fault, _finish, _layers, _through, _TooLarge
+from .envelope import _MISSING, _credits, _error_class, _error_details, _number, _request_meta, _retry_after, _whole
+from .safety import Secret, _token_auth, check_base_url, clean_token, shown_url
 
 if TYPE_CHECKING:  # imported when a client is first made: importing storeframes stays quick
     import httpx
     import tenacity
 
-__all__ = [
-    "DEFAULT_DEADLINE",
-    "DEFAULT_MAX_BODY_BYTES",
-    "TOKEN_HEADER",
-    "Wire",
-    "check_base_url",
-    "clean_token",
-    "parse_answer",
-    "shown_url",
-]
+__all__ = ["DEFAULT_DEADLINE", "DEFAULT_MAX_BODY_BYTES", "Report", "Wire"]
 
 log = logging.getLogger("storeframes")
-
-TOKEN_HEADER = "x-service-key"
 
 DEFAULT_DEADLINE = 120.0
 """Seconds one attempt may take from sending to the last byte of the body (``deadline=``)."""
@@ -100,333 +60,8 @@ DEFAULT_DEADLINE = 120.0
 DEFAULT_MAX_BODY_BYTES = 256 * 1024 * 1024
 """The largest body accepted, in decoded bytes (``max_body_bytes=``): 256 MB, far above any answer."""
 
-MASK = "***"
-
-ENCODINGS = "gzip, deflate"
-"""The ``Accept-Encoding`` sent: the codings the request path decodes itself, a piece at a time."""
-
-_PIECE = 64 * 1024
-"""The most bytes one step of decoding produces, so a compressed body never inflates past the cap."""
-
-_MOST_CODINGS = 5
-"""The most content codings one body may stack (``gzip, gzip, ...``), as urllib3 allows."""
 
 Report = Callable[[Attempt], None]
-
-
-class Secret:
-    """Holds the token so that no repr, vars() dump or traceback local shows it."""
-
-    __slots__ = ("_value",)
-
-    def __init__(self, value: str):
-        self._value = value
-
-    def reveal(self) -> str:
-        return self._value
-
-    def scrub(self, text: str) -> str:
-        """``text`` with every occurrence of the token replaced by ``***``."""
-        return text.replace(self._value, MASK) if self._value else text
-
-    def __repr__(self) -> str:
-        return "'***'"
-
-    __str__ = __repr__
-
-    def __bool__(self) -> bool:
-        return bool(self._value)
-
-
-@functools.cache
-def _token_auth() -> Callable[[Secret], httpx.Auth]:
-    """The auth flow class, made when first needed (with httpx)."""
-    import httpx
-
-    class _TokenAuth(httpx.Auth):
-        """Sets the token header on a request as httpx sends it, and masks it once the request is done.
-
-        httpx resumes the flow when the answer's headers arrived (or closes it when sending
-        failed), so from then on the request that the response, the exception and httpx's own
-        frames keep holds ``***``.
-        """
-
-        def __init__(self, secret: Secret):
-            self._secret = secret
-
-        def sync_auth_flow(self, request: httpx.Request) -> Generator[httpx.Request, httpx.Response, None]:
-            request.headers[TOKEN_HEADER] = self._secret.reveal()
-            try:
-                yield request
-            finally:
-                request.headers[TOKEN_HEADER] = MASK
-
-        def auth_flow(self, request: httpx.Request) -> Generator[httpx.Request, httpx.Response, None]:
-            yield from self.sync_auth_flow(request)
-
-    return _TokenAuth
-
-
-def clean_token(api_key: Any) -> str:
-    """The token without the whitespace around it (as read from a file); refused if it cannot be sent.
-
-    A token is sent in a header, which carries printable ASCII only: one with a control
-    character (a newline, a tab, a NUL) or a non-ASCII character inside is a
-    :class:`~storeframes.ConfigurationError` that says where, never what, it is.
-
-    >>> clean_token("  sk-live-0123  \\n")
-    'sk-live-0123'
-    """
-    if not isinstance(api_key, str):  # the value itself is never shown
-        raise ConfigurationError(f"api_key must be the token as a text, got a {type(api_key).__name__}")
-    token = api_key.strip()
-    if token.isascii() and token.isprintable():
-        return token
-    position = next(i for i, c in enumerate(token) if not (c.isascii() and c.isprintable()))
-    kind = "a control character" if token[position].isascii() else "a non-ASCII character"
-    raise ConfigurationError(
-        f"api_key holds {kind} at position {position + 1} of its {len(token)} (the token is not shown): "
-        "a token is printable ASCII; check how it was copied or read"
-    )
-
-
-def shown_url(url: Any) -> str:
-    """``url`` as it may be shown: user info and query masked, fragment left out.
-
-    Every message, repr and line that shows a URL goes through here, so a password in a
-    base URL (``https://user:pass@host/...``) or a signature in a query never is.
-
-    >>> shown_url("https://user:secret@api.example.com/api/public/store?key=abc#top")
-    'https://***@api.example.com/api/public/store?***'
-    """
-    text = str(url)
-    try:
-        parts = urlsplit(text)
-    except ValueError:
-        return "<a URL that cannot be read>"
-    netloc = parts.netloc
-    if "@" in netloc:
-        netloc = f"{MASK}@{netloc.rpartition('@')[2]}"
-    shown = urlunsplit((parts.scheme, netloc, parts.path, "", ""))
-    return f"{shown}?{MASK}" if parts.query else shown
-
-
-def _is_loopback(host: str) -> bool:
-    """Whether ``host`` is ``localhost`` itself or a loopback address (never resolved: a name such
-    as ``anything.localhost`` may point anywhere)."""
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False
-
-
-def check_base_url(base_url: str) -> str:
-    """The base URL without a trailing slash; https only (plain http for ``localhost`` and loopback addresses)."""
-    import httpx
-
-    shown = shown_url(base_url)
-    try:
-        url = httpx.URL(base_url)
-    except Exception as exc:  # httpx raises InvalidURL and friends
-        reason = str(exc).replace(str(base_url), shown)
-        raise ConfigurationError(f"base_url {shown!r} is not a URL: {shown_url(reason)}") from None
-    if url.scheme == "http" and not _is_loopback(url.host):
-        raise ConfigurationError(
-            f"base_url {shown!r} uses plain http; the service requires https "
-            "(plain http is allowed only for loopback hosts: localhost itself and loopback addresses such as "
-            "127.0.0.1, as for the local sandbox)"
-        )
-    if url.scheme not in ("http", "https") or not url.host:
-        raise ConfigurationError(f"base_url {shown!r} must be an https:// URL")
-    return base_url.rstrip("/")
-
-
-_DELAY = re.compile(r"^\s*\d+(\.\d+)?\s*$")
-
-
-def _retry_after(value: str | None) -> float | None:
-    """Seconds from a Retry-After header; None when absent, unreadable, past or 0 (no hint).
-
-    As urllib3 reads it: a number of seconds, or an HTTP date in any of its three forms
-    (``Sun, 06 Nov 1994 08:49:37 GMT``, ``Sunday, 06-Nov-94 08:49:37 GMT`` and asctime's
-    ``Sun Nov  6 08:49:37 1994``); a date without a zone is UTC.
-    """
-    if not value:
-        return None
-    if _DELAY.match(value):
-        seconds = float(value)
-    else:
-        try:
-            parsed = email.utils.parsedate_tz(value)
-            if parsed is None:
-                return None
-            if parsed[9] is None:  # asctime names no zone: HTTP dates are UTC
-                parsed = (*parsed[:9], 0)
-            seconds = email.utils.mktime_tz(parsed) - time.time()
-        except (TypeError, ValueError, OverflowError, IndexError):
-            return None
-    return seconds if 0 < seconds < math.inf else None
-
-
-# -- reading a body -----------------------------------------------------------------------
-
-
-class _Fault(Exception):
-    """No complete answer within this attempt (the deadline, a body that cannot be decoded)."""
-
-
-class _TooLarge(Exception):
-    """The body of an answer of ``status`` passed the cap; ``announced`` is its Content-Length when that said so."""
-
-    def __init__(self, status: int, announced: int | None = None):
-        super().__init__(status, announced)
-        self.status = status
-        self.announced = announced
-
-
-class _Inflate:
-    """One gzip or deflate layer, producing at most :data:`_PIECE` bytes a step."""
-
-    def __init__(self, coding: str):
-        self.coding = coding
-        self.members = 0
-        self.raw = False  # deflate: zlib-wrapped first, raw when that fails (as httpx does)
-        self._start()
-
-    def _start(self) -> None:
-        wbits = zlib.MAX_WBITS | 16 if self.coding == "gzip" else -zlib.MAX_WBITS if self.raw else zlib.MAX_WBITS
-        self.inflater = zlib.decompressobj(wbits)
-        self.fresh = True
-
-    def feed(self, data: bytes) -> Iterator[bytes]:
-        while True:
-            try:
-                out = self.inflater.decompress(data, _PIECE)
-            except zlib.error:
-                if self.coding == "deflate" and self.fresh and not self.raw:
-                    self.raw = True
-                    self._start()
-                    continue
-                if self.members:  # garbage after a whole gzip member: ignored, as urllib3 does
-                    return
-                raise
-            self.fresh = False
-            if out:
-                yield out
-            if self.inflater.eof:
-                self.members += 1
-                data = self.inflater.unused_data
-                if not data or self.coding != "gzip":
-                    return
-                self._start()  # another gzip member follows
-                continue
-            data = self.inflater.unconsumed_tail
-            if not data and len(out) < _PIECE:
-                return
-
-    def flush(self) -> Iterator[bytes]:
-        yield from self.feed(b"")
-        rest = self.inflater.flush()
-        if rest:
-            yield rest
-
-
-def _layers(coding: str | None) -> list[_Inflate]:
-    """The decoders of a ``Content-Encoding``, the last applied first."""
-    names = [c.strip().lower() for c in (coding or "").split(",")]
-    names = [c for c in names if c and c != "identity"]
-    if len(names) > _MOST_CODINGS:
-        raise _Fault(f"the body stacks {len(names)} content codings ({coding}); at most {_MOST_CODINGS} are read")
-    for name in names:
-        if name not in ("gzip", "x-gzip", "deflate"):
-            raise _Fault(f"the body's Content-Encoding {name!r} was not asked for (only {ENCODINGS})")
-    return [_Inflate("deflate" if name == "deflate" else "gzip") for name in reversed(names)]
-
-
-def _through(layers: list[_Inflate], start: int, data: bytes) -> Iterator[bytes]:
-    if start == len(layers):
-        yield data
-        return
-    for piece in layers[start].feed(data):
-        yield from _through(layers, start + 1, piece)
-
-
-def _finish(layers: list[_Inflate]) -> Iterator[bytes]:
-    for i, layer in enumerate(layers):
-        for piece in layer.flush():
-            yield from _through(layers, i + 1, piece)
-
-
-_ERRORS_BY_CODE: Mapping[str, type[ApiError]] = {
-    "UnknownTokenError": AuthenticationError,
-    "NotEnoughCreditsError": NotEnoughCreditsError,
-    "EstimatesNotInPlanError": EstimatesNotInPlanError,
-    "AppNotAvailableError": AppNotAvailableError,
-}
-
-
-def _error_class(status: int, code: str | None) -> type[ApiError]:
-    if code is not None and code in _ERRORS_BY_CODE:
-        return _ERRORS_BY_CODE[code]
-    if 300 <= status < 400:
-        return RedirectError
-    if status == 401:
-        return AuthenticationError
-    if status == 403:
-        return ForbiddenError
-    if status == 422:
-        return ServiceValidationError
-    if status == 429:
-        return RateLimitError
-    if status >= 500:
-        return ServerError
-    return ApiError
-
-
-def _error_details(body: Any) -> tuple[str | None, str | None]:
-    """The (code, message) of an error body, in any of the forms seen."""
-    if not isinstance(body, dict):
-        return None, None
-    candidates = [body.get("error"), body]
-    meta = body.get("metadata")
-    if isinstance(meta, dict) and isinstance(meta.get("response"), dict):
-        candidates.insert(1, meta["response"].get("error", meta["response"]))
-    for cand in candidates:
-        if isinstance(cand, dict) and (cand.get("code") or cand.get("message")):
-            code = cand.get("code")
-            message = cand.get("message")
-            return (str(code) if code else None, str(message) if message else None)
-        if isinstance(cand, str):
-            return None, cand
-    return None, None
-
-
-def _whole(value: Any) -> TypeGuard[int]:
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
-def _number(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
-
-
-def _credits(value: Any) -> int | None:
-    """A number of credits: a whole number >= 0 (``11.0`` is 11), else None."""
-    if _whole(value):
-        return value if value >= 0 else None
-    if isinstance(value, float) and value.is_integer() and value >= 0:
-        return int(value)
-    return None
-
-
-_MISSING = object()
-
-
-def _request_meta(body: Any) -> Mapping[str, Any] | None:
-    meta = body.get("metadata") if isinstance(body, dict) else None
-    request = meta.get("request") if isinstance(meta, dict) else None
-    return request if isinstance(request, dict) else None
 
 
 def _seconds(value: Any) -> bool:

@@ -1,0 +1,54 @@
+"""The ``storeframes`` command: ``demo``, ``endpoints``, ``sandbox serve`` and ``cache info|ls|compact|clear``.
+
+``demo`` checks its arguments (the token with ``--live``, the days, country, keywords and
+app) before it makes its folder or sends anything: a refusal leaves nothing behind.
+
+The ``cache`` commands name a cache folder that does not exist rather than call it empty
+(exit status 2, nothing created). ``cache clear`` asks before it deletes, saying what goes
+and from where; ``--yes`` skips the question, and without ``--yes`` it deletes nothing when
+stdin is not a terminal (a script, CI, a pipe: exit status 2).
+
+``cache clear`` and ``cache compact`` act only on a folder (or bucket) that holds a
+storeframes cache, known by its marker file ``storeframes-cache.json`` or, for caches of
+earlier versions, by its ``answers/``, ``index/`` or ``ledger/`` files; anything else is
+refused (exit status 2) and left untouched, and so is an empty ``--cache-dir ""``.
+``cache info`` and ``cache ls`` say so too rather than show a folder that is not a
+cache. A file ``cache clear`` cannot remove is named on a line of its own on stderr and
+skipped; the command goes on and exits with status 1. Whatever comes from the cache's
+files (request parameters, service names, file names, the location) is printed with
+control characters escaped (``\\x1b``), so a cache cannot drive the terminal.
+
+The parser is in :mod:`.arguments`, the ``cache`` commands in :mod:`.cache_commands` and
+``demo``, ``endpoints`` and ``sandbox serve`` in :mod:`.service_commands`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Sequence
+
+from .arguments import parser
+from .cache_commands import run_cache
+from .service_commands import demo, endpoints, serve
+
+__all__ = ["main"]
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    try:
+        return _run(parser().parse_args(argv))
+    except BrokenPipeError:  # output piped into head or less that closed early
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
+
+
+def _run(args: argparse.Namespace) -> int:
+    if args.command == "demo":
+        return demo(args)
+    if args.command == "endpoints":
+        return endpoints()
+    if args.command == "cache":
+        return run_cache(args)
+    return serve(args)

@@ -1,0 +1,178 @@
+"""The command line's grammar: the parser of ``storeframes`` and its commands, and the types of
+their arguments (a rate, days, whole numbers, keywords), refused by argparse with an example."""
+
+from __future__ import annotations
+
+import argparse
+import math
+from collections.abc import Callable
+from pathlib import Path
+
+from .._version import __version__
+
+__all__ = ["parser"]
+
+
+def _rate(text: str) -> tuple[int, float]:
+    try:
+        count, seconds = text.split("/")
+        return int(count), float(seconds)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected REQUESTS/SECONDS such as 60/10, got {text!r}") from None
+
+
+def _days(text: str) -> float:
+    try:
+        days = float(text)
+    except ValueError:
+        days = math.nan
+    if not math.isfinite(days) or days < 0:
+        raise argparse.ArgumentTypeError(f"expected a number of days such as 30 or 0.5, got {text!r}")
+    return days
+
+
+def _whole(what: str, least: int, example: str) -> Callable[[str], int]:
+    """An argument type: a whole number of ``what`` no smaller than ``least``."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            value = least - 1
+        if value < least:
+            raise argparse.ArgumentTypeError(
+                f"expected a whole number of {what} >= {least} such as {example}, got {text!r}"
+            )
+        return value
+
+    return parse
+
+
+def _keywords(text: str) -> list[str]:
+    keywords = [k.strip() for k in text.split(",") if k.strip()]
+    if not keywords:
+        raise argparse.ArgumentTypeError(
+            f"expected comma-separated keywords such as 'photo editor,collage maker', got {text!r}"
+        )
+    return keywords
+
+
+def parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="storeframes", description="Tidy polars DataFrames from a mobile app-store data service."
+    )
+    parser.add_argument("--version", action="version", version=f"storeframes {__version__}")
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    demo = commands.add_parser(
+        "demo",
+        help="a rank-tracking, change and conversion analysis: Parquet tables and PNG charts in a folder",
+        description="Track an app and its competitors on keywords over 90 days, overlay their metadata changes, "
+        "place its category in the conversion benchmarks; write the tidy tables (Parquet) and the charts (PNG) "
+        "into DIR and print what was fetched and what it cost. Answers are cached in DIR/cache: run it again "
+        "and it spends nothing. On the sandbox unless --live is given.",
+    )
+    demo.add_argument(
+        "--out", type=Path, default=Path("storeframes-demo"), metavar="DIR", help="default storeframes-demo"
+    )
+    demo.add_argument(
+        "--live",
+        action="store_true",
+        help="use the real service ($STOREFRAMES_API_KEY and $STOREFRAMES_BASE_URL); spends real credits",
+    )
+    demo.add_argument("--app", help="the app to follow (default: the sandbox's photo editor app)")
+    demo.add_argument(
+        "--keywords",
+        type=_keywords,
+        help="comma-separated keywords (default: photo editor,photo filters,collage maker)",
+    )
+    demo.add_argument("--country", default="us", help="two-letter country code (default us)")
+    demo.add_argument("--days", type=_whole("days", 1, "90"), default=90, help="days of history (default 90)")
+    demo.add_argument(
+        "--budget",
+        type=_whole("credits", 0, "25000"),
+        help="the most credits to spend (default with --live: 25000)",
+    )
+    demo.add_argument("--seed", type=int, default=0, help="the sandbox world's seed (default 0)")
+
+    commands.add_parser("endpoints", help="list the endpoints, their parameters and prices")
+
+    sandbox = commands.add_parser("sandbox", help="the local fake of the service")
+    sandbox_commands = sandbox.add_subparsers(dest="sandbox_command", required=True)
+    serve = sandbox_commands.add_parser("serve", help="serve the sandbox over HTTP on a loopback address")
+    serve.add_argument("--port", type=int, default=8765, help="port (0 picks a free one; default 8765)")
+    serve.add_argument("--host", default="127.0.0.1", help="loopback address (default 127.0.0.1)")
+    serve.add_argument("--seed", type=int, default=0, help="the world's seed (default 0)")
+    serve.add_argument("--today", help="the service's today as YYYY-MM-DD (default: today, UTC)")
+    serve.add_argument("--rate-limit", type=_rate, default=(60, 10.0), metavar="N/SECONDS", help="default 60/10")
+    serve.add_argument("--latency", type=float, default=0.0, metavar="MS", help="milliseconds per answer")
+    serve.add_argument("--fault-rate", type=float, default=0.0, help="share of requests meeting a seeded fault")
+    serve.add_argument("--retry-after", action="store_true", help="send Retry-After with 429")
+    serve.add_argument("--verbose", action="store_true", help="log every request")
+
+    from ..catalog import ENDPOINTS
+
+    names = ", ".join(ENDPOINTS)
+    folder = argparse.ArgumentParser(add_help=False)
+    folder.add_argument(
+        "--cache-dir",
+        metavar="PATH",
+        help="the cache folder, or a bucket (s3://bucket/prefix; credentials from the cloud's environment "
+        "variables) (default: $STOREFRAMES_CACHE_DIR, else the user's cache folder for storeframes)",
+    )
+    cache = commands.add_parser("cache", help="look into the cache, compact it and clear it")
+    cache_commands = cache.add_subparsers(dest="cache_command", required=True)
+    cache_commands.add_parser(
+        "info",
+        parents=[folder],
+        help="where the cache is, its size, its answers and the credits they cost and saved",
+        description="Where the cache is, its size on disk, how many answers it holds (per endpoint), the "
+        "real service's credits: paid for the cached answers, spent on every answer charged and saved by the "
+        "cache (the last two from the ledger), then each sandbox's on a line of its own (never added to the "
+        "service's), the files of each kind and how many a compaction would merge, and the unreadable files "
+        "set aside.",
+    )
+    cache_commands.add_parser(
+        "compact",
+        parents=[folder],
+        help="merge the small index and frame files into a few, so that the cache opens and reads quickly",
+        description="Merge each endpoint's index files (one per answer) into one file and each table's kept "
+        "frames into a few, leaving out the frames of answers that newer answers replaced. Raw answers and "
+        "the ledger are kept. Safe while other processes use the cache.",
+    )
+    ls = cache_commands.add_parser(
+        "ls",
+        parents=[folder],
+        help="list the cached answers, oldest first",
+        description="One line per cached answer, oldest first: when it was fetched (UTC), its endpoint, "
+        "its cost in credits, the cells it covers and its request parameters.",
+    )
+    ls.add_argument("endpoint", nargs="?", choices=ENDPOINTS, metavar="ENDPOINT", help=f"only this one of {names}")
+    clear = cache_commands.add_parser(
+        "clear",
+        parents=[folder],
+        help="remove cached answers (all of them unless filtered), after asking; the ledger is kept",
+        description="Remove cached answers and their frames, all of them unless --older-than or --endpoint "
+        "narrows it, and the unreadable files set aside. The ledger of credits spent and saved is kept. It says "
+        "what it will remove and asks first (anything but y or yes keeps everything: 'Nothing deleted.', exit "
+        "status 0); --yes deletes without asking, and is needed when stdin is not a terminal (a script, CI, a "
+        "pipe), where nothing is deleted without it (exit status 2). Only a storeframes cache is touched (a "
+        "folder without its storeframes-cache.json marker or its files is refused), only files of endpoints this "
+        "version knows, never through a symbolic link; a file that cannot be removed is named and skipped (exit "
+        "status 1).",
+    )
+    clear.add_argument(
+        "-y",
+        "--yes",
+        action="store_true",
+        help="delete without asking (needed when stdin is not a terminal)",
+    )
+    clear.add_argument(
+        "--older-than",
+        type=_days,
+        metavar="DAYS",
+        help="only what is older than DAYS days: answers fetched, unreadable files set aside, files left by "
+        "stopped writers (a number, 0.5 is twelve hours)",
+    )
+    clear.add_argument("--endpoint", choices=ENDPOINTS, metavar="ENDPOINT", help=f"only answers of one of {names}")
+    return parser

@@ -1,0 +1,135 @@
+"""``storeframes demo``, ``storeframes endpoints`` and ``storeframes sandbox serve``: the demo
+(its arguments checked before it makes its folder or sends anything), the service's endpoints
+and prices, and the sandbox served over HTTP."""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import sys
+from datetime import timedelta
+
+from .printing import printable
+
+__all__ = ["demo", "endpoints", "serve"]
+
+
+def serve(args: argparse.Namespace) -> int:
+    from ..sandbox import Faults, SandboxServer
+
+    share = args.fault_rate / 5
+    faults = Faults(server_error=share, rate_limited=share, timeout=share, truncated=share, dropped=share)
+    server = SandboxServer(
+        host=args.host,
+        port=args.port,
+        verbose=args.verbose,
+        seed=args.seed,
+        today=args.today,
+        rate_limit=args.rate_limit,
+        latency=args.latency / 1000.0,
+        faults=faults,
+        retry_after_header=args.retry_after,
+    )
+    print(f"storeframes sandbox serving at {server.base_url}", flush=True)
+    print(f"  STOREFRAMES_BASE_URL={server.base_url}", flush=True)
+    print(f"  STOREFRAMES_API_KEY={server.key}", flush=True)
+    print("  press Ctrl-C to stop", flush=True)
+    with contextlib.suppress(KeyboardInterrupt):
+        server.serve_forever()
+    return 0
+
+
+def endpoints() -> int:
+    import polars as pl
+
+    from ..catalog import ENDPOINTS
+
+    rows = [
+        {
+            "endpoint": ep.name,
+            "path": ep.path,
+            "parameters": ", ".join(p.name + ("*" if p.required else "") for p in ep.params),
+            "devices": ", ".join(ep.devices),
+            "max_apps": ep.max_apps,
+            "price": ", ".join(f"{k}={v}" for k, v in vars(ep.cost).items() if v)
+            if not ep.cost.per_app_metric
+            else ", ".join(f"{k}={v}/app" for k, v in ep.cost.per_app_metric.items()),
+        }
+        for ep in ENDPOINTS.values()
+    ]
+    with pl.Config(tbl_rows=-1, fmt_str_lengths=120, tbl_width_chars=200, tbl_hide_dataframe_shape=True):
+        print(pl.DataFrame(rows))
+    print("* required. Prices are estimates in credits; the service's reported cost wins.")
+    return 0
+
+
+def _check_demo(args: argparse.Namespace) -> None:
+    """Refuse, before the demo makes its folder or sends anything, what it would refuse on the way:
+    an ``--out`` that is a file, ``--live`` without the token and the service's address (or with a
+    plain-http address), more days than there is history, a bad country, keyword or app id."""
+    from ..catalog import EARLIEST_DAY, today_utc, validate
+    from ..client import ENV_API_KEY, ENV_BASE_URL
+    from ..demo import DEMO_KEYWORDS, DEMO_TODAY
+    from ..errors import ConfigurationError, InvalidParameterError
+    from ..wire import check_base_url
+
+    if args.out.exists() and not args.out.is_dir():
+        raise ConfigurationError(
+            f"--out {printable(str(args.out))} is a file, not a folder: give a folder for the tables and charts"
+        )
+    if args.live:
+        missing = [name for name in (ENV_API_KEY, ENV_BASE_URL) if not os.environ.get(name)]
+        if missing:
+            raise ConfigurationError(
+                f"--live needs a token and the service's address: {' and '.join(missing)} "
+                f"{'is' if len(missing) == 1 else 'are'} not set (set {ENV_API_KEY} to the token and "
+                f"{ENV_BASE_URL} to the service's https:// address)"
+            )
+        check_base_url(os.environ[ENV_BASE_URL])
+    today = today_utc() if args.live else DEMO_TODAY
+    end = today - timedelta(days=2)  # as the demo counts: final days only
+    most = (end - EARLIEST_DAY).days + 1
+    if args.days > most:
+        raise InvalidParameterError(
+            "days",
+            args.days,
+            f"at most {most:,} days (history starts on {EARLIEST_DAY} and the demo's days end on {end})",
+            endpoint="demo",
+        )
+    start = end - timedelta(days=args.days - 1)
+    for keyword in args.keywords or DEMO_KEYWORDS:
+        validate(
+            "search_history",
+            keyword=keyword,
+            country=args.country,
+            device="iphone",
+            start_date=start,
+            end_date=end,
+            today=today,
+        )
+    if args.app is not None:
+        validate("metadata", apps=args.app, country=args.country, device="iphone")
+
+
+def demo(args: argparse.Namespace) -> int:
+    """Run the demo, once its arguments are checked (:func:`_check_demo`); a refusal is one line on stderr."""
+    from ..demo import run_demo
+    from ..errors import StoreframesError
+
+    try:
+        _check_demo(args)
+        run_demo(
+            args.out,
+            live=args.live,
+            app=args.app,
+            keywords=args.keywords,
+            country=args.country,
+            days=args.days,
+            seed=args.seed,
+            budget=args.budget,
+        )
+    except StoreframesError as exc:
+        print(f"storeframes demo: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return 2
+    return 0

@@ -1,0 +1,143 @@
+"""``find_apps``: a live store search, then the metadata of its first apps; and its plan
+(:func:`plan_find_apps`), an upper bound as the apps are not known before the search runs."""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Mapping
+from typing import Any, Protocol
+
+import polars as pl
+
+from ..answers import RefreshOption
+from ..catalog import MAX_APPS_PER_REQUEST, Endpoint
+from ..engine import PLAN_SCHEMA, Plan, key
+from ..errors import InvalidParameterError
+from ..pipeline import FRAMES
+from .apps import AppFrames
+from .market import MarketFrames
+
+__all__ = ["FIND_APPS_COLUMNS", "MOST_FOUND_APPS", "AppFinder", "Planner", "plan_find_apps"]
+
+MOST_FOUND_APPS = 100
+"""The most apps :meth:`FrameFunctions.find_apps` looks up (``top``): their metadata is paid per app."""
+
+FIND_APPS_COLUMNS = (
+    "rank",
+    "app_id",
+    "title",
+    "subtitle",
+    "developer_name",
+    "rating_average",
+    "price",
+    "categories",
+    "icon_url",
+)
+"""The columns of :meth:`FrameFunctions.find_apps`: the search's rank, then the app's metadata."""
+
+
+class AppFinder(AppFrames, MarketFrames):
+    """:meth:`find_apps`, a search frame and a metadata frame joined;
+    :class:`~storeframes.frames.FrameFunctions` inherits it."""
+
+    def find_apps(
+        self,
+        term: str,
+        *,
+        country: str = "us",
+        device: str = "iphone",
+        top: int = 10,
+        refresh: RefreshOption | None = None,
+    ) -> pl.DataFrame:
+        """The apps a live store search shows for ``term``, with their ids, titles and developers.
+
+        One row per app among the ``top`` first results (at most 100), best rank first:
+        ``rank``, ``app_id``, ``title``, ``subtitle``, ``developer_name``,
+        ``rating_average``, ``price``, ``categories`` and ``icon_url``, the ids ready for
+        :meth:`metadata_frame`, :meth:`changes_frame` or :func:`storeframes.rank_history`.
+        It costs one live search (:meth:`search_frame`, cached for an hour) and the
+        metadata of those apps (:meth:`metadata_frame`, cached for the UTC day):
+        ``sf.plan("find_apps", term=..., top=...)`` shows it first, its metadata part an
+        upper bound (``top`` apps, none cached), as the apps are not known before the
+        search runs. ``term`` is one search
+        term (commas and all); ``top``, ``country`` and ``device`` are checked before
+        anything is sent. An app the store lists but whose metadata is not available in the
+        country keeps its rank with a null title.
+
+        >>> sf.find_apps("meditation", top=5).select("rank", "app_id", "title")  # doctest: +SKIP
+        """
+        _check_find(term, top)
+        results = self.search_frame([term], country=country, device=device, refresh=refresh)
+        ranked = results.sort("rank").unique("app_id", keep="first", maintain_order=True).head(top)
+        ids = ranked["app_id"].to_list()
+        metadata = (
+            self.metadata_frame(ids, country=country, device=device, refresh=refresh)
+            if ids
+            else FRAMES["metadata_frame"].table.empty()
+        )
+        about = [c for c in FIND_APPS_COLUMNS if c not in ("rank", "app_id")]
+        found = ranked.select("rank", "app_id").join(metadata.select("app_id", *about), on="app_id", how="left")
+        return found.sort("rank").select(FIND_APPS_COLUMNS)
+
+
+def _check_find(term: Any, top: Any) -> None:
+    """Refuse a ``term`` or ``top`` of :meth:`FrameFunctions.find_apps` before anything is sent."""
+    if not isinstance(term, str) or not term.strip():
+        raise InvalidParameterError("term", term, "one search term as a non-empty text", endpoint="find_apps")
+    if isinstance(top, bool) or not isinstance(top, int) or not 1 <= top <= MOST_FOUND_APPS:
+        raise InvalidParameterError(
+            "top",
+            top,
+            f"a whole number from 1 to {MOST_FOUND_APPS}: how many of the first results to look up",
+            endpoint="find_apps",
+        )
+
+
+class Planner(Protocol):
+    """What :func:`plan_find_apps` needs of a client: its endpoints (with their prices) and :meth:`plan`."""
+
+    @property
+    def endpoints(self) -> Mapping[str, Endpoint]: ...
+
+    def plan(self, endpoint: str, **params: Any) -> Plan: ...
+
+
+def plan_find_apps(client: Planner, params: Mapping[str, Any], *, refresh: RefreshOption | None = None) -> Plan:
+    """What :meth:`FrameFunctions.find_apps` called with ``params`` would send and cost, nothing sent.
+
+    Its rows are the live search (sent or cached, as for ``search_frame``) and the
+    metadata of ``top`` apps, 5 to a request, counted as sent: an upper bound, as the
+    apps are not known before the search runs (those already cached cost nothing).
+    """
+    signature = inspect.signature(AppFinder.find_apps)
+    try:
+        bound = signature.bind(None, **params)
+    except TypeError as exc:
+        raise InvalidParameterError("arguments", dict(params), f"those of find_apps{signature}: {exc}") from None
+    bound.apply_defaults()
+    term, country, device, top = (bound.arguments[name] for name in ("term", "country", "device", "top"))
+    _check_find(term, top)
+    search = client.plan("search_frame", keywords=[term], country=country, device=device, refresh=refresh)
+    ep = client.endpoints["metadata"]
+    where = {"country": country.strip().lower(), "device": device.strip().lower()}
+    rows = []
+    for first in range(0, top, MAX_APPS_PER_REQUEST):
+        last = min(first + MAX_APPS_PER_REQUEST, top)
+        shown = {"apps": f"results {first + 1}-{last} of the search", **where}
+        request = {"apps": ",".join(["0"] * (last - first)), **where}
+        rows.append(
+            {
+                "endpoint": ep.name,
+                "params": key(shown),
+                "source": "send",
+                "cells": last - first,
+                "credits": ep.estimate(request),
+            }
+        )
+    metadata = pl.DataFrame(rows, schema=PLAN_SCHEMA, orient="row")
+    return Plan(
+        endpoint="find_apps",
+        requests=pl.concat([search.requests, metadata]),
+        cells=search.cells + top,
+        cached_cells=search.cached_cells,
+    )

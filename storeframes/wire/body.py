@@ -1,0 +1,111 @@
+"""Reading a body: gzip and deflate decoded a piece at a time, within the cap.
+
+The request path asks for the codings it decodes itself (:data:`ENCODINGS`) and streams
+the body through :func:`_layers` of :class:`_Inflate`, so a compressed body never inflates
+past the ``max_body_bytes`` cap (:class:`_TooLarge`) before it is stopped. A body that
+cannot be decoded, or one that stacks codings that were not asked for, is a :class:`_Fault`:
+no complete answer within this attempt.
+"""
+
+from __future__ import annotations
+
+import zlib
+from collections.abc import Iterator
+
+__all__ = ["ENCODINGS", "_Fault", "_Inflate", "_TooLarge", "_finish", "_layers", "_through"]
+"""What the request path uses; the names with an underscore are its own, not the package's."""
+
+ENCODINGS = "gzip, deflate"
+"""The ``Accept-Encoding`` sent: the codings the request path decodes itself, a piece at a time."""
+
+_PIECE = 64 * 1024
+"""The most bytes one step of decoding produces, so a compressed body never inflates past the cap."""
+
+_MOST_CODINGS = 5
+"""The most content codings one body may stack (``gzip, gzip, ...``), as urllib3 allows."""
+
+
+class _Fault(Exception):
+    """No complete answer within this attempt (the deadline, a body that cannot be decoded)."""
+
+
+class _TooLarge(Exception):
+    """The body of an answer of ``status`` passed the cap; ``announced`` is its Content-Length when that said so."""
+
+    def __init__(self, status: int, announced: int | None = None):
+        super().__init__(status, announced)
+        self.status = status
+        self.announced = announced
+
+
+class _Inflate:
+    """One gzip or deflate layer, producing at most :data:`_PIECE` bytes a step."""
+
+    def __init__(self, coding: str):
+        self.coding = coding
+        self.members = 0
+        self.raw = False  # deflate: zlib-wrapped first, raw when that fails (as httpx does)
+        self._start()
+
+    def _start(self) -> None:
+        wbits = zlib.MAX_WBITS | 16 if self.coding == "gzip" else -zlib.MAX_WBITS if self.raw else zlib.MAX_WBITS
+        self.inflater = zlib.decompressobj(wbits)
+        self.fresh = True
+
+    def feed(self, data: bytes) -> Iterator[bytes]:
+        while True:
+            try:
+                out = self.inflater.decompress(data, _PIECE)
+            except zlib.error:
+                if self.coding == "deflate" and self.fresh and not self.raw:
+                    self.raw = True
+                    self._start()
+                    continue
+                if self.members:  # garbage after a whole gzip member: ignored, as urllib3 does
+                    return
+                raise
+            self.fresh = False
+            if out:
+                yield out
+            if self.inflater.eof:
+                self.members += 1
+                data = self.inflater.unused_data
+                if not data or self.coding != "gzip":
+                    return
+                self._start()  # another gzip member follows
+                continue
+            data = self.inflater.unconsumed_tail
+            if not data and len(out) < _PIECE:
+                return
+
+    def flush(self) -> Iterator[bytes]:
+        yield from self.feed(b"")
+        rest = self.inflater.flush()
+        if rest:
+            yield rest
+
+
+def _layers(coding: str | None) -> list[_Inflate]:
+    """The decoders of a ``Content-Encoding``, the last applied first."""
+    names = [c.strip().lower() for c in (coding or "").split(",")]
+    names = [c for c in names if c and c != "identity"]
+    if len(names) > _MOST_CODINGS:
+        raise _Fault(f"the body stacks {len(names)} content codings ({coding}); at most {_MOST_CODINGS} are read")
+    for name in names:
+        if name not in ("gzip", "x-gzip", "deflate"):
+            raise _Fault(f"the body's Content-Encoding {name!r} was not asked for (only {ENCODINGS})")
+    return [_Inflate("deflate" if name == "deflate" else "gzip") for name in reversed(names)]
+
+
+def _through(layers: list[_Inflate], start: int, data: bytes) -> Iterator[bytes]:
+    if start == len(layers):
+        yield data
+        return
+    for piece in layers[start].feed(data):
+        yield from _through(layers, start + 1, piece)
+
+
+def _finish(layers: list[_Inflate]) -> Iterator[bytes]:
+    for i, layer in enumerate(layers):
+        for piece in layer.flush():
+            yield from _through(layers, i + 1, piece)

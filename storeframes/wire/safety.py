@@ -1,0 +1,157 @@
+"""What the request path keeps safe: the token, and the addresses it is sent to or shown as.
+
+The token is held in a :class:`Secret` (no repr, ``vars()`` dump or traceback local shows
+it), cleaned by :func:`clean_token` (printable ASCII, as a header carries), and set in the
+:data:`TOKEN_HEADER` header by an ``httpx.Auth`` flow that masks it again (``***``) once
+the answer's headers arrived. A base URL is https (plain http only for loopback hosts,
+:func:`check_base_url`), and every URL that is shown goes through :func:`shown_url`, which
+masks its user info and query.
+"""
+
+from __future__ import annotations
+
+import functools
+import ipaddress
+from collections.abc import Callable, Generator
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit, urlunsplit
+
+from ..errors import ConfigurationError
+
+if TYPE_CHECKING:  # imported when a client is first made: importing storeframes stays quick
+    import httpx
+
+__all__ = ["MASK", "TOKEN_HEADER", "Secret", "_token_auth", "check_base_url", "clean_token", "shown_url"]
+
+TOKEN_HEADER = "x-service-key"
+
+MASK = "***"
+
+
+class Secret:
+    """Holds the token so that no repr, vars() dump or traceback local shows it."""
+
+    __slots__ = ("_value",)
+
+    def __init__(self, value: str):
+        self._value = value
+
+    def reveal(self) -> str:
+        return self._value
+
+    def scrub(self, text: str) -> str:
+        """``text`` with every occurrence of the token replaced by ``***``."""
+        return text.replace(self._value, MASK) if self._value else text
+
+    def __repr__(self) -> str:
+        return "'***'"
+
+    __str__ = __repr__
+
+    def __bool__(self) -> bool:
+        return bool(self._value)
+
+
+@functools.cache
+def _token_auth() -> Callable[[Secret], httpx.Auth]:
+    """The auth flow class, made when first needed (with httpx)."""
+    import httpx
+
+    class _TokenAuth(httpx.Auth):
+        """Sets the token header on a request as httpx sends it, and masks it once the request is done.
+
+        httpx resumes the flow when the answer's headers arrived (or closes it when sending
+        failed), so from then on the request that the response, the exception and httpx's own
+        frames keep holds ``***``.
+        """
+
+        def __init__(self, secret: Secret):
+            self._secret = secret
+
+        def sync_auth_flow(self, request: httpx.Request) -> Generator[httpx.Request, httpx.Response, None]:
+            request.headers[TOKEN_HEADER] = self._secret.reveal()
+            try:
+                yield request
+            finally:
+                request.headers[TOKEN_HEADER] = MASK
+
+        def auth_flow(self, request: httpx.Request) -> Generator[httpx.Request, httpx.Response, None]:
+            yield from self.sync_auth_flow(request)
+
+    return _TokenAuth
+
+
+def clean_token(api_key: Any) -> str:
+    """The token without the whitespace around it (as read from a file); refused if it cannot be sent.
+
+    A token is sent in a header, which carries printable ASCII only: one with a control
+    character (a newline, a tab, a NUL) or a non-ASCII character inside is a
+    :class:`~storeframes.ConfigurationError` that says where, never what, it is.
+
+    >>> clean_token("  sk-live-0123  \\n")
+    'sk-live-0123'
+    """
+    if not isinstance(api_key, str):  # the value itself is never shown
+        raise ConfigurationError(f"api_key must be the token as a text, got a {type(api_key).__name__}")
+    token = api_key.strip()
+    if token.isascii() and token.isprintable():
+        return token
+    position = next(i for i, c in enumerate(token) if not (c.isascii() and c.isprintable()))
+    kind = "a control character" if token[position].isascii() else "a non-ASCII character"
+    raise ConfigurationError(
+        f"api_key holds {kind} at position {position + 1} of its {len(token)} (the token is not shown): "
+        "a token is printable ASCII; check how it was copied or read"
+    )
+
+
+def shown_url(url: Any) -> str:
+    """``url`` as it may be shown: user info and query masked, fragment left out.
+
+    Every message, repr and line that shows a URL goes through here, so a password in a
+    base URL (``https://user:pass@host/...``) or a signature in a query never is.
+
+    >>> shown_url("https://user:secret@api.example.com/api/public/store?key=abc#top")
+    'https://***@api.example.com/api/public/store?***'
+    """
+    text = str(url)
+    try:
+        parts = urlsplit(text)
+    except ValueError:
+        return "<a URL that cannot be read>"
+    netloc = parts.netloc
+    if "@" in netloc:
+        netloc = f"{MASK}@{netloc.rpartition('@')[2]}"
+    shown = urlunsplit((parts.scheme, netloc, parts.path, "", ""))
+    return f"{shown}?{MASK}" if parts.query else shown
+
+
+def _is_loopback(host: str) -> bool:
+    """Whether ``host`` is ``localhost`` itself or a loopback address (never resolved: a name such
+    as ``anything.localhost`` may point anywhere)."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def check_base_url(base_url: str) -> str:
+    """The base URL without a trailing slash; https only (plain http for ``localhost`` and loopback addresses)."""
+    import httpx
+
+    shown = shown_url(base_url)
+    try:
+        url = httpx.URL(base_url)
+    except Exception as exc:  # httpx raises InvalidURL and friends
+        reason = str(exc).replace(str(base_url), shown)
+        raise ConfigurationError(f"base_url {shown!r} is not a URL: {shown_url(reason)}") from None
+    if url.scheme == "http" and not _is_loopback(url.host):
+        raise ConfigurationError(
+            f"base_url {shown!r} uses plain http; the service requires https "
+            "(plain http is allowed only for loopback hosts: localhost itself and loopback addresses such as "
+            "127.0.0.1, as for the local sandbox)"
+        )
+    if url.scheme not in ("http", "https") or not url.host:
+        raise ConfigurationError(f"base_url {shown!r} must be an https:// URL")
+    return base_url.rstrip("/")
