@@ -8,13 +8,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any, Literal
 
 from .errors import cut, html_table, plural
 from .planning import Cell
 
 __all__ = [
+    "CLOCK_SKEW",
     "REFRESH_MODES",
     "Answer",
     "Attempt",
@@ -29,6 +30,10 @@ __all__ = [
 Refresh = Literal["auto", "always", "never"]
 REFRESH_MODES: tuple[str, ...] = ("auto", "always", "never")
 RefreshOption = Refresh | bool
+CLOCK_SKEW = timedelta(seconds=5)
+"""How far in the future an answer's ``fetched_at`` may lie (another machine's clock slightly
+ahead) and still be judged by its time; beyond that the answer is stale, never fresh forever
+(the engine judges freshness: :func:`storeframes.engine.is_fresh`)."""
 
 
 def short_params(params: Mapping[str, Any], most: int = 110) -> str:

@@ -15,8 +15,9 @@ The few words the rest of the package speaks:
 
 The engine decides and returns what to do; the client does it and reports back. Given
 an endpoint, a call, a view of the cache's index, ``now`` and the refresh mode,
-:func:`plan_call` says which cells cached entries serve and which requests fetch the
-rest; :func:`parts_of` says which entry or response provides which cells, and returns
+:func:`plan_call` says which cells cached entries serve (the index names the entries
+holding each cell; :func:`serving` judges which may serve, by the endpoint's freshness
+and the refresh mode) and which requests fetch the rest; :func:`parts_of` says which entry or response provides which cells, and returns
 the cache hits for the ledger instead of writing them; :func:`compose` merges the parts
 into an answer; :func:`halves` says how to find the apps a country refused. Its unit
 tests need no sandbox, no threads and no files.
@@ -34,13 +35,15 @@ from typing import Any, NamedTuple, Protocol
 import polars as pl
 
 from . import planning
-from .answers import Answer, Entry, Part, Refresh, Response, short_params
-from .catalog import Endpoint
+from .answers import CLOCK_SKEW, Answer, Entry, Part, Refresh, Response, short_params
+from .catalog import Endpoint, Freshness
 from .errors import html_table, plural
 from .planning import Cell
 
 __all__ = [
+    "CLOCK_SKEW",
     "PLAN_SCHEMA",
+    "UNAVAILABLE_FRESHNESS",
     "CallPlan",
     "Fetched",
     "Hit",
@@ -49,6 +52,7 @@ __all__ = [
     "Pool",
     "compose",
     "halves",
+    "is_fresh",
     "key",
     "lease_groups",
     "lease_name",
@@ -58,6 +62,7 @@ __all__ = [
     "plan_call",
     "request_leases",
     "requests_over",
+    "serving",
     "summarize",
     "unique_requests",
 ]
@@ -129,19 +134,60 @@ class Pool:
 
 
 class Index(Protocol):
-    """The cache as the engine sees it: which entry serves each cell."""
+    """The cache as the engine sees it: which entries hold each cell, newest first.
 
-    def lookup(
-        self,
-        ep: Endpoint,
-        *,
-        service: str,
-        scope: str,
-        cells: Collection[Cell],
-        now: datetime,
-        refresh: Refresh = "auto",
-        sync: bool = True,
-    ) -> dict[Cell, Entry]: ...
+    It says nothing of freshness: :func:`serving` judges which entry may serve a cell.
+    """
+
+    def candidates(
+        self, ep: Endpoint, *, service: str, scope: str, cells: Collection[Cell], sync: bool = True
+    ) -> Mapping[Cell, Sequence[Entry]]: ...
+
+
+UNAVAILABLE_FRESHNESS = Freshness(current="utc_day")
+"""The freshness of an answer saying an app is not available: it is asked again the next UTC day."""
+
+
+def is_fresh(ep: Endpoint, entry: Entry, cell: Cell, now: datetime) -> bool:
+    """Whether ``entry`` may serve ``cell`` at ``now``, by the endpoint's freshness.
+
+    An entry fetched more than :data:`CLOCK_SKEW` after ``now`` (by a machine whose
+    clock is ahead) is stale: judged by its time it would be fresh for as long as that
+    clock is ahead, and a recent day of history would look final for ever. An answer
+    saying the app is not available is fresh for its UTC day (:data:`UNAVAILABLE_FRESHNESS`).
+    """
+    if entry.fetched_at > now + CLOCK_SKEW:
+        return False
+    if not entry.available:
+        return UNAVAILABLE_FRESHNESS.is_fresh(entry.fetched_at, None, now=now)
+    if ep.daily:
+        day = cell[2]
+    elif ep.date_ranged:
+        day = date.fromisoformat(entry.params["end_date"])
+    else:
+        day = None
+    return ep.freshness.is_fresh(entry.fetched_at, day, now=now)
+
+
+def serving(
+    ep: Endpoint, candidates: Mapping[Cell, Sequence[Entry]], *, now: datetime, refresh: Refresh
+) -> dict[Cell, Entry]:
+    """For each cell the cache can serve, the newest entry holding it (``candidates``: newest first).
+
+    ``refresh="auto"`` serves the newest entry only while it is fresh (:func:`is_fresh`; an
+    older one never stands in for it), ``"never"`` the newest whatever its age, ``"always"``
+    none.
+    """
+    if refresh == "always":
+        return {}
+    found: dict[Cell, Entry] = {}
+    for cell, held in candidates.items():
+        if not held:
+            continue
+        newest = held[0]
+        if refresh == "never" or is_fresh(ep, newest, cell, now):
+            found[cell] = newest
+    return found
 
 
 def key(params: Mapping[str, str]) -> str:
@@ -189,9 +235,10 @@ def plan_call(
     """
     cells = planning.cells_of(ep, params)
     cached: dict[Cell, Entry] = {}
-    if index is not None:
+    if index is not None and refresh != "always":
         scope = planning.scope_of(ep, params)
-        cached = index.lookup(ep, service=service, scope=scope, cells=cells, now=now, refresh=refresh, sync=False)
+        held = index.candidates(ep, service=service, scope=scope, cells=cells, sync=False)
+        cached = serving(ep, held, now=now, refresh=refresh)
         if since is not None:
             cached = {cell: entry for cell, entry in cached.items() if entry.fetched_at > since}
     missing = [cell for cell in cells if cell not in cached]

@@ -379,7 +379,7 @@ def test_importing_the_cache_imports_neither_pyarrow_nor_pandas():
 
 
 def test_the_index_schema_is_still_offered_as_arrow():
-    import storeframes.cache._core as cache_module
+    import storeframes.cache as cache_module
 
     schema = cache_module.INDEX_SCHEMA
     assert schema.names[0] == "entry" and schema.field("day").type == pa.date32()

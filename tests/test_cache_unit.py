@@ -44,16 +44,13 @@ def keep(cache: Cache, endpoint: str, params: dict[str, str], *, at: datetime = 
     return entry
 
 
-def look(cache: Cache, endpoint: str, params: dict[str, str], now: datetime, **options: Any) -> dict:
+def look(cache: Cache, endpoint: str, params: dict[str, str], **options: Any) -> dict:
+    """The newest entry holding each cell of ``params`` (whether it is fresh is the engine's to judge)."""
     ep = ENDPOINTS[endpoint]
-    return cache.lookup(
-        ep,
-        service="unit",
-        scope=planning.scope_of(ep, params),
-        cells=planning.cells_of(ep, params),
-        now=now,
-        **options,
+    held = cache.candidates(
+        ep, service="unit", scope=planning.scope_of(ep, params), cells=planning.cells_of(ep, params), **options
     )
+    return {cell: entries[0] for cell, entries in held.items()}
 
 
 @pytest.fixture
@@ -70,11 +67,11 @@ def test_a_stored_answer_is_found_for_its_cells_and_loads_back(cache, store):
     entry = keep(cache, "metadata", METADATA)
     cells = planning.cells_of(ENDPOINTS["metadata"], METADATA)
     assert cells == [(APPS[0], None, None), (APPS[1], None, None)]
-    assert look(cache, "metadata", METADATA, NOON) == {cell: entry for cell in cells}
+    assert look(cache, "metadata", METADATA) == {cell: entry for cell in cells}
     one = {**METADATA, "apps": APPS[1]}
-    assert look(cache, "metadata", one, NOON) == {(APPS[1], None, None): entry}
-    assert look(cache, "metadata", {**METADATA, "country": "gb"}, NOON) == {}  # another scope
-    assert look(cache, "metadata", {**METADATA, "apps": "389801252"}, NOON) == {}
+    assert look(cache, "metadata", one) == {(APPS[1], None, None): entry}
+    assert look(cache, "metadata", {**METADATA, "country": "gb"}) == {}  # another scope
+    assert look(cache, "metadata", {**METADATA, "apps": "389801252"}) == {}
 
     loaded = cache.load(entry)
     assert loaded is not None and loaded.from_cache and loaded.entry == entry.id
@@ -99,35 +96,30 @@ def test_a_stored_answer_is_found_for_its_cells_and_loads_back(cache, store):
     assert footer[b"storeframes.endpoint"] == b"metadata"
 
 
-def test_a_current_answer_is_fresh_on_its_utc_day_and_stale_the_next(cache):
-    entry = keep(cache, "metadata", METADATA, at=NOON)
-    last_minute = datetime(2026, 11, 20, 23, 59, tzinfo=UTC)
-    next_day = datetime(2026, 11, 21, 0, 1, tzinfo=UTC)
-    assert len(look(cache, "metadata", METADATA, last_minute)) == 2
-    assert look(cache, "metadata", METADATA, next_day) == {}
-    # "never" serves what is stale, "always" nothing at all
-    assert list(look(cache, "metadata", METADATA, next_day, refresh="never").values()) == [entry, entry]
-    assert look(cache, "metadata", METADATA, NOON, refresh="always") == {}
-
-
-def test_a_final_history_day_is_never_stale_a_recent_one_is(cache):
-    final = history(date(2026, 10, 1), date(2026, 10, 10))
-    recent = history(date(2026, 11, 18), date(2026, 11, 19))  # 1 and 2 days before the fetch
-    keep(cache, "search_history", final, at=NOON)
-    keep(cache, "search_history", recent, at=NOON)
-    years_later = NOON + timedelta(days=3 * 365)
-    assert len(look(cache, "search_history", final, years_later)) == 10
-    # the day two days before the fetch was final; the day before was fresh for an hour
-    assert len(look(cache, "search_history", recent, NOON + timedelta(minutes=59))) == 2
-    later = look(cache, "search_history", recent, NOON + timedelta(hours=2))
-    assert [cell[2] for cell in later] == [date(2026, 11, 18)]
-
-
 def test_the_newest_entry_of_a_cell_wins(cache):
     old = keep(cache, "metadata", METADATA, at=NOON - timedelta(hours=3))
     new = keep(cache, "metadata", {**METADATA, "apps": APPS[0]}, at=NOON)
-    found = look(cache, "metadata", METADATA, NOON)
+    found = look(cache, "metadata", METADATA)
     assert found == {(APPS[0], None, None): new, (APPS[1], None, None): old}
+
+
+def test_the_index_names_every_entry_holding_a_cell_newest_first_and_judges_none(cache):
+    ep = ENDPOINTS["metadata"]
+    old = keep(cache, "metadata", METADATA, at=NOON - timedelta(days=30))  # long stale: still named
+    new = keep(cache, "metadata", {**METADATA, "apps": APPS[0]}, at=NOON)
+    held = cache.candidates(
+        ep,
+        service="unit",
+        scope=planning.scope_of(ep, METADATA),
+        cells=[*planning.cells_of(ep, METADATA), ("389801252", None, None)],
+    )
+    assert held == {(APPS[0], None, None): [new, old], (APPS[1], None, None): [old]}
+    assert (
+        cache.candidates(
+            ep, service="other", scope=planning.scope_of(ep, METADATA), cells=planning.cells_of(ep, METADATA)
+        )
+        == {}
+    )
 
 
 def test_a_second_cache_over_the_same_store_sees_entries_after_sync(store, cache):
@@ -137,10 +129,10 @@ def test_a_second_cache_over_the_same_store_sees_entries_after_sync(store, cache
     assert other.entry(entry.id) is None  # not looked yet
     other.sync("metadata")
     assert other.entry(entry.id) == entry
-    assert look(other, "metadata", METADATA, NOON, sync=False) == look(cache, "metadata", METADATA, NOON)
+    assert look(other, "metadata", METADATA, sync=False) == look(cache, "metadata", METADATA)
     assert cache.clear(endpoint="metadata") == 1
     other.sync("metadata")  # removed by the other: forgotten
-    assert other.entries() == [] and look(other, "metadata", METADATA, NOON) == {}
+    assert other.entries() == [] and look(other, "metadata", METADATA) == {}
 
 
 def test_an_unreadable_answer_is_set_aside_and_its_cells_become_misses(store, cache):
@@ -150,7 +142,7 @@ def test_an_unreadable_answer_is_set_aside_and_its_cells_become_misses(store, ca
     with pytest.warns(CacheWarning, match="unreadable") as caught:
         assert cache.load(entry) is None
     assert len(caught) == 1 and f"{entry.id}.json.zst.corrupt" in str(caught[0].message)
-    assert look(cache, "metadata", METADATA, NOON) == {}
+    assert look(cache, "metadata", METADATA) == {}
     assert store.list() == [
         f"answers/endpoint=search/{kept.id}.json.zst",
         f"index/endpoint=search/{kept.id}.parquet",
@@ -176,7 +168,7 @@ def test_an_index_whose_answer_is_gone_is_set_aside_quietly(store, cache, recwar
     store.delete(f"answers/endpoint=search/{entry.id}.json.zst")
     assert cache.load(entry) is None
     assert not [w for w in recwarn if issubclass(w.category, CacheWarning)]
-    assert store.list() == [] and look(cache, "search", SEARCH, NOON) == {}
+    assert store.list() == [] and look(cache, "search", SEARCH) == {}
 
 
 def test_frames_round_trip_for_their_flattener_version(store, cache):
@@ -243,7 +235,7 @@ def test_clear_by_endpoint_removes_its_answers_and_frames_only(store, cache):
 
     assert cache.clear(endpoint="metadata") == 1
     assert cache.entries() == [stays] and cache.entry(gone.id) is None
-    assert look(cache, "metadata", METADATA, NOON) == {}
+    assert look(cache, "metadata", METADATA) == {}
     assert store.list() == [
         f"answers/endpoint=search/{stays.id}.json.zst",
         f"frames/table=search_results/{stays.id}.parquet",
@@ -317,7 +309,7 @@ def test_a_compacted_index_serves_lookups_entries_and_every_answer(store, cache)
     cache.compact()
     assert [k for k in store.list("index/")] == [k for k in store.list("index/") if "/part-" in k] != []
     fresh = Cache(store)  # another process opening the compacted cache
-    found = look(fresh, "metadata", {**METADATA, "apps": "1003,1004,1005"}, NOON + timedelta(hours=3))
+    found = look(fresh, "metadata", {**METADATA, "apps": "1003,1004,1005"})
     assert found == {("1003", None, None): newer, ("1004", None, None): newer, ("1005", None, None): kept[5]}
     assert fresh.entry(kept[40].id) == kept[40]
     assert sorted(e.id for e in Cache(store).entries()) == sorted(e.id for e in [*kept, newer])

@@ -16,10 +16,10 @@ import pytest
 
 import storeframes as sf
 from storeframes.cache import Cache
+from storeframes.cache.stores import LocalStore, MemoryStore, StoreBase
 from storeframes.cli import main
 from storeframes.datasets import flattener_versions, scan
 from storeframes.sandbox import World
-from storeframes.store import MemoryStore
 
 from ._children import child_env
 from .conftest import ROOT, SANDBOX_TODAY
@@ -85,9 +85,9 @@ class RangeStore(MemoryStore):
 
 
 def test_a_compacted_frame_file_is_read_a_row_group_at_a_time(tmp_path, monkeypatch):
-    import storeframes.cache._core as cache_module
+    from storeframes.cache import compaction
 
-    monkeypatch.setattr(cache_module, "_GROUP_ROWS", 40)  # a few answers per row group
+    monkeypatch.setattr(compaction, "_GROUP_ROWS", 40)  # a few answers per row group
     fill(tmp_path, APPS[:30])
     Cache(tmp_path).compact(frames=flattener_versions())
     (part,) = files(tmp_path, "frames/table=versions")
@@ -115,6 +115,41 @@ def test_a_compacted_frame_file_is_read_a_row_group_at_a_time(tmp_path, monkeypa
         frame = reader.versions_frame(APPS[:2])
     assert len(read) == 1 and 1 <= len(read[0]) <= 2 < meta.num_row_groups  # the two answers' groups only
     assert frame.equals(expected)
+
+
+class EarlierStore:
+    """A store of the operations alone (written for an earlier version): it declares nothing, so the cache
+    reads it through ``open`` built on ``get``."""
+
+    def __init__(self) -> None:
+        self.inner = MemoryStore()
+
+    def __getattr__(self, name: str):
+        if name in ("put", "put_if_absent", "get", "list", "delete", "mtime", "set_aside", "sweep", "usage"):
+            return getattr(self.inner, name)
+        raise AttributeError(name)
+
+
+def test_compacted_frames_are_read_in_place_from_a_folder_and_through_open_elsewhere(tmp_path, monkeypatch):
+    fill(tmp_path, APPS[:6])
+    Cache(tmp_path).compact(frames=flattener_versions())
+    with client(tmp_path, offline=True) as reader:
+        expected = reader.versions_frame(APPS[:2])
+    earlier = EarlierStore()
+    for path in tmp_path.rglob("*"):
+        name = path.relative_to(tmp_path).as_posix()
+        if path.is_file() and name.split("/")[0] in ("answers", "index", "frames", "ledger"):
+            earlier.put(name, path.read_bytes())
+    opened: list[str] = []
+    real_open = StoreBase.open
+    monkeypatch.setattr(StoreBase, "open", lambda self, key: opened.append(key) or real_open(self, key))
+    monkeypatch.setattr(LocalStore, "open", lambda self, key: pytest.fail(f"{key} of a folder read through open"))
+    with client(Cache(tmp_path), offline=True) as reader:  # the folder its store declares: read in place
+        assert reader.versions_frame(APPS[:2]).equals(expected)
+    assert Cache(earlier).storage.capabilities.local_root is None
+    with client(Cache(earlier), offline=True) as reader:  # no folder declared: the footer and rows through open
+        assert reader.versions_frame(APPS[:2]).equals(expected)
+    assert opened and all(key.startswith("frames/table=versions/part-") for key in opened)
 
 
 def test_compaction_drops_the_frames_of_answers_replaced_in_every_cell(tmp_path):

@@ -10,8 +10,9 @@ from datetime import UTC, date, datetime, timedelta
 
 import pytest
 
+import storeframes.cache
 from storeframes import engine, planning
-from storeframes.answers import Response
+from storeframes.answers import CLOCK_SKEW, Entry, Response
 from storeframes.cache import Cache
 from storeframes.catalog import ENDPOINTS, validate
 from storeframes.store import MemoryStore
@@ -30,10 +31,12 @@ def _changes_result(apps: list[str], start: date, end: date) -> dict:
     }
 
 
-def _keep(cache: Cache, endpoint: str, params: dict[str, str], result, *, cost: int, at: datetime = NOW) -> None:
+def _keep(
+    cache: Cache, endpoint: str, params: dict[str, str], result, *, cost: int, at: datetime = NOW
+) -> Entry | None:
     ep = ENDPOINTS[endpoint]
     response = Response(endpoint, params, result, cost, cost, 200, at)
-    cache.store(
+    return cache.store(
         response,
         service=SERVICE,
         scope=planning.scope_of(ep, params),
@@ -235,3 +238,135 @@ def test_requests_that_share_an_app_fall_in_one_lease_group():
     groups = engine.lease_groups(ep, SERVICE, requests)
     assert [[r["apps"] for r in group] for _, group in groups] == [["3"], ["1,2", "2,4"]]
     assert [sorted(name.rpartition("|")[2] for name in names) for names, _ in groups] == [["3"], ["1", "2", "4"]]
+
+
+# -- freshness: which entry the cache holds may serve a cell --------------------------------------
+
+METADATA = {"apps": "284882215,310633997", "country": "us", "language": "en", "device": "iphone"}
+SEARCH = {"keyword": "photo editor", "country": "us", "language": "en", "device": "iphone"}
+
+
+def _served(index: engine.Index, endpoint: str, params: dict[str, str], now: datetime, refresh="auto") -> dict:
+    """What the engine serves of ``params`` from ``index`` at ``now``."""
+    ep = ENDPOINTS[endpoint]
+    held = index.candidates(
+        ep, service=SERVICE, scope=planning.scope_of(ep, params), cells=planning.cells_of(ep, params)
+    )
+    return engine.serving(ep, held, now=now, refresh=refresh)
+
+
+def _history(start: date, end: date) -> dict[str, str]:
+    return {**SEARCH, "start_date": start.isoformat(), "end_date": end.isoformat()}
+
+
+def _entry(endpoint: str, params: dict[str, str], *, at: datetime, available: bool = True) -> Entry:
+    ep = ENDPOINTS[endpoint]
+    cells = frozenset(planning.cells_of(ep, params))
+    scope = planning.scope_of(ep, params)
+    return Entry(f"{endpoint}-{at:%H%M%S%f}", endpoint, SERVICE, scope, params, at, 10, 10, cells, available)
+
+
+class _Held:
+    """An index of a few entries, as the cache's is: which entries hold each cell, newest first."""
+
+    def __init__(self, *entries: Entry):
+        self.entries = sorted(entries, key=lambda e: e.fetched_at, reverse=True)
+        self.asked = 0
+
+    def candidates(self, ep, *, service, scope, cells, sync=True):
+        self.asked += 1
+        found = {}
+        for cell in cells:
+            held = [e for e in self.entries if e.endpoint == ep.name and e.scope == scope and cell in e.cells]
+            if held:
+                found[cell] = held
+        return found
+
+
+def test_a_current_answer_is_fresh_on_its_utc_day_and_stale_the_next(cache):
+    entry = _keep(cache, "metadata", METADATA, {}, cost=21, at=NOW)
+    last_minute = datetime(2026, 11, 20, 23, 59, tzinfo=UTC)
+    next_day = datetime(2026, 11, 21, 0, 1, tzinfo=UTC)
+    assert len(_served(cache, "metadata", METADATA, last_minute)) == 2
+    assert _served(cache, "metadata", METADATA, next_day) == {}
+    # "never" serves what is stale, "always" nothing at all
+    assert list(_served(cache, "metadata", METADATA, next_day, refresh="never").values()) == [entry, entry]
+    assert _served(cache, "metadata", METADATA, NOW, refresh="always") == {}
+
+
+def test_a_final_history_day_is_never_stale_a_recent_one_is(cache):
+    final = _history(date(2026, 10, 1), date(2026, 10, 10))
+    recent = _history(date(2026, 11, 18), date(2026, 11, 19))  # 1 and 2 days before the fetch
+    _keep(cache, "search_history", final, {}, cost=21, at=NOW)
+    _keep(cache, "search_history", recent, {}, cost=21, at=NOW)
+    years_later = NOW + timedelta(days=3 * 365)
+    assert len(_served(cache, "search_history", final, years_later)) == 10
+    # the day two days before the fetch was final; the day before was fresh for an hour
+    assert len(_served(cache, "search_history", recent, NOW + timedelta(minutes=59))) == 2
+    later = _served(cache, "search_history", recent, NOW + timedelta(hours=2))
+    assert [cell[2] for cell in later] == [date(2026, 11, 18)]
+
+
+def test_the_newest_entry_is_judged_and_served_while_fresh():
+    old = _entry("metadata", METADATA, at=NOW - timedelta(days=2))
+    new = _entry("metadata", METADATA, at=NOW - timedelta(hours=1))
+    index = _Held(old, new)
+    cells = planning.cells_of(ENDPOINTS["metadata"], METADATA)
+    assert _served(index, "metadata", METADATA, NOW) == {cell: new for cell in cells}
+    assert engine.is_fresh(ENDPOINTS["metadata"], new, cells[0], NOW)
+    assert not engine.is_fresh(ENDPOINTS["metadata"], old, cells[0], NOW)
+
+
+def test_a_stale_answer_is_not_served_unless_refresh_is_never():
+    stale = _entry("metadata", METADATA, at=NOW - timedelta(days=1))
+    index = _Held(stale)
+    cells = planning.cells_of(ENDPOINTS["metadata"], METADATA)
+    assert _served(index, "metadata", METADATA, NOW) == {}
+    assert _served(index, "metadata", METADATA, NOW, refresh="never") == {cell: stale for cell in cells}
+    plan = engine.plan_call(ENDPOINTS["metadata"], METADATA, index, service=SERVICE, now=NOW, refresh="auto")
+    assert plan.cached == {} and plan.requests == [METADATA]
+
+
+def test_refresh_always_serves_nothing_and_does_not_ask_the_index():
+    fresh = _entry("metadata", METADATA, at=NOW)
+    index = _Held(fresh)
+    assert _served(index, "metadata", METADATA, NOW, refresh="always") == {}
+    plan = engine.plan_call(ENDPOINTS["metadata"], METADATA, index, service=SERVICE, now=NOW, refresh="always")
+    assert plan.cached == {} and plan.requests == [METADATA] and index.asked == 1  # only _served asked it
+    never = engine.plan_call(ENDPOINTS["metadata"], METADATA, index, service=SERVICE, now=NOW, refresh="never")
+    assert len(never.cached) == 2 and never.requests == [] and index.asked == 2
+
+
+def test_an_answer_fetched_beyond_the_clock_skew_is_stale_however_fresh_it_looks():
+    ep = ENDPOINTS["metadata"]
+    cell = planning.cells_of(ep, METADATA)[0]
+    assert engine.CLOCK_SKEW is CLOCK_SKEW is storeframes.cache.CLOCK_SKEW  # still offered where it was
+    assert timedelta(seconds=5) == CLOCK_SKEW
+    assert engine.is_fresh(ep, _entry("metadata", METADATA, at=NOW + timedelta(seconds=3)), cell, NOW)
+    assert engine.is_fresh(ep, _entry("metadata", METADATA, at=NOW + CLOCK_SKEW), cell, NOW)
+    beyond = _entry("metadata", METADATA, at=NOW + CLOCK_SKEW + timedelta(microseconds=1))
+    assert not engine.is_fresh(ep, beyond, cell, NOW)
+    ahead = _entry("metadata", METADATA, at=NOW + timedelta(days=1))  # a colleague's clock a day ahead
+    assert _served(_Held(ahead), "metadata", METADATA, NOW) == {}
+    assert len(_served(_Held(ahead), "metadata", METADATA, NOW, refresh="never")) == 2
+    # a recent day of history fetched "in the future" would look final for ever: stale instead
+    yesterday = TODAY - timedelta(days=1)
+    history = _history(yesterday, yesterday)
+    later = _entry("search_history", history, at=NOW + timedelta(days=5))
+    assert _served(_Held(later), "search_history", history, NOW) == {}
+    assert _served(_Held(later), "search_history", history, NOW + timedelta(days=5)) != {}
+
+
+def test_an_unavailable_answer_is_fresh_for_its_utc_day_whatever_the_endpoint_says():
+    ep = ENDPOINTS["changes"]
+    params = validate(ep, apps="1", start_date="2026-10-01", end_date="2026-10-02", today=TODAY)
+    refused = _entry("changes", params, at=NOW, available=False)
+    cell = planning.cells_of(ep, params)[0]
+    assert engine.UNAVAILABLE_FRESHNESS.current == "utc_day"
+    assert engine.is_fresh(ep, refused, cell, datetime(2026, 11, 20, 23, 59, tzinfo=UTC))
+    # its days are final by the endpoint's freshness, yet the app is asked again the next UTC day
+    assert not engine.is_fresh(ep, refused, cell, datetime(2026, 11, 21, 0, 1, tzinfo=UTC))
+    available = _entry("changes", params, at=NOW)
+    assert engine.is_fresh(ep, available, cell, datetime(2026, 11, 21, 0, 1, tzinfo=UTC))
+    served = _served(_Held(refused), "changes", params, NOW + timedelta(hours=1))
+    assert len(served) == 2 and not next(iter(served.values())).available

@@ -26,7 +26,7 @@ import pyarrow.parquet as pq
 import pytest
 
 import storeframes as sf
-from storeframes import planning
+from storeframes import engine, planning
 from storeframes.answers import Response
 from storeframes.cache import MARKER, Cache, CacheWarning
 from storeframes.catalog import ENDPOINTS
@@ -79,10 +79,12 @@ def keep(
 
 
 def look(cache: Cache, endpoint: str, params: dict[str, str], now: datetime) -> dict:
+    """What the engine serves of ``params`` from ``cache`` at ``now``."""
     ep = ENDPOINTS[endpoint]
-    return cache.lookup(
-        ep, service="unit", scope=planning.scope_of(ep, params), cells=planning.cells_of(ep, params), now=now
+    held = cache.candidates(
+        ep, service="unit", scope=planning.scope_of(ep, params), cells=planning.cells_of(ep, params)
     )
+    return engine.serving(ep, held, now=now, refresh="auto")
 
 
 def aged(path: Path, seconds: float) -> Path:

@@ -1,16 +1,22 @@
 """The cache: raw answers, the index of what they cover, Parquet frames and the ledger.
 
-See :mod:`storeframes.cache._core` for the layout of a cache and its formats.
+See :mod:`storeframes.cache.layout` for the layout of a cache and its formats; :class:`Cache` puts
+its parts together (:mod:`~storeframes.cache.index`, :mod:`~storeframes.cache.answer_files`,
+:mod:`~storeframes.cache.frame_files`, :mod:`~storeframes.cache.ledger_files`,
+:mod:`~storeframes.cache.compaction`, :mod:`~storeframes.cache.upkeep`) over the store's files
+(:mod:`~storeframes.cache.files`) and their bytes (:mod:`~storeframes.cache.parquet`).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from ..answers import REFRESH_MODES, Entry, Refresh, RefreshOption
-from . import _core
-from ._core import CLOCK_SKEW, FORMAT, MARKER, Cache, CacheWarning, _polars_writes_arrow_schema
+from ..answers import CLOCK_SKEW, REFRESH_MODES, Entry, Refresh, RefreshOption
+from ._core import Cache
+from .files import CacheWarning
+from .layout import FORMAT, MARKER, index_schema
 from .opening import ENV_CACHE_DIR, default_cache_dir, open_cache
+from .parquet import polars_writes_arrow_schema as _polars_writes_arrow_schema
 from .stores import is_url
 
 __all__ = [
@@ -33,5 +39,5 @@ __all__ = [
 
 def __getattr__(name: str) -> Any:
     if name == "INDEX_SCHEMA":  # the Arrow schema of an index file, without importing pyarrow with the package
-        return _core._index_schema()
+        return index_schema()
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

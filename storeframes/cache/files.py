@@ -1,0 +1,231 @@
+"""The store as the cache's parts use it: one lock, listing, reading footers and files, the marker,
+setting an unreadable file aside, and reporting each trouble once.
+
+There is one way to read part of a file, by what the store declares
+(:class:`~storeframes.cache.stores.Capabilities`): in place where its files lie in a folder of
+this machine (``local_root``: memory-mapped, or scanned by polars), else through the store's
+``open`` (in byte ranges where the store reads them so, else the whole value).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import threading
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from .._version import __version__
+from ..errors import warn
+from .layout import ANSWERS, FORMAT, MARKER, name
+from .parquet import cannot_reach, footer
+from .stores import StoreBase
+
+
+class CacheWarning(UserWarning):
+    """A cache file could not be read or written; the call went on without it."""
+
+
+class Files:
+    """The files of one cache in its store, and what the cache's parts share about them.
+
+    ``lock`` guards the state every part keeps in memory (one lock for the whole cache,
+    taken again by the thread that holds it); ``newer`` and ``newer_files`` are the
+    entries and index files a newer storeframes wrote, left alone by every part.
+    """
+
+    def __init__(self, storage: StoreBase):
+        self.storage = storage
+        self.path: Path | None = storage.capabilities.local_root
+        """The folder of this machine holding the store's files (read in place); None for another store."""
+        self.lock = threading.RLock()
+        self.newer: set[str] = set()  # entries of a newer format: left alone
+        self.newer_files: set[str] = set()  # index files of a newer format: never merged nor removed
+        self._marked = False  # the marker is known to be there
+        self._warned: set[str] = set()  # what was reported once already
+
+    @property
+    def location(self) -> str:
+        """Where the cache lives, for people: its folder, ``"memory"``, or the store's address."""
+        return self.storage.location
+
+    @property
+    def private(self) -> bool:
+        """Whether only this process sees the store (it holds nothing but the cache's files)."""
+        return self.storage.capabilities.shared == "process"
+
+    def warn_once(self, topic: str, message: str) -> None:
+        """Report ``message`` with a :class:`CacheWarning`, once per ``topic`` for this cache."""
+        with self.lock:
+            if topic in self._warned:
+                return
+            self._warned.add(topic)
+        warn(message, CacheWarning)
+
+    def keys(self, prefix: str) -> list[str]:
+        """The store's keys under ``prefix``; none, with a warning, when it cannot be listed."""
+        listed = self.listing(prefix)
+        return listed if listed is not None else []
+
+    def listing(self, prefix: str, *, what: str = "files") -> list[str] | None:
+        """The store's keys under ``prefix``; None, with a warning, when it cannot be listed (its ``what``
+        are treated as not cached)."""
+        try:
+            return self.storage.list(prefix)
+        except OSError as exc:
+            self.warn_once(
+                f"list {prefix}",
+                f"cannot list {prefix} in the cache at {self.location} ({exc}); its {what} are treated as not cached",
+            )
+            return None
+
+    # -- what makes a cache -------------------------------------------------------------
+
+    def mark(self) -> None:
+        """Write the marker (:data:`~storeframes.cache.layout.MARKER`) unless it is there: before the
+        first file this cache writes. A store only this process sees needs none."""
+        if self._marked or self.private:
+            return
+        body = json.dumps({"format": FORMAT, "written_by": f"storeframes {__version__}"}).encode()
+        with contextlib.suppress(OSError):  # a store that cannot take it cannot take the file that follows either
+            try:
+                self.storage.put_if_absent(MARKER, body)
+            except OSError:  # a bucket without conditional writes
+                try:
+                    self.storage.get(MARKER)
+                except FileNotFoundError:
+                    self.storage.put(MARKER, body)
+            self._marked = True
+
+    def is_cache(self, *, mark: bool = False) -> bool:
+        """Whether the store holds a storeframes cache (see :meth:`storeframes.cache.Cache.is_cache`)."""
+        if self.private:
+            return True
+        try:
+            self.storage.get(MARKER)
+            self._marked = True
+            return True
+        except FileNotFoundError:
+            pass
+        except OSError:  # there, but unreadable: its name is the cache's
+            return True
+        if not self._has_layout():
+            return False
+        if mark:
+            self.mark()
+        return True
+
+    def _has_layout(self) -> bool:
+        for key in self.keys("ledger/"):
+            if key.count("/") == 1 and key.endswith(".parquet"):
+                return True
+        for kind, suffix in (("index", (".parquet",)), ("answers", ANSWERS)):
+            for key in self.keys(f"{kind}/"):
+                parts = key.split("/")
+                if len(parts) == 3 and parts[1].startswith("endpoint=") and parts[2].endswith(suffix):
+                    return True
+        return False
+
+    # -- files that cannot be read ------------------------------------------------------
+
+    def set_aside(self, key: str, reason: BaseException | str | None, *, partners: Iterable[str] = ()) -> None:
+        """Set an unreadable file aside as ``<name>.corrupt``, and ``partners`` (the other file
+        of the same entry, under each name it may have) with it; warn once, unless ``reason``
+        is None or another process set the file aside first.
+
+        A file that could not be reached (no permission, a folder where it should be) is
+        not moved: it is reported once and treated as not cached where it is.
+        """
+        called = name(key)
+        if isinstance(reason, BaseException) and cannot_reach(reason):
+            self.warn_once(
+                f"read {key}", f"cannot read cache file {called} ({reason}); treated as not cached and left where it is"
+            )
+            return
+        for partner in partners:
+            with contextlib.suppress(OSError):
+                self.storage.set_aside(partner)
+        try:
+            moved = self.storage.set_aside(key)
+        except OSError as exc:
+            if reason is not None:
+                self.warn_once(
+                    f"read {key}",
+                    f"cache file {called} is unreadable ({reason}) and could not be set aside ({exc}); "
+                    "treated as not cached",
+                )
+            return
+        if not moved:
+            if reason is not None and self.is_folder(key):
+                self.warn_once(
+                    f"read {key}", f"cache file {called} is a folder; treated as not cached, left where it is"
+                )
+            return
+        if reason is not None:
+            warn(
+                f"cache file {called} is unreadable ({reason}); set aside as {called}.corrupt and treated as not cached",
+                CacheWarning,
+            )
+
+    def is_folder(self, key: str) -> bool:
+        """Whether a folder of the cache's folder stands where the file ``key`` should be."""
+        return self.path is not None and os.path.isdir(self.path.joinpath(*key.split("/")))
+
+    def skip_newer(self, key: str, entry_id: str | None = None) -> None:
+        """Leave a file a newer storeframes wrote where it is, as not cached; say so once."""
+        with self.lock:
+            self.newer_files.add(key)
+            if entry_id is not None:
+                self.newer.add(entry_id)
+        self.warn_once(
+            "newer",
+            f"cache file {name(key)} was written by a newer storeframes (this is {__version__}); it is left "
+            "where it is and treated as not cached, as are other files of newer versions (not reported again)",
+        )
+
+    # -- reading files --------------------------------------------------------------------
+
+    def local(self, key: str) -> Path | None:
+        """The file of ``key`` in the cache's folder; None for another store. Raises FileNotFoundError
+        when there is none."""
+        if self.path is None:
+            return None
+        path = self.path.joinpath(*key.split("/"))
+        if not path.is_file():
+            if path.exists():
+                raise IsADirectoryError(key)
+            raise FileNotFoundError(key)
+        return path
+
+    def footer_of(self, key: str) -> tuple[dict[str, str], pl.Schema]:
+        """The key-value metadata and the columns (as polars reads them) of a Parquet file of the store,
+        from its footer alone: read in place from a folder, else through the store's ``open`` (in ranges
+        where the store reads them so)."""
+        path = self.local(key)
+        if path is not None:
+            return pl.read_parquet_metadata(path), pl.Schema(pl.read_parquet_schema(path))
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        found = pq.read_metadata(self.open(key))
+        empty = pa.Table.from_batches([], schema=found.schema.to_arrow_schema())
+        return footer(found.metadata), pl.DataFrame(empty).schema
+
+    def open(self, key: str) -> Any:
+        """A file to read ``key`` from with pyarrow: memory-mapped in place from a folder, else the store's
+        ``open`` (in ranges where the store reads them so, else the whole value)."""
+        import pyarrow as pa
+
+        if self.path is not None:
+            path = self.path.joinpath(*key.split("/"))
+            try:
+                return pa.memory_map(str(path))
+            except (FileNotFoundError, NotADirectoryError):
+                raise FileNotFoundError(key) from None
+            except pa.ArrowException as exc:
+                raise OSError(str(exc)) from None
+        return pa.PythonFile(self.storage.open(key), mode="r")

@@ -1,0 +1,390 @@
+"""Kept frames: a file per answer and table, or compacted files of many answers (a row group per few
+answers, listed in the footer); read a few row groups at a time, and large frames written behind the
+call on a writer thread."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Collection, Iterable, Mapping
+from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import wait as wait_for
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from ..answers import Entry
+from ..errors import warn
+from .files import CacheWarning, Files
+from .layout import ENTRY, TABLE_FORMAT, frame_key, frames_prefix, in_folder, is_part, name, provenance
+from .parquet import newer_format, newer_writer, parquet_bytes, parquet_columns, parquet_meta, read_parquet, unreadable
+
+GONE = object()
+"""What reading a frame's own file gives when there is none."""
+_SCAN_FILES = 16
+"""Beyond this many files of a folder, frames are read in one scan, not a file per thread (measured:
+205 metadata files of 5 rows, 0.11 s against 0.14 s; 10 history files of 182,500 rows, 0.025 s
+against 0.019 s)."""
+_FILE = "\x00storeframes-file"  # the column naming the file of each row, in a scan of many files
+
+
+@dataclass(frozen=True)
+class Part:
+    """A compacted frame file: the flattener that wrote it and the row group of each entry it holds."""
+
+    version: str
+    groups: dict[str, int]  # -1: the answer has no rows in this table
+    columns: pl.Schema | None = None  # the frame's columns (without ``entry``)
+
+
+def _without_entry(columns: pl.Schema) -> pl.Schema:
+    return pl.Schema({column: dtype for column, dtype in columns.items() if column != ENTRY})
+
+
+class _NotInOrder(Exception):
+    """Files read together did not give their rows file by file."""
+
+
+def _slices(rows: pl.DataFrame, column: str, names: Mapping[str, str], *, together: bool) -> dict[str, pl.DataFrame]:
+    """The rows of ``rows`` by the value of ``column`` (named by ``names``: value: id), each a slice (no copy)
+    without ``column``; an id with no rows empty. ``together``: each value's rows must be one run
+    (raises _NotInOrder if not)."""
+    body = rows.drop(column)
+    spans: dict[str, list[tuple[int, int]]] = {}
+    if rows.height:
+        runs = rows.get_column(column).rle()
+        offset = 0
+        for n, value in zip(runs.struct.field("len").to_list(), runs.struct.field("value").to_list(), strict=True):
+            spans.setdefault(str(value), []).append((offset, n))
+            offset += n
+    if together and (any(len(p) > 1 for p in spans.values()) or not set(spans) <= set(names)):
+        raise _NotInOrder
+    found: dict[str, pl.DataFrame] = {}
+    for value, entry_id in names.items():
+        pieces = spans.get(value)
+        if not pieces:
+            found[entry_id] = body.clear()
+        elif len(pieces) == 1:
+            found[entry_id] = body.slice(*pieces[0])
+        else:  # not together (a file not written by a compaction): gathered
+            found[entry_id] = pl.concat([body.slice(at, n) for at, n in pieces])
+    return found
+
+
+def _by_entry(rows: pl.DataFrame, ids: Iterable[str]) -> dict[str, pl.DataFrame]:
+    """The rows of each answer of ``ids`` (without the ``entry`` column), an answer with none empty.
+
+    A compacted file holds an answer's rows together: each answer's frame is a slice of
+    ``rows`` (no copy), found from the runs of the ``entry`` column.
+    """
+    return _slices(rows, ENTRY, {entry_id: entry_id for entry_id in ids}, together=False)
+
+
+def _by_file(rows: pl.DataFrame, files: Mapping[str, str]) -> dict[str, pl.DataFrame | object | None]:
+    """The rows of each file of ``files`` (path: entry id) read in one scan, by entry id, each a slice."""
+    return dict(_slices(rows.drop(ENTRY, strict=False), _FILE, files, together=True))
+
+
+class FrameFiles:
+    """The kept frames of a cache: reading them (from frames still being written, compacted files, or
+    an answer's own file), locating them, and writing them, now or behind the call."""
+
+    def __init__(self, files: Files):
+        self._files = files
+        self._lock = files.lock
+        self._parts: dict[str, dict[str, Part]] = {}  # table -> compacted frame file -> what it holds
+        self._writer: ThreadPoolExecutor | None = None  # writes large frames behind the calls
+        self._writing: dict[tuple[str, str], tuple[str, pl.DataFrame, Future[None]]] = {}  # (entry, table) ->
+        # (flattener, frame, its write): frames not yet in their file, served from memory meanwhile
+
+    # -- reading --------------------------------------------------------------------------
+
+    def read(
+        self,
+        entries: Collection[Entry],
+        table: str,
+        version: str,
+        *,
+        schema: pl.Schema | None = None,
+        map: Callable[[Callable[[Entry], Any], list[Entry]], Iterable[Any]] = map,
+    ) -> dict[str, pl.DataFrame]:
+        """The kept frames ``table`` of ``entries`` that the flattener ``version`` wrote, by entry id
+        (see :meth:`storeframes.cache.Cache.read_frames`)."""
+        found: dict[str, pl.DataFrame] = self._written_later(entries, table, version, schema)
+        for attempt in range(2):
+            rest = [e for e in entries if e.id not in found]
+            if not rest:
+                break
+            found.update(self._read_from_parts(rest, table, version, relist=attempt > 0, schema=schema))
+            rest = [e for e in rest if e.id not in found]
+            if not rest:
+                break
+            if self._files.path is not None and schema is not None and len(rest) > _SCAN_FILES:
+                singles = self._read_singles(rest, table, version, schema)
+            else:
+                singles = list(map(lambda e: self._read_single(e, table, version, schema), rest))
+            missing = False
+            for entry, frame in zip(rest, singles, strict=True):
+                if isinstance(frame, pl.DataFrame):
+                    found[entry.id] = frame
+                else:
+                    missing = missing or frame is GONE
+            if not missing:
+                break  # else a compaction may have moved some: look at the compacted files again
+        return found
+
+    def _read_single(
+        self, entry: Entry, table: str, version: str, schema: pl.Schema | None = None
+    ) -> pl.DataFrame | object | None:
+        """The frame of one entry from its own file; None if another flattener wrote it (or its columns
+        are not ``schema``), GONE if there is none.
+
+        Read by polars from the file's bytes: its footer first (the flattener, the columns),
+        then the columns, without going through pyarrow.
+        """
+        files = self._files
+        key = frame_key(entry, table)
+        meta: dict[str, str] = {}
+        try:
+            data = files.storage.get(key)
+            meta = parquet_meta(data)
+            if meta.get("storeframes.flattener") != version or newer_format(meta):
+                return None
+            if schema is not None and _without_entry(parquet_columns(data)) != schema:
+                return None  # built again from the raw answer, and written over
+            return read_parquet(data).drop(ENTRY, strict=False)
+        except FileNotFoundError:
+            if files.is_folder(key):
+                files.warn_once(f"read {key}", f"cache file {name(key)} is a folder; the frame is built again")
+                return None
+            return GONE
+        except unreadable() as exc:
+            if not newer_writer(meta):
+                files.set_aside(key, exc)
+            return None
+
+    def _read_singles(
+        self, entries: list[Entry], table: str, version: str, schema: pl.Schema
+    ) -> list[pl.DataFrame | object | None]:
+        """:meth:`_read_single` of each of ``entries``, from a folder: the footers one by one, then the
+        files that hold frames of ``version`` and ``schema`` in one scan (polars reads them side by
+        side, without a Python thread per file), each answer's frame a slice of it."""
+        out: dict[str, pl.DataFrame | object | None] = {}
+        wanted: list[tuple[Entry, Path]] = []
+        for entry in entries:
+            key = frame_key(entry, table)
+            meta: dict[str, str] = {}
+            try:
+                path = self._files.local(key)
+                assert path is not None
+                meta = pl.read_parquet_metadata(path)
+                if meta.get("storeframes.flattener") != version or newer_format(meta):
+                    out[entry.id] = None
+                elif _without_entry(pl.Schema(pl.read_parquet_schema(path))) != schema:
+                    out[entry.id] = None  # built again from the raw answer, and written over
+                else:
+                    wanted.append((entry, path))
+            except (FileNotFoundError, IsADirectoryError, AssertionError, AttributeError):
+                out[entry.id] = self._read_single(entry, table, version, schema)  # says why, as it does alone
+            except unreadable() as exc:
+                if not newer_writer(meta):
+                    self._files.set_aside(key, exc)
+                out[entry.id] = None
+        if wanted:
+            try:
+                rows = pl.scan_parquet(
+                    [path for _, path in wanted], hive_partitioning=False, glob=False, include_file_paths=_FILE
+                ).collect()
+                found = _by_file(rows, {str(path): entry.id for entry, path in wanted})
+            except unreadable(_NotInOrder):  # a file cut short, or not where it was: each alone
+                found = {e.id: self._read_single(e, table, version, schema) for e, _ in wanted}
+            out.update(found)
+        return [out[entry.id] for entry in entries]
+
+    def parts(self, table: str, *, relist: bool) -> dict[str, Part]:
+        """The compacted files of ``table`` and what each holds; listed once, then again when asked."""
+        with self._lock:
+            parts = self._parts.get(table)
+            if parts is not None and not relist:
+                return dict(parts)
+        folder = frames_prefix(table)
+        keys = [k for k in self._files.keys(folder) if is_part(k) and in_folder(k, folder)]
+        with self._lock:
+            known = self._parts.setdefault(table, {})
+            for gone in set(known) - set(keys):
+                del known[gone]
+            new = [k for k in keys if k not in known]
+        for key in new:
+            part = self.part(key)
+            if part is not None:
+                with self._lock:
+                    self._parts.setdefault(table, {})[key] = part
+        with self._lock:
+            return dict(self._parts.get(table, {}))
+
+    def forget_parts(self, table: str | None = None) -> None:
+        """Forget the compacted files of ``table`` (of every table): they are listed again at the next read."""
+        with self._lock:
+            if table is None:
+                self._parts.clear()
+            else:
+                self._parts.pop(table, None)
+
+    def part(self, key: str) -> Part | None:
+        """What the compacted frame file ``key`` holds, from its footer; None when it is gone or unreadable."""
+        files = self._files
+        meta: dict[str, str] = {}
+        try:
+            meta, columns = files.footer_of(key)
+            if newer_format(meta):
+                files.skip_newer(key)
+                return None
+            groups = json.loads(meta["storeframes.row_groups"])
+            held = {e: i for i, ids in enumerate(groups) for e in ids}
+            held.update((e, -1) for e in json.loads(meta.get("storeframes.empty", "[]")))
+            return Part(meta["storeframes.flattener"], held, _without_entry(columns))
+        except FileNotFoundError:
+            return None
+        except unreadable() as exc:
+            if newer_writer(meta):
+                files.skip_newer(key)
+            else:
+                files.set_aside(key, exc)
+            return None
+
+    def _part_rows(self, key: str, ids: list[str], groups: Collection[int]) -> pl.DataFrame:
+        """The rows of the answers ``ids`` in the compacted file ``key`` (row groups ``groups``), in the
+        file's order: one scan, the answers a filter the reader pushes down to the row groups."""
+        wanted = pl.col(ENTRY).is_in(ids)
+        path = self._files.local(key)
+        if path is not None:
+            return pl.scan_parquet(path, hive_partitioning=False, glob=False).filter(wanted).collect()
+        import pyarrow.parquet as pq
+
+        with pq.ParquetFile(self._files.open(key)) as handle:  # only the row groups wanted are read
+            stored = handle.read_row_groups(sorted(groups))
+        return pl.DataFrame(stored).filter(wanted)
+
+    def _read_from_parts(
+        self, entries: list[Entry], table: str, version: str, *, relist: bool, schema: pl.Schema | None = None
+    ) -> dict[str, pl.DataFrame]:
+        parts = self.parts(table, relist=relist)
+        if schema is not None:
+            for key, part in list(parts.items()):
+                if part.version == version and part.columns is not None and part.columns != schema:
+                    self._files.set_aside(key, "its columns are not the table's; its frames are built again")
+                    with self._lock:
+                        self._parts.get(table, {}).pop(key, None)
+                    del parts[key]
+        wanted: dict[str, dict[int, list[str]]] = {}
+        for entry in entries:
+            for key, part in parts.items():
+                group = part.groups.get(entry.id)
+                if group is not None and part.version == version:
+                    wanted.setdefault(key, {}).setdefault(group, []).append(entry.id)
+                    break
+        found: dict[str, pl.DataFrame] = {}
+        for key, groups in wanted.items():
+            ids = sorted({i for group in groups.values() for i in group})
+            try:
+                rows = self._part_rows(key, ids, [g for g in groups if g >= 0])
+            except FileNotFoundError:  # replaced by a newer compaction: the caller looks again
+                continue
+            except unreadable() as exc:
+                self._files.set_aside(key, exc)
+                with self._lock:
+                    self._parts.get(table, {}).pop(key, None)
+                continue
+            found.update(_by_entry(rows, ids))
+        return found
+
+    def locate(
+        self, entries: Collection[Entry], table: str, version: str, *, schema: pl.Schema | None = None
+    ) -> dict[str, str]:
+        """The key of the file holding each entry's kept frame (see :meth:`storeframes.cache.Cache.frame_files`)."""
+        self.flush()  # the frames still being written first
+        located: dict[str, str] = {}
+        for relist in (False, True):
+            parts = self.parts(table, relist=relist)
+            for entry in entries:
+                for key, part in parts.items():
+                    if entry.id in part.groups and part.version == version:
+                        if schema is None or part.columns == schema:
+                            located[entry.id] = key
+                        break
+            rest = [e for e in entries if e.id not in located]
+            gone = False
+            for entry in rest:
+                key = frame_key(entry, table)
+                try:
+                    meta, found = self._files.footer_of(key)
+                    columns = _without_entry(found) if schema is not None else None
+                except FileNotFoundError:
+                    gone = True
+                    continue
+                except unreadable() as exc:
+                    self._files.set_aside(key, exc)
+                    continue
+                if meta.get("storeframes.flattener") == version and columns == schema:
+                    located[entry.id] = key
+            if not gone:
+                break
+        return located
+
+    # -- writing --------------------------------------------------------------------------
+
+    def write(self, entry: Entry, table: str, version: str, frame: pl.DataFrame, *, behind: bool = False) -> None:
+        """Keep ``frame`` as the table ``table`` of ``entry``, written by the flattener ``version``: now,
+        or (``behind``) on the writer thread, served from memory until its file is there."""
+        if behind:
+            key = (entry.id, table)
+            with self._lock:
+                if self._writer is None:
+                    self._writer = ThreadPoolExecutor(1, thread_name_prefix="storeframes-cache-writer")
+                future = self._writer.submit(self._write, entry, table, version, frame)
+                self._writing[key] = (version, frame, future)
+            future.add_done_callback(lambda done: self._written(key, done))
+            return
+        self._write(entry, table, version, frame)
+
+    def _written(self, key: tuple[str, str], done: Future[None]) -> None:
+        with self._lock:
+            held = self._writing.get(key)
+            if held is not None and held[2] is done:
+                del self._writing[key]
+            if not self._writing and self._writer is not None:  # idle: its thread ends (a later write starts one)
+                self._writer.shutdown(wait=False)
+                self._writer = None
+
+    def flush(self, timeout: float | None = None) -> bool:
+        """Wait until every frame written behind is in its file; False if ``timeout`` passed first."""
+        with self._lock:
+            futures = [future for _, _, future in self._writing.values()]
+        if not futures:
+            return True
+        _, not_done = wait_for(futures, timeout=timeout)
+        return not not_done
+
+    def _written_later(
+        self, entries: Collection[Entry], table: str, version: str, schema: pl.Schema | None
+    ) -> dict[str, pl.DataFrame]:
+        """The frames of ``entries`` still on their way to their files, by entry id."""
+        if not self._writing:
+            return {}
+        with self._lock:
+            held = [(e.id, self._writing.get((e.id, table))) for e in entries]
+        return {
+            entry_id: item[1]
+            for entry_id, item in held
+            if item is not None and item[0] == version and (schema is None or item[1].schema == schema)
+        }
+
+    def _write(self, entry: Entry, table: str, version: str, frame: pl.DataFrame) -> None:
+        meta = provenance(entry, TABLE_FORMAT, table=table, flattener=version, entry_id=entry.id)
+        try:
+            data = parquet_bytes(frame.with_columns(pl.lit(entry.id, pl.String).alias(ENTRY)), meta, statistics=False)
+            self._files.mark()
+            self._files.storage.put(frame_key(entry, table), data)
+        except OSError as exc:
+            warn(f"could not write a frame to the cache at {self._files.location}: {exc}", CacheWarning)

@@ -1,0 +1,375 @@
+"""The index: which answers the cache holds and the cells each covers, read from the index files (one
+per answer, or compacted ones of many) and kept in memory. It answers which entries hold some cells,
+newest first; whether one may serve them is the engine's judgement, not the index's."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Collection, Iterable
+from datetime import date, datetime
+from typing import Any
+
+import polars as pl
+
+from .. import planning
+from ..answers import Entry
+from ..catalog import ENDPOINTS, Endpoint
+from ..planning import Cell
+from .files import Files
+from .layout import ANSWERS, FORMAT, INDEX_COLUMNS, endpoint_of, in_folder, is_part, name, prefix, provenance
+from .parquet import newer_format, newer_writer, parquet_bytes, parquet_meta, read_parquet, rows_of, unreadable
+
+
+def _shares(cost: int, n: int) -> list[int]:
+    """``cost`` split over ``n`` cells in whole credits that sum to it exactly (the first cells take the rest)."""
+    if n == 0:
+        return []
+    base, rest = divmod(cost, n)
+    return [base + 1] * rest + [base] * (n - rest)
+
+
+def index_rows(entries: Iterable[Entry]) -> pl.DataFrame:
+    """The index rows of ``entries``: one per cell, cells in order, each with its share of the answer's cost."""
+    columns: dict[str, list[Any]] = {column: [] for column in INDEX_COLUMNS}
+    for entry in entries:
+        cells = sorted(entry.cells, key=lambda c: (c[0] or "", c[1] or "", c[2] or date.min))
+        n = len(cells)
+        columns["entry"] += [entry.id] * n
+        columns["service"] += [entry.service] * n
+        columns["scope"] += [entry.scope] * n
+        columns["entity"] += [c[0] for c in cells]
+        columns["facet"] += [c[1] for c in cells]
+        columns["day"] += [c[2] for c in cells]
+        columns["fetched_at"] += [entry.fetched_at] * n
+        columns["answer_cost"] += [entry.cost] * n
+        columns["cell_cost"] += _shares(entry.cost, n)
+        columns["max_credit_cost"] += [entry.max_credit_cost] * n
+        columns["available"] += [entry.available] * n
+        columns["params"] += [json.dumps(dict(entry.params), sort_keys=True)] * n
+    return pl.DataFrame(columns, schema=INDEX_COLUMNS)
+
+
+def index_file(entry: Entry) -> bytes:
+    """The bytes of the index file of one answer: its cells, and its entry in the footer."""
+    # one answer's cells: no column statistics (half the write; the compacted index has them)
+    meta = provenance(entry, FORMAT, rows=str(len(entry.cells)))
+    return parquet_bytes(index_rows([entry]), meta, statistics=False)
+
+
+def _entries_of(frame: pl.DataFrame, endpoint: str) -> list[Entry]:
+    """The entries of rows of a compacted index, grouped by answer."""
+    if frame.is_empty():
+        return []
+    # the rows of an answer are together (as compaction writes them): one answer starts where the id changes
+    starts = frame.with_row_index("_at").filter(pl.col("entry").ne_missing(pl.col("entry").shift(1)))
+    heads = starts.select(
+        "_at", "entry", "service", "scope", "params", "fetched_at", "answer_cost", "max_credit_cost", "available"
+    ).rows()
+    cells = list(zip(frame["entity"].to_list(), frame["facet"].to_list(), frame["day"].to_list(), strict=True))
+    texts = list(dict.fromkeys(head[4] for head in heads))
+    parsed = dict(zip(texts, json.loads("[" + ",".join(texts) + "]"), strict=True))  # one parse, not one per answer
+    ends = [head[0] for head in heads[1:]] + [frame.height]
+    found: dict[str, Entry] = {}
+    for (at, entry_id, service, scope, params, fetched_at, cost, most, available), end in zip(heads, ends, strict=True):
+        held = found.get(entry_id)
+        mine = frozenset(cells[at:end])
+        found[entry_id] = Entry(
+            id=entry_id,
+            endpoint=endpoint,
+            service=service,
+            scope=scope,
+            params=parsed[params],
+            fetched_at=fetched_at,
+            cost=cost,
+            max_credit_cost=most,
+            cells=mine | held.cells if held else mine,
+            available=available,
+        )
+    return list(found.values())
+
+
+class Index:
+    """The entries of a cache, by cell, as its index files say; files other processes write are picked
+    up by :meth:`sync`.
+
+    An entry is known while at least one known index file holds it: a compaction writes a
+    file holding entries of others before it removes them, so an entry moving between files
+    is never forgotten on the way. The answers of a compacted index file become entries only
+    when a look needs them: opening a cache of a hundred thousand answers builds the few a
+    call uses. ``of_format_1`` hears of answers kept as format 1, as their index files say.
+    """
+
+    def __init__(self, files: Files, *, of_format_1: Callable[[Iterable[str]], None]):
+        self._files = files
+        self._lock = files.lock
+        self._of_format_1 = of_format_1
+        self._entries: dict[str, Entry] = {}
+        self._keys: dict[str, dict[str, tuple[str, ...]]] = {}  # endpoint -> index key -> ids of its entries
+        self._held: dict[str, int] = {}  # entry id -> how many known index files hold it
+        self._pending: dict[str, dict[str, pl.DataFrame]] = {}  # endpoint -> compacted index -> rows not made entries
+        self._dead: set[str] = set()  # entries whose answer is gone, still listed by a compacted file
+        self._cells: dict[tuple[str, str, str], dict[Cell, list[Entry]]] = {}  # oldest first
+
+    # -- what the index holds ------------------------------------------------------------
+
+    def _add(self, entry: Entry) -> None:
+        self._entries[entry.id] = entry
+        table = self._cells.setdefault((entry.endpoint, entry.service, entry.scope), {})
+        for cell in entry.cells:
+            candidates = table.setdefault(cell, [])
+            candidates.append(entry)
+            if len(candidates) > 1 and candidates[-2].fetched_at > entry.fetched_at:
+                candidates.sort(key=lambda e: (e.fetched_at, e.id))
+
+    def _drop(self, entry_id: str) -> None:
+        entry = self._entries.pop(entry_id, None)
+        if entry is None:
+            return
+        table = self._cells.get((entry.endpoint, entry.service, entry.scope), {})
+        for cell in entry.cells:
+            candidates = table.get(cell, [])
+            if entry in candidates:
+                candidates.remove(entry)
+
+    def hold(self, key: str, entries: Iterable[Entry]) -> None:
+        """Note that the index file ``key`` holds ``entries`` (a file of one answer, or a compacted one of many)."""
+        with self._lock:
+            ids = []
+            for entry in entries:
+                ids.append(entry.id)
+                count = self._held.get(entry.id, 0)
+                self._held[entry.id] = count + 1
+                if count == 0 and entry.id not in self._dead:
+                    self._add(entry)
+            self._keys.setdefault(endpoint_of(key), {})[key] = tuple(ids)
+
+    def unhold(self, endpoint: str, key: str) -> None:
+        """Note that the index file ``key`` is gone: the entries no other file holds go with it."""
+        with self._lock:
+            self._pending.get(endpoint, {}).pop(key, None)
+            for entry_id in self._keys.get(endpoint, {}).pop(key, ()):
+                count = self._held.get(entry_id, 0) - 1
+                if count > 0:
+                    self._held[entry_id] = count
+                    continue
+                self._held.pop(entry_id, None)
+                self._dead.discard(entry_id)
+                self._drop(entry_id)
+
+    def forget(self, entry: Entry) -> None:
+        """Stop serving ``entry`` (its answer is gone); a compacted file may still list it until rewritten."""
+        with self._lock:
+            self._dead.add(entry.id)
+            self._drop(entry.id)
+
+    def _hold_part(self, key: str, frame: pl.DataFrame) -> None:
+        """Note that the compacted index file ``key`` holds the answers of ``frame``, made entries when needed."""
+        endpoint = endpoint_of(key)
+        ids = frame["entry"].unique(maintain_order=True).to_list()
+        for entry_id in ids:
+            self._held[entry_id] = self._held.get(entry_id, 0) + 1
+        self._keys.setdefault(endpoint, {})[key] = tuple(ids)
+        self._pending.setdefault(endpoint, {})[key] = frame
+
+    # -- reading the index files ------------------------------------------------------------
+
+    def sync(self, endpoint: str) -> bool:
+        """Pick up the index files of ``endpoint`` that other processes wrote, and forget removed ones;
+        False when they cannot be listed (nothing changes, and a warning says so)."""
+        with self._lock:
+            folder = prefix("index", endpoint)
+            listed = self._files.listing(folder, what="answers")
+            if listed is None:
+                return False
+            keys = {key for key in listed if key.endswith(".parquet") and in_folder(key, folder)}
+            known = self._keys.setdefault(endpoint, {})
+            # new files first, then the removed ones: an entry a compaction moved is held throughout
+            for key in sorted(keys - set(known)):
+                if is_part(key):
+                    frame = self._read_part(key, endpoint)
+                    self._hold_part(key, frame if frame is not None else pl.DataFrame(schema=INDEX_COLUMNS))
+                else:
+                    self.hold(key, self._read(key, endpoint))
+            for gone in set(known) - keys:
+                self.unhold(endpoint, gone)
+            return True
+
+    def _read(self, key: str, endpoint: str) -> list[Entry]:
+        """The entry of one answer's index file, from its footer; [] when it is gone or unreadable.
+
+        Only the footer is parsed (the cells follow from the request), which keeps
+        opening a cache of small files quick. An unreadable file is set aside with its
+        answer. (An unreadable compacted file is set aside alone: the answers it listed
+        stay, and the next compaction finds them again from their answers.)
+        """
+        files = self._files
+        entry_id = name(key).removesuffix(".parquet")
+        meta: dict[str, str] = {}
+        try:
+            data = files.storage.get(key)
+            meta = parquet_meta(data)
+            if newer_format(meta):
+                files.skip_newer(key, entry_id)
+                return []
+            if meta["storeframes.endpoint"] != endpoint:
+                raise ValueError(f"the file describes {meta['storeframes.endpoint']!r}")
+            ep = ENDPOINTS[endpoint]
+            params = json.loads(meta["storeframes.params"])
+            cells = frozenset(planning.cells_of(ep, params))
+            rows = rows_of(data, meta)
+            if rows != len(cells):
+                raise ValueError(f"{rows} rows for {len(cells)} cells")
+            if meta.get("storeframes.format", "1") == "1":
+                self._of_format_1([entry_id])  # an index of format 1: its answer is a .json.gz
+            return [
+                Entry(
+                    id=entry_id,
+                    endpoint=endpoint,
+                    service=meta["storeframes.service"],
+                    scope=planning.scope_of(ep, params),
+                    params=params,
+                    fetched_at=datetime.fromisoformat(meta["storeframes.fetched_at"]),
+                    cost=int(meta["storeframes.cost"]),
+                    max_credit_cost=int(meta["storeframes.max_credit_cost"]),
+                    cells=cells,
+                    available=meta["storeframes.available"] == "true",
+                )
+            ]
+        except FileNotFoundError:
+            return []
+        except unreadable() as exc:
+            if newer_writer(meta):
+                files.skip_newer(key, entry_id)
+            else:
+                stem = f"{prefix('answers', endpoint)}{entry_id}"
+                files.set_aside(key, exc, partners=[stem + suffix for suffix in ANSWERS])
+            return []
+
+    def _read_part(self, key: str, endpoint: str) -> pl.DataFrame | None:
+        """The rows of a compacted index file (one per cell, an answer's rows together); None if unreadable."""
+        files = self._files
+        meta: dict[str, str] = {}
+        try:
+            data = files.storage.get(key)
+            meta = parquet_meta(data)
+            if newer_format(meta):
+                files.skip_newer(key)
+                return None
+            if meta.get("storeframes.endpoint") != endpoint or meta.get("storeframes.compacted") != "index":
+                raise ValueError("not a compacted index of this endpoint")
+            frame = read_parquet(data)
+            if frame.schema != INDEX_COLUMNS:
+                raise ValueError("its columns are not the index's")
+            old = json.loads(meta.get("storeframes.gz", "[]"))  # the answers of format 1 it lists
+            if old:
+                self._of_format_1(old)
+            return frame
+        except FileNotFoundError:
+            return None
+        except unreadable() as exc:
+            if newer_writer(meta):
+                files.skip_newer(key)
+            else:
+                files.set_aside(key, exc)
+            return None
+
+    def _materialize(
+        self, endpoint: str, *, service: str | None = None, scope: str | None = None, entities: Collection[Any] = ()
+    ) -> None:
+        """Make entries of the compacted index rows of ``endpoint``: all of them, or those of answers
+        holding one of ``entities`` in ``service`` and ``scope``."""
+        pending = self._pending.get(endpoint)
+        if not pending:
+            return
+        whole = service is None
+        for key, frame in list(pending.items()):
+            rows = frame
+            if not whole:
+                named = [e for e in entities if e is not None]
+                where = pl.col("entity").is_in(named) if named else pl.lit(False)
+                if None in entities:
+                    where = where | pl.col("entity").is_null()
+                ids = frame.filter((pl.col("service") == service) & (pl.col("scope") == scope) & where)["entry"]
+                wanted = [i for i in ids.unique().to_list() if i not in self._entries]
+                rows = frame.filter(pl.col("entry").is_in(wanted)) if wanted else frame.clear()
+            for entry in _entries_of(rows, endpoint):
+                if entry.id in self._held and entry.id not in self._dead and entry.id not in self._entries:
+                    self._add(entry)
+            if whole:
+                del pending[key]
+
+    # -- what it answers --------------------------------------------------------------------
+
+    def candidates(
+        self, ep: Endpoint, *, service: str, scope: str, cells: Collection[Cell], sync: bool = True
+    ) -> dict[Cell, list[Entry]]:
+        """The entries holding each of ``cells`` (of ``service`` and ``scope``), newest first; a cell no
+        entry holds is left out. ``sync=False`` skips looking for files other processes wrote."""
+        with self._lock:
+            if sync and not self.sync(ep.name):
+                return {}  # the index cannot be listed (a warning said so): nothing is served from it
+            self._materialize(ep.name, service=service, scope=scope, entities={cell[0] for cell in cells})
+            table = self._cells.get((ep.name, service, scope), {})
+            found: dict[Cell, list[Entry]] = {}
+            for cell in cells:
+                held = table.get(cell)
+                if held:
+                    found[cell] = held[::-1]
+            return found
+
+    def entry(self, entry_id: str) -> Entry | None:
+        """The entry called ``entry_id``, if known."""
+        with self._lock:
+            found = self._entries.get(entry_id)
+            if found is None and entry_id in self._held:  # held by a compacted index, not made an entry yet
+                for endpoint in list(self._pending):
+                    self._materialize(endpoint)
+                found = self._entries.get(entry_id)
+            return found
+
+    def entries(self, endpoint: str | None = None) -> list[Entry]:
+        """Every entry (of one endpoint), oldest first, after looking for new files."""
+        names = [endpoint] if endpoint else list(ENDPOINTS)
+        with self._lock:
+            for each in names:
+                self.sync(each)
+                self._materialize(each)
+            chosen = [e for e in self._entries.values() if e.endpoint in names]
+        return sorted(chosen, key=lambda e: (e.fetched_at, e.id))
+
+    def current(self) -> set[str]:
+        """The ids of the entries that are the newest of at least one of their cells."""
+        with self._lock:
+            for each in ENDPOINTS:
+                self.sync(each)
+                self._materialize(each)
+            current: set[str] = set()
+            for table in self._cells.values():
+                current.update(candidates[-1].id for candidates in table.values() if candidates)
+            return current
+
+    def files(self, endpoint: str) -> dict[str, tuple[str, ...]]:
+        """The index files of ``endpoint`` known (as last synced), each with the ids of the answers it holds."""
+        with self._lock:
+            return dict(self._keys.get(endpoint, {}))
+
+    def known(self) -> set[str]:
+        """The ids of every answer a known index file holds."""
+        with self._lock:
+            return set(self._held)
+
+    def compactable(self, endpoint: str) -> dict[str, tuple[str, ...]]:
+        """The index files of ``endpoint`` a compaction may merge, each with the ids of the answers it
+        holds, every answer made an entry; none when the index cannot be listed."""
+        with self._lock:
+            if not self.sync(endpoint):
+                return {}
+            self._materialize(endpoint)
+            # an index file of a newer format is the newer version's: never merged, never removed
+            newer = self._files.newer_files
+            return {k: v for k, v in self._keys.get(endpoint, {}).items() if k not in newer}
+
+    def known_entries(self, entry_ids: Iterable[str]) -> list[Entry]:
+        """The entries of ``entry_ids`` that are known, in that order."""
+        with self._lock:
+            return [self._entries[i] for i in entry_ids if i in self._entries]

@@ -1,0 +1,98 @@
+"""The ledger's files: the rows of credits spent and saved, kept as ``ledger/<name>.parquet``."""
+
+from __future__ import annotations
+
+import io
+from typing import TYPE_CHECKING
+
+import polars as pl
+
+from .._version import __version__
+from ..errors import warn
+from ..ledger import conform_ledger
+from .files import CacheWarning, Files
+from .layout import TABLE_FORMAT, ledger_key
+from .parquet import footer, newer_format, newer_writer, parquet_bytes, unreadable
+
+if TYPE_CHECKING:  # pyarrow is imported when first needed, not with the package
+    import pyarrow as pa
+
+
+class LedgerFiles:
+    """The ledger files of a cache (see :meth:`storeframes.cache.Cache.write_ledger` and
+    :meth:`~storeframes.cache.Cache.read_ledger`)."""
+
+    def __init__(self, files: Files):
+        self._files = files
+
+    def write(self, name: str, rows: pl.DataFrame | pa.Table) -> bool:
+        """Keep ledger rows as ``ledger/<name>.parquet``; False, with a warning, when they cannot be written."""
+        if rows.is_empty() if isinstance(rows, pl.DataFrame) else rows.num_rows == 0:
+            return True
+        meta = {"storeframes.version": __version__, "storeframes.format": str(TABLE_FORMAT)}
+        try:
+            if isinstance(rows, pl.DataFrame):  # by polars: no pyarrow to import for a call's few rows (the
+                data = parquet_bytes(rows, meta, arrow=False)  # ledger's readers take the file's metadata)
+            else:
+                import pyarrow.parquet as pq
+
+                buffer = io.BytesIO()
+                pq.write_table(rows.replace_schema_metadata(meta), buffer)
+                data = buffer.getvalue()
+            self._files.mark()
+            self._files.storage.put(ledger_key(name), data)
+        except OSError as exc:
+            warn(
+                f"could not write the ledger to the cache at {self._files.location}: {exc}",
+                CacheWarning,
+            )
+            return False
+        return True
+
+    def remove(self, name: str) -> None:
+        """Remove the ledger file ``ledger/<name>.parquet``."""
+        self._files.storage.delete(ledger_key(name))
+
+    def read(self) -> pl.DataFrame:
+        """Every ledger row kept in the cache, oldest first, each once (a row found in two files counted once)."""
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        from ..ledger import LEDGER_SCHEMA, ledger_arrow
+
+        files = self._files
+        arrow_schema = ledger_arrow()
+        tables: list[pa.Table] = []
+        legacy: list[pl.DataFrame] = []
+        for key in files.keys("ledger/"):
+            name = key.removeprefix("ledger/")
+            if not key.endswith(".parquet") or "/" in name:
+                continue
+            meta: dict[str, str] = {}
+            try:
+                with pq.ParquetFile(pa.BufferReader(files.storage.get(key))) as handle:  # quicker than read_table
+                    meta = footer(handle.metadata.metadata)  # the file's, whichever writer wrote it
+                    if newer_format(meta):
+                        files.skip_newer(key)
+                        continue
+                    table = handle.read()
+                if table.schema.names == arrow_schema.names and not (
+                    table.column("service").null_count or table.column("row").null_count
+                ):
+                    tables.append(table.cast(arrow_schema))
+                else:
+                    legacy.append(conform_ledger(pl.DataFrame(table), name.removesuffix(".parquet")))
+            except FileNotFoundError:  # merged and removed since the listing
+                continue
+            except unreadable() as exc:
+                if newer_writer(meta):
+                    files.skip_newer(key)
+                else:
+                    files.set_aside(key, exc)
+        frames = legacy
+        if tables:
+            frames = [pl.DataFrame(pa.concat_tables(tables)).cast(LEDGER_SCHEMA), *legacy]
+        if not frames:
+            return pl.DataFrame(schema=LEDGER_SCHEMA)
+        rows = pl.concat(frames) if len(frames) > 1 else frames[0]
+        return rows.unique("row", keep="first", maintain_order=True).sort("time", "row")
