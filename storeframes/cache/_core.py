@@ -36,6 +36,13 @@ from .upkeep import Upkeep
 if TYPE_CHECKING:  # pyarrow is imported when first needed, not with the package
     import pyarrow as pa
 
+    from .. import engine
+
+    def _is_the_engines_index(cache: Cache) -> engine.Index:
+        """Checked by the type checker: a cache is the index the engine plans against (the engine's port,
+        which the cache serves; the engine knows no cache)."""
+        return cache
+
 __all__ = ["Cache", "CacheWarning"]
 
 
