@@ -30,6 +30,7 @@ import polars as pl
 from . import engine
 from .answers import Answer
 from .cache import Cache, RefreshOption, open_cache
+from .cache.stores import Store
 from .catalog import CostModel, Endpoint, Freshness
 from .coord import Coordinator, Leases, SharedLimiter, coordinator_for
 from .credits import Credits
@@ -132,7 +133,8 @@ class Client(FrameFunctions):
         cache_dir: the cache: a folder, or a bucket a team shares (``s3://bucket/prefix``;
             ``gs://`` and ``az://`` too; ``pip install "storeframes[s3]"``); defaults to
             ``$STOREFRAMES_CACHE_DIR``, else the user's cache directory. A
-            :class:`~storeframes.cache.Cache` may be given; ``False`` turns caching off.
+            :class:`~storeframes.cache.Cache` or a :class:`~storeframes.Store` may be given; ``False`` turns
+            caching off.
         storage_options: settings of a bucket given as ``cache_dir`` (``aws_endpoint_url``,
             ``aws_region``, credentials ...); by default each cloud's standard
             environment variables (``AWS_ACCESS_KEY_ID``, ``AWS_SECRET_ACCESS_KEY``,
@@ -187,7 +189,7 @@ class Client(FrameFunctions):
         max_tries: int = 5,
         backoff: tuple[float, float] = (0.5, 30.0),
         cost_model: Mapping[str, CostModel] | None = None,
-        cache_dir: str | os.PathLike[str] | Cache | bool | None = None,
+        cache_dir: str | os.PathLike[str] | Cache | Store | bool | None = None,
         storage_options: Mapping[str, str] | None = None,
         offline: bool | None = None,
         refresh: RefreshOption = "auto",

@@ -43,6 +43,7 @@ if TYPE_CHECKING:  # pyarrow is imported when first needed, not with the package
         which the cache serves; the engine knows no cache)."""
         return cache
 
+
 __all__ = ["Cache", "CacheWarning"]
 
 
