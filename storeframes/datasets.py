@@ -181,9 +181,9 @@ def _sources(cache: Cache, keys: list[str]) -> list[pl.LazyFrame]:
     """Lazy frames of the files ``keys`` with a ``_file`` column naming each row's file (its key)."""
     if not keys:
         return []
-    locate = getattr(cache.storage, "locate", None)
+    addresses: list[str] | None
     try:
-        addresses, options = locate(keys) if locate is not None else (None, None)
+        addresses, options = cache.storage.locate(keys)  # every store has it; it refuses where polars cannot read
     except NotImplementedError:
         addresses, options = None, None
     if addresses is None:  # a store polars cannot read: the files' bytes
