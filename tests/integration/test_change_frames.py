@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import warnings
 from datetime import UTC, date, datetime, timedelta
-from pathlib import Path
 
 import polars as pl
 import pytest
@@ -25,11 +24,6 @@ YESTERDAY = SANDBOX_TODAY - timedelta(days=1)
 MONTH = {"start": "2026-08-01", "end": "2026-08-31"}
 
 
-def cached_sandbox(folder: Path, **options) -> sf.Client:
-    options.setdefault("backoff", (0.001, 0.01))
-    return sf.sandbox.client(today=SANDBOX_TODAY, cache_dir=folder, **options)
-
-
 def arrivals(client: sf.Client) -> list[dict[str, str]]:
     return [dict(a.params) for a in client.sandbox_service.arrivals]
 
@@ -47,9 +41,8 @@ def _quiet_unknown_targets():
 
 
 @pytest.fixture
-def client(tmp_path):
-    with cached_sandbox(tmp_path / "cache") as c:
-        yield c
+def client(make_client, tmp_path):
+    return make_client(cache_dir=tmp_path / "cache")
 
 
 # -- values, order and schemas ------------------------------------------------------------------------
@@ -138,7 +131,7 @@ def test_dates_may_be_given_as_dates(client):
     assert as_dates.equals(as_text) and len(arrivals(client)) == 1
 
 
-def test_a_longer_range_fetches_only_the_new_days(client, tmp_path):
+def test_a_longer_range_fetches_only_the_new_days(make_client, client, tmp_path):
     client.changes_frame(IOS[:3], start="2026-07-01", end="2026-07-31")
     spent = client.spent
     longer = client.changes_frame(IOS[:3], start="2026-06-01", end="2026-08-31")
@@ -149,7 +142,7 @@ def test_a_longer_range_fetches_only_the_new_days(client, tmp_path):
     ]
     assert all(a["apps"] == ",".join(sorted(IOS[:3])) for a in later)
     assert client.spent - spent == 2 * (1 + 30) + 3 * (30 + 31)  # base + 10 per app + 1 per app and day
-    with cached_sandbox(tmp_path / "fresh") as fresh:
+    with make_client(cache_dir=tmp_path / "fresh") as fresh:
         whole = fresh.changes_frame(IOS[:3], start="2026-06-01", end="2026-08-31")
     assert without_fetch_time(longer).equals(without_fetch_time(whole))
     inner = client.changes_frame(IOS[:3], start="2026-06-15", end="2026-08-15")
@@ -182,9 +175,9 @@ def test_an_empty_history_is_remembered(client):
     assert len(arrivals(client)) == 1
 
 
-def test_only_the_unsettled_days_are_fetched_again_once_stale(tmp_path):
+def test_only_the_unsettled_days_are_fetched_again_once_stale(make_client, tmp_path):
     now = [datetime(2026, 11, 20, 9, tzinfo=UTC)]
-    with cached_sandbox(tmp_path, clock=lambda: now[0]) as c:
+    with make_client(cache_dir=tmp_path, clock=lambda: now[0]) as c:
         c.changes_frame(IOS[:2], start="2026-11-01", end="2026-11-19")
         now[0] += timedelta(hours=5)
         c.changes_frame(IOS[:2], start="2026-11-01", end="2026-11-19")
@@ -197,10 +190,10 @@ def test_only_the_unsettled_days_are_fetched_again_once_stale(tmp_path):
         assert frame["date"].max() <= date(2026, 11, 19)
 
 
-def test_the_offline_notebook_reproduces_the_changes(tmp_path):
-    with cached_sandbox(tmp_path) as online:
+def test_the_offline_notebook_reproduces_the_changes(make_client, tmp_path):
+    with make_client(cache_dir=tmp_path) as online:
         frames = {name: getattr(online, name)(IOS[:3], **MONTH) for name in CHANGE_FRAMES}
-    with cached_sandbox(tmp_path, offline=True) as offline:
+    with make_client(cache_dir=tmp_path, offline=True) as offline:
         for name, frame in frames.items():
             assert getattr(offline, name)(IOS[:3], **MONTH).equals(frame), name
         assert offline.sandbox_service.arrivals == []
@@ -224,8 +217,8 @@ def test_an_unavailable_app_is_left_out_and_named(client):
     assert frame.height > 0 and set(frame["app_id"]) == {IOS[0]}
 
 
-def test_the_text_targets_the_documentation_does_not_list_are_known(tmp_path):
-    with cached_sandbox(tmp_path) as c, warnings.catch_warnings(record=True) as caught:
+def test_the_text_targets_the_documentation_does_not_list_are_known(make_client, tmp_path):
+    with make_client(cache_dir=tmp_path) as c, warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         frame = c.changes_frame(IOS[:3], start="2026-01-01", end="2026-10-31")
         c.changes_frame(IOS[3:], start="2026-01-01", end="2026-10-31")

@@ -5,7 +5,6 @@ from __future__ import annotations
 import inspect
 import warnings
 from datetime import date
-from pathlib import Path
 
 import polars as pl
 import pytest
@@ -23,19 +22,13 @@ GONE = next(a for a in WORLD.UNAVAILABLE_IN_US if a.isdigit())
 METADATA_FRAMES = [name for name, spec in FRAMES.items() if spec.endpoint == "metadata"]
 
 
-def cached_sandbox(folder: Path, **options) -> sf.Client:
-    options.setdefault("backoff", (0.001, 0.01))
-    return sf.sandbox.client(today=SANDBOX_TODAY, cache_dir=folder, **options)
-
-
 def arrivals(client: sf.Client) -> list[dict[str, str]]:
     return [dict(a.params) for a in client.sandbox_service.arrivals]
 
 
 @pytest.fixture
-def client(tmp_path):
-    with cached_sandbox(tmp_path / "cache") as c:
-        yield c
+def client(make_client, tmp_path):
+    return make_client(cache_dir=tmp_path / "cache")
 
 
 # -- one fetch, every table ---------------------------------------------------------------------
@@ -117,11 +110,11 @@ def test_rows_follow_the_order_the_apps_were_given(client):
     ].to_list() == [1, 1, 1]
 
 
-def test_the_offline_notebook_reproduces_the_frames(tmp_path):
+def test_the_offline_notebook_reproduces_the_frames(make_client, tmp_path):
     folder = tmp_path / "shared-cache"
-    with cached_sandbox(folder) as online:
+    with make_client(cache_dir=folder) as online:
         expected = {name: getattr(online, name)(IOS[:3]) for name in METADATA_FRAMES}
-    with cached_sandbox(folder, offline=True) as offline:
+    with make_client(cache_dir=folder, offline=True) as offline:
         for name, frame in expected.items():
             assert getattr(offline, name)(IOS[:3]).equals(frame), name
         assert offline.sandbox_service.arrivals == []
@@ -250,8 +243,8 @@ def test_bad_input_is_refused_before_any_request(client, name, arguments, parame
     assert client.sandbox_service.arrivals == [] and client.spent == 0
 
 
-def test_a_budget_too_small_refuses_before_sending(tmp_path):
-    with cached_sandbox(tmp_path, budget=20) as small:
+def test_a_budget_too_small_refuses_before_sending(make_client, tmp_path):
+    with make_client(cache_dir=tmp_path, budget=20) as small:
         with pytest.raises(sf.BudgetExceededError):
             small.metadata_frame(IOS)
         assert small.sandbox_service.arrivals == []
@@ -272,14 +265,14 @@ def test_plan_takes_a_frame_function_and_its_defaults(client):
         client.plan("versions_frame", apps=IOS, start="2026-01-01")
 
 
-def test_package_functions_use_the_configured_client(fresh_default, tmp_path):
+def test_package_functions_use_the_configured_client(make_client, fresh_default, tmp_path):
     configured = sf.configure(sandbox=True, today=SANDBOX_TODAY, cache_dir=tmp_path)
     assert sf.default_client() is configured
     frame = sf.metadata_frame(IOS[:2])
     assert frame["app_id"].to_list() == IOS[:2]
     assert sf.versions_frame(IOS[:2]).height > 0 and configured.spent == 21
     assert sf.plan("related_apps_frame", apps=IOS[:2]).to_send == 0
-    mine = cached_sandbox(tmp_path / "other")
+    mine = make_client(cache_dir=tmp_path / "other")
     assert sf.configure(mine) is mine and sf.default_client() is mine
     mine.close()
     with pytest.raises(sf.ConfigurationError):

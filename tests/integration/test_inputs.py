@@ -18,16 +18,14 @@ from storeframes import codes
 from storeframes.catalog import validate
 from storeframes.notebook.cards import app_card
 from storeframes.sandbox import world as sandbox_world
-from tests.conftest import SANDBOX_TODAY
 
 IPE = sf.InvalidParameterError
 START, END = "2026-11-10", "2026-11-12"
 
 
 @pytest.fixture
-def client(tmp_path):
-    with sf.sandbox.client(today=SANDBOX_TODAY, progress=False, cache_dir=tmp_path / "cache") as made:
-        yield made
+def client(make_client, tmp_path):
+    return make_client(cache_dir=tmp_path / "cache")
 
 
 def _refused(client, call, message: str) -> None:

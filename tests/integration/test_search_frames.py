@@ -12,7 +12,6 @@ import io
 import sys
 import warnings
 from datetime import UTC, date, datetime, timedelta
-from pathlib import Path
 
 import polars as pl
 import pytest
@@ -32,12 +31,6 @@ DIALECTS = [
     Dialect("pairs", "by_date", keyword_level=True),
     Dialect("value", "list", keyword_level=True),
 ]
-
-
-def cached_sandbox(folder: Path, **options) -> sf.Client:
-    options.setdefault("backoff", (0.001, 0.01))
-    options.setdefault("progress", False)
-    return sf.sandbox.client(today=SANDBOX_TODAY, cache_dir=folder, **options)
 
 
 def arrivals(client: sf.Client) -> list[dict[str, str]]:
@@ -61,9 +54,8 @@ def recorded(keyword: str, device: str, start: str | date, end: str | date) -> d
 
 
 @pytest.fixture
-def client(tmp_path):
-    with cached_sandbox(tmp_path / "cache") as c:
-        yield c
+def client(make_client, tmp_path):
+    return make_client(cache_dir=tmp_path / "cache")
 
 
 # -- the live search ---------------------------------------------------------------------------------
@@ -119,9 +111,9 @@ def test_a_keyword_asked_twice_is_fetched_and_listed_once(client):
     assert len(arrivals(client)) == 2
 
 
-def test_a_live_search_is_kept_for_an_hour(tmp_path):
+def test_a_live_search_is_kept_for_an_hour(make_client, tmp_path):
     now = [datetime.combine(SANDBOX_TODAY, datetime.min.time(), UTC) + timedelta(hours=9)]
-    with cached_sandbox(tmp_path, clock=lambda: now[0]) as c:
+    with make_client(cache_dir=tmp_path, clock=lambda: now[0]) as c:
         first = c.search_frame(KEYWORDS)
         now[0] += timedelta(minutes=50)
         assert c.search_frame(KEYWORDS).equals(first)
@@ -194,9 +186,9 @@ def test_a_range_ending_today_has_the_live_fallback_marked(client):
     assert frame.filter(pl.col("keyword") == UNTRACKED)["date"].unique().to_list() == [SANDBOX_TODAY]
 
 
-def test_today_is_fetched_again_after_an_hour_and_final_days_never(tmp_path):
+def test_today_is_fetched_again_after_an_hour_and_final_days_never(make_client, tmp_path):
     now = [datetime.combine(SANDBOX_TODAY, datetime.min.time(), UTC) + timedelta(hours=9)]
-    with cached_sandbox(tmp_path, clock=lambda: now[0]) as c:
+    with make_client(cache_dir=tmp_path, clock=lambda: now[0]) as c:
         c.search_history_frame(KEYWORDS[0], start="2026-11-01", end=SANDBOX_TODAY)
         now[0] += timedelta(minutes=61)
         frame = c.search_history_frame(KEYWORDS[0], start="2026-11-01", end=SANDBOX_TODAY)
@@ -206,7 +198,7 @@ def test_today_is_fetched_again_after_an_hour_and_final_days_never(tmp_path):
         assert frame.filter(pl.col("date") == SANDBOX_TODAY)["source"].unique().to_list() == ["live"]
 
 
-def test_a_longer_range_fetches_only_the_new_days(client, tmp_path):
+def test_a_longer_range_fetches_only_the_new_days(make_client, client, tmp_path):
     client.search_history_frame(KEYWORDS, **OCTOBER)
     wider = {"start": "2026-09-15", "end": "2026-11-10"}
     frame = client.search_history_frame(KEYWORDS, **wider)
@@ -214,7 +206,7 @@ def test_a_longer_range_fetches_only_the_new_days(client, tmp_path):
     assert sorted((a["keyword"], a["start_date"], a["end_date"]) for a in sent) == sorted(
         (k, s, e) for k in KEYWORDS for s, e in (("2026-09-15", "2026-09-30"), ("2026-11-01", "2026-11-10"))
     )
-    with cached_sandbox(tmp_path / "fresh") as fresh:
+    with make_client(cache_dir=tmp_path / "fresh") as fresh:
         whole = fresh.search_history_frame(KEYWORDS, **wider)
     assert frame.drop("fetched_at").equals(whole.drop("fetched_at"))
     before = len(arrivals(client))
@@ -235,10 +227,10 @@ def test_the_default_range_is_the_31_days_up_to_yesterday(client):
 
 
 @pytest.mark.parametrize("dialect", DIALECTS, ids=lambda d: f"{d.search}-{d.history}-{d.keyword_level}")
-def test_every_answer_form_gives_the_same_frames(tmp_path, dialect):
+def test_every_answer_form_gives_the_same_frames(make_client, tmp_path, dialect):
     with (
-        cached_sandbox(tmp_path / "observed") as observed,
-        cached_sandbox(tmp_path / "other", dialect=dialect) as other,
+        make_client(cache_dir=tmp_path / "observed") as observed,
+        make_client(cache_dir=tmp_path / "other", dialect=dialect) as other,
     ):
         for call in (
             lambda c: c.search_frame(KEYWORDS),
@@ -271,8 +263,8 @@ def test_plan_shows_a_multi_keyword_multi_month_estimate(client):
     assert client.plan("search_frame", keywords=KEYWORDS).endpoint == "search"
 
 
-def test_the_budget_refuses_a_call_before_any_request(tmp_path):
-    with cached_sandbox(tmp_path, budget=2_000) as c:
+def test_the_budget_refuses_a_call_before_any_request(make_client, tmp_path):
+    with make_client(cache_dir=tmp_path, budget=2_000) as c:
         with pytest.raises(sf.BudgetExceededError, match="budget"):
             c.search_history_frame(KEYWORDS, start="2026-08-01", end="2026-10-31")
         assert arrivals(c) == [] and c.spent == 0
@@ -294,33 +286,33 @@ def _read(stream: io.StringIO) -> str:
     return text
 
 
-def test_a_progress_bar_shows_when_more_than_five_requests_are_sent(tmp_path, monkeypatch):
+def test_a_progress_bar_shows_when_more_than_five_requests_are_sent(make_client, tmp_path, monkeypatch):
     terminal = _Terminal()
     monkeypatch.setattr(sys, "stderr", terminal)
     keywords = [f"keyword {n}" for n in range(6)]
-    with cached_sandbox(tmp_path, progress=None) as c:
+    with make_client(cache_dir=tmp_path, progress=None) as c:
         c.search_frame(keywords[:5])
         assert _read(terminal) == ""
         c.search_frame(keywords, country="gb")
         err = _read(terminal)
         assert "search" in err and "6/6" in err and "credits spent" in err
-    with cached_sandbox(tmp_path / "quiet", progress=False) as c:
+    with make_client(cache_dir=tmp_path / "quiet", progress=False) as c:
         c.search_frame(keywords)
         assert _read(terminal) == ""
-    with cached_sandbox(tmp_path / "always", progress=True) as c:
+    with make_client(cache_dir=tmp_path / "always", progress=True) as c:
         c.search_frame(keywords[:2])
         assert "2/2" in _read(terminal)
 
 
-def test_no_progress_bar_when_stderr_is_not_a_terminal(tmp_path, capfd):
-    with cached_sandbox(tmp_path, progress=True) as c:
+def test_no_progress_bar_when_stderr_is_not_a_terminal(make_client, tmp_path, capfd):
+    with make_client(cache_dir=tmp_path, progress=True) as c:
         c.search_frame([f"keyword {n}" for n in range(6)])
     assert capfd.readouterr().err == ""
 
 
-def test_progress_can_be_turned_off_from_the_environment(tmp_path, monkeypatch):
+def test_progress_can_be_turned_off_from_the_environment(make_client, tmp_path, monkeypatch):
     monkeypatch.setenv("STOREFRAMES_PROGRESS", "0")
-    with cached_sandbox(tmp_path, progress=None) as c:
+    with make_client(cache_dir=tmp_path, progress=None) as c:
         assert c.progress is False
     with pytest.raises(sf.ConfigurationError, match="progress"):
         sf.Client(progress="yes", cache_dir=False)
@@ -431,15 +423,15 @@ def test_bad_search_input_is_refused_before_any_request(client, name, arguments,
 # -- reproduction, the token, the package ---------------------------------------------------------------
 
 
-def test_the_offline_notebook_reproduces_search_and_benchmark_frames(tmp_path):
+def test_the_offline_notebook_reproduces_search_and_benchmark_frames(make_client, tmp_path):
     calls = {
         "search_frame": {"keywords": KEYWORDS, "ads": True},
         "search_history_frame": {"keywords": KEYWORDS, **OCTOBER},
         "benchmarks_frame": {"countries": ["us", "jp"], "channels": "search", **OCTOBER},
     }
-    with cached_sandbox(tmp_path) as online:
+    with make_client(cache_dir=tmp_path) as online:
         frames = {name: getattr(online, name)(**arguments) for name, arguments in calls.items()}
-    with cached_sandbox(tmp_path, offline=True) as offline:
+    with make_client(cache_dir=tmp_path, offline=True) as offline:
         for name, arguments in calls.items():
             assert getattr(offline, name)(**arguments).equals(frames[name]), name
         assert offline.sandbox_service.arrivals == []

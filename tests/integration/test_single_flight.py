@@ -20,7 +20,6 @@ import polars as pl
 import pytest
 from polars.testing import assert_frame_equal
 
-import storeframes as sf
 from storeframes.coord.leases import Leases
 from storeframes.coord.machine import FileLeases
 from storeframes.coord.redis import RedisLeases
@@ -38,9 +37,8 @@ def _clock() -> datetime:
     return datetime.combine(SANDBOX_TODAY, datetime.now(UTC).time(), UTC)
 
 
-def _client(server: SandboxServer, cache_dir: Any, **options: Any) -> sf.Client:
-    options = {"rate_limit": (600, 1.0), "backoff": (0.01, 0.1), "progress": False, "clock": _clock, **options}
-    return sf.Client(SANDBOX_KEY, base_url=server.base_url, cache_dir=cache_dir, **options)
+ON_LOOPBACK: dict[str, Any] = {"rate_limit": (600, 1.0), "backoff": (0.01, 0.1), "clock": _clock}
+"""The clients' options on the loopback sandbox (with ``make_client(server=...)``): a wide window, the sandbox's day."""
 
 
 def _together(count: int, function: Any) -> list[Any]:
@@ -66,9 +64,9 @@ def _together(count: int, function: Any) -> list[Any]:
 
 
 @pytest.mark.parametrize("cache", ["folder", "none"])
-def test_eight_threads_asking_one_client_for_the_same_apps_pay_once(tmp_path, cache):
+def test_eight_threads_asking_one_client_for_the_same_apps_pay_once(make_client, tmp_path, cache):
     with SandboxServer(port=0, today=SANDBOX_TODAY, latency=0.3) as server:
-        with _client(server, tmp_path if cache == "folder" else False) as client:
+        with make_client(server=server, cache_dir=tmp_path if cache == "folder" else False, **ON_LOOPBACK) as client:
             frames = _together(8, lambda i: client.metadata_frame(APPS[:5]))
             arrivals = list(server.service.arrivals)
             assert len(arrivals) == 1 and paid_twice(arrivals) == (0, 0, 0)
@@ -80,11 +78,11 @@ def test_eight_threads_asking_one_client_for_the_same_apps_pay_once(tmp_path, ca
     record(f"8 threads, one client (cache: {cache})", requests=len(arrivals), rows=8 * 5, paid_twice=0)
 
 
-def test_two_clients_of_one_process_sharing_a_folder_pay_once_for_overlapping_apps(tmp_path):
+def test_two_clients_of_one_process_sharing_a_folder_pay_once_for_overlapping_apps(make_client, tmp_path):
     with (
         SandboxServer(port=0, today=SANDBOX_TODAY, latency=0.3) as server,
-        _client(server, tmp_path) as one,
-        _client(server, tmp_path) as two,
+        make_client(server=server, cache_dir=tmp_path, **ON_LOOPBACK) as one,
+        make_client(server=server, cache_dir=tmp_path, **ON_LOOPBACK) as two,
     ):
         asked = [APPS[0:10], APPS[3:13]]  # overlapping, not on request boundaries
         clients = [one, two]
@@ -101,9 +99,12 @@ def test_two_clients_of_one_process_sharing_a_folder_pay_once_for_overlapping_ap
     record("2 clients, one folder, overlapping apps", requests=len(arrivals), rows=23, paid_twice=0)
 
 
-def test_overlapping_calls_of_one_get_many_ask_for_each_app_once(tmp_path):
+def test_overlapping_calls_of_one_get_many_ask_for_each_app_once(make_client, tmp_path):
     x, y = APPS[0], APPS[1]
-    with SandboxServer(port=0, today=SANDBOX_TODAY) as server, _client(server, tmp_path) as client:
+    with (
+        SandboxServer(port=0, today=SANDBOX_TODAY) as server,
+        make_client(server=server, cache_dir=tmp_path, **ON_LOOPBACK) as client,
+    ):
         plan = client.plan_many("metadata", [{"apps": x}, {"apps": x}, {"apps": [x, y]}])
         assert plan.to_send == 1
         answers = client.get_many("metadata", [{"apps": x}, {"apps": x}, {"apps": [x, y]}])
@@ -114,10 +115,13 @@ def test_overlapping_calls_of_one_get_many_ask_for_each_app_once(tmp_path):
         assert answers[0].cost == arrivals[0].cost and answers[1].cost == answers[2].cost == 0
 
 
-def test_a_history_asked_by_threads_over_overlapping_ranges_delivers_each_day_once(tmp_path):
+def test_a_history_asked_by_threads_over_overlapping_ranges_delivers_each_day_once(make_client, tmp_path):
     keyword = WORLD.EXAMPLE_KEYWORDS[0]
     ranges = [("2026-09-01", "2026-09-20"), ("2026-09-10", "2026-09-30"), ("2026-09-05", "2026-09-25")]
-    with SandboxServer(port=0, today=SANDBOX_TODAY, latency=0.2) as server, _client(server, tmp_path) as client:
+    with (
+        SandboxServer(port=0, today=SANDBOX_TODAY, latency=0.2) as server,
+        make_client(server=server, cache_dir=tmp_path, **ON_LOOPBACK) as client,
+    ):
         frames = _together(3, lambda i: client.search_history_frame([keyword], start=ranges[i][0], end=ranges[i][1]))
         arrivals = list(server.service.arrivals)
         assert paid_twice(arrivals) == (0, 0, 0)
@@ -143,7 +147,7 @@ print("finished")
 
 
 @pytest.mark.timeout(120)
-def test_a_process_killed_while_holding_a_lease_does_not_block_the_others(tmp_path):
+def test_a_process_killed_while_holding_a_lease_does_not_block_the_others(make_client, tmp_path):
     folder = tmp_path / "cache"
     apps = APPS[:5]
     with SandboxServer(port=0, today=SANDBOX_TODAY, latency=1.5) as server:
@@ -160,7 +164,7 @@ def test_a_process_killed_while_holding_a_lease_does_not_block_the_others(tmp_pa
                 assert time.monotonic() < deadline
                 time.sleep(0.01)
             done: list[pl.DataFrame] = []
-            with _client(server, folder) as client:
+            with make_client(server=server, cache_dir=folder, **ON_LOOPBACK) as client:
                 waiter = threading.Thread(target=lambda: done.append(client.metadata_frame(apps)))
                 waiter.start()
                 time.sleep(0.3)
@@ -278,7 +282,7 @@ def test_a_renewed_redis_lease_outlives_its_ttl_while_held(redis_url, monkeypatc
     leases.release(again)  # nothing left for the keeper to renew once the test's server is gone
 
 
-def test_a_large_cold_call_holds_few_lock_files_at_a_time(tmp_path, monkeypatch):
+def test_a_large_cold_call_holds_few_lock_files_at_a_time(make_client, tmp_path, monkeypatch):
     held: list[int] = []
     take = FileLeases.try_take
 
@@ -289,7 +293,10 @@ def test_a_large_cold_call_holds_few_lock_files_at_a_time(tmp_path, monkeypatch)
 
     monkeypatch.setattr(FileLeases, "try_take", counting)
     apps = [a for a in WORLD.app_ids("ios") if a not in WORLD.UNAVAILABLE_IN_US][:300]
-    with SandboxServer(port=0, today=SANDBOX_TODAY) as server, _client(server, tmp_path, max_workers=4) as client:
+    with (
+        SandboxServer(port=0, today=SANDBOX_TODAY) as server,
+        make_client(server=server, cache_dir=tmp_path, max_workers=4, **ON_LOOPBACK) as client,
+    ):
         assert client.metadata_frame(apps).height == 300
         assert len(server.service.arrivals) == 60
     # a lease is held only while its request is in flight: at most 4 threads x 5 apps, not 300 open files

@@ -13,22 +13,19 @@ import pytest
 import storeframes as sf
 from storeframes.notebook.cards import AppCard, app_card
 from storeframes.sandbox import SANDBOX_KEY
-from tests.conftest import SANDBOX_TODAY
 
 SHOT = 'class="sf-shot"'
 
 
 @pytest.fixture
-def client(tmp_path):
-    with sf.sandbox.client(today=SANDBOX_TODAY, progress=False, cache_dir=tmp_path / "cache") as made:
-        yield made
+def client(make_client, tmp_path):
+    return make_client(cache_dir=tmp_path / "cache")
 
 
 @pytest.fixture
-def other(tmp_path):
+def other(make_client, tmp_path):
     """A second client with a cache of its own (empty)."""
-    with sf.sandbox.client(today=SANDBOX_TODAY, progress=False, cache_dir=tmp_path / "other") as made:
-        yield made
+    return make_client(cache_dir=tmp_path / "other")
 
 
 def _world(client):

@@ -46,14 +46,9 @@ def shown(tmp_path, monkeypatch):
         yield captured
 
 
-def _client(tmp_path, **options):
-    return sf.sandbox.client(today=SANDBOX_TODAY, progress=False, cache_dir=tmp_path / "cache", **options)
-
-
 @pytest.fixture
-def client(tmp_path):
-    with _client(tmp_path) as made:
-        yield made
+def client(make_client, tmp_path):
+    return make_client(cache_dir=tmp_path / "cache")
 
 
 @pytest.fixture(scope="module")
@@ -101,8 +96,8 @@ def test_module_api():
 # -- CreditMeter -------------------------------------------------------------------------------
 
 
-def test_meter_follows_fetches_and_cache_hits(tmp_path, opened, world):
-    with _client(tmp_path, budget=10_000) as client:
+def test_meter_follows_fetches_and_cache_hits(make_client, tmp_path, opened, world):
+    with make_client(cache_dir=tmp_path / "cache", budget=10_000) as client:
         meter = CreditMeter(client)
         opened(meter)
         assert isinstance(meter, ipywidgets.HBox)
@@ -142,8 +137,8 @@ def test_meter_bar_style_at_thresholds(opened, spent, style, value, percent):
     )
 
 
-def test_meter_danger_when_the_budget_is_spent(tmp_path, opened):
-    with _client(tmp_path, budget=1_001) as client:
+def test_meter_danger_when_the_budget_is_spent(make_client, tmp_path, opened):
+    with make_client(cache_dir=tmp_path / "cache", budget=1_001) as client:
         meter = CreditMeter(client)
         opened(meter)
         client.benchmarks_frame(**BENCH)
@@ -391,8 +386,8 @@ def test_benchmarks_fetch_at_once_below_confirm_above(client, opened):
     assert client.requests_sent == 2 and set(explorer.frame["country"]) == {"gb"}
 
 
-def test_benchmarks_budget_too_small_is_shown_not_raised(tmp_path, opened):
-    with _client(tmp_path, budget=500) as client:
+def test_benchmarks_budget_too_small_is_shown_not_raised(make_client, tmp_path, opened):
+    with make_client(cache_dir=tmp_path / "cache", budget=500) as client:
         explorer = BenchmarkExplorer(client)
         opened(explorer)
         assert "more than the 500 left in the budget" in explorer.cost.value
@@ -406,14 +401,14 @@ def test_benchmarks_budget_too_small_is_shown_not_raised(tmp_path, opened):
         assert eager.status.value.startswith("Not fetched") and client.requests_sent == 0
 
 
-def test_benchmarks_offline_and_refused_token_are_shown(tmp_path, opened):
-    with _client(tmp_path, offline=True) as client:
+def test_benchmarks_offline_and_refused_token_are_shown(make_client, tmp_path, opened):
+    with make_client(cache_dir=tmp_path / "cache", offline=True) as client:
         explorer = BenchmarkExplorer(client, confirm_above=10_000)
         opened(explorer)
         assert "offline" in explorer.status.value and "1,001 credits" in explorer.status.value
         assert explorer.frame is None
 
-    with _client(tmp_path / "other") as client:
+    with make_client(cache_dir=tmp_path / "other" / "cache") as client:
         client.sandbox_service.api_keys = frozenset({"another-key"})  # the client's key is now unknown
         explorer = BenchmarkExplorer(client)
         opened(explorer)
@@ -475,8 +470,8 @@ def test_benchmarks_close_closes_the_meter(client, opened):
     assert meter.label.value.startswith("0 credits spent")
 
 
-def test_benchmarks_with_a_fixed_range_draw_what_the_notebook_fetched(tmp_path):
-    with sf.sandbox.client(today=SANDBOX_TODAY, cache_dir=tmp_path, progress=False) as client:
+def test_benchmarks_with_a_fixed_range_draw_what_the_notebook_fetched(make_client, tmp_path):
+    with make_client(cache_dir=tmp_path) as client:
         fetched = client.benchmarks_frame(countries="us", channels="all", start="2026-10-01", end="2026-10-31")
         sent = client.requests_sent
         explorer = BenchmarkExplorer(client, countries="us", start="2026-10-01", end="2026-10-31")
@@ -551,8 +546,8 @@ def test_benchmark_explorer_output_before_and_after_fetch(shown, client, opened)
     assert update.data["text/plain"] == f"Conversion benchmarks, us · iphone · free · all: {categories} categories"
 
 
-def test_meter_is_an_output_updated_in_place(shown, tmp_path, opened):
-    with _client(tmp_path, budget=10_000) as client:
+def test_meter_is_an_output_updated_in_place(make_client, shown, tmp_path, opened):
+    with make_client(cache_dir=tmp_path / "cache", budget=10_000) as client:
         meter = CreditMeter(client)
         opened(meter)
         display(meter)

@@ -37,28 +37,22 @@ class Clock:
         return self.now
 
 
-def client(cache_dir, **options) -> sf.Client:
-    options.setdefault("backoff", (0.001, 0.01))
-    options.setdefault("progress", False)
-    return sf.sandbox.client(today=SANDBOX_TODAY, cache_dir=cache_dir, **options)
-
-
 def files(folder: Path, kind: str) -> list[Path]:
     return sorted(p for p in (folder / kind).rglob("*.parquet"))
 
 
-def fill(folder: Path, apps: list[str], *, per_call: int = 1) -> None:
-    """One metadata answer per ``per_call`` apps, and their versions and metadata frames kept."""
-    with client(folder) as filler:
+def fill(filler: sf.Client, apps: list[str], *, per_call: int = 1) -> None:
+    """One metadata answer per ``per_call`` apps, and their versions and metadata frames kept by ``filler``."""
+    with filler:
         for i in range(0, len(apps), per_call):
             filler.versions_frame(apps[i : i + per_call])
             filler.metadata_frame(apps[i : i + per_call])
 
 
-def test_compaction_keeps_the_index_and_frames_of_hundreds_of_answers_in_a_handful_of_files(tmp_path):
+def test_compaction_keeps_the_index_and_frames_of_hundreds_of_answers_in_a_handful_of_files(make_client, tmp_path):
     apps = APPS[:60]
-    fill(tmp_path, apps)
-    with client(tmp_path, offline=True) as before:
+    fill(make_client(cache_dir=tmp_path), apps)
+    with make_client(cache_dir=tmp_path, offline=True) as before:
         versions, metadata = before.versions_frame(apps), before.metadata_frame(apps)
     assert len(files(tmp_path, "index")) == 60 and len(files(tmp_path, "frames")) == 120
 
@@ -68,7 +62,7 @@ def test_compaction_keeps_the_index_and_frames_of_hundreds_of_answers_in_a_handf
     assert [p.name.startswith("part-") for p in files(tmp_path, "index")] == [True]
     assert len(files(tmp_path, "frames")) == 2  # one file per table
     assert len(list((tmp_path / "answers").rglob("*.json.zst"))) == 60  # raw answers are kept
-    with client(tmp_path, offline=True) as after:
+    with make_client(cache_dir=tmp_path, offline=True) as after:
         assert after.versions_frame(apps).equals(versions)
         assert after.metadata_frame(apps).equals(metadata)
         assert after.sandbox_service.arrivals == []
@@ -83,17 +77,19 @@ class RangeStore(MemoryStore):
         return io.BytesIO(self.get(key))
 
 
-def test_a_compacted_frame_file_is_read_a_row_group_at_a_time(tmp_path, monkeypatch):
+def test_a_compacted_frame_file_is_read_a_row_group_at_a_time(make_client, tmp_path, monkeypatch):
     from storeframes.cache import compaction
 
     monkeypatch.setattr(compaction, "_GROUP_ROWS", 40)  # a few answers per row group
-    fill(tmp_path, APPS[:30])
+    fill(make_client(cache_dir=tmp_path), APPS[:30])
     Cache(tmp_path).compact(frames=flattener_versions())
     (part,) = files(tmp_path, "frames/table=versions")
     meta = pq.read_metadata(part)
     groups = json.loads(meta.metadata[b"storeframes.row_groups"])
     assert meta.num_row_groups == len(groups) > 3
-    with client(tmp_path, offline=True) as reader:  # a folder: one scan, the answers a filter pushed down
+    with make_client(
+        cache_dir=tmp_path, offline=True
+    ) as reader:  # a folder: one scan, the answers a filter pushed down
         expected = reader.versions_frame(APPS[:2])
     assert expected["app_id"].unique().sort().to_list() == sorted(APPS[:2])
 
@@ -110,7 +106,7 @@ def test_a_compacted_frame_file_is_read_a_row_group_at_a_time(tmp_path, monkeypa
         return real(self, row_groups, *args, **kwargs)
 
     monkeypatch.setattr(pq.ParquetFile, "read_row_groups", spy)
-    with client(Cache(bucket), offline=True) as reader:
+    with make_client(cache_dir=Cache(bucket), offline=True) as reader:
         frame = reader.versions_frame(APPS[:2])
     assert len(read) == 1 and 1 <= len(read[0]) <= 2 < meta.num_row_groups  # the two answers' groups only
     assert frame.equals(expected)
@@ -129,10 +125,12 @@ class EarlierStore:
         raise AttributeError(name)
 
 
-def test_compacted_frames_are_read_in_place_from_a_folder_and_through_open_elsewhere(tmp_path, monkeypatch):
-    fill(tmp_path, APPS[:6])
+def test_compacted_frames_are_read_in_place_from_a_folder_and_through_open_elsewhere(
+    make_client, tmp_path, monkeypatch
+):
+    fill(make_client(cache_dir=tmp_path), APPS[:6])
     Cache(tmp_path).compact(frames=flattener_versions())
-    with client(tmp_path, offline=True) as reader:
+    with make_client(cache_dir=tmp_path, offline=True) as reader:
         expected = reader.versions_frame(APPS[:2])
     earlier = EarlierStore()
     for path in tmp_path.rglob("*"):
@@ -143,17 +141,19 @@ def test_compacted_frames_are_read_in_place_from_a_folder_and_through_open_elsew
     real_open = StoreBase.open
     monkeypatch.setattr(StoreBase, "open", lambda self, key: opened.append(key) or real_open(self, key))
     monkeypatch.setattr(LocalStore, "open", lambda self, key: pytest.fail(f"{key} of a folder read through open"))
-    with client(Cache(tmp_path), offline=True) as reader:  # the folder its store declares: read in place
+    with make_client(cache_dir=Cache(tmp_path), offline=True) as reader:  # the folder its store declares: read in place
         assert reader.versions_frame(APPS[:2]).equals(expected)
     assert Cache(earlier).storage.capabilities.local_root is None
-    with client(Cache(earlier), offline=True) as reader:  # no folder declared: the footer and rows through open
+    with make_client(
+        cache_dir=Cache(earlier), offline=True
+    ) as reader:  # no folder declared: the footer and rows through open
         assert reader.versions_frame(APPS[:2]).equals(expected)
     assert opened and all(key.startswith("frames/table=versions/part-") for key in opened)
 
 
-def test_compaction_drops_the_frames_of_answers_replaced_in_every_cell(tmp_path):
+def test_compaction_drops_the_frames_of_answers_replaced_in_every_cell(make_client, tmp_path):
     clock = Clock()
-    with client(tmp_path, clock=clock) as first:
+    with make_client(cache_dir=tmp_path, clock=clock) as first:
         first.versions_frame(APPS[:3])  # one answer of three apps
         first.versions_frame(APPS[3:5])
         clock.now += timedelta(days=2)
@@ -163,32 +163,32 @@ def test_compaction_drops_the_frames_of_answers_replaced_in_every_cell(tmp_path)
     assert done["frames_dropped"] == 1
     raw = pl.read_parquet(tmp_path / "frames" / "table=versions" / "*.parquet")
     assert raw["entry"].n_unique() == 2  # the partly replaced answer is kept whole
-    with client(tmp_path, clock=clock, offline=True) as reader:
+    with make_client(cache_dir=tmp_path, clock=clock, offline=True) as reader:
         assert reader.versions_frame(APPS[:4]).equals(newest)
         assert len(Cache(tmp_path).entries("metadata")) == 3  # every answer stays in the index
 
 
-def test_a_reader_that_listed_the_files_before_a_compaction_still_reads_everything(tmp_path):
-    fill(tmp_path, APPS[:10])
-    with client(tmp_path, offline=True) as reader:
+def test_a_reader_that_listed_the_files_before_a_compaction_still_reads_everything(make_client, tmp_path):
+    fill(make_client(cache_dir=tmp_path), APPS[:10])
+    with make_client(cache_dir=tmp_path, offline=True) as reader:
         before = reader.versions_frame(APPS[:10])  # lists the small files
         Cache(tmp_path).compact(frames=flattener_versions())  # another process compacts
         assert reader.versions_frame(APPS[:10]).equals(before)
         assert reader.versions_frame(APPS[:10], refresh="never").equals(before)
 
 
-def test_clear_removes_compacted_answers_from_the_index_and_the_frames(tmp_path):
-    fill(tmp_path, APPS[:6])
+def test_clear_removes_compacted_answers_from_the_index_and_the_frames(make_client, tmp_path):
+    fill(make_client(cache_dir=tmp_path), APPS[:6])
     Cache(tmp_path).compact(frames=flattener_versions())
     cache = Cache(tmp_path)
     assert cache.clear(endpoint="metadata") == 6
     assert cache.entries() == [] and files(tmp_path, "index") == [] and files(tmp_path, "frames") == []
-    with client(tmp_path, offline=True) as reader, pytest.raises(sf.NotCachedError):
+    with make_client(cache_dir=tmp_path, offline=True) as reader, pytest.raises(sf.NotCachedError):
         reader.versions_frame(APPS[:1])
 
 
-def test_the_index_gives_each_cell_its_share_of_the_answers_cost(tmp_path):
-    with client(tmp_path) as c:
+def test_the_index_gives_each_cell_its_share_of_the_answers_cost(make_client, tmp_path):
+    with make_client(cache_dir=tmp_path) as c:
         answer = c.get("metrics", apps=APPS[:3], metrics=["downloads", "ratings"])
     Cache(tmp_path).compact()
     index = pl.read_parquet(tmp_path / "index" / "*" / "*.parquet")
@@ -197,8 +197,8 @@ def test_the_index_gives_each_cell_its_share_of_the_answers_cost(tmp_path):
     assert index["cell_cost"].max() - index["cell_cost"].min() <= 1
 
 
-def test_cache_info_counts_the_files_and_what_compaction_would_merge(tmp_path, capsys):
-    fill(tmp_path, APPS[:5])
+def test_cache_info_counts_the_files_and_what_compaction_would_merge(make_client, tmp_path, capsys):
+    fill(make_client(cache_dir=tmp_path), APPS[:5])
     info = Cache(tmp_path).info()["files"]
     assert info["answers"] == 5 and info["index"] == 5 and info["frames"] == 10
     assert info["small"] == 15 and info["compacted"] == 0 and info["ledger"] >= 1
@@ -239,8 +239,8 @@ print(n)
 
 
 @pytest.mark.slow
-def test_compaction_is_safe_while_other_processes_read_and_write(tmp_path):
-    fill(tmp_path, APPS[:4])
+def test_compaction_is_safe_while_other_processes_read_and_write(make_client, tmp_path):
+    fill(make_client(cache_dir=tmp_path), APPS[:4])
     env = child_env()
     base = {"folder": str(tmp_path), "today": SANDBOX_TODAY.isoformat()}
     writers = [
@@ -276,11 +276,11 @@ def test_compaction_is_safe_while_other_processes_read_and_write(tmp_path):
     assert all(int(out) >= 1 for out in runs[2:])  # each compactor ran while the writers wrote
     Cache(tmp_path).compact(frames=flattener_versions())
     apps = APPS[:28]
-    with client(tmp_path, offline=True) as reader, warnings.catch_warnings():
+    with make_client(cache_dir=tmp_path, offline=True) as reader, warnings.catch_warnings():
         warnings.simplefilter("error")  # no unreadable file anywhere
         frame = reader.versions_frame(apps)
         assert reader.sandbox_service.arrivals == []
-    with client(False) as fresh:
+    with make_client(cache_dir=False) as fresh:
         assert frame.drop("fetched_at").equals(fresh.versions_frame(apps).drop("fetched_at"))
     assert len(Cache(tmp_path).entries("metadata")) == 28  # every answer paid for is still in the index
 
@@ -288,9 +288,9 @@ def test_compaction_is_safe_while_other_processes_read_and_write(tmp_path):
 # -- lazy scans -----------------------------------------------------------------------------
 
 
-def test_scan_gives_the_frame_functions_rows_newest_answer_per_cell(tmp_path):
+def test_scan_gives_the_frame_functions_rows_newest_answer_per_cell(make_client, tmp_path):
     clock = Clock()
-    with client(tmp_path, clock=clock) as c:
+    with make_client(cache_dir=tmp_path, clock=clock) as c:
         c.metadata_frame(APPS[:4])  # versions never made: scan flattens them from the raw answers
         clock.now += timedelta(days=2)
         c.metadata_frame(APPS[2:6], refresh="always")
@@ -310,8 +310,8 @@ def test_scan_gives_the_frame_functions_rows_newest_answer_per_cell(tmp_path):
     )
 
 
-def test_scan_of_a_daily_history_keeps_each_keyword_and_day_once(tmp_path):
-    with client(tmp_path) as c:
+def test_scan_of_a_daily_history_keeps_each_keyword_and_day_once(make_client, tmp_path):
+    with make_client(cache_dir=tmp_path) as c:
         c.search_history_frame(KEYWORDS, start="2026-10-01", end="2026-10-20")
         c.search_history_frame(KEYWORDS[:1], start="2026-10-15", end="2026-10-31")  # overlaps nothing cached
         whole = c.search_history_frame(KEYWORDS[:1], start="2026-10-01", end="2026-10-31")
@@ -327,9 +327,9 @@ def test_scan_of_a_daily_history_keeps_each_keyword_and_day_once(tmp_path):
     assert rows.select("keyword", "date", "rank").is_duplicated().sum() == 0
 
 
-def test_scan_needs_no_token_and_sends_nothing_and_reads_with_duckdb(tmp_path, monkeypatch):
+def test_scan_needs_no_token_and_sends_nothing_and_reads_with_duckdb(make_client, tmp_path, monkeypatch):
     duckdb = pytest.importorskip("duckdb")
-    with client(tmp_path) as c:
+    with make_client(cache_dir=tmp_path) as c:
         c.metrics_frame(APPS[:3], metrics=["downloads", "ratings"])
         expected = c.metrics_frame(APPS[:3], metrics=["downloads", "ratings", "revenues"])
     monkeypatch.delenv("STOREFRAMES_API_KEY", raising=False)
@@ -341,9 +341,9 @@ def test_scan_needs_no_token_and_sends_nothing_and_reads_with_duckdb(tmp_path, m
     assert counted == [(rows.height,)]
 
 
-def test_scan_of_a_memory_cache_and_of_nothing(tmp_path):
+def test_scan_of_a_memory_cache_and_of_nothing(make_client, tmp_path):
     cache = Cache(MemoryStore())
-    with client(cache) as c:
+    with make_client(cache_dir=cache) as c:
         expected = c.versions_frame(APPS[:2])
     assert (
         scan("versions", cache_dir=cache)
@@ -355,10 +355,10 @@ def test_scan_of_a_memory_cache_and_of_nothing(tmp_path):
     assert empty.is_empty() and empty.schema == sf.schemas.CHANGES.schema
 
 
-def test_scan_refuses_an_unknown_table_and_an_ambiguous_service(tmp_path):
+def test_scan_refuses_an_unknown_table_and_an_ambiguous_service(make_client, tmp_path):
     with pytest.raises(sf.InvalidParameterError, match="one of metadata, versions"):
         scan("nope", cache_dir=tmp_path)
-    with client(tmp_path, seed=0) as a, client(tmp_path, seed=1) as b:
+    with make_client(cache_dir=tmp_path, seed=0) as a, make_client(cache_dir=tmp_path, seed=1) as b:
         a.search_frame(KEYWORDS[:1])
         expected = b.search_frame(KEYWORDS[:1])
     with pytest.raises(sf.InvalidParameterError, match="sandbox-0, sandbox-1"):
@@ -366,10 +366,10 @@ def test_scan_refuses_an_unknown_table_and_an_ambiguous_service(tmp_path):
     assert scan("search", cache_dir=tmp_path, service="sandbox-1").collect().sort("rank").equals(expected.sort("rank"))
 
 
-def test_the_readmes_duckdb_query_keeps_the_newest_answer_of_each_day(tmp_path):
+def test_the_readmes_duckdb_query_keeps_the_newest_answer_of_each_day(make_client, tmp_path):
     duckdb = pytest.importorskip("duckdb")
     clock = Clock()
-    with client(tmp_path, clock=clock) as c:
+    with make_client(cache_dir=tmp_path, clock=clock) as c:
         c.search_history_frame(KEYWORDS[:1], start="2026-11-10", end="2026-11-19")
         clock.now += timedelta(hours=7)  # the recent days went stale: fetched again
         newest = c.search_history_frame(KEYWORDS[:1], start="2026-11-10", end="2026-11-19")
@@ -388,8 +388,8 @@ def test_the_readmes_duckdb_query_keeps_the_newest_answer_of_each_day(tmp_path):
     )
 
 
-def test_answers_with_no_rows_in_a_table_stay_kept_after_compaction(tmp_path, monkeypatch):
-    with client(tmp_path) as c:
+def test_answers_with_no_rows_in_a_table_stay_kept_after_compaction(make_client, tmp_path, monkeypatch):
+    with make_client(cache_dir=tmp_path) as c:
         sizes = {app: c.in_app_purchases_frame([app]).height for app in APPS[:12]}
     empty = [app for app, rows in sizes.items() if rows == 0]
     assert empty and len(empty) < len(sizes)  # the sandbox has apps without in-app purchases
@@ -398,6 +398,6 @@ def test_answers_with_no_rows_in_a_table_stay_kept_after_compaction(tmp_path, mo
     meta = pq.read_metadata(part).metadata
     assert len(json.loads(meta[b"storeframes.empty"])) == len(empty)
     monkeypatch.setattr(Cache, "load", lambda *a: pytest.fail("a kept frame was built again from the raw answer"))
-    with client(tmp_path, offline=True) as reader:
+    with make_client(cache_dir=tmp_path, offline=True) as reader:
         frame = reader.in_app_purchases_frame(APPS[:12])
     assert frame.height == sum(sizes.values()) and not set(empty) & set(frame["app_id"])
