@@ -435,6 +435,7 @@ def test_the_everyday_questions_on_the_sandbox():
     assert moved.height == 6 and moved.schema == MOVERS.schema
     assert moved.equals(movers(sf.rank_history(history, apps)))
     ranked = moved.filter(pl.col("change").is_not_null())
+    assert ranked.height > 0  # the loop below proves nothing on an empty frame
     for row in ranked.iter_rows(named=True):  # each end is that day's rank in the history
         for end in ("start", "end"):
             day = history.filter(

@@ -122,6 +122,7 @@ def test_one_row_per_change_with_values_as_text(histories, device):
     assert frame["date"].to_list() == [date.fromisoformat(r["date"]) for _, r in records]
     assert frame["target"].to_list() == [r["target"] for _, r in records]
     assert frame["is_ab_test"].to_list() == [r["is_ab_test"] for _, r in records]
+    assert frame.height > 0  # the loop below proves nothing on an empty frame
     for row, (_, raw) in zip(frame.iter_rows(named=True), records, strict=True):
         for side in ("old", "new"):
             value, text = raw[f"{side}_value"], row[f"{side}_value"]
