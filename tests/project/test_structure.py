@@ -117,9 +117,47 @@ def test_flatteners_import_nothing_that_does_io():
         assert not any(word in text for word in ("import httpx", "import os", "pathlib", "open(")), path.name
 
 
+HTTP_CLIENTS = ("httpx", "urllib.request", "urllib3", "http.client", "requests", "aiohttp")
+
+
+def _runtime_imports(path: Path) -> set[str]:
+    """Every module ``path`` imports when it runs, at any depth of its code; imports for type checkers aside."""
+    tree = ast.parse(path.read_text())
+    typing_only = {
+        id(inner)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test)
+        for stmt in node.body
+        for inner in ast.walk(stmt)
+    }
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if id(node) in typing_only:
+            continue
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            found.add(node.module)
+    return found
+
+
 def test_only_the_request_path_and_the_sandbox_send_http():
-    for path in PACKAGE.rglob("*.py"):
-        text = path.read_text()
-        if ".get(url" in text or "httpx.Client(" in text:
-            sender = path.relative_to(PACKAGE).as_posix()
-            assert sender in ("wire/request.py", "sandbox/_client.py", "sandbox/transport.py", "sandbox/server.py")
+    senders = {
+        _module(path)
+        for path in PACKAGE.rglob("*.py")
+        if any(name == lib or name.startswith(f"{lib}.") for name in _runtime_imports(path) for lib in HTTP_CLIENTS)
+    }
+    assert senders == {
+        "storeframes.wire.request",  # the one request path
+        "storeframes.wire.safety",  # the token's auth flow on that path, and base URLs checked
+        "storeframes.sandbox._client",  # the in-process sandbox's client
+        "storeframes.sandbox.transport",  # and its transport
+    }
+
+
+def test_imports_for_type_checkers_are_not_counted_as_run_time_imports(tmp_path):
+    module = tmp_path / "typed.py"
+    module.write_text(
+        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import httpx\ndef f():\n    import urllib.request\n"
+    )
+    assert _runtime_imports(module) == {"typing", "urllib.request"}
