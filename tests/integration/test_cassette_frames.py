@@ -7,7 +7,7 @@ schema against the declared one, and the folder is scanned for the token afterwa
 nothing listens (record mode ``none``), so a request the code did not make when the
 cassette was recorded fails the test. Re-record with::
 
-    rm cassettes/frames_*.yaml && STOREFRAMES_RECORD=all python -m pytest tests/test_cassette_frames.py
+    rm cassettes/frames_*.yaml && STOREFRAMES_RECORD=all python -m pytest tests/integration/test_cassette_frames.py
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 In CI nothing listens: every request must be found in ``cassettes/`` (record mode
 ``none``), so these tests also prove that the client's requests are stable. Re-record
-with ``STOREFRAMES_RECORD=all python -m pytest tests/test_cassettes.py tests/test_cassette_frames.py``.
+with ``STOREFRAMES_RECORD=all python -m pytest tests/integration/test_cassettes.py tests/integration/test_cassette_frames.py``.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """The object-storage store and leases, against moto's S3 server on loopback (tests/_s3.py).
 
-The store contract itself runs in tests/test_store.py over a bucket too; here: how a
+The store contract itself runs in tests/unit/contracts/test_store.py over a bucket too; here: how a
 store is configured (URLs, credentials, endpoints), what its errors may say (never a
 credential), what polars reads of it, and the leases kept in it.
 """
