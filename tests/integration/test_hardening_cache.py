@@ -29,13 +29,13 @@ import storeframes as sf
 from storeframes import engine, planning
 from storeframes.answers import Response
 from storeframes.cache import MARKER, Cache, CacheWarning
+from storeframes.cache.stores import LocalStore, MemoryStore
 from storeframes.catalog import ENDPOINTS
 from storeframes.cli import main
 from storeframes.datasets import flattener_versions
 from storeframes.errors import ResponseShapeError
 from storeframes.pipeline import FRAMES
 from storeframes.sandbox import World
-from storeframes.store import LocalStore, MemoryStore
 from tests import _summary
 from tests.conftest import SANDBOX_TODAY
 from tests.unit.cache.test_cache_format import read_answer
@@ -521,7 +521,7 @@ def test_cache_ls_and_info_escape_control_characters(tmp_path, capsys):
 
 
 def test_a_bucket_is_marked_and_refused_when_not_a_cache(s3_bucket, capsys):
-    from storeframes.objectstore import ObjectStore
+    from storeframes.cache.stores.bucket import ObjectStore
 
     _summary.hostile("cache: bucket that is not a cache")
     store = ObjectStore(s3_bucket.url, storage_options=s3_bucket.storage_options)

@@ -23,16 +23,16 @@ from typing import Any
 import polars as pl
 import pytest
 
+from storeframes.cache.stores import LocalStore, MemoryStore, Store, Usage
 from storeframes.coord.leases import digest as _digest
-from storeframes.store import LocalStore, MemoryStore, Store, Usage
 from tests._children import child_env
 from tests._s3 import ACCESS_KEY, REGION, SECRET_KEY, SESSION_TOKEN, clean_cloud_env, free_port, refusing_server
 from tests.conftest import ROOT
 
 pytest.importorskip("obstore", reason='obstore not installed (pip install "storeframes[s3]")')
 
+from storeframes.cache.stores.bucket import ObjectStore
 from storeframes.coord.bucket import ObjectLeases
-from storeframes.objectstore import ObjectStore
 
 CREDENTIALS = (ACCESS_KEY, SECRET_KEY, SESSION_TOKEN)
 
@@ -462,7 +462,7 @@ def test_a_lease_holds_no_name_and_no_credential(s3_bucket):
 _HOLDER = """
 import os, signal, sys
 from storeframes.coord.bucket import ObjectLeases
-from storeframes.objectstore import ObjectStore
+from storeframes.cache.stores.bucket import ObjectStore
 ObjectLeases.TTL = 0.5
 leases = ObjectLeases(ObjectStore(sys.argv[1]))  # credentials and endpoint from the environment
 assert leases.try_take("k") is not None

@@ -14,8 +14,8 @@ import storeframes.cache
 from storeframes import engine, planning
 from storeframes.answers import CLOCK_SKEW, Entry, Response
 from storeframes.cache import Cache
+from storeframes.cache.stores import MemoryStore
 from storeframes.catalog import ENDPOINTS, validate
-from storeframes.store import MemoryStore
 
 NOW = datetime(2026, 11, 20, 12, tzinfo=UTC)
 TODAY = NOW.date()

@@ -31,11 +31,11 @@ import storeframes as sf
 from storeframes import catalog
 from storeframes.answers import Attempt
 from storeframes.cache import Cache
+from storeframes.cache.stores import MemoryStore
 from storeframes.cli import main
 from storeframes.credits import LEDGER_CHUNK, MERGE_AFTER, Credits
 from storeframes.ledger import LEDGER_SCHEMA, SPEND_SCHEMA
 from storeframes.sandbox import API_PREFIX, SANDBOX_KEY, Faults, SandboxServer, SandboxService, World
-from storeframes.store import MemoryStore
 from tests._children import child_env, sigkill_when
 from tests.conftest import SANDBOX_TODAY
 

@@ -24,10 +24,10 @@ import storeframes as sf
 from storeframes import planning
 from storeframes.answers import Response
 from storeframes.cache import Cache, CacheWarning, _polars_writes_arrow_schema
+from storeframes.cache.stores import MemoryStore
 from storeframes.catalog import ENDPOINTS
 from storeframes.datasets import flattener_versions
 from storeframes.sandbox import SandboxService, World
-from storeframes.store import MemoryStore
 from tests._secrets import leaks_in
 from tests.conftest import SANDBOX_TODAY
 

@@ -308,7 +308,7 @@ def _store_of(where: tuple[Any, ...]) -> Any:
     """A store from a picklable description: ("folder", root) or ("bucket", url, options)."""
     if where[0] == "folder":
         return LocalStore(where[1])
-    from storeframes.objectstore import ObjectStore
+    from storeframes.cache.stores.bucket import ObjectStore
 
     return ObjectStore(where[1], storage_options=where[2])
 
