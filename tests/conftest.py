@@ -6,7 +6,7 @@ Client tests replay HTTP interactions recorded in ``cassettes/`` (vcrpy). By def
 they replay only (record mode ``none``): no server runs and a missing interaction fails
 the test. To re-record from the loopback sandbox::
 
-    rm cassettes/*.yaml && STOREFRAMES_RECORD=all python -m pytest tests/test_cassettes.py tests/test_cassette_frames.py
+    rm cassettes/*.yaml && STOREFRAMES_RECORD=all python -m pytest tests/integration/test_cassettes.py tests/integration/test_cassette_frames.py
 
 Against the real service (costs credits), with a token and base URL; tests marked
 ``live`` are skipped when either is missing. With ``STOREFRAMES_RECORD=all`` their traffic
@@ -20,10 +20,11 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import date
 from pathlib import Path
+from typing import Any
 
 import pytest
 import vcr
@@ -138,11 +139,39 @@ def _own_cache_folder(tmp_path_factory, monkeypatch):
     monkeypatch.delenv("STOREFRAMES_OFFLINE", raising=False)
 
 
+FAST_BACKOFF = (0.001, 0.01)
+"""The retries' backoff in the tests: a fault costs milliseconds, not seconds."""
+
+
 @pytest.fixture
-def sandbox() -> Iterator[Client]:
-    """An in-process sandbox client with a fixed today and fast retries."""
-    with sandbox_client(today=SANDBOX_TODAY, backoff=(0.001, 0.01)) as client:
-        yield client
+def make_client() -> Iterator[Callable[..., Client]]:
+    """Build clients with the suite's defaults; every client made is closed at teardown.
+
+    ``make_client(**options)`` is an in-process sandbox client (fixed today, fast retries, no
+    progress bars, no cache unless ``cache_dir`` is given); ``make_client(server=running, ...)``
+    is a client of a sandbox on loopback, with the sandbox's key. Any option of
+    :class:`~storeframes.Client` overrides a default; closing a client early (``with``) is harmless.
+    """
+    made: list[Client] = []
+
+    def make(*, server: SandboxServer | None = None, **options: Any) -> Client:
+        options = {"backoff": FAST_BACKOFF, "progress": False, "cache_dir": False, **options}
+        if server is None:
+            client: Client = sandbox_client(today=SANDBOX_TODAY, **options)
+        else:
+            client = Client(SANDBOX_KEY, base_url=server.base_url, **options)
+        made.append(client)
+        return client
+
+    yield make
+    for client in reversed(made):
+        client.close()
+
+
+@pytest.fixture
+def sandbox(make_client) -> Client:
+    """An in-process sandbox client with a fixed today and fast retries, caching in a folder of its own."""
+    return make_client(cache_dir=None, progress=None)
 
 
 @pytest.fixture

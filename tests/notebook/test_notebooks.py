@@ -1,0 +1,261 @@
+"""The example notebooks: committed clean, run on the sandbox, draw their charts, run again offline for free.
+
+Each notebook is executed in a kernel (nbclient) in a folder of its own, with no token in the
+environment, so it uses the sandbox and fills its cache folder ``storeframes-cache`` there; then it is
+executed again in the same folder with ``STOREFRAMES_OFFLINE=1``, where every answer must come from
+that cache and the notebook's last cell must say that nothing was spent. After each run the saved
+notebook is read without its widget state: every explorer must have left its chart as an image, and
+the credit meter its credits as text, and every progress bar its end state, so a notebook reopened
+after its kernel stopped shows them.
+"""
+
+from __future__ import annotations
+
+import base64
+import re
+import shutil
+import sys
+from pathlib import Path
+
+import nbclient
+import nbformat
+import pytest
+
+from storeframes.sandbox import SANDBOX_KEY
+from tests.conftest import ROOT
+
+NOTEBOOKS = ROOT / "notebooks"
+NAMES = ["rank_tracking.ipynb", "conversion_analysis.ipynb", "competitor_watch.ipynb"]
+CONNECT = 'client = sf.connect("storeframes-cache", budget=20_000, sandbox_today="2026-11-20")'
+SPENT = re.compile(r"^credits spent in this session: ([\d,]+)$", re.MULTILINE)
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+SHOWS = {"RankExplorer": "image/png", "BenchmarkExplorer": "image/png", "CreditMeter": "credits spent"}
+"""What a widget leaves as an ordinary output, shown without widget state: its chart, or its credits as text."""
+WIDGETS = {
+    "rank_tracking.ipynb": {"RankExplorer": 1, "CreditMeter": 1},
+    "conversion_analysis.ipynb": {"BenchmarkExplorer": 1},
+    "competitor_watch.ipynb": {},
+}
+BAR = re.compile(r'class="storeframes-progress"><progress value="(?P<value>\d+)" max="(?P<max>\d+)"')
+TQDM = re.compile(r"\b\d+%\|")
+BARS = {"rank_tracking.ipynb": [], "conversion_analysis.ipynb": [(9, 9)], "competitor_watch.ipynb": []}
+"""The progress bars of a first run: the benchmarks call sends 9 requests (a bar shows above 5)."""
+ENVIRONMENT = (
+    "STOREFRAMES_API_KEY",
+    "STOREFRAMES_BASE_URL",
+    "STOREFRAMES_OFFLINE",
+    "STOREFRAMES_CACHE_DIR",
+    "STOREFRAMES_PROGRESS",
+)
+
+
+def _code_cells(nb: nbformat.NotebookNode) -> list[nbformat.NotebookNode]:
+    return [cell for cell in nb.cells if cell.cell_type == "code"]
+
+
+def _text(output: nbformat.NotebookNode) -> str:
+    if output.output_type == "stream":
+        return output.text
+    if output.output_type == "error":
+        return "\n".join(output.traceback)
+    return str(output.get("data", {}).get("text/plain", ""))
+
+
+def _pngs(nb: nbformat.NotebookNode) -> list[tuple[int, bytes]]:
+    """(index of the code cell, PNG bytes) of every image the notebook's outputs show."""
+    return [
+        (index, base64.b64decode(output.data["image/png"]))
+        for index, cell in enumerate(_code_cells(nb))
+        for output in cell.outputs
+        if "image/png" in output.get("data", {})
+    ]
+
+
+def _spent(nb: nbformat.NotebookNode) -> int:
+    """The credits the last cell says this session spent."""
+    last = _code_cells(nb)[-1]
+    found = SPENT.findall("".join(_text(output) for output in last.outputs))
+    assert len(found) == 1, f"the last cell should print the credits spent once, printed: {last.outputs}"
+    return int(found[0].replace(",", ""))
+
+
+def _static_views(nb: nbformat.NotebookNode) -> dict[str, int]:
+    """Check what a reader sees in the saved notebook without its widget state; return the widgets found.
+
+    The widget state is removed from the notebook's metadata, as when it is saved without "Save
+    Widget State Automatically" (a widget view then shows nothing once the kernel has stopped).
+    Every cell with a widget view, or that makes an explorer or a credit meter, must also hold an
+    ordinary output showing its content: the chart as a PNG for an explorer, the credits text for a
+    meter. Returns how many cells made each kind of widget.
+    """
+    saved = nbformat.reads(nbformat.writes(nb), as_version=4)
+    saved.metadata.pop("widgets", None)
+    nbformat.validate(saved)
+    found: dict[str, int] = {}
+    for cell in _code_cells(saved):
+        views = [o for o in cell.outputs if WIDGET_VIEW in o.get("data", {})]
+        made = [name for name in SHOWS if f"{name}(" in cell.source]
+        assert not views or made, f"a widget view from a cell that makes no known widget: {cell.source[:80]!r}"
+        static = [
+            o
+            for o in cell.outputs
+            if o.output_type in ("display_data", "execute_result") and WIDGET_VIEW not in o.get("data", {})
+        ]
+        for name in made:
+            found[name] = found.get(name, 0) + 1
+            if SHOWS[name] == "image/png":
+                pngs = [base64.b64decode(o.data["image/png"]) for o in static if "image/png" in o.data]
+                assert pngs, f"{name}: no chart left as an image beside its controls: {cell.outputs}"
+                assert all(png.startswith(PNG_MAGIC) and len(png) > 10_000 for png in pngs), name
+            else:
+                assert any(SHOWS[name] in _text(o) for o in static), f"{name}: no {SHOWS[name]!r} text: {cell.outputs}"
+    return found
+
+
+def _progress(nb: nbformat.NotebookNode) -> list[tuple[int, int]]:
+    """(requests done, requests in all) of every progress bar the saved notebook shows; none left at 0 %.
+
+    A bar is the client's display output (``<progress value= max=>`` in HTML, the label as text);
+    a ``tqdm`` bar (its text ``  0%|``, or a widget's ``FloatProgress``) fails the check: it shows its
+    first state, not its last, once the kernel has stopped.
+    """
+    bars = []
+    for cell in _code_cells(nb):
+        for output in cell.outputs:
+            text = _text(output)
+            assert not TQDM.search(text) and "Progress(" not in text, f"a tqdm bar left in: {text[:200]!r}"
+            found = BAR.search(str(output.get("data", {}).get("text/html", "")))
+            if found:
+                done, total = int(found["value"]), int(found["max"])
+                assert 0 < done == total, f"a progress bar left at {done}/{total}: {text!r}"
+                assert f"{done}/{total} requests" in text, text
+                bars.append((done, total))
+    return bars
+
+
+def _execute(path: Path) -> nbformat.NotebookNode:
+    """Run the notebook in its folder; any cell's error raises ``CellExecutionError``."""
+    nb = nbformat.read(path, as_version=4)
+    client = nbclient.NotebookClient(
+        nb, timeout=120, kernel_name="python3", resources={"metadata": {"path": str(path.parent)}}
+    )
+    client.execute()
+    return nb
+
+
+def _check_run(nb: nbformat.NotebookNode) -> list[tuple[int, bytes]]:
+    """What every run must show: the sandbox named first, charts drawn, no error, no token."""
+    first = _code_cells(nb)[0].outputs
+    assert first, "the connect cell printed nothing"
+    assert first[0].output_type == "stream" and first[0].name == "stdout"
+    assert "the sandbox" in first[0].text
+    assert not [o for cell in _code_cells(nb) for o in cell.outputs if o.output_type == "error"]
+    assert SANDBOX_KEY not in nbformat.writes(nb)  # outputs and widget state alike
+    pngs = _pngs(nb)
+    assert pngs, "no chart was displayed"
+    assert all(png.startswith(PNG_MAGIC) and len(png) > 10_000 for _, png in pngs)
+    return pngs
+
+
+# -- the committed files --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_committed_notebook_is_valid_and_has_no_outputs(name):
+    nb = nbformat.read(NOTEBOOKS / name, as_version=nbformat.NO_CONVERT)
+    nbformat.validate(nb)
+    assert nb.nbformat == 4
+    assert nb.metadata.kernelspec.name == "python3"
+    cells = _code_cells(nb)
+    assert cells
+    for cell in cells:
+        assert cell.outputs == [], f"outputs left in: {cell.source[:60]!r}"
+        assert cell.execution_count is None, f"an execution count left in: {cell.source[:60]!r}"
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_the_first_code_cell_connects_and_the_cell_before_says_how(name):
+    nb = nbformat.read(NOTEBOOKS / name, as_version=4)
+    first = _code_cells(nb)[0]
+    assert [line for line in first.source.splitlines() if line.strip()] == ["import storeframes as sf", CONNECT]
+    before = nb.cells[nb.cells.index(first) - 1]
+    assert before.cell_type == "markdown"
+    for needed in ("STOREFRAMES_API_KEY", "STOREFRAMES_BASE_URL", "STOREFRAMES_OFFLINE=1", "storeframes-cache"):
+        assert needed in before.source
+
+
+def test_the_check_of_saved_widgets_finds_a_widget_that_left_nothing_to_see():
+    from nbformat.v4 import new_code_cell, new_notebook, new_output
+
+    view = new_output("display_data", {WIDGET_VIEW: {"model_id": "1", "version_major": 2, "version_minor": 0}})
+    chart = new_output("display_data", {"image/png": base64.b64encode(PNG_MAGIC + bytes(20_000)).decode()})
+    meter = new_output("display_data", {"text/plain": "3,105 of 20,000 credits spent (15%)"})
+    cells = [new_code_cell("RankExplorer(history, APPS)", outputs=[view, chart]), new_code_cell("CreditMeter(client)")]
+    nb = new_notebook(cells=cells, metadata={"widgets": {"application/vnd.jupyter.widget-state+json": {}}})
+    with pytest.raises(AssertionError, match="CreditMeter: no 'credits spent' text"):
+        _static_views(nb)
+    cells[1].outputs = [meter]
+    assert _static_views(nb) == {"RankExplorer": 1, "CreditMeter": 1}
+    cells[0].outputs = [view]  # the chart only in the widget state
+    with pytest.raises(AssertionError, match="RankExplorer: no chart left as an image"):
+        _static_views(nb)
+    cells[0].source = "something_else()"
+    with pytest.raises(AssertionError, match="a widget view from a cell that makes no known widget"):
+        _static_views(nb)
+
+
+def test_the_check_of_progress_bars_finds_one_left_at_its_start():
+    from nbformat.v4 import new_code_cell, new_notebook, new_output
+
+    def bar(done: int, total: int) -> nbformat.NotebookNode:
+        label = f"benchmarks: {done}/{total} requests, {1001 * done:,} credits spent"
+        html = f'<div class="storeframes-progress"><progress value="{done}" max="{total}"></progress> {label}</div>'
+        return new_output("display_data", {"text/html": html, "text/plain": label})
+
+    cell = new_code_cell("sf.benchmarks_frame()", outputs=[bar(9, 9)])
+    nb = new_notebook(cells=[cell])
+    assert _progress(nb) == [(9, 9)]
+    cell.outputs = [bar(0, 9)]
+    with pytest.raises(AssertionError, match="a progress bar left at 0/9"):
+        _progress(nb)
+    cell.outputs = [new_output("stream", name="stderr", text="benchmarks:   0%|          | 0/9 [00:00<?, ?request/s]")]
+    with pytest.raises(AssertionError, match="a tqdm bar left in"):
+        _progress(nb)
+
+
+def test_the_kernel_runs_this_python():
+    """The python3 kernelspec says ``python``: jupyter_client runs it as this interpreter."""
+    from jupyter_client.manager import KernelManager
+
+    command = KernelManager(kernel_name="python3").format_kernel_cmd()
+    assert Path(command[0]).resolve() == Path(sys.executable).resolve()
+
+
+# -- running them ---------------------------------------------------------------------------------
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", NAMES)
+def test_notebook_runs_on_the_sandbox_then_offline_for_0_credits(name, tmp_path, monkeypatch):
+    for variable in ENVIRONMENT:
+        monkeypatch.delenv(variable, raising=False)
+    path = tmp_path / name
+    shutil.copy(NOTEBOOKS / name, path)
+
+    first = _execute(path)
+    first_pngs = _check_run(first)
+    assert _static_views(first) == WIDGETS[name]
+    assert _progress(first) == BARS[name]
+    spent = _spent(first)
+    assert 0 < spent <= 20_000  # it fetched, within the notebook's budget
+    assert (tmp_path / "storeframes-cache").is_dir()  # beside the notebook, not where pytest runs
+
+    monkeypatch.setenv("STOREFRAMES_OFFLINE", "1")
+    second = _execute(path)  # the committed copy again (the executed one was not written back)
+    second_pngs = _check_run(second)
+    assert _static_views(second) == WIDGETS[name]
+    assert _progress(second) == []  # nothing sent
+    assert "offline" in _code_cells(second)[0].outputs[0].text
+    assert _spent(second) == 0
+    assert [index for index, _ in second_pngs] == [index for index, _ in first_pngs]
