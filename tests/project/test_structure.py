@@ -1,4 +1,5 @@
-"""The shape of the package: imports form no circle, the sandbox loads only when used,
+"""The shape of the package: imports form no circle and run down the README's map, the wings keep their
+seams (stores, coordination backends, the notebook), sizes stay small, the sandbox loads only when used,
 flatteners do no I/O, and only the request path speaks HTTP."""
 
 from __future__ import annotations
@@ -161,3 +162,169 @@ def test_imports_for_type_checkers_are_not_counted_as_run_time_imports(tmp_path)
         "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import httpx\ndef f():\n    import urllib.request\n"
     )
     assert _runtime_imports(module) == {"typing", "urllib.request"}
+
+
+# -- the house's rules ---------------------------------------------------------------------------------------
+
+
+def _sources() -> dict[str, Path]:
+    return {_module(p): p for p in PACKAGE.rglob("*.py")}
+
+
+def _importers(prefixes: tuple[str, ...]) -> set[str]:
+    """The modules that import one of the modules named by ``prefixes`` (a module or a package)."""
+    hits = set()
+    for name, targets in _imports().items():
+        if any(t == p or t.startswith(p + ".") for t in targets for p in prefixes):
+            hits.add(name)
+    return hits
+
+
+def _within(name: str, *packages: str) -> bool:
+    return any(name == p or name.startswith(p + ".") for p in packages)
+
+
+EARLIER_PATHS = (
+    "storeframes.store",
+    "storeframes.objectstore",
+    "storeframes.coordination",
+    "storeframes.window",
+    "storeframes.leases",
+    "storeframes.plots",
+    "storeframes.widgets",
+    "storeframes.cards",
+    "storeframes.demo",
+)
+"""Modules kept for earlier imports: re-exports of the names' new homes, and nothing else."""
+
+
+def test_the_engine_planning_catalog_and_answers_never_reach_the_cache():
+    graph = _imports()
+    for start in ("storeframes.engine", "storeframes.planning", "storeframes.catalog", "storeframes.answers"):
+        seen, todo = set(), [m for m in graph if _within(m, start)]
+        assert todo, start
+        while todo:
+            name = todo.pop()
+            if name in seen:
+                continue
+            seen.add(name)
+            todo.extend(graph.get(name, ()))
+        assert not [m for m in seen if _within(m, "storeframes.cache")], start
+
+
+def test_nothing_below_the_command_line_and_the_package_imports_the_notebook_wing():
+    importers = _importers(("storeframes.notebook",))
+    allowed = {"storeframes", *EARLIER_PATHS}
+    assert {
+        n for n in importers if n not in allowed and not _within(n, "storeframes.notebook", "storeframes.cli")
+    } == set()
+
+
+def test_nothing_outside_the_cache_imports_a_concrete_store():
+    concrete = ("storeframes.cache.stores.local", "storeframes.cache.stores.memory", "storeframes.cache.stores.bucket")
+    outside = {n for n in _importers(concrete) if not _within(n, "storeframes.cache")}
+    assert outside <= set(EARLIER_PATHS), outside
+
+
+def test_nothing_outside_coord_imports_a_coordination_backend():
+    backends = ("storeframes.coord.machine", "storeframes.coord.redis", "storeframes.coord.bucket")
+    assert set(_sources()) >= set(backends)
+    outside = {n for n in _importers(backends) if not _within(n, "storeframes.coord")}
+    assert outside <= set(EARLIER_PATHS), outside
+
+
+def test_no_module_of_the_package_imports_an_earlier_path():
+    importers = _importers(EARLIER_PATHS) - {"storeframes"} - set(EARLIER_PATHS)
+    assert importers == set()
+
+
+def test_an_earlier_path_holds_imports_alone_and_gives_every_name_it_lists():
+    import importlib
+
+    for name in EARLIER_PATHS:
+        tree = ast.parse(_sources()[name].read_text())
+        for node in tree.body:
+            docstring = isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)
+            listing = isinstance(node, ast.Assign) and ast.unparse(node.targets[0]) == "__all__"
+            assert docstring or listing or isinstance(node, (ast.Import, ast.ImportFrom)), (name, ast.unparse(node))
+        module = importlib.import_module(name)
+        assert module.__all__ and all(hasattr(module, listed) for listed in module.__all__), name
+
+
+MOST_LINES = 600
+LARGER_ALLOWED = {
+    "storeframes.sandbox.world": "the sandbox world's data",
+    "storeframes.cache.stores.bucket": "the settings of three clouds",
+}
+
+
+def test_no_module_is_over_600_lines_but_the_sandbox_world_and_the_bucket_store():
+    large = {n: len(p.read_text().splitlines()) for n, p in _sources().items()}
+    assert {n: lines for n, lines in large.items() if lines > MOST_LINES and n not in LARGER_ALLOWED} == {}
+
+
+def test_no_class_is_over_500_lines_and_the_client_is_at_most_400():
+    sizes: dict[str, int] = {}
+    for name, path in _sources().items():
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ClassDef) and node.end_lineno is not None:
+                sizes[f"{name}.{node.name}"] = node.end_lineno - node.lineno + 1
+    larger = {n: s for n, s in sizes.items() if s > 500 and n.rpartition(".")[0] not in LARGER_ALLOWED}
+    assert larger == {}
+    assert sizes["storeframes.client.Client"] <= 400
+
+
+# -- the README's map ---------------------------------------------------------------------------------------
+
+
+def _map() -> list[list[str]]:
+    """The README's "How it is built" map: a layer a line, top to bottom, each the paths it names."""
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()  # the sdist carries it too
+    section = readme.split("## How it is built", 1)[1]
+    block = section.split("```", 2)[1]
+    layers = []
+    for line in block.strip("\n").splitlines():
+        names = line.split("  ")[0]
+        paths = [p.strip() for p in names.replace("|", ",").split(",") if p.strip()]
+        layers.append(paths)
+    return layers
+
+
+def _layer_of(module: str, layers: list[list[str]]) -> int | None:
+    """The line of the map naming ``module``'s file or the closest folder holding it."""
+    rel = module.removeprefix("storeframes").lstrip(".").replace(".", "/")
+    best: tuple[int, int] | None = None
+    for index, paths in enumerate(layers):
+        for path in paths:
+            if path.endswith("/"):
+                folder = path.rstrip("/")
+                inside = rel == folder or rel.startswith(folder + "/")
+                if inside and (best is None or len(folder) > best[1]):
+                    best = (index, len(folder))
+            elif path.endswith(".py") and (rel + ".py" == path or rel + "/__init__.py" == path):
+                return index
+    return best[0] if best else None
+
+
+def test_the_readme_map_names_every_module():
+    layers = _map()
+    missing = [m for m in _sources() if m != "storeframes" and _layer_of(m, layers) is None]
+    assert missing == [], f"modules the README's map does not name: {missing}"
+
+
+def test_every_import_runs_down_the_readme_map():
+    layers = _map()
+    upward = []
+    for name, targets in _imports().items():
+        here = _layer_of(name, layers) if name != "storeframes" else -1
+        for target in targets:
+            there = _layer_of(target, layers)
+            if here is not None and there is not None and there < here:
+                upward.append(f"{name} (line {here + 1}) -> {target} (line {there + 1})")
+    assert upward == [], "imports that run up the README's map:\n" + "\n".join(upward)
+
+
+def test_the_map_check_finds_an_import_that_runs_up():
+    layers = [["cli.py"], ["client.py"], ["cache/"]]
+    assert _layer_of("storeframes.cache.stores.local", layers) == 2
+    assert _layer_of("storeframes.client", layers) == 1 and _layer_of("storeframes.wire", layers) is None
