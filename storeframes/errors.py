@@ -59,7 +59,9 @@ __all__ = [
     "AppsUnavailableWarning",
     "AuthenticationError",
     "BudgetExceededError",
+    "CacheUnavailableError",
     "ConfigurationError",
+    "CoordinationError",
     "CostWarning",
     "EstimatesNotInPlanError",
     "ForbiddenError",
@@ -253,6 +255,28 @@ class CostWarning(UserWarning):
 class ConfigurationError(StoreframesError, ValueError):
     """The client is not set up to send a request (no token, a token with a control or non-ASCII
     character, no base URL, plain http, or the client is closed)."""
+
+
+class CacheUnavailableError(StoreframesError):
+    """The cache cannot be used: its folder or bucket cannot be created, read or written (a mistyped
+    bucket, missing credentials, a read-only folder). Raised before any credit is spent, or, when the
+    store fails in the middle of a call, after the requests in flight instead of paying on.
+
+    Attributes:
+        location: the cache's folder or address, for people (never with credentials).
+        operation: what was tried, for example ``"write"``.
+    """
+
+    def __init__(self, message: str, *, location: str = "", operation: str = ""):
+        self.location = location
+        self.operation = operation
+        super().__init__(message)
+
+
+class CoordinationError(StoreframesError):
+    """The coordination of a team's members failed or disagrees: the shared rate window or the leases
+    cannot be reached (Redis down, a wrong password, a damaged window file), or a member is configured
+    differently from the rest of its team. The message names the setting to look at."""
 
 
 def shown_value(value: Any, most: int = 80) -> str:
