@@ -30,10 +30,11 @@ __all__ = [
 Refresh = Literal["auto", "always", "never"]
 REFRESH_MODES: tuple[str, ...] = ("auto", "always", "never")
 RefreshOption = Refresh | bool
-CLOCK_SKEW = timedelta(seconds=5)
-"""How far in the future an answer's ``fetched_at`` may lie (another machine's clock slightly
-ahead) and still be judged by its time; beyond that the answer is stale, never fresh forever
-(the engine judges freshness: :func:`storeframes.engine.is_fresh`)."""
+CLOCK_SKEW = timedelta(seconds=60)
+"""How far in the future an answer's ``fetched_at`` may lie (a colleague's clock ahead of this
+machine's) and still count, as fetched now; beyond that the answer is stale, never fresh for ever
+(the engine judges freshness: :func:`storeframes.engine.is_fresh`). The same margin the bucket
+leases allow between clocks (``ObjectLeases.CLOCK_MARGIN``)."""
 
 
 def short_params(params: Mapping[str, Any], most: int = 110) -> str:

@@ -151,22 +151,27 @@ UNAVAILABLE_FRESHNESS = Freshness(current="utc_day")
 def is_fresh(ep: Endpoint, entry: Entry, cell: Cell, now: datetime) -> bool:
     """Whether ``entry`` may serve ``cell`` at ``now``, by the endpoint's freshness.
 
-    An entry fetched more than :data:`CLOCK_SKEW` after ``now`` (by a machine whose
-    clock is ahead) is stale: judged by its time it would be fresh for as long as that
-    clock is ahead, and a recent day of history would look final for ever. An answer
-    saying the app is not available is fresh for its UTC day (:data:`UNAVAILABLE_FRESHNESS`).
+    Members of a team date answers by their own clocks. An entry fetched after ``now``
+    but at most :data:`CLOCK_SKEW` after it (a colleague's clock ahead of this one, or
+    this one behind) is judged as fetched ``now``: fresh, never fresher nor more final
+    than an answer fetched now (a UTC day or an hour counts from this clock, not the
+    writer's). One fetched further ahead is stale: judged by its time it would be fresh
+    for as long as that clock is ahead, and a recent day of history would look final for
+    ever; ``refresh="never"`` (and offline) still serves it. An answer saying the app is
+    not available is fresh for its UTC day (:data:`UNAVAILABLE_FRESHNESS`).
     """
     if entry.fetched_at > now + CLOCK_SKEW:
         return False
+    fetched_at = min(entry.fetched_at, now)
     if not entry.available:
-        return UNAVAILABLE_FRESHNESS.is_fresh(entry.fetched_at, None, now=now)
+        return UNAVAILABLE_FRESHNESS.is_fresh(fetched_at, None, now=now)
     if ep.daily:
         day = cell[2]
     elif ep.date_ranged:
         day = date.fromisoformat(entry.params["end_date"])
     else:
         day = None
-    return ep.freshness.is_fresh(entry.fetched_at, day, now=now)
+    return ep.freshness.is_fresh(fetched_at, day, now=now)
 
 
 def serving(
