@@ -270,8 +270,11 @@ class Client(FrameFunctions):
         the cache one small file per request, are merged into a few files (see
         :mod:`storeframes.credits`). A closed client sends
         nothing more: a call that would is a :class:`~storeframes.ConfigurationError`
-        ("this client is closed"); closing twice is harmless.
+        ("this client is closed"); closing twice is harmless. In a child forked from the
+        process that built it, closing leaves the parent's parts alone (:mod:`storeframes.forking`).
         """
+        if self._fetcher.guard.forked:
+            return
         self._workers.shutdown()
         if self.cache is not None:
             self.cache.flush()  # the large frames written behind the calls

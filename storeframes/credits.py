@@ -51,6 +51,7 @@ import polars as pl
 
 from .answers import Attempt
 from .errors import BudgetExceededError, ConfigurationError
+from .forking import built_here
 from .ledger import LEDGER_SCHEMA, SERVICE, ledger_table
 
 __all__ = ["Credits", "Reservation"]
@@ -90,6 +91,8 @@ _OPEN: weakref.WeakSet[Credits] = weakref.WeakSet()
 @atexit.register
 def _merge_at_exit() -> None:
     for credits in list(_OPEN):
+        if not built_here(credits.pid):  # a forked child's exit: the session is its parent's to tidy
+            continue
         try:
             credits.close()
         except Exception:  # the small files stay, and read as they are
@@ -116,6 +119,8 @@ class Credits:
         sink: LedgerSink | None = None,
     ):
         self.budget = budget
+        self.pid = os.getpid()
+        """The process of the session (its files are tidied at that process's exit, never a forked child's)."""
         self._clock = clock
         self._service = service
         self.sink = sink

@@ -65,6 +65,7 @@ __all__ = [
     "CostWarning",
     "EstimatesNotInPlanError",
     "ForbiddenError",
+    "ForkedProcessError",
     "InvalidParameterError",
     "NotCachedError",
     "NotEnoughCreditsError",
@@ -255,6 +256,14 @@ class CostWarning(UserWarning):
 class ConfigurationError(StoreframesError, ValueError):
     """The client is not set up to send a request (no token, a token with a control or non-ASCII
     character, no base URL, plain http, or the client is closed)."""
+
+
+class ForkedProcessError(ConfigurationError):
+    """storeframes was called in a process forked (``os.fork``, or ``multiprocessing`` with the
+    ``"fork"`` start method) from one that had already used it: polars' thread pool, the client's
+    connections, threads and window do not survive a fork, so a call could pay and then hang.
+    Refused before anything is sent; the message names the fix (the ``"spawn"`` or
+    ``"forkserver"`` start method)."""
 
 
 class CacheUnavailableError(StoreframesError):

@@ -35,6 +35,7 @@ from .errors import (
     plural,
     warn,
 )
+from .forking import ForkGuard
 from .options import refresh_mode
 from .wire import Wire
 
@@ -123,12 +124,22 @@ def _mark_pool_thread(workers: Workers) -> None:
 
 
 class Workers:
-    """A client's threads: made on first use, ``max_workers`` of them, shut down with the client."""
+    """A client's threads: made on first use, ``max_workers`` of them, shut down with the client.
+
+    A forked child has none of its parent's threads: there the pool is made afresh (the
+    parent's, with its lock, is left alone).
+    """
 
     def __init__(self, max_workers: int):
         self.max_workers = max_workers
         self._lock = threading.Lock()
         self._pool: ThreadPoolExecutor | None = None
+        self._guard = ForkGuard()
+
+    def _forked(self) -> None:
+        """In a child forked from the process that made the pool: forget the parent's threads and lock."""
+        if self._guard.forked:
+            self._lock, self._pool, self._guard = threading.Lock(), None, ForkGuard()
 
     def in_pool(self) -> bool:
         """Whether this thread is one of these workers."""
@@ -136,6 +147,7 @@ class Workers:
         return ref is not None and ref() is self
 
     def executor(self) -> ThreadPoolExecutor:
+        self._forked()
         with self._lock:
             if self._pool is None:
                 self._pool = ThreadPoolExecutor(
@@ -144,6 +156,7 @@ class Workers:
             return self._pool
 
     def shutdown(self) -> None:
+        self._forked()
         with self._lock:
             pool, self._pool = self._pool, None
         if pool is not None:
@@ -209,11 +222,18 @@ class Fetcher:
     ):
         self.caller, self.cache, self.credits, self.wire = caller, cache, credits, wire
         self.workers, self.leases, self.now = workers, leases, now
+        self.guard = ForkGuard()
+        """The process that built the client's parts: a call in a child forked from it is refused."""
 
     def plan(
         self, endpoint: str, calls: Sequence[Mapping[str, Any]], refresh: RefreshOption | None, *, load: bool
     ) -> tuple[Endpoint, Refresh, list[CallPlan], dict[str, Response]]:
-        """Validate every call, then plan each against the cache (reading its answers when ``load``)."""
+        """Validate every call, then plan each against the cache (reading its answers when ``load``).
+
+        The first step of every call: in a forked child it is refused (:mod:`storeframes.forking`)
+        before anything is read or sent.
+        """
+        self.guard.check()
         caller = self.caller
         ep = caller.endpoints[catalog.endpoint(endpoint).name]
         mode = refresh_mode(caller.refresh if refresh is None else refresh)
@@ -225,6 +245,7 @@ class Fetcher:
 
     def flush(self) -> None:
         """Keep the call's cache hits, and any ledger row whose write failed, in the cache."""
+        self.guard.check()
         if self.cache is not None:
             self.credits.sink = self.cache
             self.credits.flush()
@@ -264,6 +285,7 @@ class Fetcher:
         requests not yet started are cancelled, and the error is raised with
         ``partial`` holding the responses received.
         """
+        self.guard.check()
         pool = engine.Pool(ep)
         cells = engine.missing(ep, plans)
         if not cells:
