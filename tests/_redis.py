@@ -81,6 +81,7 @@ class RestartableRedis:
 
     def __init__(self, folder: Path, *, password: str | None = None):
         self.folder, self.password = folder, password
+        folder.mkdir(parents=True, exist_ok=True)
         self.port = _free_port()
         self.process: subprocess.Popen[bytes] | None = None
         self.url = ""
