@@ -9,6 +9,7 @@ client through :class:`Caller`. The engine decides; the fetcher does what it say
 
 from __future__ import annotations
 
+import logging
 import threading
 import weakref
 from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
@@ -22,7 +23,7 @@ from . import catalog, engine, planning
 from .answers import Part, Refresh, RefreshOption, Response
 from .cache import Cache
 from .catalog import Endpoint
-from .coord import Leases
+from .coord import LeaseLost, Leases
 from .credits import Credits
 from .engine import CallPlan, Fetched
 from .errors import (
@@ -40,6 +41,8 @@ from .options import refresh_mode
 from .wire import Wire
 
 __all__ = ["Caller", "Fetcher", "Workers"]
+
+log = logging.getLogger("storeframes")
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -351,6 +354,7 @@ class Fetcher:
             return [], busy, False
         fetched: list[Fetched] = []
         found = False
+        fence = partial(leases.confirm, list(held.values()))
         try:
             for request in requests:
                 todo = [request]
@@ -368,13 +372,16 @@ class Fetcher:
                     found |= bool(plan.cached)
                     todo = plan.requests
                 for params in todo:
-                    fetched.append(self._fetch_one(ep, params))
+                    fetched.append(self._fetch_one(ep, params, fence))
+        except LeaseLost as lost:  # stopped past the TTL: another caller fetches the rest; wait for it
+            log.warning("%s", lost)
+            return fetched, dict.fromkeys(names), True
         finally:
             for lease in held.values():
                 leases.release(lease, fetched)
         return fetched, {}, found
 
-    def _fetch_one(self, ep: Endpoint, params: dict[str, str]) -> Fetched:
+    def _fetch_one(self, ep: Endpoint, params: dict[str, str], fence: Callable[[], None] | None = None) -> Fetched:
         """Send one request and keep its answer; when a country refuses an app of it, find which by halving.
 
         Only the apps asked for are kept: others in the answer are dropped with an
@@ -382,7 +389,7 @@ class Fetcher:
         as answered (the call names them; the next one asks for them again).
         """
         try:
-            response = self._send(ep, params)
+            response = self._send(ep, params, fence)
         except AppNotAvailableError:
             if ep.entity != "apps":  # no app to leave out: the call cannot be answered
                 raise
@@ -390,7 +397,7 @@ class Fetcher:
             if not halves:  # this one app: remembered as not available
                 self._keep(Response(ep.name, dict(params), None, 0, 0, 422, self.now()), ep, available=False)
                 return Fetched([], [(dict(params), params["apps"])])
-            results = [self._fetch_one(ep, half) for half in halves]
+            results = [self._fetch_one(ep, half, fence) for half in halves]
             return Fetched(
                 [r for got in results for r in got.responses],
                 [a for got in results for a in got.refused],
@@ -400,7 +407,7 @@ class Fetcher:
         kept = [self._keep(asked, ep)] if asked is not None else []
         return Fetched(kept, [], [(dict(params), app) for app in absent])
 
-    def _send(self, ep: Endpoint, params: dict[str, str]) -> Response:
+    def _send(self, ep: Endpoint, params: dict[str, str], fence: Callable[[], None] | None = None) -> Response:
         """One request through the wire, its estimate held against the budget until it ends.
 
         Settling counts every attempt's cost (a charged failure too) and keeps the
@@ -408,7 +415,7 @@ class Fetcher:
         """
         reservation = self.credits.reserve(ep.name, ep.estimate(params), tries=self.wire.max_tries)
         try:
-            return self.wire.send(ep, params, report=reservation.attempt)
+            return self.wire.send(ep, params, report=reservation.attempt, before=fence)
         finally:
             reservation.settle()
 

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-__all__ = ["REDIS_MISSING", "redis_server", "redis_url"]
+__all__ = ["REDIS_MISSING", "RestartableRedis", "redis_server", "redis_url"]
 
 REDIS_MISSING = "redis-server not installed (Debian package redis-server)"
 
@@ -29,17 +29,22 @@ def _free_port() -> int:
         return probe.getsockname()[1]
 
 
-def redis_server(folder: Path, *, timeout: float = 10.0) -> tuple[subprocess.Popen[bytes], str]:
-    """Start ``redis-server`` on a free loopback port; (its process, its URL) once it answers PING."""
+def redis_server(
+    folder: Path, *, timeout: float = 10.0, port: int | None = None, password: str | None = None
+) -> tuple[subprocess.Popen[bytes], str]:
+    """Start ``redis-server`` on a free loopback port (or ``port``), with ``password`` if given; (its process,
+    its URL, with the password) once it answers PING."""
     binary = shutil.which("redis-server")
     if binary is None:
         pytest.skip(REDIS_MISSING)
     redis = pytest.importorskip("redis", reason='redis-py not installed (pip install "storeframes[redis]")')
-    port = _free_port()
+    port = port or _free_port()
     command = [binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"]
     command += ["--dir", str(folder), "--protected-mode", "yes", "--loglevel", "warning"]
+    if password is not None:
+        command += ["--requirepass", password]
     process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-    url = f"redis://127.0.0.1:{port}/0"
+    url = f"redis://{f':{password}@' if password else ''}127.0.0.1:{port}/0"
     deadline = time.monotonic() + timeout
     while True:
         if process.poll() is not None:
@@ -69,3 +74,35 @@ def redis_url(tmp_path_factory) -> Iterator[str]:
         process.wait(timeout=30)
         if process.stdout is not None:
             process.stdout.close()
+
+
+class RestartableRedis:
+    """A ``redis-server`` on one loopback port that a test can kill and start again (empty: nothing is saved)."""
+
+    def __init__(self, folder: Path, *, password: str | None = None):
+        self.folder, self.password = folder, password
+        folder.mkdir(parents=True, exist_ok=True)
+        self.port = _free_port()
+        self.process: subprocess.Popen[bytes] | None = None
+        self.url = ""
+        self.start()
+
+    def start(self) -> None:
+        for _ in range(50):  # the port of a killed server may take a moment to be free
+            try:
+                self.process, self.url = redis_server(self.folder, port=self.port, password=self.password)
+                return
+            except RuntimeError:
+                time.sleep(0.1)
+        raise RuntimeError(f"redis-server could not start again on port {self.port}")
+
+    def kill(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.process.kill()
+            self.process.wait(timeout=30)
+        if self.process is not None and self.process.stdout is not None:
+            self.process.stdout.close()
+
+    def restart(self) -> None:
+        self.kill()
+        self.start()

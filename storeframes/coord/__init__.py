@@ -25,7 +25,7 @@ from urllib.parse import urlsplit
 
 from ..errors import ConfigurationError
 from .base import Coordinator
-from .leases import WAIT_LIMIT, Held, Leases, Remote, leases_for
+from .leases import WAIT_LIMIT, Held, LeaseLost, Leases, Remote, leases_for
 from .machine import MACHINE, MachineCoordinator
 from .redis import SCHEMES, RedisCoordinator
 from .state import ENV_COORDINATOR, ENV_STATE_DIR, masked, private_folder, state_dir, state_path, token_id
@@ -37,6 +37,7 @@ __all__ = [
     "WAIT_LIMIT",
     "Coordinator",
     "Held",
+    "LeaseLost",
     "Leases",
     "Limiter",
     "Remote",

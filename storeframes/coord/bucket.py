@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..cache.stores.base import StoreBase, Version, check_key
+from ..errors import CoordinationError
 from .leases import digest
 
 __all__ = ["ObjectLeases"]
@@ -57,8 +58,11 @@ class ObjectLeases:
 
     An expired lease is taken over by a conditional overwrite (``If-Match`` on the
     version seen), so of several callers taking it over at once exactly one wins. A
-    holder whose keeper could not renew for a TTL may lose its lease this way; its
-    release then leaves the new holder's lease alone.
+    holder whose keeper could not renew for a TTL (a process stopped with Ctrl-Z, a
+    laptop asleep) may lose its lease this way; its release then leaves the new holder's
+    lease alone, and :meth:`confirm`, asked right before each request is sent, renews the
+    lease with ``If-Match`` on the version this holder wrote last: the version is the
+    fence, and a holder whose version was overwritten sends nothing.
     """
 
     TTL = 15.0
@@ -72,6 +76,7 @@ class ObjectLeases:
         self.store = store
         self._prefix = check_key(prefix, prefix=True)
         self._lock = threading.Lock()
+        self._renewing = threading.Lock()  # one conditional rewrite of a held lease at a time: keeper or confirm
         self._held: dict[str, _Lease] = {}
         self._seen: dict[str, tuple[tuple[str | None, str | None], float]] = {}  # key -> (version, first seen)
         self._keeper: threading.Thread | None = None
@@ -160,27 +165,55 @@ class ObjectLeases:
             time.sleep(min(pause, left))
             pause = min(pause * 2, longest)
 
+    def confirm(self, handle: Any) -> bool:
+        """Whether the lease is still this holder's: rewritten with ``If-Match`` on the version it wrote last."""
+        key, token = handle
+        with self._lock:
+            lease = self._held.get(key)
+            if lease is None or lease.token != token:
+                return False
+        return self._renew(key, token)
+
+    def _renew(self, key: str, token: str) -> bool:
+        """Rewrite a held lease on the version this holder wrote last: False when another caller took it over."""
+        with self._renewing:
+            with self._lock:
+                lease = self._held.get(key)
+                if lease is None or lease.token != token:
+                    return False
+                version, renewals = lease.version, lease.renewals
+            failure = None
+            try:
+                renewed = self.store.replace(key, self._body(token, renewals + 1), version)
+            except OSError as exc:
+                failure = f"{type(exc).__name__}: {str(exc).splitlines()[0][:200] if str(exc) else 'no detail'}"
+            if failure is not None:  # raised outside the except: the store's frames may hold its options
+                raise CoordinationError(
+                    f"could not renew a lease in {self.store.location} ({failure}): nothing is sent without it; "
+                    "check that the bucket can be reached"
+                )
+            with self._lock:
+                lease = self._held.get(key)
+                if lease is None or lease.token != token:
+                    return False  # released meanwhile
+                if renewed is None:
+                    del self._held[key]
+                    log.warning("a lease in %s lapsed and was taken over by another caller", self.store.location)
+                    return False
+                lease.version, lease.renewals = renewed, renewals + 1
+                return True
+
     def _keep(self) -> None:
         """Renew the held leases until none is held."""
         while True:
             time.sleep(self.TTL / 3)
             with self._lock:
-                held = {key: (lease.token, lease.version, lease.renewals) for key, lease in self._held.items()}
+                held = {key: lease.token for key, lease in self._held.items()}
                 if not held:
                     self._keeper = None
                     return
-            for key, (token, version, renewals) in held.items():
+            for key, token in held.items():
                 try:
-                    renewed = self.store.replace(key, self._body(token, renewals + 1), version)
-                except OSError as exc:  # tried again at the next round; the lease may lapse meanwhile
-                    log.warning("could not renew a lease in %s: %s", self.store.location, exc)
-                    continue
-                with self._lock:
-                    lease = self._held.get(key)
-                    if lease is None or lease.token != token:
-                        continue  # released meanwhile
-                    if renewed is None:
-                        del self._held[key]
-                        log.warning("a lease in %s lapsed and was taken over by another caller", self.store.location)
-                    else:
-                        lease.version, lease.renewals = renewed, renewals + 1
+                    self._renew(key, token)
+                except CoordinationError as exc:  # tried again at the next round; the lease may lapse meanwhile
+                    log.warning("%s", exc)

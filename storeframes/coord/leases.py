@@ -35,9 +35,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from ..errors import StoreframesError
+from ..errors import CoordinationError, StoreframesError
 
-__all__ = ["WAIT_LIMIT", "Held", "Leases", "Remote", "digest", "leases_for", "machine"]
+__all__ = ["WAIT_LIMIT", "Held", "LeaseLost", "Leases", "Remote", "digest", "leases_for", "machine"]
 
 WAIT_LIMIT = 900.0
 """Seconds to wait for another caller's lease before giving up with an error."""
@@ -52,6 +52,14 @@ class Remote(Protocol):
 
     def release(self, handle: Any) -> None: ...
 
+    def confirm(self, handle: Any) -> bool:
+        """Whether this caller still holds the lease, renewed if so: asked right before each request is sent.
+
+        False when another caller took it over (its holder was stopped past the TTL). A
+        backend whose leases cannot be taken over (a lock file) answers True.
+        """
+        ...
+
     def wait(self, name: str, timeout: float) -> bool:
         """Wait until ``name`` is free; False when ``timeout`` passed first."""
         ...
@@ -60,6 +68,14 @@ class Remote(Protocol):
 def digest(text: str) -> str:
     """The hash a lease's name is kept under (the file's stripe, the Redis key, the bucket's object): never the name."""
     return hashlib.blake2b(text.encode(), digest_size=16, person=b"storeframes-ls").hexdigest()
+
+
+class LeaseLost(CoordinationError):
+    """A lease was taken over by another caller while its holder was stopped: the holder sends nothing more.
+
+    Raised right before a request would be sent (:meth:`Leases.confirm`); the fetcher then
+    waits for the new holder and reads what it kept, as for any lease another caller holds.
+    """
 
 
 @dataclass
@@ -140,6 +156,22 @@ class Leases:
                 self.remote.release(held.handle)
         finally:
             self._land(held.name, held.flight)
+
+    def confirm(self, held: Sequence[Held]) -> None:
+        """Raise :class:`LeaseLost` unless every one of ``held`` is still this caller's (renewing them).
+
+        The fence of a request: asked right before it is sent, so that a holder stopped past
+        the TTL (Ctrl-Z, a laptop asleep), whose lease another caller took over meanwhile,
+        does not pay for the same cells again when it resumes.
+        """
+        if self.remote is None:
+            return
+        for lease in held:
+            if lease.handle is not None and not lease.released and not self.remote.confirm(lease.handle):
+                raise LeaseLost(
+                    f"the lease on {lease.name.split('|')[0]} was taken over by another caller while this one was "
+                    "stopped or could not renew it: nothing was sent; the other caller's answer is used"
+                )
 
     def _land(self, name: str, flight: _Flight) -> None:
         with self._lock:

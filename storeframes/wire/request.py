@@ -220,8 +220,19 @@ class Wire:
 
     # -- one request ---------------------------------------------------------------
 
-    def send(self, ep: Endpoint, params: Mapping[str, str], *, report: Report) -> Response:
-        """Send one request with retries; every attempt goes to ``report``."""
+    def send(
+        self,
+        ep: Endpoint,
+        params: Mapping[str, str],
+        *,
+        report: Report,
+        before: Callable[[], None] | None = None,
+    ) -> Response:
+        """Send one request with retries; every attempt goes to ``report``.
+
+        ``before`` is called right before each attempt is sent, once its slot of the window
+        is held (the leases' fence: it raises when the caller may no longer send).
+        """
         import tenacity
 
         self.check_ready()
@@ -234,7 +245,7 @@ class Wire:
         )
         for attempt in retrying:
             with attempt:
-                response = self._attempt(ep, dict(params), attempt.retry_state.attempt_number, report)
+                response = self._attempt(ep, dict(params), attempt.retry_state.attempt_number, report, before)
         return response
 
     def _retryable(self, exc: BaseException) -> bool:
@@ -258,7 +269,9 @@ class Wire:
         exc = state.outcome.exception() if state.outcome else None
         log.info("retrying after %s (attempt %d)", exc, state.attempt_number)
 
-    def _attempt(self, ep: Endpoint, params: dict[str, str], attempt: int, report: Report) -> Response:
+    def _attempt(
+        self, ep: Endpoint, params: dict[str, str], attempt: int, report: Report, before: Callable[[], None] | None
+    ) -> Response:
         """One attempt. Errors are raised outside any ``except`` block, so none carries the httpx
         exception (whose frames hold the request as it was sent) as its ``__context__``."""
         import httpx
@@ -270,6 +283,8 @@ class Wire:
         too_large: _TooLarge | None = None
         status, headers, body_bytes = 0, httpx.Headers(), b""
         with self.limiter.slot():
+            if before is not None:
+                before()
             started = time.perf_counter()
             with self._lock:
                 self.requests_sent += 1

@@ -22,7 +22,7 @@ from polars.testing import assert_frame_equal
 
 from storeframes.coord.leases import Leases
 from storeframes.coord.machine import FileLeases
-from storeframes.coord.redis import RedisLeases
+from storeframes.coord.redis import RedisCoordinator, RedisLeases
 from storeframes.sandbox import SANDBOX_KEY, SandboxServer, World
 from tests._children import child_env
 from tests._redis import redis_url  # noqa: F401 - the fixture
@@ -240,7 +240,7 @@ def test_redis_leases_exclude_expire_when_their_holder_dies_and_hold_no_token(re
     import redis
 
     connection = redis.Redis.from_url(redis_url)
-    one, two = RedisLeases(connection, "space"), RedisLeases(connection, "space")
+    one, two = RedisLeases(RedisCoordinator(redis_url), "space"), RedisLeases(RedisCoordinator(redis_url), "space")
     handle = one.try_take("metadata|service|{}|1")
     assert handle is not None and two.try_take("metadata|service|{}|1") is None
     assert not two.wait("metadata|service|{}|1", 0.1)
@@ -249,10 +249,10 @@ def test_redis_leases_exclude_expire_when_their_holder_dies_and_hold_no_token(re
 
     # a holder that dies: its lease lapses after the TTL, nobody has to release it
     holder = """
-import os, signal, sys, redis
-from storeframes.coord.redis import RedisLeases
+import os, signal, sys
+from storeframes.coord.redis import RedisCoordinator, RedisLeases
 RedisLeases.TTL = 0.5
-leases = RedisLeases(redis.Redis.from_url(sys.argv[1]), "space")
+leases = RedisLeases(RedisCoordinator(sys.argv[1]), "space")
 assert leases.try_take("k") is not None
 print("held", flush=True)
 os.kill(os.getpid(), signal.SIGKILL)
@@ -269,10 +269,8 @@ os.kill(os.getpid(), signal.SIGKILL)
 
 
 def test_a_renewed_redis_lease_outlives_its_ttl_while_held(redis_url, monkeypatch):  # noqa: F811
-    import redis
-
     monkeypatch.setattr(RedisLeases, "TTL", 0.6)
-    leases = RedisLeases(redis.Redis.from_url(redis_url), "renew")
+    leases = RedisLeases(RedisCoordinator(redis_url), "renew")
     handle = leases.try_take("x")
     time.sleep(1.5)  # more than two TTLs: only the renewals keep it
     assert leases.try_take("x") is None

@@ -33,7 +33,7 @@ import storeframes as sf
 from storeframes.coord.bucket import ObjectLeases
 from storeframes.coord.leases import Leases, Remote
 from storeframes.coord.machine import FileLeases
-from storeframes.coord.redis import RedisLeases
+from storeframes.coord.redis import RedisCoordinator, RedisLeases
 from tests._children import child_env
 from tests._redis import redis_url  # noqa: F401 - the fixture
 from tests._s3 import s3_bucket, s3_server  # noqa: F401 - the fixtures
@@ -52,9 +52,7 @@ def _remote(spec: dict[str, Any]) -> Remote | None:
     if kind == "files":
         return FileLeases(spec["folder"])
     if kind == "redis":
-        import redis
-
-        return RedisLeases(redis.Redis.from_url(spec["url"]), "contract")
+        return RedisLeases(RedisCoordinator(spec["url"]), "contract")
     if kind == "objects":
         from storeframes.cache.stores import store_for
 
@@ -201,7 +199,7 @@ import json, sys
 from tests.unit.contracts.test_lease_contract import TTL, _remote
 from storeframes.coord.bucket import ObjectLeases
 from storeframes.coord.leases import Leases
-from storeframes.coord.redis import RedisLeases
+from storeframes.coord.redis import RedisCoordinator, RedisLeases
 RedisLeases.TTL = ObjectLeases.TTL = TTL
 leases = Leases(_remote(json.loads(sys.argv[1])))
 held, _ = leases.take([sys.argv[2]])
