@@ -130,15 +130,13 @@ class Client(FrameFunctions):
             seconds; a longer one fails at once, its ``retry_after`` set.
         cost_model: per endpoint name, a :class:`~storeframes.catalog.CostModel`
             replacing the default price list.
-        cache_dir: the cache: a folder, or a bucket a team shares (``s3://bucket/prefix``;
-            ``gs://`` and ``az://`` too; ``pip install "storeframes[s3]"``); defaults to
-            ``$STOREFRAMES_CACHE_DIR``, else the user's cache directory. A
-            :class:`~storeframes.cache.Cache` or a :class:`~storeframes.Store` may be given; ``False`` turns
-            caching off.
-        storage_options: settings of a bucket given as ``cache_dir`` (``aws_endpoint_url``,
-            ``aws_region``, credentials ...); by default each cloud's standard
-            environment variables (``AWS_ACCESS_KEY_ID``, ``AWS_SECRET_ACCESS_KEY``,
-            ``AWS_REGION``, ``AWS_ENDPOINT_URL`` ...). Never shown in a repr or message.
+        cache_dir: the cache: a folder, or a bucket a team shares (``s3://bucket/prefix``; ``gs://``, ``az://`` too;
+            ``pip install "storeframes[s3]"``); defaults to ``$STOREFRAMES_CACHE_DIR``, else the user's cache
+            directory; a :class:`~storeframes.cache.Cache` or :class:`~storeframes.Store` may be given, ``False``
+            turns caching off. One that cannot keep answers is refused before a call pays for any.
+        storage_options: settings of a bucket given as ``cache_dir`` (``aws_endpoint_url``, ``aws_region``,
+            credentials ...); by default each cloud's environment variables (``AWS_ACCESS_KEY_ID``,
+            ``AWS_SECRET_ACCESS_KEY``, ``AWS_REGION``, ``AWS_ENDPOINT_URL`` ...); never in a repr, message or traceback.
         offline: never open a connection; every cached answer serves, however old (as
             with ``refresh="never"``), and a call the cache cannot answer raises
             :class:`~storeframes.NotCachedError`. Defaults to ``$STOREFRAMES_OFFLINE``.
@@ -148,10 +146,9 @@ class Client(FrameFunctions):
         freshness: per endpoint name, a :class:`~storeframes.catalog.Freshness`
             replacing the default policy.
         clock: a callable returning the current UTC datetime (for replays and tests).
-        progress: show a progress bar (``tqdm.auto``: a widget in notebooks, a line in a
-            terminal) while a call sends requests: ``None`` (the default) when it sends
-            more than :attr:`PROGRESS_AFTER`, ``True`` whenever it sends, ``False`` never.
-            ``$STOREFRAMES_PROGRESS=0`` turns it off by default.
+        progress: show a progress bar (``tqdm.auto``: a widget in notebooks, a line in a terminal) while a call
+            sends requests: ``None`` (the default) when it sends more than :attr:`PROGRESS_AFTER`, ``True``
+            whenever it sends, ``False`` never. ``$STOREFRAMES_PROGRESS=0`` turns it off by default.
 
     The parts are attributes: :attr:`wire` (the request path), :attr:`credits` (budget
     and ledger), :attr:`cache` and :attr:`limiter`. :func:`storeframes.sandbox.client`
@@ -199,7 +196,10 @@ class Client(FrameFunctions):
     ):
         super().__init__(FrameMaker(self))
         self._clock = clock
-        self.cache: Cache | None = open_cache(cache_dir, storage_options)
+        try:
+            self.cache: Cache | None = open_cache(cache_dir, storage_options)
+        finally:
+            del storage_options  # no credential among this frame's locals when the cache cannot be opened
         self.credits = Credits(budget, clock=self._now, service=lambda: self.namespace, sink=self.cache)
         key = clean_token(api_key if api_key is not None else os.environ.get(ENV_API_KEY, ""))
         url = base_url if base_url is not None else os.environ.get(ENV_BASE_URL) or None

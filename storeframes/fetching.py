@@ -30,6 +30,7 @@ from .errors import (
     AnswerWarning,
     AppNotAvailableError,
     AppsUnavailableWarning,
+    CacheUnavailableError,
     NotCachedError,
     StoreframesError,
     carry,
@@ -67,9 +68,15 @@ def _raise_first_failure(futures: Sequence[Future[Group]], not_done: Collection[
     for future in not_done:
         future.cancel()
     wait(not_done)
-    if isinstance(failure, StoreframesError):
-        ok = [f for f in futures if f.done() and not f.cancelled() and f.exception() is None]
-        failure.partial = [response for f in ok for got in f.result()[0] for response in got[0]]
+    if isinstance(failure, StoreframesError):  # the answers of the groups that ended, and of those that failed
+        ran = [f for f in futures if f.done() and not f.cancelled()]
+        ok = [response for f in ran if f.exception() is None for got in f.result()[0] for response in got[0]]
+        failed = [f.exception() for f in ran if f.exception() not in (None, failure)]
+        failure.partial = [
+            *ok,
+            *failure.partial,
+            *(r for e in failed if isinstance(e, StoreframesError) for r in e.partial),
+        ]
     raise failure
 
 
@@ -304,10 +311,13 @@ class Fetcher:
             )
         self.credits.check(ep.name, estimate)
         self.wire.check_ready()
+        if self.cache is not None:  # a cache that cannot keep the answers is refused before any is paid for
+            self.cache.check_writable()
         since = self.now() if mode == "always" else None
         for _ in range(1000):
             groups = engine.lease_groups(ep, self.caller.namespace, requests)
-            futures = self.workers.start(partial(self._fetch_group, ep, mode=mode, since=since), groups)
+            stop = threading.Event()  # set by a group that failed: the others send no further request
+            futures = self.workers.start(partial(self._fetch_group, ep, mode=mode, since=since, stop=stop), groups)
             _, not_done = self._watch(ep, futures)
             _raise_first_failure(futures, not_done)
             replan, busy = False, {}
@@ -341,10 +351,17 @@ class Fetcher:
                 bar.close()
 
     def _fetch_group(
-        self, ep: Endpoint, group: tuple[list[str], list[dict[str, str]]], *, mode: Refresh, since: datetime | None
+        self,
+        ep: Endpoint,
+        group: tuple[list[str], list[dict[str, str]]],
+        *,
+        mode: Refresh,
+        since: datetime | None,
+        stop: threading.Event,
     ) -> Group:
         """Send a group of requests under its leases: what it fetched, the leases others held, and
-        whether the cache already held some of its cells (the calls are then planned again)."""
+        whether the cache already held some of its cells (the calls are then planned again). Once a
+        group failed (``stop``), no further request is sent; a failure carries what its group fetched."""
         names, requests = group
         leases = self.leases()
         held, busy = leases.take(names)
@@ -357,6 +374,8 @@ class Fetcher:
         fence = partial(leases.confirm, list(held.values()))
         try:
             for request in requests:
+                if stop.is_set():
+                    break
                 todo = [request]
                 if self.cache is not None:  # what another caller fetched before the leases were taken
                     self.cache.sync(ep.name)
@@ -376,6 +395,13 @@ class Fetcher:
         except LeaseLost as lost:  # stopped past the TTL: another caller fetches the rest; wait for it
             log.warning("%s", lost)
             return fetched, dict.fromkeys(names), True
+        except StoreframesError as exc:
+            stop.set()
+            exc.partial = [*(response for got in fetched for response in got.responses), *exc.partial]
+            raise
+        except BaseException:
+            stop.set()
+            raise
         finally:
             for lease in held.values():
                 leases.release(lease, fetched)
@@ -423,14 +449,19 @@ class Fetcher:
         """Write an answer (or an app's unavailability) to the cache as soon as it is known; name its entry."""
         if self.cache is None:
             return response
-        entry = self.cache.store(
-            response,
-            service=self.caller.namespace,
-            scope=planning.scope_of(ep, response.params),
-            cells=planning.cells_of(ep, response.params),
-            available=available,
-            scrub=self.wire.scrub,
-        )
+        try:
+            entry = self.cache.store(
+                response,
+                service=self.caller.namespace,
+                scope=planning.scope_of(ep, response.params),
+                cells=planning.cells_of(ep, response.params),
+                available=available,
+                scrub=self.wire.scrub,
+                must_keep=True,
+            )
+        except CacheUnavailableError as exc:  # paid for, not kept: the call stops, the answer in its partial
+            exc.partial = [*exc.partial, response]
+            raise
         return replace(response, entry=entry.id) if entry is not None else response
 
     def served(

@@ -21,7 +21,7 @@ import polars as pl
 
 from ..answers import Entry, Response
 from ..catalog import Endpoint
-from ..errors import warn
+from ..errors import CacheUnavailableError, warn
 from ..planning import Cell
 from .answer_files import AnswerFiles, answer_file
 from .compaction import Compaction
@@ -70,7 +70,16 @@ class Cache:
     def __init__(
         self, path_or_store: str | os.PathLike[str] | Store, *, storage_options: Mapping[str, str] | None = None
     ):
-        files = Files(store_for(path_or_store, storage_options))
+        try:
+            store = store_for(path_or_store, storage_options)
+            failure = None
+        except (ValueError, TypeError, ImportError) as exc:  # raised afresh, without the frames that saw the options
+            failure = exc.with_traceback(None)
+        finally:
+            del storage_options  # no credential among this frame's locals, in a traceback or a debugger
+        if failure is not None:
+            raise failure
+        files = Files(store)
         self.storage: StoreBase = files.storage
         """Where the files are kept."""
         self.path: Path | None = files.path
@@ -104,6 +113,12 @@ class Cache:
         """
         return self._files.is_cache(mark=mark)
 
+    def check_writable(self) -> None:
+        """Check that the cache can keep answers, before a call pays for any: once per store and process, a
+        small object written and removed. Raises :class:`~storeframes.CacheUnavailableError` naming the
+        address, what failed, the likely cause and the settings to look at."""
+        self._files.probe()
+
     # -- answers and the index ------------------------------------------------------------
 
     def store(
@@ -115,11 +130,14 @@ class Cache:
         cells: Iterable[Cell],
         available: bool = True,
         scrub: Callable[[str], str] = lambda text: text,
+        must_keep: bool = False,
     ) -> Entry | None:
         """Keep one answer; returns its entry, or None (with a :class:`CacheWarning`) when it cannot be kept.
 
         Never raises: the answer is paid for, and a failure to keep it (the storage, or a
-        value JSON cannot hold) must not fail the call. Text is kept as it came, a lone
+        value JSON cannot hold) must not fail the call. With ``must_keep``, a store that
+        fails to write raises :class:`~storeframes.CacheUnavailableError` instead (a call then
+        stops rather than pay for answers it cannot keep). Text is kept as it came, a lone
         surrogate (half an emoji) included: :meth:`load` gives back the same strings.
         """
         entry = Entry(
@@ -134,6 +152,7 @@ class Cache:
             cells=frozenset(cells),
             available=available,
         )
+        failure: CacheUnavailableError | None = None
         try:
             data = answer_file(entry, response, scrub)
             index = index_file(entry)
@@ -141,12 +160,15 @@ class Cache:
             self.storage.put(self._answers.key(entry), data)
             self.storage.put(index_key(entry), index)
         except Exception as exc:  # the answer is paid for: a failure to keep it never fails the call
-            reason = str(exc) if isinstance(exc, OSError) else f"{type(exc).__name__}: {exc}"
-            warn(
-                f"could not keep a {entry.endpoint} answer in the cache at {self.location}: {reason}",
-                CacheWarning,
-            )
-            return None
+            failure = self._files.unavailable("keep an answer", exc) if must_keep and isinstance(exc, OSError) else None
+            if failure is None:
+                reason = str(exc) if isinstance(exc, OSError) else f"{type(exc).__name__}: {exc}"
+                warn(
+                    f"could not keep a {entry.endpoint} answer in the cache at {self.location}: {reason}", CacheWarning
+                )
+                return None
+        if failure is not None:
+            raise failure  # outside the except: the store's error is in the message
         self._index.hold(index_key(entry), [entry])
         return entry
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import secrets
 import threading
 from collections.abc import Iterable
 from pathlib import Path
@@ -20,7 +21,7 @@ from typing import Any
 import polars as pl
 
 from .._version import __version__
-from ..errors import warn
+from ..errors import CacheUnavailableError, warn
 from .layout import ANSWERS, FORMAT, MARKER, name
 from .parquet import cannot_reach, footer
 from .stores import StoreBase
@@ -28,6 +29,16 @@ from .stores import StoreBase
 
 class CacheWarning(UserWarning):
     """A cache file could not be read or written; the call went on without it."""
+
+
+PROBE = "leases/probe-"
+"""Where :meth:`Files.probe` writes (and removes) its small object: beside the leases, under the cache's prefix."""
+_WRITABLE: set[str] = set()
+"""The stores this process found writable (by their location): each is probed once."""
+_HINT = (
+    "nothing was sent. Give cache_dir= (or STOREFRAMES_CACHE_DIR) a cache this process can write, "
+    "cache_dir=False to fetch without one, or offline=True to read what it holds"
+)
 
 
 class Files:
@@ -82,6 +93,38 @@ class Files:
                 f"cannot list {prefix} in the cache at {self.location} ({exc}); its {what} are treated as not cached",
             )
             return None
+
+    # -- whether answers can be kept ------------------------------------------------------
+
+    def probe(self) -> None:
+        """Check that the store takes a write, before the first request a call would pay for: a small object
+        written under the cache's prefix and removed, once per store and process. A
+        :class:`~storeframes.CacheUnavailableError` when it cannot be written; a store only this process
+        sees needs no look."""
+        if self.private or self.location in _WRITABLE:
+            return
+        key = PROBE + secrets.token_hex(8)
+        try:
+            self.storage.put(key, b"storeframes checks that it can keep answers here; this object is removed\n")
+            failure = None
+        except OSError as exc:
+            failure = self.unavailable("write", exc, before=True)
+        if failure is not None:
+            raise failure  # outside the except: the store's error is in the message, its frames are not kept
+        with contextlib.suppress(OSError):  # a store that takes writes but no deletes still keeps answers
+            self.storage.delete(key)
+        _WRITABLE.add(self.location)
+
+    def unavailable(self, operation: str, error: OSError, *, before: bool = False) -> CacheUnavailableError:
+        """The error of a store that failed to ``operation``: where, what, the likely cause and what to set."""
+        _WRITABLE.discard(self.location)
+        what = _HINT if before else "the call stopped after the requests in flight (error.partial holds their answers)"
+        return CacheUnavailableError(
+            f"the cache at {self.location} cannot keep answers: {operation} failed ({error}); likely cause: "
+            f"{self.storage.explain(error)}; {what}",
+            location=self.location,
+            operation=operation,
+        )
 
     # -- what makes a cache -------------------------------------------------------------
 

@@ -55,7 +55,10 @@ def open_cache(cache_dir: Any = None, storage_options: Any = None) -> Cache | No
         try:
             return Cache(cache_dir, storage_options=storage_options)
         except (ValueError, TypeError) as exc:
-            raise ConfigurationError(f"cache_dir {cache_dir!r}: {exc}") from None
+            failure = ConfigurationError(f"cache_dir {cache_dir!r}: {exc}")
+        finally:
+            del storage_options  # no credential among this frame's locals, in a traceback or a debugger
+        raise failure  # outside the except: not chained to the store's error
     if storage_options is not None:
         raise ConfigurationError("storage_options= goes with a bucket address as cache_dir (s3://bucket/prefix)")
     if isinstance(cache_dir, (str, os.PathLike)):

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..cache.stores.base import StoreBase, Version, check_key
-from ..errors import CoordinationError
+from ..errors import CacheUnavailableError, CoordinationError
 from .leases import digest
 
 __all__ = ["ObjectLeases"]
@@ -94,11 +94,14 @@ class ObjectLeases:
 
     def try_take(self, name: str) -> Any | None:
         key, token = self._key(name), secrets.token_hex(8)
-        version = self.store.create(key, self._body(token, 0))
-        if version is None:
-            version = self._take_over(key, token)
+        try:
+            version = self.store.create(key, self._body(token, 0))
             if version is None:
-                return None
+                version = self._take_over(key, token)
+        except OSError as exc:
+            raise self._unavailable("take a lease", exc) from None
+        if version is None:
+            return None
         with self._lock:
             self._seen.pop(key, None)
             self._held[key] = _Lease(token, version)
@@ -106,6 +109,14 @@ class ObjectLeases:
                 self._keeper = threading.Thread(target=self._keep, name="storeframes-object-leases", daemon=True)
                 self._keeper.start()
         return key, token
+
+    def _unavailable(self, operation: str, exc: OSError) -> CacheUnavailableError:
+        """The store failed to ``operation`` (its writes refused, the bucket gone): what and the likely cause."""
+        return CacheUnavailableError(
+            f"the cache at {self.store.location} cannot {operation}: {exc}; likely cause: {self.store.explain(exc)}",
+            location=self.store.location,
+            operation=operation,
+        )
 
     def _take_over(self, key: str, token: str) -> Version | None:
         """Take ``key`` from a holder that is gone: the new version, or None while it is held."""
@@ -138,21 +149,26 @@ class ObjectLeases:
             self._held.pop(key, None)
         try:
             body = self.store.get(key)
+            try:
+                holder = json.loads(body).get("holder")
+            except (ValueError, AttributeError):
+                holder = None
+            if holder == token:  # still ours: not taken over after a lapse
+                self.store.delete(key)
         except FileNotFoundError:
             return
-        try:
-            holder = json.loads(body).get("holder")
-        except (ValueError, AttributeError):
-            holder = None
-        if holder == token:  # still ours: not taken over after a lapse
-            self.store.delete(key)
+        except OSError as exc:  # a store that stopped working: the lease lapses after its TTL
+            log.warning("could not release a lease in %s (it lapses in %g s): %s", self.store.location, self.TTL, exc)
 
     def wait(self, name: str, timeout: float) -> bool:
         key = self._key(name)
         deadline = time.monotonic() + timeout
         pause, longest = self.POLL
         while True:
-            current = self.store.head(key)
+            try:
+                current = self.store.head(key)
+            except OSError as exc:
+                raise self._unavailable("look at a lease", exc) from None
             if current is None:
                 with self._lock:
                     self._seen.pop(key, None)

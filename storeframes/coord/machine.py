@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..cache import CacheWarning
-from ..errors import warn
+from ..errors import CacheUnavailableError, warn
 from .base import Coordinator
 from .bucket import ObjectLeases
 from .leases import Leases, Remote, digest, leases_for
@@ -212,8 +212,21 @@ class FileLeases:
     def _file(self, stripe: int) -> filelock.BaseFileLock:
         import filelock  # when first needed: importing storeframes stays quick
 
-        self.folder.mkdir(parents=True, exist_ok=True)
+        try:
+            self.folder.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise self._unavailable(exc) from None
         return filelock.FileLock(self.folder / f"{stripe:03x}.lock", thread_local=False)
+
+    def _unavailable(self, exc: OSError) -> CacheUnavailableError:
+        """A lock file that cannot be made (a read-only cache folder, or one that cannot be created)."""
+        return CacheUnavailableError(
+            f"cannot make a lease file in {self.folder} ({exc.strerror or type(exc).__name__}): the cache folder "
+            f"{self.folder.parent} cannot be written; give cache_dir= (or STOREFRAMES_CACHE_DIR) a folder this "
+            "user can write, or use offline=True to read what it holds",
+            location=str(self.folder.parent),
+            operation="take a lease",
+        )
 
     def try_take(self, name: str) -> Any | None:
         stripe = self._stripe(name)
@@ -227,6 +240,8 @@ class FileLeases:
                 lock.acquire(timeout=0)
             except _timeout():
                 return None
+            except OSError as exc:
+                raise self._unavailable(exc) from None
             self._held[stripe] = (lock, 1)
             return stripe
 
@@ -248,6 +263,8 @@ class FileLeases:
             lock.acquire(timeout=timeout, poll_interval=0.01)
         except _timeout():
             return False
+        except OSError as exc:
+            raise self._unavailable(exc) from None
         lock.release()
         return True
 

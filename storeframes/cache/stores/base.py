@@ -237,6 +237,11 @@ class StoreBase(ABC):
         :class:`NotImplementedError` where polars cannot read the values (in this process's memory)."""
         raise NotImplementedError(f"{self.location}: polars cannot read the values of this store in place")
 
+    def explain(self, error: OSError) -> str:
+        """What most likely caused ``error`` of one of this store's operations, and the settings that decide it,
+        for people (never a credential). Here what the error says of itself; a store that knows better says more."""
+        return error.strerror or type(error).__name__
+
     def _no_conditional_writes(self, operation: str, key: str) -> OSError:
         return OSError(f"{self.location}: cannot {operation} {key!r}: this store does not write conditionally")
 

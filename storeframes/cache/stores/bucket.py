@@ -101,6 +101,8 @@ class _Cloud:
     endpoint_keys: tuple[str, ...]  # option keys without prefix, the one that wins first
     endpoint_env: tuple[str, ...]
     polars_prefix: str
+    credentials: str  # the variables and storage options that give the credentials, for messages
+    endpoint: str  # the variables and storage options that set the endpoint, for messages
 
 
 _S3 = _Cloud(
@@ -111,8 +113,22 @@ _S3 = _Cloud(
     ("endpoint_url_s3", "endpoint_url", "endpoint"),
     ("AWS_ENDPOINT_URL_S3", "AWS_ENDPOINT_URL", "AWS_ENDPOINT"),
     "aws_",
+    "AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (and AWS_SESSION_TOKEN), or AWS_PROFILE; or storage_options "
+    "aws_access_key_id and aws_secret_access_key",
+    "AWS_ENDPOINT_URL and AWS_REGION, or storage_options aws_endpoint_url and aws_region",
 )
-_GCS = _Cloud("GCS", ("gs",), ("google_",), "GOOGLE_", ("base_url",), ("GOOGLE_BASE_URL",), "google_")
+_GCS = _Cloud(
+    "GCS",
+    ("gs",),
+    ("google_",),
+    "GOOGLE_",
+    ("base_url",),
+    ("GOOGLE_BASE_URL",),
+    "google_",
+    "GOOGLE_APPLICATION_CREDENTIALS or GOOGLE_SERVICE_ACCOUNT; or storage_options google_service_account "
+    "or google_service_account_key",
+    "GOOGLE_BASE_URL, or storage_options google_base_url",
+)
 _AZURE = _Cloud(
     "Azure",
     ("az", "abfs", "abfss", "azure", "adl"),
@@ -121,7 +137,13 @@ _AZURE = _Cloud(
     ("endpoint",),
     ("AZURE_STORAGE_ENDPOINT", "AZURE_ENDPOINT"),
     "azure_",
+    "AZURE_STORAGE_ACCOUNT_NAME with AZURE_STORAGE_ACCOUNT_KEY or AZURE_STORAGE_SAS_TOKEN, or AZURE_CLIENT_ID, "
+    "AZURE_CLIENT_SECRET and AZURE_TENANT_ID; or the same storage_options in lower case",
+    "AZURE_STORAGE_ENDPOINT (or AZURITE_BLOB_STORAGE_URL with the emulator), or storage_options azure_storage_endpoint",
 )
+_EMULATOR = ("AZURE_STORAGE_USE_EMULATOR", "AZURE_USE_EMULATOR")
+"""The variables that switch Azure to its emulator, whose address is ``$AZURITE_BLOB_STORAGE_URL`` (plain http)."""
+_AZURITE = "http://127.0.0.1:10000"
 _CLOUDS = {scheme: cloud for cloud in (_S3, _GCS, _AZURE) for scheme in cloud.schemes}
 _SCHEMES = "s3://bucket[/prefix], gs://bucket[/prefix] or az://container[/prefix] (also s3a, abfs, abfss, azure, adl)"
 
@@ -190,6 +212,11 @@ def _as_bool(value: Any) -> bool:
     return bool(value)
 
 
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
 def _info(meta: Mapping[str, Any]) -> Version:
     return Version(
         str(meta["path"]), int(meta["size"]), meta["last_modified"].timestamp(), meta.get("e_tag"), meta.get("version")
@@ -223,10 +250,54 @@ def _code(text: str) -> str | None:
     return found.group(1) if found else None
 
 
+_NO_CREDENTIALS = ("169.254.169.254", "token request", "imds")
+"""Words of obstore's message when it found no credentials and asked the cloud's metadata service for some."""
+_REFUSED = frozenset(
+    {
+        "InvalidAccessKeyId",
+        "SignatureDoesNotMatch",
+        "ExpiredToken",
+        "InvalidToken",
+        "TokenRefreshRequired",
+        "AuthenticationFailed",
+        "InvalidAuthenticationInfo",
+        "NoAuthenticationInformation",
+    }
+)
+
+
+class _Failure(OSError):
+    """A failure of the store's operation: its message (see :func:`_reason`) and what most likely caused it:
+    ``"bucket"`` (there is no such bucket), ``"missing"`` (no credentials), ``"refused"`` (credentials
+    refused), ``"denied"`` (permission denied), ``"endpoint"`` (cannot be reached) or None."""
+
+    def __init__(self, message: str, cause: str | None):
+        super().__init__(message)
+        self.cause = cause
+
+
+def _cause(text: str) -> str | None:
+    """What most likely made a request fail, from obstore's message (see :class:`_Failure`)."""
+    status, code, lowered = _status(text), _code(text), text.lower()
+    if code == "NoSuchBucket" or code == "ContainerNotFound":
+        return "bucket"
+    if code in _REFUSED or status == 401:
+        return "refused"
+    if any(word in lowered for word in _NO_CREDENTIALS):
+        return "missing"
+    if status == 403:
+        return "denied"
+    if status is None and any(needle in lowered for needle, _ in _NETWORK):
+        return "endpoint"
+    return None
+
+
 def _reason(exc: BaseException) -> str:
     """A short reason for ``exc`` that holds nothing of the request or of the server's words but a status
     and an error code: ``412 Precondition Failed``, ``403 Forbidden (SignatureDoesNotMatch)``, ``connection refused``."""
     text = str(exc)
+    if _cause(text) == "missing":
+        return "no credentials found (the cloud's metadata service gave none)"
     found = _STATUS.search(text)
     if found:
         reason = found.group(1) + (f" {found.group(2)}" if found.group(2) else "")
@@ -267,12 +338,23 @@ class ObjectStore(StoreBase):
     """False once the server refused a conditional write: :meth:`put_if_absent` then raises at once."""
 
     def __init__(self, url: str, *, storage_options: Mapping[str, Any] | None = None):
+        try:
+            self._setup(url, dict(storage_options or {}))
+            failure = None
+        except ValueError as exc:  # raised afresh: none of the frames that read the credentials in its traceback
+            failure = exc.with_traceback(None)
+        finally:
+            del storage_options
+        if failure is not None:
+            raise failure
+
+    def _setup(self, url: str, options: dict[str, Any]) -> None:
         self._obstore = _obstore()
         cloud, scheme, container, prefix = self._parse(url)
         self._cloud = cloud
         self._location = f"{scheme}://{container}" + (f"/{prefix}" if prefix else "")
         self._container = container
-        self._options = dict(storage_options or {})
+        self._options = options
         self._secrets = self._credentials(self._options)
         self._config, self._client_options, self._retry, self._polars = self._settings(self._options)
         self.conditional_writes = True
@@ -354,7 +436,11 @@ class ObjectStore(StoreBase):
         """
         given = {_short_key(self._cloud, str(k)): v for k, v in options.items()}
         found = [str(given[key]) for key in self._cloud.endpoint_keys if given.get(key)]
-        return found + [os.environ[name] for name in self._cloud.endpoint_env if os.environ.get(name)]
+        found += [os.environ[name] for name in self._cloud.endpoint_env if os.environ.get(name)]
+        emulator = given.get("use_emulator", next((os.environ[n] for n in _EMULATOR if n in os.environ), False))
+        if self._cloud is _AZURE and _as_bool(emulator):  # obstore then sends plain http to Azurite's address
+            found.append(os.environ.get("AZURITE_BLOB_STORAGE_URL") or _AZURITE)
+        return found
 
     def _settings(
         self, options: Mapping[str, Any]
@@ -453,8 +539,7 @@ class ObjectStore(StoreBase):
         except (KeyboardInterrupt, SystemExit):
             raise
         except BaseException as exc:  # obstore's errors, and a Rust panic (not an Exception) on a bad option
-            first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-            failure = ValueError(self._scrub(f"{self!r}: cannot use these settings: {first[:200]}"))
+            failure = ValueError(self._scrub(f"{self!r}: cannot use these settings: {_first_line(exc)[:200]}"))
         raise failure
 
     # -- errors ---------------------------------------------------------------------------------------------
@@ -466,16 +551,39 @@ class ObjectStore(StoreBase):
 
     def _failure(self, operation: str, key: str, exc: BaseException) -> OSError:
         """An OSError for ``exc``: the operation, the key, a short reason; a FileNotFoundError for a missing object."""
-        text = str(exc)
-        reason = _reason(exc)
-        if _code(text) == "NoSuchBucket":
-            return OSError(
-                self._scrub(f"{self!r}: cannot {operation} {key!r}: the bucket {self._container!r} does not exist")
+        cause = _cause(str(exc))
+        if cause == "bucket":
+            return _Failure(
+                self._scrub(f"{self!r}: cannot {operation} {key!r}: the bucket {self._container!r} does not exist"),
+                cause,
             )
-        message = self._scrub(f"{self!r}: cannot {operation} {key!r}: {reason}")
+        message = self._scrub(f"{self!r}: cannot {operation} {key!r}: {_reason(exc)}")
         if isinstance(exc, FileNotFoundError):
             return FileNotFoundError(errno.ENOENT, message, key)
-        return OSError(message)
+        return _Failure(message, cause)
+
+    def explain(self, error: OSError) -> str:
+        """What most likely caused ``error`` of one of this store's operations, and the settings that decide it."""
+        cloud, cause = self._cloud, error.cause if isinstance(error, _Failure) else None
+        if cause == "bucket":
+            return (
+                f"no such bucket: {self._container!r} does not exist at this endpoint (a typo in the address, "
+                f"or a bucket of another account or endpoint: {cloud.endpoint})"
+            )
+        if cause == "missing":
+            return f"no {cloud.name} credentials were found: set {cloud.credentials}"
+        if cause == "refused":
+            return (
+                f"the {cloud.name} credentials were refused (wrong, expired or of another account): {cloud.credentials}"
+            )
+        if cause == "denied":
+            return (
+                f"permission denied: these credentials may not write under {self.location} (a read-only "
+                f"policy or role?): {cloud.credentials}"
+            )
+        if cause == "endpoint":
+            return f"the endpoint cannot be reached: {cloud.endpoint}"
+        return f"look at the address, the credentials ({cloud.credentials}) and the endpoint ({cloud.endpoint})"
 
     def _errors(self) -> tuple[type[BaseException], ...]:
         return (self._obstore.exceptions.BaseError, OSError)
@@ -629,10 +737,13 @@ class ObjectStore(StoreBase):
                 return Version(key, len(data), time.time(), result.get("e_tag"), result.get("version"))
             except (errors.AlreadyExistsError, errors.PreconditionError):
                 return None
-            except (errors.BaseError, OSError) as exc:
-                text, unsupported = str(exc), isinstance(exc, errors.NotSupportedError)
+            except (errors.BaseError, OSError) as exc:  # what the server said is not kept: it may repeat a credential
+                status, code, unsupported = (
+                    _status(str(exc)),
+                    _code(str(exc)),
+                    isinstance(exc, errors.NotSupportedError),
+                )
                 failure = self._failure("put if absent", key, exc)
-            status, code = _status(text), _code(text)
             if unsupported or status == 501 or code == "NotImplemented":
                 self.conditional_writes = False
                 raise self._unsupported(key)

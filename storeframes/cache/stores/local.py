@@ -46,6 +46,20 @@ class LocalStore(StoreBase):
     def __repr__(self) -> str:
         return f"LocalStore({str(self.root)!r})"
 
+    def explain(self, error: OSError) -> str:
+        """What most likely stopped a write into the folder (see :meth:`StoreBase.explain`)."""
+        causes = {
+            errno.EACCES: "permission denied: the folder is read-only for this user",
+            errno.EPERM: "permission denied: the folder is read-only for this user",
+            errno.EROFS: "the folder is on a read-only file system",
+            errno.ENOTDIR: "the folder cannot be created: a file stands where one of its folders should be",
+            errno.EEXIST: "the folder cannot be created: a file stands where it should be",
+            errno.ENOENT: "the folder cannot be created where its path leads",
+            errno.ENOSPC: "the disk is full",
+            errno.EDQUOT: "the user's disk quota is used up",
+        }
+        return causes.get(error.errno or 0, error.strerror or type(error).__name__)
+
     def _path(self, key: str) -> Path:
         return self.root.joinpath(*check_key(key).split("/"))
 
