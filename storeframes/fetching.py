@@ -279,6 +279,7 @@ class Fetcher:
             )
         self.credits.check(ep.name, estimate)
         self.wire.check_ready()
+        self.leases()  # here, not on a worker: a member coordinating differently from its team is refused first
         since = self.now() if mode == "always" else None
         for _ in range(1000):
             groups = engine.lease_groups(ep, self.caller.namespace, requests)

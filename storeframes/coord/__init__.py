@@ -29,6 +29,8 @@ from .leases import WAIT_LIMIT, Held, Leases, Remote, leases_for
 from .machine import MACHINE, MachineCoordinator
 from .redis import SCHEMES, RedisCoordinator
 from .state import ENV_COORDINATOR, ENV_STATE_DIR, masked, private_folder, state_dir, state_path, token_id
+from .team import coordination_of
+from .team import record as record_coordination
 from .window import Limiter, SharedLimiter
 
 __all__ = [
@@ -41,10 +43,12 @@ __all__ = [
     "Limiter",
     "Remote",
     "SharedLimiter",
+    "coordination_of",
     "coordinator_for",
     "leases_for",
     "masked",
     "private_folder",
+    "record_coordination",
     "state_dir",
     "state_path",
     "token_id",

@@ -20,6 +20,7 @@ import threading
 import time
 from typing import TYPE_CHECKING, Any
 
+from ..cache.team import canonical_location
 from ..errors import ConfigurationError, plural
 from .base import Coordinator
 from .leases import Leases, digest, leases_for, machine
@@ -267,7 +268,8 @@ class RedisCoordinator(Coordinator, named_by_url=True):
         return self._leases(f"folder:{machine()}:{folder}")
 
     def store_leases(self, cache: Cache, *, objects: bool) -> Leases:
-        return self._leases(f"store:{cache.location}")  # a bucket: every machine names it alike
+        # a bucket: one name whatever its spelling (s3a://, a trailing slash), as every machine names it
+        return self._leases(f"store:{canonical_location(cache.location)}")
 
     def _leases(self, space: str) -> Leases:
         return leases_for(f"{space}|{self.url}", lambda: RedisLeases(self.redis(), space))
