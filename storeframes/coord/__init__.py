@@ -14,6 +14,10 @@ reaches; :func:`coordinator_for` is the one place that picks it:
   :mod:`storeframes.coord.redis`): every machine that names the same Redis server
   (``pip install "storeframes[redis]"``), which keeps the window and the leases.
 
+Every member of a team must coordinate alike: the first that fetches into a shared cache records
+its coordination in the cache, and a member whose coordination differs is refused before it sends
+(:mod:`storeframes.coord.team`).
+
 ``$STOREFRAMES_COORDINATOR`` sets the default. The token itself is never written down:
 what is shared is named by :func:`token_id`, a keyed hash of the token and base URL.
 """

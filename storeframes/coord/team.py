@@ -24,7 +24,7 @@ bucket's lease objects).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 from urllib.parse import parse_qs, urlsplit
 
 from ..cache import CacheWarning
@@ -34,9 +34,16 @@ from .state import ENV_COORDINATOR
 
 if TYPE_CHECKING:
     from ..cache import Cache
-    from .base import Coordinator
 
 __all__ = ["agree", "coordination_of", "record", "redis_identity"]
+
+
+class Coordinator(Protocol):
+    """What this module reads of a :class:`~storeframes.coord.Coordinator`: its Redis URL (None for this
+    machine). The coordinator is passed whole, never its URL, which may hold a password."""
+
+    @property
+    def url(self) -> str | None: ...
 
 
 def redis_identity(url: str) -> str:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import traceback
 from pathlib import Path
 from typing import Any
 
@@ -194,6 +195,15 @@ def test_s3_and_s3a_spellings_of_one_bucket_share_one_lease_space(tmp_path, redi
 # -- in one process: what the record says, offline reads, a change on purpose ----------------------------
 
 
+def _shown_by_storeframes(exc: BaseException) -> list[str]:
+    """What an error shows: its message and repr, and every local of storeframes' frames in its traceback."""
+    texts = [str(exc), repr(exc), repr(vars(exc))]
+    for frame, _ in traceback.walk_tb(exc.__traceback__):
+        if Path(frame.f_code.co_filename).resolve().is_relative_to(Path(sf.__file__).parent.resolve()):
+            texts += [f"{frame.f_code.co_name}.{name}: {value!r}" for name, value in frame.f_locals.items()]
+    return texts
+
+
 def _sandbox(monkeypatch: pytest.MonkeyPatch, cache: Path, coordinator: str | None = None, **options: Any) -> sf.Client:
     """An in-process sandbox client on ``cache``, with ``coordinator`` as its STOREFRAMES_COORDINATOR."""
     if coordinator is None:
@@ -238,9 +248,10 @@ def test_a_team_that_drops_redis_on_purpose_records_it_and_the_old_setting_is_re
     capsys,
     redis_url,  # noqa: F811
 ):
+    team_redis = _with_password(redis_url)
     folder = tmp_path / "team-cache"
     monkeypatch.setenv("STOREFRAMES_STATE_DIR", str(tmp_path / "state"))
-    with _sandbox(monkeypatch, folder, redis_url) as team:
+    with _sandbox(monkeypatch, folder, team_redis) as team:
         team.search_history_frame(KEYWORDS[:1], **RANGE)
     assert main(["cache", "coordination", "--cache-dir", str(folder)]) == 0
     assert "Redis at redis://127.0.0.1:" in capsys.readouterr().out
@@ -252,8 +263,14 @@ def test_a_team_that_drops_redis_on_purpose_records_it_and_the_old_setting_is_re
     with _sandbox(monkeypatch, folder) as member:
         member.search_history_frame(KEYWORDS[1:2], **RANGE)
         assert member.requests_sent == 1
-    with _sandbox(monkeypatch, folder, redis_url) as old, pytest.raises(sf.CoordinationMismatchError, match="unset"):
+    with _sandbox(monkeypatch, folder, team_redis) as old, pytest.raises(sf.CoordinationMismatchError) as refused:
         old.search_history_frame(KEYWORDS[2:3], **RANGE)
+    assert "unset STOREFRAMES_COORDINATOR" in str(refused.value)
+    assert _shown_by_storeframes(refused.value) and not [
+        t for t in _shown_by_storeframes(refused.value) if PASSWORD in t
+    ]
+    assert main(["cache", "coordination", "--cache-dir", str(folder)]) == 0
+    assert PASSWORD not in capsys.readouterr().out
 
 
 def test_the_first_members_to_record_race_and_one_record_stands(tmp_path):
