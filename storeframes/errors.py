@@ -62,6 +62,7 @@ __all__ = [
     "CacheUnavailableError",
     "ConfigurationError",
     "CoordinationError",
+    "CoordinationMismatchError",
     "CostWarning",
     "EstimatesNotInPlanError",
     "ForbiddenError",
@@ -286,6 +287,25 @@ class CoordinationError(StoreframesError):
     """The coordination of a team's members failed or disagrees: the shared rate window or the leases
     cannot be reached (Redis down, a wrong password, a damaged window file), or a member is configured
     differently from the rest of its team. The message names the setting to look at."""
+
+
+class CoordinationMismatchError(CoordinationError):
+    """A member is about to fetch into a shared cache whose team coordinates differently: another
+    coordinator (Redis, or none), another Redis server. Raised before anything is sent, since the
+    member's requests would count in a window of their own and its leases would be invisible to the
+    team (the limit tripped, cells paid twice). Reading what is cached (offline) needs no agreement.
+
+    Attributes:
+        location: the cache's folder or address, for people (never with credentials).
+        team: the team's coordination, as recorded in the cache (never a secret).
+        member: this member's coordination, said the same way.
+    """
+
+    def __init__(self, message: str, *, location: str = "", team: str = "", member: str = ""):
+        self.location = location
+        self.team = team
+        self.member = member
+        super().__init__(message)
 
 
 def shown_value(value: Any, most: int = 80) -> str:

@@ -313,6 +313,7 @@ class Fetcher:
         self.wire.check_ready()
         if self.cache is not None:  # a cache that cannot keep the answers is refused before any is paid for
             self.cache.check_writable()
+        self.leases()  # here, not on a worker: a member coordinating differently from its team is refused first
         since = self.now() if mode == "always" else None
         for _ in range(1000):
             groups = engine.lease_groups(ep, self.caller.namespace, requests)

@@ -31,6 +31,7 @@ from .index import Index, index_file
 from .layout import index_key, new_id
 from .ledger_files import LedgerFiles
 from .stores import Store, StoreBase, store_for
+from .team import Coordination, read_record, write_record
 from .upkeep import Upkeep
 
 if TYPE_CHECKING:  # pyarrow is imported when first needed, not with the package
@@ -118,6 +119,18 @@ class Cache:
         small object written and removed. Raises :class:`~storeframes.CacheUnavailableError` naming the
         address, what failed, the likely cause and the settings to look at."""
         self._files.probe()
+
+    def coordination(self) -> Coordination | None:
+        """How the team sharing this cache coordinates, as recorded by the first member that fetched into it
+        (:mod:`storeframes.cache.team`); None when nothing is recorded. An OSError when the store cannot be
+        read, a ValueError when the record is damaged."""
+        return read_record(self._files)
+
+    def record_coordination(self, coordination: Coordination, *, replace: bool = False) -> Coordination:
+        """Record how the team coordinates unless it is recorded (``replace=True``: whatever is); the
+        coordination that stands (another member's, when it recorded first). An OSError when the store
+        cannot be written."""
+        return write_record(self._files, coordination, replace=replace)
 
     # -- answers and the index ------------------------------------------------------------
 

@@ -14,6 +14,9 @@ overwrite each other)::
     <cache_dir>/
       storeframes-cache.json                    the marker: this folder is a storeframes cache
                                                 (its format number), written with the first file
+      storeframes-coordination.json             how the team sharing the cache coordinates (Redis at an
+                                                address without password, or none), written by the first
+                                                member that fetches into it (storeframes.cache.team)
       answers/endpoint=<name>/<entry>.json.zst  the raw answer: one zstd frame holding a line of JSON
                                                 (format, canonical request, service, fetched_at, cost,
                                                 max_credit_cost, status, the body's size and CRC-32)

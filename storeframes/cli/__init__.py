@@ -1,4 +1,4 @@
-"""The ``storeframes`` command: ``demo``, ``endpoints``, ``sandbox serve`` and ``cache info|ls|compact|clear``.
+"""The ``storeframes`` command: ``demo``, ``endpoints``, ``sandbox serve`` and ``cache info|ls|compact|clear|coordination``.
 
 ``demo`` checks its arguments (the token with ``--live``, the days, country, keywords and
 app) before it makes its folder or sends anything: a refusal leaves nothing behind.
@@ -17,6 +17,10 @@ cache. A file ``cache clear`` cannot remove is named on a line of its own on std
 skipped; the command goes on and exits with status 1. Whatever comes from the cache's
 files (request parameters, service names, file names, the location) is printed with
 control characters escaped (``\\x1b``), so a cache cannot drive the terminal.
+
+``cache coordination`` shows how the team sharing the cache coordinates (as its first member
+that fetched recorded it); ``--record`` records this machine's ``$STOREFRAMES_COORDINATOR`` (or
+``--coordinator``) instead, for a team that changes its coordination on purpose.
 
 The parser is in :mod:`.arguments`, the ``cache`` commands in :mod:`.cache_commands` and
 ``demo``, ``endpoints`` and ``sandbox serve`` in :mod:`.service_commands`.

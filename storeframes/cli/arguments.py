@@ -148,6 +148,26 @@ def parser() -> argparse.ArgumentParser:
         "its cost in credits, the cells it covers and its request parameters.",
     )
     ls.add_argument("endpoint", nargs="?", choices=ENDPOINTS, metavar="ENDPOINT", help=f"only this one of {names}")
+    coordination = cache_commands.add_parser(
+        "coordination",
+        parents=[folder],
+        help="how the team sharing the cache coordinates; --record changes it on purpose",
+        description="Show how the team sharing the cache coordinates its rate window and leases, as the first "
+        "member that fetched into it recorded (Redis at an address, or no coordinator). A member configured "
+        "otherwise is refused before it sends anything. --record records this machine's setting instead "
+        "($STOREFRAMES_COORDINATOR, or --coordinator), for a team that changes its coordination on purpose: "
+        "members still configured the old way are refused from then on.",
+    )
+    coordination.add_argument(
+        "--record",
+        action="store_true",
+        help="record this setting as the team's, replacing what is recorded",
+    )
+    coordination.add_argument(
+        "--coordinator",
+        metavar="URL",
+        help="with --record: 'machine' or a Redis URL (default: $STOREFRAMES_COORDINATOR, else machine)",
+    )
     clear = cache_commands.add_parser(
         "clear",
         parents=[folder],

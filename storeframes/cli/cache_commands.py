@@ -1,6 +1,6 @@
-"""``storeframes cache info|ls|compact|clear``: the cache named by ``--cache-dir`` (or the
-default), refused when it does not exist or holds no storeframes cache, then looked into,
-compacted or cleared (after asking)."""
+"""``storeframes cache info|ls|compact|clear|coordination``: the cache named by ``--cache-dir``
+(or the default), refused when it does not exist or holds no storeframes cache, then looked
+into, compacted, cleared (after asking), or asked how its team coordinates."""
 
 from __future__ import annotations
 
@@ -99,6 +99,8 @@ def run_cache(args: argparse.Namespace) -> int:
             code = _cache_ls(cache, args.endpoint)
         elif command == "compact":
             code = _cache_compact(cache)
+        elif command == "coordination":
+            code = _cache_coordination(cache, args.record, args.coordinator)
         else:
             code = _cache_clear(cache, args.endpoint, args.older_than, args.yes, failed)
     for warning in caught:
@@ -256,4 +258,47 @@ def _cache_compact(cache: Cache) -> int:
         f"frame files {before['frames']} -> {after['frames']}"
         + (f", frames of {done['frames_dropped']} replaced answers dropped" if done["frames_dropped"] else "")
     )
+    return 0
+
+
+def _cache_coordination(cache: Cache, record: bool, spec: str | None) -> int:
+    """Show how the team sharing ``cache`` coordinates; with ``record``, record ``spec``'s (or the
+    environment's) instead."""
+    from ..coord import coordinator_for, record_coordination
+    from ..errors import ConfigurationError
+
+    where = printable(cache.location)
+    try:
+        team = cache.coordination()
+    except ValueError:
+        team = None
+        if not record:
+            print(
+                f"storeframes cache coordination: the coordination record in {where} is damaged: record the "
+                "team's with --record where its setting is",
+                file=sys.stderr,
+            )
+            return 1
+    except OSError as exc:
+        print(f"storeframes cache coordination: cannot read {where} ({printable(str(exc))})", file=sys.stderr)
+        return 1
+    if not record:
+        if team is None:
+            print(f"no coordination recorded in {where}: the first member that fetches into it records its own")
+        else:
+            print(f"the team sharing {where} coordinates through {printable(team.describe())}")
+            if team.written_by or team.written_at:
+                print(f"recorded {printable(team.written_at)} by {printable(team.written_by)}")
+        return 0
+    try:
+        coordinator = coordinator_for(spec)
+        now = record_coordination(coordinator, cache)
+    except ConfigurationError as exc:
+        print(f"storeframes cache coordination: {exc}", file=sys.stderr)
+        return 2
+    except OSError as exc:
+        print(f"storeframes cache coordination: cannot write {where} ({printable(str(exc))})", file=sys.stderr)
+        return 1
+    was = f" (was: {printable(team.describe())})" if team is not None and not team.same(now) else ""
+    print(f"recorded in {where}: the team coordinates through {printable(now.describe())}{was}")
     return 0

@@ -14,6 +14,10 @@ reaches; :func:`coordinator_for` is the one place that picks it:
   :mod:`storeframes.coord.redis`): every machine that names the same Redis server
   (``pip install "storeframes[redis]"``), which keeps the window and the leases.
 
+Every member of a team must coordinate alike: the first that fetches into a shared cache records
+its coordination in the cache, and a member whose coordination differs is refused before it sends
+(:mod:`storeframes.coord.team`).
+
 ``$STOREFRAMES_COORDINATOR`` sets the default. The token itself is never written down:
 what is shared is named by :func:`token_id`, a keyed hash of the token and base URL.
 """
@@ -29,6 +33,8 @@ from .leases import WAIT_LIMIT, Held, LeaseLost, Leases, Remote, leases_for
 from .machine import MACHINE, MachineCoordinator
 from .redis import SCHEMES, RedisCoordinator
 from .state import ENV_COORDINATOR, ENV_STATE_DIR, masked, private_folder, state_dir, state_path, token_id
+from .team import coordination_of
+from .team import record as record_coordination
 from .window import Limiter, SharedLimiter
 
 __all__ = [
@@ -42,10 +48,12 @@ __all__ = [
     "Limiter",
     "Remote",
     "SharedLimiter",
+    "coordination_of",
     "coordinator_for",
     "leases_for",
     "masked",
     "private_folder",
+    "record_coordination",
     "state_dir",
     "state_path",
     "token_id",

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from ..errors import ConfigurationError
 from .leases import Leases, leases_for
 from .state import token_id
+from .team import agree
 from .window import OwnWindow, Shared, SharedLimiter, check_rate, unreachable
 
 if TYPE_CHECKING:
@@ -111,13 +112,17 @@ class Coordinator(ABC):
         The one place that reads which leases suit a cache (its store's ``Capabilities.leases``):
         without a cache, or with a store nothing outside the process sees, the leases are the
         process's flights only (``owner``'s, without a cache); a folder's and another
-        store's are the backend's (:meth:`folder_leases`, :meth:`store_leases`).
+        store's are the backend's (:meth:`folder_leases`, :meth:`store_leases`), once this
+        member agrees with the coordination its team recorded in the cache
+        (:func:`~storeframes.coord.team.agree`: a
+        :class:`~storeframes.CoordinationMismatchError` otherwise).
         """
         if cache is None:  # nothing to share with other processes: the threads of this client only
             return leases_for(f"client:{id(owner)}", lambda: None)
         capabilities = cache.storage.capabilities
         if capabilities.leases == "process":  # nothing outside the process sees the store
             return leases_for(f"store:{id(cache.storage)}", lambda: None)
+        agree(self, cache)  # a member coordinating differently from its team is refused here, before it sends
         if capabilities.leases == "files" and capabilities.local_root is not None:
             return self.folder_leases(os.path.realpath(capabilities.local_root))
         return self.store_leases(cache, objects=capabilities.leases == "objects")

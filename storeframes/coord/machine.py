@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..cache import CacheWarning
+from ..cache.team import canonical_location
 from ..errors import CacheUnavailableError, warn
 from .base import Coordinator
 from .bucket import ObjectLeases
@@ -305,4 +306,4 @@ class MachineCoordinator(Coordinator, named_by_url=False):
             return None
 
         # a bucket: every machine names it alike, so its leases are the same for all of them
-        return leases_for(f"store:{cache.location}", remote)
+        return leases_for(f"store:{canonical_location(cache.location)}", remote)

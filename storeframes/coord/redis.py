@@ -22,6 +22,7 @@ from collections.abc import Callable
 from functools import partial
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from ..cache.team import canonical_location
 from ..errors import ConfigurationError, CoordinationError, plural
 from .base import Coordinator
 from .leases import Leases, digest, leases_for, machine
@@ -450,7 +451,8 @@ class RedisCoordinator(Coordinator, named_by_url=True):
         return self._leases(f"folder:{machine()}:{folder}")
 
     def store_leases(self, cache: Cache, *, objects: bool) -> Leases:
-        return self._leases(f"store:{cache.location}")  # a bucket: every machine names it alike
+        # a bucket: one name whatever its spelling (s3a://, a trailing slash), as every machine names it
+        return self._leases(f"store:{canonical_location(cache.location)}")
 
     def _leases(self, space: str) -> Leases:
         return leases_for(f"{space}|{digest(self.url)}", lambda: RedisLeases(self, space))

@@ -577,7 +577,7 @@ def test_no_file_in_the_folder_holds_the_token(tmp_path):
     leases = [p for p in files if p.parent.name == "leases"]
     assert leases and all(p.stat().st_size == 0 for p in leases)  # lock files hold nothing
     files = [p for p in files if p not in leases]
-    assert len(files) == 6  # the cache's marker, two answers, their index files, the ledger
+    assert len(files) == 7  # the cache's marker, its team's coordination, two answers, their index files, the ledger
     assert json.loads((tmp_path / "storeframes-cache.json").read_text())["format"] == 2
     for path in files:
         data = path.read_bytes()

@@ -101,6 +101,9 @@ def test_with_a_redis_url_the_window_and_the_leases_are_the_servers(redis_url, t
         assert isinstance(from_env._leases().remote, RedisLeases)
     with _client(tmp_path / "other", coordinator="machine") as chosen:
         assert chosen.coordinator == Coordinator()  # an explicit choice wins over the environment
+        with pytest.raises(sf.CoordinationMismatchError):  # but that folder's team coordinates through Redis
+            chosen._leases()
+    with _client(tmp_path / "own", coordinator="machine") as chosen:
         assert isinstance(chosen._leases().remote, FileLeases)
 
 
