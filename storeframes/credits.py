@@ -45,6 +45,7 @@ import json
 import logging
 import os
 import threading
+import time
 import weakref
 from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
@@ -92,11 +93,28 @@ _OPEN: weakref.WeakSet[Credits] = weakref.WeakSet()
 
 @atexit.register
 def _merge_at_exit() -> None:
-    for credits in list(_OPEN):
-        try:
-            credits.close()
-        except Exception:  # the small files stay, and read as they are
-            log.warning("could not tidy the ledger of session %s", credits.session, exc_info=True)
+    """Merge the open sessions' small files, on a daemon thread waited for until the exit's deadline
+    (:func:`~storeframes.cache.frame_files.exit_wait`): a cache that stopped answering holds the exit no longer."""
+    sessions = list(_OPEN)
+    if not sessions:
+        return
+    from .cache.frame_files import at_exit, exit_deadline, exit_wait
+
+    def merge() -> None:
+        for credits in sessions:
+            try:
+                credits.close()
+            except Exception:  # the small files stay, and read as they are
+                log.warning("could not tidy the ledger of session %s", credits.session, exc_info=True)
+
+    worker = threading.Thread(target=merge, name="storeframes-ledger-merge", daemon=True)
+    worker.start()
+    worker.join(max(0.0, exit_deadline() - time.monotonic()))
+    if worker.is_alive():
+        at_exit(
+            f"the ledger's files were not merged: the cache did not answer within {exit_wait():g} s of the exit. "
+            "Each request's rows were written as it ended, and read the same unmerged."
+        )
 
 
 class Credits:

@@ -9,7 +9,16 @@ interpreter takes to exit.
 
 from __future__ import annotations
 
+import contextlib
+import json
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 import polars as pl
@@ -18,8 +27,11 @@ import pytest
 import storeframes as sf
 from storeframes.catalog import CostModel
 from storeframes.ledger import LEDGER_SCHEMA, MOST_CREDITS, conform_ledger, spend_summary
+from tests._children import child_env
 from tests._hostile import PREFIX, Hostile, Reply, envelope
+from tests._s3 import s3_bucket, s3_server  # noqa: F401  (fixtures)
 from tests._summary import record
+from tests.conftest import ROOT
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -182,3 +194,140 @@ def test_a_ledger_file_written_before_cost_estimated_still_reads():
     assert read.schema == LEDGER_SCHEMA
     assert read["cost_estimated"].to_list() == [True, False]
     assert spend_summary(read).select("credits_spent", "credits_estimated").rows() == [(44, 33)]
+
+
+# -- a bucket that stalls at exit ----------------------------------------------------------
+
+
+class StallingProxy:
+    """A loopback TCP proxy to moto's S3 that, once ``flag`` exists, passes nothing more and never
+    answers, on the connections it holds and on new ones: a bucket that stalled (a network that
+    dropped its packets, an endpoint that hangs)."""
+
+    def __init__(self, upstream: str, flag: Path):
+        host, _, port = upstream.removeprefix("http://").partition(":")
+        self.upstream = (host, int(port))
+        self.flag = flag
+        self.stopping = threading.Event()
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.listener.settimeout(0.1)
+        self.endpoint = f"http://127.0.0.1:{self.listener.getsockname()[1]}"
+        self.held: list[socket.socket] = []
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        while not self.stopping.is_set():
+            try:
+                client, _ = self.listener.accept()
+            except TimeoutError:
+                continue
+            except OSError:  # closed
+                return
+            self.held.append(client)
+            if self.flag.exists():
+                continue  # accepted, never answered
+            upstream = socket.create_connection(self.upstream)
+            self.held.append(upstream)
+            for source, target in ((client, upstream), (upstream, client)):
+                threading.Thread(target=self._pump, args=(source, target), daemon=True).start()
+
+    def _pump(self, source: socket.socket, target: socket.socket) -> None:
+        source.settimeout(0.1)
+        while not self.stopping.is_set():
+            try:
+                data = source.recv(65536)
+            except TimeoutError:
+                continue
+            except OSError:
+                return
+            if not data:
+                return
+            while self.flag.exists() and not self.stopping.is_set():  # stalled: hold what came
+                time.sleep(0.05)
+            with contextlib.suppress(OSError):
+                target.sendall(data)
+
+    def close(self) -> None:
+        self.stopping.set()
+        for held in [self.listener, *self.held]:
+            with contextlib.suppress(OSError):
+                held.close()
+
+
+@pytest.fixture
+def stalling_bucket(s3_bucket, tmp_path) -> Iterator[tuple[Any, StallingProxy]]:  # noqa: F811
+    proxy = StallingProxy(s3_bucket.endpoint, tmp_path / "stalled")
+    try:
+        yield s3_bucket, proxy
+    finally:
+        proxy.close()
+
+
+STALLED_EXIT = """
+import json, sys, time
+import polars as pl
+import storeframes as sf
+
+args = json.loads(sys.argv[1])
+client = sf.sandbox.client(cache_dir=args["url"], storage_options=args["options"], progress=False)
+client.get("search", keyword="maps")  # an answer, and its ledger rows, kept in the bucket
+entry = client.cache.entries("search")[0]
+open(args["flag"], "w").close()  # the bucket stalls from now on
+client.cache.WRITE_BEHIND_ROWS = 1
+client.cache.write_frame(entry, "seams", "v1", pl.DataFrame({"n": [1, 2, 3]}), later=True)
+print("submitted", flush=True)
+# the script ends here, without closing the client: the interpreter exits
+"""
+
+
+@pytest.mark.heavy
+@pytest.mark.timeout(120)
+def test_the_exit_waits_a_few_seconds_for_a_stalled_bucket_and_says_what_was_not_written(stalling_bucket, tmp_path):
+    bucket, proxy = stalling_bucket
+    wait = 2.0
+    options = {**bucket.storage_options, "aws_endpoint_url": proxy.endpoint, "aws_allow_http": "true"}
+    args = {"url": bucket.url, "options": options, "flag": str(proxy.flag)}
+    env = child_env(STOREFRAMES_EXIT_WAIT=f"{wait:g}")
+    child = subprocess.Popen(
+        [sys.executable, "-c", STALLED_EXIT, json.dumps(args)],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert child.stdout is not None
+        line = child.stdout.readline()
+        submitted = time.monotonic()
+        assert line.strip() == "submitted", child.communicate(timeout=60)[1][-3000:]
+        _, err = child.communicate(timeout=60)
+        exited = time.monotonic() - submitted
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.wait(timeout=30)
+    assert child.returncode == 0, err[-3000:]
+    # it waited for the write, the shared deadline of the exit, and no longer
+    assert wait - 0.2 <= exited <= wait + 3.0, (exited, err[-3000:])
+    assert (
+        f"storeframes: 1 frame file was not written to the cache at {bucket.url}: it did not answer within "
+        f"{wait:g} s of the exit ($STOREFRAMES_EXIT_WAIT sets how long to wait). The answers they are made from "
+        "were kept in the cache before them: the frames are made again from those when next read, and no credit "
+        "is spent again."
+    ) in err
+    assert "the ledger's files were not merged" in err
+    assert bucket.storage_options["aws_secret_access_key"] not in err
+    # what was kept before the stall reads, once the bucket answers again
+    proxy.flag.unlink()
+    with sf.sandbox.client(cache_dir=bucket.url, storage_options=options, progress=False) as again:
+        assert again.cache is not None and len(again.cache.entries("search")) == 1
+        frame = again.search_frame("maps")
+        assert frame.height > 0 and again.spent == 0  # served from the answer kept: not paid again
+    record(
+        "backend failure: stalled bucket at exit",
+        faults={"stalled bucket": 1},
+        requests=1,
+        rows=1,
+        paid_twice=again.spent,
+    )
