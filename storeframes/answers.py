@@ -236,11 +236,15 @@ class Attempt:
     """One attempt at one request, as the request path reports it.
 
     ``status`` is None when no answer came back (a timeout, a dropped connection, a body
-    cut short); ``cost`` is what the answer said was charged (0 without one).
+    cut short of an error status); ``cost`` is what the answer said was charged (0 without one).
     ``cost_unknown`` is True when an answer came back but its ``metadata.request.cost``
-    was not a whole number >= 0 (negative, fractional, not a number): ``cost`` is then 0
-    and whoever counts credits counts the request's estimate instead
-    (:meth:`storeframes.credits.Reservation.attempt` does).
+    was not a whole number from 0 to :data:`~storeframes.ledger.MOST_CREDITS` (negative,
+    fractional, not a number, absurdly large), or when a 200 began and its body never
+    arrived whole (cut by the deadline or a dropped connection, not JSON, JSON cut short):
+    ``cost`` is then 0 and whoever counts credits counts the request's estimate instead
+    (:meth:`storeframes.credits.Reservation.attempt` does). ``retried`` is True when the
+    request path tries again after this attempt's fault while attempts remain (a body cut
+    short); a 429 and a 5xx are retried too, whatever it says.
     """
 
     endpoint: str
@@ -252,3 +256,4 @@ class Attempt:
     elapsed: float
     error: str | None = None
     cost_unknown: bool = False
+    retried: bool = False

@@ -331,9 +331,9 @@ class Client(FrameFunctions):
 
         An answer that was charged and then failed (a 5xx, a malformed body) is a row
         with its cost, and an attempt that got no answer (a timeout, a dropped
-        connection) a row with ``status`` null and ``cost`` 0. An answer whose cost cannot
-        be read (not a whole number >= 0) counts the request's estimate, on a row with
-        ``max_credit_cost`` null. :attr:`spent` is always the sum of ``cost``. Each row names its ``service`` (:attr:`namespace`). The rows
+        connection) a row with ``status`` null and ``cost`` 0. An answer whose cost cannot be read
+        (not a whole number >= 0, absurdly large) or a 200 cut short counts the request's estimate,
+        on a row with ``cost_estimated``. :attr:`spent` is always the sum of ``cost``. Each row names its ``service`` (:attr:`namespace`). The rows
         of a request are kept in the cache folder as soon as it ends, before its answer
         is (cache hits at the end of the call); :meth:`spend` sums them across sessions.
         """

@@ -10,11 +10,14 @@ ledger, in one step. So :attr:`Credits.spent` is, at every moment, the sum of th
 hits are rows too (``from_cache``, ``saved``).
 
 An answer whose reported cost cannot be trusted (``metadata.request.cost`` negative,
-fractional or not a number: the request path raises
-:class:`~storeframes.ResponseShapeError` and reports the attempt with ``cost_unknown``)
-counts the request's *estimate* as charged: its row has the estimate as ``cost`` and a null
-``max_credit_cost``, which marks a cost the service did not report in a readable form. So
-a hostile or broken answer can neither hide a charge nor turn the budget off.
+fractional, not a number or past :data:`~storeframes.ledger.MOST_CREDITS`), and a 200 whose
+body never arrived whole (cut by the deadline or a dropped connection, not JSON, JSON cut
+short), is reported with ``cost_unknown``: the service may have charged it. It counts the
+request's *estimate* as charged: its row has the estimate as ``cost``, ``cost_estimated``
+True and a null ``max_credit_cost``. Such an attempt that is tried again is checked
+against the budget first, as a charged 429 or 5xx is, so retries of answers that keep
+arriving cut short stop before they could spend past the budget. So a hostile or broken
+answer can neither hide a charge nor turn the budget off.
 
 The rows are kept in a sink (the cache), which knows nothing of sessions: it writes and
 removes named files of rows. The layout is this module's:
@@ -42,6 +45,7 @@ import json
 import logging
 import os
 import threading
+import time
 import weakref
 from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
@@ -90,13 +94,29 @@ _OPEN: weakref.WeakSet[Credits] = weakref.WeakSet()
 
 @atexit.register
 def _merge_at_exit() -> None:
-    for credits in list(_OPEN):
-        if not built_here(credits.pid):  # a forked child's exit: the session is its parent's to tidy
-            continue
-        try:
-            credits.close()
-        except Exception:  # the small files stay, and read as they are
-            log.warning("could not tidy the ledger of session %s", credits.session, exc_info=True)
+    """Merge the open sessions' small files, on a daemon thread waited for until the exit's deadline
+    (:func:`~storeframes.cache.frame_files.exit_wait`): a cache that stopped answering holds the exit no longer.
+    A forked child's exit leaves its parent's sessions alone: they are the parent's to tidy."""
+    sessions = [credits for credits in _OPEN if built_here(credits.pid)]
+    if not sessions:
+        return
+    from .cache.frame_files import at_exit, exit_deadline, exit_wait
+
+    def merge() -> None:
+        for credits in sessions:
+            try:
+                credits.close()
+            except Exception:  # the small files stay, and read as they are
+                log.warning("could not tidy the ledger of session %s", credits.session, exc_info=True)
+
+    worker = threading.Thread(target=merge, name="storeframes-ledger-merge", daemon=True)
+    worker.start()
+    worker.join(max(0.0, exit_deadline() - time.monotonic()))
+    if worker.is_alive():
+        at_exit(
+            f"the ledger's files were not merged: the cache did not answer within {exit_wait():g} s of the exit. "
+            "Each request's rows were written as it ended, and read the same unmerged."
+        )
 
 
 class Credits:
@@ -206,6 +226,7 @@ class Credits:
         elapsed: float,
         from_cache: bool = False,
         saved: int = 0,
+        estimated: bool = False,
     ) -> dict[str, Any]:
         """A new row (in the order of :data:`~storeframes.LEDGER_SCHEMA`), not yet counted."""
         with self._lock:
@@ -224,6 +245,7 @@ class Credits:
             "from_cache": from_cache,
             "saved": saved,
             "row": f"{self.session}-{number:07d}",
+            "cost_estimated": estimated,
         }
 
     def record_hit(self, endpoint: str, params: Mapping[str, str], saved: int) -> None:
@@ -375,15 +397,17 @@ class Reservation:
     def attempt(self, attempt: Attempt) -> None:
         """Record one attempt: a ledger row (``status`` None without an answer); it counts at :meth:`settle`.
 
-        An attempt with ``cost_unknown`` (its answer's cost was unreadable) counts the
-        request's estimate, on a row with a null ``max_credit_cost``. When a charged
-        answer will be tried again (a 429 or a 5xx that carried a cost) and another
+        An attempt with ``cost_unknown`` (an answer whose cost could not be read, or a
+        200 whose body never arrived whole) counts the request's estimate, on a row with
+        ``cost_estimated`` and a null ``max_credit_cost``. When a charged answer will be
+        tried again (a 429 or a 5xx that carried a cost, a 200 cut short) and another
         attempt could pass the budget, raises :class:`~storeframes.BudgetExceededError`,
         so the retries stop there.
         """
         cost: int = attempt.cost
         max_cost: int | None = attempt.max_credit_cost
-        if attempt.cost_unknown:  # never trust what could not be read: count what it could have cost
+        estimated = attempt.cost_unknown
+        if estimated:  # never trust what could not be read: count what it could have cost
             cost, max_cost = self.estimate, None
         self.cost += cost
         self._rows.append(
@@ -395,13 +419,25 @@ class Reservation:
                 status=attempt.status,
                 attempt=attempt.attempt,
                 elapsed=attempt.elapsed,
+                estimated=estimated,
             )
         )
-        retryable = attempt.status is not None and (attempt.status == 429 or attempt.status >= 500)
+        retryable = attempt.retried or (attempt.status is not None and (attempt.status == 429 or attempt.status >= 500))
         if cost and retryable and attempt.attempt < self.tries:
             credits = self._credits
             with credits._lock:  # the reservation still holds an estimate for the next attempt
-                credits._check(attempt.endpoint, self.cost)
+                budget = credits.budget
+                spent = credits._spent + self.cost  # what it will be once this request settles
+                others = credits._reserved - self.estimate
+                if budget is not None and spent + others + self.estimate > budget:
+                    raise BudgetExceededError(
+                        spent=spent,
+                        reserved=others,
+                        estimate=self.estimate,
+                        budget=budget,
+                        endpoint=attempt.endpoint,
+                        attempts=attempt.attempt,
+                    )
 
     def settle(self) -> None:
         """Release the estimate, count what the attempts were charged, write their rows, tell the watchers.

@@ -251,7 +251,9 @@ class AnswerWarning(UserWarning):
 
 
 class CostWarning(UserWarning):
-    """An answer reported a ``cost`` above its own ``max_credit_cost``: it is counted as reported."""
+    """An answer reported a ``cost`` above its own ``max_credit_cost`` (it is counted as reported), or one
+    past counting (above :data:`~storeframes.ledger.MOST_CREDITS`: the answer is kept, and the request's
+    estimate is counted, marked ``cost_estimated``)."""
 
 
 class ConfigurationError(StoreframesError, ValueError):
@@ -361,18 +363,27 @@ def _query(params: Mapping[str, str]) -> str:
 
 
 class BudgetExceededError(StoreframesError):
-    """Sending the request could take the credits spent past the client's budget."""
+    """Sending the request could take the credits spent past the client's budget.
 
-    def __init__(self, *, spent: int, reserved: int, estimate: int, budget: int, endpoint: str):
+    ``attempts`` is 0 when nothing of the request was sent, else the attempts already sent
+    (their credits, charged or maybe charged, are in ``spent``): another is not sent.
+    """
+
+    def __init__(self, *, spent: int, reserved: int, estimate: int, budget: int, endpoint: str, attempts: int = 0):
         self.spent = spent
         self.reserved = reserved
         self.estimate = estimate
         self.budget = budget
         self.endpoint = endpoint
+        self.attempts = attempts
         pending = f" (+{reserved:,} reserved by requests in flight)" if reserved else ""
+        what, outcome = endpoint, "nothing was sent"
+        if attempts:
+            what = f"another attempt at {endpoint}"
+            outcome = f"it is not tried again after {plural(attempts, 'attempt')} (counted in what was spent)"
         super().__init__(
-            f"budget exceeded: {endpoint} could cost up to {plural(estimate, 'credit')}, "
-            f"{spent:,} already spent{pending}, budget is {budget:,}; nothing was sent"
+            f"budget exceeded: {what} could cost up to {plural(estimate, 'credit')}, "
+            f"{spent:,} already spent{pending}, budget is {budget:,}; {outcome}"
         )
 
 

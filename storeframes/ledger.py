@@ -13,6 +13,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "LEDGER_SCHEMA",
+    "MOST_CREDITS",
     "SERVICE",
     "SPEND_SCHEMA",
     "UNKNOWN_SERVICE",
@@ -42,6 +43,7 @@ LEDGER_SCHEMA = pl.Schema(
         "from_cache": pl.Boolean(),
         "saved": pl.Int64(),
         "row": pl.String(),
+        "cost_estimated": pl.Boolean(),
     }
 )
 """``time`` (UTC), ``service`` (the client's ``namespace``: ``"service"`` for the real
@@ -50,7 +52,18 @@ service, ``"sandbox-<seed>"`` for a sandbox), ``endpoint``, canonical ``params``
 ``cost`` is then the request's estimate, counted as spent), ``status`` (null for an
 attempt that got no answer: a timeout, a dropped connection), ``attempt`` (0 for a cache hit),
 ``elapsed_ms``, ``from_cache``, ``saved`` (for a cache hit, the original cost of the
-cells served) and ``row``, an id unique across sessions (``<session>-<n>``)."""
+cells served), ``row``, an id unique across sessions (``<session>-<n>``), and
+``cost_estimated``: True when the service did not report the cost in a form that could be
+counted (a 200 whose body was cut short, was not JSON, or said a cost that is not a whole
+number from 0 to :data:`MOST_CREDITS`), so ``cost`` is the request's estimate, what it may
+have been charged. Files written before that column read it as ``max_credit_cost`` null,
+the mark those versions gave such rows; versions before it read these files and leave
+the column out."""
+
+MOST_CREDITS = 2**53 - 1
+"""The largest cost an answer is believed to report (the largest whole number a JSON number
+holds exactly in every reader): a larger one is counted as the request's estimate, with a
+:class:`~storeframes.CostWarning`, so the ledger's sums never overflow its Int64 columns."""
 
 
 @functools.cache
@@ -72,6 +85,7 @@ def ledger_arrow() -> pa.Schema:
             ("from_cache", pa.bool_()),
             ("saved", pa.int64()),
             ("row", pa.string()),
+            ("cost_estimated", pa.bool_()),
         ]
     )
 
@@ -95,6 +109,7 @@ SPEND_SCHEMA = pl.Schema(
         "endpoint": pl.String,
         "requests": pl.UInt32,
         "credits_spent": pl.Int64,
+        "credits_estimated": pl.Int64,
         "cache_hits": pl.UInt32,
         "credits_saved": pl.Int64,
     }
@@ -104,14 +119,20 @@ SPEND_SCHEMA = pl.Schema(
 def conform_ledger(frame: pl.DataFrame, source: str) -> pl.DataFrame:
     """Ledger rows read from a file, in :data:`LEDGER_SCHEMA`.
 
-    A file of an earlier version lacks ``service`` (read as ``"unknown"``) and ``row``
-    (read as ``<source>#<position>``, ``source`` naming the file); so do missing values.
+    A file of an earlier version lacks ``service`` (read as ``"unknown"``), ``row``
+    (read as ``<source>#<position>``, ``source`` naming the file) and ``cost_estimated``
+    (read as ``max_credit_cost`` null, how those versions marked an estimated cost); so do
+    missing values.
     """
     position = (pl.lit(f"{source}#") + pl.int_range(pl.len()).cast(pl.String)).alias("row")
     service = pl.lit(UNKNOWN_SERVICE, pl.String).alias("service")
+    marked = pl.col("max_credit_cost").is_null().fill_null(False).alias("cost_estimated")
     frame = frame.with_columns(
         pl.col("service").cast(pl.String).fill_null(service) if "service" in frame.columns else service,
         pl.col("row").cast(pl.String).fill_null(position) if "row" in frame.columns else position,
+    )
+    frame = frame.with_columns(
+        pl.col("cost_estimated").cast(pl.Boolean).fill_null(marked) if "cost_estimated" in frame.columns else marked
     )
     return frame.select(LEDGER_SCHEMA.names()).cast(LEDGER_SCHEMA)
 
@@ -121,7 +142,9 @@ def spend_summary(ledger: pl.DataFrame) -> pl.DataFrame:
 
     ``requests`` counts answers received from the service (errors and retries
     included; an attempt that got no answer, ``status`` null, is not one),
-    ``cache_hits`` answers served from the cache. Services are never summed together.
+    ``cache_hits`` answers served from the cache; ``credits_estimated`` is the part of
+    ``credits_spent`` the service did not report (``cost_estimated`` rows: the requests'
+    estimates, what they may have cost). Services are never summed together.
     """
     if ledger.is_empty():
         return pl.DataFrame(schema=SPEND_SCHEMA)
@@ -130,6 +153,7 @@ def spend_summary(ledger: pl.DataFrame) -> pl.DataFrame:
         .agg(
             requests=(~pl.col("from_cache") & pl.col("status").is_not_null()).sum().cast(pl.UInt32),
             credits_spent=pl.col("cost").sum(),
+            credits_estimated=pl.col("cost").filter(pl.col("cost_estimated")).sum(),
             cache_hits=pl.col("from_cache").sum().cast(pl.UInt32),
             credits_saved=pl.col("saved").sum(),
         )

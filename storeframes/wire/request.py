@@ -42,6 +42,7 @@ from ..errors import (
     plural,
     warn,
 )
+from ..ledger import MOST_CREDITS
 from .body import ENCODINGS, _Fault, _finish, _layers, _through, _TooLarge
 from .envelope import _MISSING, _credits, _error_class, _error_details, _number, _request_meta, _retry_after, _whole
 from .safety import Secret, _token_auth, check_base_url, clean_token, shown_url
@@ -62,6 +63,8 @@ DEFAULT_MAX_BODY_BYTES = 256 * 1024 * 1024
 
 
 Report = Callable[[Attempt], None]
+
+_MAY_HAVE_COST = "the answer may have been charged, so the request's estimate is counted as spent"
 
 
 def _seconds(value: Any) -> bool:
@@ -281,6 +284,7 @@ class Wire:
         unsendable: str | None = None  # httpx cannot build the URL
         closed = False
         too_large: _TooLarge | None = None
+        answered: list[int] = []  # the status, once the answer's headers arrived
         status, headers, body_bytes = 0, httpx.Headers(), b""
         with self.limiter.slot():
             if before is not None:
@@ -289,7 +293,7 @@ class Wire:
             with self._lock:
                 self.requests_sent += 1
             try:
-                status, headers, body_bytes = self._exchange(url, params, started)
+                status, headers, body_bytes = self._exchange(url, params, started, answered)
             except httpx.HTTPError as exc:
                 fault = _what_failed(exc)
             except _Fault as exc:
@@ -310,20 +314,30 @@ class Wire:
                 "params", params, f"parameters httpx can send in a URL ({unsendable})", endpoint=ep.name
             )
         if fault is not None:
-            report(Attempt(ep.name, params, None, 0, 0, attempt, elapsed, fault))
+            if answered == [200]:  # an answer began, and may have been charged: its estimate counts
+                report(Attempt(ep.name, params, 200, 0, 0, attempt, elapsed, fault, cost_unknown=True, retried=True))
+                fault = f"the answer was cut short: {fault}; {_MAY_HAVE_COST}"
+            else:
+                report(Attempt(ep.name, params, None, 0, 0, attempt, elapsed, fault, retried=True))
             raise TransportError(fault, path=ep.path, attempts=attempt)
         if too_large is not None:
             status = too_large.status
-            answered = status == 200  # an answer was sent, and maybe charged: its cost is unknown
-            report(Attempt(ep.name, params, status, 0, 0, attempt, elapsed, "too large", cost_unknown=answered))
+            charged = status == 200  # an answer was sent, and maybe charged: its cost is unknown
+            report(Attempt(ep.name, params, status, 0, 0, attempt, elapsed, "too large", cost_unknown=charged))
             raise ResponseTooLargeError(limit=self.max_body_bytes, path=ep.path, announced=too_large.announced)
         return self._read(ep, params, url, status, headers, body_bytes, attempt, elapsed, report)
 
-    def _exchange(self, url: str, params: dict[str, str], started: float) -> tuple[int, httpx.Headers, bytes]:
-        """Send the request and read its body: (status, headers, body), never following a redirect."""
+    def _exchange(
+        self, url: str, params: dict[str, str], started: float, answered: list[int]
+    ) -> tuple[int, httpx.Headers, bytes]:
+        """Send the request and read its body: (status, headers, body), never following a redirect.
+
+        The status goes to ``answered`` as soon as the headers arrive, so a body that never
+        arrives whole is known to belong to an answer, maybe a charged one."""
         http = self.http
         request = http.build_request("GET", url, params=params, headers=self._headers, timeout=self._timeout)
         response = http.send(request, auth=self._auth, follow_redirects=False, stream=True)
+        answered.append(response.status_code)
         try:
             if 300 <= response.status_code < 400:  # never read, never followed
                 return response.status_code, response.headers, b""
@@ -394,9 +408,13 @@ class Wire:
                 unreadable = f"the body is nested deeper than Python reads (about {sys.getrecursionlimit():,} levels)"
             except ValueError as exc:
                 unreadable = f"a number in the body cannot be read ({str(exc)[:120]})"
-        if unreadable == "incomplete":
-            report(Attempt(ep.name, params, http_status, 0, 0, attempt, elapsed, "incomplete body"))
-            raise TransportError("incomplete body: not valid JSON", path=ep.path, attempts=attempt)
+        if unreadable == "incomplete":  # a 200 that is not JSON or is JSON cut short: maybe charged
+            report(
+                Attempt(
+                    ep.name, params, 200, 0, 0, attempt, elapsed, "incomplete body", cost_unknown=True, retried=True
+                )
+            )
+            raise TransportError(f"incomplete body: not valid JSON; {_MAY_HAVE_COST}", path=ep.path, attempts=attempt)
         if unreadable is not None and http_status == 200:  # answered, maybe charged, and its cost unreadable
             report(Attempt(ep.name, params, http_status, 0, 0, attempt, elapsed, "unreadable", cost_unknown=True))
             raise ResponseShapeError(unreadable, path="$", endpoint=ep.name)
@@ -407,10 +425,15 @@ class Wire:
             status = envelope_status
         given = meta.get("cost", _MISSING) if meta is not None else _MISSING
         cost = _credits(given)
+        absurd = cost is not None and cost > MOST_CREDITS  # charged, but past counting: the estimate counts
+        if absurd:
+            cost = None
         # an answer must say what it cost; an error may say nothing (it is free), but not nonsense
         cost_unknown = cost is None and (status == 200 or given is not _MISSING)
         max_given = meta.get("max_credit_cost") if meta is not None else None
         max_cost = _credits(max_given)
+        if max_cost is not None and max_cost > MOST_CREDITS:
+            max_cost = None
         report(
             Attempt(
                 ep.name,
@@ -425,6 +448,15 @@ class Wire:
             )
         )
         log.debug("GET %s %s -> %s cost=%s (attempt %d)", ep.path, params, status, cost, attempt)
+        if absurd and status == 200:  # the answer was delivered and charged: kept, so it is not paid again
+            estimate = ep.estimate(params)
+            warn(
+                f"{ep.name} reported a cost of {repr(given)[:80]} credits, more than any answer costs "
+                f"(at most {MOST_CREDITS:,} are counted): the answer is kept, and its cost is counted as the "
+                f"request's estimate, {plural(estimate, 'credit')}, marked cost_estimated in the ledger",
+                CostWarning,
+            )
+            return self._envelope(ep, params, body, estimate, max_cost, attempt, body_bytes)
         if cost_unknown and (status != 200 or meta is not None):
             shown = "nothing" if given is _MISSING else repr(given)[:80]
             raise ResponseShapeError(

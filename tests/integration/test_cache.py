@@ -530,6 +530,7 @@ def test_the_ledger_persists_and_spend_sums_spent_and_saved(tmp_path):
         "endpoint": "metadata",
         "requests": 2,
         "credits_spent": cost,
+        "credits_estimated": 0,
         "cache_hits": 2,
         "credits_saved": cost,
     }

@@ -409,7 +409,9 @@ def test_ledger_files_of_an_earlier_version_are_read_as_an_unknown_service(tmp_p
             "from_cache": [False, True],
             "saved": [0, 10],
         },
-        schema={name: LEDGER_SCHEMA[name] for name in LEDGER_SCHEMA if name not in ("service", "row")},
+        schema={
+            name: LEDGER_SCHEMA[name] for name in LEDGER_SCHEMA if name not in ("service", "row", "cost_estimated")
+        },
     )
     (tmp_path / "ledger").mkdir()
     old.write_parquet(tmp_path / "ledger" / "20261101T120000000000Z-1-abcdef-0000.parquet")
