@@ -11,7 +11,9 @@ the token's one record of slots, wherever its callers are:
 - **on this machine** (the default :class:`~storeframes.coord.Coordinator`,
   :mod:`storeframes.coord.machine`), the record is a table of a SQLite file in
   :func:`~storeframes.coord.state_dir` (``window.sqlite3``, rows filed under
-  :func:`~storeframes.coord.token_id`).
+  :func:`~storeframes.coord.token_id`, dated by ``time.monotonic()``), through one
+  connection per process that every token of the process shares; a damaged file is
+  rebuilt, and one that cannot be used raises :class:`~storeframes.errors.CoordinationError`.
   An in-flight row carries its holder's pid and a deadline; a slot whose holder is gone
   (a SIGKILLed process) counts as completed when that is noticed, and one that outlived
   its deadline as completed at the deadline, as its request may have reached the service;
@@ -45,8 +47,10 @@ can last) had its answer by then, and one whose holder died had its connection c
 with it; a release that still comes dates it again. Only the order of events on one
 clock matters, so requests slow on the way in, fast ones overtaking them, random latency
 and bursts of slow answers change nothing. A process's monotonic clock
-dates the process window, the machine's wall clock the machine record (one clock for
-every process of the machine), the Redis server's clock the Redis record.
+dates the process window, the machine's monotonic clock the machine record (on Linux
+``time.monotonic()`` is CLOCK_MONOTONIC, one clock for every process of the machine, which
+no step of the wall clock moves: a wall clock set back or forward by more than a window
+re-admits nothing), the Redis server's clock the Redis record.
 
 Why completion, and not the send plus a margin learned from past latencies: no rule that
 admits sooner is safe when an arrival can be anywhere between send and completion. Were
@@ -85,7 +89,7 @@ from contextlib import AbstractContextManager, contextmanager
 from typing import Any, Protocol
 from urllib.parse import urlsplit
 
-from ..errors import StoreframesError, warn
+from ..errors import CoordinationError, StoreframesError
 from .state import ForkSafeLock
 
 __all__ = [
@@ -96,7 +100,6 @@ __all__ = [
     "Shared",
     "SharedLimiter",
     "Slots",
-    "Unavailable",
     "check_rate",
     "shared_window",
     "slot_delay",
@@ -215,10 +218,6 @@ class OwnWindow(ProcessWindow):
     where = "own window"
 
 
-class Unavailable(Exception):
-    """The machine's record cannot be opened (a read-only or missing state folder)."""
-
-
 class Slots(Protocol):
     """A record of one token's slots that other processes share: a backend's part of the window."""
 
@@ -233,7 +232,7 @@ class Slots(Protocol):
     def take(self, limit: int, window: float, hold: float) -> tuple[Any, float]:
         """Take a slot if one is free: (a handle to :meth:`give`, 0), or (None, seconds to sleep first).
 
-        Raises :class:`Unavailable` when the record cannot be opened.
+        Raises :class:`~storeframes.errors.CoordinationError` when the record cannot be used.
         """
         ...
 
@@ -247,8 +246,8 @@ class _RemoteWindow:
 
     Callers of one ``(limit, window)`` pass a gate one at a time, so a single thread of
     the process asks the record and sleeps until it may ask again; the others wait at the
-    gate. A machine record that cannot be opened (a read-only state folder) falls back,
-    with a warning, to the process's own window.
+    gate. A record that cannot be used raises :class:`~storeframes.errors.CoordinationError`:
+    never a window of the process's own, which other processes of the token would not count.
     """
 
     def __init__(self, slots: Slots):
@@ -256,55 +255,30 @@ class _RemoteWindow:
         self.where = slots.where
         self._lock = threading.Lock()
         self._gates: dict[tuple[int, float], threading.Lock] = {}
-        self._fallback: ProcessWindow | None = None
 
     def _gate(self, limit: int, window: float) -> threading.Lock:
         with self._lock:
             return self._gates.setdefault((limit, window), threading.Lock())
 
     def acquire(self, limit: int, window: float, hold: float) -> tuple[Any, float]:
-        fallback = self._fallback
-        if fallback is not None:
-            handle, waited = fallback.acquire(limit, window, hold)
-            return (fallback, handle), waited
         start = time.monotonic()
         with self._gate(limit, window):
             while True:
                 try:
                     handle, delay = self.slots.take(limit, window, hold)
-                except Unavailable as exc:
-                    fallback = self._fall_back(exc.__cause__ or exc)
-                    handle, waited = fallback.acquire(limit, window, hold)
-                    return (fallback, handle), time.monotonic() - start
                 except StoreframesError:
                     raise
                 except Exception as exc:  # sqlite3's or redis-py's errors
-                    raise StoreframesError(
+                    raise CoordinationError(
                         f"the rate window on {self.where} failed: {type(exc).__name__}: {exc}"
                     ) from exc
                 if handle is not None:
-                    return (self.slots, handle), time.monotonic() - start
+                    return handle, time.monotonic() - start
                 time.sleep(delay)
 
-    def _fall_back(self, exc: BaseException) -> ProcessWindow:
-        with self._lock:
-            if self._fallback is None:
-                place = self.slots.place
-                warn(
-                    f"cannot keep the rate window in {place} ({exc}); it is shared by this process's clients only",
-                    RuntimeWarning,
-                )
-                self._fallback = ProcessWindow()
-                self.where = "process"
-            return self._fallback
-
     def release(self, handle: Any) -> None:
-        where, inner = handle
-        if isinstance(where, ProcessWindow):
-            where.release(inner)
-            return
         try:
-            self.slots.give(inner)
+            self.slots.give(handle)
         except Exception:  # the slot stays in flight until its deadline, and counts as completed then
             log.warning("could not release a slot of the rate window on %s", self.where, exc_info=True)
 
