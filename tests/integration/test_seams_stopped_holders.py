@@ -11,19 +11,23 @@ other member's answer from the cache.
 from __future__ import annotations
 
 import json
+import logging
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from storeframes.coord.bucket import ObjectLeases
+from storeframes.coord.machine import FileLeases
 from storeframes.sandbox import SANDBOX_KEY, SandboxServer, World
 from tests._children import child_env
 from tests._summary import max_in_window, paid_twice, record
@@ -37,6 +41,7 @@ HOLDER = """
 import json, sys
 from datetime import UTC, date, datetime
 from storeframes.coord.bucket import ObjectLeases
+from storeframes.coord.machine import FileLeases
 ObjectLeases.TTL = FileLeases.TTL = %(ttl)r
 import storeframes as sf
 args = json.loads(sys.argv[1])
@@ -59,10 +64,10 @@ def _clock() -> datetime:
 
 @contextmanager
 def _stopped_holder(
-    server: SandboxServer, cache: str, holds: Callable[[], bool], env: dict[str, str]
-) -> Iterator[Callable[[], tuple[bytes, bytes]]]:
-    """A child holding the lease on the wanted apps, stopped past the TTL; yields what resumes it and
-    answers its output."""
+    server: SandboxServer, cache: str, holds: Callable[[], bool], env: dict[str, str], pids: list[int] | None = None
+) -> Iterator[tuple[int, Callable[[], tuple[bytes, bytes]]]]:
+    """A child holding the lease on the wanted apps, stopped past the TTL; yields its pid, and what resumes
+    it and answers its output."""
     args: dict[str, Any] = {
         "key": SANDBOX_KEY,
         "base_url": server.base_url,
@@ -80,6 +85,9 @@ def _stopped_holder(
         stderr=subprocess.PIPE,
     )
 
+    if pids is not None:
+        pids.append(child.pid)
+
     def resume() -> tuple[bytes, bytes]:
         os.kill(child.pid, signal.SIGCONT)
         out, err = child.communicate(timeout=90)
@@ -95,7 +103,7 @@ def _stopped_holder(
             time.sleep(0.005)
         os.kill(child.pid, signal.SIGSTOP)
         time.sleep(TTL * 2)  # its lease lapses: nobody renews it
-        yield resume
+        yield child.pid, resume
     finally:
         if child.poll() is None:
             os.kill(child.pid, signal.SIGCONT)
@@ -135,7 +143,7 @@ def test_a_bucket_lease_holder_stopped_past_its_ttl_does_not_pay_again_when_resu
         return any("/leases/" in key for key in s3_bucket.objects())
 
     with SandboxServer(port=0, today=SANDBOX_TODAY) as server:
-        with _stopped_holder(server, s3_bucket.url, holds, s3_bucket.env) as resume:
+        with _stopped_holder(server, s3_bucket.url, holds, s3_bucket.env) as (_, resume):
             options = {"rate_limit": (LIMIT, WINDOW), "backoff": (0.01, 0.1), "clock": _clock}
             with make_client(
                 server=server, cache_dir=s3_bucket.url, storage_options=s3_bucket.storage_options, **options
@@ -143,3 +151,91 @@ def test_a_bucket_lease_holder_stopped_past_its_ttl_does_not_pay_again_when_resu
                 frame = other.metadata_frame(wanted)
             out, _ = resume()
         _check("stopped holder: bucket lease (SIGSTOP past the TTL)", server, frame, out)
+
+
+@pytest.mark.heavy
+@pytest.mark.timeout(180)
+def test_a_folder_lease_holder_stopped_past_its_ttl_is_taken_over_and_does_not_pay_again_when_resumed(
+    make_client, tmp_path, monkeypatch, caplog
+):
+    monkeypatch.setattr(FileLeases, "TTL", TTL)
+    monkeypatch.setattr(FileLeases, "NOTE_AFTER", 0.0)
+    folder = tmp_path / "cache"
+    wanted = APPS[LIMIT : LIMIT + 3]
+    pids: list[int] = []
+
+    def child() -> int:
+        return pids[0]
+
+    def holds() -> bool:  # the child holds a lease's lock file (as /proc/locks shows: nothing is touched)
+        inodes = {path.stat().st_ino for path in (folder / "leases").glob("*.lock")}
+        return any(int(lock[2].rsplit(":", 1)[-1]) in inodes for lock in _flocks() if int(lock[1]) == child())
+
+    with SandboxServer(port=0, today=SANDBOX_TODAY) as server:
+        with _stopped_holder(server, str(folder), holds, {}, pids) as (pid, resume):
+            options = {"rate_limit": (LIMIT, WINDOW), "backoff": (0.01, 0.1), "clock": _clock}
+            started = time.monotonic()
+            with caplog.at_level(logging.WARNING, logger="storeframes"):
+                with make_client(server=server, cache_dir=folder, **options) as other:
+                    frame = other.metadata_frame(wanted)
+            assert time.monotonic() - started < WINDOW + 5  # not the 900 s of waiting for the lock file
+            taken = [r.getMessage() for r in caplog.records if "took over a lease" in r.getMessage()]
+            assert taken and f"from process {pid} on {socket.gethostname()}" in taken[0], caplog.text
+            out, err = resume()
+        assert b"taken over by another caller" in err, err.decode()[-3000:]
+        _check("stopped holder: folder lease (SIGSTOP past the TTL)", server, frame, out)
+
+
+@pytest.mark.heavy
+@pytest.mark.timeout(60)
+def test_a_caller_waiting_for_a_folder_lease_says_which_process_holds_it(tmp_path, monkeypatch, caplog):
+    """A live holder is not taken over; a waiter says who holds it (pid and host) instead of waiting silently."""
+    monkeypatch.setattr(FileLeases, "TTL", TTL)
+    monkeypatch.setattr(FileLeases, "NOTE_AFTER", 0.2)
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLDS_A_LEASE % {"ttl": TTL}, str(tmp_path / "leases")],
+        env=child_env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        assert holder.stdout is not None
+        assert holder.stdout.readline().strip() == b"held", holder.stderr.read() if holder.stderr else ""
+        leases = FileLeases(tmp_path / "leases")
+        assert leases.try_take("metadata|us|1") is None
+        with caplog.at_level(logging.WARNING, logger="storeframes"):
+            assert not leases.wait("metadata|us|1", timeout=TTL * 3)  # beating all along: never taken over
+        assert leases.try_take("metadata|us|1") is None
+        notes = [r.getMessage() for r in caplog.records]
+        assert len(notes) == 1 and f"held by process {holder.pid} on {socket.gethostname()}" in notes[0], notes
+        holder.kill()  # a dead holder's lock file is dropped by the system, as before
+        holder.wait(timeout=30)
+        assert leases.wait("metadata|us|1", timeout=10)
+        handle = leases.try_take("metadata|us|1")
+        assert handle is not None and leases.confirm(handle)
+        leases.release(handle)
+    finally:
+        if holder.poll() is None:
+            holder.kill()
+            holder.wait(timeout=30)
+
+
+def _flocks() -> list[tuple[str, str, str]]:
+    """The flock locks of this machine: (type, pid, device:inode), from /proc/locks."""
+    locks = []
+    for line in Path("/proc/locks").read_text().splitlines():
+        fields = line.split()
+        if len(fields) > 5 and fields[1] == "FLOCK":
+            locks.append((fields[3], fields[4], fields[5]))
+    return locks
+
+
+HOLDS_A_LEASE = """
+import sys, time
+from storeframes.coord.machine import FileLeases
+FileLeases.TTL = %(ttl)r
+leases = FileLeases(sys.argv[1])
+assert leases.try_take("metadata|us|1") is not None
+print("held", flush=True)
+time.sleep(600)
+"""

@@ -71,7 +71,8 @@ class Kit:
     spec: dict[str, Any] | None
     """How a child process reaches the backend; None when nothing outside the process does."""
     expires: bool
-    """Whether a lease lapses when its holder stops renewing it (the others are dropped when their holder dies)."""
+    """Whether a lease lapses when its holder stops renewing it (a lock file's too: its heartbeat ages; the
+    process's flights end with their holder)."""
 
 
 @pytest.fixture(params=BACKENDS)
@@ -87,7 +88,7 @@ def kit(request, tmp_path) -> Kit:
     else:
         bucket = request.getfixturevalue("s3_bucket")
         spec = {"kind": kind, "url": bucket.url, "options": bucket.storage_options}
-    return Kit(kind, lambda: Leases(_remote(spec)), spec, expires=kind != "files")
+    return Kit(kind, lambda: Leases(_remote(spec)), spec, expires=True)
 
 
 def _release_all(held: list[tuple[Leases, Any]]) -> None:
@@ -199,8 +200,9 @@ import json, sys
 from tests.unit.contracts.test_lease_contract import TTL, _remote
 from storeframes.coord.bucket import ObjectLeases
 from storeframes.coord.leases import Leases
+from storeframes.coord.machine import FileLeases
 from storeframes.coord.redis import RedisCoordinator, RedisLeases
-RedisLeases.TTL = ObjectLeases.TTL = TTL
+RedisLeases.TTL = ObjectLeases.TTL = FileLeases.TTL = TTL
 leases = Leases(_remote(json.loads(sys.argv[1])))
 held, _ = leases.take([sys.argv[2]])
 print("held" if held else "busy", flush=True)
@@ -213,6 +215,7 @@ def short_ttl(monkeypatch):
     """Leases that lapse :data:`TTL` after their last renewal."""
     monkeypatch.setattr(RedisLeases, "TTL", TTL)
     monkeypatch.setattr(ObjectLeases, "TTL", TTL)
+    monkeypatch.setattr(FileLeases, "TTL", TTL)
 
 
 def test_the_lease_of_a_holder_that_died_is_taken_over(kit, short_ttl):
