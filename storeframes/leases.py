@@ -3,9 +3,9 @@
 
 from __future__ import annotations
 
+from .coord.file_leases import FileLeases
 from .coord.leases import WAIT_LIMIT, Held, Leases, Remote, leases_for, machine
 from .coord.leases import digest as _digest
-from .coord.machine import FileLeases
 from .coord.redis import RedisLeases
 
 __all__ = ["WAIT_LIMIT", "FileLeases", "Held", "Leases", "RedisLeases", "Remote", "_digest", "leases_for", "machine"]

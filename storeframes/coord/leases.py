@@ -9,9 +9,10 @@ two layers:
   client of the process that uses that cache. A caller that finds a flight waits for it
   to land and borrows its responses from memory (so this works without a cache too);
 - **across processes**, a :class:`Remote` lease that the other processes can see: a
-  lock file in the cache folder (``leases/``, :class:`~storeframes.coord.machine.FileLeases`;
+  lock file in the cache folder (``leases/``, :class:`~storeframes.coord.file_leases.FileLeases`;
   the operating system drops the lock of a process that dies, so a killed process never
-  leaves a lease behind), an object of the cache's bucket
+  leaves a lease behind, and one whose heartbeat beside it is older than its TTL, a
+  stopped process, is taken over), an object of the cache's bucket
   (:class:`~storeframes.coord.bucket.ObjectLeases`), or, with a Redis coordinator, a Redis
   key with an expiry that its holder keeps renewing
   (:class:`~storeframes.coord.redis.RedisLeases`: a holder that dies lets it expire within
@@ -55,8 +56,7 @@ class Remote(Protocol):
     def confirm(self, handle: Any) -> bool:
         """Whether this caller still holds the lease, renewed if so: asked right before each request is sent.
 
-        False when another caller took it over (its holder was stopped past the TTL). A
-        backend whose leases cannot be taken over (a lock file) answers True.
+        False when another caller took it over (its holder was stopped past the TTL).
         """
         ...
 

@@ -5,7 +5,7 @@ SQLite file in :func:`~storeframes.coord.state_dir` (``window.sqlite3``), which 
 process of the user on this machine shares, whatever its cache; see
 :mod:`storeframes.coord.window` for the rule it keeps. The leases of a cache follow what
 its store declares (``Capabilities.leases``): lock files in a folder on this machine
-(:class:`FileLeases`), objects of a bucket (:class:`~storeframes.coord.bucket.ObjectLeases`),
+(:class:`~storeframes.coord.file_leases.FileLeases`), objects of a bucket (:class:`~storeframes.coord.bucket.ObjectLeases`),
 or, for a store that has neither, the process's own with a warning that recommends a
 Redis coordinator.
 """
@@ -13,6 +13,7 @@ Redis coordinator.
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 import secrets
 import sqlite3
@@ -25,21 +26,22 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..cache import CacheWarning
 from ..cache.team import canonical_location
-from ..errors import CacheUnavailableError, CoordinationError, warn
+from ..errors import CoordinationError, warn
 from .base import Coordinator
 from .bucket import ObjectLeases
-from .leases import Leases, Remote, digest, leases_for
-from .state import ENV_STATE_DIR, ForkSafeLock, private_folder, state_path
+from .file_leases import FileLeases
+from .leases import Leases, Remote, leases_for
+from .state import ENV_STATE_DIR, ForkSafeLock, alive, private_folder, state_path
 from .window import KEEP, Shared, shared_window, slot_delay
 
 if TYPE_CHECKING:
-    import filelock
-
     from ..cache import Cache
 
 __all__ = ["BUSY_TIMEOUT", "STATE_FILE", "TABLE", "FileLeases", "MachineCoordinator"]
 
 _T = TypeVar("_T")
+
+log = logging.getLogger("storeframes")
 
 MACHINE = "machine"
 
@@ -48,19 +50,6 @@ STATE_FILE = "window.sqlite3"
 
 BUSY_TIMEOUT = 60.0
 """Seconds a process waits for another's write to the SQLite record before giving up."""
-
-
-def _alive(pid: int) -> bool:
-    """Whether process ``pid`` exists (on Windows, where signal 0 would end it, assume it does)."""
-    if os.name == "nt":
-        return True
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except OSError:  # PermissionError: another user's process
-        return True
-    return True
 
 
 TABLE = "monotonic_slots"
@@ -338,7 +327,7 @@ class _SqliteSlots:
             holders = db.execute(
                 f"SELECT DISTINCT pid FROM {TABLE} WHERE token = ? AND done IS NULL AND pid != ?", (tid, me)
             ).fetchall()
-            gone = [(now, tid, pid) for (pid,) in holders if not _alive(pid)]
+            gone = [(now, tid, pid) for (pid,) in holders if not alive(pid)]
             if gone:
                 db.executemany(
                     f"UPDATE {TABLE} SET done = ?, pid = NULL WHERE token = ? AND done IS NULL AND pid = ?", gone
@@ -382,93 +371,6 @@ class _SqliteSlots:
             )
 
         self._file.run(complete)
-
-
-def _timeout() -> type[BaseException]:
-    import filelock
-
-    return filelock.Timeout
-
-
-class FileLeases:
-    """Leases as lock files in a folder, one of :attr:`STRIPES` files per name's hash.
-
-    Two names may share a file: between processes one then waits for the other's
-    request, which costs time, never credits; within the process (where the flights keep
-    names apart) a file already held is shared. The files stay (empty) and are reused.
-    """
-
-    STRIPES = 4096
-
-    def __init__(self, folder: str | os.PathLike[str]):
-        self.folder = Path(folder)
-        self._lock = threading.Lock()
-        self._held: dict[int, tuple[filelock.BaseFileLock, int]] = {}  # stripe -> (lock, names held on it)
-
-    def __repr__(self) -> str:
-        return f"FileLeases({str(self.folder)!r})"
-
-    def _stripe(self, name: str) -> int:
-        return int(digest(name)[:8], 16) % self.STRIPES
-
-    def _file(self, stripe: int) -> filelock.BaseFileLock:
-        import filelock  # when first needed: importing storeframes stays quick
-
-        try:
-            self.folder.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            raise self._unavailable(exc) from None
-        return filelock.FileLock(self.folder / f"{stripe:03x}.lock", thread_local=False)
-
-    def _unavailable(self, exc: OSError) -> CacheUnavailableError:
-        """A lock file that cannot be made (a read-only cache folder, or one that cannot be created)."""
-        return CacheUnavailableError(
-            f"cannot make a lease file in {self.folder} ({exc.strerror or type(exc).__name__}): the cache folder "
-            f"{self.folder.parent} cannot be written; give cache_dir= (or STOREFRAMES_CACHE_DIR) a folder this "
-            "user can write, or use offline=True to read what it holds",
-            location=str(self.folder.parent),
-            operation="take a lease",
-        )
-
-    def try_take(self, name: str) -> Any | None:
-        stripe = self._stripe(name)
-        with self._lock:
-            if stripe in self._held:
-                lock, count = self._held[stripe]
-                self._held[stripe] = (lock, count + 1)
-                return stripe
-            lock = self._file(stripe)
-            try:
-                lock.acquire(timeout=0)
-            except _timeout():
-                return None
-            except OSError as exc:
-                raise self._unavailable(exc) from None
-            self._held[stripe] = (lock, 1)
-            return stripe
-
-    def release(self, handle: Any) -> None:
-        with self._lock:
-            lock, count = self._held[handle]
-            if count > 1:
-                self._held[handle] = (lock, count - 1)
-                return
-            del self._held[handle]
-            lock.release()
-
-    def confirm(self, handle: Any) -> bool:
-        return True  # a lock file is never taken over: the system drops it only when its holder ends
-
-    def wait(self, name: str, timeout: float) -> bool:
-        lock = self._file(self._stripe(name))
-        try:
-            lock.acquire(timeout=timeout, poll_interval=0.01)
-        except _timeout():
-            return False
-        except OSError as exc:
-            raise self._unavailable(exc) from None
-        lock.release()
-        return True
 
 
 class MachineCoordinator(Coordinator, named_by_url=False):

@@ -13,6 +13,7 @@ __all__ = [
     "ENV_COORDINATOR",
     "ENV_STATE_DIR",
     "ForkSafeLock",
+    "alive",
     "masked",
     "private_folder",
     "state_dir",
@@ -45,6 +46,19 @@ def private_folder(path: Path) -> Path:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.mkdir(mode=0o700, exist_ok=True)
     return path
+
+
+def alive(pid: int) -> bool:
+    """Whether process ``pid`` exists (on Windows, where signal 0 would end it, assume it does)."""
+    if os.name == "nt":
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # PermissionError: another user's process
+        return True
+    return True
 
 
 def masked(url: str) -> str:

@@ -21,8 +21,8 @@ from storeframes.cache import CacheWarning
 from storeframes.cache.stores import Capabilities, MemoryStore
 from storeframes.coord import ENV_COORDINATOR, Coordinator, coordinator_for
 from storeframes.coord.bucket import ObjectLeases
+from storeframes.coord.file_leases import FileLeases
 from storeframes.coord.leases import digest, machine
-from storeframes.coord.machine import FileLeases
 from storeframes.coord.redis import RedisLeases
 from tests._redis import redis_url  # noqa: F401 - the fixture
 from tests._s3 import s3_bucket, s3_server  # noqa: F401 - the fixtures

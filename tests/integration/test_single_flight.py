@@ -20,8 +20,8 @@ import polars as pl
 import pytest
 from polars.testing import assert_frame_equal
 
+from storeframes.coord.file_leases import FileLeases
 from storeframes.coord.leases import Leases
-from storeframes.coord.machine import FileLeases
 from storeframes.coord.redis import RedisCoordinator, RedisLeases
 from storeframes.sandbox import SANDBOX_KEY, SandboxServer, World
 from tests._children import child_env
@@ -194,7 +194,7 @@ def test_file_leases_exclude_other_processes_and_share_a_stripe_within_one(tmp_p
     leases.release(hb)
     probe = """
 import sys
-from storeframes.coord.machine import FileLeases
+from storeframes.coord.file_leases import FileLeases
 leases = FileLeases(sys.argv[1])
 handle = leases.try_take(sys.argv[2])
 if handle is not None:

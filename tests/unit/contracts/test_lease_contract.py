@@ -1,7 +1,7 @@
 """The lease contract, over every backend with the same assertions.
 
 The backends: the process's own flights (a cache nobody else sees), lock files in a
-folder (:class:`~storeframes.coord.machine.FileLeases`), keys of a real Redis server on
+folder (:class:`~storeframes.coord.file_leases.FileLeases`), keys of a real Redis server on
 loopback (:class:`~storeframes.coord.redis.RedisLeases`, tests/_redis.py) and objects of
 a bucket on moto's S3 server (:class:`~storeframes.coord.bucket.ObjectLeases`,
 tests/_s3.py). Each is used the way a client uses it, through
@@ -31,8 +31,8 @@ import pytest
 
 import storeframes as sf
 from storeframes.coord.bucket import ObjectLeases
+from storeframes.coord.file_leases import FileLeases
 from storeframes.coord.leases import Leases, Remote
-from storeframes.coord.machine import FileLeases
 from storeframes.coord.redis import RedisCoordinator, RedisLeases
 from tests._children import child_env
 from tests._redis import redis_url  # noqa: F401 - the fixture
@@ -71,7 +71,8 @@ class Kit:
     spec: dict[str, Any] | None
     """How a child process reaches the backend; None when nothing outside the process does."""
     expires: bool
-    """Whether a lease lapses when its holder stops renewing it (the others are dropped when their holder dies)."""
+    """Whether a lease lapses when its holder stops renewing it (a lock file's too: its heartbeat ages; the
+    process's flights end with their holder)."""
 
 
 @pytest.fixture(params=BACKENDS)
@@ -87,7 +88,7 @@ def kit(request, tmp_path) -> Kit:
     else:
         bucket = request.getfixturevalue("s3_bucket")
         spec = {"kind": kind, "url": bucket.url, "options": bucket.storage_options}
-    return Kit(kind, lambda: Leases(_remote(spec)), spec, expires=kind != "files")
+    return Kit(kind, lambda: Leases(_remote(spec)), spec, expires=True)
 
 
 def _release_all(held: list[tuple[Leases, Any]]) -> None:
@@ -199,8 +200,9 @@ import json, sys
 from tests.unit.contracts.test_lease_contract import TTL, _remote
 from storeframes.coord.bucket import ObjectLeases
 from storeframes.coord.leases import Leases
+from storeframes.coord.file_leases import FileLeases
 from storeframes.coord.redis import RedisCoordinator, RedisLeases
-RedisLeases.TTL = ObjectLeases.TTL = TTL
+RedisLeases.TTL = ObjectLeases.TTL = FileLeases.TTL = TTL
 leases = Leases(_remote(json.loads(sys.argv[1])))
 held, _ = leases.take([sys.argv[2]])
 print("held" if held else "busy", flush=True)
@@ -213,6 +215,7 @@ def short_ttl(monkeypatch):
     """Leases that lapse :data:`TTL` after their last renewal."""
     monkeypatch.setattr(RedisLeases, "TTL", TTL)
     monkeypatch.setattr(ObjectLeases, "TTL", TTL)
+    monkeypatch.setattr(FileLeases, "TTL", TTL)
 
 
 def test_the_lease_of_a_holder_that_died_is_taken_over(kit, short_ttl):
