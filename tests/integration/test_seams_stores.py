@@ -220,10 +220,14 @@ def test_a_bucket_that_stops_taking_writes_mid_call_stops_the_call(s3_bucket):
             partial = caught.value.partial
             # every answer paid for is in the error's partial, kept or not; only those in flight are not kept
             assert len(partial) == first and sum(r.cost for r in partial) == client.spent > 0
-            assert 3 < first <= 3 + 2 < len(APPS) // 4  # 2 workers: at most the 2 requests in flight after the 3rd
+            # 2 workers: at most the 2 requests in flight after the 3rd; a lease holder confirms its lease (a
+            # write) before each request, so a refusal usually stops the call before it pays for another
+            assert 3 <= first <= 3 + 2 < len(APPS) // 4
             message = str(caught.value)
             assert s3_bucket.url in message and "AccessDenied" in message and "permission denied" in message
-            assert "in flight" in message and caught.value.operation == "keep an answer"
+            # it stops where the refusal is met: keeping an answer, or writing a lease before the next request
+            assert caught.value.operation in ("keep an answer", "take a lease")
+            assert "in flight" in message or caught.value.operation == "take a lease"
             with pytest.raises(sf.CacheUnavailableError) as again:
                 client.changes_frame(APPS, **MONTH)  # still refusing: refused before paying again
             assert "nothing was sent" in str(again.value) and len(server.service.arrivals) == first
@@ -234,7 +238,7 @@ def test_a_bucket_that_stops_taking_writes_mid_call_stops_the_call(s3_bucket):
             third.changes_frame(APPS, **MONTH)
             assert third.spent == 0
         lost = [r for r in partial if r.entry is None]  # paid, never kept: in flight when the bucket stopped
-        assert 1 <= len(lost) <= 2  # 2 workers: at most the 2 requests in flight, paid once more each
+        assert len(lost) <= 2  # 2 workers: at most the 2 requests in flight, paid once more each
         twice = _record("backend failure: bucket stops mid-call", server, faults={"writes refused": gate["refused"]})
         assert paid_twice(server.service.arrivals)[1] == len(lost) and twice == sum(r.cost for r in lost)
 
