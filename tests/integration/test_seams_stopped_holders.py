@@ -1,7 +1,7 @@
-"""A lease holder stopped (Ctrl-Z, a laptop asleep) on a bucket cache and on a folder cache.
+"""A lease holder stopped (Ctrl-Z, a laptop asleep): on a bucket cache, on a folder cache, with Redis.
 
-As for Redis (tests/integration/test_seams_leases.py): a real child process takes a lease
-and waits for its slot of the window (the machine's, which the test shares); the test
+A real child process takes a lease and waits for its slot of the window (the machine's,
+which the test shares, or the Redis server's); the test
 stops it with SIGSTOP past the lease's TTL, fetches the same apps itself (taking the
 lapsed lease over), and resumes the child with SIGCONT. The child must send nothing for
 them: it confirms its lease right before sending, finds it taken over, and reads the
@@ -28,8 +28,10 @@ import pytest
 
 from storeframes.coord.bucket import ObjectLeases
 from storeframes.coord.file_leases import FileLeases
+from storeframes.coord.redis import RedisLeases
 from storeframes.sandbox import SANDBOX_KEY, SandboxServer, World
 from tests._children import child_env
+from tests._redis import RestartableRedis
 from tests._summary import max_in_window, paid_twice, record
 from tests.conftest import SANDBOX_TODAY
 
@@ -42,11 +44,13 @@ import json, sys
 from datetime import UTC, date, datetime
 from storeframes.coord.bucket import ObjectLeases
 from storeframes.coord.file_leases import FileLeases
-ObjectLeases.TTL = FileLeases.TTL = %(ttl)r
+from storeframes.coord.redis import RedisLeases
+ObjectLeases.TTL = FileLeases.TTL = RedisLeases.TTL = %(ttl)r
 import storeframes as sf
 args = json.loads(sys.argv[1])
 today = date.fromisoformat(args["today"])
 with sf.Client(args["key"], base_url=args["base_url"], cache_dir=args["cache"], progress=False,
+               coordinator=args["coordinator"],
                rate_limit=(args["limit"], args["window"]), backoff=(0.01, 0.1),
                clock=lambda: datetime.combine(today, datetime.now(UTC).time(), UTC)) as client:
     for app in args["fill"]:  # the window is full: the next request waits for a slot, holding its lease
@@ -64,7 +68,12 @@ def _clock() -> datetime:
 
 @contextmanager
 def _stopped_holder(
-    server: SandboxServer, cache: str, holds: Callable[[], bool], env: dict[str, str], pids: list[int] | None = None
+    server: SandboxServer,
+    cache: str,
+    holds: Callable[[], bool],
+    env: dict[str, str],
+    pids: list[int] | None = None,
+    coordinator: str | None = None,
 ) -> Iterator[tuple[int, Callable[[], tuple[bytes, bytes]]]]:
     """A child holding the lease on the wanted apps, stopped past the TTL; yields its pid, and what resumes
     it and answers its output."""
@@ -72,6 +81,7 @@ def _stopped_holder(
         "key": SANDBOX_KEY,
         "base_url": server.base_url,
         "cache": cache,
+        "coordinator": coordinator,
         "today": SANDBOX_TODAY.isoformat(),
         "limit": LIMIT,
         "window": WINDOW,
@@ -151,6 +161,32 @@ def test_a_bucket_lease_holder_stopped_past_its_ttl_does_not_pay_again_when_resu
                 frame = other.metadata_frame(wanted)
             out, _ = resume()
         _check("stopped holder: bucket lease (SIGSTOP past the TTL)", server, frame, out)
+
+
+@pytest.mark.heavy
+@pytest.mark.timeout(180)
+def test_a_redis_lease_holder_stopped_past_its_ttl_does_not_pay_again_when_resumed(make_client, tmp_path, monkeypatch):
+    import redis as redispy
+
+    monkeypatch.setattr(RedisLeases, "TTL", TTL)
+    redis = RestartableRedis(tmp_path / "redis")
+    folder = tmp_path / "cache"
+    wanted = APPS[LIMIT : LIMIT + 3]
+    try:
+        connection = redispy.Redis.from_url(redis.url)
+
+        def holds() -> bool:
+            return bool(connection.keys("storeframes:lease:*"))
+
+        with SandboxServer(port=0, today=SANDBOX_TODAY) as server:
+            with _stopped_holder(server, str(folder), holds, {}, coordinator=redis.url) as (_, resume):
+                options = {"rate_limit": (LIMIT, WINDOW), "backoff": (0.01, 0.1), "clock": _clock}
+                with make_client(server=server, cache_dir=folder, coordinator=redis.url, **options) as other:
+                    frame = other.metadata_frame(wanted)
+                out, _ = resume()
+            _check("stopped holder: Redis lease (SIGSTOP past the TTL)", server, frame, out)
+    finally:
+        redis.kill()
 
 
 @pytest.mark.heavy
