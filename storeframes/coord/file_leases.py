@@ -119,6 +119,16 @@ class FileLeases:
             operation="take a lease",
         )
 
+    def _try_lock(self, lock: filelock.BaseFileLock) -> bool:
+        """Take the lock file if nobody holds it (True), without waiting."""
+        try:
+            lock.acquire(timeout=0)
+        except _timeout():
+            return False
+        except OSError as exc:
+            raise self._unavailable(exc) from None
+        return True
+
     def _generations(self, stripe: int) -> Path:
         return self.folder / f"{stripe:03x}"
 
@@ -214,12 +224,8 @@ class FileLeases:
                 return stripe
         lock: filelock.BaseFileLock | None = self._file(stripe)
         assert lock is not None
-        try:
-            lock.acquire(timeout=0)
-        except _timeout():
+        if not self._try_lock(lock):
             lock = None
-        except OSError as exc:
-            raise self._unavailable(exc) from None
         try:
             generation, record = self._current(stripe)
             if lock is not None and self._fetching(stripe, record):
@@ -325,15 +331,9 @@ class FileLeases:
         pause, longest = self.POLL
         noted = False
         while True:
-            try:
-                lock.acquire(timeout=0)
-            except _timeout():
-                free = False
-            except OSError as exc:
-                raise self._unavailable(exc) from None
-            else:
+            free = self._try_lock(lock)
+            if free:
                 lock.release()
-                free = True
             _, record = self._current(stripe)
             if (free and not self._fetching(stripe, record)) or (not free and self._stale(stripe, record)):
                 return True  # free, or its holder stopped: the caller takes it (over)
