@@ -577,10 +577,13 @@ def test_no_file_in_the_folder_holds_the_token(tmp_path):
     files = [p for p in tmp_path.rglob("*") if p.is_file()]
     leases = [p for p in files if p.parent.name == "leases"]
     assert leases and all(p.stat().st_size == 0 for p in leases)  # lock files hold nothing
-    files = [p for p in files if p not in leases]
-    assert len(files) == 7  # the cache's marker, its team's coordination, two answers, their index files, the ledger
+    # beside a lease's lock file, the record of its holder's last sign of life: pid, host, times
+    holders = [p for p in files if p.parent.parent.name == "leases"]
+    assert holders and all({"pid", "host", "beat"} <= json.loads(p.read_bytes()).keys() for p in holders)
+    kept = [p for p in files if p not in leases and p not in holders]
+    assert len(kept) == 7  # the cache's marker, its team's coordination, two answers, their index files, the ledger
     assert json.loads((tmp_path / "storeframes-cache.json").read_text())["format"] == 2
-    for path in files:
+    for path in [p for p in files if p not in leases]:
         data = path.read_bytes()
         if path.suffix == ".zst":
             data = b"\n".join(read_answer(data)[1:])
