@@ -1,4 +1,5 @@
-"""The reliability summary: what each fault scenario injected, retried, sent and compared.
+"""The reliability summary: what each fault scenario injected, retried, sent and compared, and where it
+counted them, the credits it paid twice and the most requests that arrived in any window.
 
 Tests call :func:`record`; ``conftest.pytest_terminal_summary`` prints the table at the
 end of the run (only when a scenario ran).
@@ -128,15 +129,30 @@ def print_summary(reporter: Any) -> None:
         reporter.write_sep("=", "reliability summary")
         _print_hostile(reporter)
         return
-    header = ("scenario", "faults injected", "retries", "requests", "rows compared")
-    lines = [(s.name, _faults_text(s.faults), f"{s.retries:,}", f"{s.requests:,}", f"{s.rows:,}") for s in ROWS]
+    header = ("scenario", "faults injected", "retries", "requests", "rows compared", "paid twice", "most in a window")
+    lines = [
+        (
+            s.name,
+            _faults_text(s.faults),
+            f"{s.retries:,}",
+            f"{s.requests:,}",
+            f"{s.rows:,}",
+            "-" if s.paid_twice is None else f"{s.paid_twice:,}",
+            "-" if s.window is None else f"{s.window[0]} of {s.window[1]}",
+        )
+        for s in ROWS
+    ]
+    counted = [s for s in ROWS if s.paid_twice is not None]
+    all_faults = sum((s.faults for s in ROWS), Counter())
     lines.append(
         (
             "total",
-            _faults_text(sum((s.faults for s in ROWS), Counter())),
+            f"{sum(all_faults.values()):,} (by kind below)" if all_faults else "none",
             f"{sum(s.retries for s in ROWS):,}",
             f"{sum(s.requests for s in ROWS):,}",
             f"{sum(s.rows for s in ROWS):,}",
+            f"{sum(s.paid_twice or 0 for s in counted):,}" if counted else "-",
+            "",
         )
     )
     widths = [max(len(row[i]) for row in [header, *lines]) for i in range(len(header))]
@@ -148,7 +164,10 @@ def print_summary(reporter: Any) -> None:
         reporter.write_line("  ".join(cells))
         if i == 0 or i == len(lines) - 1:
             reporter.write_line("  ".join("-" * w for w in widths))
-    counted = [s for s in ROWS if s.paid_twice is not None]
+    if all_faults:
+        shown = ", ".join(f"{kind} {n}" for kind, n in sorted(all_faults.items()))
+        for line in textwrap.wrap(f"faults by kind: {shown}", width=110, subsequent_indent="  "):
+            reporter.write_line(line)
     if counted:
         total = sum(s.paid_twice or 0 for s in counted)
         reporter.write_line(
