@@ -48,6 +48,7 @@ class _FileHold:
     count: int = 1
     renewals: int = 0
     lost: bool = False
+    beat: float = 0.0  # the monotonic time of the heartbeat last written for it
 
 
 class FileLeases:
@@ -153,13 +154,14 @@ class FileLeases:
             return generation, record if isinstance(record, dict) else None
 
     def _record(self, hold: _FileHold, state: str) -> dict[str, Any]:
+        hold.beat = time.monotonic()
         return {
             "pid": os.getpid(),
             "host": machine(),
             "holder": hold.token,
             "lock_file": hold.lock is not None,
             "state": state,
-            "beat": time.monotonic(),
+            "beat": hold.beat,
             "wall": round(time.time(), 3),
             "renewal": hold.renewals,
         }
@@ -289,18 +291,29 @@ class FileLeases:
                 hold.lock.release()
 
     def confirm(self, handle: Any) -> bool:
-        """Whether the lease is still this holder's: its heartbeat written, and no newer generation made."""
+        """Whether the lease is still this holder's: its heartbeat written, and no newer generation made.
+
+        A heartbeat written within the keeper's period (``TTL / 3``) is not written again: nobody can
+        judge it stale (that takes :attr:`TTL`), and a taker that judged an older one stale made its
+        newer generation before, which the look finds. A holder that was stopped for longer writes
+        first, then looks, as the keeper does.
+        """
         with self._lock:
             hold = self._held.get(handle)
             if hold is None or hold.lost:
                 return False
-        return self._beat(handle, hold)
+            fresh = time.monotonic() - hold.beat < self.TTL / 3
+        return self._look(handle, hold) if fresh else self._beat(handle, hold)
 
     def _beat(self, stripe: int, hold: _FileHold) -> bool:
         with self._lock:
             hold.renewals += 1
             record = self._record(hold, "held")
         self._write(stripe, hold.generation, record, new=False)  # first the heartbeat, then the look
+        return self._look(stripe, hold)
+
+    def _look(self, stripe: int, hold: _FileHold) -> bool:
+        """Whether no newer generation was made (else the lease is lost, and said so once)."""
         if self._newest(stripe) == hold.generation:
             return True
         with self._lock:
