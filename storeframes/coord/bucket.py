@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..cache.stores.base import StoreBase, Version, check_key
-from ..errors import CacheUnavailableError, CoordinationError
+from ..errors import CacheUnavailableError, StoreframesError
 from .leases import digest
 
 __all__ = ["ObjectLeases"]
@@ -201,13 +201,10 @@ class ObjectLeases:
             failure = None
             try:
                 renewed = self.store.replace(key, self._body(token, renewals + 1), version)
-            except OSError as exc:
-                failure = f"{type(exc).__name__}: {str(exc).splitlines()[0][:200] if str(exc) else 'no detail'}"
+            except OSError as exc:  # the store stopped taking writes, or cannot be reached: nothing is sent
+                failure = self._unavailable("renew a lease", exc)
             if failure is not None:  # raised outside the except: the store's frames may hold its options
-                raise CoordinationError(
-                    f"could not renew a lease in {self.store.location} ({failure}): nothing is sent without it; "
-                    "check that the bucket can be reached"
-                )
+                raise failure
             with self._lock:
                 lease = self._held.get(key)
                 if lease is None or lease.token != token:
@@ -231,5 +228,5 @@ class ObjectLeases:
             for key, token in held.items():
                 try:
                     self._renew(key, token)
-                except CoordinationError as exc:  # tried again at the next round; the lease may lapse meanwhile
+                except StoreframesError as exc:  # tried again at the next round; the lease may lapse meanwhile
                     log.warning("%s", exc)
