@@ -422,6 +422,7 @@ def _fetch_share(i: int, base_url: str, folder: str, start: Any, results: Any) -
             with _no_cache_warning():
                 frames = _share_frames(client, i)
             fetched = client.ledger.filter(~pl.col("from_cache"))
+            answered = (pl.col("status") == 200) & ~pl.col("cost_estimated")
             results.put(
                 {
                     "i": i,
@@ -429,8 +430,9 @@ def _fetch_share(i: int, base_url: str, folder: str, start: Any, results: Any) -
                     "spent": client.spent,
                     "retries": client.retries,
                     "max_attempt": int(fetched["attempt"].max() or 0),
-                    "answers": fetched.filter(pl.col("status") == 200).height,
-                    "retried": int((fetched.filter(pl.col("status") == 200)["attempt"] - 1).sum()),
+                    # an answer: a 200 that arrived whole (one cut short counts its estimate, and is retried)
+                    "answers": fetched.filter(answered).height,
+                    "retried": int((fetched.filter(answered)["attempt"] - 1).sum()),
                 }
             )
     except BaseException:
