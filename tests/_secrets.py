@@ -12,8 +12,10 @@ import contextlib
 import gzip
 import os
 import re
-from collections.abc import Iterable
+import traceback
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -21,7 +23,7 @@ import pyarrow.parquet as pq
 
 from storeframes.sandbox import SANDBOX_KEY
 
-__all__ = ["KEY_SHAPED", "TEST_TOKENS", "leaks_in", "secrets"]
+__all__ = ["KEY_SHAPED", "TEST_TOKENS", "chain", "exposures", "leaks_in", "secrets"]
 
 TEST_TOKENS = (
     SANDBOX_KEY,
@@ -86,4 +88,71 @@ def leaks_in(root: Path, *, skip: tuple[str, ...] = (".py",)) -> list[str]:
                 what = ", ".join(hits) or shaped.group(0).decode(errors="replace")
                 found.append(f"{path.relative_to(root)}: {what}")
                 break
+    return found
+
+
+# -- what a raised error shows ---------------------------------------------------------------------------------
+
+
+def chain(exc: BaseException | None) -> Iterator[BaseException]:
+    """``exc`` and every error it chains to (``__cause__`` and ``__context__``), each once."""
+    seen: set[int] = set()
+    todo = [exc]
+    while todo:
+        current = todo.pop()
+        if current is None or id(current) in seen:
+            continue
+        seen.add(id(current))
+        yield current
+        todo += [current.__context__, current.__cause__]
+
+
+def _shown(value: Any, depth: int = 0) -> Iterator[str]:
+    """What a debugger, ``pytest -l`` or an error tracker shows of ``value``: its repr, and two levels down
+    the items of containers and the ``request`` and ``headers`` of objects."""
+    try:
+        yield repr(value)
+    except Exception:
+        return
+    if depth >= 2:
+        return
+    children: list[Any] = []
+    if isinstance(value, dict):
+        children = [*value.keys(), *value.values()]
+    elif isinstance(value, (list, tuple, set, frozenset)):
+        children = list(value)
+    elif not isinstance(value, (str, bytes, int, float)):
+        for name in ("request", "_request", "headers", "extensions"):
+            with contextlib.suppress(Exception):
+                children.append(getattr(value, name))
+    for child in children:
+        yield from _shown(child, depth + 1)
+
+
+def _not_a_test(filename: str) -> bool:
+    return "/tests/" not in filename
+
+
+def exposures(exc: BaseException, *secrets: str, frames: Callable[[str], bool] = _not_a_test) -> list[str]:
+    """Every place of a raised error that shows one of ``secrets``: the message, repr and attributes of it and
+    of every error it chains to, and every local of the frames of their tracebacks whose file ``frames``
+    accepts (by default all but the tests' own, which hold what they made on purpose), also as
+    ``traceback``'s ``capture_locals`` formats them."""
+    found: list[str] = []
+    for error in chain(exc):
+        texts = [f"message: {error}", f"repr: {error!r}"]
+        with contextlib.suppress(TypeError):
+            texts.append(f"attributes: {vars(error)!r}")
+        tb = error.__traceback__
+        while tb is not None:
+            code = tb.tb_frame.f_code
+            if frames(code.co_filename):
+                for name, value in tb.tb_frame.f_locals.items():
+                    texts += [f"{code.co_name}.{name}: {text}" for text in _shown(value)]
+            tb = tb.tb_next
+        found += [text[:200] for text in texts if any(secret in text for secret in secrets)]
+        formatted = traceback.TracebackException.from_exception(error, capture_locals=True)
+        for frame in formatted.stack:
+            if frames(frame.filename) and any(secret in repr(frame.locals) for secret in secrets):
+                found.append(f"capture_locals formatting of {frame.name}")
     return found

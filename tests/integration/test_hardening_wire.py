@@ -8,14 +8,11 @@ how long it took, how much memory it used, and what the ledger counted.
 
 from __future__ import annotations
 
-import contextlib
 import gzip
 import json
 import time
-import traceback
 import tracemalloc
 import zlib
-from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from email.utils import format_datetime
 from typing import Any
@@ -31,6 +28,7 @@ from storeframes.limiter import SlidingWindowLimiter
 from storeframes.wire import Wire, clean_token, shown_url
 from storeframes.wire.envelope import _retry_after
 from tests._hostile import PREFIX, Hostile, Reply, envelope
+from tests._secrets import exposures
 
 pytestmark = pytest.mark.timeout(30)
 
@@ -64,55 +62,9 @@ def _send(wire: Wire, attempts: list[Attempt] | None = None) -> Any:
 # -- secrets ---------------------------------------------------------------------------
 
 
-def _shown(value: Any, depth: int = 0) -> Iterator[str]:
-    """What a debugger, ``pytest -l`` or an error tracker shows of ``value``: its repr, and one level
-    down (two for containers) the items of containers and the ``request`` and ``headers`` of objects."""
-    try:
-        yield repr(value)
-    except Exception:
-        return
-    if depth >= 2:
-        return
-    children: list[Any] = []
-    if isinstance(value, dict):
-        children = [*value.keys(), *value.values()]
-    elif isinstance(value, (list, tuple, set, frozenset)):
-        children = list(value)
-    elif not isinstance(value, (str, bytes, int, float)):
-        for name in ("request", "_request", "headers", "extensions"):
-            with contextlib.suppress(Exception):
-                children.append(getattr(value, name))
-    for child in children:
-        yield from _shown(child, depth + 1)
-
-
-def _chain(exc: BaseException | None) -> Iterator[BaseException]:
-    seen: set[int] = set()
-    todo = [exc]
-    while todo:
-        current = todo.pop()
-        if current is None or id(current) in seen:
-            continue
-        seen.add(id(current))
-        yield current
-        todo += [current.__context__, current.__cause__]
-
-
 def _exposures(exc: BaseException) -> list[str]:
-    """Everything shown of a raised error: its chain, every local of every frame of every traceback in it."""
-    found = []
-    for error in _chain(exc):
-        texts = [str(error), repr(error), repr(vars(error))]
-        tb = error.__traceback__
-        while tb is not None:
-            for name, value in tb.tb_frame.f_locals.items():
-                texts += [f"{tb.tb_frame.f_code.co_name}.{name}: {text}" for text in _shown(value)]
-            tb = tb.tb_next
-        found += [text for text in texts if TOKEN in text]
-    formatted = "".join(traceback.TracebackException.from_exception(exc, capture_locals=True).format())
-    if TOKEN in formatted:
-        found.append("capture_locals formatting")
-    return found
+    """Everything shown of a raised error that holds the token: every frame, the test's own included."""
+    return exposures(exc, TOKEN, frames=lambda filename: True)
 
 
 def _bomb(decoded: int) -> bytes:

@@ -12,7 +12,6 @@ import subprocess
 import sys
 import threading
 import time
-import traceback
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from typing import Any
@@ -25,6 +24,7 @@ from storeframes.coord.redis import RedisCoordinator, RedisLeases
 from storeframes.sandbox import SANDBOX_KEY, SandboxServer, World
 from tests._children import child_env
 from tests._redis import RestartableRedis, redis_server
+from tests._secrets import chain, exposures
 from tests._summary import faults_of, max_in_window, paid_twice, record
 from tests.conftest import SANDBOX_TODAY
 
@@ -41,44 +41,8 @@ def _options(url: str, rate: tuple[int, float]) -> dict[str, Any]:
     return {"coordinator": url, "rate_limit": rate, "backoff": (0.01, 0.1), "clock": _clock, "cache_dir": False}
 
 
-def _chain(exc: BaseException) -> Iterator[BaseException]:
-    seen: set[int] = set()
-    todo: list[BaseException | None] = [exc]
-    while todo:
-        current = todo.pop()
-        if current is None or id(current) in seen:
-            continue
-        seen.add(id(current))
-        yield current
-        todo += [current.__context__, current.__cause__]
-
-
-def _exposed(exc: BaseException, secret: str) -> list[str]:
-    """Where ``secret`` shows in a raised error: its chain's texts, or any local of any frame of its tracebacks
-    (but the test's own, which holds the URL it made)."""
-    found = []
-    for error in _chain(exc):
-        if secret in str(error) or secret in repr(error):
-            found.append(f"{type(error).__name__}: its message")
-        tb = error.__traceback__
-        while tb is not None:
-            if "/tests/" in tb.tb_frame.f_code.co_filename:
-                tb = tb.tb_next
-                continue
-            for name, value in tb.tb_frame.f_locals.items():
-                values = [value, *(value.values() if isinstance(value, dict) else ())]
-                if any(secret in repr(v) for v in values):
-                    found.append(f"{tb.tb_frame.f_code.co_name}.{name}")
-            tb = tb.tb_next
-    formatted = traceback.TracebackException.from_exception(exc, capture_locals=True)
-    for frame in formatted.stack:
-        if "/tests/" not in frame.filename and secret in repr(frame.locals):
-            found.append(f"capture_locals formatting of {frame.name}")
-    return found
-
-
 def _no_redis_error(exc: BaseException) -> None:
-    kinds = [type(e) for e in _chain(exc)]
+    kinds = [type(e) for e in chain(exc)]
     assert not [k for k in kinds if k.__module__.startswith("redis")], kinds
 
 
@@ -100,7 +64,7 @@ def test_a_redis_that_is_down_is_a_coordination_error_naming_the_setting_and_not
         client.metadata_frame(APPS[:3])
     message = str(raised.value)
     assert ENV_COORDINATOR in message and "redis://:***@127.0.0.1" in message and "running" in message
-    assert not _exposed(raised.value, PASSWORD)
+    assert not exposures(raised.value, PASSWORD)
     _no_redis_error(raised.value)
     assert server.service.arrivals == []
     record("backend failure: Redis down", requests=0, rows=0, paid_twice=0)
@@ -115,8 +79,8 @@ def test_a_rotated_redis_password_is_refused_with_no_password_in_any_frame_local
             client.metadata_frame(APPS[:3])
         message = str(raised.value)
         assert "refused the password" in message and ENV_COORDINATOR in message and "redis://:***@" in message
-        assert not _exposed(raised.value, PASSWORD), _exposed(raised.value, PASSWORD)
-        assert not _exposed(raised.value, "the-new-one")
+        assert not exposures(raised.value, PASSWORD), exposures(raised.value, PASSWORD)
+        assert not exposures(raised.value, "the-new-one")
         _no_redis_error(raised.value)
         assert server.service.arrivals == []
     finally:
@@ -147,7 +111,7 @@ def test_redis_killed_in_the_middle_of_a_call_stops_it_with_a_coordination_error
             caller.join(timeout=120)
             assert failure and isinstance(failure[0], sf.CoordinationError), failure
             assert "redis://:***@" in str(failure[0]) and ENV_COORDINATOR in str(failure[0])
-            assert not _exposed(failure[0], PASSWORD)
+            assert not exposures(failure[0], PASSWORD)
             _no_redis_error(failure[0])
             arrivals = server.service.arrivals
             assert len(arrivals) < 20

@@ -29,6 +29,7 @@ from storeframes.sandbox import SANDBOX_KEY, SandboxServer, World
 from tests._children import child_env
 from tests._redis import redis_url  # noqa: F401 - fixture: a real redis-server on loopback
 from tests._s3 import ACCESS_KEY, REGION, SECRET_KEY, SESSION_TOKEN, free_port, refusing_server
+from tests._secrets import exposures
 from tests._summary import max_in_window, paid_twice, record
 from tests.conftest import ROOT, SANDBOX_TODAY
 
@@ -341,42 +342,9 @@ def test_a_read_only_cache_folder_serves_what_it_holds_and_refuses_to_pay(monkey
 # -- no credential in a traceback -------------------------------------------------------------------------------
 
 
-def _shown(value: Any, depth: int = 0) -> Iterator[str]:
-    """What a debugger or an error tracker shows of a local: its repr, and its items when it is a container."""
-    if depth > 3:
-        return
-    with contextlib.suppress(Exception):
-        yield repr(value)
-    children: list[Any] = []
-    if isinstance(value, dict):
-        children = [*value.keys(), *value.values()]
-    elif isinstance(value, (list, tuple, set, frozenset)):
-        children = list(value)
-    for child in children:
-        yield from _shown(child, depth + 1)
-
-
 def _secrets_in(exc: BaseException, secrets: tuple[str, ...]) -> list[str]:
-    """Every place of a raised error that shows a secret: its messages, and every local of storeframes' frames
-    in the tracebacks of it and of every error it chains to (``__cause__``, ``__context__``)."""
-    found: list[str] = []
-    todo, seen = [exc], set()
-    while todo:
-        error = todo.pop()
-        if error is None or id(error) in seen:
-            continue
-        seen.add(id(error))
-        texts = [f"message: {error}", f"repr: {error!r}"]
-        tb = error.__traceback__
-        while tb is not None:
-            code = tb.tb_frame.f_code
-            if "storeframes" in code.co_filename and "/tests/" not in code.co_filename:
-                for name, value in tb.tb_frame.f_locals.items():
-                    texts += [f"{code.co_name}.{name}: {text}" for text in _shown(value)]
-            tb = tb.tb_next
-        found += [text[:200] for text in texts if any(secret in text for secret in secrets)]
-        todo += [error.__cause__, error.__context__]
-    return found
+    """Where a raised error shows a secret: its chain's messages, and the locals of storeframes' frames."""
+    return exposures(exc, *secrets, frames=lambda filename: "storeframes" in filename and "/tests/" not in filename)
 
 
 @pytest.mark.parametrize(
