@@ -42,13 +42,14 @@ from .errors import (
     cut,
     html_table,
     plural,
+    shown_when_half_built,
 )
 from .fetching import Fetcher, Workers
 from .frames import FrameFunctions, plan_find_apps, resolve
 from .ledger import spend_summary
 from .options import endpoints_with, refresh_mode, slot_hold, switches
 from .pipeline import FRAMES, CallParts, FrameMaker
-from .wire import DEFAULT_DEADLINE, DEFAULT_MAX_BODY_BYTES, Wire, clean_token, shown_url
+from .wire import DEFAULT_DEADLINE, DEFAULT_MAX_BODY_BYTES, Secret, Wire, clean_token, shown_url
 
 if TYPE_CHECKING:
     import httpx
@@ -65,13 +66,12 @@ R = TypeVar("R")
 
 
 def _limiter(
-    rate_limit: Any, api_key: Any, base_url: str | None, coordinator: Coordinator, hold: float
+    rate_limit: Any, key: Secret, base_url: str | None, coordinator: Coordinator, hold: float
 ) -> SharedLimiter:
     """The token's rate window, shared with every caller of the token that ``coordinator`` reaches."""
-    token = api_key if isinstance(api_key, str) else ""  # Wire refuses a token that is not a text
     try:
         limit, window = rate_limit
-        return coordinator.limiter(token, base_url, (limit, window), hold)
+        return coordinator.limiter(key.reveal(), base_url, (limit, window), hold)
     except ConfigurationError:
         raise
     except (TypeError, ValueError) as exc:
@@ -194,6 +194,11 @@ class Client(FrameFunctions):
         clock: Callable[[], datetime] | None = None,
         progress: bool | None = None,
     ):
+        # the token is held as a Secret from the first line: no local of a construction that fails shows it
+        try:
+            key = Secret(clean_token(api_key if api_key is not None else os.environ.get(ENV_API_KEY, "")))
+        finally:
+            del api_key
         super().__init__(FrameMaker(self))
         self._clock = clock
         try:
@@ -201,7 +206,6 @@ class Client(FrameFunctions):
         finally:
             del storage_options  # no credential among this frame's locals when the cache cannot be opened
         self.credits = Credits(budget, clock=self._now, service=lambda: self.namespace, sink=self.cache)
-        key = clean_token(api_key if api_key is not None else os.environ.get(ENV_API_KEY, ""))
         url = base_url if base_url is not None else os.environ.get(ENV_BASE_URL) or None
         self.coordinator = coordinator_for(coordinator)
         self.limiter = _limiter(rate_limit, key, url, self.coordinator, slot_hold(timeout, http_client, deadline))
@@ -254,6 +258,7 @@ class Client(FrameFunctions):
             *([("state", state)] if state else []),
         ]
 
+    @shown_when_half_built
     def __repr__(self) -> str:
         said = [value if name in ("spent", "state") else f"{name}={value}" for name, value in self._settings()]
         return f"Client({', '.join(said)})"

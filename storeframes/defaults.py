@@ -12,10 +12,11 @@ with :func:`configure`:
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 import os
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from datetime import date
 from typing import Any, Concatenate, ParamSpec, TypeVar
 
@@ -76,8 +77,21 @@ def configure(client: Client | None = None, *, sandbox: bool = False, **options:
 
         chosen = fake.client(**options)
     else:
-        chosen = Client(**options)
+        with _secrets_dropped_on_failure(options):
+            chosen = Client(**options)
     return _install(chosen, owned=client is None)
+
+
+@contextlib.contextmanager
+def _secrets_dropped_on_failure(options: dict[str, Any]) -> Iterator[None]:
+    """When building a client fails, its token and storage options leave ``options``: no local of the
+    frames a traceback shows (these functions' ``options``) holds them."""
+    try:
+        yield
+    except BaseException:
+        options.pop("api_key", None)
+        options.pop("storage_options", None)
+        raise
 
 
 def _install(chosen: Client, *, owned: bool) -> Client:
@@ -126,6 +140,19 @@ def connect(
     >>> client = sf.connect("analysis-cache", budget=20_000, sandbox_today="2026-11-20")  # doctest: +SKIP
     storeframes: the sandbox (no STOREFRAMES_API_KEY set), a deterministic fake of the service: nothing is billed; today is 2026-11-20; cache: analysis-cache
     """
+    with _secrets_dropped_on_failure(options):
+        return _connect(cache_dir, live, budget, sandbox_today, seed, quiet, options)
+
+
+def _connect(
+    cache_dir: Any,
+    live: bool | None,
+    budget: int | None,
+    sandbox_today: str | date | None,
+    seed: int,
+    quiet: bool,
+    options: dict[str, Any],
+) -> Client:
     has_token = bool(os.environ.get(ENV_API_KEY)) and bool(os.environ.get(ENV_BASE_URL))
     if live is True and not has_token and "api_key" not in options:
         raise ConfigurationError(

@@ -44,6 +44,7 @@ given in the caller's thread when the call ends, in the order they were raised.
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import sys
 import threading
@@ -107,6 +108,24 @@ def plural(count: int, word: str, words: str | None = None) -> str:
 def cut(text: str, most: int) -> str:
     """``text``, cut to ``most`` characters with an ellipsis when it is longer."""
     return text if len(text) <= most else text[: most - 1] + "…"
+
+
+def shown_when_half_built(method: Callable[[Any], str]) -> Callable[[Any], str]:
+    """A ``__repr__`` that names an object whose construction failed, instead of raising.
+
+    A traceback shown with its locals (``pytest -l``, an error tracker, ``traceback`` with
+    ``capture_locals=True``) calls ``repr`` on the ``self`` of a constructor that raised: a repr
+    that raises there hides the first error behind an ``AttributeError``.
+    """
+
+    @functools.wraps(method)
+    def shown(self: Any) -> str:
+        try:
+            return method(self)
+        except AttributeError:
+            return f"{type(self).__name__}(not built)"
+
+    return shown
 
 
 def html_table(caption: str, header: Sequence[str], rows: Sequence[Sequence[Any]], *, more: int = 0) -> str:

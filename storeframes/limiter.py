@@ -31,6 +31,8 @@ from collections import deque
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
+from .errors import shown_when_half_built
+
 __all__ = ["SlidingWindowLimiter"]
 
 
@@ -61,6 +63,7 @@ class SlidingWindowLimiter:
         self._cond = threading.Condition()
         self.waited = 0.0  # total seconds threads spent waiting for a slot
 
+    @shown_when_half_built
     def __repr__(self) -> str:
         return f"SlidingWindowLimiter(limit={self.limit}, window={self.window})"
 

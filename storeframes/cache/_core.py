@@ -21,7 +21,7 @@ import polars as pl
 
 from ..answers import Entry, Response
 from ..catalog import Endpoint
-from ..errors import CacheUnavailableError, warn
+from ..errors import CacheUnavailableError, shown_when_half_built, warn
 from ..planning import Cell
 from .answer_files import AnswerFiles, answer_file
 from .compaction import Compaction
@@ -98,6 +98,7 @@ class Cache:
         """Where the cache lives, for people: its folder, ``"memory"``, or the store's repr."""
         return self._files.location
 
+    @shown_when_half_built
     def __repr__(self) -> str:
         return f"Cache({self.location!r})" if self.path is not None else f"Cache({self.location})"
 

@@ -15,7 +15,7 @@ import os
 from abc import ABC, abstractmethod
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from ..errors import ConfigurationError
+from ..errors import ConfigurationError, shown_when_half_built
 from .leases import Leases, leases_for
 from .state import token_id
 from .team import agree
@@ -65,6 +65,7 @@ class Coordinator(ABC):
     def __hash__(self) -> int:
         return hash((type(self), self.url))
 
+    @shown_when_half_built
     def __repr__(self) -> str:
         return f"Coordinator({self.describe()})" if self.url is None else f"Coordinator({self.describe()!r})"
 
@@ -93,11 +94,12 @@ class Coordinator(ABC):
         >>> Coordinator().limiter("token", "https://example.test/api", (60, 10.0), 35.0)
         Limiter(limit=60, window=10.0, shared by token, machine)
         """
+        tid = token_id(api_key, base_url)
+        del api_key  # no local of a failure below shows the token
         limit, window = rate_limit
         check_rate(limit, window, hold)
         if unreachable(base_url):
             return SharedLimiter(OwnWindow(), limit, window, hold=hold, locate=OwnWindow)
-        tid = token_id(api_key, base_url)
         return SharedLimiter(self.window(tid), limit, window, hold=hold, locate=lambda: self.window(tid))
 
     @abstractmethod

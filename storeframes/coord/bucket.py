@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..cache.stores.base import StoreBase, Version, check_key
-from ..errors import CacheUnavailableError, StoreframesError
+from ..errors import CacheUnavailableError, StoreframesError, shown_when_half_built
 from .leases import digest
 
 __all__ = ["ObjectLeases"]
@@ -81,6 +81,7 @@ class ObjectLeases:
         self._seen: dict[str, tuple[tuple[str | None, str | None], float]] = {}  # key -> (version, first seen)
         self._keeper: threading.Thread | None = None
 
+    @shown_when_half_built
     def __repr__(self) -> str:
         return f"ObjectLeases({self.store.location!r})"
 

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..errors import CacheUnavailableError
+from ..errors import CacheUnavailableError, shown_when_half_built
 from .leases import digest, machine
 from .state import alive
 
@@ -95,6 +95,7 @@ class FileLeases:
         self._seen: dict[int, tuple[Any, float]] = {}  # stripe -> (another host's record, first seen)
         self._keeper: threading.Thread | None = None
 
+    @shown_when_half_built
     def __repr__(self) -> str:
         return f"FileLeases({str(self.folder)!r})"
 

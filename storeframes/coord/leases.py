@@ -36,7 +36,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from ..errors import CoordinationError, StoreframesError
+from ..errors import CoordinationError, StoreframesError, shown_when_half_built
 
 __all__ = ["WAIT_LIMIT", "Held", "LeaseLost", "Leases", "Remote", "digest", "leases_for", "machine"]
 
@@ -108,6 +108,7 @@ class Leases:
         self._lock = threading.Lock()
         self._flights: dict[str, _Flight] = {}
 
+    @shown_when_half_built
     def __repr__(self) -> str:
         return f"Leases(remote={self.remote!r})"
 

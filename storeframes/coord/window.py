@@ -89,7 +89,7 @@ from contextlib import AbstractContextManager, contextmanager
 from typing import Any, Protocol
 from urllib.parse import urlsplit
 
-from ..errors import CoordinationError, StoreframesError
+from ..errors import CoordinationError, StoreframesError, shown_when_half_built
 from .state import ForkSafeLock
 
 __all__ = [
@@ -310,6 +310,7 @@ class SharedLimiter:
         """Who shares the window: ``machine``, ``process``, the Redis URL (password masked) or ``own window``."""
         return self._shared.where
 
+    @shown_when_half_built
     def __repr__(self) -> str:
         shared = "" if isinstance(self._shared, OwnWindow) else "shared by token, "
         return f"Limiter(limit={self.limit}, window={self.window}, {shared}{self.where})"

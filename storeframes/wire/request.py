@@ -127,7 +127,7 @@ class Wire:
 
     def __init__(
         self,
-        api_key: str,
+        api_key: str | Secret,
         base_url: str | None,
         *,
         limiter: Limiter,
@@ -140,7 +140,8 @@ class Wire:
         clock: Callable[[], datetime],
         connections: int = 20,
     ):
-        self._secret = Secret(clean_token(api_key))
+        self._secret = api_key if isinstance(api_key, Secret) else Secret(clean_token(api_key))
+        del api_key  # no local of a construction that fails below shows the token
         self._auth = _token_auth()(self._secret)
         self.base_url = check_base_url(base_url) if base_url else None
         if not _whole(max_tries) or max_tries < 1:

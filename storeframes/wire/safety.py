@@ -98,8 +98,10 @@ def clean_token(api_key: Any) -> str:
         return token
     position = next(i for i, c in enumerate(token) if not (c.isascii() and c.isprintable()))
     kind = "a control character" if token[position].isascii() else "a non-ASCII character"
+    length = len(token)
+    del api_key, token  # nor is it among the locals of the traceback
     raise ConfigurationError(
-        f"api_key holds {kind} at position {position + 1} of its {len(token)} (the token is not shown): "
+        f"api_key holds {kind} at position {position + 1} of its {length} (the token is not shown): "
         "a token is printable ASCII; check how it was copied or read"
     )
 

@@ -28,6 +28,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from ...errors import shown_when_half_built
 from .base import Capabilities, Store, StoreBase, SweepError, Usage, Version, check_key
 from .local import LocalStore
 from .memory import MemoryStore
@@ -118,6 +119,7 @@ class _Undeclared(StoreBase):
     def __init__(self, store: Store):
         self.store = store
 
+    @shown_when_half_built
     def __repr__(self) -> str:
         return repr(self.store)
 

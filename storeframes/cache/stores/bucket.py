@@ -42,6 +42,7 @@ from datetime import timedelta
 from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
+from ...errors import shown_when_half_built
 from .base import Capabilities, StoreBase, SweepError, Usage, Version, check_key
 
 __all__ = ["ObjectStore"]
@@ -362,6 +363,7 @@ class ObjectStore(StoreBase):
         self._handle: Any = self._build()  # a bad option fails here, before any request
         self._pid = os.getpid()
 
+    @shown_when_half_built
     def __repr__(self) -> str:
         return f"ObjectStore({self.location!r})"
 

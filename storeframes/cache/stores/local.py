@@ -19,6 +19,7 @@ import time
 from collections.abc import Iterable
 from pathlib import Path
 
+from ...errors import shown_when_half_built
 from .base import _SET_ASIDE, _TMP, Capabilities, StoreBase, SweepError, Usage, _is_temporary, _old, check_key
 
 __all__ = ["LocalStore"]
@@ -43,6 +44,7 @@ class LocalStore(StoreBase):
     def location(self) -> str:
         return str(self.root)
 
+    @shown_when_half_built
     def __repr__(self) -> str:
         return f"LocalStore({str(self.root)!r})"
 

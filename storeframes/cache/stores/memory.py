@@ -9,6 +9,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable
 
+from ...errors import shown_when_half_built
 from .base import Capabilities, StoreBase, Usage, Version, _old, check_key
 
 __all__ = ["MemoryStore"]
@@ -32,6 +33,7 @@ class MemoryStore(StoreBase):
     capabilities = Capabilities(shared="process", leases="process", conditional_writes=True)
     """Only this process sees it; its writes, conditional ones too, are atomic under its lock."""
 
+    @shown_when_half_built
     def __repr__(self) -> str:
         return f"MemoryStore({len(self._values)} values)"
 
