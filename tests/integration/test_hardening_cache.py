@@ -153,6 +153,27 @@ def test_an_empty_cache_dir_is_an_error_not_the_current_folder(tmp_path, monkeyp
     assert tree(folder) == before
 
 
+@pytest.mark.parametrize("blank", ["", "  "])
+def test_an_empty_cache_dir_in_python_is_an_error_not_the_current_folder(tmp_path, monkeypatch, blank):
+    _summary.hostile("cache: empty cache_dir in Python")
+    folder = _not_a_cache(tmp_path)
+    monkeypatch.chdir(folder)
+    monkeypatch.delenv("STOREFRAMES_CACHE_DIR", raising=False)
+    before = tree(folder)
+    uses = {
+        "Client": lambda: sf.Client("k", base_url="https://api.example.com/api/public/store", cache_dir=blank),
+        "sandbox client": lambda: sf.sandbox.client(today=SANDBOX_TODAY, cache_dir=blank),
+        "scan": lambda: sf.scan("versions", cache_dir=blank),
+        "compact": lambda: sf.compact(cache_dir=blank),
+        "Cache": lambda: sf.Cache(blank),
+    }
+    for name, use in uses.items():
+        with pytest.raises(sf.ConfigurationError, match=r"cache_dir is empty|is no cache folder") as caught:
+            use()
+        assert "give a folder path" in str(caught.value), name
+    assert tree(folder) == before  # no marker, no answers/, index/ or leases/ in the current folder
+
+
 @pytest.mark.parametrize("command", ["info", "ls"])
 def test_looking_at_a_folder_that_is_not_a_cache_says_so_and_creates_nothing(tmp_path, capsys, command):
     _summary.hostile("cache: folder that is not a cache")
