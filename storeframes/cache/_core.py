@@ -32,7 +32,7 @@ from .layout import index_key, new_id
 from .ledger_files import LedgerFiles
 from .stores import Store, StoreBase, store_for
 from .team import Coordination, read_record, write_record
-from .upkeep import Upkeep
+from .upkeep import Aged, Upkeep
 
 if TYPE_CHECKING:  # pyarrow is imported when first needed, not with the package
     import pyarrow as pa
@@ -365,6 +365,17 @@ class Cache:
         self.flush()  # the frames still being written first
         return self._upkeep.info()
 
+    def aged(self, older_than: timedelta, *, endpoint: str | None = None) -> Aged:
+        """The entries (of ``endpoint``) that ``clear(older_than=...)`` removes, and those it keeps because
+        their files are dated in the future, as ``(old, future)``.
+
+        An answer's age is how long ago it was kept in this cache: the time its answer file
+        was written (a folder's file time, a bucket's time of upload), else that of the
+        earliest index file naming it. Not its ``fetched_at``, which the service dates (and the
+        sandbox dates on its pinned day): a sandbox answer kept a minute ago is a minute old.
+        """
+        return self._upkeep.aged(older_than, endpoint)
+
     def clear(
         self,
         *,
@@ -375,10 +386,13 @@ class Cache:
         """Remove cached answers (and their frames); returns how many entries went.
 
         ``endpoint`` keeps the others; ``older_than`` removes only what is older than
-        that: answers fetched longer ago, files set aside as unreadable longer ago, and
-        temporary files and answers without an index left by a stopped process (never
-        younger than an hour, which may be a write in progress). The ledger of credits
-        spent is kept.
+        that: answers kept in this cache longer ago (by their files' times, see
+        :meth:`aged`; never by the day the service dated them), files set aside as
+        unreadable longer ago, and temporary files and answers without an index left by a
+        stopped process (never younger than an hour, which may be a write in progress).
+        Answers whose files are dated in the future cannot be aged: ``older_than`` keeps
+        them (a :class:`CacheWarning` says how many), a clear without it removes them. The
+        ledger of credits spent is kept.
 
         Only what this version knows is touched: a store that is not a cache
         (:meth:`is_cache`) is left as it is (0 is returned), and so are the files of

@@ -23,9 +23,10 @@ ENV_CACHE_DIR = "STOREFRAMES_CACHE_DIR"
 
 
 def default_cache_dir() -> Path | str:
-    """``$STOREFRAMES_CACHE_DIR`` (a folder or a bucket address), else the user's cache directory for storeframes."""
+    """``$STOREFRAMES_CACHE_DIR`` (a folder or a bucket address), else the user's cache directory for storeframes
+    (also when the variable is empty or blank: never the current folder)."""
     configured = os.environ.get(ENV_CACHE_DIR)
-    if configured:
+    if configured and configured.strip():
         return configured if is_url(configured) else Path(configured).expanduser()
     import platformdirs
 
@@ -35,8 +36,8 @@ def default_cache_dir() -> Path | str:
 def open_cache(cache_dir: Any = None, storage_options: Any = None) -> Cache | None:
     """The cache at ``cache_dir``: a folder path, a bucket address (``s3://bucket/prefix``, with
     ``storage_options``), a store, a :class:`~storeframes.cache.Cache` (as it is), ``None`` or ``True``
-    (:func:`default_cache_dir`), or ``False`` (no cache: None). Anything else is a
-    :class:`~storeframes.ConfigurationError` saying what is allowed.
+    (:func:`default_cache_dir`), or ``False`` (no cache: None). Anything else, an empty text
+    included (never the current folder), is a :class:`~storeframes.ConfigurationError` saying what is allowed.
 
     >>> open_cache(False) is None
     True
@@ -49,6 +50,11 @@ def open_cache(cache_dir: Any = None, storage_options: Any = None) -> Cache | No
         return cache_dir
     if cache_dir is None or cache_dir is True:
         cache_dir = default_cache_dir()
+    if isinstance(cache_dir, str) and not cache_dir.strip():  # never the current folder, as Path("") would be
+        raise ConfigurationError(
+            f"cache_dir is empty ({cache_dir!r}, an unset variable?): give a folder path, a bucket address "
+            "(s3://bucket/prefix), a Store or a Cache, None for the default folder, or False for no cache"
+        )
     if storage_options is not None and not isinstance(storage_options, Mapping):
         raise ConfigurationError(f"storage_options must be a mapping of texts, got {type(storage_options).__name__}")
     if isinstance(cache_dir, str) and is_url(cache_dir):

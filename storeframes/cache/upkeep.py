@@ -7,12 +7,13 @@ import functools
 import io
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import Any, NamedTuple
 
 import polars as pl
 
+from ..answers import CLOCK_SKEW, Entry
 from ..catalog import ENDPOINTS
-from ..errors import warn
+from ..errors import plural, warn
 from ..ledger import SERVICE
 from .answer_files import AnswerFiles, format_of
 from .compaction import Compaction
@@ -25,6 +26,15 @@ from .stores import StoreBase, SweepError
 
 _STALE_SECONDS = 3600.0
 """A temporary file or an answer without an index younger than this may be a write in progress."""
+
+
+class Aged(NamedTuple):
+    """The entries of a cache by when their answers were kept (see :meth:`Upkeep.aged`): ``old``, kept longer
+    ago than the age asked for; ``future``, whose files are dated in the future, so that their age cannot be
+    told (a clock ahead when they were written, or times copied along with the files)."""
+
+    old: list[Entry]
+    future: list[Entry]
 
 
 def _services_in(storage: StoreBase, key: str) -> set[str]:
@@ -75,6 +85,46 @@ class Upkeep:
                     return True
                 done, batch = done + batch, min(batch * 4, 1024)
         return False
+
+    def kept_at(self, entries: list[Entry]) -> dict[str, float | None]:
+        """When each entry's answer was kept in this cache, by entry id (POSIX seconds, by the store's clock:
+        a folder's file times, a bucket's times of upload): the time its answer file was written, else the
+        earliest of the index files naming it; None when no file of it is found. Never the ``fetched_at``
+        the service (or the sandbox, with its pinned day) dated the answer with."""
+        files, answers = self._files, self._answers
+        naming: dict[str, list[str]] = {}
+        for each in {e.endpoint for e in entries}:
+            for key, held in self._index.files(each).items():
+                for entry_id in held:
+                    naming.setdefault(entry_id, []).append(key)
+
+        def written(key: str) -> float | None:
+            try:
+                return files.storage.mtime(key)
+            except (OSError, ValueError):  # cannot be looked at: no time from it
+                return None
+
+        def kept(entry: Entry) -> float | None:
+            for key in answers.keys(entry):
+                if (at := written(key)) is not None:
+                    return at
+            times = [at for key in naming.get(entry.id, ()) if (at := written(key)) is not None]
+            return min(times, default=None)
+
+        with ThreadPoolExecutor(max_workers=8) as pool:  # a bucket answers each look in a request of its own
+            return dict(zip([e.id for e in entries], pool.map(kept, entries), strict=True))
+
+    def aged(self, older_than: timedelta, endpoint: str | None = None) -> Aged:
+        """The entries (of ``endpoint``) whose answers were kept longer than ``older_than`` ago, and those
+        whose files are dated more than :data:`~storeframes.answers.CLOCK_SKEW` in the future (see
+        :meth:`kept_at`); an entry with no file found is neither."""
+        entries = self._index.entries(endpoint)
+        now = datetime.now(UTC).timestamp()
+        age, skew = older_than.total_seconds(), CLOCK_SKEW.total_seconds()
+        kept = self.kept_at(entries)
+        old = [e for e in entries if (at := kept[e.id]) is not None and now - at > age and at <= now + skew]
+        future = [e for e in entries if (at := kept[e.id]) is not None and at > now + skew]
+        return Aged(old, future)
 
     def info(self) -> dict[str, Any]:
         """Location, size in bytes, entries, credits paid, spent and saved, unreadable files, files by kind."""
@@ -161,8 +211,18 @@ class Upkeep:
         listed = [each for each in names if index.sync(each)]
         removed: set[str] = set()
         rewrite: set[str] = set()
+        aged = self.aged(older_than, endpoint) if older_than is not None else None
+        if aged is not None and aged.future:
+            count = len(aged.future)
+            warn(
+                f"{plural(count, 'cached answer')} at {files.location} {'has its' if count == 1 else 'have their'} "
+                "files dated in the future (a clock ahead when they were written, or times copied along with the "
+                "files): their age cannot be told, so clearing by age kept them; a clear without an age removes them",
+                CacheWarning,
+            )
+        chosen = {e.id for e in aged.old} if aged is not None else None
         for entry in index.entries(endpoint):
-            if older_than is not None and now - entry.fetched_at <= older_than:
+            if chosen is not None and entry.id not in chosen:
                 continue
             if entry.id in files.newer or answers.format(entry) > FORMAT:
                 continue  # a newer version's answer: left to it

@@ -52,8 +52,8 @@ category names.
 from __future__ import annotations
 
 from .categories import ANDROID_CATEGORIES, IOS_CATEGORIES
-from .endpoints import BENCHMARK_TYPES as BENCHMARK_TYPES
 from .endpoints import (
+    API_PREFIX,
     CHANNELS,
     DEFAULT_COSTS,
     DEFAULT_FRESHNESS,
@@ -66,6 +66,7 @@ from .endpoints import (
     METRICS,
     endpoint,
 )
+from .endpoints import BENCHMARK_TYPES as BENCHMARK_TYPES
 from .endpoints import IOS_DEVICES as IOS_DEVICES
 from .endpoints import METRIC_ALIASES as METRIC_ALIASES
 from .policy import CostModel, Endpoint, Freshness, Param
@@ -73,6 +74,7 @@ from .validation import app_list, device_for, metric_list, parse_day, split_apps
 
 __all__ = [
     "ANDROID_CATEGORIES",
+    "API_PREFIX",
     "CHANNELS",
     "DEFAULT_COSTS",
     "DEFAULT_FRESHNESS",

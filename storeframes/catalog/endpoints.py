@@ -27,6 +27,7 @@ from ..errors import InvalidParameterError
 from .policy import CostModel, Endpoint, Freshness, Param
 
 __all__ = [
+    "API_PREFIX",
     "BENCHMARK_TYPES",
     "CHANNELS",
     "DEFAULT_COSTS",
@@ -42,6 +43,10 @@ __all__ = [
     "METRIC_ALIASES",
     "endpoint",
 ]
+
+API_PREFIX = "/api/public/store"
+"""The path every endpoint's path follows: a base URL ends with it (``https://<host>/api/public/store``),
+and the service echoes it in ``metadata.request.path``."""
 
 DEVICES = ("iphone", "ipad", "android")
 IOS_DEVICES = ("iphone", "ipad")

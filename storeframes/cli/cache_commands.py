@@ -9,7 +9,7 @@ import os
 import sys
 import warnings
 from collections import Counter
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -17,6 +17,7 @@ from ..errors import plural
 from .printing import pairs, printable, size
 
 if TYPE_CHECKING:
+    from ..answers import Entry
     from ..cache import Cache
 
 __all__ = ["run_cache"]
@@ -192,23 +193,29 @@ def _ago(days: float) -> str:
 
 
 def _answers(count: int, endpoint: str | None, older_than: float | None, each: str = "") -> str:
-    """``3 cached answers``, ``1 cached search answer fetched more than 30 days ago``; ``each``
+    """``3 cached answers``, ``1 cached search answer kept more than 30 days ago``; ``each``
     (`` (2 metadata, 1 search)``) follows the count."""
     what = plural(count, f"cached {endpoint} answer" if endpoint else "cached answer") + each
-    return what if older_than is None else f"{what} fetched more than {_ago(older_than)}"
+    return what if older_than is None else f"{what} kept more than {_ago(older_than)}"
 
 
 def _to_clear(cache: Cache, endpoint: str | None, older_than: timedelta | None, days: float | None) -> tuple[str, int]:
-    """What ``cache clear`` will remove, counted before it does: its answers (per endpoint), their
-    frames, the unreadable files set aside, and from where; and how many answers and files that is."""
-    now = datetime.now(UTC)
-    entries = [e for e in cache.entries(endpoint) if older_than is None or now - e.fetched_at > older_than]
+    """What ``cache clear`` will remove, counted before it does: its answers (per endpoint; by age, those
+    kept in the cache longer ago), their frames, the unreadable files set aside, and from where; and how
+    many answers and files that is."""
+    future: list[Entry] = []
+    if older_than is None:
+        entries = cache.entries(endpoint)
+    else:
+        entries, future = cache.aged(older_than, endpoint=endpoint)
     counts = Counter(e.endpoint for e in entries)
     each = ", ".join(f"{counts[name]} {printable(name)}" for name in sorted(counts))
     what = _answers(len(entries), endpoint, days, f" ({each})" if each and endpoint is None else "")
     if entries:
         what += " and its frames" if len(entries) == 1 else " and their frames"
     what += f" from {printable(cache.location)}"
+    if future:
+        what += f" (keeping {plural(len(future), 'answer')} whose files are dated in the future: their age is unknown)"
     prefixes = [f"{kind}/endpoint={endpoint}/" for kind in ("answers", "index")] if endpoint else [""]
     aside = sum(cache.storage.usage(prefix).set_aside for prefix in prefixes)
     if aside and days is not None:

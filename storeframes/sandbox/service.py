@@ -47,7 +47,7 @@ from .world import World, store_of
 
 __all__ = ["API_PREFIX", "SANDBOX_KEY", "Arrival", "Dialect", "Faults", "Latency", "Reply", "SandboxService"]
 
-API_PREFIX = "/api/public/store"
+API_PREFIX = catalog.API_PREFIX
 SANDBOX_KEY = "sandbox-demo-key"
 """The sandbox's documented API key. Any other key gets 401."""
 
@@ -375,7 +375,7 @@ class SandboxService:
     def _metadata(path: str, echo: Mapping[str, Any], cost: int, max_cost: int, status: int) -> dict[str, Any]:
         return {
             "request": {
-                "path": API_PREFIX + path if not path.startswith(API_PREFIX) else path,
+                "path": path,
                 "params": dict(echo),
                 "cost": cost,
                 "max_credit_cost": max_cost,
@@ -405,8 +405,8 @@ class SandboxService:
         )
 
     def _answer(self, path: str, params: dict[str, str]) -> Reply:
-        short = path[len(API_PREFIX) :] if path.startswith(API_PREFIX) else path
-        if short not in {e.path for e in catalog.ENDPOINTS.values()}:
+        short = path.removeprefix(API_PREFIX)  # the service answers under its prefix only, as the real one does
+        if short == path or short not in {e.path for e in catalog.ENDPOINTS.values()}:
             return self._error(path, params, 404, "NotFoundError", f"no endpoint at {path}")
         ep = catalog.endpoint(short)
         try:

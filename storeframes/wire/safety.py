@@ -3,9 +3,9 @@
 The token is held in a :class:`Secret` (no repr, ``vars()`` dump or traceback local shows
 it), cleaned by :func:`clean_token` (printable ASCII, as a header carries), and set in the
 :data:`TOKEN_HEADER` header by an ``httpx.Auth`` flow that masks it again (``***``) once
-the answer's headers arrived. A base URL is https (plain http only for loopback hosts,
-:func:`check_base_url`), and every URL that is shown goes through :func:`shown_url`, which
-masks its user info and query.
+the answer's headers arrived. A base URL is https (plain http only for loopback hosts) and
+ends with the service's prefix ``/api/public/store`` (:func:`check_base_url`), and every URL
+that is shown goes through :func:`shown_url`, which masks its user info and query.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from collections.abc import Callable, Generator
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit, urlunsplit
 
+from ..catalog import API_PREFIX
 from ..errors import ConfigurationError
 
 if TYPE_CHECKING:  # imported when a client is first made: importing storeframes stays quick
@@ -139,7 +140,10 @@ def _is_loopback(host: str) -> bool:
 
 
 def check_base_url(base_url: str) -> str:
-    """The base URL without a trailing slash; https only (plain http for ``localhost`` and loopback addresses)."""
+    """The base URL without a trailing slash; https only (plain http for ``localhost`` and loopback addresses),
+    and its path ends with the service's prefix :data:`~storeframes.catalog.API_PREFIX` (``/api/public/store``,
+    as ``https://<host>/api/public/store``, or under a gateway's path of its own), which every endpoint's path
+    follows: a base URL without it would send every request to a path the service does not serve."""
     import httpx
 
     shown = shown_url(base_url)
@@ -156,4 +160,9 @@ def check_base_url(base_url: str) -> str:
         )
     if url.scheme not in ("http", "https") or not url.host:
         raise ConfigurationError(f"base_url {shown!r} must be an https:// URL")
+    if not url.path.rstrip("/").endswith(API_PREFIX):
+        raise ConfigurationError(
+            f"base_url {shown!r} does not end with the service's prefix {API_PREFIX}: give the service's base "
+            f"address with it, as https://<host>{API_PREFIX}"
+        )
     return base_url.rstrip("/")

@@ -31,8 +31,8 @@ def successful(service, path_suffix=""):
     "url",
     [
         "http://127.0.0.1:8765/api/public/store",
-        "http://localhost:9/api",
-        "http://[::1]:8000/x",
+        "http://localhost:9/api/public/store",
+        "http://[::1]:8000/api/public/store",
         "https://api.example.com/api/public/store",
     ],
 )

@@ -16,7 +16,7 @@ import os
 import shutil
 import time
 import warnings
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -153,6 +153,27 @@ def test_an_empty_cache_dir_is_an_error_not_the_current_folder(tmp_path, monkeyp
     assert tree(folder) == before
 
 
+@pytest.mark.parametrize("blank", ["", "  "])
+def test_an_empty_cache_dir_in_python_is_an_error_not_the_current_folder(tmp_path, monkeypatch, blank):
+    _summary.hostile("cache: empty cache_dir in Python")
+    folder = _not_a_cache(tmp_path)
+    monkeypatch.chdir(folder)
+    monkeypatch.delenv("STOREFRAMES_CACHE_DIR", raising=False)
+    before = tree(folder)
+    uses = {
+        "Client": lambda: sf.Client("k", base_url="https://api.example.com/api/public/store", cache_dir=blank),
+        "sandbox client": lambda: sf.sandbox.client(today=SANDBOX_TODAY, cache_dir=blank),
+        "scan": lambda: sf.scan("versions", cache_dir=blank),
+        "compact": lambda: sf.compact(cache_dir=blank),
+        "Cache": lambda: sf.Cache(blank),
+    }
+    for name, use in uses.items():
+        with pytest.raises(sf.ConfigurationError, match=r"cache_dir is empty|is no cache folder") as caught:
+            use()
+        assert "give a folder path" in str(caught.value), name
+    assert tree(folder) == before  # no marker, no answers/, index/ or leases/ in the current folder
+
+
 @pytest.mark.parametrize("command", ["info", "ls"])
 def test_looking_at_a_folder_that_is_not_a_cache_says_so_and_creates_nothing(tmp_path, capsys, command):
     _summary.hostile("cache: folder that is not a cache")
@@ -170,7 +191,7 @@ def test_the_cache_writes_its_marker_and_a_cache_of_an_earlier_version_is_known_
     (filled / MARKER).unlink()  # as an earlier version left it
     assert Cache(filled).is_cache() and not (filled / MARKER).exists()  # looking writes nothing
     assert main(["cache", "clear", "--yes", "--older-than", "100000", "--cache-dir", str(filled)]) == 0
-    assert capsys.readouterr().out == f"removed 0 cached answers fetched more than 100000 days ago from {filled}\n"
+    assert capsys.readouterr().out == f"removed 0 cached answers kept more than 100000 days ago from {filled}\n"
     assert (filled / MARKER).exists() and len(Cache(filled).entries()) == 2
 
 
@@ -223,7 +244,7 @@ def test_clear_leaves_the_files_of_endpoints_it_does_not_know(filled, capsys):
         (filled / name).write_bytes(data)
         aged(filled / name, 400 * DAY)
     assert main(["cache", "clear", "--yes", "--older-than", "0", "--cache-dir", str(filled)]) == 0
-    assert capsys.readouterr().out == f"removed 2 cached answers fetched more than 0 days ago from {filled}\n"
+    assert capsys.readouterr().out == f"removed 2 cached answers kept more than 0 days ago from {filled}\n"
     assert main(["cache", "clear", "--yes", "--cache-dir", str(filled)]) == 0
     for name, data in newer.items():
         assert (filled / name).read_bytes() == data, name
@@ -245,7 +266,7 @@ def test_older_than_applies_to_set_aside_and_temporary_files_too(filled, capsys)
     orphan.write_bytes(gzip.compress(b'{"format":1}'))
     aged(orphan, 2 * 3600.0)
     assert main(["cache", "clear", "--yes", "--older-than", "30", "--cache-dir", str(filled)]) == 0
-    assert capsys.readouterr().out == f"removed 0 cached answers fetched more than 30 days ago from {filled}\n"
+    assert capsys.readouterr().out == f"removed 0 cached answers kept more than 30 days ago from {filled}\n"
     left = {path.name for path in folder.iterdir()}
     assert {"young.parquet.corrupt", ".young.parquet.1111.tmp"} <= left
     assert not {"old.parquet.corrupt", ".old.parquet.2222.tmp"} & left
@@ -254,6 +275,62 @@ def test_older_than_applies_to_set_aside_and_temporary_files_too(filled, capsys)
     left = {path.name for path in folder.iterdir()}
     assert not {"young.parquet.corrupt", "old.parquet.corrupt", ".old.parquet.2222.tmp"} & left
     assert ".young.parquet.1111.tmp" not in left and not orphan.exists()  # older than an hour: a stopped writer
+
+
+def _dated(folder: Path, entry_id: str, seconds: float) -> None:
+    """Date the answer and index files of ``entry_id`` ``seconds`` from now (in the past when negative)."""
+    then = time.time() + seconds
+    for path in [*folder.glob(f"answers/*/{entry_id}.json.*"), *folder.glob(f"index/*/{entry_id}.parquet")]:
+        os.utime(path, (then, then))
+
+
+def test_clear_older_than_judges_an_answer_by_when_it_was_kept_not_by_the_day_it_is_dated(tmp_path, capsys):
+    _summary.hostile("cache: answers dated by a pinned day, files dated in the future")
+    folder = tmp_path / "cache"
+    past, future = date(2025, 1, 15), datetime.now(UTC).date() + timedelta(days=400)
+    at = {day: datetime.combine(day, datetime.min.time(), UTC) + timedelta(hours=12) for day in (past, future)}
+    with sf.sandbox.client(today=past, cache_dir=folder, clock=Clock(at[past]), backoff=(0.001, 0.01)) as client:
+        client.metadata_frame(IOS[:2])  # dated 2025-01-15 by the sandbox, kept now
+        client.search_frame(KEYWORD)
+    with sf.sandbox.client(today=future, cache_dir=folder, clock=Clock(at[future]), backoff=(0.001, 0.01)) as client:
+        client.metadata_frame(IOS[2:4])  # dated 400 days ahead, kept now
+        client.search_frame(WORLD.EXAMPLE_KEYWORDS[1])
+    entries = Cache(folder).entries()
+    assert len(entries) == 4
+    by_day = {(e.endpoint, e.fetched_at.date()): e for e in entries}
+    stale = by_day["metadata", past]  # its files written three days ago
+    ahead = by_day["search", future]  # its files dated a month ahead: a clock ahead, or times copied along
+    _dated(folder, stale.id, -3 * DAY)
+    _dated(folder, ahead.id, 30 * DAY)
+
+    assert main(["cache", "clear", "--yes", "--older-than", "1", "--cache-dir", str(folder)]) == 0
+    captured = capsys.readouterr()
+    assert captured.out == f"removed 1 cached answer kept more than 1 day ago from {folder}\n"
+    assert "1 cached answer at" in captured.err and "files dated in the future" in captured.err
+    left = {e.id for e in Cache(folder).entries()}
+    assert left == {e.id for e in entries} - {stale.id}  # the answers kept minutes ago stay, whatever their day
+    assert not list(folder.glob(f"answers/*/{stale.id}.*")) and not list(folder.glob(f"frames/*/{stale.id}.*"))
+
+    assert main(["cache", "clear", "--yes", "--older-than", "0", "--cache-dir", str(folder)]) == 0
+    assert capsys.readouterr().out == f"removed 2 cached answers kept more than 0 days ago from {folder}\n"
+    assert [e.id for e in Cache(folder).entries()] == [ahead.id]  # dated in the future: its age cannot be told
+    assert main(["cache", "clear", "--yes", "--cache-dir", str(folder)]) == 0  # without an age: removed
+    assert Cache(folder).entries() == []
+
+
+def test_a_bucket_answer_dated_long_ago_by_the_service_but_uploaded_now_survives_clearing_by_age(s3_bucket):
+    from storeframes.cache.stores.bucket import ObjectStore
+
+    store = ObjectStore(s3_bucket.url, storage_options=s3_bucket.storage_options)
+    cache = Cache(store)
+    old = keep(cache, "search", SEARCH, at=datetime.now(UTC) - timedelta(days=700))
+    assert old is not None
+    assert cache.clear(older_than=timedelta(days=1)) == 0
+    assert Cache(store).entries() == [old] and len(store.list("answers/")) == 1
+    assert cache.aged(timedelta(days=1)) == ([], [])
+    time.sleep(1.1)  # a bucket dates its objects to the second
+    assert cache.clear(older_than=timedelta(seconds=0.5)) == 1
+    assert Cache(store).entries() == [] and store.list("answers/") == []
 
 
 def test_clear_reports_files_it_cannot_remove_and_goes_on(tmp_path, monkeypatch, capsys):

@@ -197,9 +197,52 @@ def test_plain_http_to_a_name_that_only_looks_local_is_refused(url):
         sf.Client(TOKEN, base_url=url)
 
 
-@pytest.mark.parametrize("url", ["http://localhost:9/api", "http://127.0.0.2/api", "http://[::1]:8000/x"])
+@pytest.mark.parametrize(
+    "url",
+    ["http://localhost:9/api/public/store", "http://127.0.0.2/api/public/store", "http://[::1]:8000/api/public/store"],
+)
 def test_plain_http_to_loopback_addresses_and_localhost_is_allowed(url):
     assert sf.Client(TOKEN, base_url=url).base_url == url
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "https://api.example.com",
+        "https://api.example.com/",
+        "https://api.example.com/api",
+        "https://api.example.com/api/public",
+        "https://api.example.com/api/public/store/apps",
+        "https://api.example.com/myapi/public/store",
+        "http://127.0.0.1:8765",
+    ],
+)
+def test_a_base_url_without_the_service_prefix_is_refused_naming_it(url):
+    with pytest.raises(sf.ConfigurationError, match="does not end with the service's prefix /api/public/store"):
+        sf.Client(TOKEN, base_url=url)
+
+
+@pytest.mark.parametrize(
+    "url", ["https://api.example.com/api/public/store/", "https://gateway.example.com/vendor/api/public/store"]
+)
+def test_a_base_url_ending_with_the_service_prefix_is_taken(url):
+    assert sf.Client(TOKEN, base_url=url).base_url == url.rstrip("/")
+
+
+def test_the_loopback_sandbox_answers_only_under_the_service_prefix():
+    from storeframes.sandbox import SANDBOX_KEY, SandboxServer, World
+
+    with SandboxServer(port=0, today="2026-11-20") as server:
+        origin = server.base_url.removesuffix(PREFIX)
+        headers = {"x-service-key": SANDBOX_KEY}
+        query = {"apps": World(0).EXAMPLE_IOS_APPS[0]}
+        inside = httpx.get(f"{server.base_url}/apps/metadata.json", params=query, headers=headers)
+        outside = httpx.get(f"{origin}/apps/metadata.json", params=query, headers=headers)
+        assert inside.status_code == 200 and inside.json()["metadata"]["request"]["path"] == inside.url.path
+        assert outside.status_code == 404 and outside.json()["error"]["code"] == "NotFoundError"
+        assert outside.json()["metadata"]["request"]["path"] == "/apps/metadata.json"
+        assert [a.status for a in server.service.arrivals] == [200, 404]
+        assert server.service.spent == inside.json()["metadata"]["request"]["cost"] > 0
 
 
 # -- crashes ---------------------------------------------------------------------------
@@ -370,7 +413,7 @@ def test_a_body_over_the_cap_is_refused_and_not_retried(tmp_path):
 @pytest.mark.parametrize(("deadline", "cap"), [(0, 1), (-1, 1), ("1", 1), (1, 0), (1, 1.5), (1, True)])
 def test_deadline_and_size_cap_are_checked_when_the_client_is_built(deadline, cap):
     with pytest.raises(sf.ConfigurationError, match=r"deadline|max_body_bytes"):
-        sf.Client(TOKEN, base_url="https://api.example.com/api", deadline=deadline, max_body_bytes=cap)
+        sf.Client(TOKEN, base_url="https://api.example.com/api/public/store", deadline=deadline, max_body_bytes=cap)
 
 
 # -- Retry-After -----------------------------------------------------------------------

@@ -207,12 +207,12 @@ def test_cache_clear_of_one_endpoint_keeps_the_others_and_the_ledger(filled, cap
 
 
 def test_cache_clear_older_than(filled, capsys):
-    # entries are dated the sandbox's today, 2026-11-20: not older than 100000 days, older than 0
+    # entries were kept moments ago (whatever day the sandbox dates them): not older than 100000 days, older than 0
     assert main(["cache", "clear", "-y", "--older-than", "100000", "--cache-dir", str(filled)]) == 0
-    assert capsys.readouterr().out == f"removed 0 cached answers fetched more than 100000 days ago from {filled}\n"
+    assert capsys.readouterr().out == f"removed 0 cached answers kept more than 100000 days ago from {filled}\n"
     assert len(Cache(filled).entries()) == 3
     assert main(["cache", "clear", "--yes", "--older-than", "0", "--cache-dir", str(filled)]) == 0
-    assert capsys.readouterr().out == f"removed 3 cached answers fetched more than 0 days ago from {filled}\n"
+    assert capsys.readouterr().out == f"removed 3 cached answers kept more than 0 days ago from {filled}\n"
     assert Cache(filled).entries() == []
     assert main(["cache", "ls", "--cache-dir", str(filled)]) == 0
     assert capsys.readouterr().out == f"the cache at {filled} is empty\n"
@@ -314,7 +314,7 @@ def test_cache_clear_in_a_terminal_keeps_everything_unless_told_yes(filled, monk
     captured = capsys.readouterr()
     assert terminal.asked == 1
     assert captured.err.startswith(
-        f"This removes 1 cached search answer fetched more than 0 days ago and its frames from {filled}; "
+        f"This removes 1 cached search answer kept more than 0 days ago and its frames from {filled}; "
     )
     assert captured.err.endswith("Delete it? [y/N] " + ("\n" if answer == "" else ""))
     assert captured.out == "Nothing deleted.\n"
@@ -327,7 +327,7 @@ def test_cache_clear_in_a_terminal_names_the_unreadable_files_too(filled, monkey
     assert main(["cache", "clear", "--older-than", "100000", "--cache-dir", str(filled)]) == 0
     captured = capsys.readouterr()
     assert captured.err.startswith(
-        f"This removes 0 cached answers fetched more than 100000 days ago from {filled}, and the unreadable files "
+        f"This removes 0 cached answers kept more than 100000 days ago from {filled}, and the unreadable files "
         "set aside more than 100000 days ago (2 set aside in all); the ledger of credits is kept.\n"
         "Delete them? [y/N] storeframes cache: "  # then the warning naming what was set aside
     )
@@ -360,7 +360,7 @@ def test_cache_clear_without_a_terminal_refuses_unless_yes(filled, monkeypatch, 
     captured = capsys.readouterr()
     assert captured.out == ""
     assert captured.err == (
-        f"storeframes cache clear: this would remove 3 cached answers (2 metadata, 1 search) fetched more than 0 "
+        f"storeframes cache clear: this would remove 3 cached answers (2 metadata, 1 search) kept more than 0 "
         f"days ago and their frames from {filled}, but stdin is not a terminal, so nobody can be asked: "
         "pass --yes to delete without asking; nothing removed\n"
     )

@@ -28,7 +28,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ...errors import shown_when_half_built
+from ...errors import ConfigurationError, shown_when_half_built
 from .base import Capabilities, Store, StoreBase, SweepError, Usage, Version, check_key
 from .local import LocalStore
 from .memory import MemoryStore
@@ -177,6 +177,8 @@ def store_for(where: str | os.PathLike[str] | Store, storage_options: Mapping[st
         return backend.make(where, storage_options)
     if storage_options is not None:
         raise TypeError("storage_options= goes with a bucket address (s3://bucket/prefix), not a folder or a Store")
+    if isinstance(where, str) and not where.strip():
+        raise ConfigurationError(f"{where!r} is no cache folder (it would be the current folder): give a folder path")
     if isinstance(where, (str, os.PathLike)):
         return LocalStore(where)
     if isinstance(where, StoreBase):

@@ -35,10 +35,16 @@ def test_clear_by_endpoint_removes_its_answers_and_frames_only(store, cache):
     assert cache.clear() == 1 and store.list() == ["ledger/s-0001.parquet"]  # the ledger is kept
 
 
-def test_clear_older_than_keeps_recent_answers(cache):
+def test_clear_older_than_goes_by_when_an_answer_was_kept_not_by_its_fetched_at():
+    clock = Clock()
+    store = MemoryStore(clock=clock)
+    cache = Cache(store)
     now = datetime.now(UTC)
-    old = keep(cache, "metadata", METADATA, at=now - timedelta(days=40))
-    new = keep(cache, "search", SEARCH, at=now - timedelta(days=1))
+    clock.now -= 40 * 86400
+    old = keep(cache, "metadata", METADATA, at=now)  # kept 40 days ago, whatever day it is dated
+    clock.now += 40 * 86400
+    new = keep(cache, "search", SEARCH, at=now - timedelta(days=400))  # dated long ago, kept now
+    assert cache.aged(timedelta(days=30)) == ([old], [])
     assert cache.clear(older_than=timedelta(days=30)) == 1
     assert cache.entries() == [new] and cache.entry(old.id) is None
 
