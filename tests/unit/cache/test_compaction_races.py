@@ -5,10 +5,11 @@ from __future__ import annotations
 from typing import Any
 
 import polars as pl
+import pytest
 
 import storeframes as sf
-from storeframes.cache import Cache
-from storeframes.datasets import flattener_versions
+from storeframes.cache import RELISTS, Cache
+from storeframes.datasets import flattener_versions, scan
 from storeframes.sandbox import World
 
 WORLD = World(0)
@@ -45,3 +46,58 @@ def test_an_offline_reader_finds_answers_whose_index_a_compaction_replaced_while
     assert reader.versions_frame(APPS[:6]).sort("app_id", "position").equals(expected)
     assert compacted and compacted[0]["index_files_merged"] == 2
     assert reader.sandbox_service.arrivals == []
+
+
+@pytest.mark.parametrize("where", ["folder", "bucket"])
+def test_a_scan_made_before_a_compaction_gives_the_same_rows_after_it(make_client, tmp_path, request, where):
+    options: dict[str, Any] = {}
+    cache_dir: Any = tmp_path
+    if where == "bucket":
+        bucket = request.getfixturevalue("s3_bucket")
+        cache_dir, options = bucket.url, {"storage_options": bucket.storage_options}
+    expected = _fill(make_client, cache_dir, **options)
+    early = scan("versions", cache_dir=cache_dir, **options)
+    first = early.filter(pl.col("app_id").is_in(APPS[:6])).collect().sort("app_id", "position")
+    done = sf.compact(cache_dir=cache_dir, **options)
+    assert done["frame_files_merged"] >= 2  # the files the LazyFrame would have read are gone
+    later = early.filter(pl.col("app_id").is_in(APPS[:6])).collect().sort("app_id", "position")
+    assert first.equals(expected) and later.equals(expected)
+    assert early.select(pl.col("app_id").n_unique()).collect().item() == 7
+
+
+def test_a_scan_collected_while_a_compaction_replaces_its_files_reads_the_new_ones(make_client, tmp_path, monkeypatch):
+    expected = _fill(make_client, tmp_path)
+    cache = Cache(tmp_path)
+    locate = cache.frame_files
+    compacted = []
+
+    def located_then_compacted(*args: Any, **kwargs: Any) -> dict[str, str]:
+        found = locate(*args, **kwargs)
+        if not compacted:  # another process compacts between finding the files and reading them
+            compacted.append(Cache(tmp_path).compact(frames=flattener_versions()))
+        return found
+
+    monkeypatch.setattr(cache, "frame_files", located_then_compacted)
+    rows = scan("versions", cache_dir=cache).collect()
+    assert compacted and compacted[0]["frame_files_merged"] >= 2
+    assert rows.filter(pl.col("app_id").is_in(APPS[:6])).sort("app_id", "position").equals(expected)
+    assert rows["app_id"].n_unique() == 7
+
+
+def test_a_scan_whose_files_keep_vanishing_says_so_in_a_storeframes_error(make_client, tmp_path, monkeypatch):
+    _fill(make_client, tmp_path)
+    cache = Cache(tmp_path)
+    locate = cache.frame_files
+    calls = []
+
+    def located_elsewhere(*args: Any, **kwargs: Any) -> dict[str, str]:
+        calls.append(kwargs.get("relist", False))
+        return {entry_id: "frames/table=versions/part-gone.parquet" for entry_id in locate(*args, **kwargs)}
+
+    monkeypatch.setattr(cache, "frame_files", located_elsewhere)
+    early = scan("versions", cache_dir=cache)
+    with pytest.raises(
+        sf.CacheUnavailableError, match=f"replaced {RELISTS} times while they were read.*collect the scan again"
+    ):
+        early.collect()
+    assert calls.count(True) == RELISTS - 1  # each attempt after the first lists the files again
