@@ -179,23 +179,27 @@ class Index:
         with self._lock:
             folder = prefix("index", endpoint)
             known = self._keys.setdefault(endpoint, {})
+            missing: set[str] = set()  # listed, then gone when read: a compaction replaced them
             for _ in range(RELISTS):
                 listed = self._files.listing(folder, what="answers")
                 if listed is None:
                     return False
                 keys = {key for key in listed if key.endswith(".parquet") and in_folder(key, folder)}
-                moved = False
+                new = keys - set(known)
+                if missing and new <= missing:
+                    break  # listed again and nothing replaced them (a link to nowhere): not a compaction
+                missing = set()
                 # new files first, then the removed ones: an entry a compaction moved is held throughout
-                for key in sorted(keys - set(known)):
+                for key in sorted(new):
                     try:
                         if is_part(key):
                             frame = self._read_part(key, endpoint)
                             self._hold_part(key, frame if frame is not None else pl.DataFrame(schema=INDEX_COLUMNS))
                         else:
                             self.hold(key, self._read(key, endpoint))
-                    except FileNotFoundError:  # removed since it was listed: its answers are in a newer file
-                        moved = True
-                if not moved:
+                    except FileNotFoundError:  # removed since it was listed: its answers are in the next listing
+                        missing.add(key)
+                if not missing:
                     break
             for gone in set(known) - keys:
                 self.unhold(endpoint, gone)

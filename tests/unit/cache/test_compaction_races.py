@@ -124,3 +124,22 @@ def test_a_bucket_scan_that_finds_its_files_when_collected_never_writes_the_secr
         else:
             assert secret.encode() not in plan
     assert lazy.select(pl.col("app_id").n_unique()).collect().item() == 7
+
+
+def test_an_index_file_listed_but_never_there_costs_one_listing_more_not_one_per_retry(
+    make_client, tmp_path, monkeypatch
+):
+    expected = _fill(make_client, tmp_path)
+    cache = Cache(tmp_path)
+    listings = []
+    list_keys = cache.storage.list
+
+    def listed(prefix: str) -> list[str]:
+        listings.append(prefix)
+        found = list_keys(prefix)
+        return [*found, f"{prefix}20261120T000000000000Z-000000000000-nowhere.parquet"] if "index/" in prefix else found
+
+    monkeypatch.setattr(cache.storage, "list", listed)
+    with make_client(cache_dir=cache, offline=True) as reader:
+        assert reader.versions_frame(APPS[:6]).sort("app_id", "position").equals(expected)
+    assert listings.count("index/endpoint=metadata/") == 2
