@@ -15,15 +15,16 @@ files a cache grows, one or two per answer, into a few (see
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 import polars as pl
+from polars.io.plugins import register_io_source
 
 from .answers import Entry
-from .cache import Cache, open_cache
+from .cache import RELISTS, Cache, open_cache
 from .catalog import ENDPOINTS, Endpoint
-from .errors import ConfigurationError, InvalidParameterError
+from .errors import CacheUnavailableError, ConfigurationError, InvalidParameterError
 from .ledger import SERVICE
 from .pipeline import FRAMES, FrameSpec, cell_columns
 
@@ -114,17 +115,85 @@ def scan(
     collected, so filters and column choices are pushed down into the Parquet reads. A kept
     frame whose columns are not the table's (an edited or damaged file) is built again from
     its raw answer.
+
+    The files are found when the frame is collected, each time it is: a frame made before a
+    compaction (in this process or another) gives the same rows after it, and one collected
+    while a compaction replaces its files finds the new ones. Should they be replaced
+    :data:`~storeframes.cache.RELISTS` times in a row while they are read, collecting raises
+    :class:`~storeframes.CacheUnavailableError`; collect again.
     """
     spec = _spec(table)
     cache = _cache(cache_dir, storage_options)
     eps = _endpoints(spec)
-    entries = [e for ep in eps for e in cache.entries(ep.name)]
-    chosen = _service(entries, service)
-    entries = [e for e in entries if e.service == chosen]
+    chosen = _service([e for ep in eps for e in cache.entries(ep.name)], service)  # refused now, not when collected
+
+    source = _Scan(cache, spec, chosen)
+    return register_io_source(
+        source, schema=spec.table.schema, explain_name="storeframes.scan", explain_detail=spec.table.name
+    )
+
+
+class _Scan:
+    """What a scan's LazyFrame calls when it is collected: the rows the cache holds then."""
+
+    def __init__(self, cache: Cache, spec: FrameSpec, service: str):
+        self._cache = cache
+        self._spec = spec
+        self._service = service
+
+    def __call__(
+        self, with_columns: list[str] | None, predicate: pl.Expr | None, n_rows: int | None, _batch: int | None
+    ) -> Iterator[pl.DataFrame]:
+        yield _collect(self._cache, self._spec, self._service, with_columns, predicate, n_rows)
+
+    def __reduce__(self) -> Any:
+        # the cache it reads holds the store's access (a bucket's credentials): never written into a plan
+        raise ConfigurationError(
+            f"a LazyFrame of sf.scan({self._spec.table.name!r}) reads the cache when it is collected and is not "
+            "serialised, as it would carry the cache's access: serialise the collected frame, or call sf.scan "
+            "again where the plan is used"
+        )
+
+
+def _collect(
+    cache: Cache,
+    spec: FrameSpec,
+    service: str,
+    with_columns: list[str] | None,
+    predicate: pl.Expr | None,
+    n_rows: int | None,
+) -> pl.DataFrame:
+    """The rows of a scan as the cache holds them now: its files found, then read by polars with the
+    columns and filter pushed down; found again when a compaction replaced one in between (at most
+    :data:`~storeframes.cache.RELISTS` times)."""
+    for attempt in range(RELISTS):
+        lazy = _rows(cache, spec, service, relist=attempt > 0)
+        if predicate is not None:
+            lazy = lazy.filter(predicate)
+        if with_columns is not None:
+            lazy = lazy.select(with_columns)
+        if n_rows is not None:
+            lazy = lazy.head(n_rows)
+        try:
+            return lazy.collect()
+        except FileNotFoundError:  # replaced by a compaction since it was found: the files are found again
+            continue
+    raise CacheUnavailableError(
+        f"the {spec.table.name} files of the cache at {cache.location} were replaced {RELISTS} times while "
+        "they were read (compactions running one after another); collect the scan again",
+        location=cache.location,
+        operation="scan",
+    )
+
+
+def _rows(cache: Cache, spec: FrameSpec, service: str, *, relist: bool) -> pl.LazyFrame:
+    """A lazy frame of the files that hold the rows of a scan now, the newest answer of each cell."""
+    eps = _endpoints(spec)
+    entries = [e for ep in eps for e in cache.entries(ep.name) if e.service == service]
     newest = _newest(entries)
     by_id = {e.id: e for e in entries if e.id in newest}
     kept_columns = spec.table.schema  # a kept frame with other columns is built again
-    located = cache.frame_files(list(by_id.values()), spec.table.name, spec.version, schema=kept_columns)
+    located = cache.frame_files(list(by_id.values()), spec.table.name, spec.version, schema=kept_columns, relist=relist)
     built = _build_missing(cache, spec, [e for i, e in by_id.items() if i not in located])
     located |= cache.frame_files([by_id[i] for i in built], spec.table.name, spec.version, schema=kept_columns)
     frames: list[pl.LazyFrame] = []

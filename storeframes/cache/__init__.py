@@ -14,7 +14,7 @@ from typing import Any
 from ..answers import CLOCK_SKEW, REFRESH_MODES, Entry, Refresh, RefreshOption
 from ._core import Cache
 from .files import CacheWarning
-from .layout import FORMAT, MARKER, index_schema
+from .layout import FORMAT, MARKER, RELISTS, index_schema
 from .opening import ENV_CACHE_DIR, default_cache_dir, open_cache
 from .parquet import polars_writes_arrow_schema as _polars_writes_arrow_schema
 from .stores import is_url
@@ -25,6 +25,7 @@ __all__ = [
     "FORMAT",
     "MARKER",
     "REFRESH_MODES",
+    "RELISTS",
     "Cache",
     "CacheWarning",
     "Entry",

@@ -264,15 +264,22 @@ class Cache:
         return self._frames.read(entries, table, version, schema=schema, map=map)
 
     def frame_files(
-        self, entries: Collection[Entry], table: str, version: str, *, schema: pl.Schema | None = None
+        self,
+        entries: Collection[Entry],
+        table: str,
+        version: str,
+        *,
+        schema: pl.Schema | None = None,
+        relist: bool = False,
     ) -> dict[str, str]:
         """The key of the file holding each entry's kept frame ``table`` of the flattener ``version``.
 
         Entries whose frame is not kept (or was kept by another flattener, or, with
         ``schema``, has other columns) are left out. Reads the footers of compacted files
-        once, and of each entry's own file.
+        once (``relist=True``: lists them again first, as after a file was found gone), and
+        of each entry's own file.
         """
-        return self._frames.locate(entries, table, version, schema=schema)
+        return self._frames.locate(entries, table, version, schema=schema, relist=relist)
 
     def write_frame(self, entry: Entry, table: str, version: str, frame: pl.DataFrame, *, later: bool = False) -> None:
         """Keep ``frame`` as the table ``table`` of ``entry``, written by the flattener ``version``.

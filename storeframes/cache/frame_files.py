@@ -32,7 +32,7 @@ import polars as pl
 from ..answers import Entry
 from ..errors import warn
 from .files import CacheWarning, Files
-from .layout import ENTRY, TABLE_FORMAT, frame_key, frames_prefix, in_folder, is_part, name, provenance
+from .layout import ENTRY, RELISTS, TABLE_FORMAT, frame_key, frames_prefix, in_folder, is_part, name, provenance
 from .parquet import newer_format, newer_writer, parquet_bytes, parquet_columns, parquet_meta, read_parquet, unreadable
 
 GONE = object()
@@ -208,7 +208,7 @@ class FrameFiles:
         """The kept frames ``table`` of ``entries`` that the flattener ``version`` wrote, by entry id
         (see :meth:`storeframes.cache.Cache.read_frames`)."""
         found: dict[str, pl.DataFrame] = self._written_later(entries, table, version, schema)
-        for attempt in range(2):
+        for attempt in range(RELISTS):
             rest = [e for e in entries if e.id not in found]
             if not rest:
                 break
@@ -396,13 +396,19 @@ class FrameFiles:
         return found
 
     def locate(
-        self, entries: Collection[Entry], table: str, version: str, *, schema: pl.Schema | None = None
+        self,
+        entries: Collection[Entry],
+        table: str,
+        version: str,
+        *,
+        schema: pl.Schema | None = None,
+        relist: bool = False,
     ) -> dict[str, str]:
         """The key of the file holding each entry's kept frame (see :meth:`storeframes.cache.Cache.frame_files`)."""
         self.flush()  # the frames still being written first
         located: dict[str, str] = {}
-        for relist in (False, True):
-            parts = self.parts(table, relist=relist)
+        for again in (True,) if relist else (False, True):
+            parts = self.parts(table, relist=again)
             for entry in entries:
                 for key, part in parts.items():
                     if entry.id in part.groups and part.version == version:

@@ -16,7 +16,7 @@ from ..answers import Entry
 from ..catalog import ENDPOINTS, Endpoint
 from ..planning import Cell
 from .files import Files
-from .layout import ANSWERS, FORMAT, INDEX_COLUMNS, endpoint_of, in_folder, is_part, name, prefix, provenance
+from .layout import ANSWERS, FORMAT, INDEX_COLUMNS, RELISTS, endpoint_of, in_folder, is_part, name, prefix, provenance
 from .parquet import newer_format, newer_writer, parquet_bytes, parquet_meta, read_parquet, rows_of, unreadable
 
 
@@ -178,24 +178,36 @@ class Index:
         False when they cannot be listed (nothing changes, and a warning says so)."""
         with self._lock:
             folder = prefix("index", endpoint)
-            listed = self._files.listing(folder, what="answers")
-            if listed is None:
-                return False
-            keys = {key for key in listed if key.endswith(".parquet") and in_folder(key, folder)}
             known = self._keys.setdefault(endpoint, {})
-            # new files first, then the removed ones: an entry a compaction moved is held throughout
-            for key in sorted(keys - set(known)):
-                if is_part(key):
-                    frame = self._read_part(key, endpoint)
-                    self._hold_part(key, frame if frame is not None else pl.DataFrame(schema=INDEX_COLUMNS))
-                else:
-                    self.hold(key, self._read(key, endpoint))
+            missing: set[str] = set()  # listed, then gone when read: a compaction replaced them
+            for _ in range(RELISTS):
+                listed = self._files.listing(folder, what="answers")
+                if listed is None:
+                    return False
+                keys = {key for key in listed if key.endswith(".parquet") and in_folder(key, folder)}
+                new = keys - set(known)
+                if missing and new <= missing:
+                    break  # listed again and nothing replaced them (a link to nowhere): not a compaction
+                missing = set()
+                # new files first, then the removed ones: an entry a compaction moved is held throughout
+                for key in sorted(new):
+                    try:
+                        if is_part(key):
+                            frame = self._read_part(key, endpoint)
+                            self._hold_part(key, frame if frame is not None else pl.DataFrame(schema=INDEX_COLUMNS))
+                        else:
+                            self.hold(key, self._read(key, endpoint))
+                    except FileNotFoundError:  # removed since it was listed: its answers are in the next listing
+                        missing.add(key)
+                if not missing:
+                    break
             for gone in set(known) - keys:
                 self.unhold(endpoint, gone)
             return True
 
     def _read(self, key: str, endpoint: str) -> list[Entry]:
-        """The entry of one answer's index file, from its footer; [] when it is gone or unreadable.
+        """The entry of one answer's index file, from its footer; [] when it is unreadable, FileNotFoundError
+        when it is gone.
 
         Only the footer is parsed (the cells follow from the request), which keeps
         opening a cache of small files quick. An unreadable file is set aside with its
@@ -236,7 +248,7 @@ class Index:
                 )
             ]
         except FileNotFoundError:
-            return []
+            raise  # gone since it was listed: the caller lists again
         except unreadable() as exc:
             if newer_writer(meta):
                 files.skip_newer(key, entry_id)
@@ -246,7 +258,8 @@ class Index:
             return []
 
     def _read_part(self, key: str, endpoint: str) -> pl.DataFrame | None:
-        """The rows of a compacted index file (one per cell, an answer's rows together); None if unreadable."""
+        """The rows of a compacted index file (one per cell, an answer's rows together); None if unreadable,
+        FileNotFoundError when it is gone."""
         files = self._files
         meta: dict[str, str] = {}
         try:
@@ -265,7 +278,7 @@ class Index:
                 self._of_format_1(old)
             return frame
         except FileNotFoundError:
-            return None
+            raise  # gone since it was listed: the caller lists again
         except unreadable() as exc:
             if newer_writer(meta):
                 files.skip_newer(key)

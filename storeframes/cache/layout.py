@@ -100,6 +100,9 @@ GZ = ".json.gz"  # an answer of format 1: gzip JSON of the entry's fields and th
 ANSWERS = (ZST, GZ)
 PART = "part-"  # the name of a compacted file starts so; an entry's name starts with its date
 ENTRY = "entry"  # the column of a kept frame that names the answer of its rows
+RELISTS = 5
+"""How many times a read lists a cache's files again when one it listed is gone before it is read (a
+compaction in another process replaced it, and the files that replaced it are in the next listing)."""
 KINDS = ("answers", "index", "frames", "ledger")
 """The folders of a cache: nothing outside them is ever touched."""
 
