@@ -58,7 +58,7 @@ class SweepError(OSError):
 
 class NotAFileError(OSError):
     """What stands under a key of a folder is not a regular file (a named pipe, a device, a socket, a link): it
-    is never opened nor followed, so it can neither hang a reader nor feed it without end."""
+    is never read nor followed, so it can neither hang a reader nor feed it without end."""
 
     def __init__(self, key: str, what: str):
         super().__init__(f"{what}, not a regular file: never read")

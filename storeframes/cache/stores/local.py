@@ -3,9 +3,10 @@
 A :class:`LocalStore` never follows a symbolic link below its folder: a linked file or
 folder planted in the cache is not listed, read, swept, set aside, dated or deleted through
 (the cache folder itself may be a link). It reads regular files only: a named pipe, a
-device or a socket under a key is never opened for reading (it could hang the reader or
-feed it without end) and a read takes no more than the size the file had when opened;
-such a value, or a link, raises :class:`~storeframes.cache.stores.base.NotAFileError`. A folder where a value should be holds no
+device or a socket under a key is never read (it could hang the reader or feed it without
+end; a pipe is opened without waiting for a writer) and a read takes no more than the size
+the file had when opened; such a value, or a link, raises
+:class:`~storeframes.cache.stores.base.NotAFileError`. A folder where a value should be holds no
 value; deleting it is refused with :class:`IsADirectoryError` rather than emptying it.
 """
 
@@ -160,30 +161,27 @@ class LocalStore(StoreBase):
     def _open_file(self, key: str) -> tuple[int, int]:
         """A descriptor of the regular file of ``key`` and its size. A folder (or a file where one of its
         folders should be) is no value: :class:`FileNotFoundError`; a link, a named pipe, a device or a
-        socket is :class:`NotAFileError`, looked at without opening it (a pipe opened would wait for a
-        writer), then opened without blocking nor following a link in case it was swapped meanwhile."""
+        socket is :class:`NotAFileError`: opened without following a link and without waiting for a
+        writer, then looked at before a byte is read."""
         path = self._path(key)
-        missing = FileNotFoundError(errno.ENOENT, f"no value under {key!r}", str(path))
-        try:
-            mode = os.lstat(path).st_mode
-        except NotADirectoryError:
-            raise missing from None
-        if stat.S_ISDIR(mode):
-            raise missing
-        if not stat.S_ISREG(mode):
-            raise NotAFileError.of(key, mode)
         try:
             fd = os.open(path, _READ)
         except (IsADirectoryError, NotADirectoryError):
-            raise missing from None
+            raise FileNotFoundError(errno.ENOENT, f"no value under {key!r}", str(path)) from None
         except OSError as exc:
-            if exc.errno in (errno.ELOOP, errno.ENXIO):  # swapped for a link, or a socket, since the look
-                raise NotAFileError(key, "not a regular file any more") from None
-            raise
+            if exc.errno not in (errno.ELOOP, errno.ENXIO, errno.EMLINK):  # a link (EMLINK on BSD), a socket
+                raise
+            try:
+                mode = os.lstat(path).st_mode
+            except OSError:
+                raise exc from None
+            raise NotAFileError.of(key, mode) from None
         try:
             found = os.fstat(fd)
             if not stat.S_ISREG(found.st_mode):
-                raise missing if stat.S_ISDIR(found.st_mode) else NotAFileError.of(key, found.st_mode)
+                if stat.S_ISDIR(found.st_mode):
+                    raise FileNotFoundError(errno.ENOENT, f"no value under {key!r}", str(path))
+                raise NotAFileError.of(key, found.st_mode)
         except BaseException:
             os.close(fd)
             raise
@@ -192,8 +190,18 @@ class LocalStore(StoreBase):
     def get(self, key: str) -> bytes:
         """As :meth:`Store.get`: the bytes of a regular file, as many as it held when opened."""
         fd, size = self._open_file(key)
-        with open(fd, "rb") as handle:
-            return handle.read(size)
+        try:
+            data = os.read(fd, size) if size else b""
+            if len(data) < size:  # a read returns less at times (over 2 GB, some file systems)
+                parts = [data]
+                got = len(data)
+                while got < size and (more := os.read(fd, size - got)):
+                    parts.append(more)
+                    got += len(more)
+                data = b"".join(parts)
+            return data
+        finally:
+            os.close(fd)
 
     def open(self, key: str) -> io.IOBase:
         """The file of ``key``, opened for reading (the reader seeks and reads the ranges it needs); a regular
