@@ -1,8 +1,8 @@
 """A cache in a folder: :class:`LocalStore`, the usual home of a cache.
 
 A :class:`LocalStore` never follows a symbolic link below its folder: a linked file or
-folder planted in the cache is not listed, read, swept, set aside, dated or deleted through
-(the cache folder itself may be a link). It reads regular files only: a named pipe, a
+folder planted in the cache is not listed, swept, set aside, dated or deleted through (the
+cache folder itself may be a link), and a linked file is not read. It reads regular files only: a named pipe, a
 device or a socket under a key is never read (it could hang the reader or feed it without
 end; a pipe is opened without waiting for a writer) and a read takes no more than the size
 the file had when opened; such a value, or a link, raises
