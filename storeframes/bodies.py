@@ -7,17 +7,131 @@ surrogate, bytes that are not UTF-8, nesting deeper than 1,024 levels) are read 
 the standard library's decoder, which gives them the meaning below. The cache keeps the
 bytes as they arrived and reads them back through :func:`parse_answer` too, so a cached
 answer is the same Python object as a fresh one.
+
+Decompressing is bounded here too, for the request path and the cache alike: :class:`Inflate`
+decodes gzip or deflate a piece at a time, and :func:`inflate` reads a whole compressed
+value (gzip or zstd) in pieces, stopping with :class:`TooLarge` as soon as it passes its cap,
+so a few kilobytes that would decompress to gigabytes never take more memory than the cap.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from typing import Any
+import zlib
+from collections.abc import Iterator
+from typing import Any, Literal
 
 import orjson
 
-__all__ = ["parse_answer"]
+__all__ = ["DEFAULT_MAX_BODY_BYTES", "PIECE", "Inflate", "TooLarge", "inflate", "parse_answer"]
+
+DEFAULT_MAX_BODY_BYTES = 256 * 1024 * 1024
+"""The largest body accepted, in decoded bytes (``max_body_bytes=``): 256 MB, far above any answer."""
+
+PIECE = 64 * 1024
+"""The most bytes one step of decoding produces, so a compressed body never inflates past its cap."""
+
+_ZSTD_STEP = 1024 * 1024
+"""The most bytes one step of :func:`inflate` reads from a zstd stream."""
+
+
+class TooLarge(ValueError):
+    """Compressed bytes that decompress to more than ``limit`` bytes (decompressing stopped there)."""
+
+    def __init__(self, limit: int):
+        super().__init__(f"it decompresses to more than {limit:,} bytes")
+        self.limit = limit
+
+
+class Inflate:
+    """One gzip or deflate layer, producing at most :data:`PIECE` bytes a step.
+
+    Several gzip members follow one another; garbage after a whole member is ignored (as
+    urllib3 does); deflate is read zlib-wrapped first, raw when that fails (as httpx does).
+    Raises ``zlib.error`` for bytes that cannot be decoded.
+    """
+
+    def __init__(self, coding: Literal["gzip", "deflate"]):
+        self.coding = coding
+        self.members = 0
+        self.raw = False
+        self._start()
+
+    def _start(self) -> None:
+        wbits = zlib.MAX_WBITS | 16 if self.coding == "gzip" else -zlib.MAX_WBITS if self.raw else zlib.MAX_WBITS
+        self.inflater = zlib.decompressobj(wbits)
+        self.fresh = True
+
+    def feed(self, data: bytes) -> Iterator[bytes]:
+        """The content of ``data`` (the next compressed bytes), in pieces of at most :data:`PIECE` bytes."""
+        while True:
+            try:
+                out = self.inflater.decompress(data, PIECE)
+            except zlib.error:
+                if self.coding == "deflate" and self.fresh and not self.raw:
+                    self.raw = True
+                    self._start()
+                    continue
+                if self.members:  # garbage after a whole gzip member: ignored, as urllib3 does
+                    return
+                raise
+            self.fresh = False
+            if out:
+                yield out
+            if self.inflater.eof:
+                self.members += 1
+                data = self.inflater.unused_data
+                if not data or self.coding != "gzip":
+                    return
+                self._start()  # another gzip member follows
+                continue
+            data = self.inflater.unconsumed_tail
+            if not data and len(out) < PIECE:
+                return
+
+    def flush(self) -> Iterator[bytes]:
+        """What is left once every compressed byte was fed."""
+        yield from self.feed(b"")
+        rest = self.inflater.flush()
+        if rest:
+            yield rest
+
+
+def _zstd_pieces(data: bytes) -> Iterator[bytes]:
+    import pyarrow as pa
+
+    with pa.CompressedInputStream(pa.BufferReader(data), "zstd") as stream:
+        while piece := stream.read(_ZSTD_STEP):
+            yield piece
+
+
+def inflate(data: bytes, coding: Literal["gzip", "zstd"], limit: int) -> bytes:
+    """The content of ``data`` compressed with ``coding``, decompressed a piece at a time; :class:`TooLarge` as
+    soon as it passes ``limit`` bytes, so memory never holds much more than ``limit``.
+
+    Damaged bytes raise what the decoder raises (``zlib.error``, ``OSError``, pyarrow's errors).
+
+    >>> import gzip
+    >>> inflate(gzip.compress(b"[1, 2]"), "gzip", limit=10)
+    b'[1, 2]'
+    >>> inflate(gzip.compress(bytes(100)), "gzip", limit=10)
+    Traceback (most recent call last):
+    ...
+    storeframes.bodies.TooLarge: it decompresses to more than 10 bytes
+    """
+    out = bytearray()
+    if coding == "zstd":
+        pieces: Iterator[bytes] = _zstd_pieces(data)
+    else:
+        layer = Inflate("gzip")
+        pieces = (piece for part in (layer.feed(data), layer.flush()) for piece in part)
+    for piece in pieces:
+        out += piece
+        if len(out) > limit:
+            raise TooLarge(limit)
+    return bytes(out)
+
 
 _SURROGATE = re.compile(rb"\\u[dD][89a-fA-F]|\xed[\xa0-\xbf]")
 """A lone surrogate may be in a body only where this matches: an escape from ``\\ud800`` to

@@ -120,9 +120,9 @@ class Client(FrameFunctions):
         deadline: seconds one attempt may take in all, from sending to the last byte
             of the body (default 120; None for none); no network operation waits longer
             either. An attempt past it is a :class:`~storeframes.TransportError`, retried.
-        max_body_bytes: the largest answer accepted, in decoded bytes, counted as they
-            arrive, so a compressed body never inflates past it (default 256 MB). A
-            larger one is a :class:`~storeframes.ResponseTooLargeError`, not retried.
+        max_body_bytes: the largest answer accepted (and kept answer read), in decoded bytes, counted as
+            they arrive, so a compressed body never inflates past it (default 256 MB). A larger one is a
+            :class:`~storeframes.ResponseTooLargeError`, not retried (a kept one is set aside, fetched again).
         max_tries: attempts per request for 429, 5xx, timeouts, the deadline, dropped
             connections and bodies that cannot be decoded.
         backoff: ``(first, most)`` seconds of the exponential backoff with full jitter.
@@ -223,6 +223,9 @@ class Client(FrameFunctions):
             clock=self._now,
             connections=self.max_workers,
         )
+        if self.cache is not None:  # kept answers are read within the body cap (a shared Cache's only grows)
+            shared = isinstance(cache_dir, Cache)
+            self.cache.max_answer_bytes = max(self.cache.max_answer_bytes, max_body_bytes) if shared else max_body_bytes
         self.endpoints = endpoints_with(cost_model, freshness)
         self.refresh = refresh_mode(refresh)
         self._lease_table: Leases | None = None

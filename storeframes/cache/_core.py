@@ -102,6 +102,18 @@ class Cache:
     def __repr__(self) -> str:
         return f"Cache({self.location!r})" if self.path is not None else f"Cache({self.location})"
 
+    @property
+    def max_answer_bytes(self) -> int:
+        """The largest body of a kept answer that is read (decompressed a piece at a time, never further): a
+        larger one, or a file that would inflate past it, is set aside with a
+        :class:`~storeframes.cache.CacheWarning` and treated as not cached. The ``max_body_bytes`` of the
+        client that opened the cache (256 MB by default); its header may add 1 MB."""
+        return self._answers.most
+
+    @max_answer_bytes.setter
+    def max_answer_bytes(self, value: int) -> None:
+        self._answers.most = value
+
     def is_cache(self, *, mark: bool = False) -> bool:
         """Whether the store holds a storeframes cache: its marker (:data:`~storeframes.cache.MARKER`), or,
         for a cache of an earlier version, cached files where the layout puts them (an ``answers/endpoint=*``,

@@ -1,9 +1,14 @@
 """The raw answers: written as format 2 (the body's bytes, scrubbed of the token, zstd), read as
-format 2 or 1 (gzip JSON of the parsed result), named, listed, and asked their format."""
+format 2 or 1 (gzip JSON of the parsed result), named, listed, and asked their format.
+
+A kept answer is read within a cap, as the request path reads a body: its file and its
+content may hold at most :attr:`AnswerFiles.most` bytes (the largest body a client accepts,
+``max_body_bytes``) plus :data:`HEAD_ROOM` for its header, decompressed a piece at a time
+(:func:`~storeframes.bodies.inflate`), so a few kilobytes that would inflate to gigabytes
+are stopped at the cap and set aside, never held in memory whole."""
 
 from __future__ import annotations
 
-import gzip
 import json
 import re
 import zlib
@@ -15,10 +20,13 @@ import orjson
 
 from .._version import __version__
 from ..answers import Entry, Response
-from ..bodies import parse_answer
+from ..bodies import DEFAULT_MAX_BODY_BYTES, TooLarge, inflate, parse_answer
 from .files import Files
 from .layout import ANSWERS, FORMAT, GZ, ZST, answer_stem, in_folder, index_key, name, prefix
 from .parquet import unreadable, unzstd, zstd
+
+HEAD_ROOM = 1024 * 1024
+"""The bytes a kept answer may hold beyond its body's cap: its header line (the parameters it answers)."""
 
 _ESCAPED = re.compile(rb"\\(?:/|u00[2-7])")
 """Where a body may write a printable ASCII character (one of the token's) as an escape."""
@@ -107,9 +115,10 @@ def answer_file(entry: Entry, response: Response, scrub: Callable[[str], str]) -
     return zstd(line + b"\n" + payload)
 
 
-def _answer_parts(data: bytes) -> tuple[Any, bytes]:
-    """The header (parsed) and the body of an answer file of format 2; raises OSError or ValueError when damaged."""
-    content = unzstd(data)
+def _answer_parts(data: bytes, limit: int) -> tuple[Any, bytes]:
+    """The header (parsed) and the body of an answer file of format 2, of at most ``limit`` bytes in all;
+    raises OSError or ValueError when damaged or larger."""
+    content = unzstd(data, limit=limit)
     cut = content.find(b"\n")
     if cut < 0:
         raise ValueError("no header line")
@@ -155,6 +164,9 @@ class AnswerFiles:
     def __init__(self, files: Files):
         self._files = files
         self._gz: set[str] = set()  # entries whose answer is of format 1 (``.json.gz``)
+        self.most = DEFAULT_MAX_BODY_BYTES
+        """The largest body of a kept answer read (its file and its content may hold :data:`HEAD_ROOM` more):
+        a larger one is set aside. The client raises it to its ``max_body_bytes``."""
 
     def of_format_1(self, entry_ids: Iterable[str]) -> None:
         """Note that the answers of ``entry_ids`` are of format 1 (as an index file says), so they are
@@ -177,12 +189,19 @@ class AnswerFiles:
         files = self._files
         keys = self.keys(entry)
         key = keys[0]
+        limit = self.most + HEAD_ROOM
         try:
-            data, key = self._get(entry, keys)
-            if key.endswith(ZST):
-                head, body = _answer_parts(data)
-            else:
-                head, body = json.loads(gzip.decompress(data)), None
+            data, key = self._get(entry, keys, limit)
+            try:
+                if key.endswith(ZST):
+                    head, body = _answer_parts(data, limit)
+                else:
+                    head, body = json.loads(inflate(data, "gzip", limit)), None
+            except TooLarge:
+                raise ValueError(
+                    f"it decompresses to more than {limit:,} bytes, past the largest answer kept "
+                    f"(max_body_bytes={self.most:,} and its header)"
+                ) from None
             if not isinstance(head, dict):
                 raise ValueError("not an answer")
             written = head.get("format")
@@ -220,13 +239,14 @@ class AnswerFiles:
             files.set_aside(key, exc, partners=[index_key(entry)])
         return None
 
-    def _get(self, entry: Entry, keys: tuple[str, str]) -> tuple[bytes, str]:
-        """The bytes of the answer of ``entry`` and its name: under the likelier name, else the other."""
-        storage = self._files.storage
+    def _get(self, entry: Entry, keys: tuple[str, str], most: int) -> tuple[bytes, str]:
+        """The bytes of the answer of ``entry`` (at most ``most``) and its name: under the likelier name, else
+        the other."""
+        files = self._files
         try:
-            return storage.get(keys[0]), keys[0]
+            return files.read(keys[0], most), keys[0]
         except FileNotFoundError:
-            data = storage.get(keys[1])
+            data = files.read(keys[1], most)
         with self._files.lock:
             if keys[1].endswith(GZ):
                 self._gz.add(entry.id)
@@ -256,10 +276,10 @@ class AnswerFiles:
     def head(self, key: str) -> bytes | None:
         """The first bytes of an answer file, decompressed; None when it is gone, b"" when unreadable."""
         try:
-            data = self._files.storage.get(key)
+            data = self._files.read(key, self.most + HEAD_ROOM)
         except FileNotFoundError:
             return None
-        except OSError:
+        except (OSError, ValueError):
             return b""
         try:
             if key.endswith(ZST):

@@ -13,6 +13,7 @@ import contextlib
 import json
 import os
 import secrets
+import stat
 import threading
 from collections.abc import Iterable
 from pathlib import Path
@@ -24,7 +25,7 @@ from .._version import __version__
 from ..errors import CacheUnavailableError, warn
 from .layout import ANSWERS, FORMAT, MARKER, name
 from .parquet import cannot_reach, footer
-from .stores import StoreBase
+from .stores import NotAFileError, StoreBase
 
 
 class CacheWarning(UserWarning):
@@ -234,15 +235,34 @@ class Files:
 
     def local(self, key: str) -> Path | None:
         """The file of ``key`` in the cache's folder; None for another store. Raises FileNotFoundError
-        when there is none."""
+        when there is none, IsADirectoryError for a folder, and
+        :class:`~storeframes.cache.stores.NotAFileError` for what is not a regular file (a link, a named
+        pipe, a device): never followed nor opened."""
         if self.path is None:
             return None
         path = self.path.joinpath(*key.split("/"))
-        if not path.is_file():
-            if path.exists():
-                raise IsADirectoryError(key)
-            raise FileNotFoundError(key)
+        try:
+            mode = os.lstat(path).st_mode
+        except (FileNotFoundError, NotADirectoryError):
+            raise FileNotFoundError(key) from None
+        if stat.S_ISDIR(mode):
+            raise IsADirectoryError(key)
+        if not stat.S_ISREG(mode):
+            raise NotAFileError.of(key, mode)
         return path
+
+    def read(self, key: str, most: int) -> bytes:
+        """The bytes of ``key``, a file of at most ``most`` bytes: a larger one is a ValueError, refused
+        before it is read where the store's files lie in a folder of this machine."""
+        if self.path is not None:
+            with contextlib.suppress(OSError):  # not there, or not a file: the store's get says so
+                found = os.lstat(self.path.joinpath(*key.split("/")))
+                if stat.S_ISREG(found.st_mode) and found.st_size > most:
+                    raise ValueError(f"it holds {found.st_size:,} bytes, more than the {most:,} it may hold")
+        data = self.storage.get(key)
+        if len(data) > most:
+            raise ValueError(f"it holds {len(data):,} bytes, more than the {most:,} it may hold")
+        return data
 
     def footer_of(self, key: str) -> tuple[dict[str, str], pl.Schema]:
         """The key-value metadata and the columns (as polars reads them) of a Parquet file of the store,
@@ -263,8 +283,8 @@ class Files:
         ``open`` (in ranges where the store reads them so, else the whole value)."""
         import pyarrow as pa
 
-        if self.path is not None:
-            path = self.path.joinpath(*key.split("/"))
+        path = self.local(key)  # a regular file: a named pipe would hang the mapping
+        if path is not None:
             try:
                 return pa.memory_map(str(path))
             except (FileNotFoundError, NotADirectoryError):

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 import polars as pl
 
 from .._version import __version__
+from ..bodies import TooLarge, inflate
 from .layout import FORMAT
 
 if TYPE_CHECKING:  # pyarrow is imported when first needed, not with the package
@@ -118,15 +119,21 @@ def _zstd_size(data: bytes) -> int | None:
     return size + 256 if width == 2 else size
 
 
-def unzstd(data: bytes, *, most: int | None = None) -> bytes:
-    """The content of a zstd file (``most``: at least its first ``most`` bytes); raises OSError when damaged."""
+def unzstd(data: bytes, *, most: int | None = None, limit: int | None = None) -> bytes:
+    """The content of a zstd file (``most``: at least its first ``most`` bytes); raises OSError when damaged,
+    and :class:`~storeframes.bodies.TooLarge` when it holds more than ``limit`` bytes (decompressed a
+    piece at a time, never past the limit; refused at once when the frame states a larger size)."""
     import pyarrow as pa
 
     size = _zstd_size(data)
+    if most is None and size is not None and limit is not None and size > limit:
+        raise TooLarge(limit)
     if most is None and size is not None and size <= max(_MOST_RATIO * len(data), 1 << 20):
         return pa.Codec("zstd").decompress(data, decompressed_size=size, asbytes=True)
+    if most is None:
+        return inflate(data, "zstd", sys.maxsize if limit is None else limit)
     with pa.CompressedInputStream(pa.BufferReader(data), "zstd") as stream:
-        return bytes(stream.read(most) if most is not None else stream.read())
+        return bytes(stream.read(most))
 
 
 # -- formats and damage ------------------------------------------------------------------------

@@ -24,6 +24,7 @@ _CLIENT_OPTIONS = (
     "max_workers",
     "cost_model",
     "timeout",
+    "max_body_bytes",
     "cache_dir",
     "storage_options",
     "offline",
@@ -68,7 +69,7 @@ def client(*, budget: int | None = None, rate_limit: tuple[int, float] = (60, 10
 
     ``options`` go to :class:`SandboxService` (``seed``, ``today``, ``rate_limit``,
     ``latency``, ``faults`` ...). The client's ``max_tries``, ``backoff``,
-    ``max_workers``, ``cost_model``, ``timeout``, ``cache_dir``, ``offline``,
+    ``max_workers``, ``cost_model``, ``timeout``, ``max_body_bytes``, ``cache_dir``, ``offline``,
     ``refresh``, ``freshness``, ``clock`` and ``progress`` may be given too. Unless
     ``cache_dir`` is given, the client caches in a temporary folder of its own, removed
     when it is closed (``cache_dir=False`` turns caching off); in a shared folder its

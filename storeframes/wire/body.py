@@ -1,25 +1,24 @@
 """Reading a body: gzip and deflate decoded a piece at a time, within the cap.
 
 The request path asks for the codings it decodes itself (:data:`ENCODINGS`) and streams
-the body through :func:`_layers` of :class:`_Inflate`, so a compressed body never inflates
-past the ``max_body_bytes`` cap (:class:`_TooLarge`) before it is stopped. A body that
+the body through :func:`_layers` of :class:`~storeframes.bodies.Inflate` (the cache reads
+its kept answers with it too), so a compressed body never inflates past the
+``max_body_bytes`` cap (:class:`_TooLarge`) before it is stopped. A body that
 cannot be decoded, or one that stacks codings that were not asked for, is a :class:`_Fault`:
 no complete answer within this attempt.
 """
 
 from __future__ import annotations
 
-import zlib
 from collections.abc import Iterator
+
+from ..bodies import Inflate as _Inflate
 
 __all__ = ["ENCODINGS", "_Fault", "_Inflate", "_TooLarge", "_finish", "_layers", "_through"]
 """What the request path uses; the names with an underscore are its own, not the package's."""
 
 ENCODINGS = "gzip, deflate"
 """The ``Accept-Encoding`` sent: the codings the request path decodes itself, a piece at a time."""
-
-_PIECE = 64 * 1024
-"""The most bytes one step of decoding produces, so a compressed body never inflates past the cap."""
 
 _MOST_CODINGS = 5
 """The most content codings one body may stack (``gzip, gzip, ...``), as urllib3 allows."""
@@ -36,53 +35,6 @@ class _TooLarge(Exception):
         super().__init__(status, announced)
         self.status = status
         self.announced = announced
-
-
-class _Inflate:
-    """One gzip or deflate layer, producing at most :data:`_PIECE` bytes a step."""
-
-    def __init__(self, coding: str):
-        self.coding = coding
-        self.members = 0
-        self.raw = False  # deflate: zlib-wrapped first, raw when that fails (as httpx does)
-        self._start()
-
-    def _start(self) -> None:
-        wbits = zlib.MAX_WBITS | 16 if self.coding == "gzip" else -zlib.MAX_WBITS if self.raw else zlib.MAX_WBITS
-        self.inflater = zlib.decompressobj(wbits)
-        self.fresh = True
-
-    def feed(self, data: bytes) -> Iterator[bytes]:
-        while True:
-            try:
-                out = self.inflater.decompress(data, _PIECE)
-            except zlib.error:
-                if self.coding == "deflate" and self.fresh and not self.raw:
-                    self.raw = True
-                    self._start()
-                    continue
-                if self.members:  # garbage after a whole gzip member: ignored, as urllib3 does
-                    return
-                raise
-            self.fresh = False
-            if out:
-                yield out
-            if self.inflater.eof:
-                self.members += 1
-                data = self.inflater.unused_data
-                if not data or self.coding != "gzip":
-                    return
-                self._start()  # another gzip member follows
-                continue
-            data = self.inflater.unconsumed_tail
-            if not data and len(out) < _PIECE:
-                return
-
-    def flush(self) -> Iterator[bytes]:
-        yield from self.feed(b"")
-        rest = self.inflater.flush()
-        if rest:
-            yield rest
 
 
 def _layers(coding: str | None) -> list[_Inflate]:

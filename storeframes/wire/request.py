@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from .._version import __version__
 from ..answers import Attempt, Response
-from ..bodies import parse_answer
+from ..bodies import DEFAULT_MAX_BODY_BYTES, parse_answer
 from ..catalog import Endpoint
 from ..coord.window import Limiter
 from ..errors import (
@@ -57,9 +57,6 @@ log = logging.getLogger("storeframes")
 
 DEFAULT_DEADLINE = 120.0
 """Seconds one attempt may take from sending to the last byte of the body (``deadline=``)."""
-
-DEFAULT_MAX_BODY_BYTES = 256 * 1024 * 1024
-"""The largest body accepted, in decoded bytes (``max_body_bytes=``): 256 MB, far above any answer."""
 
 
 Report = Callable[[Attempt], None]

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ...errors import ConfigurationError, shown_when_half_built
-from .base import Capabilities, Store, StoreBase, SweepError, Usage, Version, check_key
+from .base import Capabilities, NotAFileError, Store, StoreBase, SweepError, Usage, Version, check_key
 from .local import LocalStore
 from .memory import MemoryStore
 
@@ -37,6 +37,7 @@ __all__ = [
     "Capabilities",
     "LocalStore",
     "MemoryStore",
+    "NotAFileError",
     "Store",
     "StoreBase",
     "SweepError",

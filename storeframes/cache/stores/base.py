@@ -31,13 +31,14 @@ from __future__ import annotations
 
 import builtins
 import io
+import stat
 from abc import ABC, abstractmethod
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, NamedTuple, Protocol, runtime_checkable
 
-__all__ = ["Capabilities", "Store", "StoreBase", "SweepError", "Usage", "Version", "check_key"]
+__all__ = ["Capabilities", "NotAFileError", "Store", "StoreBase", "SweepError", "Usage", "Version", "check_key"]
 
 _SET_ASIDE = ".corrupt"
 _TMP = ".tmp"
@@ -53,6 +54,30 @@ class SweepError(OSError):
         shown = "; ".join(f"{name}: {exc.strerror or exc}" for name, exc in failures[:5])
         files = "1 file" if len(failures) == 1 else f"{len(failures):,} files"
         super().__init__(f"could not remove {files} ({shown})")
+
+
+class NotAFileError(OSError):
+    """What stands under a key of a folder is not a regular file (a named pipe, a device, a socket, a link): it
+    is never read nor followed, so it can neither hang a reader nor feed it without end."""
+
+    def __init__(self, key: str, what: str):
+        super().__init__(f"{what}, not a regular file: never read")
+        self.key = key
+        self.what = what
+
+    @classmethod
+    def of(cls, key: str, mode: int) -> NotAFileError:
+        """The error of ``key`` whose file has ``mode`` (as ``os.lstat`` gives it), naming what the file is."""
+        for test, what in (
+            (stat.S_ISLNK, "a symbolic link"),
+            (stat.S_ISFIFO, "a named pipe"),
+            (stat.S_ISCHR, "a character device"),
+            (stat.S_ISBLK, "a block device"),
+            (stat.S_ISSOCK, "a socket"),
+        ):
+            if test(mode):
+                return cls(key, what)
+        return cls(key, "a special file")
 
 
 class Usage(NamedTuple):

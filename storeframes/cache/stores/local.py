@@ -1,8 +1,12 @@
 """A cache in a folder: :class:`LocalStore`, the usual home of a cache.
 
 A :class:`LocalStore` never follows a symbolic link below its folder: a linked file or
-folder planted in the cache is not listed, swept, set aside, dated or deleted through
-(the cache folder itself may be a link). A folder where a value should be holds no
+folder planted in the cache is not listed, swept, set aside, dated or deleted through (the
+cache folder itself may be a link), and a linked file is not read. It reads regular files only: a named pipe, a
+device or a socket under a key is never read (it could hang the reader or feed it without
+end; a pipe is opened without waiting for a writer) and a read takes no more than the size
+the file had when opened; such a value, or a link, raises
+:class:`~storeframes.cache.stores.base.NotAFileError`. A folder where a value should be holds no
 value; deleting it is refused with :class:`IsADirectoryError` rather than emptying it.
 """
 
@@ -20,9 +24,24 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from ...errors import shown_when_half_built
-from .base import _SET_ASIDE, _TMP, Capabilities, StoreBase, SweepError, Usage, _is_temporary, _old, check_key
+from .base import (
+    _SET_ASIDE,
+    _TMP,
+    Capabilities,
+    NotAFileError,
+    StoreBase,
+    SweepError,
+    Usage,
+    _is_temporary,
+    _old,
+    check_key,
+)
 
 __all__ = ["LocalStore"]
+
+_READ = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+"""How a value is opened: never waiting for a writer (a named pipe), never through a link."""
+_READ |= getattr(os, "O_BINARY", 0)
 
 
 class LocalStore(StoreBase):
@@ -139,20 +158,56 @@ class LocalStore(StoreBase):
             raise
         return True
 
-    def get(self, key: str) -> bytes:
+    def _open_file(self, key: str) -> tuple[int, int]:
+        """A descriptor of the regular file of ``key`` and its size. A folder (or a file where one of its
+        folders should be) is no value: :class:`FileNotFoundError`; a link, a named pipe, a device or a
+        socket is :class:`NotAFileError`: opened without following a link and without waiting for a
+        writer, then looked at before a byte is read."""
         path = self._path(key)
         try:
-            return path.read_bytes()
-        except (IsADirectoryError, NotADirectoryError) as exc:  # a folder, or a file where a folder should be
-            raise FileNotFoundError(errno.ENOENT, f"no value under {key!r}", str(path)) from exc
+            fd = os.open(path, _READ)
+        except (IsADirectoryError, NotADirectoryError):
+            raise FileNotFoundError(errno.ENOENT, f"no value under {key!r}", str(path)) from None
+        except OSError as exc:
+            if exc.errno not in (errno.ELOOP, errno.ENXIO, errno.EMLINK):  # a link (EMLINK on BSD), a socket
+                raise
+            try:
+                mode = os.lstat(path).st_mode
+            except OSError:
+                raise exc from None
+            raise NotAFileError.of(key, mode) from None
+        try:
+            found = os.fstat(fd)
+            if not stat.S_ISREG(found.st_mode):
+                if stat.S_ISDIR(found.st_mode):
+                    raise FileNotFoundError(errno.ENOENT, f"no value under {key!r}", str(path))
+                raise NotAFileError.of(key, found.st_mode)
+        except BaseException:
+            os.close(fd)
+            raise
+        return fd, found.st_size
+
+    def get(self, key: str) -> bytes:
+        """As :meth:`Store.get`: the bytes of a regular file, as many as it held when opened."""
+        fd, size = self._open_file(key)
+        try:
+            data = os.read(fd, size) if size else b""
+            if len(data) < size:  # a read returns less at times (over 2 GB, some file systems)
+                parts = [data]
+                got = len(data)
+                while got < size and (more := os.read(fd, size - got)):
+                    parts.append(more)
+                    got += len(more)
+                data = b"".join(parts)
+            return data
+        finally:
+            os.close(fd)
 
     def open(self, key: str) -> io.IOBase:
-        """The file of ``key``, opened for reading (the reader seeks and reads the ranges it needs)."""
-        path = self._path(key)
-        try:
-            return open(path, "rb")
-        except (IsADirectoryError, NotADirectoryError) as exc:
-            raise FileNotFoundError(errno.ENOENT, f"no value under {key!r}", str(path)) from exc
+        """The file of ``key``, opened for reading (the reader seeks and reads the ranges it needs); a regular
+        file only, as :meth:`get` reads."""
+        fd, _ = self._open_file(key)
+        return open(fd, "rb")
 
     def _walk(self, prefix: str) -> builtins.list[tuple[str, os.DirEntry[str]]]:
         """``(relative name, entry)`` of every file whose name starts with ``prefix``; links are never
@@ -171,14 +226,18 @@ class LocalStore(StoreBase):
                     for item in scan:
                         name = base + item.name
                         if item.is_symlink():
+                            if item.name.endswith(_SET_ASIDE) and (inside or name.startswith(prefix)):
+                                found.append((name, item))  # a planted link set aside: removed, never followed
                             continue  # planted, or made by someone else: not the store's
                         if item.is_dir(follow_symlinks=False):
                             if item.name.startswith("."):
                                 continue  # no key lives there
                             if inside or (name + "/").startswith(prefix) or prefix.startswith(name + "/"):
                                 stack.append(name)
-                        elif item.is_file(follow_symlinks=False) and (inside or name.startswith(prefix)):
-                            found.append((name, item))
+                        elif (item.is_file(follow_symlinks=False) or item.name.endswith(_SET_ASIDE)) and (
+                            inside or name.startswith(prefix)
+                        ):
+                            found.append((name, item))  # a file, or whatever was set aside (a named pipe)
             except (FileNotFoundError, NotADirectoryError):
                 continue
         return found
@@ -204,7 +263,11 @@ class LocalStore(StoreBase):
                             folder = base + name
                             if inside or (folder + "/").startswith(prefix) or prefix.startswith(folder + "/"):
                                 stack.append(folder)
-                        elif not name.endswith(_SET_ASIDE) and (inside or (base + name).startswith(prefix)):
+                        elif (
+                            not name.endswith(_SET_ASIDE)
+                            and item.is_file(follow_symlinks=False)  # no named pipe, device or socket
+                            and (inside or (base + name).startswith(prefix))
+                        ):
                             keys.append(base + name)
             except (FileNotFoundError, NotADirectoryError):
                 continue
@@ -237,7 +300,7 @@ class LocalStore(StoreBase):
     def set_aside(self, key: str) -> bool:
         """As :meth:`Store.set_aside`; a folder where the value should be is not a value, and is left where it is."""
         path = self._own_path(key)
-        if path is None or os.path.isdir(path):
+        if path is None or (os.path.isdir(path) and not os.path.islink(path)):
             return False
         aside = path.with_name(path.name + _SET_ASIDE)
         try:
@@ -245,7 +308,7 @@ class LocalStore(StoreBase):
         except (FileNotFoundError, NotADirectoryError):
             return False
         with contextlib.suppress(OSError):
-            os.utime(aside)  # its age is counted from now
+            os.utime(aside, follow_symlinks=False)  # its age is counted from now (a link's own)
         return True
 
     def sweep(

@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from storeframes.cache.stores import LocalStore, MemoryStore, Store, Usage
+from storeframes.cache.stores import LocalStore, MemoryStore, NotAFileError, Store, Usage
 from tests._toy_store import ToyStore
 
 META = "answers/endpoint=metadata"
@@ -408,3 +408,20 @@ def test_looking_at_a_missing_folder_creates_nothing(tmp_path):
     assert store.mtime("a/b.parquet") is None and store.set_aside("a/b.parquet") is False
     store.delete("a/b.parquet")
     assert not (tmp_path / "not-yet").exists()
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="named pipes and /dev/zero are POSIX")
+def test_a_named_pipe_or_a_link_to_a_device_under_a_key_is_never_read_and_goes_when_set_aside(tmp_path):
+    store = LocalStore(tmp_path)
+    store.put(f"{META}/e.json.zst", b"whole")
+    folder = tmp_path / "answers" / "endpoint=metadata"
+    os.mkfifo(folder / "pipe.json.zst")  # opened for reading, it would wait for a writer for ever
+    (folder / "zero.json.zst").symlink_to("/dev/zero")  # read whole, it never ends
+    for name, what in (("pipe.json.zst", "a named pipe"), ("zero.json.zst", "a symbolic link")):
+        for read in (store.get, store.open):
+            with pytest.raises(NotAFileError, match=f"{what}, not a regular file: never read"):
+                read(f"{META}/{name}")
+    assert store.list() == [f"{META}/e.json.zst"]
+    assert store.set_aside(f"{META}/pipe.json.zst") and store.set_aside(f"{META}/zero.json.zst")
+    assert store.sweep(0) == 2 and os.path.exists("/dev/zero")  # the link went, never what it leads to
+    assert sorted(p.name for p in folder.iterdir()) == ["e.json.zst"]
