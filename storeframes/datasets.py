@@ -128,9 +128,7 @@ def scan(
     chosen = _service([e for ep in eps for e in cache.entries(ep.name)], service)  # refused now, not when collected
 
     source = _Scan(cache, spec, chosen)
-    return register_io_source(
-        source, schema=spec.table.schema, explain_name="storeframes.scan", explain_detail=spec.table.name
-    )
+    return register_io_source(source, schema=spec.table.schema)
 
 
 class _Scan:

@@ -97,9 +97,9 @@ def test_a_scan_whose_files_keep_vanishing_says_so_in_a_storeframes_error(make_c
 
     monkeypatch.setattr(cache, "frame_files", located_elsewhere)
     early = scan("versions", cache_dir=cache)
-    with pytest.raises(
-        sf.CacheUnavailableError, match=f"replaced {RELISTS} times while they were read.*collect the scan again"
-    ):
+    # polars before 2.0 wraps what a Python source raises in its ComputeError, whose message carries ours
+    raised = sf.CacheUnavailableError if int(pl.__version__.split(".")[0]) >= 2 else pl.exceptions.ComputeError
+    with pytest.raises(raised, match=f"replaced {RELISTS} times while they were read.*collect the scan again"):
         early.collect()
     assert calls.count(True) == RELISTS - 1  # each attempt after the first lists the files again
 
