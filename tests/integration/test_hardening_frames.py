@@ -154,3 +154,22 @@ def test_compaction_leaves_out_a_kept_frame_that_is_not_its_answers(filled):
     with sandbox(filled) as client:
         assert client.metadata_frame(IOS[:2]).equals(expected) and arrivals(client) == 0
     _quiet(filled, expected)
+
+
+def test_one_kept_frame_among_many_holding_too_many_rows_is_built_again_for_free(tmp_path):
+    _summary.hostile("cache: frame of one row many times")
+    folder = tmp_path / "cache"
+    with sandbox(folder) as client:
+        apps = client.search_frame("photo editor")["app_id"].drop_nulls().unique(maintain_order=True).to_list()[:60]
+        for at in range(0, len(apps), 3):  # an answer (a frame file) per three apps: read in one scan when warm
+            client.metadata_frame(apps[at : at + 3])
+        expected = client.metadata_frame(apps)
+    files = sorted((folder / "frames" / "table=metadata").glob("*.parquet"))
+    assert len(files) == 20 and expected.height == 60
+    path = files[7]
+    _write_over(path, pl.concat([pl.read_parquet(path)] * 40), _footer(path))
+    with sandbox(folder) as client, pytest.warns(CacheWarning, match="120 rows where the index recorded 3"):
+        frame = client.metadata_frame(apps)
+        assert frame.height == 60 and frame.equals(expected)
+        assert arrivals(client) == 0
+    assert pq.read_metadata(path).num_rows == 3
