@@ -5,6 +5,7 @@ newest first; whether one may serve them is the engine's judgement, not the inde
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Callable, Collection, Iterable, Mapping
 from datetime import date, datetime
 from typing import Any
@@ -165,6 +166,7 @@ class Index:
         self._cells: dict[tuple[str, str, str], dict[Cell, list[Entry]]] = {}  # oldest first
         self._rows: dict[str, FrameRows] = {}  # entry id -> the rows of its kept frames, as recorded
         self._format_1: set[str] = set()  # entries whose own index file is of format 1: never written over
+        self._rewriting = threading.Lock()  # one rewrite of an index file at a time: the last holds every table
 
     # -- what the index holds ------------------------------------------------------------
 
@@ -384,12 +386,12 @@ class Index:
             if recorded.get(table) == (version, rows):
                 return
             recorded[table] = (version, rows)
-            frames = dict(recorded)
-            own = key in self._keys.get(entry.endpoint, {}) and entry.id not in self._format_1
-        if (
-            own and self._files.storage.mtime(key) is not None
-        ):  # never made again once a compaction or a clear removed it
-            self._files.storage.put(key, index_file(entry, frames))
+        with self._rewriting:
+            with self._lock:  # what is recorded by now (the rows of frames of other tables written meanwhile)
+                frames = dict(self._rows.get(entry.id, {}))
+                own = key in self._keys.get(entry.endpoint, {}) and entry.id not in self._format_1
+            if own and self._files.storage.mtime(key) is not None:  # never made again once compacted or cleared
+                self._files.storage.put(key, index_file(entry, frames))
 
     # -- what it answers --------------------------------------------------------------------
 
