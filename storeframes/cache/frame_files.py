@@ -36,10 +36,8 @@ from .layout import ENTRY, TABLE_FORMAT, frame_key, frames_prefix, in_folder, is
 from .parquet import newer_format, newer_writer, parquet_bytes, parquet_columns, parquet_meta, read_parquet, unreadable
 
 Check = Callable[[Entry, pl.DataFrame], str | None]
-"""Why a kept frame is not its answer's (rows of cells the answer does not hold), or None: the caller's
-knowledge of a table's cells."""
-Trust = Callable[[Entry, pl.DataFrame], str | None]
-"""The same, with the rows the index recorded: what a frame read is held to."""
+"""Why a kept frame is not its answer's, or None: the caller's check (rows of cells the answer does not
+hold), and the cache's (with the rows the index recorded), which a frame read is held to."""
 
 GONE = object()
 """What reading a frame's own file gives when there is none."""
@@ -270,7 +268,7 @@ class FrameFiles:
         )
 
     def _read_single(
-        self, entry: Entry, table: str, version: str, schema: pl.Schema | None = None, trust: Trust | None = None
+        self, entry: Entry, table: str, version: str, schema: pl.Schema | None = None, trust: Check | None = None
     ) -> pl.DataFrame | object | None:
         """The frame of one entry from its own file; None if another flattener wrote it (or its columns
         are not ``schema``, or ``trust`` finds it is not its answer's: set aside), GONE if there is none.
@@ -305,7 +303,7 @@ class FrameFiles:
             return None
 
     def _read_singles(
-        self, entries: list[Entry], table: str, version: str, schema: pl.Schema, trust: Trust | None = None
+        self, entries: list[Entry], table: str, version: str, schema: pl.Schema, trust: Check | None = None
     ) -> list[pl.DataFrame | object | None]:
         """:meth:`_read_single` of each of ``entries``, from a folder: the footers one by one, then the
         files that hold frames of ``version`` and ``schema`` in one scan (polars reads them side by
@@ -425,7 +423,7 @@ class FrameFiles:
         *,
         relist: bool,
         schema: pl.Schema | None = None,
-        trust: Trust | None = None,
+        trust: Check | None = None,
     ) -> dict[str, pl.DataFrame]:
         """The frames of ``entries`` held by compacted files; a file holding one that ``trust`` finds is not
         its answer's is set aside whole (a file planted, or written over): its frames are built again."""
