@@ -14,7 +14,8 @@ screenshots ...) cost the credits of one fetch, and a warm call reads Parquet wi
 touching the raw JSON.
 
 A kept frame whose columns are not the table's (a file edited or damaged) is built
-again from the raw answer, at no cost, and kept again. A flattener that fails on an
+again from the raw answer, at no cost, and kept again; so is one that is not its answer's
+(rows other than the index recorded, or of an app, keyword or metric its request did not name). A flattener that fails on an
 answer raises :class:`~storeframes.errors.ResponseShapeError` naming the frame function
 and the answers: they are in the cache already, so calling again (after an update of
 storeframes) costs nothing.
@@ -309,6 +310,27 @@ def cell_columns(ep: Endpoint) -> list[str]:
     return entity + (["metric"] if ep.facet else []) + (["date"] if ep.daily else [])
 
 
+def _strays(entry: Entry, frame: pl.DataFrame) -> str | None:
+    """Why the kept frame of ``entry`` is not its answer's: rows of an app, keyword or metric its request
+    did not name (a file planted, or written over); None when every row is of its cells."""
+    ep = catalog.ENDPOINTS.get(entry.endpoint)
+    if ep is None or frame.is_empty():
+        return None
+    named = [(0, cell_columns(ep)[0])] if ep.entity is not None else []
+    named += [(1, "metric")] if ep.facet else []
+    for at, column in named:
+        if column not in frame.columns:
+            continue
+        wanted = {str(cell[at]) for cell in entry.cells if cell[at] is not None}
+        values = frame.get_column(column).cast(pl.String)
+        if len(wanted) == 1 and (values == next(iter(wanted))).all():  # one app or keyword: compared, not hashed
+            continue
+        stray = [value for value in values.unique().to_list() if value is not None and value not in wanted]
+        if stray:
+            return f"rows of {column} {stray[0]!r}, which its request did not name"
+    return None
+
+
 def _keep_cells(frame: pl.DataFrame, ep: Endpoint, cells: Iterable[planning.Cell]) -> pl.DataFrame:
     """The rows of ``frame`` that stand for ``cells`` (for an answer shared with other calls)."""
     columns = cell_columns(ep)
@@ -397,6 +419,7 @@ class FrameMaker:
                 spec.version,
                 schema=spec.table.schema,  # a kept frame with other columns is built again
                 map=self.source.map if len(kept) > 4 else map,
+                check=_strays,  # a kept frame holding rows of cells its answer does not is built again
             )
             for i, kept_entry in kept:
                 frames[i] = found.get(kept_entry.id)

@@ -88,7 +88,7 @@ class Cache:
         self._files = files
         self._answers = AnswerFiles(files)
         self._index = Index(files, of_format_1=self._answers.of_format_1)
-        self._frames = FrameFiles(files)
+        self._frames = FrameFiles(files, rows=self._index.frame_rows, record=self._index.record_rows)
         self._ledger = LedgerFiles(files)
         self._compaction = Compaction(files, self._index, self._answers, self._frames)
         self._upkeep = Upkeep(files, self._index, self._answers, self._frames, self._ledger, self._compaction)
@@ -261,6 +261,7 @@ class Cache:
         *,
         schema: pl.Schema | None = None,
         map: Callable[[Callable[[Entry], Any], list[Entry]], Iterable[Any]] = map,
+        check: Callable[[Entry, pl.DataFrame], str | None] | None = None,
     ) -> dict[str, pl.DataFrame]:
         """The kept frames ``table`` of ``entries`` that the flattener ``version`` wrote, by entry id.
 
@@ -272,8 +273,14 @@ class Cache:
         renamed or of another type) counts as absent too: the caller builds it again from
         the raw answer, at no cost, and its own file is written over; a compacted file
         whose columns are off is set aside (with a warning).
+
+        A kept frame is held to its answer: its rows must be as many as the index recorded
+        when it was written (caches of earlier versions recorded none), and ``check`` (which
+        says why a frame holds rows of cells its answer does not, or None) must pass it. A
+        frame that fails is not served: its file (a compacted file whole) is set aside with
+        a warning, and the caller builds the frame again from the raw answer, at no cost.
         """
-        return self._frames.read(entries, table, version, schema=schema, map=map)
+        return self._frames.read(entries, table, version, schema=schema, map=map, check=check)
 
     def frame_files(
         self,

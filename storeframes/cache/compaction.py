@@ -15,7 +15,7 @@ from ..errors import carry
 from .answer_files import AnswerFiles
 from .files import Files
 from .frame_files import FrameFiles
-from .index import Index, index_rows
+from .index import FRAME_ROWS, Index, index_rows, part_frame_rows
 from .layout import ENTRY, FORMAT, GZ, TABLE_FORMAT, frames_prefix, in_folder, is_part, name, part_key, prefix
 from .parquet import parquet_bytes, unreadable
 
@@ -102,6 +102,9 @@ class Compaction:
                 # the answers of format 1 (.json.gz), so a reader asks for them by that name
                 "storeframes.gz": json.dumps([e.id for e in entries if answered[e.id] == GZ], separators=(",", ":")),
             }
+            recorded = self._index.rows_of(e.id for e in entries)
+            if recorded:  # the rows of the answers' kept frames, which readers hold the frames to
+                meta[FRAME_ROWS] = part_frame_rows(recorded)
             self._answers.of_format_1(e.id for e in entries if answered[e.id] == GZ)
             self._files.storage.put(key, parquet_bytes(index_rows(entries), meta))
             written = 1
@@ -142,6 +145,9 @@ class Compaction:
                 continue
             keep = [i for i in ids if i in current and i not in seen]
             dropped.update(i for i in ids if i not in current)
+            agreeing = self._agreeing(stored, keep, table, version)  # a frame not of its answer's rows: left out
+            dropped.update(set(keep) - set(agreeing))
+            keep = agreeing
             seen.update(keep)
             if len(keep) < len(ids):
                 stored = stored.filter(pc.is_in(stored.column(ENTRY), pa.array(keep, pa.string())))
@@ -158,6 +164,18 @@ class Compaction:
             pass
         self._frames.forget_parts(table)  # listed again at the next read
         return len(read), len(dropped - seen), written
+
+    def _agreeing(self, stored: pa.Table, ids: list[str], table: str, version: str) -> list[str]:
+        """The answers of ``ids`` whose rows in ``stored`` are as many as the index recorded for their frame
+        (or of which it recorded none); the others' frames are built again from their answers when read."""
+        recorded = {i: n for i in ids if (n := self._index.frame_rows(i, table, version)) is not None}
+        if not recorded:
+            return ids
+        import pyarrow.compute as pc
+
+        counted = pc.value_counts(stored.column(ENTRY))
+        counts = dict(zip(counted.field("values").to_pylist(), counted.field("counts").to_pylist(), strict=True))
+        return [i for i in ids if recorded.get(i, counts.get(i, 0)) == counts.get(i, 0)]
 
     def _read_whole(self, key: str) -> pa.Table | None:
         """A whole Parquet file of the store; None when it is gone (removed by another compaction) or unreadable."""

@@ -35,6 +35,10 @@ from .files import CacheWarning, Files
 from .layout import ENTRY, RELISTS, TABLE_FORMAT, frame_key, frames_prefix, in_folder, is_part, name, provenance
 from .parquet import newer_format, newer_writer, parquet_bytes, parquet_columns, parquet_meta, read_parquet, unreadable
 
+Check = Callable[[Entry, pl.DataFrame], str | None]
+"""Why a kept frame is not its answer's, or None: the caller's check (rows of cells the answer does not
+hold), and the cache's (with the rows the index recorded), which a frame read is held to."""
+
 GONE = object()
 """What reading a frame's own file gives when there is none."""
 _SCAN_FILES = 16
@@ -186,10 +190,20 @@ class FrameFiles:
     """The kept frames of a cache: reading them (from frames still being written, compacted files, or
     an answer's own file), locating them, and writing them, now or behind the call."""
 
-    def __init__(self, files: Files):
+    def __init__(
+        self,
+        files: Files,
+        *,
+        rows: Callable[[str, str, str], int | None] = lambda entry_id, table, version: None,
+        record: Callable[[Entry, str, str, int], None] | None = None,
+    ):
         self._files = files
+        self._rows = rows  # the rows of a kept frame, as the index recorded them when it was written
+        self._record = record  # records them there once a frame is written
         self._lock = files.lock
         self._parts: dict[str, dict[str, Part]] = {}  # table -> compacted frame file -> what it holds
+        self._own: dict[str, set[str]] = {}  # table -> the answers with a file of their own, as last listed:
+        # their own file is read, not a compacted file's rows (a file planted as compacted never overrides them)
         self._writer: _Writer | None = None  # writes large frames behind the calls
         self._writing: dict[tuple[str, str], tuple[str, pl.DataFrame, Future[None]]] = {}  # (entry, table) ->
         # (flattener, frame, its write): frames not yet in their file, served from memory meanwhile
@@ -204,22 +218,24 @@ class FrameFiles:
         *,
         schema: pl.Schema | None = None,
         map: Callable[[Callable[[Entry], Any], list[Entry]], Iterable[Any]] = map,
+        check: Check | None = None,
     ) -> dict[str, pl.DataFrame]:
         """The kept frames ``table`` of ``entries`` that the flattener ``version`` wrote, by entry id
         (see :meth:`storeframes.cache.Cache.read_frames`)."""
         found: dict[str, pl.DataFrame] = self._written_later(entries, table, version, schema)
+        trust = functools.partial(self._disagrees, table=table, version=version, check=check)
         for attempt in range(RELISTS):
             rest = [e for e in entries if e.id not in found]
             if not rest:
                 break
-            found.update(self._read_from_parts(rest, table, version, relist=attempt > 0, schema=schema))
+            found.update(self._read_from_parts(rest, table, version, relist=attempt > 0, schema=schema, trust=trust))
             rest = [e for e in rest if e.id not in found]
             if not rest:
                 break
             if self._files.path is not None and schema is not None and len(rest) > _SCAN_FILES:
-                singles = self._read_singles(rest, table, version, schema)
+                singles = self._read_singles(rest, table, version, schema, trust)
             else:
-                singles = list(map(lambda e: self._read_single(e, table, version, schema), rest))
+                singles = list(map(lambda e: self._read_single(e, table, version, schema, trust), rest))
             missing = False
             for entry, frame in zip(rest, singles, strict=True):
                 if isinstance(frame, pl.DataFrame):
@@ -230,11 +246,32 @@ class FrameFiles:
                 break  # else a compaction may have moved some: look at the compacted files again
         return found
 
+    def _disagrees(
+        self, entry: Entry, frame: pl.DataFrame, *, table: str, version: str, check: Check | None
+    ) -> str | None:
+        """Why the kept frame ``frame`` of ``entry`` is not its answer's: its rows are not those the index
+        recorded when it was written, or ``check`` finds rows of cells the answer does not hold; None
+        when it agrees (a frame of an earlier version, with no rows recorded, is checked by ``check`` alone)."""
+        recorded = self._rows(entry.id, table, version)
+        if recorded is not None and frame.height != recorded:
+            return f"{frame.height:,} rows where the index recorded {recorded:,} for its answer"
+        return check(entry, frame) if check is not None else None
+
+    def _mistrust(self, key: str, why: str) -> None:
+        """Set the frame file ``key`` aside: what it holds is not its answers' frames (``why``)."""
+        self._files.set_aside(key, None)
+        called = name(key)
+        warn(
+            f"cache file {called} does not hold the frames of its answers ({why}); set aside as {called}.corrupt, "
+            "and the frames are built again from the answers the cache keeps, at no cost",
+            CacheWarning,
+        )
+
     def _read_single(
-        self, entry: Entry, table: str, version: str, schema: pl.Schema | None = None
+        self, entry: Entry, table: str, version: str, schema: pl.Schema | None = None, trust: Check | None = None
     ) -> pl.DataFrame | object | None:
         """The frame of one entry from its own file; None if another flattener wrote it (or its columns
-        are not ``schema``), GONE if there is none.
+        are not ``schema``, or ``trust`` finds it is not its answer's: set aside), GONE if there is none.
 
         Read by polars from the file's bytes: its footer first (the flattener, the columns),
         then the columns, without going through pyarrow.
@@ -249,7 +286,12 @@ class FrameFiles:
                 return None
             if schema is not None and _without_entry(parquet_columns(data)) != schema:
                 return None  # built again from the raw answer, and written over
-            return read_parquet(data).drop(ENTRY, strict=False)
+            frame = read_parquet(data).drop(ENTRY, strict=False)
+            why = trust(entry, frame) if trust is not None else None
+            if why is not None:
+                self._mistrust(key, why)
+                return None
+            return frame
         except FileNotFoundError:
             if files.is_folder(key):
                 files.warn_once(f"read {key}", f"cache file {name(key)} is a folder; the frame is built again")
@@ -261,7 +303,7 @@ class FrameFiles:
             return None
 
     def _read_singles(
-        self, entries: list[Entry], table: str, version: str, schema: pl.Schema
+        self, entries: list[Entry], table: str, version: str, schema: pl.Schema, trust: Check | None = None
     ) -> list[pl.DataFrame | object | None]:
         """:meth:`_read_single` of each of ``entries``, from a folder: the footers one by one, then the
         files that hold frames of ``version`` and ``schema`` in one scan (polars reads them side by
@@ -282,7 +324,7 @@ class FrameFiles:
                 else:
                     wanted.append((entry, path))
             except (FileNotFoundError, IsADirectoryError, AssertionError, AttributeError):
-                out[entry.id] = self._read_single(entry, table, version, schema)  # says why, as it does alone
+                out[entry.id] = self._read_single(entry, table, version, schema, trust)  # says why, as alone
             except unreadable() as exc:
                 if not newer_writer(meta):
                     self._files.set_aside(key, exc)
@@ -294,7 +336,14 @@ class FrameFiles:
                 ).collect()
                 found = _by_file(rows, {str(path): entry.id for entry, path in wanted})
             except unreadable(_NotInOrder):  # a file cut short, or not where it was: each alone
-                found = {e.id: self._read_single(e, table, version, schema) for e, _ in wanted}
+                found = {e.id: self._read_single(e, table, version, schema, trust) for e, _ in wanted}
+            else:
+                for entry, _ in wanted:
+                    frame = found[entry.id]
+                    why = trust(entry, frame) if trust is not None and isinstance(frame, pl.DataFrame) else None
+                    if why is not None:
+                        self._mistrust(frame_key(entry, table), why)
+                        found[entry.id] = None
             out.update(found)
         return [out[entry.id] for entry in entries]
 
@@ -305,8 +354,10 @@ class FrameFiles:
             if parts is not None and not relist:
                 return dict(parts)
         folder = frames_prefix(table)
-        keys = [k for k in self._files.keys(folder) if is_part(k) and in_folder(k, folder)]
+        keys_all = [k for k in self._files.keys(folder) if k.endswith(".parquet") and in_folder(k, folder)]
+        keys = [k for k in keys_all if is_part(k)]
         with self._lock:
+            self._own[table] = {name(k).removesuffix(".parquet") for k in keys_all if not is_part(k)}
             known = self._parts.setdefault(table, {})
             for gone in set(known) - set(keys):
                 del known[gone]
@@ -324,8 +375,10 @@ class FrameFiles:
         with self._lock:
             if table is None:
                 self._parts.clear()
+                self._own.clear()
             else:
                 self._parts.pop(table, None)
+                self._own.pop(table, None)
 
     def part(self, key: str) -> Part | None:
         """What the compacted frame file ``key`` holds, from its footer; None when it is gone or unreadable."""
@@ -363,8 +416,17 @@ class FrameFiles:
         return pl.DataFrame(stored).filter(wanted)
 
     def _read_from_parts(
-        self, entries: list[Entry], table: str, version: str, *, relist: bool, schema: pl.Schema | None = None
+        self,
+        entries: list[Entry],
+        table: str,
+        version: str,
+        *,
+        relist: bool,
+        schema: pl.Schema | None = None,
+        trust: Check | None = None,
     ) -> dict[str, pl.DataFrame]:
+        """The frames of ``entries`` held by compacted files; a file holding one that ``trust`` finds is not
+        its answer's is set aside whole (a file planted, or written over): its frames are built again."""
         parts = self.parts(table, relist=relist)
         if schema is not None:
             for key, part in list(parts.items()):
@@ -373,8 +435,12 @@ class FrameFiles:
                     with self._lock:
                         self._parts.get(table, {}).pop(key, None)
                     del parts[key]
+        with self._lock:
+            own = set(self._own.get(table, ()))
         wanted: dict[str, dict[int, list[str]]] = {}
         for entry in entries:
+            if entry.id in own:
+                continue  # read from its own file
             for key, part in parts.items():
                 group = part.groups.get(entry.id)
                 if group is not None and part.version == version:
@@ -392,7 +458,15 @@ class FrameFiles:
                 with self._lock:
                     self._parts.get(table, {}).pop(key, None)
                 continue
-            found.update(_by_entry(rows, ids))
+            frames = _by_entry(rows, ids)
+            by_id = {e.id: e for e in entries}
+            why = next((w for i in ids if trust is not None and (w := trust(by_id[i], frames[i])) is not None), None)
+            if why is not None:
+                self._mistrust(key, why)
+                with self._lock:
+                    self._parts.get(table, {}).pop(key, None)
+                continue
+            found.update(frames)
         return found
 
     def locate(
@@ -409,7 +483,11 @@ class FrameFiles:
         located: dict[str, str] = {}
         for again in (True,) if relist else (False, True):
             parts = self.parts(table, relist=again)
+            with self._lock:
+                own = set(self._own.get(table, ()))
             for entry in entries:
+                if entry.id in own:
+                    continue  # its own file
                 for key, part in parts.items():
                     if entry.id in part.groups and part.version == version:
                         if schema is None or part.columns == schema:
@@ -493,5 +571,10 @@ class FrameFiles:
             data = parquet_bytes(frame.with_columns(pl.lit(entry.id, pl.String).alias(ENTRY)), meta, statistics=False)
             self._files.mark()
             self._files.storage.put(frame_key(entry, table), data)
+            with self._lock:
+                if table in self._own:
+                    self._own[table].add(entry.id)
+            if self._record is not None:
+                self._record(entry, table, version, frame.height)
         except OSError as exc:
             warn(f"could not write a frame to the cache at {self._files.location}: {exc}", CacheWarning)

@@ -5,7 +5,8 @@ newest first; whether one may serve them is the engine's judgement, not the inde
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Collection, Iterable
+import threading
+from collections.abc import Callable, Collection, Iterable, Mapping
 from datetime import date, datetime
 from typing import Any
 
@@ -16,7 +17,19 @@ from ..answers import Entry
 from ..catalog import ENDPOINTS, Endpoint
 from ..planning import Cell
 from .files import Files
-from .layout import ANSWERS, FORMAT, INDEX_COLUMNS, RELISTS, endpoint_of, in_folder, is_part, name, prefix, provenance
+from .layout import (
+    ANSWERS,
+    FORMAT,
+    INDEX_COLUMNS,
+    RELISTS,
+    endpoint_of,
+    in_folder,
+    index_key,
+    is_part,
+    name,
+    prefix,
+    provenance,
+)
 from .parquet import newer_format, newer_writer, parquet_bytes, parquet_meta, read_parquet, rows_of, unreadable
 
 
@@ -49,11 +62,54 @@ def index_rows(entries: Iterable[Entry]) -> pl.DataFrame:
     return pl.DataFrame(columns, schema=INDEX_COLUMNS)
 
 
-def index_file(entry: Entry) -> bytes:
-    """The bytes of the index file of one answer: its cells, and its entry in the footer."""
+FRAME_ROWS = "storeframes.frame_rows"
+"""The footer key of an index file that records the rows of the answers' kept frames: in an answer's own
+file ``{table: [flattener, rows]}``, in a compacted one ``{table: {flattener: {entry: rows}}}``."""
+
+FrameRows = dict[str, tuple[str, int]]
+"""The rows of one answer's kept frames, as recorded when each was written: table -> (flattener, rows)."""
+
+
+def index_file(entry: Entry, frames: FrameRows | None = None) -> bytes:
+    """The bytes of the index file of one answer: its cells, and its entry in the footer (with the rows of
+    its kept ``frames``, when given)."""
     # one answer's cells: no column statistics (half the write; the compacted index has them)
-    meta = provenance(entry, FORMAT, rows=str(len(entry.cells)))
+    extra = {"frame_rows": json.dumps({t: list(v) for t, v in sorted(frames.items())})} if frames else {}
+    meta = provenance(entry, FORMAT, rows=str(len(entry.cells)), **extra)
     return parquet_bytes(index_rows([entry]), meta, statistics=False)
+
+
+def _own_rows(text: str | None) -> FrameRows:
+    """The rows of one answer's kept frames in its index file's footer; none when absent or malformed."""
+    try:
+        found = json.loads(text) if text else {}
+        return {str(t): (str(v), int(n)) for t, (v, n) in found.items() if int(n) >= 0}
+    except (ValueError, TypeError, AttributeError):
+        return {}
+
+
+def _part_rows(text: str | None) -> dict[str, FrameRows]:
+    """The rows of the kept frames a compacted index file's footer records, by answer; none when malformed."""
+    out: dict[str, FrameRows] = {}
+    try:
+        found = json.loads(text) if text else {}
+        for table, versions in found.items():
+            for version, counts in versions.items():
+                for entry_id, n in counts.items():
+                    if int(n) >= 0:
+                        out.setdefault(str(entry_id), {})[str(table)] = (str(version), int(n))
+    except (ValueError, TypeError, AttributeError):
+        return {}
+    return out
+
+
+def part_frame_rows(rows: Mapping[str, FrameRows]) -> str:
+    """The footer value recording ``rows`` (by answer) in a compacted index file."""
+    out: dict[str, dict[str, dict[str, int]]] = {}
+    for entry_id, tables in sorted(rows.items()):
+        for table, (version, n) in tables.items():
+            out.setdefault(table, {}).setdefault(version, {})[entry_id] = n
+    return json.dumps(out, separators=(",", ":"))
 
 
 def _entries_of(frame: pl.DataFrame, endpoint: str) -> list[Entry]:
@@ -109,6 +165,9 @@ class Index:
         self._pending: dict[str, dict[str, pl.DataFrame]] = {}  # endpoint -> compacted index -> rows not made entries
         self._dead: set[str] = set()  # entries whose answer is gone, still listed by a compacted file
         self._cells: dict[tuple[str, str, str], dict[Cell, list[Entry]]] = {}  # oldest first
+        self._rows: dict[str, FrameRows] = {}  # entry id -> the rows of its kept frames, as recorded
+        self._format_1: set[str] = set()  # entries whose own index file is of format 1: never written over
+        self._rewriting = threading.Lock()  # one rewrite of an index file at a time: the last holds every table
 
     # -- what the index holds ------------------------------------------------------------
 
@@ -233,6 +292,10 @@ class Index:
                 raise ValueError(f"{rows} rows for {len(cells)} cells")
             if meta.get("storeframes.format", "1") == "1":
                 self._of_format_1([entry_id])  # an index of format 1: its answer is a .json.gz
+                self._format_1.add(entry_id)
+            recorded = _own_rows(meta.get(FRAME_ROWS))
+            if recorded:
+                self._rows.setdefault(entry_id, {}).update(recorded)
             return [
                 Entry(
                     id=entry_id,
@@ -273,6 +336,8 @@ class Index:
             frame = read_parquet(data)
             if frame.schema != INDEX_COLUMNS:
                 raise ValueError("its columns are not the index's")
+            for entry_id, recorded in _part_rows(meta.get(FRAME_ROWS)).items():
+                self._rows.setdefault(entry_id, {}).update(recorded)
             old = json.loads(meta.get("storeframes.gz", "[]"))  # the answers of format 1 it lists
             if old:
                 self._of_format_1(old)
@@ -310,6 +375,37 @@ class Index:
                     self._add(entry)
             if whole:
                 del pending[key]
+
+    # -- the rows of kept frames --------------------------------------------------------------
+
+    def frame_rows(self, entry_id: str, table: str, version: str) -> int | None:
+        """The rows of the kept frame ``table`` of ``entry_id`` by the flattener ``version``, as recorded in
+        the index when it was written; None when not recorded (a cache of an earlier version)."""
+        with self._lock:
+            recorded = self._rows.get(entry_id, {}).get(table)
+        return recorded[1] if recorded is not None and recorded[0] == version else None
+
+    def rows_of(self, entry_ids: Iterable[str]) -> dict[str, FrameRows]:
+        """The recorded rows of the kept frames of ``entry_ids`` (those with any), by answer."""
+        with self._lock:
+            return {i: dict(self._rows[i]) for i in entry_ids if self._rows.get(i)}
+
+    def record_rows(self, entry: Entry, table: str, version: str, rows: int) -> None:
+        """Record that the kept frame ``table`` of ``entry`` (by the flattener ``version``) has ``rows`` rows:
+        in memory, and in the answer's own index file while it has one (a compacted index file records
+        the rows its answers had when it was written)."""
+        key = index_key(entry)
+        with self._lock:
+            recorded = self._rows.setdefault(entry.id, {})
+            if recorded.get(table) == (version, rows):
+                return
+            recorded[table] = (version, rows)
+        with self._rewriting:
+            with self._lock:  # what is recorded by now (the rows of frames of other tables written meanwhile)
+                frames = dict(self._rows.get(entry.id, {}))
+                own = key in self._keys.get(entry.endpoint, {}) and entry.id not in self._format_1
+            if own and self._files.storage.mtime(key) is not None:  # never made again once compacted or cleared
+                self._files.storage.put(key, index_file(entry, frames))
 
     # -- what it answers --------------------------------------------------------------------
 

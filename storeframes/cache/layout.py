@@ -23,7 +23,8 @@ overwrite each other)::
                                                 then the body's JSON bytes as they arrived
       answers/endpoint=<name>/<entry>.json.gz   the same, of earlier versions (format 1, still read):
                                                 gzip JSON of the entry's fields and the parsed result
-      index/endpoint=<name>/<entry>.parquet     one row per cell the answer covers
+      index/endpoint=<name>/<entry>.parquet     one row per cell the answer covers (its footer records
+                                                the rows of the answer's kept frames, once written)
       index/endpoint=<name>/part-<n>.parquet    the rows of many answers (:meth:`Cache.compact`)
       frames/table=<table>/<entry>.parquet      a flattened frame of one answer, with an ``entry`` column
       frames/table=<table>/part-<n>.parquet     the frames of many answers, a row group per few answers
