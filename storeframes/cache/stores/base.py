@@ -237,6 +237,11 @@ class StoreBase(ABC):
         :class:`NotImplementedError` where polars cannot read the values (in this process's memory)."""
         raise NotImplementedError(f"{self.location}: polars cannot read the values of this store in place")
 
+    def odd_keys(self) -> builtins.list[str]:
+        """The keys its listings passed over since the store was made, sorted: values it holds under names it
+        cannot give (an empty, ``.`` or ``..`` part), which the cache never writes. Here none."""
+        return []
+
     def explain(self, error: OSError) -> str:
         """What most likely caused ``error`` of one of this store's operations, and the settings that decide it,
         for people (never a credential). Here what the error says of itself; a store that knows better says more."""

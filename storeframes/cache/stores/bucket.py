@@ -51,6 +51,9 @@ log = logging.getLogger("storeframes")
 
 INSTALL = 'pip install "storeframes[s3]"'
 _SET_ASIDE = ".corrupt"
+_MOST_ODD = 1000
+"""How many keys obstore refuses a listing passes over before it gives up (an OSError)."""
+_ODD = re.compile(r'Error parsing Path "(.*?)": Encountered|Path "(.*?)" contained empty path segment', re.DOTALL)
 _requests_from: int | None = None
 """The process that sent obstore's first request: obstore's runtime does not work in a child it forks later."""
 _LOOPBACK = "a loopback host (127.0.0.0/8, ::1, localhost)"
@@ -355,6 +358,8 @@ class ObjectStore(StoreBase):
         self._cloud = cloud
         self._location = f"{scheme}://{container}" + (f"/{prefix}" if prefix else "")
         self._container = container
+        self._prefix = f"{prefix}/" if prefix else ""
+        self._odd: set[str] = set()
         self._options = options
         self._secrets = self._credentials(self._options)
         self._config, self._client_options, self._retry, self._polars = self._settings(self._options)
@@ -595,6 +600,8 @@ class ObjectStore(StoreBase):
         store = self._client()
         try:
             return call(store)
+        except _Failure:  # the store's own, already short
+            raise
         except self._errors() as exc:
             failure = self._failure(operation, key, exc)
         raise failure  # outside the except: the original (with the request in it) is not kept as context
@@ -702,17 +709,94 @@ class ObjectStore(StoreBase):
         """Every object whose key starts with ``prefix``, set-aside ones too, from one paged listing.
 
         obstore lists whole path segments, so the folder of the prefix is listed and the rest filtered here.
+        Objects whose keys obstore refuses (an empty, ``.`` or ``..`` part, a control character: keys
+        the cache never writes, which make obstore fail the whole page) are passed over and noted in
+        :meth:`odd_keys`; the listing goes on after them.
         """
         check_key(prefix, prefix=True)
         folder = prefix.rpartition("/")[0] or None
+        found = self._call("list", prefix, lambda store: self._past_odd(store, folder, None))
+        return [_info(meta) for meta in found if str(meta["path"]).startswith(prefix)]
 
-        def listing(store: Any) -> builtins.list[Version]:
-            found = []
-            for batch in self._obstore.list(store, folder, chunk_size=1000):
-                found += [_info(meta) for meta in batch if str(meta["path"]).startswith(prefix)]
-            return found
+    def odd_keys(self) -> builtins.list[str]:
+        """The keys (under the store's prefix) that listings passed over since the store was made, sorted."""
+        with self._lock:
+            return sorted(self._odd)
 
-        return self._call("list", prefix, listing)
+    def _past_odd(self, store: Any, folder: str | None, after: str | None) -> builtins.list[Any]:
+        """The objects under ``folder`` (after the key ``after``), listed past the keys obstore refuses:
+        after such a key, from the first key that cannot be below its bad part; the objects its page held
+        before it, folder by folder (:meth:`_below`). An OSError when one is met twice (a server that
+        does not start a listing where asked) or past :data:`_MOST_ODD` of them."""
+        found: builtins.list[Any] = []
+        met: set[str] = set()
+        while True:
+            try:
+                for batch in self._obstore.list(store, folder, offset=after, chunk_size=1000):
+                    found += batch
+                return found
+            except self._obstore.exceptions.InvalidPathError as exc:
+                odd, resume = self._odd_key(exc)
+            except ValueError:  # obstore refused the offset itself
+                odd, resume = sorted(met)[-1] if met else "", ""
+            if odd in met or len(met) >= _MOST_ODD:
+                raise _Failure(f"{self!r}: cannot list past the object {odd!r}, whose key is not a valid name", None)
+            met.add(odd)
+            with self._lock:
+                self._odd.add(odd)
+            low = max(([str(found[-1]["path"])] if found else []) + ([after] if after else []), default=None)
+            found += self._below(store, folder, low, odd)
+            after = resume
+
+    def _odd_key(self, exc: BaseException) -> tuple[str, str]:
+        """The key obstore refused (under the store's prefix) and the first key past every key below its
+        first bad part: ``a/../b`` gives ``a/..0``. The error again when the message names no key."""
+        text = str(exc)
+        found = _ODD.search(text)
+        key = found.group(1) or found.group(2) if found else None
+        if key is None or not key.startswith(self._prefix):
+            raise exc
+        key = key[len(self._prefix) :]
+        parts = key.split("/")
+        for i, part in enumerate(parts):
+            if part in ("", ".", ".."):
+                return key, "/".join([*parts[:i], part]) + "0"
+            control = next((j for j, c in enumerate(part) if ord(c) < 32), None)
+            if control is not None:  # past every name with this start and a control character next
+                return key, "/".join([*parts[:i], part[:control]]) + " "
+        raise exc
+
+    def _below(self, store: Any, folder: str | None, after: str | None, odd: str) -> builtins.list[Any]:
+        """The objects between ``after`` and the refused key ``odd``: obstore lost them with its page.
+        Folder by folder down to the one holding the bad part; in that folder only names sorting before
+        the bad part (``""``, ``.``, ``..``: names the cache never writes) are left out. An OSError when a
+        folder on the way holds a bad name as well (it cannot be listed by folder)."""
+        found: builtins.list[Any] = []
+        parts = odd.split("/")
+        depth = len(folder.split("/")) if folder else 0
+        while depth < len(parts) - 1 and parts[depth] not in ("", ".", ".."):
+            level = "/".join(parts[:depth]) or None
+            ancestor = "/".join(parts[: depth + 1])
+            try:
+                listed = self._obstore.list_with_delimiter(store, level)
+            except self._obstore.exceptions.InvalidPathError:  # a bad name here too: what the page held is lost
+                failure = _Failure(
+                    f"{self!r}: cannot list past the object {odd!r}, whose key is not a valid name", None
+                )
+                raise failure from None
+            for meta in listed["objects"]:
+                if (after is None or str(meta["path"]) > after) and str(meta["path"]) < odd:
+                    found.append(meta)
+            for sub in listed["common_prefixes"]:
+                sub = str(sub).rstrip("/")
+                if sub == ancestor or sub + "/" > odd:
+                    continue
+                if after is None or sub + "/" > after:
+                    found += self._past_odd(store, sub, None)
+                elif after.startswith(sub + "/"):
+                    found += self._past_odd(store, sub, after)
+            depth += 1
+        return sorted(found, key=lambda meta: str(meta["path"]))
 
     def head(self, key: str) -> Version | None:
         check_key(key)
