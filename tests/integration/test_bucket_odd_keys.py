@@ -94,9 +94,11 @@ def test_a_bucket_lists_every_key_past_odd_ones_beyond_a_page(s3_bucket):
 
 def test_a_bucket_that_cannot_be_listed_past_an_odd_key_says_so_rather_than_listing_less(s3_bucket):
     store = ObjectStore(s3_bucket.url, storage_options=s3_bucket.storage_options)
-    for key in ["index/a.parquet", *(f"m/{i:04d}" for i in range(20))]:
+    for key in ["index/a.parquet", "index/endpoint=x/b", *(f"m/{i:04d}" for i in range(20))]:
         store.put(key, b"1")
-    _plant(s3_bucket, ["./top", "m/0010/../deep"])  # a bad name beside the folders, and one below them
-    assert store.list("index/") == ["index/a.parquet"]
-    with pytest.raises(OSError, match=r"cannot list past the object 'm/0010/\.\./deep'"):
+    _plant(s3_bucket, ["./top", "m/0010/../deep", "index/x\x01y/z", "index/endpoint=x/../w"])  # in a folder and below
+    assert store.list("m/") == [f"m/{i:04d}" for i in range(20)]
+    with pytest.raises(OSError, match=r"cannot list past the object 'index/endpoint=x/\.\./w'"):
         store.list("")
+    with pytest.raises(OSError, match=r"cannot list past the object 'index/endpoint=x/\.\./w'"):
+        store.list("index/")

@@ -252,6 +252,11 @@ def _as_bool(value: Any) -> bool:
     return bool(value)
 
 
+def _bad_part(part: str) -> bool:
+    """Whether obstore refuses a key with this part: empty, ``.``, ``..`` or holding a control character."""
+    return part in ("", ".", "..") or any(ord(c) < 32 for c in part)
+
+
 def _first_line(exc: BaseException) -> str:
     text = str(exc).strip()
     return text.splitlines()[0] if text else type(exc).__name__
@@ -790,16 +795,19 @@ class ObjectStore(StoreBase):
                 return found
             except self._obstore.exceptions.InvalidPathError as exc:
                 odd, resume = self._odd_key(exc)
-            except ValueError:  # obstore refused the offset itself
-                odd, resume = sorted(met)[-1] if met else "", ""
+            except ValueError:  # obstore refused the offset itself (a name it would encode)
+                raise self._stuck(sorted(met)[-1] if met else str(after)) from None
             if odd in met or len(met) >= _MOST_ODD:
-                raise _Failure(f"{self!r}: cannot list past the object {odd!r}, whose key is not a valid name", None)
+                raise self._stuck(odd)
             met.add(odd)
             with self._lock:
                 self._odd.add(odd)
             low = max(([str(found[-1]["path"])] if found else []) + ([after] if after else []), default=None)
             found += self._below(store, folder, low, odd)
             after = resume
+
+    def _stuck(self, odd: str) -> _Failure:
+        return _Failure(f"{self!r}: cannot list past the object {odd!r}, whose key is not a valid name", None)
 
     def _odd_key(self, exc: BaseException) -> tuple[str, str]:
         """The key obstore refused (under the store's prefix) and the first key past every key below its
@@ -827,16 +835,13 @@ class ObjectStore(StoreBase):
         found: builtins.list[Any] = []
         parts = odd.split("/")
         depth = len(folder.split("/")) if folder else 0
-        while depth < len(parts) - 1 and parts[depth] not in ("", ".", ".."):
+        while depth < len(parts) - 1 and not _bad_part(parts[depth]):
             level = "/".join(parts[:depth]) or None
             ancestor = "/".join(parts[: depth + 1])
             try:
                 listed = self._obstore.list_with_delimiter(store, level)
             except self._obstore.exceptions.InvalidPathError:  # a bad name here too: what the page held is lost
-                failure = _Failure(
-                    f"{self!r}: cannot list past the object {odd!r}, whose key is not a valid name", None
-                )
-                raise failure from None
+                raise self._stuck(odd) from None
             for meta in listed["objects"]:
                 if (after is None or str(meta["path"]) > after) and str(meta["path"]) < odd:
                     found.append(meta)
