@@ -315,6 +315,9 @@ def test_an_index_folder_that_cannot_be_listed_stops_the_call_before_paying_agai
             client.metadata_frame(IOS[:2])
         assert arrivals(client) == 0  # "cannot list" is not "nothing cached": nothing paid again
         assert client.search_frame(KEYWORD).height and arrivals(client) == 0  # the other endpoint is served
+    with sandbox(filled, offline=True) as reader, pytest.warns(CacheWarning, match="cannot list"):
+        with pytest.raises(sf.CacheUnavailableError, match=r"cannot list index/endpoint=metadata/"):
+            reader.metadata_frame(IOS[:2])  # offline too: not "not cached"
 
 
 @pytest.mark.parametrize(
