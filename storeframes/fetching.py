@@ -303,6 +303,8 @@ class Fetcher:
         requests = engine.requests_over(ep, plans, cells)
         estimate = sum(ep.estimate(r) for r in requests)
         if self.caller.offline or mode == "never":
+            if self.cache is not None:  # what could not be listed is not missing
+                self.cache.check_listed(ep.name)
             raise NotCachedError(
                 ep.name,
                 requests,
@@ -313,6 +315,7 @@ class Fetcher:
         self.wire.check_ready()
         if self.cache is not None:  # a cache that cannot keep the answers is refused before any is paid for
             self.cache.check_writable()
+            self.cache.check_listed(ep.name)
         self.leases()  # here, not on a worker: a member coordinating differently from its team is refused first
         since = self.now() if mode == "always" else None
         for _ in range(1000):
@@ -380,6 +383,7 @@ class Fetcher:
                 todo = [request]
                 if self.cache is not None:  # what another caller fetched before the leases were taken
                     self.cache.sync(ep.name)
+                    self.cache.check_listed(ep.name)
                     plan = engine.plan_call(
                         ep,
                         request,

@@ -28,7 +28,7 @@ from .compaction import Compaction
 from .files import CacheWarning, Files
 from .frame_files import FrameFiles
 from .index import Index, index_file
-from .layout import index_key, new_id
+from .layout import index_key, new_id, prefix
 from .ledger_files import LedgerFiles
 from .stores import Store, StoreBase, store_for
 from .team import Coordination, read_record, write_record
@@ -201,6 +201,13 @@ class Cache:
     def sync(self, endpoint: str) -> None:
         """Pick up the index files of ``endpoint`` that other processes wrote, and forget removed ones."""
         self._index.sync(endpoint)
+
+    def check_listed(self, endpoint: str) -> None:
+        """Raise :class:`~storeframes.CacheUnavailableError` when the last look at the index files of
+        ``endpoint`` could not list them: what the cache holds cannot be told, and a call that went on
+        would pay again for what it may hold ("cannot list" is not "nothing cached")."""
+        if not self._files.listed(prefix("index", endpoint)):
+            raise self._files.cannot_list(prefix("index", endpoint))
 
     def candidates(
         self, ep: Endpoint, *, service: str, scope: str, cells: Collection[Cell], sync: bool = True

@@ -59,6 +59,7 @@ class Files:
         self.newer_files: set[str] = set()  # index files of a newer format: never merged nor removed
         self._marked = False  # the marker is known to be there
         self._warned: set[str] = set()  # what was reported once already
+        self._unlisted: dict[str, OSError] = {}  # the prefixes whose last listing failed, with the error
 
     @property
     def location(self) -> str:
@@ -87,13 +88,44 @@ class Files:
         """The store's keys under ``prefix``; None, with a warning, when it cannot be listed (its ``what``
         are treated as not cached)."""
         try:
-            return self.storage.list(prefix)
+            listed = self.storage.list(prefix)
         except OSError as exc:
+            with self.lock:
+                self._unlisted[prefix] = exc
             self.warn_once(
                 f"list {prefix}",
                 f"cannot list {prefix} in the cache at {self.location} ({exc}); its {what} are treated as not cached",
             )
             return None
+        with self.lock:
+            self._unlisted.pop(prefix, None)
+        odd = self.storage.odd_keys()
+        if odd:
+            shown = ", ".join(repr(key) for key in odd[:3]) + (f" and {len(odd) - 3:,} more" if len(odd) > 3 else "")
+            self.warn_once(
+                f"odd {len(odd)}",
+                f"the cache at {self.location} holds {len(odd):,} object(s) it did not write, whose names have an "
+                f"empty, '.' or '..' part ({shown}): they were passed over; remove them",
+            )
+        return listed
+
+    def listed(self, prefix: str) -> bool:
+        """Whether the last listing of ``prefix`` (if any) succeeded."""
+        with self.lock:
+            return prefix not in self._unlisted
+
+    def cannot_list(self, prefix: str) -> CacheUnavailableError:
+        """The error of a call that would pay for what ``prefix`` may hold, which could not be listed."""
+        with self.lock:
+            error = self._unlisted.get(prefix)
+        cause = f" ({error}); likely cause: {self.storage.explain(error)}" if error is not None else ""
+        return CacheUnavailableError(
+            f"cannot list {prefix} in the cache at {self.location}{cause}; nothing was sent: what it holds "
+            "cannot be told, and fetching would pay again for it. Fix the access, or give cache_dir=False to "
+            "fetch without the cache",
+            location=self.location,
+            operation="list",
+        )
 
     # -- whether answers can be kept ------------------------------------------------------
 

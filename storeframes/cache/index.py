@@ -415,8 +415,8 @@ class Index:
         """The entries holding each of ``cells`` (of ``service`` and ``scope``), newest first; a cell no
         entry holds is left out. ``sync=False`` skips looking for files other processes wrote."""
         with self._lock:
-            if sync and not self.sync(ep.name):
-                return {}  # the index cannot be listed (a warning said so): nothing is served from it
+            if sync and not self.sync(ep.name):  # "cannot list" is not "nothing cached": a call would pay again
+                raise self._files.cannot_list(prefix("index", ep.name))
             self._materialize(ep.name, service=service, scope=scope, entities={cell[0] for cell in cells})
             table = self._cells.get((ep.name, service, scope), {})
             found: dict[Cell, list[Entry]] = {}

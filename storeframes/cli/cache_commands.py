@@ -13,7 +13,7 @@ from datetime import timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..errors import plural
+from ..errors import CacheUnavailableError, plural
 from .printing import pairs, printable, size
 
 if TYPE_CHECKING:
@@ -85,25 +85,20 @@ def run_cache(args: argparse.Namespace) -> int:
     failed: list[str] = []  # the files cache clear could not remove
     with warnings.catch_warnings(record=True) as caught:  # unreadable files: one line each, after the output
         warnings.simplefilter("always")
-        why = _not_a_cache(cache)
-        if why is not None and (command in ("clear", "compact") or why != _EMPTY):
-            # never remove (nor show) what may not be a cache: a home folder, a project, "." of an unset variable
-            done = {"clear": "; nothing removed", "compact": "; nothing changed"}.get(command, "")
-            print(
-                f"storeframes cache {command}: {printable(cache.location)} is not a storeframes cache ({why}){done}",
-                file=sys.stderr,
-            )
-            return 2
-        if command == "info":
-            code = _cache_info(cache)
-        elif command == "ls":
-            code = _cache_ls(cache, args.endpoint)
-        elif command == "compact":
-            code = _cache_compact(cache)
-        elif command == "coordination":
-            code = _cache_coordination(cache, args.record, args.coordinator)
-        else:
-            code = _cache_clear(cache, args.endpoint, args.older_than, args.yes, failed)
+        try:
+            why = _not_a_cache(cache)
+            if why is not None and (command in ("clear", "compact") or why != _EMPTY):
+                # never remove (nor show) what may not be a cache: a home folder, a project, "." of an unset variable
+                done = {"clear": "; nothing removed", "compact": "; nothing changed"}.get(command, "")
+                print(
+                    f"storeframes cache {command}: {printable(cache.location)} is not a storeframes cache ({why}){done}",
+                    file=sys.stderr,
+                )
+                return 2
+            code = _command(cache, args, failed)
+        except (OSError, CacheUnavailableError) as exc:  # a store that cannot be listed or read: said, not raised
+            print(f"storeframes cache {command}: {printable(str(exc))}", file=sys.stderr)
+            code = 1
     for warning in caught:
         print(f"storeframes cache: {printable(str(warning.message))}", file=sys.stderr)
     if failed:
@@ -266,6 +261,19 @@ def _cache_compact(cache: Cache) -> int:
         + (f", frames of {done['frames_dropped']} replaced answers dropped" if done["frames_dropped"] else "")
     )
     return 0
+
+
+def _command(cache: Cache, args: argparse.Namespace, failed: list[str]) -> int:
+    command = args.cache_command
+    if command == "info":
+        return _cache_info(cache)
+    if command == "ls":
+        return _cache_ls(cache, args.endpoint)
+    if command == "compact":
+        return _cache_compact(cache)
+    if command == "coordination":
+        return _cache_coordination(cache, args.record, args.coordinator)
+    return _cache_clear(cache, args.endpoint, args.older_than, args.yes, failed)
 
 
 def _cache_coordination(cache: Cache, record: bool, spec: str | None) -> int:

@@ -376,7 +376,7 @@ def test_clear_reports_files_it_cannot_remove_and_goes_on(tmp_path, monkeypatch,
 # -- reading a damaged cache: a miss with a warning, never an exception out of a frame call ------------
 
 
-def test_an_index_folder_that_cannot_be_listed_is_a_miss_with_a_warning(filled, monkeypatch):
+def test_an_index_folder_that_cannot_be_listed_stops_the_call_before_paying_again(filled, monkeypatch):
     _summary.hostile("cache: folder without permission")
     unreadable = str(filled / "index" / "endpoint=metadata")
     scandir = os.scandir
@@ -386,13 +386,15 @@ def test_an_index_folder_that_cannot_be_listed_is_a_miss_with_a_warning(filled, 
             raise PermissionError(13, "Permission denied", os.fspath(path))
         return scandir(path, *args)
 
-    expected = sf.sandbox.client(today=SANDBOX_TODAY, cache_dir=False, clock=Clock()).metadata_frame(IOS[:2])
     monkeypatch.setattr(os, "scandir", refusing)
     with sandbox(filled) as client, pytest.warns(CacheWarning, match="cannot list index/endpoint=metadata/"):
-        frame = client.metadata_frame(IOS[:2])
-        assert arrivals(client) == 1  # a miss: fetched again
-        assert client.search_frame(KEYWORD).height and arrivals(client) == 1  # the other endpoint is served
-    assert frame.equals(expected)
+        with pytest.raises(sf.CacheUnavailableError, match=r"cannot list index/endpoint=metadata/.*nothing was sent"):
+            client.metadata_frame(IOS[:2])
+        assert arrivals(client) == 0  # "cannot list" is not "nothing cached": nothing paid again
+        assert client.search_frame(KEYWORD).height and arrivals(client) == 0  # the other endpoint is served
+    with sandbox(filled, offline=True) as reader, pytest.warns(CacheWarning, match="cannot list"):
+        with pytest.raises(sf.CacheUnavailableError, match=r"cannot list index/endpoint=metadata/"):
+            reader.metadata_frame(IOS[:2])  # offline too: not "not cached"
 
 
 @pytest.mark.parametrize(

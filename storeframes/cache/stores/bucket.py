@@ -34,6 +34,7 @@ import ipaddress
 import logging
 import os
 import re
+import secrets
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
@@ -51,6 +52,9 @@ log = logging.getLogger("storeframes")
 
 INSTALL = 'pip install "storeframes[s3]"'
 _SET_ASIDE = ".corrupt"
+_MOST_ODD = 1000
+"""How many keys obstore refuses a listing passes over before it gives up (an OSError)."""
+_ODD = re.compile(r'Error parsing Path "(.*?)": Encountered|Path "(.*?)" contained empty path segment', re.DOTALL)
 _requests_from: int | None = None
 """The process that sent obstore's first request: obstore's runtime does not work in a child it forks later."""
 _LOOPBACK = "a loopback host (127.0.0.0/8, ::1, localhost)"
@@ -89,6 +93,41 @@ class _RangeFile(io.RawIOBase):
         if not self.closed:
             self._reader.close()
         super().close()
+
+
+_HELD: dict[str, dict[str, str]] = {}
+"""The credentials of the polars credential providers of this process's stores, by store id."""
+_AWS_SECRETS = {
+    "aws_access_key_id": "aws_access_key_id",
+    "aws_secret_access_key": "aws_secret_access_key",
+    "aws_session_token": "aws_session_token",
+    "aws_token": "aws_session_token",
+}
+"""The polars options of an S3 store that are credentials, and the names a credential provider gives them."""
+
+
+class _Credentials:
+    """polars' ``credential_provider`` for a bucket's credentials, which stay in this process: pickled (and
+    so in a plan's ``serialize()``) it is the store's URL and an id, and called in a process that does not
+    hold them it raises a PermissionError saying to scan again there."""
+
+    def __init__(self, location: str, ident: str):
+        self._location, self._id = location, ident
+
+    def __call__(self) -> tuple[dict[str, str], None]:
+        held = _HELD.get(self._id)
+        if held is None:
+            raise PermissionError(
+                f"the credentials of {self._location} stay in the process that scanned it: a saved or sent plan "
+                "holds none. Scan it again in this process (sf.scan with storage_options, or the cloud's variables)"
+            )
+        return dict(held), None
+
+    def __repr__(self) -> str:
+        return f"credentials of {self._location}"
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_Credentials, (self._location, self._id))
 
 
 @dataclass(frozen=True)
@@ -211,6 +250,11 @@ def _as_bool(value: Any) -> bool:
     if isinstance(value, str):
         return value.strip().lower() in ("1", "true", "yes", "on")
     return bool(value)
+
+
+def _bad_part(part: str) -> bool:
+    """Whether obstore refuses a key with this part: empty, ``.``, ``..`` or holding a control character."""
+    return part in ("", ".", "..") or any(ord(c) < 32 for c in part)
 
 
 def _first_line(exc: BaseException) -> str:
@@ -355,6 +399,9 @@ class ObjectStore(StoreBase):
         self._cloud = cloud
         self._location = f"{scheme}://{container}" + (f"/{prefix}" if prefix else "")
         self._container = container
+        self._prefix = f"{prefix}/" if prefix else ""
+        self._odd: set[str] = set()
+        self._id = secrets.token_hex(16)  # of its credentials for polars (see scan_sources)
         self._options = options
         self._secrets = self._credentials(self._options)
         self._config, self._client_options, self._retry, self._polars = self._settings(self._options)
@@ -595,6 +642,8 @@ class ObjectStore(StoreBase):
         store = self._client()
         try:
             return call(store)
+        except _Failure:  # the store's own, already short
+            raise
         except self._errors() as exc:
             failure = self._failure(operation, key, exc)
         raise failure  # outside the except: the original (with the request in it) is not kept as context
@@ -698,21 +747,114 @@ class ObjectStore(StoreBase):
         """
         return [self.url(key) for key in keys], dict(self._polars) or None
 
+    def scan_sources(
+        self, keys: Iterable[str]
+    ) -> tuple[builtins.list[str], dict[str, str] | None, Callable[[], Any] | None]:
+        """As :meth:`locate`, for a plan that may be saved or sent: an S3 store's access key, secret and
+        session token given in ``storage_options`` go to polars through a credential provider that keeps
+        them in this process (a pickle of it, and so a plan's ``serialize()``, holds an id; in another
+        process it says to scan again there). Credentials of the environment polars reads itself."""
+        addresses, options = self.locate(keys)
+        secret = {k: v for k, v in (options or {}).items() if k in _AWS_SECRETS} if self._cloud is _S3 else {}
+        if not secret:
+            return addresses, options, None
+        rest = {k: v for k, v in (options or {}).items() if k not in secret}
+        with self._lock:
+            _HELD.setdefault(self._id, {_AWS_SECRETS[k]: v for k, v in secret.items()})
+        return addresses, rest or None, _Credentials(self.location, self._id)
+
     def _listing(self, prefix: str) -> builtins.list[Version]:
         """Every object whose key starts with ``prefix``, set-aside ones too, from one paged listing.
 
         obstore lists whole path segments, so the folder of the prefix is listed and the rest filtered here.
+        Objects whose keys obstore refuses (an empty, ``.`` or ``..`` part, a control character: keys
+        the cache never writes, which make obstore fail the whole page) are passed over and noted in
+        :meth:`odd_keys`; the listing goes on after them.
         """
         check_key(prefix, prefix=True)
         folder = prefix.rpartition("/")[0] or None
+        found = self._call("list", prefix, lambda store: self._past_odd(store, folder, None))
+        return [_info(meta) for meta in found if str(meta["path"]).startswith(prefix)]
 
-        def listing(store: Any) -> builtins.list[Version]:
-            found = []
-            for batch in self._obstore.list(store, folder, chunk_size=1000):
-                found += [_info(meta) for meta in batch if str(meta["path"]).startswith(prefix)]
-            return found
+    def odd_keys(self) -> builtins.list[str]:
+        """The keys (under the store's prefix) that listings passed over since the store was made, sorted."""
+        with self._lock:
+            return sorted(self._odd)
 
-        return self._call("list", prefix, listing)
+    def _past_odd(self, store: Any, folder: str | None, after: str | None) -> builtins.list[Any]:
+        """The objects under ``folder`` (after the key ``after``), listed past the keys obstore refuses:
+        after such a key, from the first key that cannot be below its bad part; the objects its page held
+        before it, folder by folder (:meth:`_below`). An OSError when one is met twice (a server that
+        does not start a listing where asked) or past :data:`_MOST_ODD` of them."""
+        found: builtins.list[Any] = []
+        met: set[str] = set()
+        while True:
+            try:
+                for batch in self._obstore.list(store, folder, offset=after, chunk_size=1000):
+                    found += batch
+                return found
+            except self._obstore.exceptions.InvalidPathError as exc:
+                odd, resume = self._odd_key(exc)
+            except ValueError:  # obstore refused the offset itself (a name it would encode)
+                raise self._stuck(sorted(met)[-1] if met else str(after)) from None
+            if odd in met or len(met) >= _MOST_ODD:
+                raise self._stuck(odd)
+            met.add(odd)
+            with self._lock:
+                self._odd.add(odd)
+            low = max(([str(found[-1]["path"])] if found else []) + ([after] if after else []), default=None)
+            found += self._below(store, folder, low, odd)
+            after = resume
+
+    def _stuck(self, odd: str) -> _Failure:
+        return _Failure(f"{self!r}: cannot list past the object {odd!r}, whose key is not a valid name", None)
+
+    def _odd_key(self, exc: BaseException) -> tuple[str, str]:
+        """The key obstore refused (under the store's prefix) and the first key past every key below its
+        first bad part: ``a/../b`` gives ``a/..0``. The error again when the message names no key."""
+        text = str(exc)
+        found = _ODD.search(text)
+        key = found.group(1) or found.group(2) if found else None
+        if key is None or not key.startswith(self._prefix):
+            raise exc
+        key = key[len(self._prefix) :]
+        parts = key.split("/")
+        for i, part in enumerate(parts):
+            if part in ("", ".", ".."):
+                return key, "/".join([*parts[:i], part]) + "0"
+            control = next((j for j, c in enumerate(part) if ord(c) < 32), None)
+            if control is not None:  # past every name with this start and a control character next
+                return key, "/".join([*parts[:i], part[:control]]) + " "
+        raise exc
+
+    def _below(self, store: Any, folder: str | None, after: str | None, odd: str) -> builtins.list[Any]:
+        """The objects between ``after`` and the refused key ``odd``: obstore lost them with its page.
+        Folder by folder down to the one holding the bad part; in that folder only names sorting before
+        the bad part (``""``, ``.``, ``..``: names the cache never writes) are left out. An OSError when a
+        folder on the way holds a bad name as well (it cannot be listed by folder)."""
+        found: builtins.list[Any] = []
+        parts = odd.split("/")
+        depth = len(folder.split("/")) if folder else 0
+        while depth < len(parts) - 1 and not _bad_part(parts[depth]):
+            level = "/".join(parts[:depth]) or None
+            ancestor = "/".join(parts[: depth + 1])
+            try:
+                listed = self._obstore.list_with_delimiter(store, level)
+            except self._obstore.exceptions.InvalidPathError:  # a bad name here too: what the page held is lost
+                raise self._stuck(odd) from None
+            for meta in listed["objects"]:
+                if (after is None or str(meta["path"]) > after) and str(meta["path"]) < odd:
+                    found.append(meta)
+            for sub in listed["common_prefixes"]:
+                sub = str(sub).rstrip("/")
+                if sub == ancestor or sub + "/" > odd:
+                    continue
+                if after is None or sub + "/" > after:
+                    found += self._past_odd(store, sub, None)
+                elif after.startswith(sub + "/"):
+                    found += self._past_odd(store, sub, after)
+            depth += 1
+        return sorted(found, key=lambda meta: str(meta["path"]))
 
     def head(self, key: str) -> Version | None:
         check_key(key)
