@@ -250,22 +250,15 @@ def _sources(cache: Cache, keys: list[str]) -> list[pl.LazyFrame]:
         return []
     addresses: list[str] | None
     try:
-        # every store has it; it refuses where polars cannot read. No credential in the plan: a provider holds them
-        addresses, options, credentials = cache.storage.scan_sources(keys)
+        addresses, options = cache.storage.locate(keys)  # every store has it; it refuses where polars cannot read
     except NotImplementedError:
-        addresses, options, credentials = None, None, None
+        addresses, options = None, None
     if addresses is None:  # a store polars cannot read: the files' bytes
         import io
 
         return [pl.read_parquet(io.BytesIO(cache.storage.get(k))).with_columns(_file=pl.lit(k)).lazy() for k in keys]
     names = dict(zip((os.fspath(a) for a in addresses), keys, strict=True))
-    lazy = pl.scan_parquet(
-        list(names),
-        storage_options=options,
-        credential_provider=credentials or "auto",
-        include_file_paths="_address",
-        hive_partitioning=False,
-    )
+    lazy = pl.scan_parquet(list(names), storage_options=options, include_file_paths="_address", hive_partitioning=False)
     return [lazy.with_columns(_file=pl.col("_address").replace_strict(names, return_dtype=pl.String)).drop("_address")]
 
 

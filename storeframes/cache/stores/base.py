@@ -33,10 +33,10 @@ import builtins
 import io
 import stat
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, NamedTuple, Protocol, runtime_checkable
+from typing import Literal, NamedTuple, Protocol, runtime_checkable
 
 __all__ = ["Capabilities", "NotAFileError", "Store", "StoreBase", "SweepError", "Usage", "Version", "check_key"]
 
@@ -266,16 +266,6 @@ class StoreBase(ABC):
         """The keys its listings passed over since the store was made, sorted: values it holds under names it
         cannot give (an empty, ``.`` or ``..`` part), which the cache never writes. Here none."""
         return []
-
-    def scan_sources(
-        self, keys: Iterable[str]
-    ) -> tuple[builtins.list[str], dict[str, str] | None, Callable[[], Any] | None]:
-        """What a plan of :func:`polars.scan_parquet` that may be saved or sent reads for ``keys``: as
-        :meth:`locate`, and a ``credential_provider`` (None: polars' default) that holds the credentials
-        the options leave out, so that no ``serialize()`` or pickle of the plan holds them. Here
-        :meth:`locate`'s addresses and options, and None."""
-        addresses, options = self.locate(keys)
-        return addresses, options, None
 
     def explain(self, error: OSError) -> str:
         """What most likely caused ``error`` of one of this store's operations, and the settings that decide it,

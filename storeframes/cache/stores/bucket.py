@@ -34,7 +34,6 @@ import ipaddress
 import logging
 import os
 import re
-import secrets
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
@@ -93,41 +92,6 @@ class _RangeFile(io.RawIOBase):
         if not self.closed:
             self._reader.close()
         super().close()
-
-
-_HELD: dict[str, dict[str, str]] = {}
-"""The credentials of the polars credential providers of this process's stores, by store id."""
-_AWS_SECRETS = {
-    "aws_access_key_id": "aws_access_key_id",
-    "aws_secret_access_key": "aws_secret_access_key",
-    "aws_session_token": "aws_session_token",
-    "aws_token": "aws_session_token",
-}
-"""The polars options of an S3 store that are credentials, and the names a credential provider gives them."""
-
-
-class _Credentials:
-    """polars' ``credential_provider`` for a bucket's credentials, which stay in this process: pickled (and
-    so in a plan's ``serialize()``) it is the store's URL and an id, and called in a process that does not
-    hold them it raises a PermissionError saying to scan again there."""
-
-    def __init__(self, location: str, ident: str):
-        self._location, self._id = location, ident
-
-    def __call__(self) -> tuple[dict[str, str], None]:
-        held = _HELD.get(self._id)
-        if held is None:
-            raise PermissionError(
-                f"the credentials of {self._location} stay in the process that scanned it: a saved or sent plan "
-                "holds none. Scan it again in this process (sf.scan with storage_options, or the cloud's variables)"
-            )
-        return dict(held), None
-
-    def __repr__(self) -> str:
-        return f"credentials of {self._location}"
-
-    def __reduce__(self) -> tuple[Any, ...]:
-        return (_Credentials, (self._location, self._id))
 
 
 @dataclass(frozen=True)
@@ -401,7 +365,6 @@ class ObjectStore(StoreBase):
         self._container = container
         self._prefix = f"{prefix}/" if prefix else ""
         self._odd: set[str] = set()
-        self._id = secrets.token_hex(16)  # of its credentials for polars (see scan_sources)
         self._options = options
         self._secrets = self._credentials(self._options)
         self._config, self._client_options, self._retry, self._polars = self._settings(self._options)
@@ -746,22 +709,6 @@ class ObjectStore(StoreBase):
         polars reads itself). Keys holding glob characters (``*?[``) need ``glob=False``.
         """
         return [self.url(key) for key in keys], dict(self._polars) or None
-
-    def scan_sources(
-        self, keys: Iterable[str]
-    ) -> tuple[builtins.list[str], dict[str, str] | None, Callable[[], Any] | None]:
-        """As :meth:`locate`, for a plan that may be saved or sent: an S3 store's access key, secret and
-        session token given in ``storage_options`` go to polars through a credential provider that keeps
-        them in this process (a pickle of it, and so a plan's ``serialize()``, holds an id; in another
-        process it says to scan again there). Credentials of the environment polars reads itself."""
-        addresses, options = self.locate(keys)
-        secret = {k: v for k, v in (options or {}).items() if k in _AWS_SECRETS} if self._cloud is _S3 else {}
-        if not secret:
-            return addresses, options, None
-        rest = {k: v for k, v in (options or {}).items() if k not in secret}
-        with self._lock:
-            _HELD.setdefault(self._id, {_AWS_SECRETS[k]: v for k, v in secret.items()})
-        return addresses, rest or None, _Credentials(self.location, self._id)
 
     def _listing(self, prefix: str) -> builtins.list[Version]:
         """Every object whose key starts with ``prefix``, set-aside ones too, from one paged listing.
