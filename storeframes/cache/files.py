@@ -86,7 +86,8 @@ class Files:
 
     def listing(self, prefix: str, *, what: str = "files") -> list[str] | None:
         """The store's keys under ``prefix``; None, with a warning, when it cannot be listed (its ``what``
-        are treated as not cached)."""
+        cannot be read then: an index that cannot be listed stops a call that would pay, see
+        :meth:`cannot_list`)."""
         try:
             listed = self.storage.list(prefix)
         except OSError as exc:
@@ -94,7 +95,7 @@ class Files:
                 self._unlisted[prefix] = exc
             self.warn_once(
                 f"list {prefix}",
-                f"cannot list {prefix} in the cache at {self.location} ({exc}); its {what} are treated as not cached",
+                f"cannot list {prefix} in the cache at {self.location} ({exc}); its {what} cannot be read until it can",
             )
             return None
         with self.lock:
