@@ -195,11 +195,11 @@ class FrameFiles:
         files: Files,
         *,
         rows: Callable[[str, str, str], int | None] = lambda entry_id, table, version: None,
-        record: Callable[[Entry, str, str, int], None] | None = None,
+        record: Callable[[Entry, str, str, int], Callable[[], None] | None] | None = None,
     ):
         self._files = files
         self._rows = rows  # the rows of a kept frame, as the index recorded them when it was written
-        self._record = record  # records them there once a frame is written
+        self._record = record  # records them there once a frame is written (the file written behind the call)
         self._lock = files.lock
         self._parts: dict[str, dict[str, Part]] = {}  # table -> compacted frame file -> what it holds
         self._own: dict[str, set[str]] = {}  # table -> the answers with a file of their own, as last listed:
@@ -207,6 +207,7 @@ class FrameFiles:
         self._writer: _Writer | None = None  # writes large frames behind the calls
         self._writing: dict[tuple[str, str], tuple[str, pl.DataFrame, Future[None]]] = {}  # (entry, table) ->
         # (flattener, frame, its write): frames not yet in their file, served from memory meanwhile
+        self._jobs: set[Future[None]] = set()  # other writes behind the calls (the index recording rows)
 
     # -- reading --------------------------------------------------------------------------
 
@@ -529,19 +530,30 @@ class FrameFiles:
             return
         self._write(entry, table, version, frame)
 
-    def _written(self, key: tuple[str, str], done: Future[None]) -> None:
+    def _written(self, key: tuple[str, str] | None, done: Future[None]) -> None:
         with self._lock:
-            held = self._writing.get(key)
+            held = self._writing.get(key) if key is not None else None
             if held is not None and held[2] is done:
-                del self._writing[key]
-            if not self._writing and self._writer is not None:  # idle: its thread ends (a later write starts one)
-                self._writer.shutdown()
+                del self._writing[key]  # type: ignore[arg-type]
+            self._jobs.discard(done)
+            if not self._writing and not self._jobs and self._writer is not None:  # idle: its thread ends
+                self._writer.shutdown()  # (a later write starts one)
                 self._writer = None
 
-    def pending(self) -> list[Future[None]]:
-        """The writes of the frames still being written behind the calls."""
+    def _behind(self, job: Callable[[], None]) -> None:
+        """Run ``job`` on the writer thread, after the writes already submitted; :meth:`flush` waits for it."""
         with self._lock:
-            return [future for _, _, future in self._writing.values()]
+            if self._writer is None:
+                self._writer = _Writer()
+                _BEHIND.add(self)
+            future = self._writer.submit(job)
+            self._jobs.add(future)
+        future.add_done_callback(functools.partial(self._written, None))
+
+    def pending(self) -> list[Future[None]]:
+        """The writes still being made behind the calls: frames, and the index's records of their rows."""
+        with self._lock:
+            return [*(future for _, _, future in self._writing.values()), *self._jobs]
 
     def flush(self, timeout: float | None = None) -> bool:
         """Wait until every frame written behind is in its file; False if ``timeout`` passed first."""
@@ -565,6 +577,12 @@ class FrameFiles:
             if item is not None and item[0] == version and (schema is None or item[1].schema == schema)
         }
 
+    def _rewrite(self, job: Callable[[], None]) -> None:
+        try:
+            job()
+        except OSError as exc:
+            warn(f"could not record a frame's rows in the cache at {self._files.location}: {exc}", CacheWarning)
+
     def _write(self, entry: Entry, table: str, version: str, frame: pl.DataFrame) -> None:
         meta = provenance(entry, TABLE_FORMAT, table=table, flattener=version, entry_id=entry.id)
         try:
@@ -574,7 +592,8 @@ class FrameFiles:
             with self._lock:
                 if table in self._own:
                     self._own[table].add(entry.id)
-            if self._record is not None:
-                self._record(entry, table, version, frame.height)
+            rewrite = self._record(entry, table, version, frame.height) if self._record is not None else None
+            if rewrite is not None:  # the answer's index file records the rows: written behind the call
+                self._behind(functools.partial(self._rewrite, rewrite))
         except OSError as exc:
             warn(f"could not write a frame to the cache at {self._files.location}: {exc}", CacheWarning)

@@ -4,6 +4,7 @@ newest first; whether one may serve them is the engine's judgement, not the inde
 
 from __future__ import annotations
 
+import functools
 import json
 import threading
 from collections.abc import Callable, Collection, Iterable, Mapping
@@ -167,6 +168,7 @@ class Index:
         self._cells: dict[tuple[str, str, str], dict[Cell, list[Entry]]] = {}  # oldest first
         self._rows: dict[str, FrameRows] = {}  # entry id -> the rows of its kept frames, as recorded
         self._format_1: set[str] = set()  # entries whose own index file is of format 1: never written over
+        self._to_record: set[str] = set()  # answers whose index file is waiting to record their frames' rows
         self._rewriting = threading.Lock()  # one rewrite of an index file at a time: the last holds every table
 
     # -- what the index holds ------------------------------------------------------------
@@ -390,18 +392,27 @@ class Index:
         with self._lock:
             return {i: dict(self._rows[i]) for i in entry_ids if self._rows.get(i)}
 
-    def record_rows(self, entry: Entry, table: str, version: str, rows: int) -> None:
-        """Record that the kept frame ``table`` of ``entry`` (by the flattener ``version``) has ``rows`` rows:
-        in memory, and in the answer's own index file while it has one (a compacted index file records
-        the rows its answers had when it was written)."""
-        key = index_key(entry)
+    def record_rows(self, entry: Entry, table: str, version: str, rows: int) -> Callable[[], None] | None:
+        """Record that the kept frame ``table`` of ``entry`` (by the flattener ``version``) has ``rows`` rows,
+        in memory; and return the write that records it in the answer's own index file while it has one
+        (a compacted index file records the rows its answers had when it was written), for the caller
+        to make behind the call. None when nothing is to be written (recorded already, or a write
+        for the answer is waiting and will record this too)."""
         with self._lock:
             recorded = self._rows.setdefault(entry.id, {})
             if recorded.get(table) == (version, rows):
-                return
+                return None
             recorded[table] = (version, rows)
+            if entry.id in self._to_record:
+                return None
+            self._to_record.add(entry.id)
+        return functools.partial(self._record_in_file, entry)
+
+    def _record_in_file(self, entry: Entry) -> None:
+        key = index_key(entry)
         with self._rewriting:
             with self._lock:  # what is recorded by now (the rows of frames of other tables written meanwhile)
+                self._to_record.discard(entry.id)
                 frames = dict(self._rows.get(entry.id, {}))
                 own = key in self._keys.get(entry.endpoint, {}) and entry.id not in self._format_1
             if own and self._files.storage.mtime(key) is not None:  # never made again once compacted or cleared
