@@ -114,10 +114,13 @@ _BEHIND: weakref.WeakSet[FrameFiles] = weakref.WeakSet()
 @atexit.register
 def _wait_at_exit() -> None:
     """Wait for the frames still being written, until :func:`exit_deadline`; then say what was left."""
-    pending = [(frames._files.location, future) for frames in list(_BEHIND) for future in frames.pending()]
-    if not pending:
-        return
-    wait_for([future for _, future in pending], timeout=max(0.0, exit_deadline() - time.monotonic()))
+    while True:  # a write may submit another (a frame's, then its index's record of its rows): look again
+        pending = [(frames._files.location, future) for frames in list(_BEHIND) for future in frames.pending()]
+        if not pending:
+            return
+        wait_for([future for _, future in pending], timeout=max(0.0, exit_deadline() - time.monotonic()))
+        if time.monotonic() >= exit_deadline() or not all(future.done() for _, future in pending):
+            break
     left = Counter(str(location) for location, future in pending if not future.done())
     for location, count in left.items():
         files = "file was" if count == 1 else "files were"
@@ -557,11 +560,13 @@ class FrameFiles:
 
     def flush(self, timeout: float | None = None) -> bool:
         """Wait until every frame written behind is in its file; False if ``timeout`` passed first."""
-        futures = self.pending()
-        if not futures:
-            return True
-        _, not_done = wait_for(futures, timeout=timeout)
-        return not not_done
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while futures := self.pending():  # a write may submit another (its index's record of the frame's rows)
+            left = None if deadline is None else max(0.0, deadline - time.monotonic())
+            _, not_done = wait_for(futures, timeout=left)
+            if not_done:
+                return False
+        return True
 
     def _written_later(
         self, entries: Collection[Entry], table: str, version: str, schema: pl.Schema | None
