@@ -582,12 +582,6 @@ class FrameFiles:
             if item is not None and item[0] == version and (schema is None or item[1].schema == schema)
         }
 
-    def _rewrite(self, job: Callable[[], None]) -> None:
-        try:
-            job()
-        except OSError as exc:
-            warn(f"could not record a frame's rows in the cache at {self._files.location}: {exc}", CacheWarning)
-
     def _write(self, entry: Entry, table: str, version: str, frame: pl.DataFrame) -> None:
         meta = provenance(entry, TABLE_FORMAT, table=table, flattener=version, entry_id=entry.id)
         try:
@@ -599,6 +593,6 @@ class FrameFiles:
                     self._own[table].add(entry.id)
             rewrite = self._record(entry, table, version, frame.height) if self._record is not None else None
             if rewrite is not None:  # the answer's index file records the rows: written behind the call
-                self._behind(functools.partial(self._rewrite, rewrite))
+                self._behind(rewrite)
         except OSError as exc:
             warn(f"could not write a frame to the cache at {self._files.location}: {exc}", CacheWarning)

@@ -415,8 +415,13 @@ class Index:
                 self._to_record.discard(entry.id)
                 frames = dict(self._rows.get(entry.id, {}))
                 own = key in self._keys.get(entry.endpoint, {}) and entry.id not in self._format_1
-            if own and self._files.storage.mtime(key) is not None:  # never made again once compacted or cleared
-                self._files.storage.put(key, index_file(entry, frames))
+            try:
+                if own and self._files.storage.mtime(key) is not None:  # never made again once compacted or cleared
+                    self._files.storage.put(key, index_file(entry, frames))
+            except OSError as exc:
+                self._files.warn_once(
+                    f"record {key}", f"could not record a frame's rows in the cache at {self._files.location} ({exc})"
+                )
 
     # -- what it answers --------------------------------------------------------------------
 
