@@ -216,9 +216,9 @@ class _WindowFile:
             self._identity = (found.st_dev, found.st_ino)
             self._prepare(db)
         except BaseException:
+            # the identity stays: a repair sets aside this file only, never one another process rebuilt since
             with contextlib.suppress(sqlite3.Error):
                 db.close()
-            self._identity = None
             raise
         return db
 

@@ -230,6 +230,28 @@ def test_a_window_file_damaged_while_in_use_is_rebuilt_with_one_warning():
     assert limiter._shared.slots.take(3, 60.0, 5.0)[0] is None  # type: ignore[attr-defined]
 
 
+def test_a_process_that_found_the_file_damaged_late_keeps_the_file_another_rebuilt(tmp_path: Path):
+    """Two processes find the file damaged; the first sets it aside and rebuilds it. The second, repairing
+    after that, must keep the rebuilt file (it used to set it aside too, over the damaged one, so the
+    processes counted in two windows for a moment and the damaged file was lost)."""
+    path = tmp_path / STATE_FILE
+    path.write_bytes(b"this is not a SQLite database, it was damaged\n" * 200)
+    late = machine_module._WindowFile(path)  # stands for another process: a connection of its own
+    first = machine_module._WindowFile(path)
+    with pytest.raises(sqlite3.DatabaseError) as found:
+        late._current()  # reads the damaged file, then is held up before its repair
+    with pytest.warns(RuntimeWarning, match="was damaged.*rebuilt"):
+        assert first.run(lambda db: db.execute(f"SELECT count(*) FROM {TABLE}").fetchone()) == (0,)
+    rebuilt = path.stat().st_ino
+    with pytest.warns(RuntimeWarning, match="was damaged.*rebuilt"):
+        late._repair(found.value)
+    assert path.stat().st_ino == rebuilt
+    assert Path(f"{path}.damaged").read_bytes().startswith(b"this is not a SQLite database")
+    assert late.run(lambda db: db.execute(f"SELECT count(*) FROM {TABLE}").fetchone()) == (0,)
+    first._drop()
+    late._drop()
+
+
 @pytest.mark.parametrize("suffix", ["", "-wal", "-journal"])
 def test_a_link_planted_at_the_window_file_is_refused_and_nothing_is_written_through_it(tmp_path, suffix):
     victim = tmp_path / "victim.sqlite3"
