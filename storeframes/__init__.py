@@ -74,6 +74,7 @@ from .interop import to_pandas
 from .ledger import LEDGER_SCHEMA
 from .limiter import SlidingWindowLimiter
 from .ranks import RANK_STATUSES, rank_history
+from .track import Tracker, TrackerSpec
 
 __all__ = [
     "LEDGER_SCHEMA",
@@ -118,6 +119,8 @@ __all__ = [
     "SlidingWindowLimiter",
     "Store",
     "StoreframesError",
+    "Tracker",
+    "TrackerSpec",
     "TransportError",
     "UnknownFieldWarning",
     "__version__",

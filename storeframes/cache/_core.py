@@ -5,7 +5,7 @@ concern is a part of its own, given what it shares (the files of the store, with
 and the reporter of troubles, and the index): :class:`~storeframes.cache.index.Index`,
 :class:`~storeframes.cache.answer_files.AnswerFiles`,
 :class:`~storeframes.cache.frame_files.FrameFiles` (with the write-behind thread),
-:class:`~storeframes.cache.ledger_files.LedgerFiles`,
+:class:`~storeframes.cache.ledger_files.LedgerFiles`, :class:`~storeframes.cache.run_files.RunFiles`,
 :class:`~storeframes.cache.compaction.Compaction` and :class:`~storeframes.cache.upkeep.Upkeep`.
 """
 
@@ -30,6 +30,7 @@ from .frame_files import FrameFiles
 from .index import Index, index_file
 from .layout import index_key, new_id, prefix
 from .ledger_files import LedgerFiles
+from .run_files import RunFiles
 from .stores import Store, StoreBase, store_for
 from .team import Coordination, read_record, write_record
 from .upkeep import Aged, Upkeep
@@ -90,6 +91,7 @@ class Cache:
         self._index = Index(files, of_format_1=self._answers.of_format_1)
         self._frames = FrameFiles(files, rows=self._index.frame_rows, record=self._index.record_rows)
         self._ledger = LedgerFiles(files)
+        self._runs = RunFiles(files)
         self._compaction = Compaction(files, self._index, self._answers, self._frames)
         self._upkeep = Upkeep(files, self._index, self._answers, self._frames, self._ledger, self._compaction)
 
@@ -376,6 +378,18 @@ class Cache:
         ``service`` ``"unknown"`` and ids made of the file's name and the row's position.
         """
         return self._ledger.read()
+
+    # -- the run log ----------------------------------------------------------------------------
+
+    def write_run(self, row: Mapping[str, Any]) -> bool:
+        """Keep a tracker run's row (:data:`~storeframes.cache.run_files.RUN_SCHEMA`) as
+        ``runs/tracker=<name>/<run id>.parquet``, replacing the run's earlier row; False, with a
+        :class:`CacheWarning`, when it cannot be written."""
+        return self._runs.write(row)
+
+    def read_runs(self, tracker: str | None = None) -> pl.DataFrame:
+        """The run log: every run of ``tracker`` (of every tracker by default), oldest first."""
+        return self._runs.read(tracker)
 
     # -- looking around and clearing ----------------------------------------------------------
 
