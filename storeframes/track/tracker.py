@@ -270,6 +270,14 @@ class Tracker:
 
     # -- the client of a day ------------------------------------------------------------------
 
+    def _open_cache(self, storage_options: Any) -> Cache:
+        """The spec's cache, one for every client of the tracker: its index is read once, then synced."""
+        if self._cache is None:
+            cache = open_cache(self.spec.cache_dir, storage_options)
+            assert cache is not None  # a spec's cache_dir is never False
+            self._cache = cache
+        return self._cache
+
     def client(self, today: date | str | None = None, *, budget: int | None = None) -> Client:
         """A client of the spec's cache whose clock is ``today`` (the real clock for None)."""
         day = _day(today)
@@ -277,8 +285,7 @@ class Tracker:
         storage_options = options.pop("storage_options", None)
         if budget is not None:
             options["budget"] = budget
-        if self._cache is None:  # one cache for every client of the tracker: its index is read once, then synced
-            self._cache = open_cache(self.spec.cache_dir, storage_options)
+        self._open_cache(storage_options)
         if self.sandbox:
             from ..sandbox import World
             from ..sandbox import client as sandbox_client
@@ -481,10 +488,7 @@ class Tracker:
 
     def runs(self) -> pl.DataFrame:
         """The run log of this tracker, oldest first (:data:`~storeframes.cache.RUN_SCHEMA`); offline, no token."""
-        with self.client(None, budget=None) as client:
-            if client.cache is None:
-                return pl.DataFrame(schema=RUN_SCHEMA)
-            return client.cache.read_runs(self.spec.name)
+        return self._open_cache(self._options.get("storage_options")).read_runs(self.spec.name)
 
     def status(self, today: date | str | None = None) -> TrackStatus:
         """Each item's last snapshot, whether it is due on ``today``, and the days it missed; the month's spend."""
