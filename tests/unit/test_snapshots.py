@@ -136,10 +136,15 @@ def test_compaction_keeps_every_snapshots_rows(tmp_path):
     fetched = replay(tmp_path)
     before = {table: sf.snapshots(table, tmp_path).collect() for table in TABLES}  # every frame made and kept
     assert Cache(tmp_path).info()["files"]["superseded"] == 0  # no frame compaction would drop
+    answers = sorted((tmp_path / "answers").rglob("*.json.zst"))
+    assert (
+        len(answers) == len(Cache(tmp_path).entries()) == 7 * len(DAYS)
+    )  # a day: 3 metadata (the unavailable app set apart), 1 metrics, 3 searches
 
     done = sf.compact(tmp_path)
 
     assert done["frames_dropped"] == 0
+    assert sorted((tmp_path / "answers").rglob("*.json.zst")) == answers  # every raw answer, every day's
     cache = Cache(tmp_path)
     for table in ("metadata", "versions", "screenshots", "metrics", "search"):
         small = [
