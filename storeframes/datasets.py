@@ -259,18 +259,22 @@ def _keep_table(
 ) -> pl.DataFrame:
     """One row per (file, entry, cell) to keep, in the columns the rows are matched on (and, ``dated``,
     the UTC day of the entry's ``fetched_at``)."""
-    columns: dict[str, list[Any]] = {"_file": [], "entry": [], **{k: [] for k in keys}, SNAPSHOT_DATE: []}
+    columns: dict[str, list[Any]] = {"_file": [], "entry": [], **{k: [] for k in keys}}
+    days: list[Any] = []
     for entry in entries:
-        for entity, facet, day in chosen.get(entry.id, ()):
+        cells = chosen.get(entry.id, ())
+        if dated:
+            days += [entry.day] * len(cells)
+        for entity, facet, day in cells:
             columns["_file"].append(located.get(entry.id, ""))
             columns["entry"].append(entry.id)
-            columns[SNAPSHOT_DATE].append(entry.day)
             values = {"app_id": entity, "keyword": entity, "metric": facet, "date": day}
             for k in keys:
                 columns[k].append(values[k])
     schema = {"_file": pl.String, "entry": pl.String, **{k: pl.Date if k == "date" else pl.String for k in keys}}
-    keep = pl.DataFrame(columns, schema={**schema, SNAPSHOT_DATE: pl.Date})
-    return keep if dated else keep.drop(SNAPSHOT_DATE)
+    if dated:
+        columns[SNAPSHOT_DATE], schema[SNAPSHOT_DATE] = days, pl.Date
+    return pl.DataFrame(columns, schema=schema)
 
 
 def _sources(cache: Cache, keys: list[str]) -> list[pl.LazyFrame]:
