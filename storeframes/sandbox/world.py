@@ -42,14 +42,19 @@ How the world is made
   names and stay as they are). Prices use the country's currency.
 * **Metrics** are estimates for the day before ``today``. About 10 % of them are null: half of the
   apps are "small" (popularity below the median) and each small app lacks a given estimate in a
-  country with probability 0.2.
+  country with probability 0.2. They move from day to day (:mod:`storeframes.sandbox.moves`):
+  downloads, revenues and power with a weekly pattern, a slow momentum and noise; the number of
+  ratings grows every day, star by star, and ``daily-ratings`` is that day's growth.
 * **Benchmarks** come from per-category base rates scaled per channel, type, country and (mildly)
   date range. 10-15 % of the categories are thin (null rates); 40 % of those are null everywhere,
   ``number_of_apps`` included.
 * **Search.** A keyword ranks every available app of the store by relevance (keyword words in the
   title, the theme's search words and the category names, plus popularity and a stable per-app
   term) plus a smooth drift (a per-app sinusoid with a period of 10-60 days) plus a small daily
-  noise: ranks move a few places a day and stay recognisable. iphone and ipad share one ranking.
+  noise: ranks move a few places a day and stay recognisable. Now and then an *episode* (2-8
+  days, about one a week per keyword, store and country) boosts an app from outside the top 10
+  or drops a top app: ranks jump 10 places or more and apps leave the top 10 and come back
+  (:func:`storeframes.sandbox.moves.episodes`). iphone and ipad share one ranking.
   The number of results depends on the keyword (niche, many-word keywords get fewer): 40-500 on
   iphone/ipad, 40-250 on android. The live search returns the first 250; the history of a day is
   the same ranking, so its first 250 equal the live search of that day.
