@@ -23,6 +23,7 @@ import polars as pl
 import pytest
 
 import storeframes as sf
+from storeframes.cli import main
 from storeframes.sandbox import SANDBOX_KEY, Arrival, SandboxServer, World
 from tests._children import child_env, sigkill_when
 from tests._summary import paid_twice, record
@@ -130,7 +131,7 @@ KILL_WORKERS = 4
 @pytest.mark.heavy
 @pytest.mark.timeout(180)
 def test_a_run_killed_half_way_is_marked_interrupted_and_the_rerun_pays_again_only_what_was_in_flight(
-    tmp_path, monkeypatch
+    tmp_path, monkeypatch, capsys
 ):
     folder = tmp_path / "cache"
     spec = _spec(tmp_path / "tracking.toml", "keywords", str(folder), [{"endpoint": "search", "keywords": KEYWORDS}])
@@ -177,15 +178,21 @@ def test_a_run_killed_half_way_is_marked_interrupted_and_the_rerun_pays_again_on
         log = tracker.runs()
         assert log["run_id"].to_list() == [killed, rerun.run_id]
         assert log["status"].to_list() == ["interrupted", "ok"]
-        assert log["requests"].to_list()[1] == rerun.requests
         assert f"run {rerun.run_id} fetched what it had not kept" in log["errors"][0]
         assert log.schema == sf.cache.RUN_SCHEMA
 
-        # a third run the same day: nothing due, nothing sent
-        third = tracker.run(TODAY)
-        assert third.status == "ok" and third.requests == 0 and third.interrupted == ()
+        # a third run the same day, from the command line: nothing due, nothing sent
+        capsys.readouterr()
+        assert main(["track", "run", str(spec), "--today", TODAY.isoformat()]) == 0
+        assert main(["track", "runs", str(spec)]) == 0
+        out = capsys.readouterr().out
+        assert "keywords run on 2026-11-20: ok" in out and "0 requests, 0 credits spent" in out
         assert len(arrivals) == len(first) + len(second)
-        assert tracker.runs()["status"].to_list() == ["interrupted", "ok", "ok"]
+        log = tracker.runs()
+        assert log["status"].to_list() == ["interrupted", "ok", "ok"]
+        assert log["requests"].to_list()[1:] == [rerun.requests, 0]
+        assert f"{killed}  run      2026-11-20  interrupted" in out
+        assert SANDBOX_KEY not in out
     record(
         "tracker run SIGKILLed half-way, then rerun",
         faults={"SIGKILL": 1},
