@@ -1,5 +1,6 @@
-"""The tracker left alone: a run SIGKILLed half-way and the next run, two machines running one spec at
-once on one bucket, two trackers sharing a month's budget, and a month replayed day after day.
+"""The tracker left alone: a run SIGKILLed half-way and the next run (on this machine, or on another
+machine waiting for it on a bucket), two machines running one spec at once on one bucket, two
+trackers sharing a month's budget, and a month replayed day after day.
 
 The runs are real child processes (their own ``HOME`` and state folder where they stand for other
 machines) against the sandbox on loopback, whose ``arrivals`` say what was sent and paid; the
@@ -11,6 +12,8 @@ when it starts and again when it ends, and asks only for what is due.
 from __future__ import annotations
 
 import json
+import os
+import signal
 import subprocess
 import sys
 import time
@@ -42,13 +45,17 @@ import json, sys
 from datetime import date
 import storeframes as sf
 args = json.loads(sys.argv[1])
+if args.get("ttl"):  # leases that lapse sooner when their holder dies
+    from storeframes.coord.bucket import ObjectLeases
+    ObjectLeases.TTL = args["ttl"]
 tracker = sf.Tracker.from_toml(args["spec"], progress=False, backoff=(0.01, 0.1), **args["options"])
 print("ready", flush=True)
 if args["together"]:
     sys.stdin.readline()
 result = tracker.run(today=date.fromisoformat(args["today"]))
 print(json.dumps({"status": result.status, "requests": result.requests, "spent": result.credits_spent,
-                  "left_out": list(result.left_out), "run_id": result.run_id}), flush=True)
+                  "left_out": list(result.left_out), "run_id": result.run_id,
+                  "interrupted": list(result.interrupted)}), flush=True)
 print("finished", flush=True)
 sys.exit(result.exit_code)
 """
@@ -90,9 +97,11 @@ def _machine(tmp_path: Path, name: str, **env: str) -> dict[str, str]:
     return child_env(HOME=str(home), STOREFRAMES_STATE_DIR=str(home / "state"), **env)
 
 
-def _start(spec: Path, env: dict[str, str], *, together: bool = True, **options: Any) -> subprocess.Popen[bytes]:
+def _start(
+    spec: Path, env: dict[str, str], *, together: bool = True, ttl: float | None = None, **options: Any
+) -> subprocess.Popen[bytes]:
     """A child running ``spec`` once it reads a line (``together``), the tracker built first."""
-    args = {"spec": str(spec), "today": TODAY.isoformat(), "options": options, "together": together}
+    args = {"spec": str(spec), "today": TODAY.isoformat(), "options": options, "together": together, "ttl": ttl}
     child = subprocess.Popen(
         [sys.executable, "-c", RUN, json.dumps(args)],
         cwd=ROOT,
@@ -107,12 +116,17 @@ def _start(spec: Path, env: dict[str, str], *, together: bool = True, **options:
     return child
 
 
+def _go(child: subprocess.Popen[bytes]) -> None:
+    """Let a child started with ``together`` run."""
+    assert child.stdin is not None
+    child.stdin.write(b"go\n")
+    child.stdin.flush()
+
+
 def _together(children: Sequence[subprocess.Popen[bytes]]) -> list[tuple[int, dict[str, Any]]]:
     """Let every child run at once; each one's exit code and the result it printed."""
     for child in children:
-        assert child.stdin is not None
-        child.stdin.write(b"go\n")
-        child.stdin.flush()
+        _go(child)
     done = []
     for child in children:
         out, err = child.communicate(timeout=120)
@@ -245,6 +259,63 @@ def test_two_machines_running_one_spec_at_once_on_a_bucket_pay_for_each_keyword_
         "tracker: two machines, one spec, one bucket",
         requests=len(arrivals),
         rows=len(keywords),
+        paid_twice=credits,
+    )
+
+
+@pytest.mark.heavy
+@pytest.mark.timeout(180)
+def test_a_machine_killed_half_way_while_another_waits_for_the_run_hands_it_over_on_a_bucket(
+    tmp_path, s3_bucket, monkeypatch
+):
+    spec = _spec(tmp_path / "tracking.toml", "keywords", s3_bucket.url, [{"endpoint": "search", "keywords": KEYWORDS}])
+    ttl = 1.0
+    with SandboxServer(port=0, today=TODAY, latency=0.1) as server:
+        service = {"STOREFRAMES_BASE_URL": server.base_url, "STOREFRAMES_API_KEY": SANDBOX_KEY, **s3_bucket.env}
+        arrivals = server.service.arrivals
+        killed = _start(spec, _machine(tmp_path, "machine-a", **service), ttl=ttl, max_workers=KILL_WORKERS)
+        waiting = _start(spec, _machine(tmp_path, "machine-b", **service), ttl=ttl, max_workers=KILL_WORKERS)
+        try:
+            _go(killed)
+            deadline = time.monotonic() + 60
+            while not _answered(list(arrivals)):  # machine a holds the run's lease and sends
+                assert killed.poll() is None and time.monotonic() < deadline
+                time.sleep(0.005)
+            _go(waiting)  # machine b waits for the lease
+            while len(_answered(list(arrivals))) < len(KEYWORDS) // 3:
+                assert killed.poll() is None and time.monotonic() < deadline
+                time.sleep(0.005)
+            os.kill(killed.pid, signal.SIGKILL)
+            killed.communicate(timeout=60)
+            assert killed.returncode == -signal.SIGKILL
+            out, err = waiting.communicate(timeout=120)
+        finally:
+            for child in (killed, waiting):
+                if child.poll() is None:
+                    child.kill()
+                    child.wait(timeout=60)
+        arrivals = list(arrivals)
+
+    # machine b took the run over once the lease lapsed: it marked a's row and fetched what a had not kept
+    assert waiting.returncode == 0, err.decode()[-3000:]
+    taken = json.loads(out.decode().splitlines()[-2])
+    tracker = sf.Tracker.from_toml(spec, storage_options=s3_bucket.storage_options)
+    log = tracker.runs()
+    assert log.height == 2 and log["status"].to_list() == ["interrupted", "ok"]
+    assert log["run_id"][1] == taken["run_id"] and taken["interrupted"] == [log["run_id"][0]]
+    assert log["started_at"][1] > log["started_at"][0]
+    with sf.Client(SANDBOX_KEY, cache_dir=s3_bucket.url, storage_options=s3_bucket.storage_options) as reader:
+        assert reader.cache is not None
+        assert _kept_keywords(reader.cache) == sorted(KEYWORDS)
+    credits, again, _ = paid_twice(arrivals)
+    assert again <= KILL_WORKERS and credits == SEARCH_COST * again
+    assert len(_answered(arrivals)) == len(KEYWORDS) + again
+    assert taken["requests"] == log["requests"][1] < len(KEYWORDS)
+    record(
+        "tracker: a machine SIGKILLed half-way, another takes the run over (bucket)",
+        faults={"SIGKILL": 1},
+        requests=len(arrivals),
+        rows=len(KEYWORDS),
         paid_twice=credits,
     )
 
