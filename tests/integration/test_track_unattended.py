@@ -27,6 +27,7 @@ import pytest
 
 import storeframes as sf
 from storeframes.cli import main
+from storeframes.coord.bucket import ObjectLeases
 from storeframes.sandbox import SANDBOX_KEY, Arrival, SandboxServer, World
 from tests._children import child_env, sigkill_when
 from tests._summary import paid_twice, record
@@ -86,7 +87,7 @@ def _wait_quiet(arrivals: list[Arrival], *, quiet: float = 0.4, limit: float = 1
 
 
 def _kept_keywords(cache: sf.Cache) -> list[str]:
-    """The keywords whose search answer the cache keeps (one entry per keyword and day here)."""
+    """The keywords whose search answers the cache keeps, once per answer kept."""
     return sorted(entry.params["keyword"] for entry in cache.entries("search"))
 
 
@@ -316,6 +317,67 @@ def test_a_machine_killed_half_way_while_another_waits_for_the_run_hands_it_over
         faults={"SIGKILL": 1},
         requests=len(arrivals),
         rows=len(KEYWORDS),
+        paid_twice=credits,
+    )
+
+
+@pytest.mark.heavy
+@pytest.mark.timeout(180)
+def test_a_run_stopped_past_its_lease_on_a_bucket_is_taken_over_and_pays_nothing_more_when_resumed(
+    tmp_path, s3_bucket, monkeypatch
+):
+    keywords = KEYWORDS[:20]
+    spec = _spec(tmp_path / "tracking.toml", "keywords", s3_bucket.url, [{"endpoint": "search", "keywords": keywords}])
+    ttl = 1.0
+    monkeypatch.setattr(ObjectLeases, "TTL", ttl)
+    with SandboxServer(port=0, today=TODAY, latency=0.1) as server:
+        service = {"STOREFRAMES_BASE_URL": server.base_url, "STOREFRAMES_API_KEY": SANDBOX_KEY, **s3_bucket.env}
+        for name, value in service.items():
+            monkeypatch.setenv(name, value)
+        arrivals = server.service.arrivals
+        stopped = _start(spec, _machine(tmp_path, "laptop", **service), ttl=ttl, max_workers=1)
+        try:
+            _go(stopped)
+            deadline = time.monotonic() + 60
+            while len(_answered(list(arrivals))) < len(keywords) // 4:
+                assert stopped.poll() is None and time.monotonic() < deadline
+                time.sleep(0.005)
+            os.kill(stopped.pid, signal.SIGSTOP)  # a laptop asleep: its leases lapse, nobody renews them
+            time.sleep(2 * ttl)
+            sent_before = len(_answered(list(arrivals)))
+            taken = sf.Tracker.from_toml(spec, progress=False, backoff=(0.01, 0.1)).run(TODAY)
+            os.kill(stopped.pid, signal.SIGCONT)
+            out, err = stopped.communicate(timeout=120)
+        finally:
+            if stopped.poll() is None:
+                os.kill(stopped.pid, signal.SIGCONT)
+                stopped.kill()
+                stopped.wait(timeout=60)
+        _wait_quiet(arrivals)
+        arrivals = list(arrivals)
+
+    # the other machine marked the stopped run and fetched the rest; the resumed run sent nothing more
+    assert stopped.returncode == 0, err.decode()[-3000:]
+    resumed = json.loads(out.decode().splitlines()[-2])
+    assert taken.status == "ok" and taken.interrupted == (resumed["run_id"],)
+    assert 0 < taken.requests < len(keywords)
+    credits, again, _ = paid_twice(arrivals)
+    assert again <= 1 and credits == SEARCH_COST * again  # at most the one request in flight when it stopped
+    assert len(_answered(arrivals)) == len(keywords) + again == sent_before + taken.requests
+    assert resumed["requests"] <= sent_before
+    with sf.Client(SANDBOX_KEY, cache_dir=s3_bucket.url, storage_options=s3_bucket.storage_options) as reader:
+        assert reader.cache is not None
+        kept = _kept_keywords(reader.cache)
+    assert sorted(set(kept)) == sorted(keywords)
+    assert len(keywords) <= len(kept) <= len(keywords) + again  # the request paid twice may be kept twice
+    log = sf.Tracker.from_toml(spec).runs()
+    assert log.height == 2 and log["run_id"].to_list() == [resumed["run_id"], taken.run_id]
+    assert log["status"][1] == "ok"
+    record(
+        "tracker: a run SIGSTOPped past its lease (bucket), taken over, resumed",
+        faults={"SIGSTOP": 1},
+        requests=len(arrivals),
+        rows=len(keywords),
         paid_twice=credits,
     )
 
