@@ -1,6 +1,7 @@
 """The tracker left alone: a run SIGKILLed half-way and the next run (on this machine, or on another
-machine waiting for it on a bucket), two machines running one spec at once on one bucket, two
-trackers sharing a month's budget, and a month replayed day after day.
+machine waiting for it on a bucket), a run stopped past its lease and resumed, two machines running
+one spec at once on one bucket, two trackers sharing a month's budget, and a month replayed day
+after day.
 
 The runs are real child processes (their own ``HOME`` and state folder where they stand for other
 machines) against the sandbox on loopback, whose ``arrivals`` say what was sent and paid; the
@@ -92,7 +93,7 @@ def _kept_keywords(cache: sf.Cache) -> list[str]:
 
 
 def _machine(tmp_path: Path, name: str, **env: str) -> dict[str, str]:
-    """The environment of a child standing for a machine of its own: its home and state folder, the sandbox's token."""
+    """The environment of a child standing for a machine of its own (its home and state folder), with ``env``."""
     home = tmp_path / name
     (home / "state").mkdir(parents=True, exist_ok=True)
     return child_env(HOME=str(home), STOREFRAMES_STATE_DIR=str(home / "state"), **env)
