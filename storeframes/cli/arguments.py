@@ -138,7 +138,7 @@ def parser() -> argparse.ArgumentParser:
         help="a tracker spec's daily runs: run, plan, backfill, status, runs",
         description="Fetch what a tracker spec (TOML) follows: what is due each day, within its budgets, "
         "leaving a row in the cache's run log. Exit status of run and backfill: 0 ok, 3 partial or failed, "
-        "4 over budget, 2 a spec or argument refused (nothing sent).",
+        "4 over budget, 2 a spec or argument refused (nothing sent), 3 too when the run could not be made.",
     )
     track_commands = track.add_subparsers(dest="track_command", required=True)
     spec = argparse.ArgumentParser(add_help=False)
