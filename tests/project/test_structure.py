@@ -102,9 +102,25 @@ def test_import_storeframes_does_not_load_the_sandbox_until_it_is_used():
 def test_import_storeframes_leaves_the_heavy_libraries_until_a_call_needs_them():
     """``import storeframes`` (every CLI command pays it) loads polars and the package, nothing it can defer."""
     deferred = ("pyarrow", "pandas", "numpy", "httpx", "tenacity", "tqdm", "filelock", "matplotlib", "ipywidgets")
+    deferred += ("dagster",)  # storeframes.dagster is imported on demand only
     code = f"import sys, storeframes\nprint(','.join(m for m in {deferred!r} if m in sys.modules))\n"
     loaded = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True).stdout.strip()
     assert loaded == ""
+
+
+def test_storeframes_dagster_without_dagster_names_the_extra_to_install():
+    """Only ``import storeframes.dagster`` needs Dagster, and without it the error says what to install."""
+    code = (
+        "import sys\n"
+        "sys.modules['dagster'] = None  # as where Dagster is not installed\n"
+        "import storeframes\n"
+        "try:\n"
+        "    import storeframes.dagster\n"
+        "except ImportError as exc:\n"
+        "    print(type(exc).__name__, exc)\n"
+    )
+    shown = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True).stdout
+    assert shown.startswith('ImportError storeframes.dagster needs Dagster: pip install "storeframes[dagster]"'), shown
 
 
 def test_flatteners_import_nothing_that_does_io():
