@@ -20,12 +20,14 @@ Dagster ``Definitions`` of:
   builds the :class:`~storeframes.track.tracker.Tracker`.
 
 Materializing partition D of an item runs the tracker for that item as of D
-(:func:`run_partition`): ``tracker.run(today=D)`` on today's partition, and
+(:func:`run_partitions`): ``tracker.run(today=D)`` on today's partition, and
 ``tracker.backfill(D, D)`` on a past one of a history item (``search_history``, ``changes``), so
-Dagster's partition backfills backfill history. The service answers the present only for the
-other endpoints, so a past partition of theirs is refused before anything is sent (with
-``sandbox=True`` it is a replay: the sandbox's today is D). A run that was not ``ok`` or
-``over_budget`` fails the materialization, the run's errors in its message.
+Dagster's partition backfills backfill history. A backfill hands its days to one run (Dagster's
+single-run backfill policy): a keyword's days are asked for as one range, not a request a day.
+The service answers the present only for the other endpoints, so a past partition of theirs is
+refused before anything is sent (with ``sandbox=True`` it is a replay: the sandbox's today is
+D). A run that was not ``ok`` or ``over_budget`` fails the materialization, the run's errors in
+its message; its metadata is :func:`run_metadata`'s.
 
 Needs Dagster 1.11.3 or newer: ``pip install "storeframes[dagster]"``. ``import storeframes``
 does not load this module; importing it without Dagster raises an ``ImportError`` that says so.
@@ -33,7 +35,8 @@ does not load this module; importing it without Dagster raises an ``ImportError`
 
 # no `from __future__ import annotations`: Dagster and pydantic read this module's hints as objects
 import re
-from collections.abc import Iterator, Mapping
+import warnings
+from collections.abc import Iterator, Mapping, Sequence
 from datetime import date, timedelta
 from pathlib import Path
 from typing import Any
@@ -59,7 +62,7 @@ __all__ = [
     "dagster_name",
     "first_partition",
     "run_metadata",
-    "run_partition",
+    "run_partitions",
     "tracker_definitions",
 ]
 
@@ -126,73 +129,92 @@ class TrackerResource(dg.ConfigurableResource):
         return Tracker.from_toml(self.spec_path, sandbox=self.sandbox, **dict(self.client_options or {}))
 
 
-def run_partition(tracker: Tracker, item: str, day: date | str, *, today: date | None = None) -> RunResult:
-    """Run ``tracker`` for its item called ``item`` as of ``day``, as the asset of partition ``day`` does.
+def run_partitions(
+    tracker: Tracker, item: str, first: date | str, last: date | str | None = None, *, today: date | None = None
+) -> list[RunResult]:
+    """Run ``tracker`` for its item called ``item`` on the partitions ``first`` to ``last`` (``first``
+    alone by default), as the item's asset does; the runs' results.
 
-    ``day`` is today (UTC; ``today`` for tests): ``tracker.run(today=day, items=[item])``, what is
-    due. A past day: ``tracker.backfill(day, day, items=[item])`` for a history item (that day
-    only); for the others, a replay with a sandbox tracker, and refused with the real service,
-    whose answers are the present only. A day after today is refused. The refusals are
+    Today's partition (UTC; ``today`` for tests): ``tracker.run(today=day, items=[item])``, what is
+    due. Past partitions of a history item: one ``tracker.backfill(first, last, items=[item])``,
+    those days only (a Dagster backfill hands them over in one run), then the run of today's when
+    the range reaches it. Past partitions of another item: with a sandbox tracker, a replay of each
+    day (its sandbox's today that day); with the real service, whose answers are the present only,
+    refused. A day after today is refused. The refusals are
     :class:`~storeframes.InvalidParameterError`, before anything is sent.
 
     >>> tracker = Tracker.from_toml("tracking.toml", sandbox=True)  # doctest: +SKIP
-    >>> run_partition(tracker, "search", "2026-11-20").requests  # doctest: +SKIP
-    2
+    >>> [run.requests for run in run_partitions(tracker, "search", "2026-11-20")]  # doctest: +SKIP
+    [2]
 
-    Returns the run's :class:`~storeframes.track.tracker.RunResult` (``status``, ``requests``,
-    ``credits_spent``, ``credits_saved``, ``cells_new``, ``cells_cached``, ``errors`` ...).
+    Each :class:`~storeframes.track.tracker.RunResult` has ``status``, ``kind``, ``requests``,
+    ``credits_spent``, ``credits_saved``, ``cells_new``, ``cells_cached``, ``errors`` ...
     """
     chosen = tracker.spec.item(item)
-    if isinstance(day, str):
-        try:
-            day = date.fromisoformat(day)
-        except ValueError:
-            raise InvalidParameterError("partition", day, "a day as YYYY-MM-DD", endpoint="track") from None
+    start = _day(first, "partition")
+    end = _day(last, "partition") if last is not None else start
     now = today or today_utc()
-    if day > now:
-        raise InvalidParameterError("partition", day.isoformat(), f"a day up to today ({now})", endpoint="track")
-    if day < now:
-        if chosen.history:
-            return tracker.backfill(day, day, items=[chosen.name])
-        if not tracker.sandbox:
-            raise InvalidParameterError(
-                "partition",
-                day.isoformat(),
-                f"today ({now}) for {chosen.name}: the service answers {chosen.endpoint} for the present only, so a "
-                "past day of it cannot be fetched (backfill the history items: search_history, changes)",
-                endpoint="track",
-            )
-    return tracker.run(today=day, items=[chosen.name])
+    if not start <= end <= now:
+        shown = start.isoformat() if start == end else f"{start}..{end}"
+        raise InvalidParameterError(
+            "partition", shown, f"days up to today ({now}), the earlier first", endpoint="track"
+        )
+    if chosen.history:
+        results = []
+        if start < now:
+            results.append(tracker.backfill(start, min(end, now - timedelta(days=1)), items=[chosen.name]))
+        if end == now:
+            results.append(tracker.run(today=now, items=[chosen.name]))
+        return results
+    if start < now and not tracker.sandbox:
+        raise InvalidParameterError(
+            "partition",
+            start.isoformat() if start == end else f"{start}..{end}",
+            f"today ({now}) for {chosen.name}: the service answers {chosen.endpoint} for the present only, so a "
+            "past day of it cannot be fetched (backfill the history items: search_history, changes)",
+            endpoint="track",
+        )
+    return [tracker.run(today=start + timedelta(days=n), items=[chosen.name]) for n in range((end - start).days + 1)]
 
 
-def run_metadata(result: RunResult) -> dict[str, Any]:
-    """The metadata a materialization records of a tracker's run.
+_WORST_LAST = ("ok", "over_budget", "partial", "interrupted", "failed")
+
+
+def run_metadata(results: Sequence[RunResult]) -> dict[str, Any]:
+    """The metadata a materialization records of the tracker's runs for it (one, a backfill and a run, or a
+    sandbox's replays of several days).
 
     >>> from datetime import date
     >>> run = RunResult("20261120-060000-a1b2c3", "photo-editors", date(2026, 11, 20), "run", "ok", requests=2,
     ...                 cells_new=2, credits_spent=20)
-    >>> run_metadata(run)["credits_spent"], run_metadata(run)["errors"]
-    (20, [])
+    >>> metadata = run_metadata([run])
+    >>> metadata["status"], metadata["requests"], metadata["credits_spent"], metadata["errors"]
+    ('ok', 2, 20, [])
 
-    Keys: ``status`` (str), ``kind`` (``"run"`` or ``"backfill"``), ``run_id`` (str, the run
-    log's), ``requests``, ``credits_spent``, ``credits_saved``, ``cells_new``, ``cells_cached``
-    (int), ``errors`` and ``left_out`` (lists of str).
+    Keys: ``status`` (str: the worst of the runs', ``ok`` < ``over_budget`` < ``partial`` <
+    ``interrupted`` < ``failed``), ``kind`` (``"run"``, ``"backfill"`` or ``"backfill+run"``),
+    ``run_ids`` (list of str, the run log's), ``requests``, ``credits_spent``, ``credits_saved``,
+    ``cells_new``, ``cells_cached`` (int, summed), ``errors`` and ``left_out`` (lists of str).
     """
+    statuses = [r.status for r in results]
+    worst = max(statuses, key=lambda s: _WORST_LAST.index(s) if s in _WORST_LAST else len(_WORST_LAST))
     return {
-        "status": result.status,
-        "kind": result.kind,
-        "run_id": result.run_id,
-        "requests": result.requests,
-        "credits_spent": result.credits_spent,
-        "credits_saved": result.credits_saved,
-        "cells_new": result.cells_new,
-        "cells_cached": result.cells_cached,
-        "errors": list(result.errors),
-        "left_out": list(result.left_out),
+        "status": worst if results else "ok",
+        "kind": "+".join(dict.fromkeys(r.kind for r in results)),
+        "run_ids": [r.run_id for r in results],
+        "requests": sum(r.requests for r in results),
+        "credits_spent": sum(r.credits_spent for r in results),
+        "credits_saved": sum(r.credits_saved for r in results),
+        "cells_new": sum(r.cells_new for r in results),
+        "cells_cached": sum(r.cells_cached for r in results),
+        "errors": [e for r in results for e in r.errors],
+        "left_out": sorted({name for r in results for name in r.left_out}),
     }
 
 
-def _item_asset(spec: TrackerSpec, item: Item, partitions: Any, resource_key: str) -> Any:
+def _item_asset(
+    spec: TrackerSpec, item: Item, partitions: dg.DailyPartitionsDefinition, resource_key: str
+) -> dg.AssetsDefinition:
     """The asset of ``item``: a partition's materialization runs the tracker for it as of that day."""
     group = dagster_name(spec.name)
     cadence = "every day" if item.every_days == 1 else f"every {item.every_days} days"
@@ -205,6 +227,8 @@ def _item_asset(spec: TrackerSpec, item: Item, partitions: Any, resource_key: st
         partitions_def=partitions,
         required_resource_keys={resource_key},
         description=description,
+        # a Dagster backfill hands the days over in one run: for history, one request a keyword or app, not one a day
+        backfill_policy=dg.BackfillPolicy.single_run(),
         metadata={"tracker": spec.name, "item": item.name, "endpoint": item.endpoint, "every_days": item.every_days},
     )
     def _materialize(context: dg.AssetExecutionContext) -> dg.MaterializeResult:
@@ -214,22 +238,27 @@ def _item_asset(spec: TrackerSpec, item: Item, partitions: Any, resource_key: st
 
 
 def _materialize_partition(context: Any, spec: TrackerSpec, item: Item, resource_key: str) -> Any:
-    """The run of ``item`` for the partition of ``context``: its metadata, or a ``Failure`` with its errors."""
+    """The runs of ``item`` for the partitions of ``context``: their metadata, or a ``Failure`` with their errors."""
     resource: TrackerResource = getattr(context.resources, resource_key)
-    result = run_partition(resource.tracker(), item.name, context.partition_key)
-    metadata = run_metadata(result)
-    for line in result.summary().splitlines():
-        context.log.info(line)
-    if result.status not in FINE:
-        errors = "; ".join(result.errors) or "no error was recorded"
+    days = context.partition_key_range
+    results = run_partitions(resource.tracker(), item.name, days.start, days.end)
+    metadata = run_metadata(results)
+    for result in results:
+        for line in result.summary().splitlines():
+            context.log.info(line)
+    shown = days.start if days.start == days.end else f"{days.start}..{days.end}"
+    if metadata["status"] not in FINE:
+        errors = "; ".join(metadata["errors"]) or "no error was recorded"
         raise dg.Failure(
-            description=f"{spec.name} {item.name} on {context.partition_key}: {result.status}: {errors}",
-            metadata=metadata,
+            description=f"{spec.name} {item.name} on {shown}: {metadata['status']}: {errors}", metadata=metadata
         )
+    if metadata["left_out"]:
+        context.log.warning(f"{spec.name} {item.name} on {shown}: left out for the budget")
     return dg.MaterializeResult(metadata=metadata)
 
 
 def _day(value: date | str, name: str) -> date:
+    """``value`` as a day, or an ``InvalidParameterError`` for ``name``."""
     if isinstance(value, date):
         return value
     try:
@@ -260,7 +289,7 @@ def tracker_definitions(
     hour_of_day: int = 6,
     minute_of_hour: int = 0,
     **client_options: Any,
-) -> Any:
+) -> dg.Definitions:
     """Dagster ``Definitions`` of the tracker in the TOML spec ``spec_path``: an asset per item.
 
     ``sandbox=True`` runs against the built-in sandbox; ``client_options`` go to each run's
@@ -271,7 +300,8 @@ def tracker_definitions(
     tracker's first run) to today; the schedule runs the job at ``hour_of_day:minute_of_hour`` UTC.
 
     The spec is read and checked whole now (a bad spec is an ``InvalidParameterError`` naming the
-    file and line), and so are the options (the run log is read with them); nothing is sent.
+    file and line) and, unless ``start`` is given, the run log is read through a client made of the
+    options, so a wrong option is refused now too; nothing is sent.
 
     >>> defs = tracker_definitions("tracking.toml", sandbox=True)  # doctest: +SKIP
     >>> job = defs.resolve_job_def("track_photo_editors")  # doctest: +SKIP
@@ -309,11 +339,13 @@ def tracker_definitions(
     partitions = dg.DailyPartitionsDefinition(start_date=first.isoformat(), end_offset=1)
     group = dagster_name(spec.name)
     resource_key = f"tracker_{group}"
-    assets = [_item_asset(spec, item, partitions, resource_key) for item in spec.items]
+    with warnings.catch_warnings():  # chosen knowingly, and nothing a user of the definitions can act on
+        warnings.filterwarnings("ignore", message=r"Parameter `backfill_policy` .* is currently in (beta|preview)")
+        assets = [_item_asset(spec, item, partitions, resource_key) for item in spec.items]
     job = dg.define_asset_job(
         f"track_{group}",
         selection=dg.AssetSelection.assets(*assets),
-        description=f"Every item of the tracker {spec.name!r}, for one day.",
+        description=f"Every item of the tracker {spec.name!r}, for a day (or the days of a backfill).",
         executor_def=dg.in_process_executor,
     )
     schedule = dg.build_schedule_from_partitioned_job(

@@ -19,7 +19,7 @@ from storeframes.dagster import (  # noqa: E402
     ClientOptions,
     TrackerResource,
     first_partition,
-    run_partition,
+    run_partitions,
     tracker_definitions,
 )
 from storeframes.sandbox import Faults, SandboxServer  # noqa: E402
@@ -66,6 +66,12 @@ def _materialize(defs, key: str, day, **options):
     return dg.materialize(
         [_assets(defs)[key]], partition_key=str(day), resources={RESOURCE: defs.resources[RESOURCE]}, **options
     )
+
+
+def _materialize_days(defs, key: str, first, last, **options):
+    """One run of an asset for the partitions ``first`` to ``last``, as a Dagster backfill launches it."""
+    days = {"dagster/asset_partition_range_start": str(first), "dagster/asset_partition_range_end": str(last)}
+    return dg.materialize([_assets(defs)[key]], tags=days, resources={RESOURCE: defs.resources[RESOURCE]}, **options)
 
 
 def _metadata(result) -> dict[str, object]:
@@ -137,7 +143,7 @@ def test_a_partition_materialized_runs_its_item_keeps_the_answers_and_a_second_t
     assert [m["credits_spent"] for m in again.values()] == [0, 0, 0]
     runs = Tracker.from_toml(spec, sandbox=True).runs()
     assert runs.height == 6 and set(runs["status"]) == {"ok"}
-    assert set(runs["run_id"]) == {m["run_id"] for m in [*first.values(), *again.values()]}
+    assert set(runs["run_id"]) == {i for m in [*first.values(), *again.values()] for i in m["run_ids"]}
 
 
 def test_a_past_partition_of_a_history_item_backfills_that_day_only(spec):
@@ -149,6 +155,35 @@ def test_a_past_partition_of_a_history_item_backfills_that_day_only(spec):
     assert set(history["date"]) == {day} and set(history["keyword"]) == {"photo editor"}
     assert history.height > 0 and history["rank"].dtype == pl.Int64
     assert _metadata(_materialize(defs, "photo_editors/ranks", day))["requests"] == 0  # that day is final now
+
+
+def test_a_backfill_of_a_history_item_fetches_its_days_in_one_request_and_today_s_run_adds_none(spec):
+    defs = tracker_definitions(spec, sandbox=True)
+    today = today_utc()
+    first = today - timedelta(days=4)
+    events = _materialize_days(defs, "photo_editors/ranks", first, today).get_asset_materialization_events()
+    assert [e.materialization.partition for e in events] == [str(first + timedelta(days=n)) for n in range(5)]
+    metadata = [
+        {k: getattr(v, "value", getattr(v, "data", v)) for k, v in e.materialization.metadata.items()} for e in events
+    ]
+    assert all(m == metadata[0] for m in metadata)  # one run for the five partitions
+    meta = metadata[0]
+    assert (meta["status"], meta["kind"], len(meta["run_ids"])) == ("ok", "backfill+run", 2)
+    assert (meta["requests"], meta["cells_new"]) == (1, 4)  # the four past days at once; today's run: nothing due
+    assert set(_cached(spec, "search_history")["date"]) <= {first + timedelta(days=n) for n in range(4)}
+
+
+def test_a_range_of_a_current_only_item_is_a_replay_of_each_day_in_the_sandbox(spec):
+    defs = tracker_definitions(spec, sandbox=True)
+    today = today_utc()
+    events = _materialize_days(
+        defs, "photo_editors/search", today - timedelta(days=2), today
+    ).get_asset_materialization_events()
+    assert len(events) == 3
+    meta = {k: getattr(v, "value", getattr(v, "data", v)) for k, v in events[0].materialization.metadata.items()}
+    assert (meta["status"], meta["kind"], len(meta["run_ids"]), meta["requests"]) == ("ok", "run", 3, 6)
+    assert meta["credits_spent"] == 60  # two live searches a day, 10 credits each
+    assert set(_cached(spec, "search")["date"]) == {today}  # the newest snapshot of each keyword
 
 
 def test_a_past_partition_of_a_current_only_item_is_a_replay_in_the_sandbox(spec):
@@ -172,10 +207,10 @@ def test_a_past_partition_of_a_current_only_item_is_refused_with_the_real_servic
         with pytest.raises(sf.InvalidParameterError, match=r"the service answers metadata for the present only"):
             _materialize(defs, "photo_editors/metadata", day)
         tracker = Tracker.from_toml(spec, base_url=server.base_url, api_key=server.key)
-        with pytest.raises(sf.InvalidParameterError, match=r"a day up to today"):
-            run_partition(tracker, "search", today_utc() + timedelta(days=1))
+        with pytest.raises(sf.InvalidParameterError, match=r"invalid partition='\d{4}-\d\d-\d\d'.*days up to today"):
+            run_partitions(tracker, "search", today_utc() + timedelta(days=1))
         with pytest.raises(sf.InvalidParameterError, match=r"one of search, metadata, ranks"):
-            run_partition(tracker, "searches", today_utc())
+            run_partitions(tracker, "searches", today_utc())
         assert server.service.arrivals == []
     assert not (spec.parent / "cache").exists() or Tracker.from_toml(spec).runs().height == 0
 
