@@ -2,7 +2,7 @@
 
 See :mod:`storeframes.cache.layout` for the layout of a cache and its formats; :class:`Cache` puts
 its parts together (:mod:`~storeframes.cache.index`, :mod:`~storeframes.cache.answer_files`,
-:mod:`~storeframes.cache.frame_files`, :mod:`~storeframes.cache.ledger_files`,
+:mod:`~storeframes.cache.frame_files`, :mod:`~storeframes.cache.ledger_files`, :mod:`~storeframes.cache.run_files`,
 :mod:`~storeframes.cache.compaction`, :mod:`~storeframes.cache.upkeep`) over the store's files
 (:mod:`~storeframes.cache.files`) and their bytes (:mod:`~storeframes.cache.parquet`).
 """
@@ -17,6 +17,7 @@ from .files import CacheWarning
 from .layout import FORMAT, MARKER, RELISTS, index_schema
 from .opening import ENV_CACHE_DIR, default_cache_dir, open_cache
 from .parquet import polars_writes_arrow_schema as _polars_writes_arrow_schema
+from .run_files import RUN_SCHEMA, RUN_STATUSES
 from .stores import is_url
 
 __all__ = [
@@ -26,6 +27,8 @@ __all__ = [
     "MARKER",
     "REFRESH_MODES",
     "RELISTS",
+    "RUN_SCHEMA",
+    "RUN_STATUSES",
     "Cache",
     "CacheWarning",
     "Entry",

@@ -5,7 +5,7 @@ concern is a part of its own, given what it shares (the files of the store, with
 and the reporter of troubles, and the index): :class:`~storeframes.cache.index.Index`,
 :class:`~storeframes.cache.answer_files.AnswerFiles`,
 :class:`~storeframes.cache.frame_files.FrameFiles` (with the write-behind thread),
-:class:`~storeframes.cache.ledger_files.LedgerFiles`,
+:class:`~storeframes.cache.ledger_files.LedgerFiles`, :class:`~storeframes.cache.run_files.RunFiles`,
 :class:`~storeframes.cache.compaction.Compaction` and :class:`~storeframes.cache.upkeep.Upkeep`.
 """
 
@@ -30,6 +30,7 @@ from .frame_files import FrameFiles
 from .index import Index, index_file
 from .layout import index_key, new_id, prefix
 from .ledger_files import LedgerFiles
+from .run_files import RunFiles
 from .stores import Store, StoreBase, store_for
 from .team import Coordination, read_record, write_record
 from .upkeep import Aged, Upkeep
@@ -90,6 +91,7 @@ class Cache:
         self._index = Index(files, of_format_1=self._answers.of_format_1)
         self._frames = FrameFiles(files, rows=self._index.frame_rows, record=self._index.record_rows)
         self._ledger = LedgerFiles(files)
+        self._runs = RunFiles(files)
         self._compaction = Compaction(files, self._index, self._answers, self._frames)
         self._upkeep = Upkeep(files, self._index, self._answers, self._frames, self._ledger, self._compaction)
 
@@ -339,7 +341,10 @@ class Cache:
         (``frames/table=<name>/part-*.parquet``, rows grouped by answer), leaving out the
         frames of answers that newer answers replaced in every cell, of answers no longer
         in the cache, and of other flatteners (they are rebuilt from the raw answer when
-        needed, at no cost). Raw answers are never touched.
+        needed, at no cost). An answer of a current-only endpoint (metadata, metrics, live
+        search) that is the newest of a cell on its UTC day keeps its frames, though newer
+        days replaced it: it is that day's snapshot (:func:`storeframes.snapshots`). Raw
+        answers are never touched.
 
         A store that is not a cache (:meth:`is_cache`) is left untouched.
 
@@ -377,6 +382,18 @@ class Cache:
         """
         return self._ledger.read()
 
+    # -- the run log ----------------------------------------------------------------------------
+
+    def write_run(self, row: Mapping[str, Any]) -> bool:
+        """Keep a tracker run's row (:data:`~storeframes.cache.run_files.RUN_SCHEMA`) as
+        ``runs/tracker=<name>/<run id>.parquet``, replacing the run's earlier row; False, with a
+        :class:`CacheWarning`, when it cannot be written."""
+        return self._runs.write(row)
+
+    def read_runs(self, tracker: str | None = None) -> pl.DataFrame:
+        """The run log: every run of ``tracker`` (of every tracker by default), oldest first."""
+        return self._runs.read(tracker)
+
     # -- looking around and clearing ----------------------------------------------------------
 
     def info(self) -> dict[str, Any]:
@@ -393,7 +410,8 @@ class Cache:
         counts the files of each kind (``answers``, ``index``, ``frames``, ``ledger``), the
         ``compacted`` index and frame files and the ``small`` ones (one per answer) that
         :meth:`compact` would merge, and the answers replaced in every cell by newer ones
-        (``superseded``) whose frames it would drop.
+        (``superseded``) whose frames it would drop (not counting a current-only endpoint's
+        newest answer of a cell on its day, a snapshot, whose frames it keeps).
         """
         self.flush()  # the frames still being written first
         return self._upkeep.info()

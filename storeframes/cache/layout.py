@@ -31,9 +31,11 @@ overwrite each other)::
       ledger/<session>-<n>.parquet              ledger rows of one client session: small files
                                                 ``<session>-r<n>`` as requests end, merged into
                                                 chunks ``<session>-<chunk>`` (storeframes.credits)
+      runs/tracker=<name>/<run>.parquet         one tracker run's row of the run log (storeframes.track),
+                                                written when it starts and again when it ends
 
 An *entry* is one answer of the service to one request. Its index file is written
-last and is what makes the entry visible. ``index``, ``frames`` and ``ledger`` are
+last and is what makes the entry visible. ``index``, ``frames``, ``ledger`` and ``runs`` are
 plain Parquet datasets: ``pl.scan_parquet(f"{cache_dir}/index/**/*.parquet",
 hive_partitioning=True)``, DuckDB's ``read_parquet`` or pandas read them as they are,
 and every file carries its provenance (endpoint, canonical params, fetched_at, cost,

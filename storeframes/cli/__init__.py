@@ -1,4 +1,5 @@
-"""The ``storeframes`` command: ``demo``, ``endpoints``, ``sandbox serve`` and ``cache info|ls|compact|clear|coordination``.
+"""The ``storeframes`` command: ``demo``, ``endpoints``, ``sandbox serve``, ``cache info|ls|compact|clear|coordination``
+and ``track run|plan|backfill|status|runs``.
 
 ``demo`` checks its arguments (the token with ``--live``, the days, country, keywords and
 app) before it makes its folder or sends anything: a refusal leaves nothing behind.
@@ -23,7 +24,8 @@ that fetched recorded it); ``--record`` records this machine's ``$STOREFRAMES_CO
 ``--coordinator``) instead, for a team that changes its coordination on purpose.
 
 The parser is in :mod:`.arguments`, the ``cache`` commands in :mod:`.cache_commands` and
-``demo``, ``endpoints`` and ``sandbox serve`` in :mod:`.service_commands`.
+``demo``, ``endpoints`` and ``sandbox serve`` in :mod:`.service_commands`, the ``track`` commands in
+:mod:`.track_commands`.
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ from collections.abc import Sequence
 from .arguments import parser
 from .cache_commands import run_cache
 from .service_commands import demo, endpoints, serve
+from .track_commands import run_track
 
 __all__ = ["main"]
 
@@ -55,4 +58,6 @@ def _run(args: argparse.Namespace) -> int:
         return endpoints()
     if args.command == "cache":
         return run_cache(args)
+    if args.command == "track":
+        return run_track(args)
     return serve(args)

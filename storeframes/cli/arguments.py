@@ -57,6 +57,15 @@ def _keywords(text: str) -> list[str]:
     return keywords
 
 
+def _date(text: str) -> str:
+    from datetime import date
+
+    try:
+        return date.fromisoformat(text).isoformat()
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a date as YYYY-MM-DD such as 2026-11-01, got {text!r}") from None
+
+
 def parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="storeframes", description="Tidy polars DataFrames from a mobile app-store data service."
@@ -109,6 +118,43 @@ def parser() -> argparse.ArgumentParser:
     serve.add_argument("--fault-rate", type=float, default=0.0, help="share of requests meeting a seeded fault")
     serve.add_argument("--retry-after", action="store_true", help="send Retry-After with 429")
     serve.add_argument("--verbose", action="store_true", help="log every request")
+
+    track = commands.add_parser(
+        "track",
+        help="a tracker spec's daily runs: run, plan, backfill, status, runs",
+        description="Fetch what a tracker spec (TOML) follows: what is due each day, within its budgets, "
+        "leaving a row in the cache's run log. Exit status of run and backfill: 0 ok, 3 partial or failed, "
+        "4 over budget, 2 a spec or argument refused (nothing sent).",
+    )
+    track_commands = track.add_subparsers(dest="track_command", required=True)
+    spec = argparse.ArgumentParser(add_help=False)
+    spec.add_argument("spec", type=Path, metavar="SPEC", help="the tracker spec, a TOML file")
+    spec.add_argument(
+        "--sandbox", action="store_true", help="run against the built-in sandbox, its today the run's day"
+    )
+    day = argparse.ArgumentParser(add_help=False)
+    day.add_argument("--today", type=_date, metavar="YYYY-MM-DD", help="run as of this day (default: today, UTC)")
+    chosen = argparse.ArgumentParser(add_help=False)
+    chosen.add_argument("--item", action="append", metavar="NAME", help="only this item (repeat for more)")
+    run = track_commands.add_parser(
+        "run", parents=[spec, day, chosen], help="fetch what is due today, within the budgets"
+    )
+    run.add_argument("--dry-run", action="store_true", help="print the plan; send nothing")
+    track_commands.add_parser("plan", parents=[spec, day, chosen], help="what the next run would send and cost (free)")
+    backfill = track_commands.add_parser(
+        "backfill",
+        parents=[spec, chosen],
+        help="fetch past days of the history items (search_history, changes)",
+        description="Fetch the days from --start to --end (yesterday by default) of the spec's history items; "
+        "the days the cache holds final are not fetched again. The other endpoints answer the present only: "
+        "no past day of theirs can be fetched.",
+    )
+    backfill.add_argument("--start", type=_date, required=True, metavar="YYYY-MM-DD", help="the first day")
+    backfill.add_argument("--end", type=_date, metavar="YYYY-MM-DD", help="the last day (default: yesterday)")
+    track_commands.add_parser(
+        "status", parents=[spec, day], help="each item's last snapshot, the days missed, the month's spend"
+    )
+    track_commands.add_parser("runs", parents=[spec], help="the run log of the spec's tracker")
 
     from ..catalog import ENDPOINTS
 

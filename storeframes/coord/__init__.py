@@ -29,7 +29,7 @@ from urllib.parse import urlsplit
 
 from ..errors import ConfigurationError
 from .base import Coordinator
-from .leases import WAIT_LIMIT, Held, LeaseLost, Leases, Remote, leases_for
+from .leases import WAIT_LIMIT, Held, LeaseLost, Leases, Remote, holding, leases_for
 from .machine import MACHINE, MachineCoordinator
 from .redis import SCHEMES, RedisCoordinator
 from .state import ENV_COORDINATOR, ENV_STATE_DIR, masked, private_folder, state_dir, state_path, token_id
@@ -50,6 +50,7 @@ __all__ = [
     "SharedLimiter",
     "coordination_of",
     "coordinator_for",
+    "holding",
     "leases_for",
     "masked",
     "private_folder",

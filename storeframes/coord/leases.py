@@ -29,16 +29,18 @@ takes to fetch.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import socket
 import threading
-from collections.abc import Callable, Sequence
+import time
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from ..errors import CoordinationError, StoreframesError, shown_when_half_built
 
-__all__ = ["WAIT_LIMIT", "Held", "LeaseLost", "Leases", "Remote", "digest", "leases_for", "machine"]
+__all__ = ["WAIT_LIMIT", "Held", "LeaseLost", "Leases", "Remote", "digest", "holding", "leases_for", "machine"]
 
 WAIT_LIMIT = 900.0
 """Seconds to wait for another caller's lease before giving up with an error."""
@@ -195,6 +197,30 @@ class Leases:
                 "it neither finished nor stopped"
             )
         return fetched
+
+
+@contextlib.contextmanager
+def holding(leases: Leases, name: str, *, timeout: float = WAIT_LIMIT) -> Iterator[Held]:
+    """Hold the lease ``name`` for the ``with`` block, waiting (at most ``timeout`` seconds) while another holds it.
+
+    For work longer than a request (a tracker's run): the lease is kept alive by its backend's
+    keeper while held, and lapses within its TTL when the holder dies.
+    """
+    deadline = time.monotonic() + timeout
+    while True:
+        held, busy = leases.take([name])
+        if name in held:
+            break
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise StoreframesError(
+                f"waited {timeout:g} s for another caller holding {name.split('|')[0]}; it neither finished nor stopped"
+            )
+        leases.wait(name, busy[name], timeout=left)
+    try:
+        yield held[name]
+    finally:
+        leases.release(held[name])
 
 
 _REGISTRY: dict[str, Leases] = {}

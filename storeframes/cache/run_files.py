@@ -1,0 +1,112 @@
+"""The run log's files: one row per tracker run, kept as ``runs/tracker=<name>/<run id>.parquet``.
+
+A run writes its row when it starts (status ``running``) and again when it ends, over the
+same file (a put replaces a file whole, so a reader sees one or the other). A row still
+``running`` when the next run of the tracker takes its lease is of a run that was killed
+or stopped: that run rewrites it as ``interrupted``. The files are plain Parquet, so a
+warehouse (or DuckDB, ``pl.scan_parquet("cache/runs/**/*.parquet")``) reads the log as it is.
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Mapping
+from typing import Any
+
+import polars as pl
+
+from .._version import __version__
+from ..errors import warn
+from .files import CacheWarning, Files
+from .layout import TABLE_FORMAT
+from .parquet import footer, newer_format, parquet_bytes, unreadable
+
+__all__ = ["RUN_SCHEMA", "RUN_STATUSES", "RunFiles", "run_key"]
+
+RUN_STATUSES = ("running", "ok", "partial", "failed", "over_budget", "interrupted")
+"""What a run's ``status`` may say; ``running`` until it ends."""
+
+RUN_SCHEMA = pl.Schema(
+    {
+        "run_id": pl.String(),
+        "tracker": pl.String(),
+        "spec_hash": pl.String(),
+        "kind": pl.String(),
+        "day": pl.Date(),
+        "started_at": pl.Datetime("us", "UTC"),
+        "ended_at": pl.Datetime("us", "UTC"),
+        "status": pl.String(),
+        "requests": pl.Int64(),
+        "cells_new": pl.Int64(),
+        "cells_cached": pl.Int64(),
+        "credits_spent": pl.Int64(),
+        "credits_saved": pl.Int64(),
+        "items_due": pl.Int64(),
+        "items_left_out": pl.String(),
+        "errors": pl.String(),
+        "host": pl.String(),
+    }
+)
+"""One row per run: ``run_id``, ``tracker`` (its name), ``spec_hash`` (of the spec file's text),
+``kind`` (``run`` or ``backfill``), ``day`` (the day it ran as), ``started_at``/``ended_at`` (UTC,
+``ended_at`` null while running or when interrupted), ``status`` (:data:`RUN_STATUSES`),
+``requests`` sent, cells fetched new and served from the cache, credits spent and saved,
+``items_due``, ``items_left_out`` (names, comma-separated, left out for the budget),
+``errors`` (in words, one a line) and ``host`` (the machine that ran it)."""
+
+
+def run_key(tracker: str, run_id: str) -> str:
+    """The name of a run's file."""
+    return f"runs/tracker={tracker}/{run_id}.parquet"
+
+
+class RunFiles:
+    """The run log of a cache (see :meth:`storeframes.cache.Cache.write_run` and :meth:`~storeframes.cache.Cache.read_runs`)."""
+
+    def __init__(self, files: Files):
+        self._files = files
+
+    def write(self, row: Mapping[str, Any]) -> bool:
+        """Keep one run's row (a new one, or the same run's again); False, with a warning, when it cannot."""
+        frame = pl.DataFrame([dict(row)], schema=RUN_SCHEMA, orient="row")
+        meta = {"storeframes.version": __version__, "storeframes.format": str(TABLE_FORMAT)}
+        try:
+            self._files.mark()
+            self._files.storage.put(run_key(row["tracker"], row["run_id"]), parquet_bytes(frame, meta, arrow=False))
+        except OSError as exc:
+            warn(f"could not write the run log to the cache at {self._files.location}: {exc}", CacheWarning)
+            return False
+        return True
+
+    def read(self, tracker: str | None = None) -> pl.DataFrame:
+        """The rows of the run log (of one tracker), oldest first."""
+        prefix = f"runs/tracker={tracker}/" if tracker is not None else "runs/"
+        frames: list[pl.DataFrame] = []
+        for key in self._files.keys(prefix):
+            if not key.endswith(".parquet") or key.count("/") != 2:
+                continue
+            try:
+                data = self._files.storage.get(key)
+                import pyarrow as pa
+                import pyarrow.parquet as pq
+
+                with pq.ParquetFile(pa.BufferReader(data)) as handle:
+                    if newer_format(footer(handle.metadata.metadata)):
+                        self._files.skip_newer(key)
+                        continue
+                frame = pl.read_parquet(io.BytesIO(data))
+                frames.append(
+                    frame.select(
+                        [
+                            pl.col(n).cast(t) if n in frame.columns else pl.lit(None, t).alias(n)
+                            for n, t in RUN_SCHEMA.items()
+                        ]
+                    )
+                )
+            except FileNotFoundError:
+                continue
+            except unreadable() as exc:
+                self._files.set_aside(key, exc)
+        if not frames:
+            return pl.DataFrame(schema=RUN_SCHEMA)
+        return pl.concat(frames).sort("started_at", "run_id")

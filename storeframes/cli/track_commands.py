@@ -1,0 +1,70 @@
+"""``storeframes track run|plan|backfill|status|runs SPEC``: a tracker spec's runs from the command line.
+
+The spec is read and checked whole first: a spec that cannot be used is named with its file and
+line (exit status 2) before anything is sent. ``run`` exits with the run's code
+(:data:`storeframes.track.EXIT_CODES`: 0 ok, 3 partial or failed, 4 over budget); every command
+prints a few lines, and a run on a terminal shows a progress bar while it sends.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from ..errors import StoreframesError
+from .printing import printable
+
+
+def _say(text: str) -> None:
+    for line in text.splitlines():
+        print(printable(line))
+
+
+__all__ = ["run_track"]
+
+
+def _tracker(args: argparse.Namespace) -> Any:
+    from ..track import Tracker
+
+    options: dict[str, Any] = {}
+    if getattr(args, "budget", None) is not None:
+        options["budget"] = args.budget
+    return Tracker.from_toml(args.spec, sandbox=args.sandbox, **options)
+
+
+def run_track(args: argparse.Namespace) -> int:
+    """The ``track`` commands; the exit status."""
+    try:
+        tracker = _tracker(args)
+        command = args.track_command
+        if command == "plan":
+            _say(tracker.plan(args.today, items=args.item).summary())
+            return 0
+        if command == "status":
+            _say(tracker.status(args.today).summary())
+            return 0
+        if command == "runs":
+            log = tracker.runs()
+            if log.is_empty():
+                print(f"{tracker.spec.name}: no run yet")
+            for row in log.iter_rows(named=True):
+                print(
+                    printable(
+                        f"{row['run_id']}  {row['kind']:<8} {row['day']}  {row['status']:<11} "
+                        f"{row['requests']:>6,} requests {row['credits_spent']:>9,} credits"
+                    )
+                )
+            return 0
+        if command == "run" and args.dry_run:
+            _say(tracker.plan(args.today, items=args.item).summary())
+            return 0
+        if command == "run":
+            result = tracker.run(args.today, items=args.item)
+        else:
+            result = tracker.backfill(args.start, args.end, items=args.item)
+    except StoreframesError as exc:
+        print(printable(f"storeframes track {args.track_command}: {exc}"), file=sys.stderr)
+        return 2
+    _say(result.summary())
+    return int(result.exit_code)

@@ -1,0 +1,27 @@
+"""Tracking over time: a spec of keywords, apps and countries fetched every day, within a budget.
+
+:class:`~storeframes.track.spec.TrackerSpec` (read from TOML by
+:func:`~storeframes.track.spec.load_spec`) says what to follow and how often;
+:class:`~storeframes.track.tracker.Tracker` plans, runs and backfills it through the ordinary
+client (the cache, single flight, the shared window, the ledger), leaving a row in the cache's
+run log per run; :mod:`~storeframes.track.due` decides what is due on a day. ``storeframes track``
+is its command line, and :mod:`storeframes.dagster` schedules it on Dagster.
+"""
+
+from .spec import CURRENT_ONLY, HISTORY, Item, SpecError, TrackerSpec, load_spec, parse_spec
+from .tracker import EXIT_CODES, RunResult, Tracker, TrackPlan, TrackStatus
+
+__all__ = [
+    "CURRENT_ONLY",
+    "EXIT_CODES",
+    "HISTORY",
+    "Item",
+    "RunResult",
+    "SpecError",
+    "TrackPlan",
+    "TrackStatus",
+    "Tracker",
+    "TrackerSpec",
+    "load_spec",
+    "parse_spec",
+]

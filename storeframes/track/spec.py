@@ -1,0 +1,342 @@
+"""A tracker's spec: what to fetch every day (or week, or month), read from TOML.
+
+::
+
+    [tracker]
+    name = "photo-editors"
+    cache_dir = "tracking-cache"      # a folder (relative to the spec file) or s3://bucket/prefix
+    budget_per_run = 20000            # credits, optional
+    budget_per_month = 300000         # credits per calendar month (UTC), optional
+    country = "us"                    # defaults for every item below
+    device = "iphone"
+
+    [[track]]
+    endpoint = "search"               # live organic search, a snapshot a day
+    keywords = ["photo editor", "collage maker"]
+    countries = ["us", "gb"]
+
+    [[track]]
+    endpoint = "metrics"
+    apps = ["6441354028"]
+    metrics = ["downloads", "ratings"]
+    every = "7d"
+
+An item takes the parameters of its frame function (``apps``, ``keywords``, ``metrics``,
+``country`` or ``countries``, ``language``, ``device``, ``channels``, ``type``), its cadence
+``every`` (``"1d"``, the default, ``"7d"``, ``"30d"``: any ``"<n>d"``), an optional ``name``
+(by default the endpoint's, ``<endpoint>_2`` for its second item ...) and, for the history endpoints (``search_history``,
+``changes``), ``lookback``: the days a first run fetches (``"30d"`` by default). Every value is
+checked as the frame function checks it, when the spec is read: an unknown key, an unknown
+endpoint or a bad value is a :class:`~storeframes.InvalidParameterError` naming the file, the
+line and what is allowed, before anything is sent.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import tomllib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import date
+from pathlib import Path
+from typing import Any
+
+from ..catalog import ENDPOINTS, today_utc, validate
+from ..errors import InvalidParameterError, StoreframesError
+from ..frames.functions import resolve
+
+__all__ = ["CURRENT_ONLY", "HISTORY", "Item", "SpecError", "TrackerSpec", "load_spec", "parse_spec"]
+
+HISTORY = ("search_history", "changes")
+"""The endpoints of history: a run fetches the days since the last, a backfill any range."""
+
+CURRENT_ONLY = ("search", "search_ads", "metadata", "metrics", "benchmarks")
+"""The endpoints whose answer is the present only: a run keeps a snapshot of each."""
+
+_FRAME = {
+    "search": "search_frame",
+    "search_ads": "search_frame",
+    "search_history": "search_history_frame",
+    "metadata": "metadata_frame",
+    "changes": "changes_frame",
+    "metrics": "metrics_frame",
+    "benchmarks": "benchmarks_frame",
+}
+_COMMON = ("endpoint", "name", "every")
+_KEYS: Mapping[str, tuple[str, ...]] = {
+    "search": ("keywords", "country", "countries", "language", "device"),
+    "search_ads": ("keywords", "country", "countries", "language", "device"),
+    "search_history": ("keywords", "country", "countries", "language", "device", "lookback"),
+    "metadata": ("apps", "country", "countries", "language", "device"),
+    "changes": ("apps", "country", "countries", "language", "device", "lookback"),
+    "metrics": ("apps", "metrics", "country", "countries", "device"),
+    "benchmarks": ("country", "countries", "device", "type", "channels"),
+}
+_REQUIRED = {"search": "keywords", "search_ads": "keywords", "search_history": "keywords",
+             "metadata": "apps", "changes": "apps", "metrics": "apps"}  # fmt: skip
+_TRACKER_KEYS = ("name", "cache_dir", "budget_per_run", "budget_per_month", "country", "device", "language")
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+_DAYS = re.compile(r"^([1-9][0-9]{0,2})d$")
+DEFAULT_LOOKBACK = 30
+"""Days of history a first run of a history item fetches (its ``lookback``)."""
+
+
+class SpecError(InvalidParameterError):
+    """A tracker spec that cannot be used: where (file and line) and what is allowed."""
+
+
+@dataclass(frozen=True)
+class Item:
+    """One ``[[track]]`` table: what to fetch, how often, as calls of its frame function."""
+
+    index: int
+    """Its place in the spec, from 0: budgets leave items out in this order."""
+    name: str
+    endpoint: str
+    every_days: int
+    frame: str
+    """The frame function (``search_frame`` ...) whose arguments :attr:`calls` are."""
+    calls: tuple[Mapping[str, Any], ...]
+    """The frame function's arguments, one call per country (without dates for history)."""
+    lookback_days: int = DEFAULT_LOOKBACK
+
+    @property
+    def history(self) -> bool:
+        """Whether the endpoint keeps days (a run fetches what is missing, a backfill any range)."""
+        return self.endpoint in HISTORY
+
+    @property
+    def label(self) -> str:
+        """A short text: the endpoint and what it follows."""
+        first = self.calls[0]
+        what = first.get("keywords") or first.get("apps") or first.get("channels") or []
+        countries = sorted({c for call in self.calls for c in _as_list(call.get("country") or call.get("countries"))})
+        shown = ", ".join(map(str, what[:3])) + (f" +{len(what) - 3}" if len(what) > 3 else "")
+        every = "" if self.every_days == 1 else f", every {self.every_days} days"
+        return f"{self.endpoint}: {shown} ({', '.join(countries)}{every})"
+
+
+@dataclass(frozen=True)
+class TrackerSpec:
+    """A tracker: its name, cache, budgets and items (:func:`load_spec` reads one from TOML)."""
+
+    name: str
+    items: tuple[Item, ...]
+    cache_dir: str | None = None
+    budget_per_run: int | None = None
+    budget_per_month: int | None = None
+    path: Path | None = None
+    spec_hash: str = ""
+    """The first 16 hex digits of the SHA-256 of the spec's text (the run log records it)."""
+    defaults: Mapping[str, str] = field(default_factory=dict)
+
+    def item(self, name: str) -> Item:
+        """The item called ``name``."""
+        for item in self.items:
+            if item.name == name:
+                return item
+        raise InvalidParameterError("items", name, f"one of {', '.join(i.name for i in self.items)}")
+
+    def chosen(self, names: Sequence[str] | str | None) -> tuple[Item, ...]:
+        """The items called ``names`` (every item for None), in spec order."""
+        if names is None:
+            return self.items
+        wanted = [names] if isinstance(names, str) else list(names)
+        for each in wanted:
+            self.item(each)
+        return tuple(i for i in self.items if i.name in wanted)
+
+
+def _as_list(value: Any) -> list[Any]:
+    if value is None:
+        return []
+    return [value] if isinstance(value, str | int) else list(value)
+
+
+class _Lines:
+    """Finds the line of a key in the spec's text, for messages."""
+
+    def __init__(self, text: str, path: Path | None):
+        self.lines = text.splitlines()
+        self.where = str(path.name) if path is not None else "the spec"
+        self.tables = [n for n, line in enumerate(self.lines) if re.match(r"^\s*\[\[\s*track\s*\]\]", line)]
+        self.tracker = next((n for n, line in enumerate(self.lines) if re.match(r"^\s*\[\s*tracker\s*\]", line)), None)
+
+    def of(self, table: int | None, key: str | None = None) -> str:
+        start = self.tracker if table is None else (self.tables[table] if table < len(self.tables) else None)
+        if start is None:
+            return self.where
+        line = start
+        if key is not None:
+            for n in range(start + 1, len(self.lines)):
+                if re.match(r"^\s*\[", self.lines[n]):
+                    break
+                if re.match(rf"""^\s*["']?{re.escape(key)}["']?\s*=""", self.lines[n]):
+                    line = n
+                    break
+        return f"{self.where}, line {line + 1}"
+
+
+def _fail(lines: _Lines, table: int | None, key: str | None, value: Any, allowed: str) -> SpecError:
+    what = "[tracker]" if table is None else f"[[track]] {table + 1}"
+    return SpecError(f"{what}.{key}" if key else what, value, f"{allowed} ({lines.of(table, key)})", endpoint="track")
+
+
+def _days(lines: _Lines, table: int, key: str, value: Any) -> int:
+    found = _DAYS.match(value) if isinstance(value, str) else None
+    if found is None:
+        raise _fail(lines, table, key, value, 'a number of days such as "1d", "7d" or "30d"')
+    return int(found.group(1))
+
+
+def _budget(lines: _Lines, key: str, value: Any) -> int | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise _fail(lines, None, key, value, "a whole number of credits, 0 or more")
+    return value
+
+
+def parse_spec(text: str, *, path: str | Path | None = None) -> TrackerSpec:
+    """A :class:`TrackerSpec` from the text of a TOML spec (``path`` places a relative ``cache_dir``)."""
+    where = Path(path) if path is not None else None
+    lines = _Lines(text, where)
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise SpecError("spec", lines.where, f"TOML ({exc})", endpoint="track") from None
+    for key in data:
+        if key not in ("tracker", "track"):
+            raise SpecError(key, data[key], f"a [tracker] table and [[track]] tables ({lines.where})", endpoint="track")
+    tracker = data.get("tracker")
+    if not isinstance(tracker, dict):
+        raise SpecError("tracker", None, f"a [tracker] table with a name ({lines.where})", endpoint="track")
+    for key in tracker:
+        if key not in _TRACKER_KEYS:
+            raise _fail(lines, None, key, tracker[key], f"one of the keys {', '.join(_TRACKER_KEYS)}")
+    name = tracker.get("name")
+    if not isinstance(name, str) or not _NAME.match(name):
+        raise _fail(lines, None, "name", name, "a name of letters, digits, '_', '.' and '-' (at most 64)")
+    cache_dir = tracker.get("cache_dir")
+    if cache_dir is not None and (not isinstance(cache_dir, str) or not cache_dir.strip()):
+        raise _fail(lines, None, "cache_dir", cache_dir, "a folder or a bucket address such as s3://bucket/prefix")
+    if isinstance(cache_dir, str) and "://" not in cache_dir and where is not None:
+        cache_dir = str((where.parent / Path(cache_dir).expanduser()).resolve())
+    defaults = {k: tracker[k] for k in ("country", "device", "language") if k in tracker}
+    tables = data.get("track", [])
+    if not isinstance(tables, list) or not tables:
+        raise SpecError("track", None, f"one [[track]] table or more ({lines.where})", endpoint="track")
+    seen: dict[str, int] = {}
+    items = []
+    for n, table in enumerate(tables):
+        endpoint = table.get("endpoint") if isinstance(table, dict) else None
+        seen[str(endpoint)] = seen.get(str(endpoint), 0) + 1  # search, search_2 ... unless named
+        items.append(_item(lines, n, table, defaults, seen[str(endpoint)]))
+    names = [i.name for i in items]
+    for n, item in enumerate(items):
+        if item.name in names[:n]:
+            raise _fail(lines, n, "name", item.name, "a name no other item of the spec has")
+    return TrackerSpec(
+        name=name,
+        items=tuple(items),
+        cache_dir=cache_dir,
+        budget_per_run=_budget(lines, "budget_per_run", tracker.get("budget_per_run")),
+        budget_per_month=_budget(lines, "budget_per_month", tracker.get("budget_per_month")),
+        path=where,
+        spec_hash=hashlib.sha256(text.encode()).hexdigest()[:16],
+        defaults=defaults,
+    )
+
+
+def _item(lines: _Lines, n: int, table: Any, defaults: Mapping[str, str], nth: int) -> Item:
+    if not isinstance(table, dict):
+        raise _fail(lines, n, None, table, "a table of keys")
+    found = table.get("endpoint")
+    if not isinstance(found, str) or found not in _KEYS:
+        raise _fail(lines, n, "endpoint", found, f"one of {', '.join(_KEYS)}")
+    endpoint: str = found
+    allowed = (*_COMMON, *_KEYS[endpoint])
+    for key in table:
+        if key not in allowed:
+            raise _fail(lines, n, key, table[key], f"one of the keys of a {endpoint} item: {', '.join(allowed)}")
+    required = _REQUIRED.get(endpoint)
+    if required and not _as_list(table.get(required)):
+        raise _fail(lines, n, required, table.get(required), f"a {endpoint} item's {required}: one or more")
+    name = table.get("name", endpoint if nth == 1 else f"{endpoint}_{nth}")
+    if not isinstance(name, str) or not _NAME.match(name):
+        raise _fail(lines, n, "name", name, "a name of letters, digits, '_', '.' and '-' (at most 64)")
+    every = _days(lines, n, "every", table.get("every", "1d"))
+    lookback = _days(lines, n, "lookback", table.get("lookback", f"{DEFAULT_LOOKBACK}d"))
+    if "country" in table and "countries" in table:
+        raise _fail(lines, n, "countries", table["countries"], "country or countries, not both")
+    countries = _as_list(table.get("countries", table.get("country", defaults.get("country", "us"))))
+    if not countries:
+        raise _fail(lines, n, "countries", countries, "one country or more")
+    base: dict[str, Any] = {}
+    for key in ("keywords", "apps", "metrics", "language", "device", "channels", "type"):
+        if key in table:
+            base[key] = table[key]
+        elif key in defaults and key in _KEYS[endpoint]:
+            base[key] = defaults[key]
+    if endpoint == "search_ads":
+        base["ads"] = True
+    frame = _FRAME[endpoint]
+    if endpoint == "benchmarks":
+        calls: list[dict[str, Any]] = [{**base, "countries": countries}]
+    else:
+        calls = [{**base, "country": country} for country in countries]
+    item = Item(n, name, endpoint, every, frame, tuple(calls), lookback)
+    _check(lines, n, item)
+    return item
+
+
+def _check(lines: _Lines, n: int, item: Item, today: date | None = None) -> None:
+    """Every call of ``item`` checked as its frame function checks it, at ``today`` (UTC today)."""
+    day = today or today_utc()
+    try:
+        endpoint, calls = resolve(item.frame, [dated(item, call, day) for call in item.calls], today=day)
+        for call in calls:
+            validate(ENDPOINTS[endpoint], call, today=day)
+    except InvalidParameterError as exc:
+        key = {"keyword": "keywords", "channel": "channels"}.get(exc.parameter, exc.parameter)
+        if key == "country" and "countries" in _raw_keys(lines, n):
+            key = "countries"
+        raise SpecError(
+            f"[[track]] {n + 1}.{key}", exc.value, f"{exc.allowed} ({lines.of(n, key)})", endpoint="track"
+        ) from None
+    except StoreframesError as exc:
+        raise SpecError(f"[[track]] {n + 1}", None, f"{exc} ({lines.of(n)})", endpoint="track") from None
+
+
+def _raw_keys(lines: _Lines, n: int) -> set[str]:
+    start = lines.tables[n] if n < len(lines.tables) else len(lines.lines)
+    keys = set()
+    for line in lines.lines[start + 1 :]:
+        if re.match(r"^\s*\[", line):
+            break
+        found = re.match(r"^\s*([A-Za-z_]+)\s*=", line)
+        if found:
+            keys.add(found.group(1))
+    return keys
+
+
+def dated(item: Item, call: Mapping[str, Any], today: date, start: date | None = None) -> dict[str, Any]:
+    """A call of ``item`` with the dates of a run on ``today``: a history item's days from ``start``
+    (by default its ``lookback`` before today) to yesterday; others as they are."""
+    if not item.history:
+        return dict(call)
+    from datetime import timedelta
+
+    first = start if start is not None else today - timedelta(days=item.lookback_days)
+    return {**call, "start": first, "end": max(first, today - timedelta(days=1))}
+
+
+def load_spec(path: str | Path) -> TrackerSpec:
+    """The :class:`TrackerSpec` in the TOML file ``path``."""
+    where = Path(path)
+    try:
+        text = where.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise SpecError("spec", str(where), f"a readable TOML file ({exc.strerror or exc})", endpoint="track") from None
+    return parse_spec(text, path=where)

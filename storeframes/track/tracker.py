@@ -1,0 +1,518 @@
+"""The :class:`Tracker`: a spec's items fetched day after day through the ordinary client.
+
+A run on a day asks only what is due (see :mod:`storeframes.track.due`), priced before it
+sends and held to the spec's budgets, under a lease on the tracker (two runs of one spec started
+together, on two machines sharing a bucket, do the work once) and, with a month budget, a
+lease on the month's spending (runs of the token's trackers spend it one after another). Each run
+leaves a row in the cache's run log, written when it starts and when it ends; a row still
+``running`` when the next run takes the lease is marked ``interrupted``, and that run fetches
+what the first did not keep.
+
+>>> tracker = sf.Tracker.from_toml("tracking.toml")  # doctest: +SKIP
+>>> tracker.plan()                                    # doctest: +SKIP
+>>> tracker.run().status                              # doctest: +SKIP
+'ok'
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import socket
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, date, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from ..answers import Entry
+from ..cache import RUN_SCHEMA, Cache, open_cache
+from ..client import Client
+from ..coord import holding
+from ..errors import ConfigurationError, InvalidParameterError, StoreframesError, plural, shown_when_half_built
+from .due import DueCall, due_calls, fetched_by_endpoint, gap_days, last_fetched
+from .spec import Item, TrackerSpec, load_spec
+
+__all__ = ["EXIT_CODES", "RunResult", "TrackPlan", "TrackStatus", "Tracker"]
+
+EXIT_CODES = {"ok": 0, "partial": 3, "failed": 3, "interrupted": 3, "over_budget": 4}
+"""The exit code of ``storeframes track run`` (and :attr:`RunResult.exit_code`) for each status:
+0 ``ok``, 3 ``partial`` or ``failed``, 4 ``over_budget`` (2 is a spec or command line refused)."""
+
+RUN_WAIT = 6 * 3600.0
+"""Seconds a run waits for another run of its tracker (or of the month's spending) to end: a run
+whose holder lives keeps its lease alive, one whose holder died lapses within the lease's TTL."""
+
+PLAN_SCHEMA = pl.Schema(
+    {
+        "item": pl.String(),
+        "endpoint": pl.String(),
+        "every_days": pl.Int64(),
+        "due": pl.Boolean(),
+        "entities": pl.Int64(),
+        "requests": pl.Int64(),
+        "cells": pl.Int64(),
+        "cached_cells": pl.Int64(),
+        "credits": pl.Int64(),
+        "fits": pl.Boolean(),
+    }
+)
+
+
+def _day(today: date | str | None) -> date | None:
+    if today is None or isinstance(today, date):
+        return today
+    try:
+        return date.fromisoformat(today)
+    except (TypeError, ValueError):
+        raise InvalidParameterError("today", today, "a date as YYYY-MM-DD", endpoint="track") from None
+
+
+def _entries(client: Client) -> Callable[[str], list[Entry]]:
+    """The cache's entries of an endpoint (none without a cache)."""
+    cache = client.cache
+    return cache.entries if cache is not None else (lambda _: [])
+
+
+def _month(day: date) -> tuple[datetime, datetime]:
+    first = datetime(day.year, day.month, 1, tzinfo=UTC)
+    following = datetime(day.year + (day.month == 12), day.month % 12 + 1, 1, tzinfo=UTC)
+    return first, following
+
+
+@dataclass(frozen=True)
+class TrackPlan:
+    """What a run on :attr:`day` would send, item by item (nothing is sent to make it).
+
+    ``items`` has a row per item: whether it is ``due``, its due apps or keywords (``entities``),
+    ``requests`` and estimated maximum ``credits``, ``cells`` and ``cached_cells``, and whether it
+    ``fits`` the budgets (items that do not are left out, in spec order).
+    """
+
+    tracker: str
+    day: date
+    items: pl.DataFrame
+    month_spent: int
+    budget_per_run: int | None
+    budget_per_month: int | None
+    calls: tuple[DueCall, ...] = field(default=(), repr=False)
+
+    @property
+    def requests(self) -> int:
+        """Requests the run would send (of the items that fit)."""
+        return int(self.items.filter("fits")["requests"].sum())
+
+    @property
+    def credits(self) -> int:
+        """The estimated maximum credits of those requests."""
+        return int(self.items.filter("fits")["credits"].sum())
+
+    @property
+    def left_out(self) -> tuple[str, ...]:
+        """The due items left out for the budgets."""
+        return tuple(self.items.filter(pl.col("due") & ~pl.col("fits"))["item"].to_list())
+
+    def summary(self) -> str:
+        """A few lines for people."""
+        due = self.items.filter("due")
+        lines = [
+            f"{self.tracker} on {self.day}: {plural(due.height, 'item')} due of {self.items.height}, "
+            f"{plural(self.requests, 'request')} to send, at most {plural(self.credits, 'credit')}"
+        ]
+        for row in due.iter_rows(named=True):
+            mark = "" if row["fits"] else "  (left out: over the budget)"
+            lines.append(
+                f"  {row['item']}: {plural(row['requests'], 'request')}, {row['credits']:,} credits, "
+                f"{row['cells'] - row['cached_cells']:,} of {plural(row['cells'], 'cell')} to fetch{mark}"
+            )
+        if self.budget_per_month is not None:
+            lines.append(f"  month: {self.month_spent:,} of {self.budget_per_month:,} credits spent")
+        return "\n".join(lines)
+
+    def __repr__(self) -> str:
+        return f"TrackPlan({self.summary().splitlines()[0]})"
+
+
+@dataclass
+class RunResult:
+    """What a run did (the row it left in the run log, as an object)."""
+
+    run_id: str
+    tracker: str
+    day: date
+    kind: str
+    status: str
+    requests: int = 0
+    cells_new: int = 0
+    cells_cached: int = 0
+    credits_spent: int = 0
+    credits_saved: int = 0
+    items_due: int = 0
+    left_out: tuple[str, ...] = ()
+    errors: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+    month_spent: int | None = None
+    budget_per_month: int | None = None
+    interrupted: tuple[str, ...] = ()
+    """The runs found killed half-way (marked ``interrupted``) and finished by this one."""
+
+    @property
+    def exit_code(self) -> int:
+        """The command's exit code for :attr:`status` (:data:`EXIT_CODES`)."""
+        return EXIT_CODES.get(self.status, 3)
+
+    def summary(self) -> str:
+        """A few lines for people."""
+        month = (
+            f" (month: {self.month_spent:,} of {self.budget_per_month:,})"
+            if self.month_spent is not None and self.budget_per_month is not None
+            else ""
+        )
+        lines = [
+            f"{self.tracker} {self.kind} on {self.day}: {self.status} in {self.seconds:.1f} s; "
+            f"{plural(self.requests, 'request')}, {plural(self.credits_spent, 'credit')} spent{month}, "
+            f"{self.credits_saved:,} saved; {self.cells_new:,} cells new, {self.cells_cached:,} cached"
+        ]
+        if self.interrupted:
+            lines.append(f"  finished what the interrupted run(s) {', '.join(self.interrupted)} left")
+        if self.left_out:
+            lines.append(f"  left out for the budget: {', '.join(self.left_out)}")
+        lines += [f"  error: {e}" for e in self.errors]
+        return "\n".join(lines)
+
+    def row(self, started_at: datetime, ended_at: datetime | None, spec_hash: str) -> dict[str, Any]:
+        """The run log's row (:data:`~storeframes.cache.RUN_SCHEMA`)."""
+        return {
+            "run_id": self.run_id,
+            "tracker": self.tracker,
+            "spec_hash": spec_hash,
+            "kind": self.kind,
+            "day": self.day,
+            "started_at": started_at,
+            "ended_at": ended_at,
+            "status": self.status,
+            "requests": self.requests,
+            "cells_new": self.cells_new,
+            "cells_cached": self.cells_cached,
+            "credits_spent": self.credits_spent,
+            "credits_saved": self.credits_saved,
+            "items_due": self.items_due,
+            "items_left_out": ",".join(self.left_out),
+            "errors": "\n".join(self.errors),
+            "host": socket.gethostname(),
+        }
+
+
+@dataclass(frozen=True)
+class TrackStatus:
+    """Where a tracker stands on :attr:`day`: each item's last snapshot, whether it is due, its gaps."""
+
+    tracker: str
+    day: date
+    items: pl.DataFrame
+    month_spent: int
+    budget_per_month: int | None
+    runs: pl.DataFrame
+
+    def summary(self) -> str:
+        """A few lines for people."""
+        budget = f" of {self.budget_per_month:,}" if self.budget_per_month is not None else ""
+        lines = [f"{self.tracker} on {self.day}: {self.month_spent:,}{budget} credits spent this month"]
+        if self.runs.height:
+            last = self.runs.row(-1, named=True)
+            lines.append(f"  last run: {last['day']} {last['status']} ({last['run_id']})")
+        for row in self.items.iter_rows(named=True):
+            shown = ", ".join(str(d) for d in row["gap_days"][:5]) + (" ..." if len(row["gap_days"]) > 5 else "")
+            gaps = f"; {plural(len(row['gap_days']), 'day')} missed: {shown}" if row["gap_days"] else ""
+            state = "due" if row["due"] else "up to date"
+            lines.append(f"  {row['item']}: last {row['last_fetched'] or 'never'}, {state}{gaps}")
+        return "\n".join(lines)
+
+    def __repr__(self) -> str:
+        return f"TrackStatus({self.summary().splitlines()[0]})"
+
+
+class Tracker:
+    """A tracker of a :class:`~storeframes.track.spec.TrackerSpec`: its plans, runs, backfills and run log.
+
+    ``client_options`` go to each run's :class:`~storeframes.Client` (``api_key``, ``base_url``,
+    ``coordinator``, ``storage_options`` ...; the token comes from ``$STOREFRAMES_API_KEY`` by
+    default); the cache is the spec's ``cache_dir``. ``sandbox=True`` runs against the
+    built-in sandbox, its today the run's day (for replays, demos and tests).
+    """
+
+    def __init__(self, spec: TrackerSpec, *, sandbox: bool = False, **client_options: Any):
+        if "cache_dir" in client_options or "clock" in client_options:
+            raise ConfigurationError("a tracker's cache is its spec's cache_dir, and its clock the day it runs as")
+        self.spec = spec
+        self.sandbox = sandbox
+        self._options = client_options
+        self._cache: Cache | None = None
+        self._world: Any = None  # the sandbox's world, with sandbox=True
+
+    @classmethod
+    def from_toml(cls, path: str | os.PathLike[str], *, sandbox: bool = False, **client_options: Any) -> Tracker:
+        """The tracker of the spec in the TOML file ``path`` (checked whole before anything is sent)."""
+        return cls(load_spec(Path(path)), sandbox=sandbox, **client_options)
+
+    @property
+    def items(self) -> tuple[Item, ...]:
+        """The spec's items, in order."""
+        return self.spec.items
+
+    @shown_when_half_built
+    def __repr__(self) -> str:
+        where = "sandbox" if self.sandbox else "service"
+        return f"Tracker({self.spec.name!r}, {plural(len(self.spec.items), 'item')}, {where})"
+
+    # -- the client of a day ------------------------------------------------------------------
+
+    def _open_cache(self, storage_options: Any) -> Cache:
+        """The spec's cache, one for every client of the tracker: its index is read once, then synced."""
+        if self._cache is None:
+            cache = open_cache(self.spec.cache_dir, storage_options)
+            assert cache is not None  # a spec's cache_dir is never False
+            self._cache = cache
+        return self._cache
+
+    def client(self, today: date | str | None = None, *, budget: int | None = None) -> Client:
+        """A client of the spec's cache whose clock is ``today`` (the real clock for None)."""
+        day = _day(today)
+        options = dict(self._options)
+        storage_options = options.pop("storage_options", None)
+        if budget is not None:
+            options["budget"] = budget
+        self._open_cache(storage_options)
+        if self.sandbox:
+            from ..sandbox import World
+            from ..sandbox import client as sandbox_client
+
+            if "world" not in options:  # one world for the tracker's days: built once (a quarter of a second)
+                if self._world is None:
+                    self._world = World(options.get("seed", 0))
+                options["world"] = self._world
+            return sandbox_client(today=day, cache_dir=self._cache, **options)
+        clock = None
+        if day is not None:
+            pinned = day
+
+            def clock() -> datetime:
+                return datetime.combine(pinned, datetime.now(UTC).time(), UTC)
+
+        return Client(cache_dir=self._cache, clock=clock, **options)
+
+    # -- planning -------------------------------------------------------------------------------
+
+    def plan(self, today: date | str | None = None, *, items: Sequence[str] | str | None = None) -> TrackPlan:
+        """What a run on ``today`` would send and what it would cost, item by item; free."""
+        chosen = self.spec.chosen(items)
+        with self.client(today) as client:
+            return self._plan(client, client.today(), chosen)
+
+    def _plan(
+        self, client: Client, day: date, chosen: Sequence[Item], *, backfill: tuple[date, date] | None = None
+    ) -> TrackPlan:
+        fetched = {} if backfill else fetched_by_endpoint(_entries(client), chosen, client.namespace)
+        month_spent = self._month_spent(client, day)
+        run_left = self.spec.budget_per_run
+        month_left = None if self.spec.budget_per_month is None else max(0, self.spec.budget_per_month - month_spent)
+        rows, calls = [], []
+        for item in chosen:
+            due = due_calls(item, day, fetched, backfill=backfill)
+            row = {"item": item.name, "endpoint": item.endpoint, "every_days": item.every_days, "due": due is not None,
+                   "entities": 0, "requests": 0, "cells": 0, "cached_cells": 0, "credits": 0, "fits": True}  # fmt: skip
+            if due is not None:
+                plan = client.plan_many(due.endpoint, list(due.calls), refresh=due.refresh)  # type: ignore[arg-type]
+                row |= {"entities": due.entities, "requests": plan.to_send, "cells": plan.cells,
+                        "cached_cells": plan.cached_cells, "credits": plan.estimate}  # fmt: skip
+                fits = all(left is None or plan.estimate <= left for left in (run_left, month_left))
+                row["fits"] = fits
+                if fits:
+                    calls.append(due)
+                    run_left = None if run_left is None else run_left - plan.estimate
+                    month_left = None if month_left is None else month_left - plan.estimate
+            rows.append(row)
+        frame = pl.DataFrame(rows, schema=PLAN_SCHEMA, orient="row") if rows else pl.DataFrame(schema=PLAN_SCHEMA)
+        return TrackPlan(
+            self.spec.name, day, frame, month_spent, self.spec.budget_per_run, self.spec.budget_per_month, tuple(calls)
+        )
+
+    @staticmethod
+    def _month_spent(client: Client, day: date) -> int:
+        """Credits the token spent in ``day``'s calendar month (UTC), by the cache's ledger: every machine's."""
+        ledger = client.cache.read_ledger() if client.cache is not None else client.ledger
+        first, following = _month(day)
+        spent = ledger.filter(
+            (pl.col("service") == client.namespace) & (pl.col("time") >= first) & (pl.col("time") < following)
+        )["cost"].sum()
+        return int(spent or 0)
+
+    # -- running --------------------------------------------------------------------------------
+
+    def run(
+        self, today: date | str | None = None, *, dry_run: bool = False, items: Sequence[str] | str | None = None
+    ) -> RunResult:
+        """Fetch what is due on ``today`` (UTC today by default), within the budgets; the run's result.
+
+        ``dry_run`` plans only: nothing is sent and nothing written to the run log.
+        """
+        return self._run(_day(today), kind="dry_run" if dry_run else "run", items=items)
+
+    def backfill(
+        self, start: date | str, end: date | str | None = None, *, items: Sequence[str] | str | None = None
+    ) -> RunResult:
+        """Fetch the days from ``start`` to ``end`` (yesterday by default) of the history items.
+
+        Only ``search_history`` and ``changes`` keep days: the others' answers are the present
+        only, so a past day of theirs cannot be fetched (a backfill naming one is refused).
+        """
+        first, last = _day(start), _day(end)
+        assert first is not None
+        chosen = self.spec.chosen(items)
+        current = [i.name for i in chosen if not i.history]
+        if items is not None and current:
+            raise InvalidParameterError(
+                "items", current, "history items only (search_history, changes): the service keeps no past days "
+                "of the present's answers (metadata, metrics, search), so they cannot be backfilled", endpoint="track",
+            )  # fmt: skip
+        history = [i.name for i in chosen if i.history]
+        if not history:
+            raise InvalidParameterError(
+                "items", [i.name for i in chosen], "a spec with search_history or changes items: the others' answers "
+                "are the present only, so they cannot be backfilled", endpoint="track",
+            )  # fmt: skip
+        return self._run(None, kind="backfill", items=history, backfill=(first, last))
+
+    def _run(
+        self,
+        day: date | None,
+        *,
+        kind: str,
+        items: Sequence[str] | str | None,
+        backfill: tuple[date, date | None] | None = None,
+    ) -> RunResult:
+        chosen = self.spec.chosen(items)
+        began = time.monotonic()
+        with self.client(day) as client:
+            day = client.today()
+            span = None
+            if backfill is not None:
+                last = backfill[1] or day - timedelta(days=1)
+                if backfill[0] > last or last >= day:
+                    raise InvalidParameterError(
+                        "start",
+                        f"{backfill[0]}..{last}",
+                        f"days before today ({day}), start before end",
+                        endpoint="track",
+                    )
+                span = (backfill[0], last)
+            run_id = f"{day:%Y%m%d}-{datetime.now(UTC):%H%M%S}-{secrets.token_hex(3)}"
+            if kind == "dry_run":
+                plan = self._plan(client, day, chosen, backfill=span)
+                status = "over_budget" if plan.left_out else "ok"
+                return RunResult(run_id, self.spec.name, day, kind, status, items_due=len(plan.calls),
+                                 left_out=plan.left_out, month_spent=plan.month_spent,
+                                 budget_per_month=self.spec.budget_per_month)  # fmt: skip
+            leases = client.coordinator.leases(client.cache, client)
+            with holding(leases, f"track:{self.spec.name}|tracker", timeout=RUN_WAIT):
+                if self.spec.budget_per_month is None:
+                    return self._locked(client, run_id, day, kind, chosen, span, began)
+                with holding(leases, f"track-budget:{client.namespace}:{day:%Y-%m}|budget", timeout=RUN_WAIT):
+                    return self._locked(client, run_id, day, kind, chosen, span, began)
+
+    def _locked(
+        self,
+        client: Client,
+        run_id: str,
+        day: date,
+        kind: str,
+        chosen: Sequence[Item],
+        span: tuple[date, date] | None,
+        began: float,
+    ) -> RunResult:
+        """A run, its leases held: the interrupted runs marked, the plan, the requests, the run log."""
+        cache = client.cache
+        started = datetime.now(UTC)
+        result = RunResult(run_id, self.spec.name, day, kind, "running", budget_per_month=self.spec.budget_per_month)
+        interrupted = []
+        if cache is not None:
+            log = cache.read_runs(self.spec.name)
+            for row in log.filter(pl.col("status") == "running").iter_rows(named=True):
+                row["status"] = "interrupted"
+                row["errors"] = "\n".join(filter(None, [row["errors"], f"stopped before it ended; run {run_id} "
+                                                        "fetched what it had not kept"]))  # fmt: skip
+                cache.write_run(row)
+                interrupted.append(row["run_id"])
+            result.interrupted = tuple(interrupted)
+            cache.write_run(result.row(started, None, self.spec.spec_hash))
+        plan = self._plan(client, day, chosen, backfill=span)
+        result.items_due = int(plan.items["due"].sum())
+        result.left_out = plan.left_out
+        month_left = None if plan.budget_per_month is None else plan.budget_per_month - plan.month_spent
+        run_left = plan.budget_per_run
+        limits = [x for x in (run_left, month_left) if x is not None]
+        client.budget = max(0, min(limits)) if limits else None
+        done = failed = 0
+        for due in plan.calls:
+            row = plan.items.filter(pl.col("item") == due.item.name).row(0, named=True)
+            try:
+                client.get_many(due.endpoint, list(due.calls), refresh=due.refresh)  # type: ignore[arg-type]
+            except StoreframesError as exc:
+                failed += 1
+                result.errors.append(f"{due.item.name}: {type(exc).__name__}: {exc}".splitlines()[0])
+                continue
+            done += 1
+            result.cells_new += row["cells"] - row["cached_cells"]
+            result.cells_cached += row["cached_cells"]
+        result.requests = client.requests_sent
+        result.credits_spent = client.spent
+        result.credits_saved = client.saved
+        result.month_spent = plan.month_spent + client.spent
+        if failed and not done:
+            result.status = "failed"
+        elif failed:
+            result.status = "partial"
+        elif result.left_out:
+            result.status = "over_budget"
+        else:
+            result.status = "ok"
+        result.seconds = time.monotonic() - began
+        if cache is not None:
+            cache.write_run(result.row(started, datetime.now(UTC), self.spec.spec_hash))
+        return result
+
+    # -- looking back ---------------------------------------------------------------------------
+
+    def runs(self) -> pl.DataFrame:
+        """The run log of this tracker, oldest first (:data:`~storeframes.cache.RUN_SCHEMA`); offline, no token."""
+        return self._open_cache(self._options.get("storage_options")).read_runs(self.spec.name)
+
+    def status(self, today: date | str | None = None) -> TrackStatus:
+        """Each item's last snapshot, whether it is due on ``today``, and the days it missed; the month's spend."""
+        with self.client(today) as client:
+            day = client.today()
+            fetched = fetched_by_endpoint(_entries(client), self.spec.items, client.namespace)
+            rows = []
+            for item in self.spec.items:
+                rows.append(
+                    {
+                        "item": item.name,
+                        "endpoint": item.endpoint,
+                        "every_days": item.every_days,
+                        "last_fetched": last_fetched(item, day, fetched),
+                        "due": due_calls(item, day, fetched) is not None,
+                        "gap_days": gap_days(item, day, fetched),
+                    }
+                )
+            schema: dict[str, Any] = {"item": pl.String, "endpoint": pl.String, "every_days": pl.Int64, "last_fetched": pl.Date,
+                      "due": pl.Boolean, "gap_days": pl.List(pl.Date)}  # fmt: skip
+            runs = (
+                client.cache.read_runs(self.spec.name) if client.cache is not None else pl.DataFrame(schema=RUN_SCHEMA)
+            )
+            return TrackStatus(
+                self.spec.name, day, pl.DataFrame(rows, schema=schema), self._month_spent(client, day),
+                self.spec.budget_per_month, runs,
+            )  # fmt: skip
