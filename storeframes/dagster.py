@@ -300,8 +300,8 @@ def tracker_definitions(
     tracker's first run) to today; the schedule runs the job at ``hour_of_day:minute_of_hour`` UTC.
 
     The spec is read and checked whole now (a bad spec is an ``InvalidParameterError`` naming the
-    file and line) and, unless ``start`` is given, the run log is read through a client made of the
-    options, so a wrong option is refused now too; nothing is sent.
+    file and line), and a client is made of the options, so a wrong option is refused now too
+    (a ``TypeError`` naming it); nothing is sent.
 
     >>> defs = tracker_definitions("tracking.toml", sandbox=True)  # doctest: +SKIP
     >>> job = defs.resolve_job_def("track_photo_editors")  # doctest: +SKIP
@@ -327,6 +327,8 @@ def tracker_definitions(
     path = Path(spec_path)
     spec = load_spec(path)
     tracker = Tracker(spec, sandbox=sandbox, **client_options)
+    with tracker.client():  # a client made of the options now, so a wrong one is refused here; nothing is sent
+        pass
     names: dict[str, str] = {}
     for item in spec.items:
         taken = names.setdefault(dagster_name(item.name), item.name)

@@ -183,7 +183,9 @@ def test_a_range_of_a_current_only_item_is_a_replay_of_each_day_in_the_sandbox(s
     meta = {k: getattr(v, "value", getattr(v, "data", v)) for k, v in events[0].materialization.metadata.items()}
     assert (meta["status"], meta["kind"], len(meta["run_ids"]), meta["requests"]) == ("ok", "run", 3, 6)
     assert meta["credits_spent"] == 60  # two live searches a day, 10 credits each
-    assert set(_cached(spec, "search")["date"]) == {today}  # the newest snapshot of each keyword
+    kept = sf.snapshots("search", spec.parent / "cache", service="sandbox-0").collect()
+    days = kept.group_by("snapshot_date").agg(pl.col("keyword").unique().sort()).sort("snapshot_date")
+    assert days.rows() == [(today - timedelta(days=d), ["meditation", "photo editor"]) for d in (2, 1, 0)]
 
 
 def test_a_past_partition_of_a_current_only_item_is_a_replay_in_the_sandbox(spec):
@@ -267,6 +269,10 @@ def test_bad_input_is_refused_when_the_definitions_are_made(spec, tmp_path):
         tracker_definitions(spec, sandbox=True, minute_of_hour=-1)
     with pytest.raises(sf.InvalidParameterError, match=r"invalid start='last week'.*a day as YYYY-MM-DD"):
         tracker_definitions(spec, sandbox=True, start="last week")
+    with pytest.raises(TypeError, match=r"budgt"):
+        tracker_definitions(spec, sandbox=True, budgt=500)
+    with pytest.raises(TypeError, match=r"budgt"):
+        tracker_definitions(spec, base_url="http://127.0.0.1:9/api/public/store", budgt=500)
     with pytest.raises(sf.ConfigurationError, match=r"cache is its spec's cache_dir"):
         tracker_definitions(spec, sandbox=True, cache_dir=tmp_path / "other")
     clash = tmp_path / "clash.toml"
