@@ -197,9 +197,9 @@ def run_metadata(results: Sequence[RunResult]) -> dict[str, Any]:
     ``cells_new``, ``cells_cached`` (int, summed), ``errors`` and ``left_out`` (lists of str).
     """
     statuses = [r.status for r in results]
-    worst = max(statuses, key=lambda s: _WORST_LAST.index(s) if s in _WORST_LAST else len(_WORST_LAST))
+    worst = max(statuses, key=lambda s: _WORST_LAST.index(s) if s in _WORST_LAST else len(_WORST_LAST), default="ok")
     return {
-        "status": worst if results else "ok",
+        "status": worst,
         "kind": "+".join(dict.fromkeys(r.kind for r in results)),
         "run_ids": [r.run_id for r in results],
         "requests": sum(r.requests for r in results),
@@ -338,6 +338,8 @@ def tracker_definitions(
                 endpoint="track",
             )  # fmt: skip
     first = _day(start, "start") if start is not None else first_partition(tracker)
+    if first > today_utc():
+        raise InvalidParameterError("start", first.isoformat(), f"a day up to today ({today_utc()})", endpoint="track")
     partitions = dg.DailyPartitionsDefinition(start_date=first.isoformat(), end_offset=1)
     group = dagster_name(spec.name)
     resource_key = f"tracker_{group}"

@@ -19,11 +19,12 @@ from storeframes.dagster import (  # noqa: E402
     ClientOptions,
     TrackerResource,
     first_partition,
+    run_metadata,
     run_partitions,
     tracker_definitions,
 )
 from storeframes.sandbox import Faults, SandboxServer  # noqa: E402
-from storeframes.track.tracker import Tracker  # noqa: E402
+from storeframes.track import RunResult, Tracker  # noqa: E402
 
 SPEC = """\
 [tracker]
@@ -232,6 +233,31 @@ def test_a_run_that_fails_fails_the_materialization_with_its_errors(spec):
     assert run["errors"].startswith("search: ServerError")
 
 
+def test_a_run_over_the_budget_succeeds_and_says_what_it_left_out(spec):
+    spec.write_text(SPEC.replace('device = "iphone"', 'device = "iphone"\nbudget_per_run = 5'))
+    result = _materialize(tracker_definitions(spec, sandbox=True), "photo_editors/search", today_utc())
+    meta = _metadata(result)
+    assert result.success
+    assert (meta["status"], meta["requests"], meta["credits_spent"], meta["left_out"]) == (
+        "over_budget",
+        0,
+        0,
+        ["search"],
+    )
+
+
+def test_the_metadata_of_several_runs_sums_them_and_keeps_the_worst_status():
+    day = today_utc()
+    backfill = RunResult("b", "t", day, "backfill", "ok", requests=1, cells_new=4, credits_spent=41, credits_saved=2)
+    run = RunResult("r", "t", day, "run", "partial", requests=2, cells_cached=3, errors=["ranks: ServerError: 503"])
+    meta = run_metadata([backfill, run])
+    assert meta == {
+        "status": "partial", "kind": "backfill+run", "run_ids": ["b", "r"], "requests": 3, "credits_spent": 41,
+        "credits_saved": 2, "cells_new": 4, "cells_cached": 3, "errors": ["ranks: ServerError: 503"], "left_out": [],
+    }  # fmt: skip
+    assert run_metadata([run, backfill])["status"] == "partial" and run_metadata([backfill])["status"] == "ok"
+
+
 def test_against_the_loopback_sandbox_server_with_the_token_out_of_dagster_s_records(spec):
     with SandboxServer() as server:
         defs = tracker_definitions(spec, base_url=server.base_url, api_key=server.key)
@@ -269,6 +295,8 @@ def test_bad_input_is_refused_when_the_definitions_are_made(spec, tmp_path):
         tracker_definitions(spec, sandbox=True, minute_of_hour=-1)
     with pytest.raises(sf.InvalidParameterError, match=r"invalid start='last week'.*a day as YYYY-MM-DD"):
         tracker_definitions(spec, sandbox=True, start="last week")
+    with pytest.raises(sf.InvalidParameterError, match=r"invalid start='\d{4}-\d\d-\d\d'.*a day up to today"):
+        tracker_definitions(spec, sandbox=True, start=today_utc() + timedelta(days=1))
     with pytest.raises(TypeError, match=r"budgt"):
         tracker_definitions(spec, sandbox=True, budgt=500)
     with pytest.raises(TypeError, match=r"budgt"):
