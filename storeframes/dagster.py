@@ -51,8 +51,11 @@ DAGSTER_EXTRA = 'pip install "storeframes[dagster]"'
 
 try:
     import dagster as dg
-except ImportError as exc:  # the message says what to install, and what failed
-    raise ImportError(f"storeframes.dagster needs Dagster: {DAGSTER_EXTRA} ({exc})") from exc
+except ImportError as exc:  # depends on the installed extras (tests/project/test_conventions.py)
+    _missing = f"{exc.name} is not installed" if exc.name else str(exc)
+    raise ImportError(
+        f"storeframes.dagster needs Dagster ({_missing}): {DAGSTER_EXTRA} (or dagster>=1.11.3)", name=exc.name
+    ) from exc
 
 __all__ = [
     "DAGSTER_EXTRA",

@@ -109,21 +109,6 @@ def test_import_storeframes_leaves_the_heavy_libraries_until_a_call_needs_them()
     assert loaded == ""
 
 
-def test_storeframes_dagster_without_dagster_names_the_extra_to_install():
-    """Only ``import storeframes.dagster`` needs Dagster, and without it the error says what to install."""
-    code = (
-        "import sys\n"
-        "sys.modules['dagster'] = None  # as where Dagster is not installed\n"
-        "import storeframes\n"
-        "try:\n"
-        "    import storeframes.dagster\n"
-        "except ImportError as exc:\n"
-        "    print(type(exc).__name__, exc)\n"
-    )
-    shown = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True).stdout
-    assert shown.startswith('ImportError storeframes.dagster needs Dagster: pip install "storeframes[dagster]"'), shown
-
-
 def test_flatteners_import_nothing_that_does_io():
     allowed = {"storeframes.catalog", "storeframes.errors", "storeframes.schemas"}
     for name, targets in _imports().items():
