@@ -277,10 +277,22 @@ def _keep_table(
     return pl.DataFrame(columns, schema=schema)
 
 
+_SCANS_NEST = tuple(int(n) for n in pl.__version__.split(".")[:2] if n.isdigit()) >= (1, 35)
+"""Whether polars can collect a Parquet scan inside an IO source's callback while it collects another: before
+1.35, two of them in one query (a join of two ``sf.scan`` frames) wait on each other for ever with as
+few threads as sources (2 CPUs); their files are then read by pyarrow."""
+
+
 def _sources(cache: Cache, keys: list[str]) -> list[pl.LazyFrame]:
     """Lazy frames of the files ``keys`` with a ``_file`` column naming each row's file (its key)."""
     if not keys:
         return []
+    if not _SCANS_NEST:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        tables = ((k, pq.read_table(pa.BufferReader(cache.storage.get(k)))) for k in keys)
+        return [pl.DataFrame(table).with_columns(_file=pl.lit(k)).lazy() for k, table in tables]
     addresses: list[str] | None
     try:
         addresses, options = cache.storage.locate(keys)  # every store has it; it refuses where polars cannot read
