@@ -74,6 +74,7 @@ from .interop import to_pandas
 from .ledger import LEDGER_SCHEMA
 from .limiter import SlidingWindowLimiter
 from .ranks import RANK_STATUSES, rank_history
+from .snapshots import snapshots
 from .track import Tracker, TrackerSpec
 
 __all__ = [
@@ -148,6 +149,7 @@ __all__ = [
     "screenshots_frame",
     "search_frame",
     "search_history_frame",
+    "snapshots",
     "to_pandas",
     "today",
     "version_changes_frame",

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
 from typing import Any, Literal
 
 from .errors import cut, html_table, plural
@@ -76,6 +76,12 @@ class Entry:
             f"Entry({self.endpoint}: {short_params(self.params, 80)}; {plural(self.cost, 'credit')}, "
             f"fetched {self.fetched_at:%Y-%m-%d}{gone}; id {self.id})"
         )
+
+    @property
+    def day(self) -> date:
+        """The UTC day of ``fetched_at`` (a time without a zone is taken as UTC): the day the answer is a snapshot of."""
+        at = self.fetched_at
+        return (at.astimezone(UTC) if at.tzinfo is not None else at).date()
 
     def share(self, cells: int) -> int:
         """The part of the entry's cost that ``cells`` of its cells stand for."""

@@ -5,7 +5,9 @@ bucket) holds, without a frame call, a request or a token: the rows of one table
 (``"versions"``, ``"search_history"``, ``"changes"`` ...), the newest answer of each
 cell, with the schema of the frame function's frame. :func:`compact` merges the small
 files a cache grows, one or two per answer, into a few (see
-:meth:`storeframes.Cache.compact`).
+:meth:`storeframes.Cache.compact`). The machinery that finds, builds and reads the
+files of a table's chosen answers (:func:`lazy_rows`) serves
+:func:`storeframes.snapshots` too, which chooses other answers.
 
 >>> import storeframes as sf
 >>> sf.scan("versions", cache_dir="analysis-cache").filter(pl.col("position") == 1).collect()  # doctest: +SKIP
@@ -15,7 +17,7 @@ files a cache grows, one or two per answer, into a few (see
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 import polars as pl
@@ -30,6 +32,15 @@ from .pipeline import FRAMES, FrameSpec, cell_columns
 
 __all__ = ["TABLES", "compact", "flattener_versions", "scan"]
 
+Cells = list[tuple[str | None, str | None, Any]]
+"""Cells of an entry whose rows a dataset keeps."""
+
+Chooser = Callable[[list[Entry]], dict[str, Cells]]
+"""Given the entries of a table's endpoints (of one service), the cells whose rows to keep, by entry id."""
+
+SNAPSHOT_DATE = "snapshot_date"
+"""The column a dated dataset puts first: the UTC day of the answer's ``fetched_at``."""
+
 TABLES: dict[str, FrameSpec] = {spec.table.name: spec for spec in FRAMES.values()}
 """The tables :func:`scan` reads, by name (``"versions"``), with the frame spec that writes each."""
 
@@ -39,29 +50,36 @@ def flattener_versions() -> dict[str, str]:
     return {name: spec.version for name, spec in TABLES.items()}
 
 
-def _cache(cache_dir: Any, storage_options: Mapping[str, str] | None) -> Cache:
-
+def open_for(cache_dir: Any, storage_options: Mapping[str, str] | None) -> Cache:
+    """The cache a dataset reads: a folder or a bucket, never none."""
     if cache_dir is False:
-        raise ConfigurationError("scan and compact need a cache: give cache_dir a folder or a bucket address")
+        raise ConfigurationError(
+            "scan, snapshots and compact need a cache: give cache_dir a folder or a bucket address"
+        )
     cache = open_cache(cache_dir, storage_options)
     assert cache is not None
     return cache
 
 
-def _spec(table: str) -> FrameSpec:
+def spec_of(table: Any, tables: Mapping[str, FrameSpec], *, what: str, allowed: str | None = None) -> FrameSpec:
+    """The frame spec of ``table`` (a table's or a frame function's name) among ``tables``; refused with
+    ``allowed`` (by default the names of ``tables``) otherwise."""
     if isinstance(table, str):
         name = table.removesuffix("_frame")
-        if name in TABLES:
-            return TABLES[name]
-    raise InvalidParameterError("table", table, f"one of {', '.join(TABLES)}", endpoint="scan")
+        if name in tables:
+            return tables[name]
+    raise InvalidParameterError("table", table, allowed or f"one of {', '.join(tables)}", endpoint=what)
 
 
-def _endpoints(spec: FrameSpec) -> list[Endpoint]:
+def endpoints_of(spec: FrameSpec) -> list[Endpoint]:
+    """The endpoints whose answers make ``spec``'s table (two where a frame function switches between them)."""
     names = [spec.endpoint] + ([spec.switch[1]] if spec.switch else [])
     return [ENDPOINTS[name] for name in names]
 
 
-def _service(entries: list[Entry], service: str | None) -> str:
+def service_of(entries: list[Entry], service: str | None, *, what: str) -> str:
+    """The service whose answers a dataset reads: the one asked for, else the real service's, else the
+    one service the cache holds; several others are refused."""
     services = sorted({e.service for e in entries})
     if service is not None:
         return service
@@ -70,21 +88,24 @@ def _service(entries: list[Entry], service: str | None) -> str:
     if len(services) == 1:
         return services[0]
     raise InvalidParameterError(
-        "service", None, f"one of {', '.join(services)}: the cache holds answers of several services", endpoint="scan"
+        "service", None, f"one of {', '.join(services)}: the cache holds answers of several services", endpoint=what
     )
 
 
-def _newest(entries: list[Entry]) -> dict[str, list[tuple[str | None, str | None, Any]]]:
-    """For each entry, the cells it is the newest answer of (within its endpoint and scope)."""
-    newest: dict[tuple[str, str, tuple[Any, ...]], Entry] = {}
+def newest(entries: list[Entry], *, daily: bool = False) -> dict[str, Cells]:
+    """For each entry, the cells it is the newest answer of (within its endpoint and scope; with ``daily``,
+    within the UTC day of its ``fetched_at`` too). Cells whose newest answer says the app is unavailable
+    are left out."""
+    found: dict[tuple[str, str, tuple[Any, ...], Any], Entry] = {}
     for entry in entries:
+        day = entry.day if daily else None
         for cell in entry.cells:
-            key = (entry.endpoint, entry.scope, cell)
-            held = newest.get(key)
+            key = (entry.endpoint, entry.scope, cell, day)
+            held = found.get(key)
             if held is None or (held.fetched_at, held.id) < (entry.fetched_at, entry.id):
-                newest[key] = entry
-    cells: dict[str, list[tuple[str | None, str | None, Any]]] = {}
-    for (_, _, cell), entry in newest.items():
+                found[key] = entry
+    cells: dict[str, Cells] = {}
+    for (_, _, cell, _), entry in found.items():
         if entry.available:
             cells.setdefault(entry.id, []).append(cell)
     return cells
@@ -122,74 +143,73 @@ def scan(
     :data:`~storeframes.cache.RELISTS` times in a row while they are read, collecting raises
     :class:`~storeframes.CacheUnavailableError`; collect again.
     """
-    spec = _spec(table)
-    cache = _cache(cache_dir, storage_options)
-    eps = _endpoints(spec)
-    chosen = _service([e for ep in eps for e in cache.entries(ep.name)], service)  # refused now, not when collected
-
-    source = _Scan(cache, spec, chosen)
-    return register_io_source(source, schema=spec.table.schema)
+    spec = spec_of(table, TABLES, what="scan")
+    return lazy_rows(open_for(cache_dir, storage_options), spec, service, newest, what="scan")
 
 
-class _Scan:
-    """What a scan's LazyFrame calls when it is collected: the rows the cache holds then."""
+def lazy_rows(
+    cache: Cache, spec: FrameSpec, service: str | None, choose: Chooser, *, what: str, dated: bool = False
+) -> pl.LazyFrame:
+    """A LazyFrame of the rows of ``spec``'s table in the answers ``choose`` picks (of the service chosen
+    now, see :func:`service_of`), found when it is collected, each time it is; with ``dated``, a
+    :data:`SNAPSHOT_DATE` column first. ``what`` names the function in its errors (``"scan"``)."""
+    eps = endpoints_of(spec)
+    chosen = service_of([e for ep in eps for e in cache.entries(ep.name)], service, what=what)  # refused now
+    source = _Source(cache, spec, chosen, choose, what=what, dated=dated)
+    schema = pl.Schema([(SNAPSHOT_DATE, pl.Date()), *spec.table.schema.items()]) if dated else spec.table.schema
+    return register_io_source(source, schema=schema)
 
-    def __init__(self, cache: Cache, spec: FrameSpec, service: str):
+
+class _Source:
+    """What a dataset's LazyFrame calls when it is collected: the rows the cache holds then."""
+
+    def __init__(self, cache: Cache, spec: FrameSpec, service: str, choose: Chooser, *, what: str, dated: bool):
         self._cache = cache
         self._spec = spec
         self._service = service
+        self._choose = choose
+        self._what = what
+        self._dated = dated
 
     def __call__(
         self, with_columns: list[str] | None, predicate: pl.Expr | None, n_rows: int | None, _batch: int | None
     ) -> Iterator[pl.DataFrame]:
-        yield _collect(self._cache, self._spec, self._service, with_columns, predicate, n_rows)
+        for attempt in range(RELISTS):
+            lazy = _rows(self._cache, self._spec, self._service, self._choose, dated=self._dated, relist=attempt > 0)
+            if predicate is not None:
+                lazy = lazy.filter(predicate)
+            if with_columns is not None:
+                lazy = lazy.select(with_columns)
+            if n_rows is not None:
+                lazy = lazy.head(n_rows)
+            try:
+                yield lazy.collect()
+                return
+            except FileNotFoundError:  # replaced by a compaction since it was found: the files are found again
+                continue
+        raise CacheUnavailableError(
+            f"the {self._spec.table.name} files of the cache at {self._cache.location} were replaced {RELISTS} times "
+            f"while they were read (compactions running one after another); collect the {self._what} again",
+            location=self._cache.location,
+            operation=self._what,
+        )
 
     def __reduce__(self) -> Any:
         # the cache it reads holds the store's access (a bucket's credentials): never written into a plan
+        call = f"sf.{self._what}"
         raise ConfigurationError(
-            f"a LazyFrame of sf.scan({self._spec.table.name!r}) reads the cache when it is collected and is not "
-            "serialised, as it would carry the cache's access: serialise the collected frame, or call sf.scan "
+            f"a LazyFrame of {call}({self._spec.table.name!r}) reads the cache when it is collected and is not "
+            f"serialised, as it would carry the cache's access: serialise the collected frame, or call {call} "
             "again where the plan is used"
         )
 
 
-def _collect(
-    cache: Cache,
-    spec: FrameSpec,
-    service: str,
-    with_columns: list[str] | None,
-    predicate: pl.Expr | None,
-    n_rows: int | None,
-) -> pl.DataFrame:
-    """The rows of a scan as the cache holds them now: its files found, then read by polars with the
-    columns and filter pushed down; found again when a compaction replaced one in between (at most
-    :data:`~storeframes.cache.RELISTS` times)."""
-    for attempt in range(RELISTS):
-        lazy = _rows(cache, spec, service, relist=attempt > 0)
-        if predicate is not None:
-            lazy = lazy.filter(predicate)
-        if with_columns is not None:
-            lazy = lazy.select(with_columns)
-        if n_rows is not None:
-            lazy = lazy.head(n_rows)
-        try:
-            return lazy.collect()
-        except FileNotFoundError:  # replaced by a compaction since it was found: the files are found again
-            continue
-    raise CacheUnavailableError(
-        f"the {spec.table.name} files of the cache at {cache.location} were replaced {RELISTS} times while "
-        "they were read (compactions running one after another); collect the scan again",
-        location=cache.location,
-        operation="scan",
-    )
-
-
-def _rows(cache: Cache, spec: FrameSpec, service: str, *, relist: bool) -> pl.LazyFrame:
-    """A lazy frame of the files that hold the rows of a scan now, the newest answer of each cell."""
-    eps = _endpoints(spec)
+def _rows(cache: Cache, spec: FrameSpec, service: str, choose: Chooser, *, dated: bool, relist: bool) -> pl.LazyFrame:
+    """A lazy frame of the files that hold the rows of the answers ``choose`` picks now."""
+    eps = endpoints_of(spec)
     entries = [e for ep in eps for e in cache.entries(ep.name) if e.service == service]
-    newest = _newest(entries)
-    by_id = {e.id: e for e in entries if e.id in newest}
+    chosen = choose(entries)
+    by_id = {e.id: e for e in entries if e.id in chosen}
     kept_columns = spec.table.schema  # a kept frame with other columns is built again
     located = cache.frame_files(list(by_id.values()), spec.table.name, spec.version, schema=kept_columns, relist=relist)
     built = _build_missing(cache, spec, [e for i, e in by_id.items() if i not in located])
@@ -197,7 +217,7 @@ def _rows(cache: Cache, spec: FrameSpec, service: str, *, relist: bool) -> pl.La
     frames: list[pl.LazyFrame] = []
     for ep in eps:
         keys = cell_columns(ep)
-        keep = _keep_table(newest, [e for e in by_id.values() if e.endpoint == ep.name], keys, located)
+        keep = _keep_table(chosen, [e for e in by_id.values() if e.endpoint == ep.name], keys, located, dated=dated)
         if keep.is_empty():
             continue
         files = sorted(set(keep["_file"].to_list()) - {""})
@@ -205,10 +225,14 @@ def _rows(cache: Cache, spec: FrameSpec, service: str, *, relist: bool) -> pl.La
         if "" in keep["_file"]:  # frames that could not be kept: from memory
             sources.append(pl.concat([built[i].with_columns(_file=pl.lit(""), entry=pl.lit(i)) for i in built]).lazy())
         rows = pl.concat(sources, how="diagonal_relaxed") if len(sources) > 1 else sources[0]
-        frames.append(rows.join(keep.lazy(), on=["_file", "entry", *keys], how="semi"))
-    if not frames:
-        return spec.table.empty().lazy()
+        # one row of keep per (file, entry, cell): an inner join brings a dated row its day, and repeats none
+        frames.append(rows.join(keep.lazy(), on=["_file", "entry", *keys], how="inner" if dated else "semi"))
     columns = [pl.col(name).cast(dtype) for name, dtype in spec.table.schema.items()]
+    if dated:
+        columns.insert(0, pl.col(SNAPSHOT_DATE))
+    if not frames:
+        empty = spec.table.empty().with_columns(pl.lit(None, pl.Date).alias(SNAPSHOT_DATE))
+        return empty.lazy().select(columns)
     return (pl.concat(frames, how="diagonal_relaxed") if len(frames) > 1 else frames[0]).select(columns)
 
 
@@ -226,21 +250,30 @@ def _build_missing(cache: Cache, spec: FrameSpec, entries: list[Entry]) -> dict[
 
 
 def _keep_table(
-    newest: Mapping[str, list[tuple[str | None, str | None, Any]]],
+    chosen: Mapping[str, Cells],
     entries: list[Entry],
     keys: list[str],
     located: Mapping[str, str],
+    *,
+    dated: bool = False,
 ) -> pl.DataFrame:
-    """One row per (file, entry, cell) to keep, in the columns the rows are matched on."""
+    """One row per (file, entry, cell) to keep, in the columns the rows are matched on (and, ``dated``,
+    the UTC day of the entry's ``fetched_at``)."""
     columns: dict[str, list[Any]] = {"_file": [], "entry": [], **{k: [] for k in keys}}
+    days: list[Any] = []
     for entry in entries:
-        for entity, facet, day in newest.get(entry.id, ()):
+        cells = chosen.get(entry.id, ())
+        if dated:
+            days += [entry.day] * len(cells)
+        for entity, facet, day in cells:
             columns["_file"].append(located.get(entry.id, ""))
             columns["entry"].append(entry.id)
             values = {"app_id": entity, "keyword": entity, "metric": facet, "date": day}
             for k in keys:
                 columns[k].append(values[k])
     schema = {"_file": pl.String, "entry": pl.String, **{k: pl.Date if k == "date" else pl.String for k in keys}}
+    if dated:
+        columns[SNAPSHOT_DATE], schema[SNAPSHOT_DATE] = days, pl.Date
     return pl.DataFrame(columns, schema=schema)
 
 
@@ -268,4 +301,4 @@ def compact(cache_dir: Any = None, *, storage_options: Mapping[str, str] | None 
     The frames of this version's flatteners are merged, others left out (they are
     rebuilt from the raw answers when a frame function needs them).
     """
-    return _cache(cache_dir, storage_options).compact(frames=flattener_versions())
+    return open_for(cache_dir, storage_options).compact(frames=flattener_versions())

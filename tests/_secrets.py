@@ -23,7 +23,7 @@ import pyarrow.parquet as pq
 
 from storeframes.sandbox import SANDBOX_KEY
 
-__all__ = ["KEY_SHAPED", "TEST_TOKENS", "chain", "exposures", "leaks_in", "secrets"]
+__all__ = ["KEY_SHAPED", "TEST_TOKENS", "chain", "check_plan_keeps", "exposures", "leaks_in", "secrets"]
 
 TEST_TOKENS = (
     SANDBOX_KEY,
@@ -156,3 +156,24 @@ def exposures(exc: BaseException, *secrets: str, frames: Callable[[str], bool] =
             if frames(frame.filename) and any(secret in repr(frame.locals) for secret in secrets):
                 found.append(f"capture_locals formatting of {frame.name}")
     return found
+
+
+def check_plan_keeps(lazy: Any, secret: str, *, call: str = "sf.scan") -> None:
+    """A LazyFrame that reads a bucket when collected, serialised and pickled: refused (polars wraps what the
+    source raises) without ``secret`` in the error, or written without it; with cloudpickle, which polars
+    writes Python sources with, refused by the source itself, naming ``call``."""
+    import pickle
+
+    for save in (lazy.serialize, lambda: pickle.dumps(lazy)):
+        try:
+            plan = save()
+        except Exception as refused:  # whatever polars raises, the secret is not in it
+            assert secret not in repr(refused) and secret not in str(refused)
+            try:
+                import cloudpickle  # noqa: F401 - polars writes Python sources with it
+            except ImportError:
+                continue
+            assert "not serialised, as it would carry the cache's access" in str(refused)
+            assert f"call {call} again" in str(refused)
+        else:
+            assert secret.encode() not in plan

@@ -341,7 +341,10 @@ class Cache:
         (``frames/table=<name>/part-*.parquet``, rows grouped by answer), leaving out the
         frames of answers that newer answers replaced in every cell, of answers no longer
         in the cache, and of other flatteners (they are rebuilt from the raw answer when
-        needed, at no cost). Raw answers are never touched.
+        needed, at no cost). An answer of a current-only endpoint (metadata, metrics, live
+        search) that is the newest of a cell on its UTC day keeps its frames, though newer
+        days replaced it: it is that day's snapshot (:func:`storeframes.snapshots`). Raw
+        answers are never touched.
 
         A store that is not a cache (:meth:`is_cache`) is left untouched.
 
@@ -407,7 +410,8 @@ class Cache:
         counts the files of each kind (``answers``, ``index``, ``frames``, ``ledger``), the
         ``compacted`` index and frame files and the ``small`` ones (one per answer) that
         :meth:`compact` would merge, and the answers replaced in every cell by newer ones
-        (``superseded``) whose frames it would drop.
+        (``superseded``) whose frames it would drop (not counting a current-only endpoint's
+        newest answer of a cell on its day, a snapshot, whose frames it keeps).
         """
         self.flush()  # the frames still being written first
         return self._upkeep.info()

@@ -65,7 +65,9 @@ class Compaction:
             done["index_files_merged"] += merged
             done["files_written"] += written
         if frames:
-            current = self._index.current()  # the answers whose frames stay, once for every table
+            # the answers whose frames stay, once for every table: the newest of each cell, and the
+            # snapshots of current-only endpoints (the newest of a cell on its day), which nothing else keeps
+            current = self._index.current(snapshots=True)
             for table, version in frames.items():
                 try:
                     merged, dropped, written = self._compact_frames(table, version, current)
@@ -114,7 +116,7 @@ class Compaction:
         return len(held_by), written
 
     def _compact_frames(self, table: str, version: str, current: set[str]) -> tuple[int, int, int]:
-        """A few compacted files of ``table`` holding the frames of the ``current`` answers;
+        """A few compacted files of ``table`` holding the frames of the ``current`` answers (snapshots included);
         (files replaced, answers' frames left out, files written)."""
         folder = frames_prefix(table)
         keys = [k for k in self._files.storage.list(folder) if k.endswith(".parquet") and in_folder(k, folder)]

@@ -462,15 +462,23 @@ class Index:
             chosen = [e for e in self._entries.values() if e.endpoint in names]
         return sorted(chosen, key=lambda e: (e.fetched_at, e.id))
 
-    def current(self) -> set[str]:
-        """The ids of the entries that are the newest of at least one of their cells."""
+    def current(self, *, snapshots: bool = False) -> set[str]:
+        """The ids of the entries that are the newest of at least one of their cells; with ``snapshots``,
+        also those of current-only endpoints (metadata, metrics, live search: see
+        :attr:`~storeframes.catalog.Endpoint.current_only`) that are the newest of a cell on the UTC day
+        they were fetched, the answers :func:`storeframes.snapshots` reads."""
         with self._lock:
             for each in ENDPOINTS:
                 self.sync(each)
                 self._materialize(each)
             current: set[str] = set()
-            for table in self._cells.values():
-                current.update(candidates[-1].id for candidates in table.values() if candidates)
+            for (endpoint, _, _), table in self._cells.items():
+                daily = snapshots and endpoint in ENDPOINTS and ENDPOINTS[endpoint].current_only
+                for candidates in table.values():
+                    if daily:  # oldest first: the last of each day stays, the newest of all among them
+                        current.update({entry.day: entry.id for entry in candidates}.values())
+                    elif candidates:
+                        current.add(candidates[-1].id)
             return current
 
     def files(self, endpoint: str) -> dict[str, tuple[str, ...]]:

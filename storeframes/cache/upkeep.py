@@ -138,7 +138,7 @@ class Upkeep:
                 counted[kind] += 1
                 if kind in ("index", "frames"):
                     counted["compacted" if is_part(key) else "small"] += 1
-        current = self._index.current()
+        current = self._index.current(snapshots=True)  # the answers whose frames compaction keeps
         counted["superseded"] = sum(e.id not in current for e in entries)
         ledger = self._ledger.read()
         by_service: dict[str, dict[str, int]] = {}

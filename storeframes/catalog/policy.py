@@ -153,6 +153,12 @@ class Endpoint:
     def date_ranged(self) -> bool:
         return "start_date" in self.param_names
 
+    @property
+    def current_only(self) -> bool:
+        """Whether the service answers only with today's values (no days, no date range): what it said
+        yesterday is gone unless a cache kept it (see :func:`storeframes.snapshots`)."""
+        return not self.daily and not self.date_ranged
+
     def estimate(self, params: Mapping[str, str]) -> int:
         """Maximum credits of one request with these canonical parameters."""
         return self.cost.estimate(params)

@@ -29,7 +29,7 @@ from typing import Any
 import polars as pl
 
 from ..answers import Entry
-from ..cache import RUN_SCHEMA
+from ..cache import RUN_SCHEMA, Cache, open_cache
 from ..client import Client
 from ..coord import holding
 from ..errors import ConfigurationError, InvalidParameterError, StoreframesError, plural, shown_when_half_built
@@ -41,6 +41,10 @@ __all__ = ["EXIT_CODES", "RunResult", "TrackPlan", "TrackStatus", "Tracker"]
 EXIT_CODES = {"ok": 0, "partial": 3, "failed": 3, "interrupted": 3, "over_budget": 4}
 """The exit code of ``storeframes track run`` (and :attr:`RunResult.exit_code`) for each status:
 0 ``ok``, 3 ``partial`` or ``failed``, 4 ``over_budget`` (2 is a spec or command line refused)."""
+
+RUN_WAIT = 6 * 3600.0
+"""Seconds a run waits for another run of its tracker (or of the month's spending) to end: a run
+whose holder lives keeps its lease alive, one whose holder died lapses within the lease's TTL."""
 
 PLAN_SCHEMA = pl.Schema(
     {
@@ -246,6 +250,8 @@ class Tracker:
         self.spec = spec
         self.sandbox = sandbox
         self._options = client_options
+        self._cache: Cache | None = None
+        self._world: Any = None  # the sandbox's world, with sandbox=True
 
     @classmethod
     def from_toml(cls, path: str | os.PathLike[str], *, sandbox: bool = False, **client_options: Any) -> Tracker:
@@ -264,16 +270,31 @@ class Tracker:
 
     # -- the client of a day ------------------------------------------------------------------
 
+    def _open_cache(self, storage_options: Any) -> Cache:
+        """The spec's cache, one for every client of the tracker: its index is read once, then synced."""
+        if self._cache is None:
+            cache = open_cache(self.spec.cache_dir, storage_options)
+            assert cache is not None  # a spec's cache_dir is never False
+            self._cache = cache
+        return self._cache
+
     def client(self, today: date | str | None = None, *, budget: int | None = None) -> Client:
         """A client of the spec's cache whose clock is ``today`` (the real clock for None)."""
         day = _day(today)
         options = dict(self._options)
+        storage_options = options.pop("storage_options", None)
         if budget is not None:
             options["budget"] = budget
+        self._open_cache(storage_options)
         if self.sandbox:
+            from ..sandbox import World
             from ..sandbox import client as sandbox_client
 
-            return sandbox_client(today=day, cache_dir=self.spec.cache_dir, **options)
+            if "world" not in options:  # one world for the tracker's days: built once (a quarter of a second)
+                if self._world is None:
+                    self._world = World(options.get("seed", 0))
+                options["world"] = self._world
+            return sandbox_client(today=day, cache_dir=self._cache, **options)
         clock = None
         if day is not None:
             pinned = day
@@ -281,7 +302,7 @@ class Tracker:
             def clock() -> datetime:
                 return datetime.combine(pinned, datetime.now(UTC).time(), UTC)
 
-        return Client(cache_dir=self.spec.cache_dir, clock=clock, **options)
+        return Client(cache_dir=self._cache, clock=clock, **options)
 
     # -- planning -------------------------------------------------------------------------------
 
@@ -396,10 +417,10 @@ class Tracker:
                                  left_out=plan.left_out, month_spent=plan.month_spent,
                                  budget_per_month=self.spec.budget_per_month)  # fmt: skip
             leases = client.coordinator.leases(client.cache, client)
-            with holding(leases, f"track:{self.spec.name}|tracker"):
+            with holding(leases, f"track:{self.spec.name}|tracker", timeout=RUN_WAIT):
                 if self.spec.budget_per_month is None:
                     return self._locked(client, run_id, day, kind, chosen, span, began)
-                with holding(leases, f"track-budget:{client.namespace}:{day:%Y-%m}|budget"):
+                with holding(leases, f"track-budget:{client.namespace}:{day:%Y-%m}|budget", timeout=RUN_WAIT):
                     return self._locked(client, run_id, day, kind, chosen, span, began)
 
     def _locked(
@@ -467,10 +488,7 @@ class Tracker:
 
     def runs(self) -> pl.DataFrame:
         """The run log of this tracker, oldest first (:data:`~storeframes.cache.RUN_SCHEMA`); offline, no token."""
-        with self.client(None, budget=None) as client:
-            if client.cache is None:
-                return pl.DataFrame(schema=RUN_SCHEMA)
-            return client.cache.read_runs(self.spec.name)
+        return self._open_cache(self._options.get("storage_options")).read_runs(self.spec.name)
 
     def status(self, today: date | str | None = None) -> TrackStatus:
         """Each item's last snapshot, whether it is due on ``today``, and the days it missed; the month's spend."""

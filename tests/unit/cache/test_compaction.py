@@ -156,7 +156,7 @@ def test_compaction_drops_the_frames_of_answers_replaced_in_every_cell(make_clie
     with make_client(cache_dir=tmp_path, clock=clock) as first:
         first.versions_frame(APPS[:3])  # one answer of three apps
         first.versions_frame(APPS[3:5])
-        clock.now += timedelta(days=2)
+        clock.now += timedelta(hours=2)  # the same UTC day: the first answer is not that day's snapshot
         newest = first.versions_frame(APPS[:4], refresh="always")  # replaces the first answer wholly
     assert Cache(tmp_path).info()["files"]["superseded"] == 1
     done = Cache(tmp_path).compact(frames=flattener_versions())

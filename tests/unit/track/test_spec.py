@@ -1,0 +1,145 @@
+"""The tracker spec: what it accepts, and what it refuses before anything is sent (file, line, what is allowed)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import storeframes as sf
+from storeframes.sandbox import World
+from storeframes.track import SpecError, load_spec, parse_spec
+
+WORLD = World(0)
+APP = WORLD.EXAMPLE_IOS_APPS[0]
+
+SPEC = f"""
+[tracker]
+name = "photo-editors"
+cache_dir = "tracking-cache"
+budget_per_run = 20000
+budget_per_month = 300000
+country = "us"
+device = "iphone"
+
+[[track]]
+endpoint = "search"
+keywords = ["photo editor", "collage maker"]
+countries = ["us", "gb"]
+
+[[track]]
+endpoint = "search_ads"
+keywords = ["photo editor"]
+
+[[track]]
+endpoint = "search_history"
+keywords = ["photo editor"]
+lookback = "14d"
+
+[[track]]
+endpoint = "metadata"
+apps = ["{APP}"]
+
+[[track]]
+endpoint = "metrics"
+name = "downloads"
+apps = ["{APP}"]
+metrics = ["downloads", "ratings"]
+every = "7d"
+
+[[track]]
+endpoint = "benchmarks"
+countries = ["us", "gb"]
+channels = ["all", "search"]
+every = "30d"
+"""
+
+
+def test_the_issues_spec_is_read_with_its_defaults(tmp_path: Path):
+    path = tmp_path / "tracking.toml"
+    path.write_text(SPEC)
+    spec = load_spec(path)
+    assert spec.name == "photo-editors"
+    assert spec.cache_dir == str((tmp_path / "tracking-cache").resolve())  # relative to the spec file
+    assert (spec.budget_per_run, spec.budget_per_month) == (20000, 300000)
+    assert [i.name for i in spec.items] == [
+        "search",
+        "search_ads",
+        "search_history",
+        "metadata",
+        "downloads",
+        "benchmarks",
+    ]
+    assert [i.every_days for i in spec.items] == [1, 1, 1, 1, 7, 30]
+    search = spec.items[0]
+    assert [c["country"] for c in search.calls] == ["us", "gb"]  # one call per country
+    assert search.calls[0]["device"] == "iphone"  # the tracker's default
+    assert spec.items[1].calls[0]["ads"] is True
+    assert spec.items[2].history and spec.items[2].lookback_days == 14
+    assert spec.items[5].calls == ({"device": "iphone", "channels": ["all", "search"], "countries": ["us", "gb"]},)
+    assert len(spec.spec_hash) == 16 and spec.spec_hash == load_spec(path).spec_hash
+
+
+def test_a_bucket_cache_dir_is_kept_as_it_is():
+    spec = parse_spec(SPEC.replace('"tracking-cache"', '"s3://team-bucket/tracking"'), path="/somewhere/t.toml")
+    assert spec.cache_dir == "s3://team-bucket/tracking"
+
+
+@pytest.mark.parametrize(
+    ("change", "line", "words"),
+    [
+        (('endpoint = "metadata"', 'endpoint = "metadta"'), 25, "one of search, search_ads, search_history"),
+        (
+            (
+                'apps = ["' + APP + '"]\n\n[[track]]\nendpoint = "metrics"',
+                'app = ["x"]\n\n[[track]]\nendpoint = "metrics"',
+            ),
+            26,
+            "keys of a metadata item",
+        ),
+        (
+            (
+                'countries = ["us", "gb"]\n\n[[track]]\nendpoint = "search_ads"',
+                'countries = ["us", "uk"]\n\n[[track]]\nendpoint = "search_ads"',
+            ),
+            13,
+            "gb",
+        ),
+        (('every = "7d"', 'every = "weekly"'), 33, '"1d", "7d" or "30d"'),
+        (('channels = ["all", "search"]', 'channels = ["all", "tv"]'), 38, "channel"),
+        (("budget_per_run = 20000", "budget_per_run = -5"), 5, "whole number of credits"),
+        (('device = "iphone"', 'device = "iphone"\nmood = "happy"'), 9, "one of the keys name, cache_dir"),
+        (('metrics = ["downloads", "ratings"]', 'metrics = ["downloads", "fame"]'), 32, "downloads"),
+        (('keywords = ["photo editor"]\nlookback', "keywords = []\nlookback"), 21, "one or more"),
+    ],
+)
+def test_a_bad_spec_is_refused_naming_its_file_line_and_what_is_allowed(tmp_path, change, line, words):
+    old, new = change
+    assert old in SPEC
+    path = tmp_path / "tracking.toml"
+    path.write_text(SPEC.replace(old, new, 1))
+    with pytest.raises(SpecError) as caught:
+        load_spec(path)
+    message = str(caught.value)
+    assert f"tracking.toml, line {line}" in message, message
+    assert words in message, message
+    assert isinstance(caught.value, sf.InvalidParameterError)  # one hierarchy: a ValueError too
+
+
+def test_two_items_with_one_name_and_a_spec_without_items_are_refused():
+    twice = SPEC.replace('name = "downloads"', 'name = "search"')
+    with pytest.raises(SpecError, match="a name no other item of the spec has"):
+        parse_spec(twice)
+    with pytest.raises(SpecError, match=r"one \[\[track\]\] table or more"):
+        parse_spec('[tracker]\nname = "x"\n')
+    with pytest.raises(SpecError, match="TOML"):
+        parse_spec("[tracker\nname = 1")
+    with pytest.raises(SpecError, match="a readable TOML file"):
+        load_spec("/nonexistent/tracking.toml")
+
+
+def test_a_tracker_takes_neither_a_cache_nor_a_clock_of_its_own():
+    spec = parse_spec(SPEC)
+    with pytest.raises(sf.ConfigurationError, match="spec's cache_dir"):
+        sf.Tracker(spec, cache_dir="elsewhere")
+    assert repr(sf.Tracker(spec, sandbox=True)) == "Tracker('photo-editors', 6 items, sandbox)"
