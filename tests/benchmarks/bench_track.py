@@ -13,12 +13,13 @@ requests a day (``--quick``: 20 keywords and 40 apps, 116).
 * **Planning**: ``tracker.plan(day)``, best of 3 new trackers (each opens the cache and
   reads its index from the folder, as ``storeframes track plan`` does in a new process),
   then best of 3 more plans of the same tracker (its index synced, as in a scheduler's
-  long-lived process); on an empty cache (cold), on a cache holding a month of the spec's daily runs (a week
-  with ``--quick``), planning the next day when everything is due again (warm), and the
-  same after ``sf.compact`` of the folder (warm, compacted). The tracker's clients talk
-  to the loopback sandbox server (nothing is sent to plan; no synthetic world is built
-  in the planning process). The month is filled beforehand in this process through the
-  sandbox's transport, one day after another, with the rate limit lifted.
+  long-lived process); on an empty cache (cold), on a cache holding a month of the
+  spec's daily runs (a week with ``--quick``), planning the next day, when everything is
+  due again (warm), and the same after ``sf.compact`` of the folder (warm, compacted).
+  The tracker's clients talk to the loopback sandbox server (nothing is sent to plan; no
+  synthetic world is built in the planning process). The month is filled beforehand in
+  this process by one tracker through the sandbox's transport, one day after another,
+  with the rate limit lifted (about 8 minutes on 2 CPUs).
 * **Run**: ``tracker.run()`` of the whole spec on an empty cache, against a sandbox
   server in its own process (``bench_client.served``) with the service's limit (60
   requests in 10 s) and latency (333 ms), ``--quick`` 30 in 3 s and 100 ms. The figures:
