@@ -394,6 +394,14 @@ class Cache:
         """The run log: every run of ``tracker`` (of every tracker by default), oldest first."""
         return self._runs.read(tracker)
 
+    def running_runs(self, tracker: str) -> pl.DataFrame:
+        """The runs of ``tracker`` whose row still reads ``running`` (killed or stopped, or running now)."""
+        return self._runs.running(tracker)
+
+    def read_run(self, tracker: str, run_id: str) -> dict[str, Any] | None:
+        """The row of one run of ``tracker``; None when the log has none."""
+        return self._runs.one(tracker, run_id)
+
     # -- looking around and clearing ----------------------------------------------------------
 
     def info(self) -> dict[str, Any]:

@@ -23,6 +23,8 @@ from .parquet import footer, newer_format, parquet_bytes, unreadable
 
 __all__ = ["RUN_SCHEMA", "RUN_STATUSES", "RunFiles", "run_key"]
 
+_RUNNING = ".running"
+
 RUN_STATUSES = ("running", "ok", "partial", "failed", "over_budget", "interrupted")
 """What a run's ``status`` may say; ``running`` until it ends."""
 
@@ -67,24 +69,46 @@ class RunFiles:
         self._files = files
 
     def write(self, row: Mapping[str, Any]) -> bool:
-        """Keep one run's row (a new one, or the same run's again); False, with a warning, when it cannot."""
+        """Keep one run's row (a new one, or the same run's again); False, with a warning, when it cannot.
+
+        While a run's row reads ``running``, an empty ``<run id>.running`` file beside it says so, so
+        that the next run finds the runs left running without reading the whole log.
+        """
         frame = pl.DataFrame([dict(row)], schema=RUN_SCHEMA, orient="row")
         meta = {"storeframes.version": __version__, "storeframes.format": str(TABLE_FORMAT)}
+        key = run_key(row["tracker"], row["run_id"])
+        marker = key.removesuffix(".parquet") + _RUNNING
         try:
             self._files.mark()
-            self._files.storage.put(run_key(row["tracker"], row["run_id"]), parquet_bytes(frame, meta, arrow=False))
+            if row["status"] == "running":
+                self._files.storage.put(marker, b"")
+            self._files.storage.put(key, parquet_bytes(frame, meta, arrow=False))
+            if row["status"] != "running":
+                self._files.storage.delete(marker)
         except OSError as exc:
             warn(f"could not write the run log to the cache at {self._files.location}: {exc}", CacheWarning)
             return False
         return True
 
+    def running(self, tracker: str) -> pl.DataFrame:
+        """The rows of ``tracker``'s runs that read ``running`` (left so by a run killed or stopped)."""
+        prefix = f"runs/tracker={tracker}/"
+        keys = [k.removesuffix(_RUNNING) + ".parquet" for k in self._files.keys(prefix) if k.endswith(_RUNNING)]
+        return self._rows(keys).filter(pl.col("status") == "running")
+
+    def one(self, tracker: str, run_id: str) -> dict[str, Any] | None:
+        """The row of one run; None when it has none."""
+        rows = self._rows([run_key(tracker, run_id)])
+        return rows.row(0, named=True) if rows.height else None
+
     def read(self, tracker: str | None = None) -> pl.DataFrame:
         """The rows of the run log (of one tracker), oldest first."""
         prefix = f"runs/tracker={tracker}/" if tracker is not None else "runs/"
+        return self._rows([k for k in self._files.keys(prefix) if k.endswith(".parquet") and k.count("/") == 2])
+
+    def _rows(self, keys: list[str]) -> pl.DataFrame:
         frames: list[pl.DataFrame] = []
-        for key in self._files.keys(prefix):
-            if not key.endswith(".parquet") or key.count("/") != 2:
-                continue
+        for key in keys:
             try:
                 data = self._files.storage.get(key)
                 import pyarrow as pa

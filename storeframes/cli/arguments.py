@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import math
 from collections.abc import Callable
+from datetime import date
 from pathlib import Path
 
 from .._version import __version__
@@ -19,6 +20,13 @@ def _rate(text: str) -> tuple[int, float]:
         return int(count), float(seconds)
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected REQUESTS/SECONDS such as 60/10, got {text!r}") from None
+
+
+def _day(text: str) -> date:
+    try:
+        return date.fromisoformat(text.strip())
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a date as YYYY-MM-DD such as 2026-11-20, got {text!r}") from None
 
 
 def _days(text: str) -> float:
@@ -112,7 +120,13 @@ def parser() -> argparse.ArgumentParser:
     serve.add_argument("--port", type=int, default=8765, help="port (0 picks a free one; default 8765)")
     serve.add_argument("--host", default="127.0.0.1", help="loopback address (default 127.0.0.1)")
     serve.add_argument("--seed", type=int, default=0, help="the world's seed (default 0)")
-    serve.add_argument("--today", help="the service's today as YYYY-MM-DD (default: today, UTC)")
+    serve.add_argument(
+        "--today",
+        type=_day,
+        metavar="YYYY-MM-DD",
+        help="the service's today (default: today, UTC); search, metrics and metadata answer as on that day "
+        "and move from day to day as the stores' do, so each --today of a month replays that day",
+    )
     serve.add_argument("--rate-limit", type=_rate, default=(60, 10.0), metavar="N/SECONDS", help="default 60/10")
     serve.add_argument("--latency", type=float, default=0.0, metavar="MS", help="milliseconds per answer")
     serve.add_argument("--fault-rate", type=float, default=0.0, help="share of requests meeting a seeded fault")
@@ -124,7 +138,7 @@ def parser() -> argparse.ArgumentParser:
         help="a tracker spec's daily runs: run, plan, backfill, status, runs",
         description="Fetch what a tracker spec (TOML) follows: what is due each day, within its budgets, "
         "leaving a row in the cache's run log. Exit status of run and backfill: 0 ok, 3 partial or failed, "
-        "4 over budget, 2 a spec or argument refused (nothing sent).",
+        "4 over budget, 2 a spec or argument refused (nothing sent), 3 too when the run could not be made.",
     )
     track_commands = track.add_subparsers(dest="track_command", required=True)
     spec = argparse.ArgumentParser(add_help=False)

@@ -34,6 +34,7 @@ def serve(args: argparse.Namespace) -> int:
     print(f"storeframes sandbox serving at {server.base_url}", flush=True)
     print(f"  STOREFRAMES_BASE_URL={server.base_url}", flush=True)
     print(f"  STOREFRAMES_API_KEY={server.key}", flush=True)
+    print(f"  today {server.service.today.isoformat()} (--today YYYY-MM-DD answers as on another day)", flush=True)
     print("  press Ctrl-C to stop", flush=True)
     with contextlib.suppress(KeyboardInterrupt):
         server.serve_forever()

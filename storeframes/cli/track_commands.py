@@ -2,7 +2,8 @@
 
 The spec is read and checked whole first: a spec that cannot be used is named with its file and
 line (exit status 2) before anything is sent. ``run`` exits with the run's code
-(:data:`storeframes.track.EXIT_CODES`: 0 ok, 3 partial or failed, 4 over budget); every command
+(:data:`storeframes.track.EXIT_CODES`: 0 ok, 3 partial or failed, 4 over budget), and with 3 too when
+the run could not be made (a cache that cannot be read, another run's lease held too long); every command
 prints a few lines, and a run on a terminal shows a progress bar while it sends.
 """
 
@@ -12,7 +13,7 @@ import argparse
 import sys
 from typing import Any
 
-from ..errors import StoreframesError
+from ..errors import ConfigurationError, InvalidParameterError, StoreframesError
 from .printing import printable
 
 
@@ -63,8 +64,11 @@ def run_track(args: argparse.Namespace) -> int:
             result = tracker.run(args.today, items=args.item)
         else:
             result = tracker.backfill(args.start, args.end, items=args.item)
-    except StoreframesError as exc:
+    except (InvalidParameterError, ConfigurationError) as exc:  # refused before anything was sent
         print(printable(f"storeframes track {args.track_command}: {exc}"), file=sys.stderr)
         return 2
+    except StoreframesError as exc:  # the cache, a lease, the service: the run could not be made
+        print(printable(f"storeframes track {args.track_command}: {exc}"), file=sys.stderr)
+        return 3
     _say(result.summary())
     return int(result.exit_code)

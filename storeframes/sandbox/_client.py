@@ -76,10 +76,20 @@ def client(*, budget: int | None = None, rate_limit: tuple[int, float] = (60, 10
     answers are kept apart from the real service's. Its clock is the sandbox's
     ``today``, so relative dates and freshness follow the sandbox.
 
+    ``today`` (a date or ``YYYY-MM-DD``) pins the sandbox's day. The world moves from day to day
+    as the stores do (ranks drift and jump, downloads follow the week, ratings grow, apps change
+    their metadata), deterministically per ``(seed, day)``: a client per day of a month replays
+    that month, and ``client.sandbox_service.today = ...`` moves one client on to another day.
+
     >>> from storeframes import sandbox
     >>> with sandbox.client(seed=0) as demo:
     ...     demo.get("metadata", apps="3233849169").cost
     11
+    >>> def top10(day):
+    ...     with sandbox.client(today=day, cache_dir=False) as c:
+    ...         return c.get("search", keyword="recipes", device="iphone").result["value"][:10]
+    >>> top10("2026-11-01") == top10("2026-11-01") != top10("2026-11-02")
+    True
     """
     client_options = {k: options.pop(k) for k in _CLIENT_OPTIONS if k in options}
     scratch = None

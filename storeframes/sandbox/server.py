@@ -65,10 +65,13 @@ class SandboxServer:
     """The sandbox on ``http://127.0.0.1:PORT/api/public/store``.
 
     Plain http is accepted by :class:`~storeframes.Client` only because the host is a
-    loopback address. Use it as a context manager, or call :meth:`serve_forever`.
+    loopback address. Use it as a context manager, or call :meth:`serve_forever`. ``options``
+    go to :class:`SandboxService` (``seed``, ``today``, ...); ``server.service.today = day``
+    moves a running server on to another day, so one server replays a month day after day.
 
-    >>> with SandboxServer(port=0) as server:  # doctest: +SKIP
+    >>> with SandboxServer(port=0, today="2026-11-20") as server:  # doctest: +SKIP
     ...     client = Client(server.key, base_url=server.base_url)
+    ...     server.service.today = "2026-11-21"  # the next requests answer as on that day
     """
 
     def __init__(

@@ -228,7 +228,8 @@ class SandboxService:
 
     Args:
         seed: the synthetic world's seed; the same request always gets the same answer.
-        today: the service's "today" (UTC today by default).
+        today: the service's "today", a date or ``YYYY-MM-DD`` (UTC today by default); settable later
+            (:attr:`today`, :meth:`set_today`) to replay day after day.
         rate_limit: ``(requests, seconds)`` of the sliding window past which it answers 429.
         latency: seconds each answer takes from the request's arrival (building it included), or a
             :class:`Latency` for delays on the way in, random and bursty ones.
@@ -257,7 +258,7 @@ class SandboxService:
     ):
         self.world = world or World(seed)
         self.dialect = dialect or Dialect()
-        self._today = date.fromisoformat(today) if isinstance(today, str) else today
+        self._today = None if today is None else catalog.parse_day("today", today, endpoint="sandbox")
         self.limit, self.window = rate_limit
         self.latency = latency
         self._delays = latency if isinstance(latency, Latency) else Latency(outbound=float(latency))
@@ -276,7 +277,26 @@ class SandboxService:
 
     @property
     def today(self) -> date:
+        """The service's today: the pinned day, else UTC today. Settable while it serves, from any thread
+        (``server.service.today = "2026-11-21"``; ``None``: UTC today), to replay day after day.
+
+        >>> service = SandboxService(today="2026-11-20")
+        >>> service.today = "2026-11-21"
+        >>> service.today
+        datetime.date(2026, 11, 21)
+        """
         return self._today or catalog.today_utc()
+
+    @today.setter
+    def today(self, value: date | str | None) -> None:
+        day = None if value is None else catalog.parse_day("today", value, endpoint="sandbox")
+        with self._lock:
+            self._today = day
+
+    def set_today(self, value: date | str | None) -> date:
+        """Pin today (a date or ``YYYY-MM-DD``; ``None``: UTC today), as setting :attr:`today`; return it."""
+        self.today = value
+        return self.today
 
     def now(self) -> datetime:
         """The current UTC time of day on the service's today: the clock of a client of this sandbox."""
@@ -409,8 +429,9 @@ class SandboxService:
         if short == path or short not in {e.path for e in catalog.ENDPOINTS.values()}:
             return self._error(path, params, 404, "NotFoundError", f"no endpoint at {path}")
         ep = catalog.endpoint(short)
+        today = self.today  # read once: a request is answered wholly on one day
         try:
-            canonical = catalog.validate(ep, params, today=self.today)
+            canonical = catalog.validate(ep, params, today=today)
         except InvalidParameterError as exc:
             return self._error(path, params, 422, "ValidationError", str(exc))
         if ep.max_apps and len(canonical.get("apps", "").split(",")) > ep.max_apps:
@@ -445,7 +466,7 @@ class SandboxService:
                 )
 
         max_cost = ep.estimate(canonical)
-        call = _Call(ep, canonical, device, country, language, apps, self.today, max_cost)
+        call = _Call(ep, canonical, device, country, language, apps, today, max_cost)
         result, cost = self._RESULTS[ep.name](self, call)
         return Reply(
             200, self._envelope(path, echo, result, cost, max_cost), {"content-type": "application/json"}, cost=cost

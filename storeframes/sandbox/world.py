@@ -42,14 +42,19 @@ How the world is made
   names and stay as they are). Prices use the country's currency.
 * **Metrics** are estimates for the day before ``today``. About 10 % of them are null: half of the
   apps are "small" (popularity below the median) and each small app lacks a given estimate in a
-  country with probability 0.2.
+  country with probability 0.2. They move from day to day (:mod:`storeframes.sandbox.moves`):
+  downloads, revenues and power with a weekly pattern, a slow momentum and noise; the number of
+  ratings grows every day, star by star, and ``daily-ratings`` is that day's growth.
 * **Benchmarks** come from per-category base rates scaled per channel, type, country and (mildly)
   date range. 10-15 % of the categories are thin (null rates); 40 % of those are null everywhere,
   ``number_of_apps`` included.
 * **Search.** A keyword ranks every available app of the store by relevance (keyword words in the
   title, the theme's search words and the category names, plus popularity and a stable per-app
   term) plus a smooth drift (a per-app sinusoid with a period of 10-60 days) plus a small daily
-  noise: ranks move a few places a day and stay recognisable. iphone and ipad share one ranking.
+  noise: ranks move a few places a day and stay recognisable. Now and then an *episode* (2-8
+  days, about one a week per keyword, store and country) boosts an app from outside the top 10
+  or drops a top app: ranks jump 10 places or more and apps leave the top 10 and come back
+  (:func:`storeframes.sandbox.moves.episodes`). iphone and ipad share one ranking.
   The number of results depends on the keyword (niche, many-word keywords get fewer): 40-500 on
   iphone/ipad, 40-250 on android. The live search returns the first 250; the history of a day is
   the same ranking, so its first 250 equal the live search of that day.
@@ -90,6 +95,7 @@ from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
 from ..catalog import ANDROID_CATEGORIES, IOS_CATEGORIES
+from .moves import WEEKEND_THEMES, demand, episodes, ratings_to_date
 
 __all__ = [
     "ANDROID_CATEGORIES",
@@ -831,6 +837,9 @@ class _RankingModel:
     phase: tuple[float, ...]
     depth: int  # results the store shows (history length); live shows min(depth, 250)
     advertisers: tuple[str, ...]
+    risers: tuple[int, ...]  # indexes an episode may boost: ranked 11-60 by relevance
+    leaders: tuple[int, ...]  # indexes an episode may drop: the top 12 by relevance
+    episodes_key: str  # names the ranking's episode calendar (moves.episodes)
 
 
 _LIVE_CAP = 250
@@ -1487,7 +1496,10 @@ class World:
     def metrics(self, app_id: str, metrics: list[str], *, device: str, country: str, today: date) -> dict[str, Any]:
         """Current metrics of an app: ``{key: {...}}`` for each requested name (``app-power`` -> ``power``).
 
-        Values are estimates for the day before ``today``; about 10 % are null (small apps).
+        Values are estimates for the day before ``today``; about 10 % are null (small apps). They
+        move from day to day (:mod:`storeframes.sandbox.moves`): downloads, revenues and power
+        with a weekly pattern, a momentum and noise; the number of ratings grows every day (per
+        star, never falling) and ``daily-ratings`` is the growth of that day.
         """
         store = store_of(device)
         profile = self._profile(store, app_id)
@@ -1496,9 +1508,10 @@ class World:
         day_text = day.isoformat()
         market = self._market_size(country)
         device_share = 0.22 if device == "ipad" else 1.0
-        wiggle = 1.0 + (_unit(self.seed, store, app_id, country, device, day_text, "wiggle") - 0.5) * 0.2
-        monthly_downloads = 10 ** (3.4 + 0.95 * app.popularity) * market * device_share * wiggle
-        total_ratings = 10 ** (1.8 + 1.1 * app.popularity) * market**0.8 * device_share
+        lift = demand(
+            f"{self.seed}:{store}:{app_id}:{country}", day.toordinal(), weekend=app.theme.key in WEEKEND_THEMES
+        )
+        monthly_downloads = 10 ** (3.4 + 0.95 * app.popularity) * market * device_share * lift
         answer: dict[str, Any] = {}
         for name in metrics:
             if name not in _METRIC_KEYS:
@@ -1509,17 +1522,18 @@ class World:
                 answer["downloads"] = {"value": value, "precision": precision, "date": day_text}
             elif name == "revenues":
                 currency = _COUNTRY_CURRENCY.get(country, "usd")
-                usd = monthly_downloads * (profile.arpu + 0.7 * profile.price_usd)
+                spend = 1.0 + (_unit(self.seed, store, app_id, country, day_text, "spend") - 0.5) * 0.1
+                usd = monthly_downloads * (profile.arpu + 0.7 * profile.price_usd) * spend
                 value, precision = _round_to_precision(usd * _USD_RATE.get(currency, 1.0)) if known else (None, 0)
                 answer["revenues"] = {"value": value, "precision": precision, "date": day_text, "currency": currency}
             elif name == "app-power":
-                jitter = (_unit(self.seed, store, app_id, country, day_text, "power") - 0.5) * 6
-                power = round(min(100.0, max(0.0, 50 + 16 * app.popularity + jitter)), 1)
+                jitter = (_unit(self.seed, store, app_id, country, day_text, "power") - 0.5) * 4
+                power = round(min(100.0, max(0.0, 50 + 16 * app.popularity + 25 * math.log(lift) + jitter)), 1)
                 answer["power"] = {"value": power if known else None, "date": day_text}
             elif name == "ratings":
                 breakdown: dict[str, Any] | None = None
                 if known:
-                    counts = _star_counts(total_ratings, profile.rating)
+                    counts = self._ratings_to_date(profile, device, country, day.toordinal())
                     total = sum(counts.values())
                     average = sum(int(star) * n for star, n in counts.items()) / total if total else 0.0
                     breakdown = counts | {"total": total, "avg": round(average, 2)}
@@ -1528,15 +1542,34 @@ class World:
                     "breakdown": breakdown,
                     "date": day_text,
                 }
-            else:  # daily-ratings
-                pace = 400 + 800 * _unit(self.seed, store, app_id, "ratings-pace")
-                daily = _star_counts(total_ratings / pace * wiggle, profile.rating) if known else None
+            else:  # daily-ratings: the ratings of the day, star by star
+                daily = None
+                if known:
+                    now = self._ratings_to_date(profile, device, country, day.toordinal())
+                    before = self._ratings_to_date(profile, device, country, day.toordinal() - 1)
+                    daily = {star: now[star] - before[star] for star in now}
                 answer["daily-ratings"] = {
                     "value": sum(daily.values()) if daily else None,
                     "breakdown": daily,
                     "date": day_text,
                 }
         return answer
+
+    def _ratings_to_date(self, profile: _Profile, device: str, country: str, day: int) -> dict[str, int]:
+        """Ratings per star an app has received up to ``day`` in a country (see :func:`~storeframes.sandbox.moves.ratings_to_date`)."""
+        app = profile.app
+        device_share = 0.22 if device == "ipad" else 1.0
+        base = 10 ** (1.8 + 1.1 * app.popularity) * self._market_size(country) ** 0.8 * device_share
+        pace = 400 + 800 * _unit(self.seed, app.store, app.app_id, "ratings-pace")
+        mood = min(5.0, max(1.0, profile.rating + (_unit(self.seed, app.store, app.app_id, country, "mood") - 0.5)))
+        return ratings_to_date(
+            f"{self.seed}:{app.store}:{app.app_id}:{country}:{device}",
+            day,
+            base=base,
+            per_day=base / pace,
+            average=profile.rating,
+            mood=mood,
+        )
 
     def _market_size(self, country: str) -> float:
         return _MARKET_SIZE.get(country) or 0.03 + 0.07 * _unit(self.seed, country, "market")
@@ -1625,7 +1658,8 @@ class World:
             phase.append(drift[2])
         breadth = stable.random() ** max(1, len(keyword.split()))
         depth = _MIN_RESULTS + round((_HISTORY_CAP[store] - _MIN_RESULTS) * breadth)
-        top = sorted(range(len(ids)), key=relevance.__getitem__, reverse=True)[:30]
+        by_relevance = sorted(range(len(ids)), key=relevance.__getitem__, reverse=True)
+        top = by_relevance[:30]
         advertisers = []
         for _ in range(4):
             pool = top if stable.random() < 0.5 else range(len(ids))
@@ -1633,6 +1667,8 @@ class World:
         return _RankingModel(
             tuple(ids), tuple(relevance), tuple(amplitude), tuple(speed), tuple(phase),
             min(depth, len(ids)), tuple(dict.fromkeys(advertisers)),
+            tuple(by_relevance[10:60]), tuple(by_relevance[:12]),
+            f"{self.seed}:{store}:episodes:{keyword}:{country}:{language}",
         )  # fmt: skip
 
     def _ranking(
@@ -1648,6 +1684,8 @@ class World:
             r + a * sin(w * t + p) + (draw() - 0.5) * 2 * _DRIFT_NOISE
             for r, a, w, p in zip(model.relevance, model.amplitude, model.angular_speed, model.phase, strict=True)
         ]
+        for i, shift in episodes(model.episodes_key, t, model.risers, model.leaders).items():
+            scores[i] += shift
         order = sorted(range(len(scores)), key=scores.__getitem__, reverse=True)[: model.depth]
         return model, [model.app_ids[i] for i in order]
 
@@ -1694,19 +1732,3 @@ class World:
         if _unit(self.seed, store, country, language, _normalize_keyword(keyword), day.isoformat(), "missed") < 0.05:
             return None
         return self._ranking(keyword, device, country, language, day)[1]
-
-
-def _star_counts(total: float, average: float) -> dict[str, int]:
-    """Ratings per star ("1".."5") for about ``total`` ratings averaging about ``average``.
-
-    A mix of a happy and an unhappy distribution with the weight that gives the average.
-    """
-    happy = (0.03, 0.02, 0.05, 0.15, 0.75)
-    unhappy = (0.6, 0.15, 0.1, 0.07, 0.08)
-    mean_happy = sum((s + 1) * p for s, p in enumerate(happy))
-    mean_unhappy = sum((s + 1) * p for s, p in enumerate(unhappy))
-    weight = min(1.0, max(0.0, (average - mean_unhappy) / (mean_happy - mean_unhappy)))
-    return {
-        str(s + 1): round(total * (weight * h + (1 - weight) * u))
-        for s, (h, u) in enumerate(zip(happy, unhappy, strict=True))
-    }

@@ -439,8 +439,7 @@ class Tracker:
         result = RunResult(run_id, self.spec.name, day, kind, "running", budget_per_month=self.spec.budget_per_month)
         interrupted = []
         if cache is not None:
-            log = cache.read_runs(self.spec.name)
-            for row in log.filter(pl.col("status") == "running").iter_rows(named=True):
+            for row in cache.running_runs(self.spec.name).iter_rows(named=True):
                 row["status"] = "interrupted"
                 row["errors"] = "\n".join(filter(None, [row["errors"], f"stopped before it ended; run {run_id} "
                                                         "fetched what it had not kept"]))  # fmt: skip
@@ -464,12 +463,14 @@ class Tracker:
                 failed += 1
                 result.errors.append(f"{due.item.name}: {type(exc).__name__}: {exc}".splitlines()[0])
                 continue
+            finally:
+                result.requests, result.credits_spent = client.requests_sent, client.spent
+                result.credits_saved = client.saved
+                if cache is not None and not self._taken_over(cache, run_id):  # what it spent so far, in its
+                    cache.write_run(result.row(started, None, self.spec.spec_hash))  # row: a run killed shows it
             done += 1
             result.cells_new += row["cells"] - row["cached_cells"]
             result.cells_cached += row["cached_cells"]
-        result.requests = client.requests_sent
-        result.credits_spent = client.spent
-        result.credits_saved = client.saved
         result.month_spent = plan.month_spent + client.spent
         if failed and not done:
             result.status = "failed"
@@ -481,8 +482,19 @@ class Tracker:
             result.status = "ok"
         result.seconds = time.monotonic() - began
         if cache is not None:
-            cache.write_run(result.row(started, datetime.now(UTC), self.spec.spec_hash))
+            final = result.row(started, datetime.now(UTC), self.spec.spec_hash)
+            mine = cache.read_run(self.spec.name, run_id)
+            if mine is not None and mine["status"] == "interrupted":  # stopped past its lease, then resumed:
+                final["status"] = result.status = "interrupted"  # the run that took over said so, and stays said
+                note = "resumed after another run took over, and ended"
+                final["errors"] = "\n".join(filter(None, [mine["errors"], note, *result.errors]))
+            cache.write_run(final)
         return result
+
+    def _taken_over(self, cache: Cache, run_id: str) -> bool:
+        """Whether another run marked this one ``interrupted`` (it was stopped past its lease)."""
+        mine = cache.read_run(self.spec.name, run_id)
+        return mine is not None and mine["status"] == "interrupted"
 
     # -- looking back ---------------------------------------------------------------------------
 

@@ -58,9 +58,19 @@ def test_sandbox_serve_prints_its_base_url_and_key_and_answers():
                 assert time.monotonic() < deadline
                 time.sleep(0.1)
         assert response.status_code == 200 and response.json()["result"]["date"] == "2026-11-20"
+        assert proc.stdout.readline().strip() == "today 2026-11-20 (--today YYYY-MM-DD answers as on another day)"
     finally:
         proc.terminate()
         proc.wait(timeout=10)
+
+
+def test_sandbox_serve_refuses_a_today_that_is_not_a_date(capsys):
+    with pytest.raises(SystemExit) as exit_:
+        main(["sandbox", "serve", "--port", "0", "--today", "20/11/2026"])
+    assert exit_.value.code == 2
+    assert "argument --today: expected a date as YYYY-MM-DD such as 2026-11-20, got '20/11/2026'" in (
+        capsys.readouterr().err
+    )
 
 
 def test_ci_runs_the_readme_test_command():

@@ -90,6 +90,29 @@ def test_the_package_imports_and_works_without_ipywidgets_and_matplotlib():
     assert got["version"] and got["rows"] == 2 and got["loaded"] == []
 
 
+def test_storeframes_dagster_without_dagster_says_what_to_install():
+    got = _run(IMPORT_FAILS.format(module="storeframes.dagster"), "dagster")
+    assert got["type"] == "ImportError" and got["is_import_error"] and got["name"] == "dagster"
+    assert got["message"] == (
+        'storeframes.dagster needs Dagster (dagster is not installed): pip install "storeframes[dagster]" '
+        "(or dagster>=1.11.3)"
+    )
+
+
+def test_the_package_and_its_tracker_work_without_dagster():
+    got = _run(
+        """
+        import json, sys
+        import storeframes as sf
+        from storeframes.track import parse_spec
+        spec = parse_spec('[tracker]\\nname = "t"\\n[[track]]\\nendpoint = "search"\\nkeywords = ["a"]\\n')
+        print(json.dumps({"tracker": repr(sf.Tracker(spec, sandbox=True)), "dagster": "dagster" in sys.modules}))
+        """,
+        "dagster",
+    )
+    assert got == {"tracker": "Tracker('t', 1 item, sandbox)", "dagster": False}
+
+
 def test_hiding_a_module_hides_it():  # the prelude itself: without it the tests above would prove nothing
     got = _run(
         """

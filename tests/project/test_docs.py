@@ -9,9 +9,12 @@ import pkgutil
 import pytest
 
 import storeframes
+from tests._extras import importable
 
 MODULES = sorted(
-    name for _, name, _ in pkgutil.walk_packages(storeframes.__path__, "storeframes.") if not name.endswith("__main__")
+    name
+    for _, name, _ in pkgutil.walk_packages(storeframes.__path__, "storeframes.")
+    if not name.endswith("__main__") and importable(name)
 )
 
 

@@ -103,6 +103,7 @@ def test_import_storeframes_does_not_load_the_sandbox_until_it_is_used():
 def test_import_storeframes_leaves_the_heavy_libraries_until_a_call_needs_them():
     """``import storeframes`` (every CLI command pays it) loads polars and the package, nothing it can defer."""
     deferred = ("pyarrow", "pandas", "numpy", "httpx", "tenacity", "tqdm", "filelock", "matplotlib", "ipywidgets")
+    deferred += ("dagster",)  # storeframes.dagster is imported on demand only
     code = f"import sys, storeframes\nprint(','.join(m for m in {deferred!r} if m in sys.modules))\n"
     loaded = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True).stdout.strip()
     assert loaded == ""

@@ -143,3 +143,14 @@ def test_a_tracker_takes_neither_a_cache_nor_a_clock_of_its_own():
     with pytest.raises(sf.ConfigurationError, match="spec's cache_dir"):
         sf.Tracker(spec, cache_dir="elsewhere")
     assert repr(sf.Tracker(spec, sandbox=True)) == "Tracker('photo-editors', 6 items, sandbox)"
+
+
+def test_the_readmes_spec_is_a_spec():
+    import re
+
+    readme = (Path(__file__).parents[3] / "README.md").read_text()
+    section = readme.split("## Tracking over time")[1].split("\n## ")[0]
+    (block,) = re.findall(r"```toml\n(.*?)\n```", section, flags=re.S)
+    spec = parse_spec(block)
+    assert spec.name == "photo-editors"
+    assert [(i.name, i.every_days) for i in spec.items] == [("search", 1), ("search_history", 1), ("metrics", 7)]

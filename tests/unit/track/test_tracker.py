@@ -214,3 +214,27 @@ def test_the_command_line_runs_plans_and_exits_with_the_runs_code(tmp_path, caps
     broken.write_text('[tracker]\nname = "x"\n\n[[track]]\nendpoint = "serch"\n')
     assert main(["track", "run", str(broken), "--sandbox"]) == 2
     assert "broken.toml, line 5" in capsys.readouterr().err
+
+
+def test_a_run_stopped_between_items_leaves_what_it_spent_in_its_row(tmp_path, monkeypatch):
+    tracker = Tracker.from_toml(_spec(tmp_path), sandbox=True)
+    calls = []
+    real = sf.Client.get_many
+
+    def stopped_at_the_second_item(self, endpoint, *args, **kwargs):
+        calls.append(endpoint)
+        if len(calls) == 2:
+            raise KeyboardInterrupt  # as a kill would leave it: no code of the run runs after this
+        return real(self, endpoint, *args, **kwargs)
+
+    monkeypatch.setattr(sf.Client, "get_many", stopped_at_the_second_item)
+    with pytest.raises(KeyboardInterrupt):
+        tracker.run(DAY)
+    monkeypatch.undo()
+    left = tracker.runs().row(0, named=True)
+    assert left["status"] == "running" and left["ended_at"] is None
+    assert left["requests"] == 6 and left["credits_spent"] == 60  # the search item: 3 keywords x 2 countries
+    rerun = tracker.run(DAY)
+    assert rerun.interrupted == (left["run_id"],)
+    assert rerun.requests == 3  # metadata, metrics and history: the search item was kept
+    assert tracker.runs()["status"].to_list() == ["interrupted", "ok"]

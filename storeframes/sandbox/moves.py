@@ -1,0 +1,152 @@
+"""How the sandbox's world moves from one day to the next, the way the real stores do.
+
+Everything here is a pure function of its arguments (text keys carry the world's seed), built
+from stable hashes only, so a day's answer is the same in any process and a replayed month
+gives the same month again. :mod:`storeframes.sandbox.world` uses it for the parts of an
+answer that only the day changes:
+
+* **Rank episodes.** On top of a keyword's smooth drift and daily noise, an app now and then
+  lives through an *episode* of 2-8 days: a boost (a launch, a feature by the store) that lifts
+  an app from outside the top 10 by many places, or a drop (a penalty, a broken release) that
+  pushes a top app down. Episodes are drawn per week of the calendar (:func:`episodes`), about
+  one a week per keyword, store and country, so a month shows a few jumps of 10 places or more,
+  and apps that leave the top 10 and come back.
+* **Demand.** Downloads, revenues and power follow :func:`demand`: a weekly pattern (games and
+  entertainment peak at the weekend, work apps on weekdays), a slow per-app momentum (a sinusoid
+  of 3-13 weeks) and a daily noise.
+* **Ratings.** The number of ratings grows day by day (:func:`ratings_to_date`): each star's
+  count is a non-decreasing function of the day, so the total never falls, the daily ratings
+  are the difference of two days, and the average drifts slowly towards the mood of the recent
+  ratings.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import random
+from collections.abc import Sequence
+from datetime import date
+
+__all__ = [
+    "EPISODE_DAYS",
+    "RATINGS_EPOCH",
+    "WEEKEND_THEMES",
+    "demand",
+    "episodes",
+    "ratings_to_date",
+    "star_shares",
+]
+
+EPISODE_DAYS = (2, 8)
+"""The shortest and the longest episode, in days (an episode never lasts past the next week)."""
+
+RATINGS_EPOCH = date(2026, 1, 1).toordinal()
+"""The day on which an app's number of ratings equals its base number (it grows after, shrinks before)."""
+
+WEEKEND_THEMES = frozenset(
+    {"puzzle", "racing", "action", "strategy", "casual", "word", "cards", "rpg", "kids", "music", "video",
+     "recipes", "travel", "books", "dating", "shopping", "sports"}
+)  # fmt: skip
+"""Themes whose demand peaks at the weekend; the others peak on weekdays."""
+
+_WEEK = 7
+_HAPPY = (0.03, 0.02, 0.05, 0.15, 0.75)
+_UNHAPPY = (0.6, 0.15, 0.1, 0.07, 0.08)
+
+
+def _unit(*parts: object) -> float:
+    """A stable float in [0, 1) from the parts (blake2b; never the salted built-in ``hash``)."""
+    text = "\x1f".join(map(str, parts))
+    return int.from_bytes(hashlib.blake2b(text.encode(), digest_size=8).digest(), "big") / 18446744073709551616.0
+
+
+def episodes(key: str, day: int, risers: Sequence[int], leaders: Sequence[int]) -> dict[int, float]:
+    """The score shifts of the episodes under way on ``day`` (an ordinal): ``{app index: shift}``.
+
+    ``key`` names one ranking (seed, store, keyword, country, language); ``risers`` are the
+    indexes of apps that may be boosted (ranked about 11-60 by relevance), ``leaders`` those that
+    may drop (the top 12). Each week of the calendar draws 0-2 episodes from ``key`` and the week
+    alone: a start day in the week, a length of 2-8 days, an app and a shift (+1.0..+2.4 for a
+    boost, -1.0..-2.2 for a drop, in units of the ranking's score, where ten places are about one
+    unit). An episode starts at full strength and fades over its last two days.
+
+    >>> key = "0:ios:episodes:recipes:us:en"
+    >>> [episodes(key, date(2026, 11, d).toordinal(), range(10, 60), range(12)) for d in (3, 5, 8)]
+    [{17: 0.567...}, {}, {2: -2.088...}]
+    """
+    shifts: dict[int, float] = {}
+    week = day // _WEEK
+    for w in (week - 1, week):
+        rng = random.Random(f"{key}:week:{w}")
+        count = rng.choices((0, 1, 2), weights=(3, 5, 2))[0]
+        for _ in range(count):
+            start = w * _WEEK + rng.randrange(_WEEK)
+            length = rng.randint(*EPISODE_DAYS)
+            boost = rng.random() < 0.6
+            pool = risers if boost else leaders
+            if not pool:
+                continue
+            app = pool[rng.randrange(len(pool))]
+            size = rng.uniform(1.0, 2.4) if boost else -rng.uniform(1.0, 2.2)
+            left = start + length - 1 - day
+            if day < start or left < 0:
+                continue
+            fade = 1.0 if left >= 2 else (left + 1) / 3
+            shifts[app] = shifts.get(app, 0.0) + size * fade
+    return shifts
+
+
+def demand(key: str, day: int, *, weekend: bool) -> float:
+    """A multiplier of an app's downloads, revenues and power on ``day`` (an ordinal), about 0.75-1.3.
+
+    ``key`` names the app in a country (seed, store, app, country); the product of a weekly
+    pattern (+-4-10 %, at its height on Saturday and Sunday when ``weekend``, else mid-week), a
+    momentum (a sinusoid of 20-90 days, +-5-15 %) and a daily noise (+-6 %).
+
+    >>> round(demand("0:ios:361252007:us", date(2026, 11, 1).toordinal(), weekend=True), 3)
+    1.072
+    """
+    amplitude = 0.04 + 0.06 * _unit(key, "weekly")
+    weekday = date.fromordinal(day).weekday()  # Monday 0 .. Sunday 6
+    peak = (5.5 if weekend else 2.0) / _WEEK * 2 * math.pi
+    weekly = 1.0 + amplitude * math.cos(weekday / _WEEK * 2 * math.pi - peak)
+    swing = 0.05 + 0.10 * _unit(key, "momentum")
+    period = 20.0 + 70.0 * _unit(key, "period")
+    momentum = 1.0 + swing * math.sin(2 * math.pi * day / period + 2 * math.pi * _unit(key, "phase"))
+    noise = 1.0 + (_unit(key, day, "noise") - 0.5) * 0.12
+    return weekly * momentum * noise
+
+
+def star_shares(average: float) -> tuple[float, ...]:
+    """Shares of the stars 1-5 among ratings averaging about ``average`` (a happy/unhappy mix).
+
+    >>> [round(s, 3) for s in star_shares(4.5)]
+    [0.045, 0.023, 0.051, 0.148, 0.733]
+    """
+    mean_happy = sum((s + 1) * p for s, p in enumerate(_HAPPY))
+    mean_unhappy = sum((s + 1) * p for s, p in enumerate(_UNHAPPY))
+    weight = min(1.0, max(0.0, (average - mean_unhappy) / (mean_happy - mean_unhappy)))
+    return tuple(weight * h + (1 - weight) * u for h, u in zip(_HAPPY, _UNHAPPY, strict=True))
+
+
+def ratings_to_date(key: str, day: int, *, base: float, per_day: float, average: float, mood: float) -> dict[str, int]:
+    """The number of ratings per star (``"1"``..``"5"``) an app has received up to ``day`` (an ordinal).
+
+    On :data:`RATINGS_EPOCH` the app holds about ``base`` ratings averaging ``average``; every
+    day adds about ``per_day`` ratings averaging ``mood`` (so the average drifts slowly towards
+    it), more on some days than others. Each star's count is non-decreasing in ``day``: the
+    daily ratings of a day are the difference between that day and the day before.
+
+    >>> ratings_to_date("k", RATINGS_EPOCH, base=1000.0, per_day=2.0, average=4.5, mood=4.0)
+    {'1': 45, '2': 23, '3': 51, '4': 148, '5': 733}
+    >>> ratings_to_date("k", RATINGS_EPOCH + 30, base=1000.0, per_day=2.0, average=4.5, mood=4.0)
+    {'1': 54, '2': 26, '3': 55, '4': 156, '5': 770}
+    """
+    counts = {}
+    t = day - RATINGS_EPOCH
+    for star, (old, new) in enumerate(zip(star_shares(average), star_shares(mood), strict=True), start=1):
+        # t + a noise in [0, 0.6) rises by at least 0.4 a day: every count only grows
+        received = per_day * new * (t + 0.6 * _unit(key, star, day))
+        counts[str(star)] = max(0, math.floor(base * old + received + 0.5))
+    return counts
