@@ -2,8 +2,8 @@
 
 Not collected by the test run. Run::
 
-    .venv/bin/python tests/benchmarks/run.py            # the full run (about 12 minutes on 2 CPUs, 7 of compaction)
-    .venv/bin/python tests/benchmarks/run.py --quick    # a smoke run (about 2 minutes)
+    .venv/bin/python tests/benchmarks/run.py            # the full run (about 22 minutes on 2 CPUs, 7 of compaction, 10 of track)
+    .venv/bin/python tests/benchmarks/run.py --quick    # a smoke run (about 3 minutes)
     .venv/bin/python tests/benchmarks/run.py --only flatten,memory
 
 It calls the functions of the scripts beside it, with their own default sizes (their
@@ -32,6 +32,11 @@ It calls the functions of the scripts beside it, with their own default sizes (t
 * memory: the peak resident size of the largest frames built from a warm cache and of the
   flatten of the largest answers, each in a fresh process (``bench_frames.py``,
   ``bench_search.py``);
+* track: a tracker of 100 keywords x 5 countries (live search) and 200 apps (metadata, metrics):
+  ``tracker.plan(day)`` on an empty cache, on a month of the spec's daily runs and on the same
+  compacted (a week, 20 keywords and 40 apps with ``--quick``); and a whole run's 580 requests
+  (116) against the loopback sandbox at 60 per 10 s and 333 ms (30 per 3 s and 100 ms), its
+  requests a second over ``limit / window`` and its share of the ceiling (``bench_track.py``);
 * compaction: a folder of 1,000, 10,000 and 100,000 cached answers (300 and 3,000 with
   ``--quick``) before and after ``storeframes cache compact``: a new client's first lookup and
   a warm ``versions_frame`` + ``metadata_frame`` call, each in a fresh process, the files and
@@ -68,13 +73,14 @@ import bench_frames
 import bench_metadata
 import bench_metrics
 import bench_search
+import bench_track
 from _flatten_timing import machine
 
 from storeframes.flatteners import UnknownFieldWarning
 from storeframes.sandbox import World
 
 Figure = dict[str, Any]
-GROUPS = ("call", "flatten", "fetch", "coordination", "cache", "frames", "memory", "compaction")
+GROUPS = ("call", "flatten", "fetch", "coordination", "cache", "frames", "memory", "track", "compaction")
 
 
 @dataclass
@@ -560,6 +566,48 @@ def compaction(quick: bool) -> list[Row]:
     return rows
 
 
+# -- track ------------------------------------------------------------------------------------
+
+
+def track(quick: bool) -> list[Row]:
+    """A tracker's plan on an empty cache and on a month of history; a whole run against the rate limit."""
+    found = bench_track.figures(quick)
+    rows = []
+    for f in found[:-1]:
+        history = f["history"]
+        kept = "empty cache" if history is None else f"{history['days']} days of runs, {history['requests']:,} answers"
+        rows.append(
+            Row(
+                "track",
+                f"tracker.plan, {f['case']}",
+                f"{f['keywords']} keywords x {f['countries']} countries, {f['apps']} apps; {kept}",
+                f"new tracker {secs(f['seconds'])} (first {secs(f['first_seconds'])}), same tracker again "
+                f"{secs(f['same_tracker_seconds'])}; {f['requests']} requests planned, {f['cache_files']:,} files",
+                [
+                    line(f"track.plan_seconds.{slug(f['case'])}", f["seconds"], "s", f),
+                    line(f"track.plan_again_seconds.{slug(f['case'])}", f["same_tracker_seconds"], "s", f),
+                ],
+            )
+        )
+    r = found[-1]
+    rows.append(
+        Row(
+            "track",
+            "tracker.run, loopback sandbox",
+            f"{r['requests']} requests, {r['limit']}, {r['latency_ms']:.0f} ms, server in its own process",
+            f"{secs(r['seconds'])}: {r['requests_per_second']} a second, {r['rate_x_limit']:.1%} of limit / window, "
+            f"{r['share_of_ceiling']:.1%} of the ceiling ({r['ceiling_seconds']} s), {r['http_429']} x 429, "
+            f"at most {r['most_in_any_window']} in any window",
+            [
+                line("track.run.rate_x_limit", r["rate_x_limit"], "ratio", r),
+                line("track.run.share_of_ceiling", r["share_of_ceiling"], "ratio", r),
+                line("track.run.seconds", r["seconds"], "s", r),
+            ],
+        )
+    )
+    return rows
+
+
 # -- goals ------------------------------------------------------------------------------------
 
 GOALS = (
@@ -571,6 +619,9 @@ GOALS = (
     ("fetch.most_in_any_window.30_per_3s.", "most requests in any 3 s window (limit 30)", "<=", 30),
     ("fetch.most_in_any_window.60_per_10s.", "most requests in any 10 s window (limit 60)", "<=", 60),
     ("call.import_seconds", "import storeframes (s)", "<=", 0.25),
+    ("track.plan_seconds.", "tracker.plan of a day, new tracker (s)", "<=", 0.2),
+    ("track.plan_again_seconds.", "tracker.plan of a day, same tracker again (s)", "<=", 0.2),
+    ("track.run.rate_x_limit", "a tracker run's requests a second / (limit / window)", ">=", 0.95),
 )
 """The figures with a performance goal: a line's name (or the start of several), and the goal."""
 
@@ -679,6 +730,8 @@ def main() -> None:
             timed("frames", lambda: frames(quick, pipeline))
         if "memory" in only:
             timed("memory", lambda: memory(quick, search))
+        if "track" in only:
+            timed("track", lambda: track(quick))
         if "compaction" in only:
             timed("compaction", lambda: compaction(quick))
 

@@ -25,7 +25,7 @@ from storeframes.sandbox import SANDBOX_KEY
 from tests.conftest import ROOT
 
 NOTEBOOKS = ROOT / "notebooks"
-NAMES = ["rank_tracking.ipynb", "conversion_analysis.ipynb", "competitor_watch.ipynb"]
+NAMES = ["rank_tracking.ipynb", "conversion_analysis.ipynb", "competitor_watch.ipynb", "tracking.ipynb"]
 CONNECT = 'client = sf.connect("storeframes-cache", budget=20_000, sandbox_today="2026-11-20")'
 SPENT = re.compile(r"^credits spent in this session: ([\d,]+)$", re.MULTILINE)
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
@@ -36,11 +36,18 @@ WIDGETS = {
     "rank_tracking.ipynb": {"RankExplorer": 1, "CreditMeter": 1},
     "conversion_analysis.ipynb": {"BenchmarkExplorer": 1},
     "competitor_watch.ipynb": {},
+    "tracking.ipynb": {},
 }
 BAR = re.compile(r'class="storeframes-progress"><progress value="(?P<value>\d+)" max="(?P<max>\d+)"')
 TQDM = re.compile(r"\b\d+%\|")
-BARS = {"rank_tracking.ipynb": [], "conversion_analysis.ipynb": [(9, 9)], "competitor_watch.ipynb": []}
-"""The progress bars of a first run: the benchmarks call sends 9 requests (a bar shows above 5)."""
+BARS = {
+    "rank_tracking.ipynb": [],
+    "conversion_analysis.ipynb": [(9, 9)],
+    "competitor_watch.ipynb": [],
+    "tracking.ipynb": [],
+}
+"""The progress bars of a first run: the benchmarks call sends 9 requests (a bar shows above 5); the
+tracker's runs show none: each item of a run is one call of at most 4 requests."""
 ENVIRONMENT = (
     "STOREFRAMES_API_KEY",
     "STOREFRAMES_BASE_URL",
