@@ -91,6 +91,7 @@ class FileLeases:
     def __init__(self, folder: str | os.PathLike[str]):
         self.folder = Path(folder)
         self._lock = threading.Lock()
+        self._writing = threading.Lock()  # one record written at a time: a heartbeat never over a release
         self._held: dict[int, _FileHold] = {}
         self._seen: dict[int, tuple[Any, float]] = {}  # stripe -> (another host's record, first seen)
         self._keeper: threading.Thread | None = None
@@ -286,7 +287,8 @@ class FileLeases:
                 return
             del self._held[handle]
         try:
-            self._write(handle, hold.generation, self._record(hold, "free"), new=False)
+            with self._writing:  # never under a heartbeat the keeper is writing for it
+                self._write(handle, hold.generation, self._record(hold, "free"), new=False)
         finally:
             if hold.lock is not None:
                 hold.lock.release()
@@ -307,10 +309,13 @@ class FileLeases:
         return self._look(handle, hold) if fresh else self._beat(handle, hold)
 
     def _beat(self, stripe: int, hold: _FileHold) -> bool:
-        with self._lock:
-            hold.renewals += 1
-            record = self._record(hold, "held")
-        self._write(stripe, hold.generation, record, new=False)  # first the heartbeat, then the look
+        with self._writing:  # a heartbeat and a release of one lease are never written over each other
+            with self._lock:
+                if self._held.get(stripe) is not hold:  # released since the keeper listed it: a "held" record
+                    return True  # written now would say a free lease is held, and the look would call it lost
+                hold.renewals += 1
+                record = self._record(hold, "held")
+            self._write(stripe, hold.generation, record, new=False)  # first the heartbeat, then the look
         return self._look(stripe, hold)
 
     def _look(self, stripe: int, hold: _FileHold) -> bool:
