@@ -29,8 +29,8 @@ def _tracker(args: argparse.Namespace) -> Any:
     from ..track import Tracker
 
     options: dict[str, Any] = {}
-    if getattr(args, "budget", None) is not None:
-        options["budget"] = args.budget
+    if not sys.stderr.isatty():  # a progress bar on a terminal only: not in cron's mail or a CI log
+        options["progress"] = False
     return Tracker.from_toml(args.spec, sandbox=args.sandbox, **options)
 
 
