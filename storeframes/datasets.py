@@ -175,18 +175,21 @@ class _Source:
         self, with_columns: list[str] | None, predicate: pl.Expr | None, n_rows: int | None, _batch: int | None
     ) -> Iterator[pl.DataFrame]:
         for attempt in range(RELISTS):
-            lazy = _rows(self._cache, self._spec, self._service, self._choose, dated=self._dated, relist=attempt > 0)
-            if predicate is not None:
-                lazy = lazy.filter(predicate)
-            if with_columns is not None:
-                lazy = lazy.select(with_columns)
-            if n_rows is not None:
-                lazy = lazy.head(n_rows)
-            try:
-                yield lazy.collect()
-                return
+            try:  # the files are read here (pyarrow, polars before 1.35) or when collected
+                lazy = _rows(
+                    self._cache, self._spec, self._service, self._choose, dated=self._dated, relist=attempt > 0
+                )
+                if predicate is not None:
+                    lazy = lazy.filter(predicate)
+                if with_columns is not None:
+                    lazy = lazy.select(with_columns)
+                if n_rows is not None:
+                    lazy = lazy.head(n_rows)
+                frame = lazy.collect()
             except FileNotFoundError:  # replaced by a compaction since it was found: the files are found again
                 continue
+            yield frame
+            return
         raise CacheUnavailableError(
             f"the {self._spec.table.name} files of the cache at {self._cache.location} were replaced {RELISTS} times "
             f"while they were read (compactions running one after another); collect the {self._what} again",
