@@ -65,15 +65,6 @@ def _keywords(text: str) -> list[str]:
     return keywords
 
 
-def _date(text: str) -> str:
-    from datetime import date
-
-    try:
-        return date.fromisoformat(text).isoformat()
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a date as YYYY-MM-DD such as 2026-11-01, got {text!r}") from None
-
-
 def parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="storeframes", description="Tidy polars DataFrames from a mobile app-store data service."
@@ -147,7 +138,7 @@ def parser() -> argparse.ArgumentParser:
         "--sandbox", action="store_true", help="run against the built-in sandbox, its today the run's day"
     )
     day = argparse.ArgumentParser(add_help=False)
-    day.add_argument("--today", type=_date, metavar="YYYY-MM-DD", help="run as of this day (default: today, UTC)")
+    day.add_argument("--today", type=_day, metavar="YYYY-MM-DD", help="run as of this day (default: today, UTC)")
     chosen = argparse.ArgumentParser(add_help=False)
     chosen.add_argument("--item", action="append", metavar="NAME", help="only this item (repeat for more)")
     run = track_commands.add_parser(
@@ -163,8 +154,8 @@ def parser() -> argparse.ArgumentParser:
         "the days the cache holds final are not fetched again. The other endpoints answer the present only: "
         "no past day of theirs can be fetched.",
     )
-    backfill.add_argument("--start", type=_date, required=True, metavar="YYYY-MM-DD", help="the first day")
-    backfill.add_argument("--end", type=_date, metavar="YYYY-MM-DD", help="the last day (default: yesterday)")
+    backfill.add_argument("--start", type=_day, required=True, metavar="YYYY-MM-DD", help="the first day")
+    backfill.add_argument("--end", type=_day, metavar="YYYY-MM-DD", help="the last day (default: yesterday)")
     track_commands.add_parser(
         "status", parents=[spec, day], help="each item's last snapshot, the days missed, the month's spend"
     )

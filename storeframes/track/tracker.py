@@ -278,13 +278,11 @@ class Tracker:
             self._cache = cache
         return self._cache
 
-    def client(self, today: date | str | None = None, *, budget: int | None = None) -> Client:
+    def client(self, today: date | str | None = None) -> Client:
         """A client of the spec's cache whose clock is ``today`` (the real clock for None)."""
         day = _day(today)
         options = dict(self._options)
         storage_options = options.pop("storage_options", None)
-        if budget is not None:
-            options["budget"] = budget
         self._open_cache(storage_options)
         if self.sandbox:
             from ..sandbox import World
