@@ -13,6 +13,7 @@ from typing import Any
 
 from ..answers import CLOCK_SKEW, REFRESH_MODES, Entry, Refresh, RefreshOption
 from ._core import Cache
+from .event_files import EVENT_SCHEMA
 from .files import CacheWarning
 from .layout import FORMAT, MARKER, RELISTS, index_schema
 from .opening import ENV_CACHE_DIR, default_cache_dir, open_cache
@@ -23,6 +24,7 @@ from .stores import is_url
 __all__ = [
     "CLOCK_SKEW",
     "ENV_CACHE_DIR",
+    "EVENT_SCHEMA",
     "FORMAT",
     "MARKER",
     "REFRESH_MODES",

@@ -6,6 +6,7 @@ and the reporter of troubles, and the index): :class:`~storeframes.cache.index.I
 :class:`~storeframes.cache.answer_files.AnswerFiles`,
 :class:`~storeframes.cache.frame_files.FrameFiles` (with the write-behind thread),
 :class:`~storeframes.cache.ledger_files.LedgerFiles`, :class:`~storeframes.cache.run_files.RunFiles`,
+:class:`~storeframes.cache.event_files.EventFiles`,
 :class:`~storeframes.cache.compaction.Compaction` and :class:`~storeframes.cache.upkeep.Upkeep`.
 """
 
@@ -13,7 +14,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Collection, Iterable, Mapping
-from datetime import timedelta
+from datetime import date, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -25,6 +26,7 @@ from ..errors import CacheUnavailableError, shown_when_half_built, warn
 from ..planning import Cell
 from .answer_files import AnswerFiles, answer_file
 from .compaction import Compaction
+from .event_files import EventFiles
 from .files import CacheWarning, Files
 from .frame_files import FrameFiles
 from .index import Index, index_file
@@ -92,6 +94,7 @@ class Cache:
         self._frames = FrameFiles(files, rows=self._index.frame_rows, record=self._index.record_rows)
         self._ledger = LedgerFiles(files)
         self._runs = RunFiles(files)
+        self._events = EventFiles(files)
         self._compaction = Compaction(files, self._index, self._answers, self._frames)
         self._upkeep = Upkeep(files, self._index, self._answers, self._frames, self._ledger, self._compaction)
 
@@ -401,6 +404,20 @@ class Cache:
     def read_run(self, tracker: str, run_id: str) -> dict[str, Any] | None:
         """The row of one run of ``tracker``; None when the log has none."""
         return self._runs.one(tracker, run_id)
+
+    # -- the alerts' events --------------------------------------------------------------------
+
+    def write_events(self, tracker: str, day: date, rows: pl.DataFrame) -> bool:
+        """Keep ``rows`` (:data:`~storeframes.cache.event_files.EVENT_SCHEMA`) as the whole of ``tracker``'s
+        events of ``day`` (``events/tracker=<name>/day=<day>.parquet``); False, with a :class:`CacheWarning`,
+        when they cannot be written."""
+        return self._events.write(tracker, day, rows)
+
+    def read_events(
+        self, tracker: str | None = None, *, since: date | None = None, until: date | None = None
+    ) -> pl.DataFrame:
+        """The alerts' events (of ``tracker``; of the days from ``since`` to ``until``), by day."""
+        return self._events.read(tracker, since=since, until=until)
 
     # -- looking around and clearing ----------------------------------------------------------
 

@@ -10,6 +10,7 @@ this machine (``local_root``: memory-mapped, or scanned by polars), else through
 from __future__ import annotations
 
 import contextlib
+import io
 import json
 import os
 import secrets
@@ -24,7 +25,7 @@ import polars as pl
 from .._version import __version__
 from ..errors import CacheUnavailableError, warn
 from .layout import ANSWERS, FORMAT, MARKER, name
-from .parquet import cannot_reach, footer
+from .parquet import cannot_reach, footer, newer_format, unreadable
 from .stores import NotAFileError, StoreBase
 
 
@@ -325,3 +326,33 @@ class Files:
             except pa.ArrowException as exc:
                 raise OSError(str(exc)) from None
         return pa.PythonFile(self.storage.open(key), mode="r")
+
+    def read_tables(self, keys: Iterable[str], schema: pl.Schema) -> list[pl.DataFrame]:
+        """The small Parquet files ``keys`` (a run log's rows, a day's events), each read whole and
+        cast to ``schema`` (a column it lacks is null): one gone meanwhile is skipped, one of a newer
+        format left alone, one that cannot be read set aside."""
+        frames: list[pl.DataFrame] = []
+        for key in keys:
+            try:
+                data = self.storage.get(key)
+                import pyarrow as pa
+                import pyarrow.parquet as pq
+
+                with pq.ParquetFile(pa.BufferReader(data)) as handle:
+                    if newer_format(footer(handle.metadata.metadata)):
+                        self.skip_newer(key)
+                        continue
+                frame = pl.read_parquet(io.BytesIO(data))
+                frames.append(
+                    frame.select(
+                        [
+                            pl.col(n).cast(t) if n in frame.columns else pl.lit(None, t).alias(n)
+                            for n, t in schema.items()
+                        ]
+                    )
+                )
+            except FileNotFoundError:
+                continue
+            except unreadable() as exc:
+                self.set_aside(key, exc)
+        return frames

@@ -33,9 +33,10 @@ overwrite each other)::
                                                 chunks ``<session>-<chunk>`` (storeframes.credits)
       runs/tracker=<name>/<run>.parquet         one tracker run's row of the run log (storeframes.track),
                                                 written when it starts and again when it ends
+      events/tracker=<name>/day=<day>.parquet   the events a tracker's alerts found on one day
 
 An *entry* is one answer of the service to one request. Its index file is written
-last and is what makes the entry visible. ``index``, ``frames``, ``ledger`` and ``runs`` are
+last and is what makes the entry visible. ``index``, ``frames``, ``ledger``, ``runs`` and ``events`` are
 plain Parquet datasets: ``pl.scan_parquet(f"{cache_dir}/index/**/*.parquet",
 hive_partitioning=True)``, DuckDB's ``read_parquet`` or pandas read them as they are,
 and every file carries its provenance (endpoint, canonical params, fetched_at, cost,

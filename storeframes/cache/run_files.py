@@ -9,7 +9,6 @@ warehouse (or DuckDB, ``pl.scan_parquet("cache/runs/**/*.parquet")``) reads the 
 
 from __future__ import annotations
 
-import io
 from collections.abc import Mapping
 from typing import Any
 
@@ -19,7 +18,7 @@ from .._version import __version__
 from ..errors import warn
 from .files import CacheWarning, Files
 from .layout import TABLE_FORMAT
-from .parquet import footer, newer_format, parquet_bytes, unreadable
+from .parquet import parquet_bytes
 
 __all__ = ["RUN_SCHEMA", "RUN_STATUSES", "RunFiles", "run_key"]
 
@@ -107,30 +106,7 @@ class RunFiles:
         return self._rows([k for k in self._files.keys(prefix) if k.endswith(".parquet") and k.count("/") == 2])
 
     def _rows(self, keys: list[str]) -> pl.DataFrame:
-        frames: list[pl.DataFrame] = []
-        for key in keys:
-            try:
-                data = self._files.storage.get(key)
-                import pyarrow as pa
-                import pyarrow.parquet as pq
-
-                with pq.ParquetFile(pa.BufferReader(data)) as handle:
-                    if newer_format(footer(handle.metadata.metadata)):
-                        self._files.skip_newer(key)
-                        continue
-                frame = pl.read_parquet(io.BytesIO(data))
-                frames.append(
-                    frame.select(
-                        [
-                            pl.col(n).cast(t) if n in frame.columns else pl.lit(None, t).alias(n)
-                            for n, t in RUN_SCHEMA.items()
-                        ]
-                    )
-                )
-            except FileNotFoundError:
-                continue
-            except unreadable() as exc:
-                self._files.set_aside(key, exc)
+        frames = self._files.read_tables(keys, RUN_SCHEMA)
         if not frames:
             return pl.DataFrame(schema=RUN_SCHEMA)
         return pl.concat(frames).sort("started_at", "run_id")
