@@ -152,7 +152,7 @@ def _screenshot_changes(pairs: pl.DataFrame, screenshots: pl.DataFrame) -> pl.Da
     names = [*_KEYS, "fetched_at", SNAPSHOT_DATE, "version", "_old_fetched_at", f"_old_{SNAPSHOT_DATE}"]
     for *keys, at, day, version, old_at, since in pairs.select(names).iter_rows():
         old, new = held.get((*keys, old_at), {}), held.get((*keys, at), {})
-        for device_key in sorted(old.keys() | new.keys()):
+        for device_key in sorted(old.keys() | new.keys(), key=lambda k: (k is None, k or "")):
             before, after = old.get(device_key, "[]"), new.get(device_key, "[]")
             if before == after:
                 continue
