@@ -73,6 +73,7 @@ from .flatteners import ResultCapWarning, UnknownFieldWarning
 from .interop import to_pandas
 from .ledger import LEDGER_SCHEMA
 from .limiter import SlidingWindowLimiter
+from .observed import observed_changes
 from .ranks import RANK_STATUSES, rank_history
 from .snapshots import snapshots
 from .track import Tracker, TrackerSpec
@@ -137,6 +138,7 @@ __all__ = [
     "in_app_purchases_frame",
     "metadata_frame",
     "metrics_frame",
+    "observed_changes",
     "permissions_frame",
     "plan",
     "privacy_changes_frame",
