@@ -76,7 +76,7 @@ from .limiter import SlidingWindowLimiter
 from .observed import observed_changes
 from .ranks import RANK_STATUSES, rank_history
 from .snapshots import snapshots
-from .track import Tracker, TrackerSpec
+from .track import Tracker, TrackerSpec, events
 
 __all__ = [
     "LEDGER_SCHEMA",
@@ -134,6 +134,7 @@ __all__ = [
     "configure",
     "connect",
     "default_client",
+    "events",
     "find_apps",
     "in_app_purchases_frame",
     "metadata_frame",

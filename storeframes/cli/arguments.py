@@ -126,7 +126,7 @@ def parser() -> argparse.ArgumentParser:
 
     track = commands.add_parser(
         "track",
-        help="a tracker spec's daily runs: run, plan, backfill, status, runs",
+        help="a tracker spec's daily runs: run, plan, backfill, status, runs, alerts, events, digest",
         description="Fetch what a tracker spec (TOML) follows: what is due each day, within its budgets, "
         "leaving a row in the cache's run log. Exit status of run and backfill: 0 ok, 3 partial or failed, "
         "4 over budget, 2 a spec or argument refused (nothing sent), 3 too when the run could not be made.",
@@ -160,6 +160,27 @@ def parser() -> argparse.ArgumentParser:
         "status", parents=[spec, day], help="each item's last snapshot, the days missed, the month's spend"
     )
     track_commands.add_parser("runs", parents=[spec], help="the run log of the spec's tracker")
+    alerts = track_commands.add_parser(
+        "alerts",
+        parents=[spec, day],
+        help="judge the spec's alert rules on what is kept, keep and tell the new events (free)",
+        description="Judge the [[alert]] rules on the days up to --today with what the cache keeps (nothing is "
+        "sent to the service), keep the events not found before, send them to the [notify] addresses, and "
+        "write the day's digest. A run does the same at its end.",
+    )
+    alerts.add_argument("--no-notify", action="store_true", help="keep the events, send no notification")
+    events = track_commands.add_parser("events", parents=[spec], help="the events the spec's alerts found")
+    events.add_argument("--since", type=_day, metavar="YYYY-MM-DD", help="from this day (default: all)")
+    digest = track_commands.add_parser(
+        "digest",
+        parents=[spec],
+        help="write a digest of a period: HTML (self-contained), Markdown and charts (free)",
+    )
+    digest.add_argument("--start", type=_day, required=True, metavar="YYYY-MM-DD", help="the first day")
+    digest.add_argument("--end", type=_day, metavar="YYYY-MM-DD", help="the last day (default: --start)")
+    digest.add_argument(
+        "--out", type=Path, metavar="PATH", help="the HTML file to write (default: the spec's [notify] digest)"
+    )
 
     from ..catalog import ENDPOINTS
 

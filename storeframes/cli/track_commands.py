@@ -1,4 +1,4 @@
-"""``storeframes track run|plan|backfill|status|runs SPEC``: a tracker spec's runs from the command line.
+"""``storeframes track run|plan|backfill|status|runs|alerts|events|digest SPEC``: a tracker from the command line.
 
 The spec is read and checked whole first: a spec that cannot be used is named with its file and
 line (exit status 2) before anything is sent. ``run`` exits with the run's code
@@ -56,6 +56,20 @@ def run_track(args: argparse.Namespace) -> int:
                         f"{row['requests']:>6,} requests {row['credits_spent']:>9,} credits"
                     )
                 )
+            return 0
+        if command == "alerts":
+            _say(tracker.alerts(args.today, notify=not args.no_notify).summary())
+            return 0
+        if command == "events":
+            found = tracker.events(since=args.since)
+            if found.is_empty():
+                print(f"{tracker.spec.name}: no event yet")
+            for row in found.iter_rows(named=True):
+                print(printable(f"{row['day']}  {row['rule']:<14} {row['detail']}"))
+            return 0
+        if command == "digest":
+            for path in tracker.digest(args.start, args.end, path=args.out):
+                print(printable(str(path)))
             return 0
         if command == "run" and args.dry_run:
             _say(tracker.plan(args.today, items=args.item).summary())

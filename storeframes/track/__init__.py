@@ -5,9 +5,14 @@
 :class:`~storeframes.track.tracker.Tracker` plans, runs and backfills it through the ordinary
 client (the cache, single flight, the shared window, the ledger), leaving a row in the cache's
 run log per run; :mod:`~storeframes.track.due` decides what is due on a day. ``storeframes track``
-is its command line, and :mod:`storeframes.dagster` schedules it on Dagster.
+is its command line, and :mod:`storeframes.dagster` schedules it on Dagster. Its ``[[alert]]`` rules
+(:mod:`~storeframes.track.rules`) are judged on what it keeps (:mod:`~storeframes.track.judge`) at the
+end of every run, each event kept once and told through apprise (:mod:`~storeframes.track.alerts`,
+:mod:`~storeframes.track.notify`), with a digest (:mod:`~storeframes.track.digest`).
 """
 
+from .alerts import AlertResult, events
+from .rules import RULES, Alert, Notify
 from .spec import CURRENT_ONLY, HISTORY, Item, SpecError, TrackerSpec, load_spec, parse_spec
 from .tracker import EXIT_CODES, RunResult, Tracker, TrackPlan, TrackStatus
 
@@ -15,13 +20,18 @@ __all__ = [
     "CURRENT_ONLY",
     "EXIT_CODES",
     "HISTORY",
+    "RULES",
+    "Alert",
+    "AlertResult",
     "Item",
+    "Notify",
     "RunResult",
     "SpecError",
     "TrackPlan",
     "TrackStatus",
     "Tracker",
     "TrackerSpec",
+    "events",
     "load_spec",
     "parse_spec",
 ]

@@ -36,15 +36,16 @@ from __future__ import annotations
 import hashlib
 import re
 import tomllib
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
 from typing import Any
 
-from ..catalog import ENDPOINTS, today_utc, validate
+from ..catalog import ENDPOINTS, texts, today_utc, validate
 from ..errors import InvalidParameterError, StoreframesError
 from ..frames.functions import resolve
+from .rules import Alert, Notify, parse_alerts, parse_notify
 
 __all__ = ["CURRENT_ONLY", "HISTORY", "Item", "SpecError", "TrackerSpec", "load_spec", "parse_spec"]
 
@@ -130,6 +131,10 @@ class TrackerSpec:
     spec_hash: str = ""
     """The first 16 hex digits of the SHA-256 of the spec's text (the run log records it)."""
     defaults: Mapping[str, str] = field(default_factory=dict)
+    alerts: tuple[Alert, ...] = ()
+    """The ``[[alert]]`` rules, evaluated at the end of every run (see :mod:`storeframes.track.alerts`)."""
+    notify: Notify = field(default_factory=Notify)
+    """Where new events are told (``[notify]``): apprise addresses and the digest's path."""
 
     def item(self, name: str) -> Item:
         """The item called ``name``."""
@@ -148,6 +153,16 @@ class TrackerSpec:
         return tuple(i for i in self.items if i.name in wanted)
 
 
+def followed(calls: Iterable[Mapping[str, Any]], what: str) -> list[str]:
+    """The keywords or apps (``what``) an item's ``calls`` follow, as the frames write them, each once."""
+    found: list[str] = []
+    for call in calls:
+        value = call.get(what)
+        if value is not None:
+            found += [" ".join(v.split()) for v in texts(what, value, digits=what == "apps")]
+    return list(dict.fromkeys(found))
+
+
 def _as_list(value: Any) -> list[Any]:
     if value is None:
         return []
@@ -160,11 +175,22 @@ class _Lines:
     def __init__(self, text: str, path: Path | None):
         self.lines = text.splitlines()
         self.where = str(path.name) if path is not None else "the spec"
-        self.tables = [n for n, line in enumerate(self.lines) if re.match(r"^\s*\[\[\s*track\s*\]\]", line)]
-        self.tracker = next((n for n, line in enumerate(self.lines) if re.match(r"^\s*\[\s*tracker\s*\]", line)), None)
+        self.tables = self._starts(r"\[\[\s*track\s*\]\]")
+        self.alerts = self._starts(r"\[\[\s*alert\s*\]\]")
+        self.tracker = next(iter(self._starts(r"\[\s*tracker\s*\]")), None)
+        self.notify = next(iter(self._starts(r"\[\s*notify\s*\]")), None)
 
-    def of(self, table: int | None, key: str | None = None) -> str:
-        start = self.tracker if table is None else (self.tables[table] if table < len(self.tables) else None)
+    def _starts(self, table: str) -> list[int]:
+        return [n for n, line in enumerate(self.lines) if re.match(rf"^\s*{table}", line)]
+
+    def of(self, table: int | str | None, key: str | None = None) -> str:
+        if isinstance(table, str):  # "alert:<n>" or "notify"
+            kind, _, nth = table.partition(":")
+            starts = self.alerts if kind == "alert" else [self.notify] if self.notify is not None else []
+            number = int(nth or 0)
+            start = starts[number] if number < len(starts) else None
+        else:
+            start = self.tracker if table is None else (self.tables[table] if table < len(self.tables) else None)
         if start is None:
             return self.where
         line = start
@@ -178,8 +204,12 @@ class _Lines:
         return f"{self.where}, line {line + 1}"
 
 
-def _fail(lines: _Lines, table: int | None, key: str | None, value: Any, allowed: str) -> SpecError:
-    what = "[tracker]" if table is None else f"[[track]] {table + 1}"
+def _fail(lines: _Lines, table: int | str | None, key: str | None, value: Any, allowed: str) -> SpecError:
+    if isinstance(table, str):
+        kind, _, nth = table.partition(":")
+        what = f"[[alert]] {int(nth) + 1}" if kind == "alert" else "[notify]"
+    else:
+        what = "[tracker]" if table is None else f"[[track]] {table + 1}"
     return SpecError(f"{what}.{key}" if key else what, value, f"{allowed} ({lines.of(table, key)})", endpoint="track")
 
 
@@ -207,8 +237,11 @@ def parse_spec(text: str, *, path: str | Path | None = None) -> TrackerSpec:
     except tomllib.TOMLDecodeError as exc:
         raise SpecError("spec", lines.where, f"TOML ({exc})", endpoint="track") from None
     for key in data:
-        if key not in ("tracker", "track"):
-            raise SpecError(key, data[key], f"a [tracker] table and [[track]] tables ({lines.where})", endpoint="track")
+        if key not in ("tracker", "track", "alert", "notify"):
+            raise SpecError(
+                key, "…", f"a [tracker] table, [[track]] and [[alert]] tables, and a [notify] table ({lines.where})",
+                endpoint="track",
+            )  # fmt: skip
     tracker = data.get("tracker")
     if not isinstance(tracker, dict):
         raise SpecError("tracker", None, f"a [tracker] table with a name ({lines.where})", endpoint="track")
@@ -237,15 +270,31 @@ def parse_spec(text: str, *, path: str | Path | None = None) -> TrackerSpec:
     for n, item in enumerate(items):
         if item.name in names[:n]:
             raise _fail(lines, n, "name", item.name, "a name no other item of the spec has")
+    budget_per_month = _budget(lines, "budget_per_month", tracker.get("budget_per_month"))
+
+    def fail(table: str | None, key: str | None, value: Any, allowed: str) -> SpecError:
+        return _fail(lines, table, key, value, allowed)
+
+    keywords_of: dict[str, set[str]] = {}
+    apps_of: dict[str, set[str]] = {}
+    for item in items:
+        keywords_of.setdefault(item.endpoint, set()).update(followed(item.calls, "keywords"))
+        apps_of.setdefault(item.endpoint, set()).update(followed(item.calls, "apps"))
+    alerts = parse_alerts(
+        data.get("alert"), fail, keywords_of=keywords_of, apps_of=apps_of, budget_per_month=budget_per_month
+    )
+    notify = parse_notify(data.get("notify"), fail, folder=where.parent.resolve() if where is not None else None)
     return TrackerSpec(
         name=name,
         items=tuple(items),
         cache_dir=cache_dir,
         budget_per_run=_budget(lines, "budget_per_run", tracker.get("budget_per_run")),
-        budget_per_month=_budget(lines, "budget_per_month", tracker.get("budget_per_month")),
+        budget_per_month=budget_per_month,
         path=where,
         spec_hash=hashlib.sha256(text.encode()).hexdigest()[:16],
         defaults=defaults,
+        alerts=alerts,
+        notify=notify,
     )
 
 

@@ -33,6 +33,7 @@ from ..cache import RUN_SCHEMA, Cache, open_cache
 from ..client import Client
 from ..coord import holding
 from ..errors import ConfigurationError, InvalidParameterError, StoreframesError, plural, shown_when_half_built
+from .alerts import AlertResult, judge, month_spent_of, write_digest
 from .due import DueCall, due_calls, fetched_by_endpoint, gap_days, last_fetched
 from .spec import Item, TrackerSpec, load_spec
 
@@ -75,12 +76,6 @@ def _entries(client: Client) -> Callable[[str], list[Entry]]:
     """The cache's entries of an endpoint (none without a cache)."""
     cache = client.cache
     return cache.entries if cache is not None else (lambda _: [])
-
-
-def _month(day: date) -> tuple[datetime, datetime]:
-    first = datetime(day.year, day.month, 1, tzinfo=UTC)
-    following = datetime(day.year + (day.month == 12), day.month % 12 + 1, 1, tzinfo=UTC)
-    return first, following
 
 
 @dataclass(frozen=True)
@@ -158,6 +153,10 @@ class RunResult:
     budget_per_month: int | None = None
     interrupted: tuple[str, ...] = ()
     """The runs found killed half-way (marked ``interrupted``) and finished by this one."""
+    events: int = 0
+    """New events its alerts found (:func:`storeframes.events` lists them)."""
+    notified: int = 0
+    """Events it sent to the ``[notify]`` addresses (one message an address)."""
 
     @property
     def exit_code(self) -> int:
@@ -176,6 +175,8 @@ class RunResult:
             f"{plural(self.requests, 'request')}, {plural(self.credits_spent, 'credit')} spent{month}, "
             f"{self.credits_saved:,} saved; {self.cells_new:,} cells new, {self.cells_cached:,} cached"
         ]
+        if self.events or self.notified:
+            lines.append(f"  alerts: {plural(self.events, 'new event')}, {plural(self.notified, 'event')} sent")
         if self.interrupted:
             lines.append(f"  finished what the interrupted run(s) {', '.join(self.interrupted)} left")
         if self.left_out:
@@ -341,12 +342,8 @@ class Tracker:
     @staticmethod
     def _month_spent(client: Client, day: date) -> int:
         """Credits the token spent in ``day``'s calendar month (UTC), by the cache's ledger: every machine's."""
-        ledger = client.cache.read_ledger() if client.cache is not None else client.ledger
-        first, following = _month(day)
-        spent = ledger.filter(
-            (pl.col("service") == client.namespace) & (pl.col("time") >= first) & (pl.col("time") < following)
-        )["cost"].sum()
-        return int(spent or 0)
+        return month_spent_of(client.cache.read_ledger() if client.cache is not None else client.ledger,
+                              client.namespace, day)  # fmt: skip
 
     # -- running --------------------------------------------------------------------------------
 
@@ -470,6 +467,14 @@ class Tracker:
             result.cells_new += row["cells"] - row["cached_cells"]
             result.cells_cached += row["cached_cells"]
         result.month_spent = plan.month_spent + client.spent
+        if kind == "run" and cache is not None and (self.spec.alerts or self.spec.notify.digest):
+            try:
+                judged = judge(self.spec, cache, client.namespace, day, month_spent=result.month_spent,
+                               run_credits=client.spent)  # fmt: skip
+                result.events, result.notified = judged.events.height, sum(judged.notified.values())
+                result.errors += [f"alerts: {e}" for e in judged.errors]
+            except (StoreframesError, OSError) as exc:  # the fetched stays kept; the next run judges again
+                result.errors.append(f"alerts: {type(exc).__name__}: {exc}".splitlines()[0])
         if failed and not done:
             result.status = "failed"
         elif failed:
@@ -493,6 +498,41 @@ class Tracker:
         """Whether another run marked this one ``interrupted`` (it was stopped past its lease)."""
         mine = cache.read_run(self.spec.name, run_id)
         return mine is not None and mine["status"] == "interrupted"
+
+    # -- alerts ---------------------------------------------------------------------------------
+
+    def alerts(self, today: date | str | None = None, *, notify: bool = True) -> AlertResult:
+        """Judge the alert rules on what is kept up to ``today``, keep and tell the new events; free.
+
+        Under the tracker's lease, as a run judges them at its end: an event is said once.
+        """
+        with self.client(today) as client:
+            day, cache = client.today(), client.cache
+            assert cache is not None  # a tracker's cache is its spec's cache_dir
+            with holding(client.coordinator.leases(cache, client), f"track:{self.spec.name}|tracker", timeout=RUN_WAIT):
+                return judge(self.spec, cache, client.namespace, day, month_spent=self._month_spent(client, day),
+                             notify=notify)  # fmt: skip
+
+    def events(self, since: date | str | None = None, until: date | str | None = None) -> pl.DataFrame:
+        """The events this tracker's alerts found (:func:`storeframes.events`); offline, no token."""
+        first, last = _day(since), _day(until)
+        return self._open_cache(self._options.get("storage_options")).read_events(
+            self.spec.name, since=first, until=last
+        )
+
+    def digest(
+        self, start: date | str, end: date | str | None = None, *, path: str | Path | None = None
+    ) -> tuple[Path, ...]:
+        """Write the digest of the days from ``start`` to ``end`` (``start`` alone by default) at ``path``
+        (by default the spec's ``[notify] digest``): an HTML file, its Markdown twin and the charts; free."""
+        first = _day(start)
+        assert first is not None
+        last = _day(end) or first
+        if last < first:
+            raise InvalidParameterError("end", last, f"a date on or after start={first}", endpoint="track")
+        with self.client(last) as client:
+            assert client.cache is not None
+            return write_digest(self.spec, client.cache, client.namespace, first, last, path=path)
 
     # -- looking back ---------------------------------------------------------------------------
 

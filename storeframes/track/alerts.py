@@ -1,0 +1,249 @@
+"""Alerts: a tracker's rules judged on what it kept, each event said once, told through apprise, and a digest.
+
+At the end of every run (and by ``storeframes track alerts``, free), under the tracker's lease:
+
+1. the rules are judged on the last days' kept data (:mod:`storeframes.track.judge`), and the events
+   not found before are written to the cache's ``events/`` table, with the day they happened on;
+2. each ``[notify]`` address gets one message with every event it has not had
+   (:mod:`storeframes.track.notify`); an event records who has it, so a failed address gets it at
+   the next run, and none gets it twice;
+3. the run's digest is written (:mod:`storeframes.track.digest`): the events first seen that day.
+
+:func:`events` reads the table back, offline, with no token.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, date, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from ..cache import EVENT_SCHEMA, Cache
+from ..catalog import parse_day
+from ..datasets import open_for, scan
+from ..errors import InvalidParameterError, plural
+from ..ranks import rank_history
+from .judge import Judged, find_events, rank_frame
+from .notify import send
+from .rules import shown_url, url_id
+from .spec import TrackerSpec
+
+__all__ = ["KEEP_DAYS", "AlertResult", "events", "judge", "month_spent_of", "write_digest"]
+
+KEEP_DAYS = 62
+"""The days of events a judgement reads back: to say none twice, and to tell what was not told yet."""
+
+CHART_DAYS = 14
+"""Days before a digest's period its rank charts show, for context."""
+
+
+@dataclass
+class AlertResult:
+    """What a judgement did: the events it found, whom it told, the digest it wrote."""
+
+    tracker: str
+    day: date
+    events: pl.DataFrame
+    """The events found now (:data:`~storeframes.cache.EVENT_SCHEMA`); those found before are not repeated."""
+    notified: dict[str, int] = field(default_factory=dict)
+    """Events sent, by address (shown by its kind and id only)."""
+    errors: list[str] = field(default_factory=list)
+    digest: tuple[Path, ...] = ()
+
+    def summary(self) -> str:
+        """A few lines for people."""
+        lines = [f"{self.tracker} alerts on {self.day}: {plural(self.events.height, 'new event')}"]
+        lines += [f"  {row['rule']}: {row['detail']}" for row in self.events.iter_rows(named=True)]
+        lines += [f"  told {address}: {plural(n, 'event')}" for address, n in self.notified.items()]
+        if self.digest:
+            lines.append(f"  digest: {self.digest[0]}")
+        lines += [f"  error: {e}" for e in self.errors]
+        return "\n".join(lines)
+
+    def __repr__(self) -> str:
+        return f"AlertResult({self.summary().splitlines()[0]})"
+
+
+def _record(cache: Cache, tracker: str, rows: pl.DataFrame, days: set[date]) -> None:
+    """Write the whole of ``tracker``'s events of ``days`` (``rows`` holds every event of them)."""
+    for day in sorted(days):
+        cache.write_events(tracker, day, rows.filter(pl.col("day") == day))
+
+
+def _told(known: pl.DataFrame, ids: list[str], url: str, urls: list[str], now: datetime) -> pl.DataFrame:
+    """``known`` with ``url`` among the addresses of the events ``ids``, and ``notified_at`` set where
+    every address of ``urls`` now has it."""
+    everyone = [url_id(u) for u in urls]
+    mine = pl.col("event_id").is_in(ids)
+    updated = known.with_columns(
+        notified_to=pl.when(mine)
+        .then(
+            pl.concat_list(pl.col("notified_to"), pl.lit([url_id(url)], pl.List(pl.String))).list.unique().list.sort()
+        )
+        .otherwise(pl.col("notified_to"))
+    )
+    done = (
+        pl.lit(pl.Series([everyone], dtype=pl.List(pl.String))).list.set_difference(pl.col("notified_to")).list.len()
+        == 0
+    )
+    return updated.with_columns(
+        notified_at=pl.when(mine & pl.col("notified_at").is_null() & done)
+        .then(pl.lit(now, EVENT_SCHEMA["notified_at"]))
+        .otherwise(pl.col("notified_at"))
+    )
+
+
+def judge(
+    spec: TrackerSpec,
+    cache: Cache,
+    service: str,
+    day: date,
+    *,
+    month_spent: int,
+    run_credits: int | None = None,
+    notify: bool = True,
+    digest: bool = True,
+) -> AlertResult:
+    """Judge ``spec``'s rules on ``day``, keep the new events, tell them, and write the day's digest.
+
+    The caller holds the tracker's lease (a run, or ``Tracker.alerts``): two judgements of one
+    tracker never run at once, so an event is written and told once.
+    """
+    now = datetime.combine(day, datetime.now(UTC).time(), UTC)
+    known = cache.read_events(spec.name, since=day - timedelta(days=KEEP_DAYS))
+    found = find_events(spec, Judged(cache, service, day, now, month_spent), known)
+    result = AlertResult(spec.name, day, found)
+    if not found.is_empty():
+        known = pl.concat([known, found])
+        _record(cache, spec.name, known, set(found["day"].to_list()))
+    urls = list(spec.notify.urls)
+    if notify and urls:
+        for url in urls:
+            pending = known.filter(pl.col("notified_at").is_null())
+            ids, error = send(url, pending, tracker=spec.name, day=day)
+            if error is not None:
+                result.errors.append(error)
+            if ids:
+                known = _told(known, ids, url, urls, now)
+                _record(cache, spec.name, known, set(pending.filter(pl.col("event_id").is_in(ids))["day"].to_list()))
+                result.notified[shown_url(url)] = len(ids)
+    if digest and spec.notify.digest:
+        today = known.filter(pl.col("first_seen").dt.date() == day)
+        result.digest = write_digest(
+            spec, cache, service, day, day, events=today, month_spent=month_spent, run_credits=run_credits
+        )
+    return result
+
+
+def _names(cache: Cache, service: str, apps: list[str]) -> dict[str, str]:
+    """The apps' titles, from the newest kept metadata (none where nothing is kept)."""
+    if not apps or not cache.entries("metadata"):
+        return {}
+    found = (
+        scan("metadata", cache, service=service)
+        .filter(pl.col("app_id").is_in(apps))
+        .sort("fetched_at")
+        .select("app_id", "title")
+        .collect()
+    )
+    return {row["app_id"]: row["title"] for row in found.iter_rows(named=True) if row["title"]}
+
+
+def write_digest(
+    spec: TrackerSpec,
+    cache: Cache,
+    service: str,
+    start: date,
+    end: date,
+    *,
+    events: pl.DataFrame | None = None,
+    path: str | Path | None = None,
+    month_spent: int | None = None,
+    run_credits: int | None = None,
+) -> tuple[Path, ...]:
+    """Write the digest of ``start`` to ``end`` (the events whose day is in it, unless ``events`` are
+    given) at ``path`` (by default the spec's ``[notify] digest``); the files written."""
+    from .digest import Spend, render_digest
+
+    if events is None:
+        events = cache.read_events(spec.name, since=start, until=end)
+    target = path if path is not None else spec.notify.digest
+    if target is None:
+        raise InvalidParameterError(
+            "path", None, "a path for the digest, or a [notify] digest path in the spec", endpoint="track"
+        )
+    label = start.isoformat() if start == end else f"{start.isoformat()}_{end.isoformat()}"
+    where = Path(str(target).format(tracker=spec.name, day=label))
+    moved = events.filter(pl.col("rule").is_in(["rank_drop", "top"]))
+    ranks = None
+    if not moved.is_empty():
+        first = min(moved["day"].min(), start) - timedelta(days=CHART_DAYS)  # type: ignore[operator, type-var]
+        frame = rank_frame(spec, cache, service, first, end)
+        keywords = moved["keyword"].unique().to_list()
+        ranks = rank_history(frame, moved["app_id"].unique().to_list(), keywords=keywords, start=first, end=end)
+    from ..schemas import RANK_HISTORY
+
+    runs = cache.read_runs(spec.name).filter(pl.col("day").is_between(start, end))
+    if month_spent is None:
+        month_spent = month_spent_of(cache.read_ledger(), service, end)
+    spend = Spend(
+        month=f"{end:%Y-%m}", month_credits=month_spent, budget_per_month=spec.budget_per_month,
+        run_credits=run_credits, runs=runs.height, runs_not_ok=runs.filter(pl.col("status") != "ok").height,
+    )  # fmt: skip
+    apps = sorted(set(events["app_id"].drop_nulls().to_list()))
+    made = render_digest(
+        events,
+        ranks if ranks is not None else RANK_HISTORY.empty(),
+        tracker=spec.name,
+        start=start,
+        end=end,
+        spend=spend,
+        app_names=_names(cache, service, apps),
+    )
+    return tuple(made.write(where))
+
+
+def month_spent_of(ledger: pl.DataFrame, service: str, day: date) -> int:
+    """Credits ``service``'s token spent in ``day``'s calendar month (UTC), by ``ledger`` (every machine's,
+    read from the cache)."""
+    first = datetime(day.year, day.month, 1, tzinfo=UTC)
+    following = datetime(day.year + (day.month == 12), day.month % 12 + 1, 1, tzinfo=UTC)
+    spent = ledger.filter((pl.col("service") == service) & (pl.col("time") >= first) & (pl.col("time") < following))[
+        "cost"
+    ].sum()
+    return int(spent or 0)
+
+
+def events(
+    cache_dir: Any = None,
+    *,
+    tracker: str | None = None,
+    since: date | str | None = None,
+    until: date | str | None = None,
+    storage_options: Mapping[str, str] | None = None,
+) -> pl.DataFrame:
+    """The events the trackers' alerts found, as a frame: offline, no token, from a folder or a bucket.
+
+    ``tracker`` keeps one tracker's; ``since`` and ``until`` (a date or ``"YYYY-MM-DD"``, both
+    included) bound the events' ``day``. Rows come by day, tracker, rule and id.
+
+    Output columns (:data:`~storeframes.cache.EVENT_SCHEMA`): ``event_id``, ``tracker``, ``alert``,
+    ``rule``, ``day`` (date), ``since`` (date: the earlier day with data it was compared with),
+    ``app_id``, ``keyword``, ``country``, ``language``, ``device``, ``target``, ``before``,
+    ``after``, ``detail`` (the event in words), ``first_seen`` and ``notified_at``
+    (datetime[μs, UTC]) and ``notified_to`` (list[str]: the ids of the addresses that have it).
+
+    >>> import storeframes as sf
+    >>> sf.events("tracking-cache", since="2026-11-01").select("day", "rule", "detail")  # doctest: +SKIP
+    """
+    first = None if since is None else parse_day("since", since, endpoint="events")
+    last = None if until is None else parse_day("until", until, endpoint="events")
+    if first is not None and last is not None and first > last:
+        raise InvalidParameterError("since", since, f"a date on or before until={last}", endpoint="events")
+    if tracker is not None and (not isinstance(tracker, str) or not tracker or "/" in tracker):
+        raise InvalidParameterError("tracker", tracker, "a tracker's name, as in its spec", endpoint="events")
+    return open_for(cache_dir, storage_options).read_events(tracker, since=first, until=last)

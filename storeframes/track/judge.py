@@ -1,0 +1,447 @@
+"""The alert rules judged on what the cache keeps: each rule's events of the last days, none on missing data.
+
+Every rule reads kept answers only (nothing is sent): the live search's snapshots (or the
+search history, where only history is tracked) for the rank rules, the change history and
+the metadata snapshots for listing changes, the ads' snapshots for new advertisers, the
+ledger for the budget, and the kept answers themselves for fields storeframes does not know.
+
+A day with no data is never an event: ranks are compared day with day *with data*
+(:func:`~storeframes.rank_history`'s ``no_data`` days, a day the run failed or an answer that
+left an app out, are skipped), and an event after a gap says so. Each event has a stable id,
+so the same move found again (by a rerun, another machine, a later run) is the same event.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import warnings
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import date, datetime, timedelta
+from typing import Any
+
+import polars as pl
+
+from ..cache import EVENT_SCHEMA, Cache
+from ..datasets import TABLES, endpoints_of, scan
+from ..observed import observed_changes
+from ..ranks import rank_history
+from ..snapshots import snapshots
+from .rules import Alert
+from .spec import TrackerSpec, followed
+
+__all__ = ["ALERT_DAYS", "GAP_DAYS", "Judged", "find_events", "rank_frame"]
+
+ALERT_DAYS = 7
+"""The days a judgement looks at, up to its day: a move of an earlier day is history, not news (a
+tracker that missed a few runs still hears of the days it missed)."""
+
+GAP_DAYS = 30
+"""How far back the last day with data may lie for a day to be compared with it."""
+
+_LIVE = ("search", "search_ads")
+_DETAIL = 80
+_UNKNOWN = re.compile(r"does not know at (?P<where>.+?), [^:]*: (?P<names>.+)$")
+
+
+@dataclass(frozen=True)
+class Judged:
+    """What a judgement needs besides the spec: where, which day, and the month's spend."""
+
+    cache: Cache
+    service: str
+    day: date
+    now: datetime
+    month_spent: int = 0
+
+    @property
+    def first(self) -> date:
+        """The first day whose events are looked for."""
+        return self.day - timedelta(days=ALERT_DAYS - 1)
+
+    @property
+    def reach(self) -> date:
+        """The first day of data read: the first day's comparison may reach back this far."""
+        return self.first - timedelta(days=GAP_DAYS)
+
+
+def event_id(*parts: Any) -> str:
+    """A stable id of an event from what makes it one (the same move found again has the same id)."""
+    text = "\x1f".join("" if p is None else str(p) for p in parts)
+    return hashlib.sha256(text.encode()).hexdigest()[:20]
+
+
+def _row(
+    spec: TrackerSpec, alert: Alert, at: Judged, day: date, key: Sequence[Any] | None = None, **values: Any
+) -> dict[str, Any]:
+    where = [values.get(k) for k in ("app_id", "keyword", "country", "language", "device", "target")]
+    ident = event_id(spec.name, alert.name, alert.rule, *(key if key is not None else (day, *where)))
+    row = dict.fromkeys(EVENT_SCHEMA.names())
+    row |= {"event_id": ident, "tracker": spec.name, "alert": alert.name, "rule": alert.rule, "day": day,
+            "first_seen": at.now, "notified_to": []}  # fmt: skip
+    row.update(values)
+    return row
+
+
+def _place(row: Mapping[str, Any]) -> str:
+    return ", ".join(str(row[k]) for k in ("country", "device") if row.get(k))
+
+
+def _gap(since: date, day: date) -> str:
+    missing = (day - since).days - 1
+    if missing <= 0:
+        return ""
+    first, last = since + timedelta(days=1), day - timedelta(days=1)
+    if missing == 1:
+        return f"; no data on {first}, compared with {since}"
+    return f"; no data from {first} to {last} ({missing} days), compared with {since}"
+
+
+# -- ranks ---------------------------------------------------------------------------------------------
+
+
+def _followed(spec: TrackerSpec, endpoints: Sequence[str]) -> set[tuple[str, str]]:
+    """(keyword in lower case, country) of the items of ``endpoints``."""
+    pairs: set[tuple[str, str]] = set()
+    for item in spec.items:
+        if item.endpoint in endpoints:
+            for call in item.calls:
+                keywords = followed([call], "keywords")
+                pairs |= {(k.lower(), str(call.get("country", "us")).lower()) for k in keywords}
+    return pairs
+
+
+def _pairs(frame: pl.LazyFrame, pairs: set[tuple[str, str]]) -> pl.LazyFrame:
+    wanted = pl.DataFrame(
+        {"_k": [k for k, _ in pairs], "_c": [c for _, c in pairs]}, schema={"_k": pl.String, "_c": pl.String}
+    )
+    keyed = frame.with_columns(_k=pl.col("keyword").str.to_lowercase(), _c=pl.col("country").str.to_lowercase())
+    return keyed.join(wanted.lazy(), on=["_k", "_c"], how="semi").drop("_k", "_c")
+
+
+def rank_frame(spec: TrackerSpec, cache: Cache, service: str, start: date, end: date) -> pl.DataFrame:
+    """The organic results the tracker kept from ``start`` to ``end``: ``keyword``, ``date``, ``rank``,
+    ``app_id``, ``country``, ``language``, ``device``. A keyword's live search (with or without ads:
+    a snapshot a day, ads left out) where the tracker follows it live, else its recorded search history."""
+    live, history = _followed(spec, _LIVE), _followed(spec, ("search_history",))
+    columns = ["keyword", "date", "rank", "app_id", "country", "language", "device"]
+    frames = []
+    if live:
+        found = snapshots("search", cache, start=start, end=end, service=service).filter(
+            ~pl.col("is_ad").fill_null(False)
+        )
+        found = found.with_columns(
+            date=pl.col("snapshot_date"), rank=pl.coalesce("organic_rank", "rank").cast(pl.Int64)
+        ).select(columns)
+        frames.append(_pairs(found, live))
+    if history - live:
+        found = scan("search_history", cache, service=service).filter(
+            (pl.col("source") == "history") & pl.col("date").is_between(start, end)
+        )
+        frames.append(_pairs(found.select(columns), history - live))
+    if not frames:
+        return pl.DataFrame(
+            schema={c: pl.Date if c == "date" else pl.Int64 if c == "rank" else pl.String for c in columns}
+        )
+    return pl.concat(frames).collect()
+
+
+def _rank_events(spec: TrackerSpec, alerts: Sequence[Alert], at: Judged) -> list[dict[str, Any]]:
+    frame = rank_frame(spec, at.cache, at.service, at.reach, at.day)
+    rows: list[dict[str, Any]] = []
+    for alert in alerts:
+        chosen = frame
+        if alert.keywords:
+            chosen = frame.filter(pl.col("keyword").str.to_lowercase().is_in([k.lower() for k in alert.keywords]))
+        if chosen.is_empty():
+            continue
+        ranks = rank_history(chosen, list(alert.apps), start=at.reach, end=at.day)
+        last: dict[tuple[Any, ...], dict[str, Any]] = {}
+        for row in ranks.iter_rows(named=True):
+            if row["status"] == "no_data":
+                continue
+            key = (row["keyword"], row["country"], row["language"], row["device"], row["app_id"])
+            before = last.get(key)
+            last[key] = row
+            if before is None or row["date"] < at.first:
+                continue
+            found = _rank_move(alert, before, row)
+            if found is not None:
+                rows.append(
+                    _row(
+                        spec,
+                        alert,
+                        at,
+                        row["date"],
+                        since=before["date"],
+                        app_id=row["app_id"],
+                        keyword=row["keyword"],
+                        country=row["country"],
+                        language=row["language"],
+                        device=row["device"],
+                        before=_text(before["rank"]),
+                        after=_text(row["rank"]),
+                        detail=found + _gap(before["date"], row["date"]),
+                    )
+                )
+    return rows
+
+
+def _text(rank: int | None) -> str | None:
+    return None if rank is None else str(rank)
+
+
+def _shown(rank: int | None, results: int | None) -> str:
+    return str(rank) if rank is not None else f"not ranked (not in the {results} results)"
+
+
+def _rank_move(alert: Alert, before: Mapping[str, Any], now: Mapping[str, Any]) -> str | None:
+    """The move in words when ``alert`` fires on it, else None."""
+    was, rank = before["rank"], now["rank"]
+    where = f"for '{now['keyword']}' ({_place(now)})"
+    if alert.rule == "rank_drop":
+        if was is None or was > alert.within or (rank is not None and rank - was < alert.places):
+            return None
+        return f"{now['app_id']} fell from {was} to {_shown(rank, now['results'])} {where}"
+    inside, was_inside = rank is not None and rank <= alert.n, was is not None and was <= alert.n
+    if inside == was_inside:
+        return None
+    moved = "entered" if inside else "left"
+    return f"{now['app_id']} {moved} the top {alert.n} {where}: {_shown(was, before['results'])} -> {_shown(rank, now['results'])}"
+
+
+# -- listing changes -------------------------------------------------------------------------------------
+
+
+def _matching(targets: Iterable[str]) -> set[str]:
+    wanted = set(targets)
+    return wanted | ({"long_description"} if "description" in wanted else set())
+
+
+def _listing_events(
+    spec: TrackerSpec, alerts: Sequence[Alert], at: Judged, existing: pl.DataFrame
+) -> list[dict[str, Any]]:
+    apps = sorted({a for alert in alerts for a in alert.apps})
+    history = (
+        scan("changes", at.cache, service=at.service)
+        .filter(pl.col("app_id").is_in(apps) & pl.col("date").is_between(at.first, at.day))
+        .select(
+            "app_id",
+            "country",
+            "language",
+            "device",
+            "date",
+            "target",
+            "old_value",
+            "new_value",
+            "old_size",
+            "new_size",
+            since=pl.lit(None, pl.Date),
+            device_key=pl.lit(None, pl.String),
+        )
+        .collect()
+    )
+    seen = observed_changes(at.cache, apps=apps, start=at.first, end=at.day, service=at.service)
+    seen = seen.select(history.columns)
+    rows: list[dict[str, Any]] = []
+    kept = [r for r in existing.filter(pl.col("rule") == "listing_change").iter_rows(named=True)]
+    for alert in alerts:
+        targets = _matching(alert.targets)
+        said = [r for r in kept if r["alert"] == alert.name]
+        for source, frame in (("history", history), ("snapshot", _screens_together(seen))):
+            chosen = frame.filter(pl.col("app_id").is_in(list(alert.apps)) & pl.col("target").is_in(list(targets)))
+            for change in chosen.sort("app_id", "date", "target").iter_rows(named=True):
+                row = _row(spec, alert, at, change["date"], since=change["since"], app_id=change["app_id"],
+                           country=change["country"], language=change["language"], device=change["device"],
+                           target=change["target"], before=change["old_value"], after=change["new_value"],
+                           detail=_change_words(change, source))  # fmt: skip
+                if any(_same_change(row, other) for other in said):
+                    continue
+                said.append(row)
+                rows.append(row)
+    return rows
+
+
+def _screens_together(seen: pl.DataFrame) -> pl.DataFrame:
+    """Observed changes with one screenshots row per app, scope and day (the device keys in ``device_key``)."""
+    screens = seen.filter(pl.col("target") == "screenshots")
+    if screens.is_empty():
+        return seen
+    keys = ["app_id", "country", "language", "device", "date", "target"]
+    merged = screens.group_by(keys, maintain_order=True).agg(
+        pl.col("old_value").first(), pl.col("new_value").first(), pl.col("old_size").first(),
+        pl.col("new_size").first(), pl.col("since").min(), pl.col("device_key").sort().str.join(", "),
+    )  # fmt: skip
+    return pl.concat([seen.filter(pl.col("target") != "screenshots"), merged.select(seen.columns)])
+
+
+def _same_change(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
+    """Whether two listing events are one change, seen by the change history and by snapshots."""
+    if any(a[k] != b[k] for k in ("app_id", "country", "device", "target")):
+        return False
+    if abs((a["day"] - b["day"]).days) <= 1:
+        return True
+    return any(x["since"] is not None and x["since"] < y["day"] <= x["day"] for x, y in ((a, b), (b, a)))
+
+
+def _cut(value: Any) -> str:
+    text = "" if value is None else " ".join(str(value).split())
+    return text if len(text) <= _DETAIL else text[: _DETAIL - 1] + "…"
+
+
+def _change_words(change: Mapping[str, Any], source: str) -> str:
+    target, app = change["target"], change["app_id"]
+    old, new = change["old_value"], change["new_value"]
+    if target in ("title", "subtitle", "price", "promotional_text", "short_description"):
+        what = f"{app} changed its {target}: '{_cut(old)}' -> '{_cut(new)}'"
+    elif target == "size" and change["old_size"] is not None and change["new_size"] is not None:
+        what = f"{app} changed its size: {change['old_size'] / 1e6:.1f} MB -> {change['new_size'] / 1e6:.1f} MB"
+    elif target == "version":
+        what = f"{app} released version {_cut(new)} (was {_cut(old)})"
+    elif target == "screenshots" and change.get("device_key"):
+        what = f"{app} changed its screenshots ({change['device_key']})"
+    elif target in ("description", "long_description"):
+        what = f"{app} changed its description ({len(old or '')} -> {len(new or '')} characters)"
+    else:
+        what = f"{app} changed its {target}"
+    if source == "history":
+        return f"{what} ({_place(change)}; in the service's change history)"
+    return f"{what} ({_place(change)}; seen in the snapshot of {change['date']}, against {change['since']})"
+
+
+# -- advertisers, budget, unknown fields -----------------------------------------------------------------
+
+
+def _advertiser_events(spec: TrackerSpec, alerts: Sequence[Alert], at: Judged) -> list[dict[str, Any]]:
+    pairs = _followed(spec, ("search_ads",))
+    ads = _pairs(
+        snapshots("search_ads", at.cache, end=at.day, service=at.service).filter(pl.col("is_ad").fill_null(False)),
+        pairs,
+    ).collect()
+    rows: list[dict[str, Any]] = []
+    scope = ["keyword", "country", "language", "device"]
+    for alert in alerts:
+        chosen = ads
+        if alert.keywords:
+            chosen = ads.filter(pl.col("keyword").str.to_lowercase().is_in([k.lower() for k in alert.keywords]))
+        for _, series in chosen.sort("snapshot_date", "rank").group_by(scope, maintain_order=True):
+            known: set[str] = set()
+            earlier: date | None = None
+            for (day,), placed in series.group_by("snapshot_date", maintain_order=True):
+                for ad in placed.unique("app_id", keep="first", maintain_order=True).iter_rows(named=True):
+                    if earlier is not None and day >= at.first and ad["app_id"] not in known:
+                        where = f"'{ad['keyword']}' ({_place(ad)})"
+                        rows.append(
+                            _row(
+                                spec,
+                                alert,
+                                at,
+                                day,
+                                since=earlier,
+                                app_id=ad["app_id"],
+                                keyword=ad["keyword"],
+                                country=ad["country"],
+                                language=ad["language"],
+                                device=ad["device"],
+                                after=str(ad["rank"]),
+                                detail=f"{ad['app_id']} bought an ad on {where} for the first time, at place "
+                                f"{ad['rank']}",
+                            )
+                        )
+                known |= set(placed["app_id"].to_list())
+                earlier = day
+    return rows
+
+
+def _budget_events(spec: TrackerSpec, alerts: Sequence[Alert], at: Judged) -> list[dict[str, Any]]:
+    budget = spec.budget_per_month
+    if not budget:
+        return []
+    share = at.month_spent / budget
+    month = f"{at.day:%Y-%m}"
+    return [
+        _row(
+            spec,
+            alert,
+            at,
+            at.day,
+            key=(month,),
+            target="budget_per_month",
+            after=f"{share:.2f}",
+            detail=f"{at.month_spent:,} of the {budget:,} credits of {month} spent ({share:.0%}), past {alert.at:.0%}",
+        )
+        for alert in alerts
+        if at.month_spent >= alert.at * budget
+    ]
+
+
+def _unknown_events(spec: TrackerSpec, alerts: Sequence[Alert], at: Judged) -> list[dict[str, Any]]:
+    from ..flatteners import UnknownFieldWarning
+
+    endpoints = {item.endpoint for item in spec.items}
+    found: dict[tuple[str, str, str], date] = {}
+    for spec_ in TABLES.values():
+        names = {ep.name for ep in endpoints_of(spec_)} & endpoints
+        entries = [
+            e
+            for name in sorted(names)
+            for e in at.cache.entries(name)
+            if e.service == at.service and at.first <= e.day <= at.day
+        ]
+        responses = [(e, r) for e in entries if (r := at.cache.load(e)) is not None]
+        if not responses:
+            continue
+        for entry, response in responses:
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always", UnknownFieldWarning)
+                try:
+                    spec_.build_each([response])
+                except Exception:
+                    continue
+            for warning in caught:
+                matched = _UNKNOWN.search(str(warning.message)) if warning.category is UnknownFieldWarning else None
+                if matched is None:
+                    continue
+                for name in matched.group("names").split(", "):
+                    key = (entry.endpoint, matched.group("where"), name)
+                    found[key] = min(found.get(key, entry.day), entry.day)
+    rows = []
+    for alert in alerts:
+        for (endpoint, where, name), day in sorted(found.items()):
+            rows.append(
+                _row(
+                    spec,
+                    alert,
+                    at,
+                    day,
+                    key=(endpoint, name),
+                    target=name,
+                    detail=f"the service sent '{name}', which storeframes does not know, at {where} (a {endpoint} "
+                    f"answer of {day})",
+                )
+            )
+    return rows
+
+
+def find_events(spec: TrackerSpec, at: Judged, existing: pl.DataFrame) -> pl.DataFrame:
+    """The events of ``spec``'s alerts on the days up to ``at.day`` that ``existing`` does not hold yet."""
+    by_rule: dict[str, list[Alert]] = {}
+    for alert in spec.alerts:
+        by_rule.setdefault(alert.rule, []).append(alert)
+    rows: list[dict[str, Any]] = []
+    ranks = by_rule.get("rank_drop", []) + by_rule.get("top", [])
+    if ranks:
+        rows += _rank_events(spec, ranks, at)
+    if "listing_change" in by_rule:
+        rows += _listing_events(spec, by_rule["listing_change"], at, existing)
+    if "new_advertiser" in by_rule:
+        rows += _advertiser_events(spec, by_rule["new_advertiser"], at)
+    if "budget" in by_rule:
+        rows += _budget_events(spec, by_rule["budget"], at)
+    if "unknown_field" in by_rule:
+        rows += _unknown_events(spec, by_rule["unknown_field"], at)
+    frame = pl.DataFrame(rows, schema=EVENT_SCHEMA, orient="row") if rows else pl.DataFrame(schema=EVENT_SCHEMA)
+    return frame.unique("event_id", keep="first", maintain_order=True).filter(
+        ~pl.col("event_id").is_in(existing["event_id"].to_list())
+    )

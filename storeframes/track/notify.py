@@ -1,0 +1,85 @@
+"""Telling people of new events, through apprise: one address syntax for Slack, Microsoft Teams,
+Discord, e-mail, JSON webhooks and many more.
+
+Each address gets one message a judgement with every event it has not had yet (a webhook that
+failed gets them at the next run, once). An address may hold credentials: it is never shown, in
+a message, an error or a log line; apprise's own log lines, which show parts of addresses, are
+kept from the log while it sends, and its errors are reported without addresses.
+"""
+
+from __future__ import annotations
+
+from datetime import date
+from typing import Any
+
+import polars as pl
+
+from ..errors import ConfigurationError
+from .rules import RULES, quietly, shown_url, url_id
+
+__all__ = ["MOST_LINES", "message", "send"]
+
+MOST_LINES = 40
+"""Events listed in one message at most; the others are counted in its last line."""
+
+_HEADINGS = {
+    "rank_drop": "Rank drops",
+    "top": "Top entries and exits",
+    "listing_change": "Listing changes",
+    "new_advertiser": "New advertisers",
+    "budget": "Budget",
+    "unknown_field": "Unknown fields from the service",
+}
+
+
+def message(events: pl.DataFrame, *, tracker: str, day: date) -> tuple[str, str]:
+    """The title and the text of one message telling ``events``, grouped by rule, at most
+    :data:`MOST_LINES` of them listed."""
+    count = events.height
+    title = f"storeframes {tracker}: {count} new event{'s' if count != 1 else ''} ({day})"
+    lines: list[str] = []
+    listed = 0
+    for rule in RULES:
+        group = events.filter(pl.col("rule") == rule).sort("day", "event_id")
+        if group.is_empty():
+            continue
+        lines.append(f"{_HEADINGS[rule]} ({group.height}):")
+        for row in group.iter_rows(named=True):
+            if listed == MOST_LINES:
+                break
+            lines.append(f"- {row['day']}: {row['detail']}")
+            listed += 1
+        lines.append("")
+    if listed < count:
+        lines.append(f"... and {count - listed} more: sf.events(...) or the digest lists them all")
+    return title, "\n".join(lines).strip()
+
+
+def _apprise() -> Any:
+    try:
+        import apprise
+    except ImportError:
+        raise ConfigurationError("notifications need apprise: pip install 'storeframes[alerts]'") from None
+    return apprise
+
+
+def send(url: str, events: pl.DataFrame, *, tracker: str, day: date) -> tuple[list[str], str | None]:
+    """Send the address ``url`` the ``events`` it has not had (by their ``notified_to``), in one message.
+
+    Returns the ids of the events it got (none when it had them all, or the sending failed) and
+    the failure in words (the address shown by its kind and id only), or None.
+    """
+    apprise = _apprise()
+    owed = events.filter(~pl.col("notified_to").list.contains(url_id(url)))
+    if owed.is_empty():
+        return [], None
+    title, body = message(owed, tracker=tracker, day=day)
+    with quietly() as held:
+        sender = apprise.Apprise()
+        sent = bool(sender.add(url)) and bool(
+            sender.notify(title=title, body=body, body_format=apprise.NotifyFormat.TEXT)
+        )
+    if sent:
+        return owed["event_id"].to_list(), None
+    why = "; ".join(dict.fromkeys(held.complaints)) or "it was not sent"
+    return [], f"notification to {shown_url(url)} failed ({why}); its {owed.height} event(s) go at the next run"

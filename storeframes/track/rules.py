@@ -1,0 +1,380 @@
+"""A tracker's alert rules (``[[alert]]`` tables) and where it tells of them (``[notify]``), read from its spec.
+
+::
+
+    [[alert]]
+    rule = "rank_drop"            # an app fell by at least `places` within the top `within`
+    apps = ["6441354028"]
+    keywords = ["photo editor"]   # default: every keyword the tracker follows
+    places = 5
+    within = 20
+
+    [[alert]]
+    rule = "top"                  # an app entered or left the top `n`
+    apps = ["6441354028"]
+    n = 10
+
+    [[alert]]
+    rule = "listing_change"       # a tracked app changed one of these
+    apps = ["1234567890"]
+    targets = ["title", "subtitle", "screenshots", "icon", "price", "description"]
+
+    [[alert]]
+    rule = "new_advertiser"       # an app appears in the ads of a tracked keyword for the first time
+    keywords = ["photo editor"]
+
+    [[alert]]
+    rule = "budget"               # the month's spend crossed this share of budget_per_month
+    at = 0.8
+
+    [[alert]]
+    rule = "unknown_field"        # the service answered with a field storeframes does not know
+
+    [notify]
+    urls = ["json://127.0.0.1:8080/hook", "mailto://user:${SMTP_PASSWORD}@mail.example.test?to=team@example.test"]
+    digest = "reports/{tracker}-{day}.html"
+
+Every rule is checked when the spec is read: its keys, that its apps and keywords are ones the
+tracker follows (the rank rules need a ``search``, ``search_ads`` or ``search_history`` item,
+``new_advertiser`` a ``search_ads`` item, ``listing_change`` a ``metadata`` or ``changes`` item,
+``budget`` a ``budget_per_month``), and the notification addresses (apprise's URLs: Slack,
+Teams, Discord, e-mail, JSON webhooks ...). ``$NAME`` or ``${NAME}`` in an address is the
+environment variable ``NAME``, so a spec kept in git holds no password.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import re
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..catalog import app_list, texts
+from ..errors import ConfigurationError, InvalidParameterError
+
+__all__ = ["LISTING_TARGETS", "RULES", "Alert", "Notify", "parse_alerts", "parse_notify", "quietly"]
+
+RULES = ("rank_drop", "top", "listing_change", "new_advertiser", "budget", "unknown_field")
+"""The rules an ``[[alert]]`` may name, in the order a digest shows their events."""
+
+LISTING_TARGETS = (
+    "title",
+    "subtitle",
+    "description",
+    "short_description",
+    "long_description",
+    "promotional_text",
+    "icon",
+    "screenshots",
+    "price",
+    "size",
+    "version",
+)
+"""What ``listing_change`` watches (``targets``; all of them by default). ``description`` also
+matches the change history's ``long_description``."""
+
+_KEYS: Mapping[str, tuple[str, ...]] = {
+    "rank_drop": ("apps", "keywords", "places", "within"),
+    "top": ("apps", "keywords", "n"),
+    "listing_change": ("apps", "targets"),
+    "new_advertiser": ("keywords",),
+    "budget": ("at",),
+    "unknown_field": (),
+}
+_RANKED = ("search", "search_ads", "search_history")
+_LISTED = ("metadata", "changes")
+_ENV = re.compile(r"\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*))")
+_NOTIFY_KEYS = ("urls", "digest")
+_ADDRESS = re.compile(r"\S+://\S+|\S+:\S+@\S+")
+
+
+@dataclass(frozen=True)
+class Alert:
+    """One ``[[alert]]`` table: a rule and what it watches."""
+
+    index: int
+    name: str
+    """Its name (``name =``; by default its rule's, ``<rule>_2`` for the rule's second table ...)."""
+    rule: str
+    apps: tuple[str, ...] = ()
+    """The apps it watches (``listing_change``: every app the tracker follows when empty)."""
+    keywords: tuple[str, ...] = ()
+    """The keywords it watches, as the frames write them; every keyword the tracker follows when empty."""
+    places: int = 5
+    within: int = 20
+    n: int = 10
+    targets: tuple[str, ...] = LISTING_TARGETS
+    at: float = 0.8
+
+    def describe(self) -> str:
+        """The rule in words."""
+        apps = ", ".join(self.apps) or "every tracked app"
+        words = {
+            "rank_drop": f"{apps} falls by {self.places}+ places within the top {self.within}",
+            "top": f"{apps} enters or leaves the top {self.n}",
+            "listing_change": f"{apps} changes {', '.join(self.targets)}",
+            "new_advertiser": "a new app in the ads",
+            "budget": f"the month's spend passes {self.at:.0%} of the budget",
+            "unknown_field": "the service sends a field storeframes does not know",
+        }[self.rule]
+        keywords = f" for {', '.join(repr(k) for k in self.keywords)}" if self.keywords else ""
+        return f"{self.name}: {words}{keywords if self.rule in ('rank_drop', 'top', 'new_advertiser') else ''}"
+
+
+@dataclass(frozen=True)
+class Notify:
+    """The ``[notify]`` table: apprise addresses told of new events, and the digest's path."""
+
+    urls: tuple[str, ...] = field(default=(), repr=False)
+    """The addresses, environment variables filled in: they may hold credentials, and are never shown."""
+    digest: str | None = None
+    """Where a run writes its digest: a path (relative ones from the spec's folder), with ``{tracker}``
+    and ``{day}`` filled in; None for no digest."""
+
+    def __repr__(self) -> str:
+        return f"Notify({len(self.urls)} address(es): {', '.join(self.shown)}; digest={self.digest!r})"
+
+    @property
+    def shown(self) -> tuple[str, ...]:
+        """The addresses as they may be shown: their kind (``json``, ``mailto`` ...) and id only."""
+        return tuple(shown_url(u) for u in self.urls)
+
+
+def url_id(url: str) -> str:
+    """An address's id in the events' ``notified_to``: the first 12 hex digits of its SHA-256."""
+    return hashlib.sha256(url.encode()).hexdigest()[:12]
+
+
+def shown_url(url: str) -> str:
+    """An address as it may be shown: its scheme and id, never its host, user or password."""
+    scheme = url.split("://", 1)[0] if "://" in url else "?"
+    return f"{scheme}://…#{url_id(url)}"
+
+
+Fail = Callable[[str | None, str | None, Any, str], InvalidParameterError]
+"""Makes the error of a key of a table (``alert`` or ``notify``): (table, key, value, allowed)."""
+
+
+def _whole(fail: Fail, table: str, key: str, value: Any, least: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < least:
+        raise fail(table, key, value, f"a whole number, {least} or more")
+    return value
+
+
+def parse_alerts(
+    tables: Any,
+    fail: Fail,
+    *,
+    keywords_of: Mapping[str, set[str]],
+    apps_of: Mapping[str, set[str]],
+    budget_per_month: int | None,
+) -> tuple[Alert, ...]:
+    """The ``[[alert]]`` tables, checked against the tracker's items.
+
+    ``keywords_of`` and ``apps_of`` say what the tracker follows: the keywords and apps of
+    each endpoint's items.
+    """
+    if tables is None:
+        return ()
+    if not isinstance(tables, list):
+        raise fail(None, "alert", tables, "[[alert]] tables")
+    alerts: list[Alert] = []
+    seen: dict[str, int] = {}
+    for n, table in enumerate(tables):
+        where = f"alert:{n}"
+        if not isinstance(table, dict):
+            raise fail(where, None, table, "a table of keys")
+        rule = table.get("rule")
+        if rule not in RULES:
+            raise fail(where, "rule", rule, f"one of {', '.join(RULES)}")
+        allowed = ("rule", "name", *_KEYS[rule])
+        for key in table:
+            if key not in allowed:
+                raise fail(where, key, table[key], f"one of the keys of a {rule} alert: {', '.join(allowed)}")
+        seen[rule] = seen.get(rule, 0) + 1
+        name = table.get("name", rule if seen[rule] == 1 else f"{rule}_{seen[rule]}")
+        if not isinstance(name, str) or not re.match(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$", name):
+            raise fail(where, "name", name, "a name of letters, digits, '_', '.' and '-' (at most 64)")
+        if name in {a.name for a in alerts}:
+            raise fail(where, "name", name, "a name no other alert of the spec has")
+        values: dict[str, Any] = {}
+        if "apps" in _KEYS[rule]:
+            values["apps"] = _apps(fail, where, table, rule, apps_of)
+        if "keywords" in _KEYS[rule]:
+            values["keywords"] = _keywords(fail, where, table, rule, keywords_of)
+        if rule == "rank_drop":
+            values["places"] = _whole(fail, where, "places", table.get("places", 5), 1)
+            values["within"] = _whole(fail, where, "within", table.get("within", 20), 1)
+        if rule == "top":
+            values["n"] = _whole(fail, where, "n", table.get("n", 10), 1)
+        if rule == "listing_change":
+            targets = table.get("targets", list(LISTING_TARGETS))
+            found = texts("targets", targets, split=False) if isinstance(targets, list) else None
+            if not found or any(t not in LISTING_TARGETS for t in found):
+                raise fail(where, "targets", targets, f"a list of {', '.join(LISTING_TARGETS)}")
+            values["targets"] = tuple(dict.fromkeys(found))
+        if rule == "budget":
+            at = table.get("at", 0.8)
+            if isinstance(at, bool) or not isinstance(at, int | float) or not 0 < at <= 1:
+                raise fail(where, "at", at, "a share of the month's budget, above 0 and at most 1 (0.8 for 80 %)")
+            if budget_per_month is None:
+                raise fail(where, "rule", rule, "a rule of a tracker with a budget_per_month in its [tracker] table")
+            values["at"] = float(at)
+        alerts.append(Alert(n, name, rule, **values))
+    return tuple(alerts)
+
+
+def _apps(
+    fail: Fail, where: str, table: Mapping[str, Any], rule: str, apps_of: Mapping[str, set[str]]
+) -> tuple[str, ...]:
+    if rule == "listing_change":
+        followed = apps_of.get("metadata", set()) | apps_of.get("changes", set())
+        if not followed:
+            raise fail(where, "rule", rule, "a rule of a tracker with a metadata or changes item")
+        if "apps" not in table:
+            return tuple(sorted(followed))
+        try:
+            apps = app_list(table["apps"])
+        except InvalidParameterError:
+            apps = []
+        if not apps:
+            raise fail(where, "apps", table["apps"], "one app id or more")
+        strangers = [a for a in apps if a not in followed]
+        if strangers:
+            raise fail(where, "apps", strangers, "apps a metadata or changes item of the tracker follows")
+        return tuple(apps)
+    try:
+        apps = app_list(table.get("apps"))
+    except InvalidParameterError:
+        apps = []
+    if not apps:
+        raise fail(where, "apps", table.get("apps"), f"a {rule} alert's apps: one app id or more")
+    return tuple(apps)
+
+
+def _keywords(
+    fail: Fail,
+    where: str,
+    table: Mapping[str, Any],
+    rule: str,
+    keywords_of: Mapping[str, set[str]],
+) -> tuple[str, ...]:
+    sources = ("search_ads",) if rule == "new_advertiser" else _RANKED
+    followed = set().union(*(keywords_of.get(e, set()) for e in sources))
+    if not followed:
+        needed = "a search_ads item" if rule == "new_advertiser" else "a search, search_ads or search_history item"
+        raise fail(where, "rule", rule, f"a rule of a tracker with {needed}")
+    if "keywords" not in table:
+        return ()
+    try:
+        wanted = [" ".join(k.split()) for k in texts("keywords", table["keywords"], split=False)]
+    except InvalidParameterError:
+        wanted = []
+    if not wanted:
+        raise fail(where, "keywords", table["keywords"], "one keyword or more")
+    lowered = {k.lower() for k in followed}
+    strangers = [k for k in wanted if k.lower() not in lowered]
+    if strangers:
+        items = "search_ads items" if rule == "new_advertiser" else "search, search_ads or search_history items"
+        raise fail(where, "keywords", strangers, f"keywords the tracker's {items} follow")
+    return tuple(dict.fromkeys(wanted))
+
+
+def parse_notify(table: Any, fail: Fail, *, folder: Path | None) -> Notify:
+    """The ``[notify]`` table: its addresses (environment variables filled in, each checked by apprise)
+    and its digest path (relative to ``folder``)."""
+    if table is None:
+        return Notify()
+    if not isinstance(table, dict):
+        raise fail("notify", None, table, "a [notify] table")
+    for key in table:
+        if key not in _NOTIFY_KEYS:
+            raise fail("notify", key, "…", f"one of the keys {', '.join(_NOTIFY_KEYS)}")
+    raw = table.get("urls", [])
+    if isinstance(raw, str):
+        raw = [raw]
+    if not isinstance(raw, list) or not all(isinstance(u, str) and u.strip() for u in raw):
+        raise fail("notify", "urls", "…", "a list of apprise addresses such as 'json://host/path' or 'mailto://…'")
+    urls = [_filled(fail, n, u.strip()) for n, u in enumerate(raw)]
+    if urls:
+        _check_urls(fail, urls)
+    digest = table.get("digest")
+    if digest is not None:
+        if not isinstance(digest, str) or not digest.strip():
+            raise fail("notify", "digest", digest, "a path such as 'reports/{tracker}-{day}.html'")
+        try:
+            digest.format(tracker="t", day="d")
+        except (KeyError, IndexError, ValueError):
+            raise fail("notify", "digest", digest, "a path whose only fields are {tracker} and {day}") from None
+        path = Path(digest).expanduser()
+        if not path.is_absolute() and folder is not None:
+            path = folder / path
+        digest = str(path)
+    return Notify(tuple(dict.fromkeys(urls)), digest)
+
+
+def _filled(fail: Fail, n: int, url: str) -> str:
+    """``url`` with ``$NAME`` and ``${NAME}`` taken from the environment; a missing one refused by name."""
+
+    def value(found: re.Match[str]) -> str:
+        name = found.group(1) or found.group(2)
+        if name not in os.environ:
+            raise fail("notify", "urls", f"address {n + 1}", f"an environment variable {name} that is set")
+        return os.environ[name]
+
+    return _ENV.sub(value, url)
+
+
+class _Held(logging.Filter):
+    """Keeps apprise's log lines (which show parts of addresses) out of the log, and its complaints."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.complaints: list[str] = []
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.levelno >= logging.WARNING:
+            self.complaints.append(_ADDRESS.sub("(address)", record.getMessage()))
+        return False
+
+
+_LOGGERS = ("apprise", "urllib3.connectionpool")
+"""The loggers that name an address's parts while apprise sends: apprise's own, and the HTTP pool's
+(a webhook's path may hold its secret)."""
+
+
+@contextmanager
+def quietly() -> Iterator[_Held]:
+    """Keep apprise's log lines, which show parts of addresses, out of the log while it works; its
+    complaints, addresses taken out, are gathered on the object given."""
+    held = _Held()
+    for name in _LOGGERS:
+        logging.getLogger(name).addFilter(held)
+    try:
+        yield held
+    finally:
+        for name in _LOGGERS:
+            logging.getLogger(name).removeFilter(held)
+
+
+def _check_urls(fail: Fail, urls: Sequence[str]) -> None:
+    try:
+        import apprise
+    except ImportError:
+        raise ConfigurationError(
+            "a [notify] table with urls needs apprise: pip install 'storeframes[alerts]'"
+        ) from None
+    for n, url in enumerate(urls):
+        with quietly():
+            known = apprise.Apprise.instantiate(url) is not None
+        if not known:
+            raise fail(
+                "notify", "urls", f"address {n + 1} ({shown_url(url)})",
+                "an address apprise knows (json://host/path, mailto://…, slack://…, msteams://…, discord://…: "
+                "see apprise's list of services)",
+            )  # fmt: skip

@@ -1,0 +1,120 @@
+"""Loopback receivers of notifications: a JSON webhook (that can be told to fail) and an SMTP server
+(aiosmtpd, with a password), as a team's Slack-like hook and mail server would take them."""
+
+from __future__ import annotations
+
+import email
+import email.policy
+import http.server
+import json
+import socket
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = ["Mailbox", "Webhook", "mailbox", "webhook"]
+
+
+@dataclass
+class Webhook:
+    """A JSON webhook on loopback: ``received`` holds each message it accepted (apprise's JSON:
+    ``title``, ``message``); ``failing`` answers 500 to that many requests first."""
+
+    port: int = 0
+    secret: str = "hook-secret-5521"
+    """The part of its path that is a credential, as a Slack or Teams webhook's is."""
+    received: list[dict[str, Any]] = field(default_factory=list)
+    refused: int = 0
+    failing: int = 0
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    @property
+    def url(self) -> str:
+        return f"json://127.0.0.1:{self.port}/hook/{self.secret}"
+
+    def texts(self) -> str:
+        with self.lock:
+            return "\n".join(m["title"] + "\n" + m["message"] for m in self.received)
+
+
+@contextmanager
+def webhook() -> Iterator[Webhook]:
+    hook = Webhook()
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            body = self.rfile.read(int(self.headers.get("content-length", 0)))
+            with hook.lock:
+                failing = hook.failing > 0
+                if failing:
+                    hook.failing -= 1
+                    hook.refused += 1
+                else:
+                    hook.received.append(json.loads(body))
+            self.send_response(500 if failing else 200)
+            self.send_header("content-length", "0")
+            self.end_headers()
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    hook.port = server.server_port
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield hook
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+@dataclass
+class Mailbox:
+    """An SMTP server on loopback that takes mail from ``user`` with ``password`` only."""
+
+    port: int
+    password: str
+    messages: list[email.message.EmailMessage] = field(default_factory=list)
+
+    @property
+    def url(self) -> str:
+        return f"mailto://user:{self.password}@127.0.0.1:{self.port}?to=team@example.test&from=tracker@example.test"
+
+    def texts(self) -> str:
+        parts = []
+        for message in self.messages:
+            body = message.get_body(preferencelist=("plain",))
+            parts.append(str(message["subject"]) + "\n" + (body.get_content() if body is not None else ""))
+        return "\n".join(parts)
+
+
+@contextmanager
+def mailbox(password: str = "mail-pass-7731") -> Iterator[Mailbox]:
+    from aiosmtpd.controller import Controller
+    from aiosmtpd.smtp import AuthResult, LoginPassword
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    box = Mailbox(port, password)
+
+    class Handler:
+        async def handle_DATA(self, server: Any, session: Any, envelope: Any) -> str:
+            box.messages.append(email.message_from_bytes(envelope.content, policy=email.policy.default))  # type: ignore[arg-type]
+            return "250 OK"
+
+    def authenticate(server: Any, session: Any, envelope: Any, mechanism: str, data: Any) -> AuthResult:
+        ok = isinstance(data, LoginPassword) and data.login == b"user" and data.password == password.encode()
+        return AuthResult(success=ok)
+
+    controller = Controller(
+        Handler(), hostname="127.0.0.1", port=port, authenticator=authenticate, auth_require_tls=False
+    )
+    controller.start()
+    try:
+        yield box
+    finally:
+        controller.stop()

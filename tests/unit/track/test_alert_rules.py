@@ -1,0 +1,152 @@
+"""The ``[[alert]]`` and ``[notify]`` tables of a tracker spec: what they accept, and what they refuse
+(with the file's line) before anything is sent."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from storeframes.sandbox import World
+from storeframes.track import RULES, SpecError, parse_spec
+from storeframes.track.rules import LISTING_TARGETS, shown_url, url_id
+
+WORLD = World(0)
+APP, OTHER = WORLD.EXAMPLE_IOS_APPS[0], WORLD.EXAMPLE_IOS_APPS[1]
+
+BASE = f"""
+[tracker]
+name = "watch"
+budget_per_month = 50000
+
+[[track]]
+endpoint = "search"
+keywords = ["photo editor", "collage maker"]
+
+[[track]]
+endpoint = "search_ads"
+keywords = ["photo editor"]
+
+[[track]]
+endpoint = "metadata"
+apps = ["{APP}"]
+"""
+
+ALL = (
+    BASE
+    + f"""
+[[alert]]
+rule = "rank_drop"
+apps = ["{APP}"]
+keywords = ["photo editor"]
+places = 5
+within = 20
+
+[[alert]]
+rule = "top"
+apps = ["{APP}"]
+n = 10
+
+[[alert]]
+rule = "listing_change"
+apps = ["{APP}"]
+targets = ["title", "subtitle", "screenshots", "icon", "price", "description"]
+
+[[alert]]
+rule = "new_advertiser"
+keywords = ["photo editor"]
+
+[[alert]]
+rule = "budget"
+at = 0.8
+
+[[alert]]
+rule = "unknown_field"
+
+[notify]
+urls = ["json://127.0.0.1:8080/hook", "mailto://user:${{SF_TEST_SMTP_PASSWORD}}@127.0.0.1:2525?to=team@example.test&from=t@example.test"]
+digest = "reports/{{tracker}}-{{day}}.html"
+"""
+)
+
+
+def test_every_rule_of_the_issue_is_read_with_its_values(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setenv("SF_TEST_SMTP_PASSWORD", "s3cret-pw")
+    spec = parse_spec(ALL, path=tmp_path / "watch.toml")
+    assert [a.rule for a in spec.alerts] == list(RULES)
+    assert [a.name for a in spec.alerts] == list(RULES)
+    drop, top, listing, ads, budget, _ = spec.alerts
+    assert (drop.apps, drop.keywords, drop.places, drop.within) == ((APP,), ("photo editor",), 5, 20)
+    assert (top.apps, top.keywords, top.n) == ((APP,), (), 10)
+    assert listing.targets == ("title", "subtitle", "screenshots", "icon", "price", "description")
+    assert ads.keywords == ("photo editor",)
+    assert budget.at == 0.8
+    assert spec.notify.urls[1].startswith("mailto://user:s3cret-pw@127.0.0.1:2525")
+    assert spec.notify.digest == str(tmp_path.resolve() / "reports" / "{tracker}-{day}.html")
+    # the addresses never show: not in the spec's repr, not in Notify's
+    for shown in (repr(spec), repr(spec.notify), str(spec.notify.shown)):
+        assert "s3cret-pw" not in shown and "127.0.0.1" not in shown
+    assert spec.notify.shown == (shown_url(spec.notify.urls[0]), shown_url(spec.notify.urls[1]))
+    assert shown_url(spec.notify.urls[1]) == f"mailto://…#{url_id(spec.notify.urls[1])}"
+
+
+def test_defaults_listing_change_follows_every_tracked_app_and_second_rules_get_numbered_names():
+    spec = parse_spec(BASE + '[[alert]]\nrule = "listing_change"\n\n[[alert]]\nrule = "listing_change"\n')
+    first, second = spec.alerts
+    assert (first.name, second.name) == ("listing_change", "listing_change_2")
+    assert first.apps == (APP,) and first.targets == LISTING_TARGETS
+
+
+def _line(text: str, needle: str) -> int:
+    return next(n for n, line in enumerate(text.splitlines(), start=1) if needle in line)
+
+
+@pytest.mark.parametrize(
+    ("table", "needle", "allowed"),
+    [
+        ('rule = "rank_fall"\napps = ["1"]', 'rule = "rank_fall"', "one of rank_drop, top, listing_change"),
+        ('rule = "rank_drop"\napps = ["1"]\nplace = 5', "place = 5", "one of the keys of a rank_drop alert"),
+        ('rule = "rank_drop"\nkeywords = ["photo editor"]', "[[alert]]", "a rank_drop alert's apps"),
+        ('rule = "top"\napps = ["1"]\nn = 0', "n = 0", "a whole number, 1 or more"),
+        ('rule = "top"\napps = ["1"]\nkeywords = ["maps"]', 'keywords = ["maps"]', "keywords the tracker's search"),
+        ('rule = "new_advertiser"\nkeywords = ["collage maker"]', '= ["collage maker"]', "search_ads items follow"),
+        ('rule = "listing_change"\napps = ["42"]', 'apps = ["42"]', "apps a metadata or changes item"),
+        ('rule = "listing_change"\ntargets = ["logo"]', "targets", "a list of title, subtitle"),
+        ('rule = "budget"\nat = 80', "at = 80", "above 0 and at most 1"),
+        ('rule = "rank_drop"\napps = ["1"]\nname = "a b"', 'name = "a b"', "a name of letters"),
+    ],
+)
+def test_a_bad_alert_is_refused_with_its_line(table: str, needle: str, allowed: str):
+    text = BASE + "\n[[alert]]\n" + table + "\n"
+    with pytest.raises(SpecError) as caught:
+        parse_spec(text)
+    message = str(caught.value)
+    assert allowed in message
+    assert f"line {_line(text, needle)}" in message
+
+
+def test_rules_that_need_an_item_or_a_budget_say_which():
+    no_search = f'[tracker]\nname = "w"\n[[track]]\nendpoint = "metadata"\napps = ["{APP}"]\n'
+    with pytest.raises(SpecError, match="a search, search_ads or search_history item"):
+        parse_spec(no_search + f'[[alert]]\nrule = "top"\napps = ["{APP}"]\n')
+    with pytest.raises(SpecError, match="with a search_ads item"):
+        parse_spec(no_search + '[[alert]]\nrule = "new_advertiser"\n')
+    with pytest.raises(SpecError, match="budget_per_month"):
+        parse_spec(no_search + '[[alert]]\nrule = "budget"\n')
+    only_search = '[tracker]\nname = "w"\n[[track]]\nendpoint = "search"\nkeywords = ["maps"]\n'
+    with pytest.raises(SpecError, match="a metadata or changes item"):
+        parse_spec(only_search + '[[alert]]\nrule = "listing_change"\n')
+
+
+def test_a_bad_notify_table_is_refused_without_showing_the_address(monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.delenv("SF_TEST_MISSING", raising=False)
+    with pytest.raises(SpecError) as caught:
+        parse_spec(BASE + '[notify]\nurls = ["nosuchservice://user:hunter22@example.test/x"]\n')
+    assert "an address apprise knows" in str(caught.value) and "hunter22" not in str(caught.value)
+    assert "example.test" not in str(caught.value)
+    with pytest.raises(SpecError, match="environment variable SF_TEST_MISSING that is set"):
+        parse_spec(BASE + '[notify]\nurls = ["json://me:${SF_TEST_MISSING}@127.0.0.1/hook"]\n')
+    with pytest.raises(SpecError, match="only fields are {tracker} and {day}"):
+        parse_spec(BASE + '[notify]\ndigest = "reports/{when}.html"\n')
+    with pytest.raises(SpecError, match="one of the keys urls, digest"):
+        parse_spec(BASE + '[notify]\nwebhook = "json://127.0.0.1/x"\n')
