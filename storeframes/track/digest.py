@@ -453,15 +453,13 @@ def _chart(key: tuple[Any, ...], ranks: pl.DataFrame, events: pl.DataFrame, name
         & (pl.col("country").is_null() | pl.col("country").eq_missing(country))
     ).sort("day", "target", nulls_last=True)
     known = [*series["date"].to_list(), *marks["day"].to_list()]
-    days = (min(known), max(known))
+    days = (min(min(known), max(known) - timedelta(days=6)), max(known))  # a week at least: days on the axis
     fig = Figure(figsize=_FIGSIZE, dpi=_DPI)
     FigureCanvasAgg(fig)
     ax = fig.add_subplot()
     _draw(ax, series, marks, changes, days)
     if series.filter(pl.col("status") == "ranked").height == 0:
-        ax.text(
-            0.5, 0.5, "not ranked on any day charted", transform=ax.transAxes, ha="center", fontsize=8, color="#666"
-        )
+        ax.text(0.5, 0.5, "no rank on the days charted", transform=ax.transAxes, ha="center", fontsize=8, color="#666")
     ax.set_ylabel("rank", fontsize=8)
     locator = mdates.AutoDateLocator(minticks=3, maxticks=8)
     ax.xaxis.set_major_locator(locator)
