@@ -390,10 +390,15 @@ def _draw(ax: Axes, ranks: pl.DataFrame, marks: pl.DataFrame, changes: pl.DataFr
     from matplotlib.ticker import MaxNLocator
 
     ranked = ranks.filter(pl.col("status") == "ranked")
-    worst = max([1, *ranked["rank"].to_list()])
-    bottom = worst + max(1.0, worst * 0.18)  # where "not ranked" sits, below the worst rank
     dates = ranks["date"].to_list()
     values = [float(r) if s == "ranked" else float("nan") for r, s in zip(ranks["rank"], ranks["status"], strict=True)]
+    rank_on = {d: v for d, v in zip(dates, values, strict=True) if v == v}
+    # an event on a day the ranks do not rank the app sits at the rank it says (its after), else at the bottom
+    said = {
+        d: float(a) for d, a in marks.select("day", "after").iter_rows() if d not in rank_on and (a or "").isdigit()
+    }
+    worst = max([1, *ranked["rank"].to_list(), *said.values()])
+    bottom = worst + max(1.0, worst * 0.18)  # where "not ranked" sits, below the worst rank
     handles: list[Any] = []
     if ranked.height:
         ax.plot(date2num(dates), values, color="#1f77b4", marker="o", markersize=2.5, linewidth=1.4)
@@ -407,14 +412,13 @@ def _draw(ax: Axes, ranks: pl.DataFrame, marks: pl.DataFrame, changes: pl.DataFr
     if not_ranked:
         ax.plot(date2num(not_ranked), [bottom] * len(not_ranked), "x", color="#888", markersize=4)
         handles.append(Line2D([], [], linestyle="none", marker="x", color="#888", label="not ranked"))
-    rank_on = dict(zip(dates, values, strict=True))
     for rule, (marker, color, label) in {
         "rank_drop": ("v", "#c0392b", "rank drop"),
         "top": ("D", "#27ae60", "top N"),
     }.items():
         event_days = sorted(set(marks.filter(pl.col("rule") == rule)["day"].to_list()))
-        if event_days:  # a day with no rank: on the bottom line
-            ys = [y if y == y else bottom for y in (rank_on.get(d, float("nan")) for d in event_days)]
+        if event_days:
+            ys = [rank_on.get(d, said.get(d, bottom)) for d in event_days]
             style: dict[str, Any] = {"marker": marker, "markerfacecolor": "none", "markeredgecolor": color}
             ax.plot(date2num(event_days), ys, linestyle="none", markersize=8, markeredgewidth=1.6, **style)
             handles.append(Line2D([], [], linestyle="none", label=label, **style))
@@ -429,7 +433,7 @@ def _draw(ax: Axes, ranks: pl.DataFrame, marks: pl.DataFrame, changes: pl.DataFr
     if targets:
         handles.append(Line2D([], [], color="#8e44ad", linestyle="--", label="listing change"))
     ticks = [t for t in MaxNLocator(nbins=5, integer=True, min_n_ticks=2).tick_values(1, worst) if 1 <= t <= worst]
-    at_bottom = bool(not_ranked) or any(rank_on.get(d, float("nan")) != rank_on.get(d) for d in marks["day"])
+    at_bottom = bool(not_ranked) or any(d not in rank_on and d not in said for d in marks["day"])
     ax.set_ylim((bottom if at_bottom else worst) + max(0.6, worst * 0.08), 0.4)  # inverted: rank 1 at the top
     ax.set_yticks([*ticks, bottom] if at_bottom else ticks, [f"{t:g}" for t in ticks] + ["not\nranked"] * at_bottom)
     if at_bottom:

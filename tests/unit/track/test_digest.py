@@ -296,3 +296,23 @@ def test_bad_input_is_refused_naming_the_parameter(change, parameter):
     with pytest.raises(InvalidParameterError) as caught:
         render_digest(**arguments)
     assert caught.value.parameter == parameter and "render_digest" in str(caught.value)
+
+
+def test_an_event_on_a_day_without_a_rank_sits_at_the_rank_it_says_or_on_the_not_ranked_line():
+    from matplotlib.figure import Figure
+
+    from storeframes.track.digest import _draw
+
+    ranks = ranks_frame().filter((pl.col("app_id") == A) & (pl.col("keyword") == "photo editor"))
+    no_data = [FIRST_DAY + timedelta(days=4), FIRST_DAY + timedelta(days=5)]  # no data on both days
+    marks = events_frame([
+        _event("rank_drop", no_data[0], "to 40", app_id=A, keyword="photo editor", before="3", after="40", **PLACE),
+        _event("rank_drop", no_data[1], "gone", app_id=A, keyword="photo editor", before="3", after=None, **PLACE),
+    ])  # fmt: skip
+    ax = Figure().add_subplot()
+    _draw(ax, ranks, marks, marks.head(0), (FIRST_DAY, END))
+    (drops,) = [line for line in ax.lines if line.get_marker() == "v"]
+    said, bottom = drops.get_ydata()
+    assert said == 40 and bottom > 40  # the worst rank drawn is the one the event says
+    labels = [t.get_text() for t in ax.get_yticklabels()]
+    assert labels[-1] == "not\nranked" and ax.get_yticks()[-1] == bottom
