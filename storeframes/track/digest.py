@@ -1,0 +1,594 @@
+"""A tracker's digest: a period's alert events and rank charts, as one HTML file and its Markdown twin.
+
+:func:`render_digest` turns the events of a period (one row per event, grouped by the rule that
+raised it) and the tracked ranks into a :class:`Digest`: a self-contained HTML page (inline CSS,
+charts as inline PNG images, no script and no reference to anything outside the file) and the
+same sections in Markdown, whose charts are PNG files beside it. :meth:`Digest.write` writes all
+of them. The output depends only on the input: the same events and ranks give the same bytes.
+
+>>> from datetime import date
+>>> spend = Spend(month="2026-11", month_credits=120_000, budget_per_month=300_000, runs=5)
+>>> digest = render_digest(pl.DataFrame(), pl.DataFrame(), tracker="photo-editors",
+...                        start=date(2026, 11, 1), end=date(2026, 11, 5), spend=spend)
+>>> "No events in this period." in digest.html and "120,000 of 300,000 credits (40%)" in digest.markdown
+True
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import io
+import os
+import re
+import secrets
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import date, timedelta
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+from urllib.parse import quote
+
+import polars as pl
+
+from ..errors import InvalidParameterError, plural
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+
+__all__ = ["MAX_CHARTS", "Digest", "Spend", "render_digest"]
+
+_HEADINGS = {
+    "rank_drop": "Rank drops",
+    "top": "Top N entries and exits",
+    "listing_change": "Listing changes",
+    "new_advertiser": "New advertisers",
+    "budget": "Budget",
+    "unknown_field": "Unknown fields from the service",
+}
+"""Each rule's heading, in the order the digest shows the rules (a rule not listed comes after them)."""
+
+MAX_CHARTS = 12
+"""The most rank charts a digest holds (a line says how many were left out)."""
+
+_FUNCTION = "render_digest"
+_EVENT_COLUMNS = {
+    "event_id": pl.String(),
+    "rule": pl.String(),
+    "day": pl.Date(),
+    "app_id": pl.String(),
+    "keyword": pl.String(),
+    "country": pl.String(),
+    "language": pl.String(),
+    "device": pl.String(),
+    "target": pl.String(),
+    "before": pl.String(),
+    "after": pl.String(),
+    "detail": pl.String(),
+}
+_RANK_COLUMNS = {
+    "keyword": pl.String(),
+    "app_id": pl.String(),
+    "date": pl.Date(),
+    "rank": pl.Int64(),
+    "status": pl.String(),
+    "country": pl.String(),
+    "language": pl.String(),
+    "device": pl.String(),
+}
+_SERIES = ("app_id", "keyword", "country", "language", "device")
+_CHARTED = ("rank_drop", "top")
+_SCHEME = re.compile(r"\b[A-Za-z][A-Za-z0-9+.-]*://")
+_HTTP = re.compile("http", re.IGNORECASE)
+_MD_SPECIAL = re.compile(r"([\\`*\[\]<>|])")
+_NONE = "—"
+_FIGSIZE = (6.4, 2.6)
+_DPI = 100
+_CHART_LINK = re.compile(r"^(!\[[^\n]*\]\()(rank-\d+\.png)\)$", re.MULTILINE)
+
+_CSS = """
+body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;color:#222;margin:24px auto;max-width:1040px;padding:0 16px}
+h1{font-size:22px;margin:0 0 6px}
+h2{font-size:17px;margin:26px 0 8px;border-bottom:1px solid #ddd;padding-bottom:3px}
+h2 .count{color:#777;font-weight:normal;font-size:14px}.spend{color:#444;margin:0 0 8px}.spend b{color:#222}
+.bar{display:inline-block;width:120px;height:9px;background:#e6e6e6;border-radius:5px;vertical-align:middle;margin:0 4px;overflow:hidden}
+.bar span{display:block;height:100%;background:#4a7fc1}.bar.high span{background:#e0a030}
+.bar.over span{background:#c94040}table{border-collapse:collapse;width:100%;font-size:13px}
+th,td{text-align:left;vertical-align:top;padding:4px 8px;border-bottom:1px solid #eee}
+th{background:#f6f6f6;font-weight:600;white-space:nowrap}td.day,td.place{white-space:nowrap}
+td.change{max-width:280px;overflow-wrap:anywhere}td.detail{overflow-wrap:anywhere;color:#444}
+.id{color:#888;font-size:12px}.target{font-weight:600}.none{color:#777}figure{margin:14px 0}
+figure img{max-width:100%;border:1px solid #eee}.note{color:#666}
+""".strip()
+
+
+@dataclass(frozen=True)
+class Spend:
+    """What a tracker spent: in a calendar month (UTC), against its budget, and in a run or a period's runs.
+
+    >>> Spend(month="2026-11", month_credits=41_200, budget_per_month=300_000, runs=30, runs_not_ok=2).runs
+    30
+    """
+
+    month: str
+    """The month, ``"2026-11"``."""
+    month_credits: int
+    """Credits spent in that calendar month (UTC)."""
+    budget_per_month: int | None
+    """The tracker's month budget; None when it has none."""
+    run_credits: int | None = None
+    """The run's spend, for a run's digest; None for a period's digest."""
+    runs: int = 0
+    """Runs in the period."""
+    runs_not_ok: int = 0
+    """How many of them ended other than ``ok``."""
+
+
+@dataclass(frozen=True)
+class Digest:
+    """A rendered digest: the HTML page, its Markdown twin and the Markdown's chart images.
+
+    The Markdown links its charts beside it (``![...](rank-1.png)``); :meth:`write` puts them in a
+    folder beside the Markdown file and links them there.
+
+    >>> Digest(html="<p>hi</p>", markdown="hi", images={}).images
+    {}
+    """
+
+    html: str
+    markdown: str
+    images: Mapping[str, bytes] = field(repr=False)
+    """The Markdown's charts: file name (``"rank-1.png"`` ...) to PNG bytes."""
+
+    def write(self, path: str | os.PathLike[str]) -> list[Path]:
+        """Write the HTML at ``path`` (``.html`` added when missing), the Markdown beside it (``.md``) and
+        the Markdown's images in a folder ``<stem>_files/`` beside them, which the Markdown links relatively.
+
+        Parent folders are made; each file is written whole under a temporary name, then renamed,
+        so a reader never sees half a file. Returns the paths written: the HTML, the Markdown,
+        then the images.
+
+        >>> digest.write("digests/2026-11")  # doctest: +SKIP
+        [PosixPath('digests/2026-11.html'), PosixPath('digests/2026-11.md'), PosixPath('digests/2026-11_files/rank-1.png')]
+        """
+        try:
+            page = Path(path)
+        except TypeError:
+            raise InvalidParameterError(
+                "path", path, "a file path (a text or a path)", endpoint="Digest.write"
+            ) from None
+        if page.name in ("", ".", ".."):
+            raise InvalidParameterError("path", str(path), "a file path, not a folder", endpoint="Digest.write")
+        if page.suffix.lower() != ".html":
+            page = page.with_name(page.name + ".html")
+        stem = page.name[: -len(".html")]
+        folder = page.with_name(f"{stem}_files")
+        link = quote(f"{stem}_files/")
+        markdown = _CHART_LINK.sub(
+            lambda m: f"{m.group(1)}{link}{m.group(2)})" if m.group(2) in self.images else m.group(0), self.markdown
+        )
+        written = [_write(page, self.html.encode()), _write(page.with_suffix(".md"), markdown.encode())]
+        written += [_write(folder / name, data) for name, data in self.images.items()]
+        return written
+
+
+def _write(path: Path, data: bytes) -> Path:
+    """Write ``data`` at ``path`` under a temporary name in its folder, then rename it into place."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    scratch = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")  # made with the usual permissions
+    try:
+        scratch.write_bytes(data)
+        os.replace(scratch, path)
+    except BaseException:
+        scratch.unlink(missing_ok=True)
+        raise
+    return path
+
+
+# -- text ----------------------------------------------------------------------------------------------------
+
+
+def _plain(value: Any) -> str:
+    """A value as one line of text, any URL shown without its scheme (``https://x/a.png`` -> ``x/a.png``)."""
+    text = "" if value is None else str(value)
+    return _SCHEME.sub("", " ".join(text.split()))
+
+
+def _h(value: Any) -> str:
+    """A value as HTML text: escaped, and any "http" left in words written with an entity, so none is read as a link."""
+    return _HTTP.sub(lambda m: f"{m.group(0)[:2]}&#{ord(m.group(0)[2])};{m.group(0)[3]}", html.escape(_plain(value)))
+
+
+def _md(value: Any) -> str:
+    """A value as Markdown text: the characters Markdown reads (pipes, brackets, ``<`` ...) escaped."""
+    return _MD_SPECIAL.sub(r"\\\1", _plain(value))
+
+
+def _share(spent: int, budget: int) -> float:
+    return spent / budget if budget > 0 else 0.0
+
+
+def _percent(share: float) -> str:
+    return "under 1%" if 0 < share < 0.005 else f"{share:.0%}"
+
+
+def _title(tracker: str, start: date, end: date) -> str:
+    return f"{tracker} on {start}" if start == end else f"{tracker}: {start} to {end}"
+
+
+def _spend_parts(spend: Spend) -> list[tuple[str, str]]:
+    """The spend line's parts: (label, value) pairs, the same words in HTML and Markdown."""
+    parts = []
+    if spend.run_credits is not None:
+        parts.append(("This run", f"{plural(spend.run_credits, 'credit')}"))
+    if spend.budget_per_month is None:
+        parts.append((f"Spent in {spend.month}", f"{plural(spend.month_credits, 'credit')} (no month budget)"))
+    else:
+        share = _percent(_share(spend.month_credits, spend.budget_per_month))
+        parts.append(
+            (f"Spent in {spend.month}", f"{spend.month_credits:,} of {spend.budget_per_month:,} credits ({share})")
+        )
+    if spend.runs:
+        parts.append(("Runs", f"{spend.runs:,}, {spend.runs_not_ok:,} not ok"))
+    return parts
+
+
+def _bar(spend: Spend, *, markdown: bool) -> str:
+    if spend.budget_per_month is None:
+        return ""
+    share = _share(spend.month_credits, spend.budget_per_month)
+    if markdown:
+        filled = min(10, round(share * 10))
+        return f" `{'█' * filled}{'░' * (10 - filled)}`"
+    level = " over" if share > 1 else " high" if share >= 0.8 else ""
+    return f'<span class="bar{level}"><span style="width:{min(share, 1.0) * 100:.1f}%"></span></span>'
+
+
+# -- events --------------------------------------------------------------------------------------------------
+
+
+def _frame(value: Any, name: str, columns: Mapping[str, pl.DataType], what: str) -> pl.DataFrame:
+    """``value``'s needed columns in their dtypes; an empty frame without columns stands for no rows."""
+    if not isinstance(value, pl.DataFrame):
+        raise InvalidParameterError(name, type(value).__name__, what, endpoint=_FUNCTION)
+    if value.width == 0:
+        return pl.DataFrame(schema=dict(columns))
+    missing = [c for c in columns if c not in value.columns]
+    if missing:
+        raise InvalidParameterError(name, f"a frame without {', '.join(missing)}", what, endpoint=_FUNCTION)
+    try:
+        return value.select(pl.col(c).cast(t) for c, t in columns.items())
+    except pl.exceptions.PolarsError:
+        shown = ", ".join(f"{c} {value.schema[c]}" for c in columns)
+        raise InvalidParameterError(name, f"a frame with {shown}", what, endpoint=_FUNCTION) from None
+
+
+def _groups(events: pl.DataFrame) -> list[tuple[str, pl.DataFrame]]:
+    """The events by rule, the rules in the digest's order, each group's rows by day, app, keyword and place."""
+    known = list(_HEADINGS)
+    rules = [r for r in known if r in set(events["rule"].to_list())]
+    rules += sorted({r for r in events["rule"].to_list() if r not in _HEADINGS}, key=lambda r: (r is None, r or ""))
+    order = [*_SERIES, "target", "event_id"]
+    return [
+        (rule, events.filter(pl.col("rule").eq_missing(rule)).sort(["day", *order], nulls_last=True)) for rule in rules
+    ]
+
+
+def _heading(rule: str | None) -> str:
+    return _HEADINGS.get(rule or "", rule or "Events without a rule")
+
+
+def _place(row: Mapping[str, Any]) -> str:
+    return "/".join(str(row[c]) for c in ("country", "device") if row[c] is not None) or _NONE
+
+
+_HEADER = ("Day", "App", "Keyword", "Country/device", "Before → after", "Detail")
+
+
+def _html_table(rows: pl.DataFrame, names: Mapping[str, str]) -> str:
+    out = ["<table>", "<tr>" + "".join(f"<th>{html.escape(h)}</th>" for h in _HEADER) + "</tr>"]
+    for row in rows.iter_rows(named=True):
+        app = row["app_id"]
+        if app is None:
+            app_cell = f'<span class="none">{_NONE}</span>'
+        elif app in names:
+            app_cell = f'{_h(names[app])} <span class="id">{_h(app)}</span>'
+        else:
+            app_cell = _h(app)
+        keyword = _h(row["keyword"]) if row["keyword"] is not None else f'<span class="none">{_NONE}</span>'
+        sides = [
+            _h(row[c]) if row[c] is not None else f'<span class="none">{_NONE}</span>' for c in ("before", "after")
+        ]
+        change = " → ".join(sides)
+        if row["target"] is not None:
+            change = f'<span class="target">{_h(row["target"])}</span>: {change}'
+        out.append(
+            f'<tr><td class="day">{row["day"]}</td><td>{app_cell}</td><td>{keyword}</td>'
+            f'<td class="place">{_h(_place(row))}</td><td class="change">{change}</td>'
+            f'<td class="detail">{_h(row["detail"])}</td></tr>'
+        )
+    out.append("</table>")
+    return "\n".join(out)
+
+
+def _md_table(rows: pl.DataFrame, names: Mapping[str, str]) -> str:
+    out = ["| " + " | ".join(_HEADER) + " |", "|" + " --- |" * len(_HEADER)]
+    for row in rows.iter_rows(named=True):
+        app = row["app_id"]
+        app_cell = _NONE if app is None else f"{_md(names[app])} ({_md(app)})" if app in names else _md(app)
+        change = " → ".join(_md(row[c]) if row[c] is not None else _NONE for c in ("before", "after"))
+        if row["target"] is not None:
+            change = f"**{_md(row['target'])}**: {change}"
+        cells = [
+            str(row["day"]),
+            app_cell,
+            _md(row["keyword"]) if row["keyword"] is not None else _NONE,
+            _md(_place(row)),
+            change,
+            _md(row["detail"]),
+        ]
+        out.append("| " + " | ".join(cells) + " |")
+    return "\n".join(out)
+
+
+# -- charts --------------------------------------------------------------------------------------------------
+
+
+def _series_keys(events: pl.DataFrame) -> list[tuple[Any, ...]]:
+    """The (app, keyword, place) of each rank event, each once, by its first event's day."""
+    rows = (
+        events.filter(pl.col("rule").is_in(_CHARTED) & pl.col("app_id").is_not_null() & pl.col("keyword").is_not_null())
+        .group_by(_SERIES)
+        .agg(pl.col("day").min().alias("first"))
+        .sort(["first", *_SERIES], nulls_last=True)
+    )
+    return [tuple(r) for r in rows.select(_SERIES).iter_rows()]
+
+
+def _matching(frame: pl.DataFrame, key: tuple[Any, ...]) -> pl.DataFrame:
+    condition = pl.lit(True)
+    for column, value in zip(_SERIES, key, strict=True):
+        condition &= pl.col(column).is_null() if value is None else pl.col(column) == value
+    return frame.filter(condition)
+
+
+def _spans(days: list[date]) -> list[tuple[date, date]]:
+    """Runs of consecutive days, as (first, last)."""
+    spans: list[tuple[date, date]] = []
+    for day in sorted(days):
+        if spans and day - spans[-1][1] == timedelta(days=1):
+            spans[-1] = (spans[-1][0], day)
+        else:
+            spans.append((day, day))
+    return spans
+
+
+def _chart_title(key: tuple[Any, ...], names: Mapping[str, str]) -> str:
+    app, keyword, country, language, device = key
+    who = f"{names[app]} ({app})" if app in names else app
+    place = ", ".join(str(v) for v in (country, language, device) if v is not None)
+    return _plain(f"{who}: '{keyword}'" + (f" ({place})" if place else ""))
+
+
+def _png(fig: Any) -> bytes:
+    """The figure as PNG bytes, without the software's name; its base64 form never spells "http"."""
+    for pad in range(64):
+        buffer = io.BytesIO()
+        extra = {"Comment": "." * pad} if pad else {}
+        fig.savefig(buffer, format="png", dpi=_DPI, metadata={"Software": None, **extra})
+        data = buffer.getvalue()
+        if not _HTTP.search(base64.b64encode(data).decode()):
+            return data
+    raise AssertionError("no padding keeps the chart's base64 free of 'http'")  # pragma: no cover
+
+
+def _draw(ax: Axes, ranks: pl.DataFrame, marks: pl.DataFrame, changes: pl.DataFrame, days: tuple[date, date]) -> None:
+    """The rank line, its no-data and not-ranked days, the event days and the listing changes on ``ax``."""
+    from matplotlib.dates import date2num
+    from matplotlib.lines import Line2D
+    from matplotlib.patches import Patch
+    from matplotlib.ticker import MaxNLocator
+
+    ranked = ranks.filter(pl.col("status") == "ranked")
+    dates = ranks["date"].to_list()
+    values = [float(r) if s == "ranked" else float("nan") for r, s in zip(ranks["rank"], ranks["status"], strict=True)]
+    rank_on = {d: v for d, v in zip(dates, values, strict=True) if v == v}
+    # an event on a day the ranks do not rank the app sits at the rank it says (its after), else at the bottom
+    said = {
+        d: float(a) for d, a in marks.select("day", "after").iter_rows() if d not in rank_on and (a or "").isdigit()
+    }
+    worst = max([1, *ranked["rank"].to_list(), *said.values()])
+    bottom = worst + max(1.0, worst * 0.18)  # where "not ranked" sits, below the worst rank
+    handles: list[Any] = []
+    if ranked.height:
+        ax.plot(date2num(dates), values, color="#1f77b4", marker="o", markersize=2.5, linewidth=1.4)
+        handles.append(Line2D([], [], color="#1f77b4", marker="o", markersize=3, label="rank"))
+    no_data = ranks.filter(pl.col("status") == "no_data")["date"].to_list()
+    for first, last in _spans(no_data):
+        ax.axvspan(date2num(first) - 0.5, date2num(last) + 0.5, color="#e4e4e4", linewidth=0, zorder=0)
+    if no_data:
+        handles.append(Patch(color="#e4e4e4", label="no data"))
+    not_ranked = ranks.filter(pl.col("status") == "not_ranked")["date"].to_list()
+    if not_ranked:
+        ax.plot(date2num(not_ranked), [bottom] * len(not_ranked), "x", color="#888", markersize=4)
+        handles.append(Line2D([], [], linestyle="none", marker="x", color="#888", label="not ranked"))
+    for rule, (marker, color, label) in {
+        "rank_drop": ("v", "#c0392b", "rank drop"),
+        "top": ("D", "#27ae60", "top N"),
+    }.items():
+        event_days = sorted(set(marks.filter(pl.col("rule") == rule)["day"].to_list()))
+        if event_days:
+            ys = [rank_on.get(d, said.get(d, bottom)) for d in event_days]
+            style: dict[str, Any] = {"marker": marker, "markerfacecolor": "none", "markeredgecolor": color}
+            ax.plot(date2num(event_days), ys, linestyle="none", markersize=8, markeredgewidth=1.6, **style)
+            handles.append(Line2D([], [], linestyle="none", label=label, **style))
+    targets: dict[date, list[str]] = {}
+    for day, target in changes.select("day", "target").iter_rows():
+        if days[0] <= day <= days[1] and (target or "listing") not in targets.setdefault(day, []):
+            targets[day].append(target or "listing")
+    for day, names in sorted(targets.items()):
+        ax.axvline(float(date2num(day)), color="#8e44ad", linestyle="--", linewidth=1, alpha=0.8)
+        ax.annotate(", ".join(names), (float(date2num(day)), 0), xycoords=("data", "axes fraction"), xytext=(3, 3),
+                    textcoords="offset points", fontsize=7, color="#8e44ad", rotation=90, va="bottom")  # fmt: skip
+    if targets:
+        handles.append(Line2D([], [], color="#8e44ad", linestyle="--", label="listing change"))
+    ticks = [t for t in MaxNLocator(nbins=5, integer=True, min_n_ticks=2).tick_values(1, worst) if 1 <= t <= worst]
+    at_bottom = bool(not_ranked) or any(d not in rank_on and d not in said for d in marks["day"])
+    ax.set_ylim((bottom if at_bottom else worst) + max(0.6, worst * 0.08), 0.4)  # inverted: rank 1 at the top
+    ax.set_yticks([*ticks, bottom] if at_bottom else ticks, [f"{t:g}" for t in ticks] + ["not\nranked"] * at_bottom)
+    if at_bottom:
+        ax.axhline(bottom, color="#bbb", linestyle=":", linewidth=0.8, zorder=0)
+    ax.set_xlim(float(date2num(days[0])) - 0.6, float(date2num(days[1])) + 0.6)
+    ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=7, frameon=False)
+
+
+def _chart(key: tuple[Any, ...], ranks: pl.DataFrame, events: pl.DataFrame, names: Mapping[str, str]) -> bytes:
+    """One (app, keyword, place)'s rank chart as PNG bytes."""
+    import matplotlib.dates as mdates
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    series = _matching(ranks, key).unique("date", keep="first").sort("date")
+    marks = _matching(events, key).filter(pl.col("rule").is_in(_CHARTED))
+    app, country = key[0], key[2]
+    changes = events.filter(
+        (pl.col("rule") == "listing_change")
+        & (pl.col("app_id") == app)
+        & (pl.col("country").is_null() | pl.col("country").eq_missing(country))
+    ).sort("day", "target", nulls_last=True)
+    known = [*series["date"].to_list(), *marks["day"].to_list()]
+    days = (min(min(known), max(known) - timedelta(days=6)), max(known))  # a week at least: days on the axis
+    fig = Figure(figsize=_FIGSIZE, dpi=_DPI)
+    FigureCanvasAgg(fig)
+    ax = fig.add_subplot()
+    _draw(ax, series, marks, changes, days)
+    if series.filter(pl.col("status") == "ranked").height == 0:
+        ax.text(0.5, 0.5, "no rank on the days charted", transform=ax.transAxes, ha="center", fontsize=8, color="#666")
+    ax.set_ylabel("rank", fontsize=8)
+    locator = mdates.AutoDateLocator(minticks=3, maxticks=8)
+    ax.xaxis.set_major_locator(locator)
+    ax.xaxis.set_major_formatter(mdates.ConciseDateFormatter(locator))
+    ax.tick_params(labelsize=7)
+    ax.xaxis.get_offset_text().set_fontsize(7)
+    ax.grid(axis="y", color="#eee", linewidth=0.8)
+    for side in ("top", "right"):
+        ax.spines[side].set_visible(False)
+    ax.set_title(_chart_title(key, names), fontsize=9, loc="left")
+    fig.subplots_adjust(left=0.11, right=0.8, top=0.88, bottom=0.14)
+    return _png(fig)
+
+
+# -- the digest ----------------------------------------------------------------------------------------------
+
+
+def _day(name: str, value: Any) -> date:
+    if isinstance(value, date):
+        return value
+    raise InvalidParameterError(name, value, "a date (datetime.date)", endpoint=_FUNCTION)
+
+
+def render_digest(
+    events: pl.DataFrame,
+    ranks: pl.DataFrame,
+    *,
+    tracker: str,
+    start: date,
+    end: date,
+    spend: Spend,
+    app_names: Mapping[str, str] | None = None,
+) -> Digest:
+    """A tracker's digest of ``start`` to ``end``: its spend, its events by rule, and rank charts.
+
+    ``events`` has a row per alert event (``event_id``, ``rule``, ``day``, ``app_id``, ``keyword``,
+    ``country``, ``language``, ``device``, ``target``, ``before``, ``after``, ``detail`` are read;
+    other columns are ignored), of which those whose ``day`` is within the period are shown.
+    ``ranks`` is a :func:`~storeframes.rank_history` frame (``keyword``, ``app_id``, ``date``,
+    ``rank``, ``status``, ``country``, ``language``, ``device``) covering the period, and better
+    some days before it. An empty frame without columns stands for none. ``app_names`` maps app
+    ids to the names shown beside them.
+
+    The page shows the spend (the run's, when ``spend.run_credits`` is given; the month's beside
+    its budget, with a bar; the period's runs), then a table per rule (rank drops, top N entries
+    and exits, listing changes, new advertisers, budget, unknown fields: the rules with no event
+    are left out), then a rank chart per app, keyword and place with a rank drop or top event:
+    its rank over the days of ``ranks`` (1 at the top; no-data days shaded, not-ranked days on the
+    bottom line), the event days marked, and the app's listing changes as dashed lines named by
+    their target. At most :data:`MAX_CHARTS` charts, the earliest events first. URLs in the
+    events are shown without their scheme (``https://x/a.png`` as ``x/a.png``).
+
+    >>> spend = Spend(month="2026-11", month_credits=300, budget_per_month=None, run_credits=40)
+    >>> digest = render_digest(pl.DataFrame(), pl.DataFrame(), tracker="t", start=date(2026, 11, 5),
+    ...                        end=date(2026, 11, 5), spend=spend)
+    >>> print(digest.markdown)
+    # t on 2026-11-05
+    <BLANKLINE>
+    **This run:** 40 credits · **Spent in 2026-11:** 300 credits (no month budget)
+    <BLANKLINE>
+    No events in this period.
+    <BLANKLINE>
+    """
+    if not isinstance(tracker, str) or not tracker.strip():
+        raise InvalidParameterError("tracker", tracker, "the tracker's name, a non-empty text", endpoint=_FUNCTION)
+    first, last = _day("start", start), _day("end", end)
+    if last < first:
+        raise InvalidParameterError("end", last, f"a date on or after start={first}", endpoint=_FUNCTION)
+    if not isinstance(spend, Spend):
+        raise InvalidParameterError("spend", type(spend).__name__, "a Spend", endpoint=_FUNCTION)
+    if app_names is not None and not isinstance(app_names, Mapping):
+        raise InvalidParameterError(
+            "app_names", type(app_names).__name__, "a mapping of app id to name", endpoint=_FUNCTION
+        )
+    names = {str(k): str(v) for k, v in (app_names or {}).items()}
+    shown = _frame(events, "events", _EVENT_COLUMNS, "an events frame (event_id, rule, day, app_id, keyword ...)")
+    shown = shown.filter(pl.col("day").is_between(first, last))
+    history = _frame(ranks, "ranks", _RANK_COLUMNS, "a rank_history frame (keyword, app_id, date, rank, status ...)")
+
+    title = _title(tracker, first, last)
+    groups = _groups(shown)
+    keys = _series_keys(shown)
+    images = {f"rank-{i}.png": _chart(key, history, shown, names) for i, key in enumerate(keys[:MAX_CHARTS], 1)}
+    captions = [_chart_title(key, names) for key in keys[:MAX_CHARTS]]
+    left_out = len(keys) - len(images)
+    more = f"{plural(left_out, 'more chart')} left out (at most {MAX_CHARTS})." if left_out else ""
+
+    page = [
+        '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">',
+        f"<title>{_h(title)}</title>\n<style>\n{_CSS}\n</style>\n</head>\n<body>",
+        f"<h1>{_h(title)}</h1>",
+        '<p class="spend">'
+        + " · ".join(
+            f"<b>{_h(label)}:</b> {_h(value)}" + (_bar(spend, markdown=False) if label.startswith("Spent") else "")
+            for label, value in _spend_parts(spend)
+        )
+        + "</p>",
+    ]
+    text = [
+        f"# {_md(title)}",
+        " · ".join(
+            f"**{_md(label)}:** {_md(value)}" + (_bar(spend, markdown=True) if label.startswith("Spent") else "")
+            for label, value in _spend_parts(spend)
+        ),
+    ]
+    if not groups:
+        page.append('<p class="note">No events in this period.</p>')
+        text.append("No events in this period.")
+    for rule, rows in groups:
+        count = plural(rows.height, "event")
+        page.append(f'<h2>{_h(_heading(rule))} <span class="count">({count})</span></h2>')
+        page.append(_html_table(rows, names))
+        text += [f"## {_md(_heading(rule))} ({count})", _md_table(rows, names)]
+    if images:
+        page.append("<h2>Rank charts</h2>")
+        text.append("## Rank charts")
+        for (name, data), caption in zip(images.items(), captions, strict=True):
+            encoded = base64.b64encode(data).decode()
+            page.append(
+                f'<figure><img alt="{_h(caption)}" src="data:image/png;base64,{encoded}" width="640" height="260">'
+                "</figure>"
+            )
+            text.append(f"![{_md(caption)}]({name})")
+        if more:
+            page.append(f'<p class="note">{_h(more)}</p>')
+            text.append(more)
+    page.append("</body>\n</html>\n")
+    return Digest(html="\n".join(page), markdown="\n\n".join(text) + "\n", images=images)

@@ -1,0 +1,318 @@
+"""The tracker's digest: the HTML page and its Markdown twin, their sections, charts, escaping and files."""
+
+from __future__ import annotations
+
+import html
+import re
+from datetime import UTC, date, datetime, timedelta
+from urllib.parse import unquote
+
+import polars as pl
+import pytest
+
+from storeframes.errors import InvalidParameterError
+from storeframes.schemas import RANK_HISTORY
+from storeframes.track.digest import MAX_CHARTS, Digest, Spend, render_digest
+
+EVENT_SCHEMA = pl.Schema(
+    {
+        "event_id": pl.String(),
+        "tracker": pl.String(),
+        "alert": pl.String(),
+        "rule": pl.String(),
+        "day": pl.Date(),
+        "since": pl.Date(),
+        "app_id": pl.String(),
+        "keyword": pl.String(),
+        "country": pl.String(),
+        "language": pl.String(),
+        "device": pl.String(),
+        "target": pl.String(),
+        "before": pl.String(),
+        "after": pl.String(),
+        "detail": pl.String(),
+        "first_seen": pl.Datetime("us", "UTC"),
+        "notified_at": pl.Datetime("us", "UTC"),
+        "notified_to": pl.List(pl.String()),
+    }
+)
+RULES = ("rank_drop", "top", "listing_change", "new_advertiser", "budget", "unknown_field")
+HEADINGS = (
+    "Rank drops",
+    "Top N entries and exits",
+    "Listing changes",
+    "New advertisers",
+    "Budget",
+    "Unknown fields from the service",
+)
+
+START, END = date(2026, 11, 1), date(2026, 11, 8)
+FIRST_DAY = date(2026, 10, 20)  # ranks start 12 days before the period: 20 days in all
+A, B, C = "6441354028", "389801252", "1500000001"
+PLACE = {"country": "us", "language": "en", "device": "iphone"}
+SPEND = Spend(
+    month="2026-11", month_credits=120_000, budget_per_month=300_000, run_credits=4_200, runs=6, runs_not_ok=1
+)
+
+
+def _event(rule: str, day: date, detail: str, **values: object) -> dict[str, object]:
+    row: dict[str, object] = dict.fromkeys(EVENT_SCHEMA.names())
+    seen = datetime(day.year, day.month, day.day, 6, tzinfo=UTC)
+    row.update(event_id=f"{rule}-{day}-{detail[:12]}", tracker="photo-editors", alert=rule, rule=rule, day=day)
+    row.update(detail=detail, first_seen=seen, notified_at=seen, notified_to=["ops"], **values)
+    return row
+
+
+def events_frame(rows: list[dict[str, object]]) -> pl.DataFrame:
+    return pl.DataFrame(rows, schema=EVENT_SCHEMA)
+
+
+def _all_rules() -> list[dict[str, object]]:
+    return [
+        _event("rank_drop", date(2026, 11, 5), f"{A} fell from 3 to 12 for 'photo editor' (us, iphone)",
+               app_id=A, keyword="photo editor", before="3", after="12", since=date(2026, 11, 3), **PLACE),
+        _event("rank_drop", date(2026, 11, 6), f"{A} fell from 5 to not ranked for 'collage maker' (us, iphone)",
+               app_id=A, keyword="collage maker", before="5", after=None, **PLACE),
+        _event("top", date(2026, 11, 7), f"{B} entered the top 10 for 'photo editor' at 8 (us, iphone)",
+               app_id=B, keyword="photo editor", before=None, after="8", **PLACE),
+        _event("listing_change", date(2026, 11, 4), f"{A} changed its icon from https://x/a.png to https://x/b.png",
+               app_id=A, target="icon", before="https://x/a.png", after="https://x/b.png", **PLACE),
+        _event("listing_change", date(2026, 11, 2), f"{A} changed its title", app_id=A, target="title",
+               before="Photo Pro", after="Photo Pro: AI editor", **PLACE),
+        _event("new_advertiser", date(2026, 11, 3), f"{C} bids on 'photo editor' (us, iphone)", app_id=C,
+               keyword="photo editor", after="0.12", **PLACE),
+        _event("budget", date(2026, 11, 8), "79% of the month's budget spent (the alert is at 75%)",
+               before="0.61", after="0.79"),
+        _event("unknown_field", date(2026, 11, 8), "the service sent an unknown field 'promo|video' in metadata",
+               target="promo|video", after="{'a': 1}"),
+        _event("rank_drop", date(2026, 10, 30), "before the period: not shown", app_id=B, keyword="collage maker",
+               before="1", after="9", **PLACE),
+    ]  # fmt: skip
+
+
+def ranks_frame() -> pl.DataFrame:
+    """Two keywords and two apps over 20 days: a keyword's no-data days hit both apps, B misses some days."""
+    rows = []
+    for keyword in ("photo editor", "collage maker"):
+        for app, base in ((A, 3), (B, 14)):
+            for offset in range(20):
+                day = FIRST_DAY + timedelta(days=offset)
+                if offset in (4, 5, 13):
+                    rank, status, results = None, "no_data", None
+                elif app == B and offset in (8, 9, 16):
+                    rank, status, results = None, "not_ranked", 50
+                else:
+                    rank, status, results = base + (offset % 4) + (9 if offset >= 16 else 0), "ranked", 50
+                rows.append({"keyword": keyword, "app_id": app, "date": day, "rank": rank, "status": status,
+                             "results": results, **PLACE})  # fmt: skip
+    return pl.DataFrame(rows, schema=RANK_HISTORY.schema)
+
+
+@pytest.fixture(scope="module")
+def digest() -> Digest:
+    names = {A: "Photo Pro", B: "Snap <script>alert(1)</script>"}
+    return render_digest(
+        events_frame(_all_rules()), ranks_frame(), tracker="photo-editors", start=START, end=END, spend=SPEND,
+        app_names=names,
+    )  # fmt: skip
+
+
+def _md_text(text: str) -> str:
+    return re.sub(r"([\\`*\[\]<>|])", r"\\\1", text)
+
+
+def test_no_http_anywhere_even_when_events_hold_urls(digest):
+    assert "http" not in digest.html.lower() and "http" not in digest.markdown.lower()
+    for text in (digest.html, digest.markdown):
+        assert "x/a.png" in text and "x/b.png" in text
+
+
+def test_a_word_holding_http_is_shown_but_not_spelled_in_the_html():
+    rows = [_event("new_advertiser", START, "HttpKit bids on 'http client'", app_id=C, keyword="http client")]
+    out = render_digest(events_frame(rows), pl.DataFrame(), tracker="t", start=START, end=END, spend=SPEND)
+    assert "http" not in out.html.lower()
+    assert html.unescape(out.html).count("HttpKit bids on 'http client'") == 1
+    assert "HttpKit bids on 'http client'" in out.markdown  # no scheme: the Markdown keeps it as it is
+
+
+def test_every_event_of_the_period_is_in_both_and_the_earlier_one_in_neither(digest):
+    for row in _all_rules()[:-1]:
+        detail = str(row["detail"]).replace("https://", "")
+        assert html.escape(detail) in digest.html
+        assert _md_text(detail) in digest.markdown
+    assert "promo\\|video" in digest.markdown  # a pipe would end the Markdown table's cell
+    assert "before the period" not in digest.html and "before the period" not in digest.markdown
+    assert digest.html.count("<tr>") == 8 + 6  # 8 events, a header row per group
+
+
+def test_groups_come_in_the_rules_order_with_their_counts(digest):
+    places = [digest.html.index(f"<h2>{html.escape(h)} ") for h in HEADINGS]
+    assert places == sorted(places)
+    md_places = [digest.markdown.index(f"## {h} (") for h in HEADINGS]
+    assert md_places == sorted(md_places)
+    assert '<h2>Rank drops <span class="count">(2 events)</span></h2>' in digest.html
+    assert "## Listing changes (2 events)" in digest.markdown
+    assert digest.html.index("<h2>Rank charts</h2>") > places[-1]
+
+
+def test_a_rule_with_no_event_has_no_group():
+    rows = [r for r in _all_rules() if r["rule"] not in ("budget", "top")]
+    out = render_digest(events_frame(rows), ranks_frame(), tracker="t", start=START, end=END, spend=SPEND)
+    assert "<h2>Budget" not in out.html and "## Budget" not in out.markdown
+    assert "<h2>Top N" not in out.html and "## Top N" not in out.markdown
+    assert "<h2>Rank drops" in out.html and "## Unknown fields from the service" in out.markdown
+
+
+def test_a_chart_per_app_keyword_and_place_with_rank_events(digest):
+    # (A, photo editor), (A, collage maker), (B, photo editor); B's collage maker drop is before the period
+    assert list(digest.images) == ["rank-1.png", "rank-2.png", "rank-3.png"]
+    assert digest.html.count("<img ") == 3 == digest.html.count('src="data:image/png;base64,')
+    assert all(png.startswith(b"\x89PNG\r\n\x1a\n") for png in digest.images.values())
+    links = re.findall(r"^!\[(.*)\]\((.*)\)$", digest.markdown, flags=re.MULTILINE)
+    assert [link for _, link in links] == ["rank-1.png", "rank-2.png", "rank-3.png"]
+    assert links[0][0] == f"Photo Pro ({A}): 'photo editor' (us, en, iphone)"  # the earliest event first
+
+
+def test_the_chart_draws_gaps_not_ranked_days_events_and_listing_changes():
+    from matplotlib.figure import Figure
+
+    from storeframes.track.digest import _draw
+
+    ranks = ranks_frame().filter((pl.col("app_id") == B) & (pl.col("keyword") == "photo editor"))
+    events = events_frame(_all_rules())
+    marks = events.filter(pl.col("rule") == "top")
+    changes = events.filter((pl.col("rule") == "listing_change") & (pl.col("app_id") == B))
+    ax = Figure().add_subplot()
+    _draw(ax, ranks, marks, changes, (FIRST_DAY, END))
+    labels = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert labels == ["rank", "no data", "not ranked", "top N"]
+    assert len(ax.patches) == 2  # the no-data days 4-5 and 13: two bands
+    bottom, top = ax.get_ylim()
+    assert top < 1 < bottom  # inverted: rank 1 at the top
+    ranked = ranks.filter(pl.col("status") == "ranked")["rank"]
+    assert bottom > ranked.max()  # the not-ranked line sits under the worst rank
+
+    changes = events.filter((pl.col("rule") == "listing_change") & (pl.col("app_id") == A))
+    ax = Figure().add_subplot()
+    _draw(ax, ranks.with_columns(app_id=pl.lit(A)), marks.head(0), changes, (FIRST_DAY, END))
+    assert [t.get_text() for t in ax.texts] == ["title", "icon"]
+    assert "listing change" in [t.get_text() for t in ax.get_legend().get_texts()]
+
+
+def test_at_most_twelve_charts_and_a_line_says_how_many_were_left_out():
+    rows = [
+        _event("rank_drop", START, f"drop {i}", app_id=str(1000 + i), keyword="photo editor", before="1", after="5",
+               **PLACE)
+        for i in range(MAX_CHARTS + 2)
+    ]  # fmt: skip
+    out = render_digest(events_frame(rows), ranks_frame(), tracker="t", start=START, end=END, spend=SPEND)
+    assert len(out.images) == MAX_CHARTS == out.html.count("<img ")
+    assert "2 more charts left out (at most 12)." in out.html and "2 more charts left out" in out.markdown
+
+
+def test_app_names_are_escaped(digest):
+    assert "<script>" not in digest.html
+    assert "Snap &lt;script&gt;alert(1)&lt;/script&gt;" in digest.html
+    assert "Snap \\<script\\>alert(1)\\</script\\>" in digest.markdown
+    assert f'Photo Pro <span class="id">{A}</span>' in digest.html and f"Photo Pro ({A})" in digest.markdown
+
+
+def test_write_makes_the_page_the_markdown_and_its_images(digest, tmp_path):
+    written = digest.write(tmp_path / "out" / "nov digest")
+    page, markdown = tmp_path / "out" / "nov digest.html", tmp_path / "out" / "nov digest.md"
+    folder = tmp_path / "out" / "nov digest_files"
+    assert written == [page, markdown, folder / "rank-1.png", folder / "rank-2.png", folder / "rank-3.png"]
+    assert page.read_text() == digest.html
+    assert (folder / "rank-2.png").read_bytes() == digest.images["rank-2.png"]
+    links = re.findall(r"^!\[.*\]\((.*)\)$", markdown.read_text(), flags=re.MULTILINE)
+    assert links == [f"nov%20digest_files/rank-{i}.png" for i in (1, 2, 3)]
+    assert all((markdown.parent / unquote(link)).is_file() for link in links)
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == [
+        "nov digest.html",
+        "nov digest.md",
+        "nov digest_files",
+    ]
+    assert sorted(p.name for p in folder.iterdir()) == ["rank-1.png", "rank-2.png", "rank-3.png"]  # no temporary left
+    (tmp_path / "usual").write_text("")
+    assert page.stat().st_mode == (tmp_path / "usual").stat().st_mode  # the permissions of any new file
+    assert digest.write(tmp_path / "again.html")[0] == tmp_path / "again.html"  # .html not added twice
+
+
+def test_no_events_says_so():
+    late = [r for r in _all_rules() if r["day"] < START]
+    for events in (pl.DataFrame(), events_frame([]), events_frame(late)):
+        out = render_digest(events, ranks_frame(), tracker="t", start=START, end=END, spend=SPEND)
+        assert "No events in this period." in out.html and "No events in this period." in out.markdown
+        assert out.images == {} and "<img" not in out.html and "<h2>" not in out.html
+
+
+def test_the_spend_line_shows_the_run_the_month_beside_its_budget_and_the_runs(digest):
+    assert "120,000 of 300,000 credits (40%)" in digest.html and "120,000 of 300,000 credits (40%)" in digest.markdown
+    assert '<span class="bar"><span style="width:40.0%"></span></span>' in digest.html
+    assert "`████░░░░░░`" in digest.markdown
+    assert "<b>This run:</b> 4,200 credits" in digest.html and "**Runs:** 6, 1 not ok" in digest.markdown
+    over = Spend(month="2026-11", month_credits=330_000, budget_per_month=300_000)
+    out = render_digest(pl.DataFrame(), pl.DataFrame(), tracker="t", start=START, end=START, spend=over)
+    assert '<span class="bar over"><span style="width:100.0%"></span></span>' in out.html
+    assert "330,000 of 300,000 credits (110%)" in out.markdown
+    assert "This run" not in out.markdown and "Runs" not in out.markdown
+
+
+def test_the_title_names_the_tracker_and_the_days():
+    out = render_digest(pl.DataFrame(), pl.DataFrame(), tracker="p&q", start=START, end=START, spend=SPEND)
+    assert "<h1>p&amp;q on 2026-11-01</h1>" in out.html and out.markdown.startswith("# p&q on 2026-11-01\n")
+    assert (
+        "<h1>photo-editors: 2026-11-01 to 2026-11-08</h1>"
+        in render_digest(
+            pl.DataFrame(), pl.DataFrame(), tracker="photo-editors", start=START, end=END, spend=SPEND
+        ).html
+    )
+
+
+def test_the_same_input_gives_the_same_output(digest):
+    again = render_digest(
+        events_frame(_all_rules()[::-1]), ranks_frame().reverse(), tracker="photo-editors", start=START, end=END,
+        spend=SPEND, app_names={A: "Photo Pro", B: "Snap <script>alert(1)</script>"},
+    )  # fmt: skip
+    assert again.html == digest.html and again.markdown == digest.markdown and again.images == digest.images
+
+
+@pytest.mark.parametrize(
+    ("change", "parameter"),
+    [
+        ({"end": date(2026, 10, 1)}, "end"),
+        ({"start": "2026-11-01"}, "start"),
+        ({"tracker": ""}, "tracker"),
+        ({"spend": 12}, "spend"),
+        ({"events": pl.DataFrame({"rule": ["top"]})}, "events"),
+        ({"events": [1, 2]}, "events"),
+        ({"ranks": pl.DataFrame({"app_id": ["1"]})}, "ranks"),
+        ({"app_names": ["Photo Pro"]}, "app_names"),
+    ],
+)
+def test_bad_input_is_refused_naming_the_parameter(change, parameter):
+    arguments = {"events": pl.DataFrame(), "ranks": pl.DataFrame(), "tracker": "t", "start": START, "end": END}
+    arguments |= {"spend": SPEND, **change}
+    with pytest.raises(InvalidParameterError) as caught:
+        render_digest(**arguments)
+    assert caught.value.parameter == parameter and "render_digest" in str(caught.value)
+
+
+def test_an_event_on_a_day_without_a_rank_sits_at_the_rank_it_says_or_on_the_not_ranked_line():
+    from matplotlib.figure import Figure
+
+    from storeframes.track.digest import _draw
+
+    ranks = ranks_frame().filter((pl.col("app_id") == A) & (pl.col("keyword") == "photo editor"))
+    no_data = [FIRST_DAY + timedelta(days=4), FIRST_DAY + timedelta(days=5)]  # no data on both days
+    marks = events_frame([
+        _event("rank_drop", no_data[0], "to 40", app_id=A, keyword="photo editor", before="3", after="40", **PLACE),
+        _event("rank_drop", no_data[1], "gone", app_id=A, keyword="photo editor", before="3", after=None, **PLACE),
+    ])  # fmt: skip
+    ax = Figure().add_subplot()
+    _draw(ax, ranks, marks, marks.head(0), (FIRST_DAY, END))
+    (drops,) = [line for line in ax.lines if line.get_marker() == "v"]
+    said, bottom = drops.get_ydata()
+    assert said == 40 and bottom > 40  # the worst rank drawn is the one the event says
+    labels = [t.get_text() for t in ax.get_yticklabels()]
+    assert labels[-1] == "not\nranked" and ax.get_yticks()[-1] == bottom
