@@ -330,8 +330,9 @@ class Script:
     # -- metadata and changes ------------------------------------------------------------------
 
     def listing(self, app_id: str | int, day: date | str, **fields: Any) -> Script:
-        """From ``day`` on, the app's metadata answer shows these values (for ever after, unless a
-        listing of a later day sets the same field again); the change history does not list them.
+        """From ``day`` on, the app's metadata answer shows these values, for ever after or until a
+        listing of a later day sets the same field (on the same day, the later call wins); the change
+        history does not list them: only snapshots of the metadata find them.
 
         Fields: ``title``; ``subtitle`` (iphone/ipad; ``short_description`` on android, either
         name); ``description`` (iphone/ipad; ``long_description`` on android, either name);
@@ -408,15 +409,27 @@ class Script:
     # -- what the service asks ------------------------------------------------------------------
 
     def is_outage(self, day: date) -> bool:
-        """Whether the service is down on ``day``."""
+        """Whether the service is down on ``day``.
+
+        >>> Script().outage("2026-11-14").is_outage(date(2026, 11, 15))
+        False
+        """
         return any(isinstance(m, _Outage) and m.day == day for m in self.moves)
 
     def apps(self) -> list[str]:
-        """The apps the moves name, in order, once each."""
+        """The apps the moves name, in order, once each.
+
+        >>> Script().leave_out("361252007", "2026-11-10").rank("maps", "42", 1, start="2026-11-10").apps()
+        ['361252007', '42']
+        """
         return list(dict.fromkeys(m.app for m in self.moves if not isinstance(m, _Outage) and m.app is not None))
 
     def trim(self, endpoint: str, day: date, result: Any) -> Any:
-        """``result`` of a metadata or metrics answer on ``day`` without the apps left out that day."""
+        """``result`` of a metadata or metrics answer on ``day`` without the apps left out that day.
+
+        >>> Script().leave_out("1", "2026-11-10").trim("metadata", date(2026, 11, 10), {"1": {}, "2": {}})
+        {'2': {}}
+        """
         if endpoint in ("metadata", "metrics") and isinstance(result, dict):
             for m in self.moves:
                 if isinstance(m, _AppMove) and m.kind == "leave_out" and m.day == day:

@@ -345,3 +345,16 @@ def test_the_service_refuses_a_script_of_apps_its_world_does_not_have():
 def body_or_error(service: SandboxService) -> bytes:
     path, params = PATHS["search"]
     return service.handle("GET", API_PREFIX + path, list(params.items()), {"X-Service-Key": SANDBOX_KEY}).body
+
+
+def test_a_scripted_rank_shows_in_every_dialect_of_the_search_answers():
+    script = Script().rank(KEYWORD, APP, 2, start=DAYS[0])
+    dialect = sandbox.Dialect(search="apps", history="list", keyword_level=True)
+    service = SandboxService(today=DAYS[1], world=WORLD, script=script, dialect=dialect)
+    live = json.loads(body(service, "search"))["result"][KEYWORD]["apps"]
+    assert live[1] == {"id": APP, "position": 2}
+    params = [("keyword", KEYWORD), ("start_date", "2026-11-07"), ("end_date", "2026-11-10")]
+    reply = service.handle("GET", API_PREFIX + PATHS["search_history"][0], params, {"X-Service-Key": SANDBOX_KEY})
+    second = {day["date"]: day["value"][1] for day in json.loads(reply.body)["result"][KEYWORD]}
+    assert second.pop("2026-11-09") == second.pop("2026-11-10") == APP  # today: the live fill
+    assert sorted(second) == ["2026-11-07", "2026-11-08"] and APP not in second.values()
