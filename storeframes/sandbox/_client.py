@@ -68,7 +68,7 @@ def client(*, budget: int | None = None, rate_limit: tuple[int, float] = (60, 10
     """A client wired to an in-process sandbox service (no network, no token needed).
 
     ``options`` go to :class:`SandboxService` (``seed``, ``today``, ``rate_limit``,
-    ``latency``, ``faults`` ...). The client's ``max_tries``, ``backoff``,
+    ``latency``, ``faults``, ``script`` ...). The client's ``max_tries``, ``backoff``,
     ``max_workers``, ``cost_model``, ``timeout``, ``max_body_bytes``, ``cache_dir``, ``offline``,
     ``refresh``, ``freshness``, ``clock`` and ``progress`` may be given too. Unless
     ``cache_dir`` is given, the client caches in a temporary folder of its own, removed

@@ -43,6 +43,8 @@ from typing import Any, ClassVar
 
 from .. import catalog
 from ..errors import InvalidParameterError
+from ._scripted import ScriptedService, ScriptedWorld, scripted
+from .script import Script
 from .world import World, store_of
 
 __all__ = ["API_PREFIX", "SANDBOX_KEY", "Arrival", "Dialect", "Faults", "Latency", "Reply", "SandboxService"]
@@ -217,13 +219,14 @@ class _Call:
     apps: list[str]
     today: date
     max_cost: int  # the estimate; a builder may charge less
+    world: World | ScriptedWorld  # the world with the service's script played over it
 
 
 _Built = tuple[Any, int]
 """What an endpoint's builder returns: the envelope's ``result`` and the credits it costs."""
 
 
-class SandboxService:
+class SandboxService(ScriptedService):
     """A deterministic fake of the whole service.
 
     Args:
@@ -239,6 +242,7 @@ class SandboxService:
         estimates_in_plan: False answers downloads and revenues with 403 ``EstimatesNotInPlanError``.
         retry_after_header: send ``Retry-After`` with 429.
         dialect: a :class:`Dialect`: the form of the search answers (the observed forms by default).
+        script: a :class:`~storeframes.sandbox.Script` of moves on given days (:attr:`script`, settable).
     """
 
     def __init__(
@@ -255,8 +259,10 @@ class SandboxService:
         retry_after_header: bool = False,
         world: World | None = None,
         dialect: Dialect | None = None,
+        script: Script | None = None,
     ):
         self.world = world or World(seed)
+        self.script = script
         self.dialect = dialect or Dialect()
         self._today = None if today is None else catalog.parse_day("today", today, endpoint="sandbox")
         self.limit, self.window = rate_limit
@@ -429,7 +435,9 @@ class SandboxService:
         if short == path or short not in {e.path for e in catalog.ENDPOINTS.values()}:
             return self._error(path, params, 404, "NotFoundError", f"no endpoint at {path}")
         ep = catalog.endpoint(short)
-        today = self.today  # read once: a request is answered wholly on one day
+        today, script = self.today, self.script  # read once: a request is answered wholly on one day
+        if script.is_outage(today):
+            return self._error(path, params, 503, "InternalServerError", "the service failed; try again")
         try:
             canonical = catalog.validate(ep, params, today=today)
         except InvalidParameterError as exc:
@@ -466,8 +474,9 @@ class SandboxService:
                 )
 
         max_cost = ep.estimate(canonical)
-        call = _Call(ep, canonical, device, country, language, apps, today, max_cost)
+        call = _Call(ep, canonical, device, country, language, apps, today, max_cost, scripted(self.world, script))
         result, cost = self._RESULTS[ep.name](self, call)
+        result = script.trim(ep.name, today, result)
         return Reply(
             200, self._envelope(path, echo, result, cost, max_cost), {"content-type": "application/json"}, cost=cost
         )
@@ -477,7 +486,7 @@ class SandboxService:
     def _metadata_result(self, call: _Call) -> _Built:
         result = {
             a: {
-                "metadata": self.world.metadata(
+                "metadata": call.world.metadata(
                     a, device=call.device, country=call.country, language=call.language, today=call.today
                 )
             }
@@ -489,7 +498,7 @@ class SandboxService:
         start, end = date.fromisoformat(call.canonical["start_date"]), date.fromisoformat(call.canonical["end_date"])
         result = {
             a: {
-                "changes": self.world.changes(
+                "changes": call.world.changes(
                     a,
                     device=call.device,
                     country=call.country,
@@ -532,21 +541,21 @@ class SandboxService:
 
     def _search_result(self, call: _Call) -> _Built:
         keyword = call.canonical["keyword"]
-        ids = self.world.search(
+        ids = call.world.search(
             keyword, device=call.device, country=call.country, language=call.language, day=call.today
         )
         return self.dialect.under(keyword, self.dialect.live(call.today, ids)), call.max_cost
 
     def _search_ads_result(self, call: _Call) -> _Built:
         keyword = call.canonical["keyword"]
-        ads = self.world.search_ads(
+        ads = call.world.search_ads(
             keyword, device=call.device, country=call.country, language=call.language, day=call.today
         )
         return self.dialect.under(keyword, ads), call.max_cost
 
     def _search_history_result(self, call: _Call) -> _Built:
         """History; a day with no recorded search is not charged."""
-        days, days_charged = self._history(call.canonical, call.device, call.country, call.language, call.today)
+        days, days_charged = self._history(call)
         cost = call.ep.cost.base + call.ep.cost.per_day * days_charged
         return self.dialect.under(call.canonical["keyword"], self.dialect.days(days)), cost
 
@@ -561,27 +570,26 @@ class SandboxService:
     }
     """Each endpoint's builder, by endpoint name: a new endpoint is one entry and one method."""
 
-    def _history(
-        self, canonical: Mapping[str, str], device: str, country: str, language: str, today: date
-    ) -> tuple[dict[str, list[str]], int]:
+    def _history(self, call: _Call) -> tuple[dict[str, list[str]], int]:
         """History as an object keyed by date: ``{"2026-01-05": [ids...], ...}``.
 
         A day the keyword was not tracked is absent. When the range ends today (whose
         results are recorded only once the day is over), a live search fills today,
         capped at 250 results.
         """
-        keyword = canonical["keyword"]
+        keyword, canonical, world, today = call.canonical["keyword"], call.canonical, call.world, call.today
+        device, country, language = call.device, call.country, call.language
         start, end = date.fromisoformat(canonical["start_date"]), date.fromisoformat(canonical["end_date"])
         days: dict[str, list[str]] = {}
         day = start
         while day <= min(end, today - timedelta(days=1)):
-            ids = self.world.search_history_day(keyword, device=device, country=country, language=language, day=day)
+            ids = world.search_history_day(keyword, device=device, country=country, language=language, day=day)
             if ids is not None:
                 days[day.isoformat()] = ids
             day += timedelta(days=1)
         if start <= today <= end:
             cap = catalog.ENDPOINTS["search_history"].result_cap["live_fallback"]
-            days[today.isoformat()] = self.world.search(
+            days[today.isoformat()] = world.search(
                 keyword, device=device, country=country, language=language, day=today
             )[:cap]
         return days, len(days)
