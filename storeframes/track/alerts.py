@@ -132,9 +132,10 @@ def judge(
                 _record(cache, spec.name, known, set(pending.filter(pl.col("event_id").is_in(ids))["day"].to_list()))
                 result.notified[shown_url(url)] = len(ids)
     if digest and spec.notify.digest:
-        today = known.filter(pl.col("first_seen").dt.date() == day)
+        today = known.filter(pl.col("first_seen").dt.date() == day)  # found today, of today or the days before
+        first = min([day, *today["day"].to_list()])
         result.digest = write_digest(
-            spec, cache, service, day, day, events=today, month_spent=month_spent, run_credits=run_credits
+            spec, cache, service, first, day, events=today, month_spent=month_spent, run_credits=run_credits, label=day
         )
     return result
 
@@ -164,9 +165,11 @@ def write_digest(
     path: str | Path | None = None,
     month_spent: int | None = None,
     run_credits: int | None = None,
+    label: date | None = None,
 ) -> tuple[Path, ...]:
     """Write the digest of ``start`` to ``end`` (the events whose day is in it, unless ``events`` are
-    given) at ``path`` (by default the spec's ``[notify] digest``); the files written."""
+    given) at ``path`` (by default the spec's ``[notify] digest``, its ``{day}`` the period, or ``label``);
+    the files written."""
     from .digest import Spend, render_digest
 
     if events is None:
@@ -176,13 +179,15 @@ def write_digest(
         raise InvalidParameterError(
             "path", None, "a path for the digest, or a [notify] digest path in the spec", endpoint="track"
         )
-    label = start.isoformat() if start == end else f"{start.isoformat()}_{end.isoformat()}"
-    where = Path(str(target).format(tracker=spec.name, day=label))
+    named = label.isoformat() if label else start.isoformat() if start == end else f"{start}_{end}"
+    where = Path(str(target).format(tracker=spec.name, day=named))
     moved = events.filter(pl.col("rule").is_in(["rank_drop", "top"]))
     ranks = None
     if not moved.is_empty():
         first = min(moved["day"].min(), start) - timedelta(days=CHART_DAYS)  # type: ignore[operator, type-var]
         frame = rank_frame(spec, cache, service, first, end)
+        if not frame.is_empty():  # the charts begin with the data, not with days nothing was kept
+            first = max(first, frame["date"].min())  # type: ignore[type-var]
         keywords = moved["keyword"].unique().to_list()
         ranks = rank_history(frame, moved["app_id"].unique().to_list(), keywords=keywords, start=first, end=end)
     from ..schemas import RANK_HISTORY
