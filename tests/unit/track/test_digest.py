@@ -176,7 +176,7 @@ def test_a_chart_per_app_keyword_and_place_with_rank_events(digest):
 def test_the_chart_draws_gaps_not_ranked_days_events_and_listing_changes():
     from matplotlib.figure import Figure
 
-    from storeframes.track.digest import _draw
+    from storeframes.track.digest_charts import _draw
 
     ranks = ranks_frame().filter((pl.col("app_id") == B) & (pl.col("keyword") == "photo editor"))
     events = events_frame(_all_rules())
@@ -301,7 +301,7 @@ def test_bad_input_is_refused_naming_the_parameter(change, parameter):
 def test_an_event_on_a_day_without_a_rank_sits_at_the_rank_it_says_or_on_the_not_ranked_line():
     from matplotlib.figure import Figure
 
-    from storeframes.track.digest import _draw
+    from storeframes.track.digest_charts import _draw
 
     ranks = ranks_frame().filter((pl.col("app_id") == A) & (pl.col("keyword") == "photo editor"))
     no_data = [FIRST_DAY + timedelta(days=4), FIRST_DAY + timedelta(days=5)]  # no data on both days
@@ -316,3 +316,14 @@ def test_an_event_on_a_day_without_a_rank_sits_at_the_rank_it_says_or_on_the_not
     assert said == 40 and bottom > 40  # the worst rank drawn is the one the event says
     labels = [t.get_text() for t in ax.get_yticklabels()]
     assert labels[-1] == "not\nranked" and ax.get_yticks()[-1] == bottom
+
+
+def test_long_values_are_shown_short_in_the_tables():
+    from storeframes.track.digest import _side
+
+    shots = '["https://cdn.example/a/1.png", "https://cdn.example/a/2.png", "https://cdn.example/a/3.png"]'
+    assert _side({"target": "screenshots", "before": shots}, "before") == "3 images"
+    assert _side({"target": "icon", "after": "https://cdn.example/icons/new-icon.png"}, "after") == "new-icon.png"
+    long = "x" * 200
+    assert _side({"target": "description", "after": long}, "after") == "x" * 59 + "…"
+    assert _side({"target": "title", "after": None}, "after") is None

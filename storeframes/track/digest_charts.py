@@ -1,0 +1,184 @@
+"""The digest's rank charts: an app's organic rank over the days, the events marked, its listing changes as lines.
+
+matplotlib is imported when a chart is drawn (a :class:`~matplotlib.figure.Figure` on the Agg canvas,
+never pyplot's state); each PNG carries no link and no text that reads as one, so the digest that
+embeds it holds none.
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+import re
+from collections.abc import Mapping
+from datetime import date, timedelta
+from typing import TYPE_CHECKING, Any
+
+import polars as pl
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+
+__all__ = ["CHARTED", "HTTP", "SERIES", "chart", "chart_title", "plain", "series_keys"]
+
+SERIES = ("app_id", "keyword", "country", "language", "device")
+"""The columns that make one rank series: an app, a keyword, a place."""
+CHARTED = ("rank_drop", "top")
+"""The rules whose events get a rank chart."""
+HTTP = re.compile("http", re.IGNORECASE)
+_SCHEME = re.compile(r"\b[A-Za-z][A-Za-z0-9+.-]*://")
+_FIGSIZE = (6.4, 2.6)
+_DPI = 100
+
+
+def plain(value: Any) -> str:
+    """A value as one line of text, any URL shown without its scheme (``https://x/a.png`` -> ``x/a.png``)."""
+    text = "" if value is None else str(value)
+    return _SCHEME.sub("", " ".join(text.split()))
+
+
+def series_keys(events: pl.DataFrame) -> list[tuple[Any, ...]]:
+    """The (app, keyword, place) of each rank event, each once, by its first event's day."""
+    rows = (
+        events.filter(pl.col("rule").is_in(CHARTED) & pl.col("app_id").is_not_null() & pl.col("keyword").is_not_null())
+        .group_by(SERIES)
+        .agg(pl.col("day").min().alias("first"))
+        .sort(["first", *SERIES], nulls_last=True)
+    )
+    return [tuple(r) for r in rows.select(SERIES).iter_rows()]
+
+
+def _matching(frame: pl.DataFrame, key: tuple[Any, ...]) -> pl.DataFrame:
+    condition = pl.lit(True)
+    for column, value in zip(SERIES, key, strict=True):
+        condition &= pl.col(column).is_null() if value is None else pl.col(column) == value
+    return frame.filter(condition)
+
+
+def _spans(days: list[date]) -> list[tuple[date, date]]:
+    """Runs of consecutive days, as (first, last)."""
+    spans: list[tuple[date, date]] = []
+    for day in sorted(days):
+        if spans and day - spans[-1][1] == timedelta(days=1):
+            spans[-1] = (spans[-1][0], day)
+        else:
+            spans.append((day, day))
+    return spans
+
+
+def chart_title(key: tuple[Any, ...], names: Mapping[str, str]) -> str:
+    app, keyword, country, language, device = key
+    who = f"{names[app]} ({app})" if app in names else app
+    place = ", ".join(str(v) for v in (country, language, device) if v is not None)
+    return plain(f"{who}: '{keyword}'" + (f" ({place})" if place else ""))
+
+
+def _png(fig: Any) -> bytes:
+    """The figure as PNG bytes, without the software's name; its base64 form never spells "http"."""
+    for pad in range(64):
+        buffer = io.BytesIO()
+        extra = {"Comment": "." * pad} if pad else {}
+        fig.savefig(buffer, format="png", dpi=_DPI, metadata={"Software": None, **extra})
+        data = buffer.getvalue()
+        if not HTTP.search(base64.b64encode(data).decode()):
+            return data
+    raise AssertionError("no padding keeps the chart's base64 free of 'http'")  # pragma: no cover
+
+
+def _draw(ax: Axes, ranks: pl.DataFrame, marks: pl.DataFrame, changes: pl.DataFrame, days: tuple[date, date]) -> None:
+    """The rank line, its no-data and not-ranked days, the event days and the listing changes on ``ax``."""
+    from matplotlib.dates import date2num
+    from matplotlib.lines import Line2D
+    from matplotlib.patches import Patch
+    from matplotlib.ticker import MaxNLocator
+
+    ranked = ranks.filter(pl.col("status") == "ranked")
+    dates = ranks["date"].to_list()
+    values = [float(r) if s == "ranked" else float("nan") for r, s in zip(ranks["rank"], ranks["status"], strict=True)]
+    rank_on = {d: v for d, v in zip(dates, values, strict=True) if v == v}
+    # an event on a day the ranks do not rank the app sits at the rank it says (its after), else at the bottom
+    said = {
+        d: float(a) for d, a in marks.select("day", "after").iter_rows() if d not in rank_on and (a or "").isdigit()
+    }
+    worst = max([1, *ranked["rank"].to_list(), *said.values()])
+    bottom = worst + max(1.0, worst * 0.18)  # where "not ranked" sits, below the worst rank
+    handles: list[Any] = []
+    if ranked.height:
+        ax.plot(date2num(dates), values, color="#1f77b4", marker="o", markersize=2.5, linewidth=1.4)
+        handles.append(Line2D([], [], color="#1f77b4", marker="o", markersize=3, label="rank"))
+    no_data = ranks.filter(pl.col("status") == "no_data")["date"].to_list()
+    for first, last in _spans(no_data):
+        ax.axvspan(date2num(first) - 0.5, date2num(last) + 0.5, color="#e4e4e4", linewidth=0, zorder=0)
+    if no_data:
+        handles.append(Patch(color="#e4e4e4", label="no data"))
+    not_ranked = ranks.filter(pl.col("status") == "not_ranked")["date"].to_list()
+    if not_ranked:
+        ax.plot(date2num(not_ranked), [bottom] * len(not_ranked), "x", color="#888", markersize=4)
+        handles.append(Line2D([], [], linestyle="none", marker="x", color="#888", label="not ranked"))
+    for rule, (marker, color, label) in {
+        "rank_drop": ("v", "#c0392b", "rank drop"),
+        "top": ("D", "#27ae60", "top N"),
+    }.items():
+        event_days = sorted(set(marks.filter(pl.col("rule") == rule)["day"].to_list()))
+        if event_days:
+            ys = [rank_on.get(d, said.get(d, bottom)) for d in event_days]
+            style: dict[str, Any] = {"marker": marker, "markerfacecolor": "none", "markeredgecolor": color}
+            ax.plot(date2num(event_days), ys, linestyle="none", markersize=8, markeredgewidth=1.6, **style)
+            handles.append(Line2D([], [], linestyle="none", label=label, **style))
+    targets: dict[date, list[str]] = {}
+    for day, target in changes.select("day", "target").iter_rows():
+        if days[0] <= day <= days[1] and (target or "listing") not in targets.setdefault(day, []):
+            targets[day].append(target or "listing")
+    for day, names in sorted(targets.items()):
+        ax.axvline(float(date2num(day)), color="#8e44ad", linestyle="--", linewidth=1, alpha=0.8)
+        ax.annotate(", ".join(names), (float(date2num(day)), 0), xycoords=("data", "axes fraction"), xytext=(3, 3),
+                    textcoords="offset points", fontsize=7, color="#8e44ad", rotation=90, va="bottom")  # fmt: skip
+    if targets:
+        handles.append(Line2D([], [], color="#8e44ad", linestyle="--", label="listing change"))
+    ticks = [t for t in MaxNLocator(nbins=5, integer=True, min_n_ticks=2).tick_values(1, worst) if 1 <= t <= worst]
+    at_bottom = bool(not_ranked) or any(d not in rank_on and d not in said for d in marks["day"])
+    ax.set_ylim((bottom if at_bottom else worst) + max(0.6, worst * 0.08), 0.4)  # inverted: rank 1 at the top
+    ax.set_yticks([*ticks, bottom] if at_bottom else ticks, [f"{t:g}" for t in ticks] + ["not\nranked"] * at_bottom)
+    if at_bottom:
+        ax.axhline(bottom, color="#bbb", linestyle=":", linewidth=0.8, zorder=0)
+    ax.set_xlim(float(date2num(days[0])) - 0.6, float(date2num(days[1])) + 0.6)
+    ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=7, frameon=False)
+
+
+def chart(key: tuple[Any, ...], ranks: pl.DataFrame, events: pl.DataFrame, names: Mapping[str, str]) -> bytes:
+    """One (app, keyword, place)'s rank chart as PNG bytes."""
+    import matplotlib.dates as mdates
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    series = _matching(ranks, key).unique("date", keep="first").sort("date")
+    marks = _matching(events, key).filter(pl.col("rule").is_in(CHARTED))
+    app, country = key[0], key[2]
+    changes = events.filter(
+        (pl.col("rule") == "listing_change")
+        & (pl.col("app_id") == app)
+        & (pl.col("country").is_null() | pl.col("country").eq_missing(country))
+    ).sort("day", "target", nulls_last=True)
+    known = [*series["date"].to_list(), *marks["day"].to_list()]
+    days = (min(min(known), max(known) - timedelta(days=6)), max(known))  # a week at least: days on the axis
+    fig = Figure(figsize=_FIGSIZE, dpi=_DPI)
+    FigureCanvasAgg(fig)
+    ax = fig.add_subplot()
+    _draw(ax, series, marks, changes, days)
+    if series.filter(pl.col("status") == "ranked").height == 0:
+        ax.text(0.5, 0.5, "no rank on the days charted", transform=ax.transAxes, ha="center", fontsize=8, color="#666")
+    ax.set_ylabel("rank", fontsize=8)
+    locator = mdates.AutoDateLocator(minticks=3, maxticks=8)
+    ax.xaxis.set_major_locator(locator)
+    ax.xaxis.set_major_formatter(mdates.ConciseDateFormatter(locator))
+    ax.tick_params(labelsize=7)
+    ax.xaxis.get_offset_text().set_fontsize(7)
+    ax.grid(axis="y", color="#eee", linewidth=0.8)
+    for side in ("top", "right"):
+        ax.spines[side].set_visible(False)
+    ax.set_title(chart_title(key, names), fontsize=9, loc="left")
+    fig.subplots_adjust(left=0.11, right=0.8, top=0.88, bottom=0.14)
+    return _png(fig)
+
+
+# -- the digest ----------------------------------------------------------------------------------------------
