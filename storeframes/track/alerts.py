@@ -24,10 +24,11 @@ import polars as pl
 
 from ..cache import EVENT_SCHEMA, Cache
 from ..catalog import parse_day
-from ..datasets import open_for, scan
+from ..datasets import open_for
 from ..errors import InvalidParameterError, plural
 from ..ranks import rank_history
-from .judge import Judged, find_events, rank_frame
+from ..schemas import RANK_HISTORY
+from .judge import Judged, app_names, find_events, rank_frame
 from .notify import send
 from .rules import shown_url, url_id
 from .spec import TrackerSpec
@@ -140,20 +141,6 @@ def judge(
     return result
 
 
-def _names(cache: Cache, service: str, apps: list[str]) -> dict[str, str]:
-    """The apps' titles, from the newest kept metadata (none where nothing is kept)."""
-    if not apps or not cache.entries("metadata"):
-        return {}
-    found = (
-        scan("metadata", cache, service=service)
-        .filter(pl.col("app_id").is_in(apps))
-        .sort("fetched_at")
-        .select("app_id", "title")
-        .collect()
-    )
-    return {row["app_id"]: row["title"] for row in found.iter_rows(named=True) if row["title"]}
-
-
 def write_digest(
     spec: TrackerSpec,
     cache: Cache,
@@ -184,14 +171,13 @@ def write_digest(
     moved = events.filter(pl.col("rule").is_in(["rank_drop", "top"]))
     ranks = None
     if not moved.is_empty():
-        first = min(moved["day"].min(), start) - timedelta(days=CHART_DAYS)  # type: ignore[operator, type-var]
+        earliest: date = min([*moved["day"].to_list(), start])
+        first = earliest - timedelta(days=CHART_DAYS)
         frame = rank_frame(spec, cache, service, first, end)
         if not frame.is_empty():  # the charts begin with the data, not with days nothing was kept
-            first = max(first, frame["date"].min())  # type: ignore[type-var]
+            first = max(first, min(frame["date"].to_list()))
         keywords = moved["keyword"].unique().to_list()
         ranks = rank_history(frame, moved["app_id"].unique().to_list(), keywords=keywords, start=first, end=end)
-    from ..schemas import RANK_HISTORY
-
     runs = cache.read_runs(spec.name).filter(pl.col("day").is_between(start, end))
     if month_spent is None:
         month_spent = month_spent_of(cache.read_ledger(), service, end)
@@ -207,7 +193,7 @@ def write_digest(
         start=start,
         end=end,
         spend=spend,
-        app_names=_names(cache, service, apps),
+        app_names=app_names(cache, service, apps),
     )
     return tuple(made.write(where))
 

@@ -31,7 +31,7 @@ from ..snapshots import snapshots
 from .rules import Alert
 from .spec import TrackerSpec, followed
 
-__all__ = ["ALERT_DAYS", "GAP_DAYS", "Judged", "find_events", "rank_frame"]
+__all__ = ["ALERT_DAYS", "GAP_DAYS", "Judged", "app_names", "find_events", "rank_frame"]
 
 ALERT_DAYS = 7
 """The days a judgement looks at, up to its day: a move of an earlier day is history, not news (a
@@ -424,6 +424,20 @@ def _unknown_events(spec: TrackerSpec, alerts: Sequence[Alert], at: Judged) -> l
     return rows
 
 
+def app_names(cache: Cache, service: str, apps: list[str]) -> dict[str, str]:
+    """The apps' titles, from the newest kept metadata (none where nothing is kept)."""
+    if not apps or not cache.entries("metadata"):
+        return {}
+    found = (
+        scan("metadata", cache, service=service)
+        .filter(pl.col("app_id").is_in(apps))
+        .sort("fetched_at")
+        .select("app_id", "title")
+        .collect()
+    )
+    return {row["app_id"]: row["title"] for row in found.iter_rows(named=True) if row["title"]}
+
+
 def find_events(spec: TrackerSpec, at: Judged, existing: pl.DataFrame) -> pl.DataFrame:
     """The events of ``spec``'s alerts on the days up to ``at.day`` that ``existing`` does not hold yet."""
     by_rule: dict[str, list[Alert]] = {}
@@ -442,6 +456,14 @@ def find_events(spec: TrackerSpec, at: Judged, existing: pl.DataFrame) -> pl.Dat
     if "unknown_field" in by_rule:
         rows += _unknown_events(spec, by_rule["unknown_field"], at)
     frame = pl.DataFrame(rows, schema=EVENT_SCHEMA, orient="row") if rows else pl.DataFrame(schema=EVENT_SCHEMA)
-    return frame.unique("event_id", keep="first", maintain_order=True).filter(
+    new = frame.unique("event_id", keep="first", maintain_order=True).filter(
         ~pl.col("event_id").is_in(existing["event_id"].to_list())
     )
+    titles = app_names(at.cache, at.service, new["app_id"].drop_nulls().unique().to_list())
+    if not titles:
+        return new
+    named = [  # "Photo Lab (6441354028) fell from 3 to 12 ...": the app's title where the cache keeps one
+        f"{titles[app]} ({app}){detail[len(app) :]}" if app in titles and detail.startswith(app) else detail
+        for app, detail in zip(new["app_id"], new["detail"], strict=True)
+    ]
+    return new.with_columns(detail=pl.Series(named, dtype=pl.String))
