@@ -4,6 +4,7 @@ a webhook that failed), nothing fires on a day with no data, and no address's pa
 
 from __future__ import annotations
 
+import itertools
 import logging
 import subprocess
 import sys
@@ -86,7 +87,7 @@ def _expected(days: list[date]) -> set[tuple[str, date, str]]:
     for d in days:
         for place, app in enumerate(_organic(d), start=1):
             ranks[d].setdefault(app, place)
-    for before, now in zip(days, days[1:], strict=False):
+    for before, now in itertools.pairwise(days):
         for app in APPS:
             was, rank = ranks[before].get(app), ranks[now].get(app)
             if was is not None and was <= 20 and (rank is None or rank - was >= 3):
@@ -170,7 +171,9 @@ def test_a_webhook_that_fails_gets_its_events_at_the_next_run_once(tmp_path: Pat
         assert str(hook.port) not in " ".join(failed.errors)
         pending = tracker.events().filter(pl.col("day") == day)
         assert pending["notified_at"].null_count() == pending.height
-        assert all(t.to_list() == [url_id(box.url)] for t in pending["notified_to"]), pending.select("rule", "notified_to")
+        assert all(t.to_list() == [url_id(box.url)] for t in pending["notified_to"]), pending.select(
+            "rule", "notified_to"
+        )
         mails = len(box.messages)
         hook.failing = 0
         following = tracker.run(day + timedelta(days=1))
@@ -203,3 +206,25 @@ def test_events_are_read_as_a_frame_offline(tmp_path: Path):
         sf.events(cache_dir, since="2026-11-05", until="2026-11-01")
     with pytest.raises(sf.InvalidParameterError, match="a tracker's name"):
         sf.events(cache_dir, tracker="a/b")
+
+
+def test_two_processes_judging_at_once_tell_each_event_once(tmp_path: Path):
+    quiet = _spec(tmp_path, [])
+    tracker = Tracker.from_toml(quiet, sandbox=True)
+    for d in DAYS[:6]:
+        tracker.run(d)
+    kept = tracker.events()
+    assert kept.height > 0 and kept["notified_at"].null_count() == kept.height  # no address yet: none told
+    with webhook() as hook:
+        loud = tmp_path / "loud.toml"
+        loud.write_text(quiet.read_text().replace("urls = []", f'urls = ["{hook.url}"]'))
+        command = [sys.executable, "-m", "storeframes", "track", "alerts", str(loud), "--sandbox", "--today",
+                   DAYS[5].isoformat()]  # fmt: skip
+        both = [subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(2)]
+        outputs = [p.communicate(timeout=120) for p in both]
+        assert [p.returncode for p in both] == [0, 0], outputs
+        told = hook.texts()
+        assert len(hook.received) == 1  # one message, from whichever process held the lease first
+        assert all(told.count(detail) == 1 for detail in kept["detail"])
+    after = Tracker.from_toml(loud, sandbox=True).events()
+    assert after.height == kept.height and after["notified_at"].null_count() == 0

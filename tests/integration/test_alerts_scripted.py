@@ -151,7 +151,7 @@ def test_each_rule_fires_on_its_scripted_move_and_only_then(tmp_path: Path):
     assert f"no data on {D[10]}, compared with {D[9]}" in live["detail"][1]
     top = by_rule["top"].filter(pl.col("keyword") == LIVE).sort("day")
     assert top.select("day", "before", "after").rows() == [(D[6], "5", "15"), (D[9], "15", "4"), (D[11], "4", "25")]
-    assert ["left", "entered", "left"] == [("entered" if "entered" in d else "left") for d in top["detail"]]
+    assert [("entered" if "entered" in d else "left") for d in top["detail"]] == ["left", "entered", "left"]
 
     # the history keyword: its day with no record is skipped, the exit after it compared with the day before
     history = by_rule["rank_drop"].filter(pl.col("keyword") == HISTORY)
@@ -178,9 +178,10 @@ def test_each_rule_fires_on_its_scripted_move_and_only_then(tmp_path: Path):
     assert budget.select("day", "target").rows() == [(crossed, "budget_per_month")]
 
     assert set(by_rule) == {"rank_drop", "top", "listing_change", "new_advertiser", "unknown_field", "budget"}
-    assert not events.filter(pl.col("day") == D[10]).height - events.filter(
-        (pl.col("day") == D[10]) & (pl.col("rule") == "budget")
-    ).height
+    assert (
+        not events.filter(pl.col("day") == D[10]).height
+        - events.filter((pl.col("day") == D[10]) & (pl.col("rule") == "budget")).height
+    )
 
     # the webhook heard each event once; every run day's digest holds that day's events, with no link out
     told = hook.texts()

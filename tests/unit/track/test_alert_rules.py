@@ -146,7 +146,7 @@ def test_a_bad_notify_table_is_refused_without_showing_the_address(monkeypatch: 
     assert "example.test" not in str(caught.value)
     with pytest.raises(SpecError, match="environment variable SF_TEST_MISSING that is set"):
         parse_spec(BASE + '[notify]\nurls = ["json://me:${SF_TEST_MISSING}@127.0.0.1/hook"]\n')
-    with pytest.raises(SpecError, match="only fields are {tracker} and {day}"):
+    with pytest.raises(SpecError, match=r"only fields are \{tracker\} and \{day\}"):
         parse_spec(BASE + '[notify]\ndigest = "reports/{when}.html"\n')
     with pytest.raises(SpecError, match="one of the keys urls, digest"):
         parse_spec(BASE + '[notify]\nwebhook = "json://127.0.0.1/x"\n')

@@ -8,7 +8,7 @@ import pytest
 
 import storeframes as sf
 from storeframes.sandbox import World
-from storeframes.track import SpecError, load_spec, parse_spec
+from storeframes.track import RULES, SpecError, load_spec, parse_spec
 
 WORLD = World(0)
 APP = WORLD.EXAMPLE_IOS_APPS[0]
@@ -145,12 +145,19 @@ def test_a_tracker_takes_neither_a_cache_nor_a_clock_of_its_own():
     assert repr(sf.Tracker(spec, sandbox=True)) == "Tracker('photo-editors', 6 items, sandbox)"
 
 
-def test_the_readmes_spec_is_a_spec():
+def test_the_readmes_spec_is_a_spec(monkeypatch: pytest.MonkeyPatch):
     import re
 
     readme = (Path(__file__).parents[3] / "README.md").read_text()
     section = readme.split("## Tracking over time")[1].split("\n## ")[0]
-    (block,) = re.findall(r"```toml\n(.*?)\n```", section, flags=re.S)
-    spec = parse_spec(block)
+    spec_block, alerts_block = re.findall(r"```toml\n(.*?)\n```", section, flags=re.S)
+    spec = parse_spec(spec_block)
     assert spec.name == "photo-editors"
-    assert [(i.name, i.every_days) for i in spec.items] == [("search", 1), ("search_history", 1), ("metrics", 7)]
+    assert [(i.name, i.every_days) for i in spec.items] == [
+        ("search", 1), ("search_history", 1), ("search_ads", 1), ("metadata", 1), ("metrics", 7)
+    ]  # fmt: skip
+    monkeypatch.setenv("SLACK_TOKENS", "T1JJ3T3L2/A1BRTD4JD/TIiajkdnlazkcOXrIdevi7FQ")
+    monkeypatch.setenv("SMTP_PASSWORD", "not-a-password")
+    with_alerts = parse_spec(spec_block + "\n" + alerts_block)
+    assert [a.rule for a in with_alerts.alerts] == list(RULES)
+    assert [u.split("://")[0] for u in with_alerts.notify.urls] == ["slack", "mailto"]
