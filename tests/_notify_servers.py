@@ -28,6 +28,10 @@ class Webhook:
     received: list[dict[str, Any]] = field(default_factory=list)
     refused: int = 0
     failing: int = 0
+    stalling: int = 0
+    """Requests held without an answer until :attr:`released` is set (then dropped, never received)."""
+    stalled: threading.Event = field(default_factory=threading.Event)
+    released: threading.Event = field(default_factory=threading.Event)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     @property
@@ -46,6 +50,13 @@ def webhook() -> Iterator[Webhook]:
     class Handler(http.server.BaseHTTPRequestHandler):
         def do_POST(self) -> None:
             body = self.rfile.read(int(self.headers.get("content-length", 0)))
+            with hook.lock:
+                stall = hook.stalling > 0
+                hook.stalling -= stall
+            if stall:
+                hook.stalled.set()
+                hook.released.wait(60)
+                return
             with hook.lock:
                 failing = hook.failing > 0
                 if failing:
@@ -67,6 +78,7 @@ def webhook() -> Iterator[Webhook]:
     try:
         yield hook
     finally:
+        hook.released.set()
         server.shutdown()
         server.server_close()
 

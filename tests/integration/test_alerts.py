@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import itertools
 import logging
+import signal
 import subprocess
 import sys
 from datetime import date, timedelta
@@ -228,3 +229,28 @@ def test_two_processes_judging_at_once_tell_each_event_once(tmp_path: Path):
         assert all(told.count(detail) == 1 for detail in kept["detail"])
     after = Tracker.from_toml(loud, sandbox=True).events()
     assert after.height == kept.height and after["notified_at"].null_count() == 0
+
+
+def test_a_judgement_killed_while_it_sends_loses_no_event(tmp_path: Path):
+    quiet = _spec(tmp_path, [])
+    tracker = Tracker.from_toml(quiet, sandbox=True)
+    for d in DAYS[:6]:
+        tracker.run(d)
+    kept = tracker.events()
+    with webhook() as hook:
+        loud = tmp_path / "loud.toml"
+        loud.write_text(quiet.read_text().replace("urls = []", f'urls = ["{hook.url}"]'))
+        hook.stalling = 1  # the first message hangs: the process is killed while it waits for the answer
+        command = [sys.executable, "-m", "storeframes", "track", "alerts", str(loud), "--sandbox", "--today",
+                   DAYS[5].isoformat()]  # fmt: skip
+        judging = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        assert hook.stalled.wait(60), judging.communicate(timeout=5)
+        judging.send_signal(signal.SIGKILL)
+        judging.wait(timeout=30)
+        assert hook.received == []
+        assert tracker.events()["notified_at"].null_count() == kept.height  # nothing recorded as told
+        again = Tracker.from_toml(loud, sandbox=True).alerts(DAYS[5])
+        assert again.events.is_empty() and again.errors == []
+        told = hook.texts()
+        assert len(hook.received) == 1 and all(told.count(detail) == 1 for detail in kept["detail"])
+    assert tracker.events()["notified_at"].null_count() == 0
