@@ -126,7 +126,7 @@ def rank_frame(spec: TrackerSpec, cache: Cache, service: str, start: date, end: 
     a snapshot a day, ads left out) where the tracker follows it live, else its recorded search history."""
     live, history = _followed(spec, _LIVE), _followed(spec, ("search_history",))
     columns = ["keyword", "date", "rank", "app_id", "country", "language", "device"]
-    frames = []
+    frames: list[pl.DataFrame] = []
     if live:
         found = snapshots("search", cache, start=start, end=end, service=service).filter(
             ~pl.col("is_ad").fill_null(False)
@@ -134,17 +134,19 @@ def rank_frame(spec: TrackerSpec, cache: Cache, service: str, start: date, end: 
         found = found.with_columns(
             date=pl.col("snapshot_date"), rank=pl.coalesce("organic_rank", "rank").cast(pl.Int64)
         ).select(columns)
-        frames.append(_pairs(found, live))
+        frames.append(_pairs(found, live).collect())
     if history - live:
         found = scan("search_history", cache, service=service).filter(
             (pl.col("source") == "history") & pl.col("date").is_between(start, end)
         )
-        frames.append(_pairs(found.select(columns), history - live))
+        frames.append(_pairs(found.select(columns), history - live).collect())
     if not frames:
         return pl.DataFrame(
             schema={c: pl.Date if c == "date" else pl.Int64 if c == "rank" else pl.String for c in columns}
         )
-    return pl.concat(frames).collect()
+    return pl.concat(
+        frames
+    )  # each collected alone: before 1.35, polars hangs on two of the cache's sources in one query
 
 
 def _rank_events(spec: TrackerSpec, alerts: Sequence[Alert], at: Judged) -> list[dict[str, Any]]:
@@ -376,36 +378,43 @@ def _budget_events(spec: TrackerSpec, alerts: Sequence[Alert], at: Judged) -> li
     ]
 
 
-def _unknown_events(spec: TrackerSpec, alerts: Sequence[Alert], at: Judged) -> list[dict[str, Any]]:
+def _unknown_in(table: Any, batch: list[Any]) -> list[tuple[str, str]]:
+    """(where, name) of every field or change target ``table``'s flattener does not know in ``batch`` (one walk;
+    an answer the flattener refuses is not this rule's business)."""
     from ..flatteners import UnknownFieldWarning
 
-    endpoints = {item.endpoint for item in spec.items}
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", UnknownFieldWarning)
+        try:
+            table.build_each(batch)
+        except Exception:
+            if len(batch) > 1:
+                return [found for response in batch for found in _unknown_in(table, [response])]
+            return []
+    found = []
+    for warning in caught:
+        matched = _UNKNOWN.search(str(warning.message)) if warning.category is UnknownFieldWarning else None
+        if matched is not None:
+            found += [(matched.group("where"), name) for name in matched.group("names").split(", ")]
+    return found
+
+
+def _unknown_events(spec: TrackerSpec, alerts: Sequence[Alert], at: Judged) -> list[dict[str, Any]]:
+    endpoints = sorted({item.endpoint for item in spec.items})
+    batches: dict[tuple[str, date], list[Any]] = {}  # the kept answers of the days, by endpoint and day
+    for name in endpoints:
+        for entry in at.cache.entries(name):
+            if entry.service == at.service and at.first <= entry.day <= at.day:
+                response = at.cache.load(entry)
+                if response is not None:
+                    batches.setdefault((name, entry.day), []).append(response)
     found: dict[tuple[str, str, str], date] = {}
-    for spec_ in TABLES.values():
-        names = {ep.name for ep in endpoints_of(spec_)} & endpoints
-        entries = [
-            e
-            for name in sorted(names)
-            for e in at.cache.entries(name)
-            if e.service == at.service and at.first <= e.day <= at.day
-        ]
-        responses = [(e, r) for e in entries if (r := at.cache.load(e)) is not None]
-        if not responses:
-            continue
-        for entry, response in responses:
-            with warnings.catch_warnings(record=True) as caught:
-                warnings.simplefilter("always", UnknownFieldWarning)
-                try:
-                    spec_.build_each([response])
-                except Exception:
-                    continue
-            for warning in caught:
-                matched = _UNKNOWN.search(str(warning.message)) if warning.category is UnknownFieldWarning else None
-                if matched is None:
-                    continue
-                for name in matched.group("names").split(", "):
-                    key = (entry.endpoint, matched.group("where"), name)
-                    found[key] = min(found.get(key, entry.day), entry.day)
+    for (endpoint, day), batch in sorted(batches.items()):
+        for table in TABLES.values():
+            if endpoint in {ep.name for ep in endpoints_of(table)}:
+                for where, name in _unknown_in(table, batch):
+                    key = (endpoint, where, name)
+                    found[key] = min(found.get(key, day), day)
     rows = []
     for alert in alerts:
         for (endpoint, where, name), day in sorted(found.items()):
