@@ -31,53 +31,33 @@ from urllib.parse import quote
 
 import polars as pl
 
+from ..cache import EVENT_SCHEMA
 from ..errors import InvalidParameterError, plural
+from ..schemas import RANK_HISTORY
 from .digest_charts import HTTP as _HTTP
 from .digest_charts import SERIES as _SERIES
 from .digest_charts import chart as _chart
 from .digest_charts import chart_title as _chart_title
 from .digest_charts import plain as _plain
 from .digest_charts import series_keys as _series_keys
+from .rules import RULE_HEADINGS
 
 __all__ = ["MAX_CHARTS", "Digest", "Spend", "render_digest"]
 
-_HEADINGS = {
-    "rank_drop": "Rank drops",
-    "top": "Top N entries and exits",
-    "listing_change": "Listing changes",
-    "new_advertiser": "New advertisers",
-    "budget": "Budget",
-    "unknown_field": "Unknown fields from the service",
-}
-"""Each rule's heading, in the order the digest shows the rules (a rule not listed comes after them)."""
+_HEADINGS = RULE_HEADINGS
 
 MAX_CHARTS = 12
 """The most rank charts a digest holds (a line says how many were left out)."""
 
 _FUNCTION = "render_digest"
 _EVENT_COLUMNS = {
-    "event_id": pl.String(),
-    "rule": pl.String(),
-    "day": pl.Date(),
-    "app_id": pl.String(),
-    "keyword": pl.String(),
-    "country": pl.String(),
-    "language": pl.String(),
-    "device": pl.String(),
-    "target": pl.String(),
-    "before": pl.String(),
-    "after": pl.String(),
-    "detail": pl.String(),
-}
+    name: EVENT_SCHEMA[name]
+    for name in ("event_id", "rule", "day", "app_id", "keyword", "country", "language", "device", "target", "before",
+                 "after", "detail")
+}  # fmt: skip
 _RANK_COLUMNS = {
-    "keyword": pl.String(),
-    "app_id": pl.String(),
-    "date": pl.Date(),
-    "rank": pl.Int64(),
-    "status": pl.String(),
-    "country": pl.String(),
-    "language": pl.String(),
-    "device": pl.String(),
+    name: RANK_HISTORY.schema[name]
+    for name in ("keyword", "app_id", "date", "rank", "status", "country", "language", "device")
 }
 _MD_SPECIAL = re.compile(r"([\\`*\[\]<>|])")
 _NONE = "—"

@@ -15,21 +15,12 @@ from typing import Any
 import polars as pl
 
 from ..errors import ConfigurationError
-from .rules import RULES, quietly, shown_url, url_id
+from .rules import RULE_HEADINGS, RULES, quietly, shown_url, url_id
 
 __all__ = ["MOST_LINES", "message", "send"]
 
 MOST_LINES = 40
 """Events listed in one message at most; the others are counted in its last line."""
-
-_HEADINGS = {
-    "rank_drop": "Rank drops",
-    "top": "Top entries and exits",
-    "listing_change": "Listing changes",
-    "new_advertiser": "New advertisers",
-    "budget": "Budget",
-    "unknown_field": "Unknown fields from the service",
-}
 
 
 def message(events: pl.DataFrame, *, tracker: str, day: date) -> tuple[str, str]:
@@ -43,7 +34,7 @@ def message(events: pl.DataFrame, *, tracker: str, day: date) -> tuple[str, str]
         group = events.filter(pl.col("rule") == rule).sort("day", "event_id")
         if group.is_empty():
             continue
-        lines.append(f"{_HEADINGS[rule]} ({group.height}):")
+        lines.append(f"{RULE_HEADINGS[rule]} ({group.height}):")
         for row in group.iter_rows(named=True):
             if listed == MOST_LINES:
                 break

@@ -57,10 +57,20 @@ from typing import Any
 from ..catalog import app_list, texts
 from ..errors import ConfigurationError, InvalidParameterError
 
-__all__ = ["LISTING_TARGETS", "RULES", "Alert", "Notify", "parse_alerts", "parse_notify", "quietly"]
+__all__ = ["LISTING_TARGETS", "RULES", "RULE_HEADINGS", "Alert", "Notify", "parse_alerts", "parse_notify", "quietly"]
 
 RULES = ("rank_drop", "top", "listing_change", "new_advertiser", "budget", "unknown_field")
 """The rules an ``[[alert]]`` may name, in the order a digest shows their events."""
+
+RULE_HEADINGS = {
+    "rank_drop": "Rank drops",
+    "top": "Top N entries and exits",
+    "listing_change": "Listing changes",
+    "new_advertiser": "New advertisers",
+    "budget": "Budget",
+    "unknown_field": "Unknown fields from the service",
+}
+"""Each rule's heading in a digest or a message, in :data:`RULES`' order."""
 
 LISTING_TARGETS = (
     "title",

@@ -144,7 +144,9 @@ def figures(size: dict[str, Any]) -> dict[str, Any]:
                        last.isoformat(), "--no-notify"]  # fmt: skip
             new_process = best(lambda: subprocess.run(command, check=True, capture_output=True, timeout=600))
             written: list[Path] = []
-            digest = best(lambda: written.__setitem__(slice(None), tracker.digest(FIRST_DAY, last, path=Path(folder) / "d.html")))
+            digest = best(
+                lambda: written.__setitem__(slice(None), tracker.digest(FIRST_DAY, last, path=Path(folder) / "d.html"))
+            )
             events = tracker.events()
         by_rule = {rule: n for rule, n in events.group_by("rule").len().sort("rule").iter_rows()}
         return {
@@ -183,7 +185,9 @@ def main() -> None:
         f"at most {f['judge_in_runs_seconds_max']:.3f} s a run (a run with nothing due, without alerts: "
         f"{f['run_nothing_due_seconds']:.3f} s)"
     )
-    print(f"digest of the period: {f['digest_seconds']:.3f} s, {f['digest_bytes']:,} bytes, {f['digest_charts']} charts")
+    print(
+        f"digest of the period: {f['digest_seconds']:.3f} s, {f['digest_bytes']:,} bytes, {f['digest_charts']} charts"
+    )
     print(json.dumps(f))
 
 

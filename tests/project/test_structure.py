@@ -104,9 +104,21 @@ def test_import_storeframes_leaves_the_heavy_libraries_until_a_call_needs_them()
     """``import storeframes`` (every CLI command pays it) loads polars and the package, nothing it can defer."""
     deferred = ("pyarrow", "pandas", "numpy", "httpx", "tenacity", "tqdm", "filelock", "matplotlib", "ipywidgets")
     deferred += ("dagster",)  # storeframes.dagster is imported on demand only
+    deferred += ("apprise",)  # a tracker's notifications: imported when a spec names addresses
     code = f"import sys, storeframes\nprint(','.join(m for m in {deferred!r} if m in sys.modules))\n"
     loaded = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True).stdout.strip()
     assert loaded == ""
+
+
+def test_only_the_alerts_notifications_reach_apprise():
+    """Notifications have one sender (apprise, behind ``track/notify.py``, which ``track/rules.py`` asks to check
+    an address and to keep its log quiet): no other module sends a message or reads apprise's log."""
+    users = {
+        _module(path)
+        for path in PACKAGE.rglob("*.py")
+        if "apprise" in {n.split(".")[0] for n in _runtime_imports(path)}
+    }
+    assert users == {"storeframes.track.notify", "storeframes.track.rules"}
 
 
 def test_flatteners_import_nothing_that_does_io():

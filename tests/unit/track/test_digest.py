@@ -10,32 +10,11 @@ from urllib.parse import unquote
 import polars as pl
 import pytest
 
+from storeframes.cache import EVENT_SCHEMA
 from storeframes.errors import InvalidParameterError
 from storeframes.schemas import RANK_HISTORY
 from storeframes.track.digest import MAX_CHARTS, Digest, Spend, render_digest
 
-EVENT_SCHEMA = pl.Schema(
-    {
-        "event_id": pl.String(),
-        "tracker": pl.String(),
-        "alert": pl.String(),
-        "rule": pl.String(),
-        "day": pl.Date(),
-        "since": pl.Date(),
-        "app_id": pl.String(),
-        "keyword": pl.String(),
-        "country": pl.String(),
-        "language": pl.String(),
-        "device": pl.String(),
-        "target": pl.String(),
-        "before": pl.String(),
-        "after": pl.String(),
-        "detail": pl.String(),
-        "first_seen": pl.Datetime("us", "UTC"),
-        "notified_at": pl.Datetime("us", "UTC"),
-        "notified_to": pl.List(pl.String()),
-    }
-)
 RULES = ("rank_drop", "top", "listing_change", "new_advertiser", "budget", "unknown_field")
 HEADINGS = (
     "Rank drops",

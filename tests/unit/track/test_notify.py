@@ -35,7 +35,7 @@ def test_a_message_groups_events_by_rule_in_the_digests_order():
         "Rank drops (1):",
         "- 2026-11-20: rank_drop 2",
         "",
-        "Top entries and exits (2):",
+        "Top N entries and exits (2):",
         "- 2026-11-20: top 0",
         "- 2026-11-20: top 3",
         "",
