@@ -149,6 +149,17 @@ def rank_frame(spec: TrackerSpec, cache: Cache, service: str, start: date, end: 
     )  # each collected alone: before 1.35, polars hangs on two of the cache's sources in one query
 
 
+_SERIES = ["keyword", "country", "language", "device", "app_id"]
+
+
+def _moves(alert: Alert) -> pl.Expr:
+    """Whether a day with data (``rank``) and the day with data before it (``was``) make ``alert`` fire."""
+    was, rank = pl.col("was"), pl.col("rank")
+    if alert.rule == "rank_drop":
+        return was.is_not_null() & (was <= alert.within) & (rank.is_null() | (rank - was >= alert.places))
+    return (was.is_not_null() & (was <= alert.n)) != (rank.is_not_null() & (rank <= alert.n))
+
+
 def _rank_events(spec: TrackerSpec, alerts: Sequence[Alert], at: Judged) -> list[dict[str, Any]]:
     frame = rank_frame(spec, at.cache, at.service, at.reach, at.day)
     rows: list[dict[str, Any]] = []
@@ -158,35 +169,37 @@ def _rank_events(spec: TrackerSpec, alerts: Sequence[Alert], at: Judged) -> list
             chosen = frame.filter(pl.col("keyword").str.to_lowercase().is_in([k.lower() for k in alert.keywords]))
         if chosen.is_empty():
             continue
-        ranks = rank_history(chosen, list(alert.apps), start=at.reach, end=at.day)
-        last: dict[tuple[Any, ...], dict[str, Any]] = {}
-        for row in ranks.iter_rows(named=True):
-            if row["status"] == "no_data":
-                continue
-            key = (row["keyword"], row["country"], row["language"], row["device"], row["app_id"])
-            before = last.get(key)
-            last[key] = row
-            if before is None or row["date"] < at.first:
-                continue
-            found = _rank_move(alert, before, row)
-            if found is not None:
-                rows.append(
-                    _row(
-                        spec,
-                        alert,
-                        at,
-                        row["date"],
-                        since=before["date"],
-                        app_id=row["app_id"],
-                        keyword=row["keyword"],
-                        country=row["country"],
-                        language=row["language"],
-                        device=row["device"],
-                        before=_text(before["rank"]),
-                        after=_text(row["rank"]),
-                        detail=found + _gap(before["date"], row["date"]),
-                    )
+        # each day with data beside the day with data before it, of the same keyword, place and app: the
+        # days with no data (no_data) are left out first, so a gap is stepped over, never compared with
+        days = (
+            rank_history(chosen, list(alert.apps), start=at.reach, end=at.day)
+            .filter(pl.col("status") != "no_data")
+            .sort([*_SERIES, "date"], nulls_last=True)
+        )
+        paired = days.with_columns(
+            since=pl.col("date").shift(1).over(_SERIES),
+            was=pl.col("rank").shift(1).over(_SERIES),
+            results_before=pl.col("results").shift(1).over(_SERIES),
+        ).filter(pl.col("since").is_not_null() & (pl.col("date") >= at.first) & _moves(alert))
+        for row in paired.iter_rows(named=True):
+            before = {"rank": row["was"], "results": row["results_before"]}
+            rows.append(
+                _row(
+                    spec,
+                    alert,
+                    at,
+                    row["date"],
+                    since=row["since"],
+                    app_id=row["app_id"],
+                    keyword=row["keyword"],
+                    country=row["country"],
+                    language=row["language"],
+                    device=row["device"],
+                    before=_text(row["was"]),
+                    after=_text(row["rank"]),
+                    detail=_rank_move(alert, before, row) + _gap(row["since"], row["date"]),
                 )
+            )
     return rows
 
 
@@ -198,18 +211,13 @@ def _shown(rank: int | None, results: int | None) -> str:
     return str(rank) if rank is not None else f"not ranked (not in the {results} results)"
 
 
-def _rank_move(alert: Alert, before: Mapping[str, Any], now: Mapping[str, Any]) -> str | None:
-    """The move in words when ``alert`` fires on it, else None."""
+def _rank_move(alert: Alert, before: Mapping[str, Any], now: Mapping[str, Any]) -> str:
+    """The move in words (``before`` and ``now``: the rank and the results of the two days)."""
     was, rank = before["rank"], now["rank"]
     where = f"for '{now['keyword']}' ({_place(now)})"
     if alert.rule == "rank_drop":
-        if was is None or was > alert.within or (rank is not None and rank - was < alert.places):
-            return None
         return f"{now['app_id']} fell from {was} to {_shown(rank, now['results'])} {where}"
-    inside, was_inside = rank is not None and rank <= alert.n, was is not None and was <= alert.n
-    if inside == was_inside:
-        return None
-    moved = "entered" if inside else "left"
+    moved = "entered" if rank is not None and rank <= alert.n else "left"
     return f"{now['app_id']} {moved} the top {alert.n} {where}: {_shown(was, before['results'])} -> {_shown(rank, now['results'])}"
 
 

@@ -14,8 +14,8 @@ timed by the run itself (the run's seconds with and without it are compared on t
 
 The figures, on the cache of the whole period:
 
-* ``judge_new_process``: ``storeframes track alerts`` in a new process (reads the cache's index,
-  judges the last day: nothing new), best of 3, the interpreter's start included;
+* ``judge_new_process``: ``tracker.alerts(day)`` in a new process, as ``storeframes track alerts``
+  (reads the cache's index, judges the last day: nothing new), best of 3, the interpreter's start included;
 * ``judge_same_tracker``: ``tracker.alerts(day)`` again in this process, best of 3;
 * ``judge_in_runs``: the seconds the month's runs spent judging (sum, and per run at most);
 * ``digest``: ``tracker.digest(first, last)`` of the whole period, best of 3, and its size;
@@ -140,8 +140,12 @@ def figures(size: dict[str, Any]) -> dict[str, Any]:
             filled = round(time.perf_counter() - began, 1)
             same = best(lambda: tracker.alerts(last, notify=False))
             run_without = best(lambda: plain.run(today=last))
-            command = [sys.executable, "-m", "storeframes", "track", "alerts", str(spec), "--sandbox", "--today",
-                       last.isoformat(), "--no-notify"]  # fmt: skip
+            judge = (  # as `storeframes track alerts` does, of the service the cache was filled from
+                "import storeframes as sf, sys; from storeframes.sandbox import SANDBOX_BASE_URL, SANDBOX_KEY; "
+                "sf.Tracker.from_toml(sys.argv[1], api_key=SANDBOX_KEY, base_url=SANDBOX_BASE_URL, progress=False)"
+                ".alerts(sys.argv[2], notify=False)"
+            )
+            command = [sys.executable, "-c", judge, str(spec), last.isoformat()]
             new_process = best(lambda: subprocess.run(command, check=True, capture_output=True, timeout=600))
             written: list[Path] = []
             digest = best(
