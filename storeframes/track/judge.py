@@ -37,8 +37,9 @@ ALERT_DAYS = 7
 """The days a judgement looks at, up to its day: a move of an earlier day is history, not news (a
 tracker that missed a few runs still hears of the days it missed)."""
 
-GAP_DAYS = 30
-"""How far back the last day with data may lie for a day to be compared with it."""
+GAP_DAYS = 14
+"""How far back the last day with data may lie for a day to be compared with it (a keyword's search read
+further back costs a judgement its time: every day read is every result of every tracked search)."""
 
 _LIVE = ("search", "search_ads")
 _DETAIL = 80

@@ -2,7 +2,7 @@
 
 Not collected by the test run. Run::
 
-    .venv/bin/python tests/benchmarks/run.py            # the full run (about 22 minutes on 2 CPUs, 7 of compaction, 10 of track)
+    .venv/bin/python tests/benchmarks/run.py            # the full run (about 25 minutes on 2 CPUs, 7 of compaction, 10 of track, 3 of alerts)
     .venv/bin/python tests/benchmarks/run.py --quick    # a smoke run (about 3 minutes)
     .venv/bin/python tests/benchmarks/run.py --only flatten,memory
 
@@ -37,6 +37,10 @@ It calls the functions of the scripts beside it, with their own default sizes (t
   compacted (a week, 20 keywords and 40 apps with ``--quick``); and a whole run's 580 requests
   (116) against the loopback sandbox at 60 per 10 s and 333 ms (30 per 3 s and 100 ms), its
   requests a second over ``limit / window`` and its share of the ceiling (``bench_track.py``);
+* alerts: a tracker of 50 keywords x 2 countries and 40 apps with every alert rule, a month of
+  daily runs (10 keywords, 10 apps, 10 days with ``--quick``): a judgement of the last day in a new
+  process and in the same tracker, the judgements of the month's runs, and the month's digest
+  (``bench_alerts.py``);
 * compaction: a folder of 1,000, 10,000 and 100,000 cached answers (300 and 3,000 with
   ``--quick``) before and after ``storeframes cache compact``: a new client's first lookup and
   a warm ``versions_frame`` + ``metadata_frame`` call, each in a fresh process, the files and
@@ -63,6 +67,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import bench_alerts
 import bench_cache
 import bench_call
 import bench_changes
@@ -80,7 +85,7 @@ from storeframes.flatteners import UnknownFieldWarning
 from storeframes.sandbox import World
 
 Figure = dict[str, Any]
-GROUPS = ("call", "flatten", "fetch", "coordination", "cache", "frames", "memory", "track", "compaction")
+GROUPS = ("call", "flatten", "fetch", "coordination", "cache", "frames", "memory", "track", "alerts", "compaction")
 
 
 @dataclass
@@ -608,6 +613,39 @@ def track(quick: bool) -> list[Row]:
     return rows
 
 
+# -- alerts -----------------------------------------------------------------------------------
+
+
+def alerts(quick: bool) -> list[Row]:
+    """A month of a tracker's runs with every alert rule: what a judgement and a digest take."""
+    f = bench_alerts.figures(bench_alerts.QUICK if quick else bench_alerts.FULL)
+    setting = (
+        f"{f['keywords']} keywords x 2 countries, {f['apps']} apps, {f['days']} days of runs; "
+        f"{f['events']} events found"
+    )
+    return [
+        Row(
+            "alerts",
+            "tracker.alerts(day), nothing new",
+            setting,
+            f"new process {secs(f['judge_new_process_seconds'])}, same tracker {secs(f['judge_same_tracker_seconds'])}"
+            f"; a run's judgement at most {secs(f['judge_in_runs_seconds_max'])}",
+            [
+                line("alerts.judge_new_process_seconds", f["judge_new_process_seconds"], "s", f),
+                line("alerts.judge_same_tracker_seconds", f["judge_same_tracker_seconds"], "s", f),
+                line("alerts.judge_in_runs_seconds_max", f["judge_in_runs_seconds_max"], "s", f),
+            ],
+        ),
+        Row(
+            "alerts",
+            "tracker.digest(first, last)",
+            setting,
+            f"{secs(f['digest_seconds'])}: {f['digest_bytes']:,} bytes, {f['digest_charts']} charts",
+            [line("alerts.digest_seconds", f["digest_seconds"], "s", f)],
+        ),
+    ]
+
+
 # -- goals ------------------------------------------------------------------------------------
 
 GOALS = (
@@ -732,6 +770,8 @@ def main() -> None:
             timed("memory", lambda: memory(quick, search))
         if "track" in only:
             timed("track", lambda: track(quick))
+        if "alerts" in only:
+            timed("alerts", lambda: alerts(quick))
         if "compaction" in only:
             timed("compaction", lambda: compaction(quick))
 
