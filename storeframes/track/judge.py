@@ -287,9 +287,15 @@ def _screens_together(seen: pl.DataFrame) -> pl.DataFrame:
     return pl.concat([seen.filter(pl.col("target") != "screenshots"), merged.select(seen.columns)])
 
 
+_SAME = {"long_description": "description"}
+
+
 def _same_change(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
-    """Whether two listing events are one change, seen by the change history and by snapshots."""
-    if any(a[k] != b[k] for k in ("app_id", "country", "device", "target")):
+    """Whether two listing events are one change, seen by the change history and by snapshots (the history
+    names an iphone/ipad description ``long_description``, the snapshots ``description``)."""
+    if any(a[k] != b[k] for k in ("app_id", "country", "device")) or _SAME.get(a["target"], a["target"]) != _SAME.get(
+        b["target"], b["target"]
+    ):
         return False
     if abs((a["day"] - b["day"]).days) <= 1:
         return True

@@ -5,6 +5,7 @@ fire nothing, and the event after them says the gap; the digest holds every even
 from __future__ import annotations
 
 import html
+import json
 from datetime import date, timedelta
 from pathlib import Path
 
@@ -221,3 +222,53 @@ def test_observed_changes_find_the_scripted_listing_moves_the_change_history_doe
     with sandbox.client(today=D[9], script=SCRIPT, cache_dir=False) as client:
         history = client.changes_frame(LISTED, start=D[0], end=D[8])
     assert history.filter(pl.col("target").is_in(["title", "screenshots"])).is_empty()
+
+
+def test_a_listing_change_both_the_history_and_the_snapshots_show_is_one_event(tmp_path: Path):
+    first = date(2026, 11, 3)
+    apps = []
+    for app in WORLD.app_ids("ios")[:200]:
+        listed = WORLD.changes(app, device="iphone", country="us", language="en", start=first, end=D[13])
+        if sum(c["target"] in ("long_description", "screenshots") for c in listed) >= 2:
+            apps.append(app)
+    apps = apps[:3]
+    spec = tmp_path / "both.toml"
+    spec.write_text(
+        f"""
+[tracker]
+name = "both"
+cache_dir = "cache"
+
+[[track]]
+endpoint = "metadata"
+apps = {json.dumps(apps)}
+
+[[track]]
+endpoint = "changes"
+apps = {json.dumps(apps)}
+lookback = "2d"
+
+[[alert]]
+rule = "listing_change"
+targets = ["description", "screenshots"]
+"""
+    )
+    tracker = Tracker.from_toml(spec, sandbox=True)
+    for day in (D[0] + timedelta(days=n) for n in range(16)):
+        assert tracker.run(day).status == "ok"
+    events = tracker.events().with_columns(pl.col("target").replace("long_description", "description"))
+    expected = {
+        (app, date.fromisoformat(c["date"]), c["target"].replace("long_description", "description"))
+        for app in apps
+        for c in WORLD.changes(app, device="iphone", country="us", language="en", start=first, end=D[13])
+        if c["target"] in ("long_description", "screenshots")
+    }
+    assert len(expected) >= 6
+    # each change of the history is one event, found on its day or the day after (by a snapshot, when the
+    # history had not listed it yet): never two
+    for app, day, target in expected:
+        same = events.filter(
+            (pl.col("app_id") == app) & (pl.col("target") == target) & pl.col("day").is_between(day, day + timedelta(1))
+        )
+        assert same.height == 1, (app, day, target, same.select("day", "detail").rows())
+    assert events.height == len(expected)
