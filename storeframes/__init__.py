@@ -171,3 +171,9 @@ def __getattr__(name: str) -> Any:
 
         return importlib.import_module(".sandbox", __name__)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    """The public API (:data:`__all__`) and ``__version__``: what tab completion in a notebook lists, without the
+    package's internal modules and imports."""
+    return sorted({*__all__, "__version__"})

@@ -212,3 +212,12 @@ def test_find_apps_is_a_package_function_and_a_method(pinned):
     assert list(sf.find_apps.__signature__.parameters) == ["term", "country", "device", "top", "refresh"]
     assert sf.find_apps.__doc__ == sf.Client.find_apps.__doc__ and "upper bound" in sf.find_apps.__doc__
     assert_frame_equal(pinned.find_apps(KEYWORD, top=2), sf.find_apps(KEYWORD, top=2))
+
+
+def test_tab_completion_lists_the_public_api_alone():
+    listed = dir(sf)
+    assert listed == sorted({*sf.__all__, "__version__"})
+    for internal in ("engine", "fetching", "wire", "pipeline", "Any", "TYPE_CHECKING", "defaults", "cache"):
+        assert internal not in listed
+    assert {"metadata_frame", "search_frame", "Tracker", "events", "observed_changes", "sandbox"} <= set(listed)
+    assert sf.engine is not None  # the modules are still there for those who import them by name
