@@ -117,11 +117,11 @@ def _cache_info(cache: Cache) -> int:
     rows = [
         ("cache", printable(info["path"])),
         ("size on disk", size(info["bytes"])),
-        ("cached answers", str(info["entries"])),
-        *((f"  {name}", str(count)) for name, count in info["by_endpoint"].items() if count),
-        ("credits paid", str(info["credits_paid"])),
-        ("credits spent", str(info["credits_spent"])),
-        ("credits saved", str(info["credits_saved"])),
+        ("cached answers", f"{info['entries']:,}"),
+        *((f"  {name}", f"{count:,}") for name, count in info["by_endpoint"].items() if count),
+        ("credits paid", f"{info['credits_paid']:,}"),
+        ("credits spent", f"{info['credits_spent']:,}"),
+        ("credits saved", f"{info['credits_saved']:,}"),
     ]
     for service, figures in info["by_service"].items():  # each sandbox apart: its credits are not the service's
         if service != SERVICE and any(figures.values()):
@@ -129,8 +129,8 @@ def _cache_info(cache: Cache) -> int:
             rows.append(
                 (
                     printable(service),
-                    f"{plural(figures['entries'], 'cached answer')}, {figures['paid']} credits paid, "
-                    f"{figures['spent']} spent, {figures['saved']} saved ({what})",
+                    f"{plural(figures['entries'], 'cached answer')}, {figures['paid']:,} credits paid, "
+                    f"{figures['spent']:,} spent, {figures['saved']:,} saved ({what})",
                 )
             )
     files = info["files"]

@@ -108,7 +108,7 @@ def test_cache_info_ls_and_clear_on_a_bucket(s3_bucket, monkeypatch, capsys):
         cost = client.spent
     assert main(["cache", "info", "--cache-dir", s3_bucket.url]) == 0
     out = capsys.readouterr().out
-    assert s3_bucket.url in out and "cached answers: 1" in out and f"credits paid:   {cost}" in out
+    assert s3_bucket.url in out and "cached answers: 1" in out and f"credits paid:   {cost:,}" in out
     assert "AWS" not in out and s3_bucket.env["AWS_SECRET_ACCESS_KEY"] not in out
     assert main(["cache", "ls", "--cache-dir", s3_bucket.url]) == 0
     assert "metadata" in capsys.readouterr().out

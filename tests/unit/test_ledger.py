@@ -469,9 +469,9 @@ def test_a_sandbox_and_the_service_in_one_folder_are_counted_apart(tmp_path, cap
     lines = capsys.readouterr().out.splitlines()
     shown = {key.strip(): value.strip() for key, value in (line.split(":", 1) for line in lines)}
     assert shown["cached answers"] == "3"
-    assert shown["credits paid"] == shown["credits spent"] == str(real.spent) and shown["credits saved"] == "0"
+    assert shown["credits paid"] == shown["credits spent"] == f"{real.spent:,}" and shown["credits saved"] == "0"
     assert shown["sandbox-0"] == (
-        f"1 cached answer, {sandbox.spent} credits paid, {sandbox.spent} spent, {sandbox.spent} saved "
+        f"1 cached answer, {sandbox.spent:,} credits paid, {sandbox.spent:,} spent, {sandbox.spent:,} saved "
         "(not the service's credits)"
     )
     keys = [line.split(":", 1)[0].strip() for line in lines]
@@ -565,3 +565,13 @@ print(len(client.ledger))
     names = sorted(p.name for p in (tmp_path / "ledger").glob("*.parquet"))
     assert len(names) == 1 and "-r" not in names[0]  # three small files merged into one chunk
     assert Cache(tmp_path).read_ledger().height == int(done.stdout) == 3
+
+
+def test_cache_info_separates_thousands(tmp_path, capsys):
+    with sf.sandbox.client(today=SANDBOX_TODAY, cache_dir=tmp_path, progress=False) as sandbox:
+        sandbox.get("metrics", apps=APPS[:12], metrics="downloads")  # 100 credits an app
+        spent = sandbox.spent
+    assert spent >= 1000
+    assert main(["cache", "info", "--cache-dir", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert f"{spent:,} credits paid, {spent:,} spent" in out and str(spent) not in out
