@@ -1090,6 +1090,11 @@ def test_rank_chart_with_no_rank_at_all_says_so_in_one_line():
         "No ranks for “maps” in us · iphone from 2026-01-01 to 2026-01-08: "
         "none of the 2 apps was among the results on any day with results."
     ]
+    one = plots.rank_chart(history, "7", keywords="maps")  # one app: "was not", never "was"
+    assert [one_line(t) for t in one.texts] == [
+        "No ranks for “maps” in us · iphone from 2026-01-01 to 2026-01-08: "
+        "the app was not among the results on any day with results."
+    ]
     ax = Figure().subplots()
     ranks = sf.rank_history(history, ["1"], keywords="maps").filter(pl.col("status") == "no_data")
     assert plots.rank_chart(ranks, "1", ax=ax) is ax

@@ -239,7 +239,7 @@ def _no_ranks_text(ranks: pl.DataFrame, ids: Sequence[str], first: date, last: d
     if (ranks["status"] == "no_data").all():
         why = "the service recorded no search results on these days"
     else:
-        apps = "the app was" if len(ids) == 1 else f"none of the {len(ids)} apps was"
+        apps = "the app was not" if len(ids) == 1 else f"none of the {len(ids)} apps was"
         why = f"{apps} among the results on any day with results"
     return f"No ranks for {words}{where} from {first} to {last}: {why}."
 
