@@ -123,6 +123,9 @@ def parser() -> argparse.ArgumentParser:
     serve.add_argument("--fault-rate", type=float, default=0.0, help="share of requests meeting a seeded fault")
     serve.add_argument("--retry-after", action="store_true", help="send Retry-After with 429")
     serve.add_argument("--verbose", action="store_true", help="log every request")
+    serve.add_argument(
+        "--key", metavar="KEY", help="the key it accepts instead of the documented sandbox key (not printed back)"
+    )
 
     track = commands.add_parser(
         "track",

@@ -16,7 +16,7 @@ __all__ = ["demo", "endpoints", "serve"]
 
 
 def serve(args: argparse.Namespace) -> int:
-    from ..sandbox import Faults, SandboxServer
+    from ..sandbox import SANDBOX_KEY, Faults, SandboxServer
 
     share = args.fault_rate / 5
     faults = Faults(server_error=share, rate_limited=share, timeout=share, truncated=share, dropped=share)
@@ -30,10 +30,11 @@ def serve(args: argparse.Namespace) -> int:
         latency=args.latency / 1000.0,
         faults=faults,
         retry_after_header=args.retry_after,
+        api_keys=(args.key,) if args.key else (SANDBOX_KEY,),
     )
     print(f"storeframes sandbox serving at {server.base_url}", flush=True)
     print(f"  STOREFRAMES_BASE_URL={server.base_url}", flush=True)
-    print(f"  STOREFRAMES_API_KEY={server.key}", flush=True)
+    print(f"  STOREFRAMES_API_KEY={'(the key given with --key)' if args.key else server.key}", flush=True)
     print(f"  today {server.service.today.isoformat()} (--today YYYY-MM-DD answers as on another day)", flush=True)
     print("  press Ctrl-C to stop", flush=True)
     with contextlib.suppress(KeyboardInterrupt):

@@ -47,6 +47,12 @@ class _Handler(BaseHTTPRequestHandler):
             return
         self.wfile.write(reply.body)
 
+    def handle(self) -> None:
+        try:
+            super().handle()
+        except (BrokenPipeError, ConnectionResetError):  # the client went away before its answer: not an error
+            self.close_connection = True
+
     def log_message(self, format: str, *args: Any) -> None:
         if self.server.verbose:
             super().log_message(format, *args)
@@ -104,7 +110,9 @@ class SandboxServer:
 
     @property
     def key(self) -> str:
-        return SANDBOX_KEY
+        """The key it accepts: the documented sandbox key, or the one it was given (``api_keys=``)."""
+        keys = self.service.api_keys
+        return SANDBOX_KEY if SANDBOX_KEY in keys or not keys else sorted(keys)[0]
 
     def start(self) -> SandboxServer:
         """Serve on a background thread."""

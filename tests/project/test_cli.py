@@ -5,11 +5,14 @@ from __future__ import annotations
 import io
 import os
 import re
+import socket
+import struct
 import subprocess
 import sys
 import time
 import warnings
 from datetime import date
+from urllib.parse import urlsplit
 
 import httpx
 import pytest
@@ -62,6 +65,49 @@ def test_sandbox_serve_prints_its_base_url_and_key_and_answers():
     finally:
         proc.terminate()
         proc.wait(timeout=10)
+
+
+def test_sandbox_serve_takes_a_key_and_says_nothing_of_clients_that_went_away():
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "storeframes", "sandbox", "serve", "--port", "0", "--today", "2026-11-20",
+         "--key", "my-own-sandbox-key", "--latency", "300"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+    )  # fmt: skip
+    try:
+        lines = "".join(proc.stdout.readline() for _ in range(3))
+        assert "my-own-sandbox-key" not in lines and "STOREFRAMES_API_KEY=(the key given with --key)" in lines
+        base_url = re.search(r"STOREFRAMES_BASE_URL=(\S+)", lines).group(1)
+        url = f"{base_url}/keywords/search-results/history.json"
+        params = {"keyword": "maps", "start_date": "2025-11-20", "end_date": "2026-11-19"}  # a large answer
+        deadline = time.monotonic() + 10
+        while True:
+            try:
+                refused = httpx.get(url, params=params, headers={"x-service-key": SANDBOX_KEY})
+                break
+            except httpx.ConnectError:
+                assert time.monotonic() < deadline
+                time.sleep(0.1)
+        assert refused.status_code == 401
+        ok = httpx.get(url, params=params, headers={"x-service-key": "my-own-sandbox-key"}, timeout=60)
+        assert ok.status_code == 200
+        port = int(re.search(r":(\d+)/", base_url).group(1))
+        for _ in range(3):  # ask for the large answer and hang up before it is read
+            with socket.create_connection(("127.0.0.1", port)) as raw:
+                query = "&".join(f"{k}={v.replace(' ', '+')}" for k, v in params.items())
+                raw.sendall(
+                    f"GET {urlsplit(url).path}?{query} HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                    "x-service-key: my-own-sandbox-key\r\n\r\n".encode()
+                )
+                raw.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))  # a reset, not a FIN
+        assert (
+            httpx.get(url, params=params, headers={"x-service-key": "my-own-sandbox-key"}, timeout=60).status_code
+            == 200
+        )
+    finally:
+        proc.terminate()
+        _, err = proc.communicate(timeout=10)
+    assert "Traceback" not in err and "Exception occurred" not in err and "Error" not in err, err
 
 
 def test_sandbox_serve_refuses_a_today_that_is_not_a_date(capsys):
