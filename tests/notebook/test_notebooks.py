@@ -242,6 +242,33 @@ def test_the_kernel_runs_this_python():
 # -- running them ---------------------------------------------------------------------------------
 
 
+WARNING = re.compile(r"\b([A-Z][A-Za-z]+Warning)\b")
+
+
+def _promised_warnings(nb: nbformat.NotebookNode) -> set[str]:
+    """The warnings the notebook's text says a cell gives."""
+    return {w for cell in nb.cells if cell.cell_type == "markdown" for w in WARNING.findall(cell.source)}
+
+
+def _given_warnings(nb: nbformat.NotebookNode) -> set[str]:
+    """The warnings its run showed."""
+    return {w for cell in _code_cells(nb) for output in cell.outputs for w in WARNING.findall(_text(output))}
+
+
+def test_the_check_of_promised_warnings_finds_one_never_given():
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [
+        nbformat.v4.new_markdown_cell("Named once in an `UnknownFieldWarning`."),
+        nbformat.v4.new_code_cell("1"),
+    ]
+    nb.cells[1].outputs = [nbformat.v4.new_output("stream", name="stdout", text="1\n")]
+    assert _promised_warnings(nb) - _given_warnings(nb) == {"UnknownFieldWarning"}
+    nb.cells[1].outputs.append(
+        nbformat.v4.new_output("stream", name="stderr", text="UnknownFieldWarning: the service sent a field ...")
+    )
+    assert _promised_warnings(nb) <= _given_warnings(nb)
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("name", NAMES)
 def test_notebook_runs_on_the_sandbox_then_offline_for_0_credits(name, tmp_path, monkeypatch):
@@ -256,6 +283,7 @@ def test_notebook_runs_on_the_sandbox_then_offline_for_0_credits(name, tmp_path,
     assert _progress(first) == BARS[name]
     spent = _spent(first)
     assert 0 < spent <= 20_000  # it fetched, within the notebook's budget
+    assert _promised_warnings(first) <= _given_warnings(first), "the text names a warning the run never gives"
     assert (tmp_path / "storeframes-cache").is_dir()  # beside the notebook, not where pytest runs
 
     monkeypatch.setenv("STOREFRAMES_OFFLINE", "1")
