@@ -57,6 +57,10 @@ class SandboxClient(Client):
         # a cache folder of its own is removed on close(), or when the client is collected
         self._scratch = weakref.finalize(self, shutil.rmtree, scratch, ignore_errors=True) if scratch else None
 
+    def _settings(self) -> list[tuple[str, Any]]:
+        """The client's settings, its key named for what it is: the sandbox's documented one, no token."""
+        return [(name, "sandbox" if name == "api_key" else value) for name, value in super()._settings()]
+
     def close(self) -> None:
         super().close()
         if self._scratch is not None:

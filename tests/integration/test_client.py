@@ -487,3 +487,10 @@ def test_a_whole_window_leaves_at_once_by_default(rate_limit, workers):
         assert client.wire.http._transport._pool._max_keepalive_connections == max(20, workers)
     with sf.Client("k", base_url="https://api.example.com/api/public/store", max_workers=3, cache_dir=False) as client:
         assert client.max_workers == 3
+
+
+def test_a_sandbox_client_says_its_key_is_the_sandboxs_not_a_token(monkeypatch):
+    monkeypatch.delenv("STOREFRAMES_API_KEY", raising=False)
+    with sf.sandbox.client(cache_dir=False) as client:
+        assert "api_key=sandbox" in repr(client) and "api_key=set" not in repr(client)
+        assert "<td>api_key</td><td>sandbox</td>" in client._repr_html_().replace("\n", "")
