@@ -160,7 +160,8 @@ def test_transient_faults_are_retried_to_the_same_answer():
 
 def test_cassettes_hold_no_token():
     files = sorted(CASSETTES.rglob("*.yaml"))
-    assert len(files) >= 30
+    if RECORD_MODE == "none":  # while re-recording, the other module's cassettes may not be written yet
+        assert len(files) >= 30
     assert not leaks_in(CASSETTES)  # no test token, no key-shaped string, in any form
     for path in files:
         assert "REDACTED" in path.read_text(), path.name  # the header was there, and was filtered
