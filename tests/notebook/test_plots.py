@@ -452,9 +452,8 @@ def test_rank_chart_refuses_bad_input(call, parameter):
 
 def test_rank_chart_empty_rank_history_frame():
     ranks = sf.rank_history(hand_history(), "1")
-    with pytest.raises(sf.InvalidParameterError, match="history") as caught:
-        plots.rank_chart(ranks.clear(), "1")
-    assert caught.value.parameter == "history"
+    fig = plots.rank_chart(ranks.clear(), "1")  # one line saying so, as the README promises, not an error
+    assert not fig.axes and [one_line(t) for t in fig.texts][0].startswith("No ranks for the app: the history has")
 
 
 def test_rank_chart_hand_built_pandas():
@@ -645,9 +644,7 @@ def test_benchmark_chart_refuses_bad_input(data, one_channel):
     assert caught.value.parameter == "highlight"
     assert sum(name in str(caught.value) for name in one_channel["category_name"].to_list()) >= 3
 
-    with pytest.raises(sf.InvalidParameterError, match="benchmarks") as caught:
-        plots.benchmark_chart(one_channel.clear())
-    assert caught.value.parameter == "benchmarks"
+    assert not plots.benchmark_chart(one_channel.clear()).axes  # one line saying so (see the empty-frame test)
 
     with pytest.raises(sf.InvalidParameterError, match="by") as caught:
         plots.benchmark_chart(data["benchmarks"], by="store")
@@ -1135,3 +1132,19 @@ def test_date_axis_across_new_year_names_both_years():
     assert [t.get_text() for t in ax.get_xticklabels()] == [
         "20 Dec\n2025", "23 Dec", "26 Dec", "29 Dec", "1 Jan\n2026", "4 Jan", "7 Jan", "10 Jan",
     ]  # fmt: skip
+
+
+def test_rank_and_benchmark_charts_of_an_empty_frame_are_one_line_saying_so():
+    from storeframes.schemas import BENCHMARKS, SEARCH_HISTORY
+
+    ranks = plots.rank_chart(SEARCH_HISTORY.empty(), ["1", "2"])
+    assert not ranks.axes
+    assert [one_line(t) for t in ranks.texts] == [
+        "No ranks for the 2 apps: the history has no rows (no search was recorded or fetched); give start= and "
+        "end= to show those days as days without data."
+    ]
+    benchmarks = plots.benchmark_chart(BENCHMARKS.empty())
+    assert not benchmarks.axes and len(benchmarks.texts) == 1
+    assert one_line(benchmarks.texts[0]).startswith("No benchmarks: the frame has no rows")
+    ax = Figure().subplots()
+    assert plots.rank_chart(SEARCH_HISTORY.empty(), "1", ax=ax) is ax and not ax.axison

@@ -97,7 +97,8 @@ def benchmark_chart(
         raise InvalidParameterError("rate", rate, f"one of {', '.join(RATE_LABELS)}", endpoint=function)
     _need(frame, ("category", "category_name", rate), "benchmarks", function, what)
     if frame.height == 0:
-        raise InvalidParameterError("benchmarks", "an empty frame", "a benchmarks_frame with rows", endpoint=function)
+        return _nothing(ax, "No benchmarks: the frame has no rows (no category had data for the countries, "
+                            "devices and channels asked for).")  # fmt: skip
     varying = [c for c in _SERIES_COLUMNS if c in frame.columns and frame[c].n_unique() > 1]
     if by is not None and by not in frame.columns:
         raise InvalidParameterError(

@@ -137,8 +137,12 @@ def rank_chart(
             ranks = rank_history(frame, ids, keywords=wanted, start=start, end=end)
     except InvalidParameterError as exc:  # in the words of this function
         raise InvalidParameterError(exc.parameter, exc.value, exc.allowed, endpoint=function) from None
-    if ranks.height == 0:
-        raise InvalidParameterError("history", "an empty frame", "a history with at least one day", endpoint=function)
+    if ranks.height == 0:  # nothing was recorded or fetched, and no days were asked for
+        who = "the app" if len(ids) == 1 else f"the {len(ids)} apps"
+        return _nothing(
+            ax, f"No ranks for {who}: the history has no rows (no search was recorded or fetched); give start= "
+            "and end= to show those days as days without data."
+        )  # fmt: skip
     labels = _labels(names, function)
     palette = _app_colors(ids, colors, function)
     first, last = _day_span(ranks)
