@@ -992,8 +992,10 @@ def ranked_history(ranks: dict[str, int], days: int = 3, first: date = date(2026
 @pytest.mark.parametrize(
     ("worst", "ticks"),
     [
-        (3, [1, 2, 3, 4]),
+        (3, [1, 2, 3]),  # the bottom edge (4: days not ranked) has no number
+        (7, [1, 2, 4, 6]),  # nor 8
         (8, [1, 2, 4, 6, 8]),
+        (47, [1, 10, 20, 30, 40]),  # nor 50
         (50, [1, 10, 20, 30, 40, 50]),
         (120, [1, 20, 40, 60, 80, 100, 120]),
         (200, [1, 50, 100, 150, 200]),
@@ -1003,6 +1005,8 @@ def test_rank_chart_rank_axis_has_round_ticks_from_1(worst, ticks):
     fig = plots.rank_chart(ranked_history({"1": 1, "2": worst}), ["1", "2"])
     [ax] = fig.axes
     assert [int(t) for t in ax.get_yticks()] == ticks
+    edge = ax.get_ylim()[0] - 0.5  # where the markers of days not ranked sit
+    assert edge not in ax.get_yticks()
 
 
 @pytest.mark.parametrize("days", [1, 7, 30, 90, 365])

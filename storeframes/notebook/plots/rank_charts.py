@@ -231,9 +231,11 @@ def _app_colors(ids: Sequence[str], given: Mapping[str, Any] | None, function: s
 
 
 def _rank_ticks(lowest: int) -> list[int]:
-    """Rank 1 and round ranks down to the bottom edge: 1, 2, 4 ... or 1, 10, 20 ... or 1, 25, 50 ..."""
+    """Rank 1 and round ranks above the bottom edge: 1, 2, 4 ... or 1, 10, 20 ... or 1, 25, 50 ... The edge
+    itself never has a number: the markers of days not ranked or without data sit there, and a number would
+    read as a rank they fell to."""
     step = next((s for s in _RANK_STEPS if lowest // s <= 6), _RANK_STEPS[-1])
-    return sorted({1, *range(step, lowest + 1, step)})
+    return sorted({1, *range(step, lowest, step)})
 
 
 def _no_ranks_text(ranks: pl.DataFrame, ids: Sequence[str], first: date, last: date) -> str:
