@@ -73,10 +73,22 @@ def event_id(*parts: Any) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:20]
 
 
+_PLACE = ("app_id", "keyword", "country", "language", "device")
+"""The columns that say where an event happened, taken from the row it was found in (``place=``)."""
+
+
 def _row(
-    spec: TrackerSpec, alert: Alert, at: Judged, day: date, key: Sequence[Any] | None = None, **values: Any
+    spec: TrackerSpec,
+    alert: Alert,
+    at: Judged,
+    day: date,
+    key: Sequence[Any] | None = None,
+    place: Mapping[str, Any] | None = None,
+    **values: Any,
 ) -> dict[str, Any]:
-    where = [values.get(k) for k in ("app_id", "keyword", "country", "language", "device", "target")]
+    if place is not None:
+        values = {k: place[k] for k in _PLACE if k in place} | values
+    where = [values.get(k) for k in (*_PLACE, "target")]
     ident = event_id(spec.name, alert.name, alert.rule, *(key if key is not None else (day, *where)))
     row = dict.fromkeys(EVENT_SCHEMA.names())
     row |= {"event_id": ident, "tracker": spec.name, "alert": alert.name, "rule": alert.rule, "day": day,
@@ -191,11 +203,7 @@ def _rank_events(spec: TrackerSpec, alerts: Sequence[Alert], at: Judged) -> list
                     at,
                     row["date"],
                     since=row["since"],
-                    app_id=row["app_id"],
-                    keyword=row["keyword"],
-                    country=row["country"],
-                    language=row["language"],
-                    device=row["device"],
+                    place=row,
                     before=_text(row["was"]),
                     after=_text(row["rank"]),
                     detail=_rank_move(alert, before, row) + _gap(row["since"], row["date"]),
@@ -263,8 +271,7 @@ def _listing_events(
         for source, frame in (("history", history), ("snapshot", _screens_together(seen))):
             chosen = frame.filter(pl.col("app_id").is_in(list(alert.apps)) & pl.col("target").is_in(list(targets)))
             for change in chosen.sort("app_id", "date", "target").iter_rows(named=True):
-                row = _row(spec, alert, at, change["date"], since=change["since"], app_id=change["app_id"],
-                           country=change["country"], language=change["language"], device=change["device"],
+                row = _row(spec, alert, at, change["date"], since=change["since"], place=change,
                            target=change["target"], before=change["old_value"], after=change["new_value"],
                            detail=_change_words(change, source))  # fmt: skip
                 if any(_same_change(row, other) for other in said):
@@ -356,11 +363,7 @@ def _advertiser_events(spec: TrackerSpec, alerts: Sequence[Alert], at: Judged) -
                                 at,
                                 day,
                                 since=earlier,
-                                app_id=ad["app_id"],
-                                keyword=ad["keyword"],
-                                country=ad["country"],
-                                language=ad["language"],
-                                device=ad["device"],
+                                place=ad,
                                 after=str(ad["rank"]),
                                 detail=f"{ad['app_id']} bought an ad on {where} for the first time, at place "
                                 f"{ad['rank']}",

@@ -239,6 +239,14 @@ def parse_alerts(
     return tuple(alerts)
 
 
+def _app_ids(value: Any) -> list[str]:
+    """The app ids of an alert's ``apps`` (none for a value that holds none: the caller says what is allowed)."""
+    try:
+        return app_list(value)
+    except InvalidParameterError:
+        return []
+
+
 def _apps(
     fail: Fail, where: str, table: Mapping[str, Any], rule: str, apps_of: Mapping[str, set[str]]
 ) -> tuple[str, ...]:
@@ -248,20 +256,14 @@ def _apps(
             raise fail(where, "rule", rule, "a rule of a tracker with a metadata or changes item")
         if "apps" not in table:
             return tuple(sorted(followed))
-        try:
-            apps = app_list(table["apps"])
-        except InvalidParameterError:
-            apps = []
+        apps = _app_ids(table["apps"])
         if not apps:
             raise fail(where, "apps", table["apps"], "one app id or more")
         strangers = [a for a in apps if a not in followed]
         if strangers:
             raise fail(where, "apps", strangers, "apps a metadata or changes item of the tracker follows")
         return tuple(apps)
-    try:
-        apps = app_list(table.get("apps"))
-    except InvalidParameterError:
-        apps = []
+    apps = _app_ids(table.get("apps"))
     if not apps:
         raise fail(where, "apps", table.get("apps"), f"a {rule} alert's apps: one app id or more")
     return tuple(apps)
