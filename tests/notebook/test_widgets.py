@@ -511,7 +511,7 @@ def test_rank_explorer_output_holds_the_last_chart(shown, history, opened):
     assert display_id.startswith("storeframes-RankExplorer-") and not chart.update
     assert _png(chart) == explorer.png and explorer.png.startswith(PNG)
     assert chart.data["text/plain"] == "5 apps · 1 keyword · 2026-08-21 to 2026-11-18 (90 days)"
-    assert chart.metadata == {"image/png": {"unconfined": True}}  # its own size: scrolled, never shrunk
+    assert chart.metadata == {}  # confined: a narrow cell shrinks it, as a static chart
     assert explorer.children[-1].layout.display == "none"  # the chart shows once, in the output
 
     first = explorer.png
@@ -613,8 +613,6 @@ def test_rank_explorer_days_readout_says_both_dates(history, opened):
     assert explorer.days_shown.value == "2026-10-01 to 2026-10-31 (31 days)"
     for control in (explorer.keywords, explorer.apps, explorer.dates):
         assert control.style.description_width == "initial"
-    assert explorer.chart.layout.max_width == "none"  # a narrow window scrolls the chart, never shrinks it
-    assert explorer.children[-1].layout.overflow == "auto"
 
 
 def test_benchmarks_layout_shows_whole_texts_and_the_meter_by_the_button(client, opened):
@@ -702,3 +700,29 @@ def test_flipping_back_to_a_drawn_selection_makes_no_call(client, opened):
         other.country.value = country
     assert client.saved == 2_002 and client.requests_sent == sent
     assert other.meter.label.value.endswith("· 2,002 credits saved by cached answers")
+
+
+def _png_size(png: bytes) -> tuple[int, int]:
+    """A PNG's width and height in pixels (its IHDR chunk)."""
+    return int.from_bytes(png[16:20], "big"), int.from_bytes(png[20:24], "big")
+
+
+def test_explorer_charts_shrink_to_the_cell_width_at_their_own_size(shown, history, client, opened):
+    explorer = RankExplorer(history)
+    opened(explorer)
+    display(explorer)
+    _, chart = shown.outputs
+    assert chart.metadata == {}  # "unconfined" made JupyterLab scroll it sideways instead
+    assert _png_size(_png(chart)) == (1000, 390)  # its pixels unchanged: sharp where the cell is wide
+    explorer.apps.value = explorer.apps.value[:2]
+    update = shown.outputs[-1]
+    assert update.update and update.metadata == {} and _png_size(_png(update)) == (1000, 390)
+
+    boxed = BenchmarkExplorer(client)
+    opened(boxed)
+    boxed.fetch_button.click()  # not shown in IPython: the chart is in the widget's own chart area
+    assert boxed.png.startswith(PNG) and boxed.chart.layout.display is None
+    for image in (explorer.chart, boxed.chart):
+        layout = image.layout
+        assert (layout.max_width, layout.height, layout.margin) == ("100%", "auto", "0")  # was max_width "none"
+    assert boxed.chart in boxed.children[-1].children and boxed.children[-1].layout.width == "100%"

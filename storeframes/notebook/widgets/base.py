@@ -107,19 +107,22 @@ class _Mirrored(widgets.Box):
 class _Charted(_Mirrored):
     """An explorer: controls in the widget, the chart (or a line saying why there is none) in an output.
 
-    Outside an output, ``.chart`` (an ``Image``, scrolled sideways rather than shrunk in a
-    narrow window) and ``.note`` (the message shown instead of an empty image) sit in the
-    widget's chart area; once the explorer is shown in IPython that area is hidden and the
-    output holds the chart.
+    Outside an output, ``.chart`` (an ``Image``) and ``.note`` (the message shown instead of
+    an empty image) sit in the widget's chart area; once the explorer is shown in IPython that
+    area is hidden and the output holds the chart. In both places a window narrower than the
+    chart shrinks it to the cell's width, as a static matplotlib chart is: none of it is hidden
+    off the right edge. The PNG keeps its size, so a wider window shows it pixel for pixel.
     """
 
     def _start_chart(self) -> None:
         self._start_mirror()
         self._png = b""
         self._text = ""
-        self.chart = widgets.Image(format="png", value=b"", layout=widgets.Layout(max_width="none", display="none"))
+        # at most as wide as the chart area (no margin to stick out of it): shrunk to the width, never cut
+        fitted = widgets.Layout(max_width="100%", height="auto", margin="0", display="none")
+        self.chart = widgets.Image(format="png", value=b"", layout=fitted)
         self.note = widgets.HTML()
-        self._chart_area = widgets.Box([self.chart, self.note], layout=widgets.Layout(overflow="auto", width="100%"))
+        self._chart_area = widgets.Box([self.chart, self.note], layout=widgets.Layout(width="100%"))
 
     @property
     def png(self) -> bytes:
@@ -146,7 +149,7 @@ class _Charted(_Mirrored):
         if not self._png:
             return _note(self._text), {}
         data = {"image/png": base64.b64encode(self._png).decode("ascii"), "text/plain": self._text}
-        return data, {"image/png": {"unconfined": True}}  # its own size, scrolled rather than shrunk
+        return data, {}  # not "unconfined": a narrow cell shrinks the image to its width
 
     def _view_text(self) -> str:
         return (
