@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import html
 from datetime import date
 from types import SimpleNamespace
 
@@ -651,6 +652,35 @@ def test_benchmarks_keep_the_highlight_the_user_picked(client, opened):
     explorer.highlight.value = None  # "(none)" by hand is kept too
     explorer.country.value = "us"
     assert explorer.highlight.value is None
+
+
+def test_benchmarks_highlight_box_says_none_when_the_selection_lacks_it(client, opened):
+    explorer = BenchmarkExplorer(client, confirm_above=10_000, highlight="6008")
+    opened(explorer)
+    assert explorer.highlight.label == "Photo & Video (6008)"
+    explorer.device.value = "android"  # no category 6008 there
+    assert (explorer.highlight.index, explorer.highlight.label, explorer.highlight.value) == (0, "(none)", None)
+    assert explorer.status.value.endswith(
+        " Photo &amp; Video (6008) is not among these categories: nothing is highlighted."
+    )
+    explorer.device.value = "iphone"
+    assert explorer.highlight.label == "Photo & Video (6008)"
+    explorer.highlight.value = None  # set from Python: the box shows "(none)" too, never a blank
+    assert (explorer.highlight.index, explorer.highlight.label) == (0, "(none)")
+
+
+def test_benchmarks_status_names_a_highlight_picked_by_hand(client, opened):
+    explorer = BenchmarkExplorer(client, confirm_above=10_000, highlight="6008")
+    opened(explorer)
+    explorer.device.value = "android"
+    categories = explorer.frame["category"].n_unique()
+    told = f"{categories} categories (fetched for {client.spent - 1_001:,} credits)."
+    assert explorer.status.value.startswith(told) and "nothing is highlighted" in explorer.status.value
+    label, code = explorer.highlight.options[1]
+    explorer.highlight.value = code  # picked by hand
+    assert explorer.status.value == html.escape(f"{told} {label} is highlighted.")
+    explorer.highlight.index = 0  # "(none)" by hand: nothing to say about it
+    assert explorer.status.value == told
 
 
 def test_benchmarks_highlight_stays_in_the_box_before_a_fetch(client, opened):
