@@ -532,11 +532,16 @@ def test_rank_explorer_output_holds_the_last_chart(shown, history, opened):
     assert len(shown.outputs) == 4
 
 
+def _last(shown, first):
+    """The last data the output ``first`` began shows (itself, or its last update)."""
+    return [o for o in shown.outputs if o.transient == first.transient][-1]
+
+
 def test_benchmark_explorer_output_before_and_after_fetch(shown, client, opened):
     explorer = BenchmarkExplorer(client)
     opened(explorer)
     display(explorer)
-    view, chart = shown.outputs
+    view, lines, chart = shown.outputs
     assert "application/vnd.jupyter.widget-view+json" in view.data
     assert chart.data["text/plain"] == "No chart yet: us · iphone · free · all is not fetched."
     explorer.fetch_button.click()
@@ -545,6 +550,48 @@ def test_benchmark_explorer_output_before_and_after_fetch(shown, client, opened)
     assert _png(update) == explorer.png and explorer.png.startswith(PNG)
     categories = explorer.frame["category"].n_unique()
     assert update.data["text/plain"] == f"Conversion benchmarks, us · iphone · free · all: {categories} categories"
+
+
+def test_benchmark_explorer_output_keeps_the_cost_credits_and_status(make_client, shown, tmp_path, opened):
+    with make_client(cache_dir=tmp_path / "cache", budget=5_000) as client:
+        explorer = BenchmarkExplorer(client)
+        opened(explorer)
+        display(explorer)
+        view, lines, chart = shown.outputs  # the lines above the chart, each an output of its own
+        assert view.data["text/plain"] == (
+            "BenchmarkExplorer controls (they work while the notebook's kernel runs; "
+            "the cost, credits and status are the next output, then the chart)"
+        )
+        assert lines.transient["display_id"] != chart.transient["display_id"] and "image/png" not in lines.data
+        assert lines.data["text/plain"].splitlines() == [
+            "us · iphone · free · all: not cached: 1 request, at most 1,001 credits",
+            "0 of 5,000 credits spent (0%) · 0 requests · 0 credits saved by cached answers",
+            "Not fetched yet: click the button to spend up to 1,001 credits.",
+        ]
+        page = lines.data["text/html"]
+        assert '<progress value="0" max="5000"' in page
+        assert "<div>Not fetched yet: click the button to spend up to 1,001 credits.</div>" in page
+        # shown once: in the outputs, not in the widget's view too
+        assert [w.layout.display for w in (explorer.cost, explorer.status, explorer.meter)] == ["none"] * 3
+
+        explorer.fetch_button.click()
+        categories = explorer.frame["category"].n_unique()
+        after = _last(shown, lines)
+        assert after.update and after.data["text/plain"].splitlines() == [
+            "us · iphone · free · all: cached: draws at once, 0 credits",
+            "1,001 of 5,000 credits spent (20%) · 1 request · 0 credits saved by cached answers",
+            f"{categories} categories (fetched for 1,001 credits).",
+        ]
+        assert '<progress value="1001" max="5000"' in after.data["text/html"]
+        assert _png(_last(shown, chart)) == explorer.png
+
+        charts = sum(o.transient == chart.transient for o in shown.outputs)
+        client.metadata_frame(
+            "3233849169"
+        )  # another cell spends: the meter's line follows, the chart is not sent again
+        assert shown.outputs[-1].transient == lines.transient
+        assert shown.outputs[-1].data["text/plain"].splitlines()[1] == _meter_text(client)
+        assert sum(o.transient == chart.transient for o in shown.outputs) == charts
 
 
 def test_meter_is_an_output_updated_in_place(make_client, shown, tmp_path, opened):

@@ -77,11 +77,12 @@ class BenchmarkExplorer(_Charted, widgets.VBox):
     by default the 30 days up to yesterday): give the range a notebook already fetched and
     the explorer draws from the cache.
 
-    Shown in a notebook, the explorer's widget holds the controls and the messages, and
-    the chart is the next output, an ordinary PNG replaced in place at each redraw (a
-    line of text when there is no chart): a saved notebook shows the last chart, with or
-    without widget state. Placed in another box, the chart is in the widget (``.chart``,
-    or ``.note`` when there is none).
+    Shown in a notebook, the explorer's widget holds the controls, and two ordinary
+    outputs below it, replaced in place, hold the rest: first the cost line, the credit
+    meter's line and the status line (HTML and plain text), then the chart as a PNG (a
+    line of text when there is no chart). A notebook saved and reopened after its kernel
+    stopped shows them, with or without widget state. Placed in another box, all of it is
+    in the widget (the chart in ``.chart``, or ``.note`` when there is none).
 
     >>> import storeframes as sf
     >>> client = sf.sandbox.client(budget=5_000, progress=False)
@@ -196,6 +197,8 @@ class BenchmarkExplorer(_Charted, widgets.VBox):
         self.rate.observe(self._on_look, names="value")
         self.highlight.observe(self._on_highlight, names="value")
         self.fetch_button.on_click(self._on_click)
+        for line in (self.cost, self.status, self.meter.label):
+            line.observe(self._on_line, names="value")
         self._on_selection({})
 
     # -- the selection ----------------------------------------------------------
@@ -413,6 +416,33 @@ class BenchmarkExplorer(_Charted, widgets.VBox):
             self.highlight.index = [code for _, code in options].index(value)
         finally:
             self._quiet -= 1
+
+    # -- what a notebook keeps --------------------------------------------------
+
+    def _on_line(self, change: Mapping[str, Any]) -> None:
+        self._publish()  # the cost, the meter (on any thread) or the status changed
+
+    def _lines(self) -> tuple[dict[str, Any], dict[str, Any]]:
+        """The cost line, the credit meter's line and the status line, as HTML and plain text."""
+        meter, _ = self.meter._content()
+        cost, status = self.cost.value, self.status.value  # escaped text (see _say)
+        text = "\n".join(line for line in (html.unescape(cost), self.meter.text, html.unescape(status)) if line)
+        parts = [f"<div>{cost}</div>" if cost else "", meter["text/html"], f"<div>{status}</div>" if status else ""]
+        return {"text/html": f'<div class="storeframes-explorer">{"".join(parts)}</div>', "text/plain": text}, {}
+
+    def _outputs(self) -> list[tuple[dict[str, Any], dict[str, Any]]]:
+        return [self._lines(), self._content()]
+
+    def _view_text(self) -> str:
+        return (
+            "BenchmarkExplorer controls (they work while the notebook's kernel runs; "
+            "the cost, credits and status are the next output, then the chart)"
+        )
+
+    def _mirroring(self) -> None:
+        super()._mirroring()
+        for item in (self.cost, self.status, self.meter):  # shown in the outputs, never twice
+            item.layout.display = "none"
 
     # -- messages -----------------------------------------------------------------
 
