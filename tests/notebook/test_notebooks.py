@@ -198,6 +198,27 @@ def test_the_first_code_cell_connects_and_the_cell_before_says_how(name):
         assert needed in before.source
 
 
+WIDGET_STATE = ("Save Widget State Automatically", "Save Notebook Widget State")
+"""The menu items that keep the widgets themselves in a saved notebook: JupyterLab's, the classic Notebook's."""
+
+
+@pytest.mark.parametrize("name", [name for name in NAMES if any("Explorer" in w for w in WIDGETS[name])])
+def test_the_cell_before_the_first_explorer_says_what_a_reopened_notebook_keeps(name):
+    nb = nbformat.read(NOTEBOOKS / name, as_version=4)
+    first = next(i for i, cell in enumerate(nb.cells) if cell.cell_type == "code" and "Explorer(" in cell.source)
+    before = nb.cells[first - 1]
+    assert before.cell_type == "markdown"
+    for needed in ("ordinary output", "kernel", "model not found", *WIDGET_STATE):
+        assert needed in before.source, needed
+
+
+def test_the_readme_says_what_a_reopened_notebook_keeps():
+    readme = (ROOT / "README.md").read_text()
+    section = readme[readme.index("## Notebooks, charts and widgets") : readme.index("## A short tour")]
+    for needed in ("model not found", "cost line", *WIDGET_STATE):
+        assert needed in section, needed
+
+
 def test_the_check_of_saved_widgets_finds_a_widget_that_left_nothing_to_see():
     from nbformat.v4 import new_code_cell, new_notebook, new_output
 
