@@ -30,8 +30,12 @@ CONNECT = 'client = sf.connect("storeframes-cache", budget=20_000, sandbox_today
 SPENT = re.compile(r"^credits spent in this session: ([\d,]+)$", re.MULTILINE)
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
-SHOWS = {"RankExplorer": "image/png", "BenchmarkExplorer": "image/png", "CreditMeter": "credits spent"}
-"""What a widget leaves as an ordinary output, shown without widget state: its chart, or its credits as text."""
+SHOWS = {
+    "RankExplorer": ("image/png",),
+    "BenchmarkExplorer": ("image/png", "credits spent"),
+    "CreditMeter": ("credits spent",),
+}
+"""What a widget leaves as ordinary outputs, shown without widget state: its chart, its credits as text."""
 WIDGETS = {
     "rank_tracking.ipynb": {"RankExplorer": 1, "CreditMeter": 1},
     "conversion_analysis.ipynb": {"BenchmarkExplorer": 1},
@@ -94,7 +98,8 @@ def _static_views(nb: nbformat.NotebookNode) -> dict[str, int]:
     Widget State Automatically" (a widget view then shows nothing once the kernel has stopped).
     Every cell with a widget view, or that makes an explorer or a credit meter, must also hold an
     ordinary output showing its content: the chart as a PNG for an explorer, the credits text for a
-    meter. Returns how many cells made each kind of widget.
+    meter and for BenchmarkExplorer (its cost, credits and status lines). Returns how many cells made
+    each kind of widget.
     """
     saved = nbformat.reads(nbformat.writes(nb), as_version=4)
     saved.metadata.pop("widgets", None)
@@ -111,12 +116,13 @@ def _static_views(nb: nbformat.NotebookNode) -> dict[str, int]:
         ]
         for name in made:
             found[name] = found.get(name, 0) + 1
-            if SHOWS[name] == "image/png":
-                pngs = [base64.b64decode(o.data["image/png"]) for o in static if "image/png" in o.data]
-                assert pngs, f"{name}: no chart left as an image beside its controls: {cell.outputs}"
-                assert all(png.startswith(PNG_MAGIC) and len(png) > 10_000 for png in pngs), name
-            else:
-                assert any(SHOWS[name] in _text(o) for o in static), f"{name}: no {SHOWS[name]!r} text: {cell.outputs}"
+            for shows in SHOWS[name]:
+                if shows == "image/png":
+                    pngs = [base64.b64decode(o.data["image/png"]) for o in static if "image/png" in o.data]
+                    assert pngs, f"{name}: no chart left as an image beside its controls: {cell.outputs}"
+                    assert all(png.startswith(PNG_MAGIC) and len(png) > 10_000 for png in pngs), name
+                else:
+                    assert any(shows in _text(o) for o in static), f"{name}: no {shows!r} text: {cell.outputs}"
     return found
 
 
@@ -192,6 +198,27 @@ def test_the_first_code_cell_connects_and_the_cell_before_says_how(name):
         assert needed in before.source
 
 
+WIDGET_STATE = ("Save Widget State Automatically", "Save Notebook Widget State")
+"""The menu items that keep the widgets themselves in a saved notebook: JupyterLab's, the classic Notebook's."""
+
+
+@pytest.mark.parametrize("name", [name for name in NAMES if any("Explorer" in w for w in WIDGETS[name])])
+def test_the_cell_before_the_first_explorer_says_what_a_reopened_notebook_keeps(name):
+    nb = nbformat.read(NOTEBOOKS / name, as_version=4)
+    first = next(i for i, cell in enumerate(nb.cells) if cell.cell_type == "code" and "Explorer(" in cell.source)
+    before = nb.cells[first - 1]
+    assert before.cell_type == "markdown"
+    for needed in ("ordinary output", "kernel", "model not found", *WIDGET_STATE):
+        assert needed in before.source, needed
+
+
+def test_the_readme_says_what_a_reopened_notebook_keeps():
+    readme = (ROOT / "README.md").read_text()
+    section = readme[readme.index("## Notebooks, charts and widgets") : readme.index("## A short tour")]
+    for needed in ("model not found", "cost line", *WIDGET_STATE):
+        assert needed in section, needed
+
+
 def test_the_check_of_saved_widgets_finds_a_widget_that_left_nothing_to_see():
     from nbformat.v4 import new_code_cell, new_notebook, new_output
 
@@ -207,6 +234,13 @@ def test_the_check_of_saved_widgets_finds_a_widget_that_left_nothing_to_see():
     cells[0].outputs = [view]  # the chart only in the widget state
     with pytest.raises(AssertionError, match="RankExplorer: no chart left as an image"):
         _static_views(nb)
+    cells[0].source, cells[0].outputs = "BenchmarkExplorer(client)", [view, chart]  # no cost, credits, status
+    with pytest.raises(AssertionError, match="BenchmarkExplorer: no 'credits spent' text"):
+        _static_views(nb)
+    lines = new_output("display_data", {"text/plain": "us · iphone · free · all: cached\n1,001 credits spent"})
+    cells[0].outputs = [view, lines, chart]
+    assert _static_views(nb) == {"BenchmarkExplorer": 1, "CreditMeter": 1}
+    cells[0].source, cells[0].outputs = "RankExplorer(history, APPS)", [view]
     cells[0].source = "something_else()"
     with pytest.raises(AssertionError, match="a widget view from a cell that makes no known widget"):
         _static_views(nb)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import html
 from datetime import date
 from types import SimpleNamespace
 
@@ -531,11 +532,16 @@ def test_rank_explorer_output_holds_the_last_chart(shown, history, opened):
     assert len(shown.outputs) == 4
 
 
+def _last(shown, first):
+    """The last data the output ``first`` began shows (itself, or its last update)."""
+    return [o for o in shown.outputs if o.transient == first.transient][-1]
+
+
 def test_benchmark_explorer_output_before_and_after_fetch(shown, client, opened):
     explorer = BenchmarkExplorer(client)
     opened(explorer)
     display(explorer)
-    view, chart = shown.outputs
+    view, lines, chart = shown.outputs
     assert "application/vnd.jupyter.widget-view+json" in view.data
     assert chart.data["text/plain"] == "No chart yet: us · iphone · free · all is not fetched."
     explorer.fetch_button.click()
@@ -544,6 +550,48 @@ def test_benchmark_explorer_output_before_and_after_fetch(shown, client, opened)
     assert _png(update) == explorer.png and explorer.png.startswith(PNG)
     categories = explorer.frame["category"].n_unique()
     assert update.data["text/plain"] == f"Conversion benchmarks, us · iphone · free · all: {categories} categories"
+
+
+def test_benchmark_explorer_output_keeps_the_cost_credits_and_status(make_client, shown, tmp_path, opened):
+    with make_client(cache_dir=tmp_path / "cache", budget=5_000) as client:
+        explorer = BenchmarkExplorer(client)
+        opened(explorer)
+        display(explorer)
+        view, lines, chart = shown.outputs  # the lines above the chart, each an output of its own
+        assert view.data["text/plain"] == (
+            "BenchmarkExplorer controls (they work while the notebook's kernel runs; "
+            "the cost, credits and status are the next output, then the chart)"
+        )
+        assert lines.transient["display_id"] != chart.transient["display_id"] and "image/png" not in lines.data
+        assert lines.data["text/plain"].splitlines() == [
+            "us · iphone · free · all: not cached: 1 request, at most 1,001 credits",
+            "0 of 5,000 credits spent (0%) · 0 requests · 0 credits saved by cached answers",
+            "Not fetched yet: click the button to spend up to 1,001 credits.",
+        ]
+        page = lines.data["text/html"]
+        assert '<progress value="0" max="5000"' in page
+        assert "<div>Not fetched yet: click the button to spend up to 1,001 credits.</div>" in page
+        # shown once: in the outputs, not in the widget's view too
+        assert [w.layout.display for w in (explorer.cost, explorer.status, explorer.meter)] == ["none"] * 3
+
+        explorer.fetch_button.click()
+        categories = explorer.frame["category"].n_unique()
+        after = _last(shown, lines)
+        assert after.update and after.data["text/plain"].splitlines() == [
+            "us · iphone · free · all: cached: draws at once, 0 credits",
+            "1,001 of 5,000 credits spent (20%) · 1 request · 0 credits saved by cached answers",
+            f"{categories} categories (fetched for 1,001 credits).",
+        ]
+        assert '<progress value="1001" max="5000"' in after.data["text/html"]
+        assert _png(_last(shown, chart)) == explorer.png
+
+        charts = sum(o.transient == chart.transient for o in shown.outputs)
+        client.metadata_frame(
+            "3233849169"
+        )  # another cell spends: the meter's line follows, the chart is not sent again
+        assert shown.outputs[-1].transient == lines.transient
+        assert shown.outputs[-1].data["text/plain"].splitlines()[1] == _meter_text(client)
+        assert sum(o.transient == chart.transient for o in shown.outputs) == charts
 
 
 def test_meter_is_an_output_updated_in_place(make_client, shown, tmp_path, opened):
@@ -649,6 +697,35 @@ def test_benchmarks_keep_the_highlight_the_user_picked(client, opened):
     explorer.highlight.value = None  # "(none)" by hand is kept too
     explorer.country.value = "us"
     assert explorer.highlight.value is None
+
+
+def test_benchmarks_highlight_box_says_none_when_the_selection_lacks_it(client, opened):
+    explorer = BenchmarkExplorer(client, confirm_above=10_000, highlight="6008")
+    opened(explorer)
+    assert explorer.highlight.label == "Photo & Video (6008)"
+    explorer.device.value = "android"  # no category 6008 there
+    assert (explorer.highlight.index, explorer.highlight.label, explorer.highlight.value) == (0, "(none)", None)
+    assert explorer.status.value.endswith(
+        " Photo &amp; Video (6008) is not among these categories: nothing is highlighted."
+    )
+    explorer.device.value = "iphone"
+    assert explorer.highlight.label == "Photo & Video (6008)"
+    explorer.highlight.value = None  # set from Python: the box shows "(none)" too, never a blank
+    assert (explorer.highlight.index, explorer.highlight.label) == (0, "(none)")
+
+
+def test_benchmarks_status_names_a_highlight_picked_by_hand(client, opened):
+    explorer = BenchmarkExplorer(client, confirm_above=10_000, highlight="6008")
+    opened(explorer)
+    explorer.device.value = "android"
+    categories = explorer.frame["category"].n_unique()
+    told = f"{categories} categories (fetched for {client.spent - 1_001:,} credits)."
+    assert explorer.status.value.startswith(told) and "nothing is highlighted" in explorer.status.value
+    label, code = explorer.highlight.options[1]
+    explorer.highlight.value = code  # picked by hand
+    assert explorer.status.value == html.escape(f"{told} {label} is highlighted.")
+    explorer.highlight.index = 0  # "(none)" by hand: nothing to say about it
+    assert explorer.status.value == told
 
 
 def test_benchmarks_highlight_stays_in_the_box_before_a_fetch(client, opened):

@@ -6,8 +6,9 @@ They are ``ipywidgets`` 8 boxes (``pip install "storeframes[notebook]"``) that d
 
 Shown in a notebook (the cell's value, or ``display(explorer)``), each also writes an
 ordinary output that holds what it shows, kept up to date in place (a ``display_id``): the
-explorer's current chart as a PNG, the meter's line as HTML. A notebook saved and opened
-again after its kernel stopped shows those outputs, with or without the widget state saved.
+explorer's current chart as a PNG (above it, BenchmarkExplorer's cost, credits and status
+lines), the meter's line as HTML. A notebook saved and opened again after its kernel stopped
+shows those outputs, with or without the widget state saved.
 In plain Python they are made and redrawn the same way; nothing is displayed.
 
 In a notebook cell::

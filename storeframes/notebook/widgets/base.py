@@ -49,19 +49,25 @@ class _Mirrored(widgets.Box):
     """A box that, shown in IPython, also writes a plain output holding its current content.
 
     ``_ipython_display_`` shows the widget's view (unless :meth:`_with_view` says not to)
-    and then an ordinary display output with a ``display_id``; every :meth:`_publish`
-    replaces that output's data with :meth:`_content`, so the notebook file always holds
-    the last content, readable without the widget. Updates may come from any thread: one
-    lock keeps them in order.
+    and then ordinary display outputs, each with a ``display_id``; every :meth:`_publish`
+    replaces their data with :meth:`_outputs` (one output, :meth:`_content`, unless a
+    widget says more), so the notebook file always holds the last content, readable
+    without the widget. An output whose data did not change is not sent again. Updates
+    may come from any thread: one lock keeps them in order.
     """
 
     def _start_mirror(self) -> None:
-        self._display_ids: list[str] = []
+        self._display_ids: list[list[str]] = []  # one list a display: an id an output
+        self._sent: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {}
         self._mirror_lock = threading.RLock()
 
     def _content(self) -> tuple[dict[str, Any], dict[str, Any]]:
         """The output's data and metadata (by mimetype)."""
         raise NotImplementedError
+
+    def _outputs(self) -> list[tuple[dict[str, Any], dict[str, Any]]]:
+        """Every output's data and metadata, top to bottom (an output can show one mimetype only)."""
+        return [self._content()]
 
     def _view_text(self) -> str:
         """The widget view's plain text, what a reader without the kernel sees in its place."""
@@ -85,12 +91,15 @@ class _Mirrored(widgets.Box):
         view = self._repr_mimebundle_() if self._with_view() else None
         if view is not None:
             display.display(view, raw=True)
-        display_id = f"storeframes-{type(self).__name__}-{uuid.uuid4().hex}"
         with self._mirror_lock:
             self._mirroring()
-            data, metadata = self._content()
-            display.display(data, raw=True, metadata=metadata, display_id=display_id)
-            self._display_ids.append(display_id)
+            shown = []
+            for data, metadata in self._outputs():
+                display_id = f"storeframes-{type(self).__name__}-{uuid.uuid4().hex}"
+                display.display(data, raw=True, metadata=metadata, display_id=display_id)
+                self._sent[display_id] = (data, metadata)
+                shown.append(display_id)
+            self._display_ids.append(shown)
 
     def _publish(self) -> None:
         """Show the current content in every output this widget wrote (none outside IPython)."""
@@ -99,9 +108,12 @@ class _Mirrored(widgets.Box):
         from IPython import display
 
         with self._mirror_lock:
-            data, metadata = self._content()
-            for display_id in self._display_ids:
-                display.update_display(data, display_id=display_id, raw=True, metadata=metadata)
+            outputs = self._outputs()
+            for shown in self._display_ids:
+                for display_id, (data, metadata) in zip(shown, outputs, strict=True):
+                    if self._sent.get(display_id) != (data, metadata):
+                        display.update_display(data, display_id=display_id, raw=True, metadata=metadata)
+                        self._sent[display_id] = (data, metadata)
 
 
 class _Charted(_Mirrored):

@@ -68,7 +68,8 @@ class BenchmarkExplorer(_Charted, widgets.VBox):
     :func:`storeframes.plots.benchmark_chart` of ``.frame`` for the chosen ``.rate``,
     with the ``.highlight`` category marked; changing those two only redraws. The
     highlighted category stays chosen when the selection changes, and is marked again
-    wherever the new selection has it (``.status`` says when it does not). When every
+    wherever the new selection has it; where it has not, the Highlight box says "(none)"
+    and ``.status`` says why. ``.status`` names the highlighted category. When every
     category lacks the chosen rate, one line says so instead of a chart. Errors (budget,
     offline, refused parameters, the service's errors) are shown in ``.status``, never
     raised. ``.meter`` is a :class:`CreditMeter` of the same client, beside the button.
@@ -76,11 +77,12 @@ class BenchmarkExplorer(_Charted, widgets.VBox):
     by default the 30 days up to yesterday): give the range a notebook already fetched and
     the explorer draws from the cache.
 
-    Shown in a notebook, the explorer's widget holds the controls and the messages, and
-    the chart is the next output, an ordinary PNG replaced in place at each redraw (a
-    line of text when there is no chart): a saved notebook shows the last chart, with or
-    without widget state. Placed in another box, the chart is in the widget (``.chart``,
-    or ``.note`` when there is none).
+    Shown in a notebook, the explorer's widget holds the controls, and two ordinary
+    outputs below it, replaced in place, hold the rest: first the cost line, the credit
+    meter's line and the status line (HTML and plain text), then the chart as a PNG (a
+    line of text when there is no chart). A notebook saved and reopened after its kernel
+    stopped shows them, with or without widget state. Placed in another box, all of it is
+    in the widget (the chart in ``.chart``, or ``.note`` when there is none).
 
     >>> import storeframes as sf
     >>> client = sf.sandbox.client(budget=5_000, progress=False)
@@ -139,6 +141,7 @@ class BenchmarkExplorer(_Charted, widgets.VBox):
         self._kept: dict[tuple[Any, ...], pl.DataFrame] = {}  # frames drawn before, by selection
         self._wanted_highlight = highlight  # the category to highlight (a code or name), kept across selections
         self._highlight_label = highlight
+        self._told: str | None = None  # the status of the frame drawn, before what is highlighted
         self._quiet = 0
 
         self._start_chart()
@@ -194,6 +197,8 @@ class BenchmarkExplorer(_Charted, widgets.VBox):
         self.rate.observe(self._on_look, names="value")
         self.highlight.observe(self._on_highlight, names="value")
         self.fetch_button.on_click(self._on_click)
+        for line in (self.cost, self.status, self.meter.label):
+            line.observe(self._on_line, names="value")
         self._on_selection({})
 
     # -- the selection ----------------------------------------------------------
@@ -238,6 +243,7 @@ class BenchmarkExplorer(_Charted, widgets.VBox):
     def _selection_changed(self) -> None:
         self.frame = None
         self.figure = None
+        self._told = None
         self._set_highlights(None)
         if not self._update_plan():
             self._show_note(f"No chart: {self._where()} cannot be fetched.")
@@ -313,15 +319,28 @@ class BenchmarkExplorer(_Charted, widgets.VBox):
         self._kept[self._key()] = frame
         while len(self._kept) > _KEPT_FRAMES:
             self._kept.pop(next(iter(self._kept)))
-        missing = self._set_highlights(frame)
+        self._set_highlights(frame)
         if frame.height == 0:
+            self._told = None
             self.status.value = self._say(f"No benchmarks for {self._where()} ({how}).")
             self._show_note(f"No chart: the service has no benchmarks for {self._where()}.")
             return
-        categories = frame["category"].n_unique()
-        note = f" {missing} is not among these categories: nothing is highlighted." if missing else ""
-        self.status.value = self._say(f"{plural(categories, 'category', 'categories')} ({how}).{note}")
+        self._told = f"{plural(frame['category'].n_unique(), 'category', 'categories')} ({how})."
+        self._tell()
         self._draw()
+
+    def _tell(self) -> None:
+        """The status of a drawn selection: its categories, how they came, and what is highlighted."""
+        if self._told is None:
+            return
+        wanted, label = self._wanted_highlight, self._highlight_label or self._wanted_highlight
+        if self.highlight.value is not None:
+            note = f" {label} is highlighted."
+        elif wanted is not None:
+            note = f" {label} is not among these categories: nothing is highlighted."
+        else:
+            note = ""
+        self.status.value = self._say(self._told + note)
 
     # -- drawing ------------------------------------------------------------------
 
@@ -336,8 +355,15 @@ class BenchmarkExplorer(_Charted, widgets.VBox):
     def _on_highlight(self, change: Mapping[str, Any]) -> None:
         if self._quiet:
             return
+        if self.highlight.index is None:  # value None unselects: show the "(none)" option instead of a blank box
+            self._quiet += 1
+            try:
+                self.highlight.index = 0
+            finally:
+                self._quiet -= 1
         self._wanted_highlight = change["new"]  # chosen by hand: kept until another choice
         self._highlight_label = next((label for label, code in self.highlight.options if code == change["new"]), None)
+        self._tell()
         self._on_look(change)
 
     def redraw(self) -> None:
@@ -359,16 +385,15 @@ class BenchmarkExplorer(_Charted, widgets.VBox):
         text = f"Conversion benchmarks, {self._where()}: {plural(self.frame['category'].n_unique(), 'category', 'categories')}"
         self._show_png(figure_png(self.figure), text)
 
-    def _set_highlights(self, frame: pl.DataFrame | None) -> str | None:
+    def _set_highlights(self, frame: pl.DataFrame | None) -> None:
         """Fill the highlight choices from a frame's categories, keeping the chosen category when it has it.
 
-        Returns the chosen category's name when the frame lacks it (None otherwise). Before
-        a frame is fetched the choice stays in the box, so it never goes blank.
+        When the frame lacks it the box says "(none)" (:meth:`_tell` says why). Before a
+        frame is fetched the choice stays in the box. The box is never blank.
         """
         options: list[tuple[str, str | None]] = [("(none)", None)]
         wanted = self._wanted_highlight
         value = None
-        missing = None
         if frame is not None and frame.height:
             cats = (
                 frame.select(pl.col("category").cast(pl.String), pl.col("category_name").cast(pl.String))
@@ -381,18 +406,43 @@ class BenchmarkExplorer(_Charted, widgets.VBox):
                 options.append((label, code))
                 if wanted is not None and wanted.strip().lower() in (code.lower(), (name or "").strip().lower()):
                     value, self._highlight_label = code, label
-            if wanted is not None and value is None:
-                missing = self._highlight_label or wanted
         elif wanted is not None:
             options.append((self._highlight_label or wanted, wanted))
             value = wanted
         self._quiet += 1
         try:
             self.highlight.options = options
-            self.highlight.value = value
+            # by index: a value of None would unselect every option (a blank box), not pick "(none)"
+            self.highlight.index = [code for _, code in options].index(value)
         finally:
             self._quiet -= 1
-        return missing
+
+    # -- what a notebook keeps --------------------------------------------------
+
+    def _on_line(self, change: Mapping[str, Any]) -> None:
+        self._publish()  # the cost, the meter (on any thread) or the status changed
+
+    def _lines(self) -> tuple[dict[str, Any], dict[str, Any]]:
+        """The cost line, the credit meter's line and the status line, as HTML and plain text."""
+        meter, _ = self.meter._content()
+        cost, status = self.cost.value, self.status.value  # escaped text (see _say)
+        text = "\n".join(line for line in (html.unescape(cost), self.meter.text, html.unescape(status)) if line)
+        parts = [f"<div>{cost}</div>" if cost else "", meter["text/html"], f"<div>{status}</div>" if status else ""]
+        return {"text/html": f'<div class="storeframes-explorer">{"".join(parts)}</div>', "text/plain": text}, {}
+
+    def _outputs(self) -> list[tuple[dict[str, Any], dict[str, Any]]]:
+        return [self._lines(), self._content()]
+
+    def _view_text(self) -> str:
+        return (
+            "BenchmarkExplorer controls (they work while the notebook's kernel runs; "
+            "the cost, credits and status are the next output, then the chart)"
+        )
+
+    def _mirroring(self) -> None:
+        super()._mirroring()
+        for item in (self.cost, self.status, self.meter):  # shown in the outputs, never twice
+            item.layout.display = "none"
 
     # -- messages -----------------------------------------------------------------
 
