@@ -26,6 +26,7 @@ from typing import Any, cast
 
 import polars as pl
 
+from ._tracebacks import user_facing
 from .catalog import ANDROID_CATEGORIES, IOS_CATEGORIES, app_list, parse_day
 from .errors import InvalidParameterError
 from .ranks import _polars
@@ -124,6 +125,7 @@ def _with_series(frame: pl.DataFrame) -> pl.DataFrame:
 # -- movers ---------------------------------------------------------------------------------------
 
 
+@user_facing
 def movers(
     history_or_ranks: pl.DataFrame | Any,
     apps: str | Sequence[str] | None = None,
@@ -291,6 +293,7 @@ def _status(end: str) -> pl.Expr:
 # -- changes_before -------------------------------------------------------------------------------
 
 
+@user_facing
 def changes_before(movers: pl.DataFrame | Any, changes: pl.DataFrame | Any, *, days: int | None = 7) -> pl.DataFrame:
     """What each mover changed in the days before its move ended: one row per mover, in its order.
 
@@ -360,6 +363,7 @@ def changes_before(movers: pl.DataFrame | Any, changes: pl.DataFrame | Any, *, d
 _GROUPS = ("country", "device", "type", "channel", "start_date", "end_date")
 
 
+@user_facing
 def category_standing(
     benchmarks: pl.DataFrame | Any, category: str | int, *, rate: str = "page_views_to_installs"
 ) -> pl.DataFrame:
@@ -455,6 +459,7 @@ def _category(frame: pl.DataFrame, category: Any, function: str) -> tuple[str, s
 _CATEGORY_NAMES = {**IOS_CATEGORIES, **ANDROID_CATEGORIES}
 
 
+@user_facing
 def with_names(frame: pl.DataFrame | Any, metadata: pl.DataFrame | Any, *, categories: bool = False) -> pl.DataFrame:
     """``frame`` with each app's title from ``metadata`` as ``app_title``, right after ``app_id``.
 

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import polars as pl
 
 from . import engine
+from ._tracebacks import user_facing
 from .answers import Answer
 from .cache import Cache, RefreshOption, open_cache
 from .cache.stores import Store
@@ -483,3 +484,10 @@ class Client(FrameFunctions):
         if self._lease_table is None:
             self._lease_table = self.coordinator.leases(self.cache, self)
         return self._lease_table
+
+
+# The facade's public methods raise a refusal of their input at the caller's line (the frame functions are
+# user-facing where they are declared); applied here, the class keeps to its size.
+for _public in ("__init__", "estimate", "spend", "plan", "plan_many", "get", "get_many"):
+    setattr(Client, _public, user_facing(getattr(Client, _public)))
+del _public

@@ -23,6 +23,7 @@ from typing import Any
 import polars as pl
 from polars.io.plugins import register_io_source
 
+from ._tracebacks import user_facing
 from .answers import Entry
 from .cache import RELISTS, Cache, open_cache
 from .catalog import ENDPOINTS, Endpoint
@@ -111,6 +112,7 @@ def newest(entries: list[Entry], *, daily: bool = False) -> dict[str, Cells]:
     return cells
 
 
+@user_facing
 def scan(
     table: str,
     cache_dir: Any = None,
@@ -310,6 +312,7 @@ def _sources(cache: Cache, keys: list[str]) -> list[pl.LazyFrame]:
     return [lazy.with_columns(_file=pl.col("_address").replace_strict(names, return_dtype=pl.String)).drop("_address")]
 
 
+@user_facing
 def compact(cache_dir: Any = None, *, storage_options: Mapping[str, str] | None = None) -> dict[str, int]:
     """Compact the cache (a folder or a bucket): see :meth:`storeframes.Cache.compact`.
 

@@ -20,6 +20,7 @@ from collections.abc import Callable, Iterator
 from datetime import date
 from typing import Any, Concatenate, ParamSpec, TypeVar
 
+from ._tracebacks import user_facing
 from .cache import ENV_CACHE_DIR, open_cache
 from .client import ENV_API_KEY, ENV_BASE_URL, Client
 from .engine import Plan
@@ -56,6 +57,7 @@ _client: Client | None = None
 _owned = False  # whether the default client was built here (and may be closed here)
 
 
+@user_facing
 def configure(client: Client | None = None, *, sandbox: bool = False, **options: Any) -> Client:
     """Set the client the package-level functions use, and return it.
 
@@ -105,6 +107,7 @@ def _install(chosen: Client, *, owned: bool) -> Client:
     return chosen
 
 
+@user_facing
 def connect(
     cache_dir: Any = None,
     *,
@@ -227,6 +230,7 @@ def _folder_without_token(cache_dir: Any, live: bool | None, options: dict[str, 
     return opened, folder, real
 
 
+@user_facing
 def default_client() -> Client:
     """The client the package-level functions use (built from the environment on first use)."""
     global _client, _owned
@@ -247,6 +251,7 @@ def _on_default(method: Callable[Concatenate[Client, P], R]) -> Callable[P, R]:
     and IDEs see its signature and docstring.
     """
 
+    @user_facing
     def function(*args: P.args, **kwargs: P.kwargs) -> R:
         return method(default_client(), *args, **kwargs)
 
@@ -276,6 +281,7 @@ benchmarks_frame = _on_default(Client.benchmarks_frame)
 find_apps = _on_default(Client.find_apps)
 
 
+@user_facing
 def plan(endpoint: str, **params: Any) -> Plan:
     """What a call would send, what the cache already answers, and the estimated credits; nothing is sent.
 
@@ -293,6 +299,7 @@ def plan(endpoint: str, **params: Any) -> Plan:
     return default_client().plan(endpoint, **params)
 
 
+@user_facing
 def today() -> date:
     """The service's today (UTC) for the default client: what ``days=`` and the default date ranges count
     back from; a sandbox's pinned today when the default client is a pinned sandbox.

@@ -18,6 +18,7 @@ from typing import Any
 
 import polars as pl
 
+from ._tracebacks import user_facing
 from .answers import Entry
 from .datasets import SNAPSHOT_DATE, endpoints_of, lazy_rows, newest, open_for, service_of
 from .errors import InvalidParameterError
@@ -164,6 +165,7 @@ def _screenshot_changes(pairs: pl.DataFrame, screenshots: pl.DataFrame) -> pl.Da
     return pl.DataFrame(rows, schema=OBSERVED_CHANGES.schema)
 
 
+@user_facing
 def observed_changes(
     cache_dir: Any = None,
     *,

@@ -13,6 +13,7 @@ from typing import Any, cast
 
 import polars as pl
 
+from ._tracebacks import user_facing
 from .catalog import app_list, parse_day, texts
 from .errors import InvalidParameterError
 from .schemas import RANK_HISTORY
@@ -58,6 +59,7 @@ def _texts(name: str, value: Any, *, endpoint: str = "rank_history") -> list[str
     return list(dict.fromkeys(" ".join(v.split()) for v in values))
 
 
+@user_facing
 def rank_history(
     history: pl.DataFrame | Any,
     apps: str | int | Sequence[str | int],

@@ -19,6 +19,7 @@ from typing import Any
 
 import polars as pl
 
+from ._tracebacks import user_facing
 from .answers import Entry
 from .datasets import TABLES, Cells, Chooser, endpoints_of, lazy_rows, newest, open_for, spec_of
 from .errors import InvalidParameterError
@@ -86,6 +87,7 @@ def _choose(endpoints: set[str], start: date | None, end: date | None) -> Choose
     return choose
 
 
+@user_facing
 def snapshots(
     table: str,
     cache_dir: Any = None,

@@ -6,6 +6,7 @@ from collections.abc import Sequence
 
 import polars as pl
 
+from .._tracebacks import user_facing
 from ..answers import RefreshOption
 from ..pipeline import DEFAULT_METRICS
 from .base import FrameBase, documented
@@ -19,6 +20,7 @@ class AppFrames(FrameBase):
 
     # -- app metadata ---------------------------------------------------------------------------
 
+    @user_facing
     @documented
     def metadata_frame(
         self,
@@ -47,6 +49,7 @@ class AppFrames(FrameBase):
             "metadata_frame", {"apps": apps, "country": country, "language": language, "device": device}, refresh
         )
 
+    @user_facing
     @documented
     def versions_frame(
         self,
@@ -67,6 +70,7 @@ class AppFrames(FrameBase):
             "versions_frame", {"apps": apps, "country": country, "language": language, "device": device}, refresh
         )
 
+    @user_facing
     @documented
     def screenshots_frame(
         self,
@@ -88,6 +92,7 @@ class AppFrames(FrameBase):
             "screenshots_frame", {"apps": apps, "country": country, "language": language, "device": device}, refresh
         )
 
+    @user_facing
     @documented
     def videos_frame(
         self,
@@ -108,6 +113,7 @@ class AppFrames(FrameBase):
             "videos_frame", {"apps": apps, "country": country, "language": language, "device": device}, refresh
         )
 
+    @user_facing
     @documented
     def in_app_purchases_frame(
         self,
@@ -130,6 +136,7 @@ class AppFrames(FrameBase):
             refresh,
         )
 
+    @user_facing
     @documented
     def related_apps_frame(
         self,
@@ -150,6 +157,7 @@ class AppFrames(FrameBase):
             "related_apps_frame", {"apps": apps, "country": country, "language": language, "device": device}, refresh
         )
 
+    @user_facing
     @documented
     def permissions_frame(
         self,
@@ -172,6 +180,7 @@ class AppFrames(FrameBase):
 
     # -- app metrics -------------------------------------------------------------------------------
 
+    @user_facing
     @documented
     def metrics_frame(
         self,

@@ -9,6 +9,7 @@ from typing import Any, Protocol
 
 import polars as pl
 
+from .._tracebacks import user_facing
 from ..answers import RefreshOption
 from ..catalog import MAX_APPS_PER_REQUEST, Endpoint
 from ..engine import PLAN_SCHEMA, Plan, key
@@ -40,6 +41,7 @@ class AppFinder(AppFrames, MarketFrames):
     """:meth:`find_apps`, a search frame and a metadata frame joined;
     :class:`~storeframes.frames.FrameFunctions` inherits it."""
 
+    @user_facing
     def find_apps(
         self,
         term: str,

@@ -11,6 +11,7 @@ from typing import Any
 
 import polars as pl
 
+from .._tracebacks import user_facing
 from ..answers import RefreshOption
 from ..catalog import today_utc
 from ..errors import InvalidParameterError
@@ -77,6 +78,7 @@ class FrameFunctions(AppFinder):
 
     # -- metadata change history ------------------------------------------------------------------
 
+    @user_facing
     @documented
     def changes_frame(
         self,
@@ -117,6 +119,7 @@ class FrameFunctions(AppFinder):
             refresh,
         )
 
+    @user_facing
     @documented
     def privacy_changes_frame(
         self,
@@ -145,6 +148,7 @@ class FrameFunctions(AppFinder):
             refresh,
         )
 
+    @user_facing
     @documented
     def screenshot_changes_frame(
         self,
@@ -173,6 +177,7 @@ class FrameFunctions(AppFinder):
             refresh,
         )
 
+    @user_facing
     @documented
     def version_changes_frame(
         self,

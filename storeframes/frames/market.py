@@ -8,6 +8,7 @@ from datetime import date
 
 import polars as pl
 
+from .._tracebacks import user_facing
 from ..answers import RefreshOption
 from .base import FrameBase, documented
 
@@ -20,6 +21,7 @@ class MarketFrames(FrameBase):
 
     # -- keyword search --------------------------------------------------------------------
 
+    @user_facing
     @documented
     def search_frame(
         self,
@@ -51,6 +53,7 @@ class MarketFrames(FrameBase):
             refresh,
         )
 
+    @user_facing
     @documented
     def search_history_frame(
         self,
@@ -104,6 +107,7 @@ class MarketFrames(FrameBase):
 
     # -- conversion benchmarks ---------------------------------------------------------------
 
+    @user_facing
     @documented
     def benchmarks_frame(
         self,

@@ -32,6 +32,7 @@ import polars as pl
 
 from .. import catalog
 from .. import defaults as _defaults
+from .._tracebacks import user_facing
 from ..client import Client
 from ..errors import AppNotAvailableError, AppsUnavailableWarning, InvalidParameterError, NotCachedError
 
@@ -72,6 +73,7 @@ class AppCard:
         return f"AppCard({self.app_id}: {title!r}, {where})"
 
 
+@user_facing
 def app_card(
     app: str | int | pl.DataFrame | Mapping[str, Any] | Any,
     *,

@@ -9,6 +9,7 @@ from typing import Any
 
 import httpx
 
+from .._tracebacks import user_facing
 from ..client import Client
 from .service import API_PREFIX, SANDBOX_KEY, SandboxService
 from .transport import SandboxTransport
@@ -68,6 +69,7 @@ class SandboxClient(Client):
             self.cache = None
 
 
+@user_facing
 def client(*, budget: int | None = None, rate_limit: tuple[int, float] = (60, 10.0), **options: Any) -> SandboxClient:
     """A client wired to an in-process sandbox service (no network, no token needed).
 

@@ -22,6 +22,7 @@ from typing import Any
 
 import polars as pl
 
+from .._tracebacks import user_facing
 from ..cache import EVENT_SCHEMA, Cache
 from ..catalog import parse_day
 from ..datasets import open_for
@@ -209,6 +210,7 @@ def month_spent_of(ledger: pl.DataFrame, service: str, day: date) -> int:
     return int(spent or 0)
 
 
+@user_facing
 def events(
     cache_dir: Any = None,
     *,

@@ -18,6 +18,7 @@ from collections.abc import Callable
 import pytest
 
 import storeframes as sf
+from storeframes._tracebacks import ENV_FULL_TRACEBACK
 from tests._extras import importable
 from tests._secrets import exposures
 
@@ -57,7 +58,8 @@ SECRET_KEY = "the-secret-access-key-0123"
 BAD_BUCKET = {"cache_dir": "s3://team-bucket/team", "storage_options": {"endpoint": "ftp://x", "secret": SECRET_KEY}}
 
 
-def test_a_client_whose_bucket_cannot_be_built_formats_its_traceback_with_locals():
+def test_a_client_whose_bucket_cannot_be_built_formats_its_traceback_with_locals(monkeypatch):
+    monkeypatch.setenv(ENV_FULL_TRACEBACK, "1")  # the refusal keeps every frame, the constructor's among them
     with pytest.raises(sf.ConfigurationError) as caught:
         sf.Client(TOKEN, **BAD_BUCKET)  # type: ignore[arg-type]
     formatted = "".join(traceback.TracebackException.from_exception(caught.value, capture_locals=True).format())
@@ -76,8 +78,11 @@ def _misconfigured() -> dict[str, Callable[[], object]]:
     }
 
 
+@pytest.mark.parametrize("full", [False, True], ids=["cut", "every frame"])
 @pytest.mark.parametrize("case", list(_misconfigured()))
-def test_a_client_that_cannot_be_built_shows_neither_token_nor_storage_secret_in_any_frame(case):
+def test_a_client_that_cannot_be_built_shows_neither_token_nor_storage_secret_in_any_frame(case, full, monkeypatch):
+    if full:
+        monkeypatch.setenv(ENV_FULL_TRACEBACK, "1")
     with pytest.raises(sf.ConfigurationError) as caught:
         _misconfigured()[case]()
     # every frame but the tests' own (whose lines name the token on purpose), with their locals

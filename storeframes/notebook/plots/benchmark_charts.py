@@ -10,6 +10,7 @@ import polars as pl
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
+from ..._tracebacks import user_facing
 from ...errors import InvalidParameterError
 from ...ranks import _polars
 from .common import _APP_COLORS, _WIDTH, _figure, _need, _nothing, _short
@@ -54,6 +55,7 @@ def benchmark_chart(
 ) -> Axes: ...
 
 
+@user_facing
 def benchmark_chart(
     benchmarks: pl.DataFrame | Any,
     rate: str = "page_views_to_installs",

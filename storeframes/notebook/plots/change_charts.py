@@ -11,6 +11,7 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 
+from ..._tracebacks import user_facing
 from ...errors import InvalidParameterError
 from ...ranks import _polars
 from .common import (
@@ -54,6 +55,7 @@ def changes_timeline(
 ) -> Axes: ...
 
 
+@user_facing
 def changes_timeline(
     changes: pl.DataFrame | Any,
     *,

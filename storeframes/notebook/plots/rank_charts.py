@@ -15,6 +15,7 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 from matplotlib.ticker import FixedLocator
 
+from ..._tracebacks import user_facing
 from ...catalog import app_list, texts
 from ...errors import InvalidParameterError
 from ...ranks import _polars, rank_history
@@ -73,6 +74,7 @@ def rank_chart(
 ) -> Axes: ...
 
 
+@user_facing
 def rank_chart(
     history: pl.DataFrame | Any,
     apps: str | int | Sequence[str | int],
