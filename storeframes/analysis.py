@@ -3,7 +3,7 @@
 Pure functions on the frames the client returns: they send nothing and spend no credit.
 
 * :func:`movers`: per keyword and app, the rank at the start and at the end of a range, the
-  change (positive = moved up) and the days ranked;
+  change (positive = moved up), the move (up, down, entered or left the results) and the days ranked;
 * :func:`changes_before`: what each mover changed in the days before its move ended;
 * :func:`category_standing`: per country and channel, a category's conversion rate, its place
   among the categories and the median of them all;
@@ -52,6 +52,7 @@ MOVERS = TableSchema(
         Column("end_rank", pl.Int64(), "the app's rank on end_date; null unless end_status is ranked"),
         Column("end_status", pl.String(), "ranked, not_ranked or no_data, as start_status"),
         Column("change", pl.Int64(), "start_rank - end_rank: positive = moved up; null unless ranked at both ends"),
+        Column("move", pl.String(), "up, down, same; entered or left the results (ranked at one end only); or null"),
         Column("days_ranked", pl.Int64(), "days of the range the app ranked for the keyword"),
         Column("days_recorded", pl.Int64(), "days of the range with results for the keyword"),
         Column("country", pl.String(), "two-letter country code of the history"),
@@ -133,8 +134,9 @@ def movers(
     start: str | date | None = None,
     end: str | date | None = None,
     top: int | None = None,
+    within: int | None = None,
 ) -> pl.DataFrame:
-    """Per keyword and app: the rank at the start and at the end of a range, and the change.
+    """Per keyword and app: the rank at the start and at the end of a range, the change and the move.
 
     ``history_or_ranks`` is a :func:`~storeframes.search_history_frame` (or a
     :func:`~storeframes.search_frame`: ads left out, the organic rank used) or the frame of
@@ -151,37 +153,48 @@ def movers(
     ``no_data`` (the keyword has no day with results in the range; its dates are null too).
     ``end_rank`` and ``end_status`` likewise. ``change`` is ``start_rank - end_rank``, so
     positive means moved up (from 12th to 3rd is +9), null unless ranked at both ends.
+    ``move`` names it: ``up``, ``down`` or ``same`` when ranked at both ends, ``entered``
+    when ``not_ranked`` at the start and ranked at the end, ``left`` the other way round, and
+    null when neither end is ranked (or has data).
 
-    Rows are sorted by the size of the move, ``abs(change)`` largest first and null last; a
-    tie keeps the frame's order (keywords as they first appear, apps as given). ``top=N``
-    keeps the ``N`` biggest moves: rows that did not move (``change`` 0 or null) are left out. Columns, in order, and
-    dtypes: ``MOVERS.describe()`` (keyword, app_id, start_date, start_rank, start_status,
-    end_date, end_rank, end_status, change, days_ranked, days_recorded, country, language,
-    device).
+    Rows are sorted by the size of the move, largest first, and a tie keeps the frame's order
+    (keywords as they first appear, apps as given): up and down moves count ``abs(change)``
+    places, and an entry or an exit counts as a move from (or to) one place below the last
+    result of the day the app was not ranked (at least 1 place): entering at 3rd a keyword
+    with 10 results the day before is a move of 8. ``same`` comes next, then the rows
+    without a move. ``within=N`` keeps the rows whose app is within the first ``N`` places at
+    the start or at the end (from 285th to 8th is within 10, entering at 120th is not).
+    ``top=N`` then keeps the ``N`` biggest moves: up, down, entered and left; rows that did not
+    move (``same`` or null) are left out. Columns, in order, and dtypes: ``MOVERS.describe()``
+    (keyword, app_id, start_date, start_rank, start_status, end_date, end_rank, end_status,
+    change, move, days_ranked, days_recorded, country, language, device).
 
     >>> history = pl.DataFrame({"keyword": ["maps"] * 4, "date": ["2026-01-01"] * 2 + ["2026-01-03"] * 2,
-    ...                         "rank": [1, 2, 1, 2], "app_id": ["a", "b", "b", "a"]})
-    >>> movers(history.with_columns(pl.col("date").str.to_date())).select("app_id", "start_rank", "end_rank", "change")
-    shape: (2, 4)
-    ┌────────┬────────────┬──────────┬────────┐
-    │ app_id ┆ start_rank ┆ end_rank ┆ change │
-    │ ---    ┆ ---        ┆ ---      ┆ ---    │
-    │ str    ┆ i64        ┆ i64      ┆ i64    │
-    ╞════════╪════════════╪══════════╪════════╡
-    │ a      ┆ 1          ┆ 2        ┆ -1     │
-    │ b      ┆ 2          ┆ 1        ┆ 1      │
-    └────────┴────────────┴──────────┴────────┘
+    ...                         "rank": [1, 2, 1, 2], "app_id": ["a", "b", "b", "c"]})
+    >>> history = history.with_columns(pl.col("date").str.to_date())
+    >>> movers(history).select("app_id", "start_rank", "end_rank", "change", "move")
+    shape: (3, 5)
+    ┌────────┬────────────┬──────────┬────────┬─────────┐
+    │ app_id ┆ start_rank ┆ end_rank ┆ change ┆ move    │
+    │ ---    ┆ ---        ┆ ---      ┆ ---    ┆ ---     │
+    │ str    ┆ i64        ┆ i64      ┆ i64    ┆ str     │
+    ╞════════╪════════════╪══════════╪════════╪═════════╡
+    │ a      ┆ 1          ┆ null     ┆ null   ┆ left    │
+    │ b      ┆ 2          ┆ 1        ┆ 1      ┆ up      │
+    │ c      ┆ null       ┆ 2        ┆ null   ┆ entered │
+    └────────┴────────────┴──────────┴────────┴─────────┘
     """
     function = "movers"
     what = "a search_history_frame or rank_history frame (a polars or pandas DataFrame)"
     raw = _polars(history_or_ranks, "history_or_ranks", function, what)
     is_ranks = "status" in raw.columns
-    needed = ("keyword", "app_id", "date", "rank", "status") if is_ranks else ("keyword", "date", "rank", "app_id")
+    ranks_needed = ("keyword", "app_id", "date", "rank", "status", "results")
+    needed = ranks_needed if is_ranks else ("keyword", "date", "rank", "app_id")
     what = "a rank_history frame" if is_ranks else "a search_history_frame or search_frame"
     frame = _frame(raw, "history_or_ranks", function, what, needed)
     ids = None if apps is None else _apps(apps, function)
     first, last = _day("start", start, function), _day("end", end, function)
-    top = _count("top", top, function)
+    top, within = _count("top", top, function), _count("within", within, function)
     if first is not None and last is not None and last < first:
         raise InvalidParameterError("end", last, f"a date on or after start={first}", endpoint=function)
 
@@ -197,6 +210,7 @@ def movers(
         pl.col("date").max().alias("end_date"),
         pl.len().cast(pl.Int64).alias("days_recorded"),
     )
+    results = {end: recorded.rename({"date": f"{end}_date", "results": f"{end}_results"}) for end in ("start", "end")}
     keys = [*series, "app_id"]
     days_ranked = ranked.group_by(keys).agg(pl.len().cast(pl.Int64).alias("days_ranked"))
     out = (
@@ -204,6 +218,8 @@ def movers(
         .pipe(_left, ranked.rename({"date": "start_date", "rank": "start_rank"}), [*keys, "start_date"])
         .pipe(_left, ranked.rename({"date": "end_date", "rank": "end_rank"}), [*keys, "end_date"])
         .pipe(_left, days_ranked, keys)
+        .pipe(_left, results["start"], [*series, "start_date"])
+        .pipe(_left, results["end"], [*series, "end_date"])
         .with_columns(
             _status("start"),
             _status("end"),
@@ -211,18 +227,56 @@ def movers(
             pl.col("days_ranked").fill_null(0),
             pl.col("days_recorded").fill_null(0),
         )
-        .sort(pl.col("change").abs(), descending=True, nulls_last=True, maintain_order=True)
+        .with_columns(_move())
+        .sort(_size(), descending=True, nulls_last=True, maintain_order=True)
     )
+    if within is not None:
+        out = out.filter((pl.col("start_rank") <= within) | (pl.col("end_rank") <= within))
     if top is not None:
-        out = out.filter(pl.col("change") != 0).head(top)
+        out = out.filter(pl.col("move").is_in(_MOVED)).head(top)
     return out.select(MOVERS.names).cast(MOVERS.schema)
+
+
+_MOVED = ("up", "down", "entered", "left")
+"""The moves ``top=`` keeps."""
+
+
+def _move() -> pl.Expr:
+    """up, down, same, entered or left: from the statuses at each end and the change."""
+    start, end, change = pl.col("start_status"), pl.col("end_status"), pl.col("change")
+    return (
+        pl.when(change > 0)
+        .then(pl.lit("up"))
+        .when(change < 0)
+        .then(pl.lit("down"))
+        .when(change == 0)
+        .then(pl.lit("same"))
+        .when((start == "not_ranked") & (end == "ranked"))
+        .then(pl.lit("entered"))
+        .when((start == "ranked") & (end == "not_ranked"))
+        .then(pl.lit("left"))
+        .otherwise(pl.lit(None, pl.String))
+        .alias("move")
+    )
+
+
+def _size() -> pl.Expr:
+    """The places a move counts for the order: an entry or exit from one place below the last result."""
+    move = pl.col("move")
+    return (
+        pl.when(move == "entered")
+        .then(pl.max_horizontal(pl.col("start_results") + 1 - pl.col("end_rank"), 1))
+        .when(move == "left")
+        .then(pl.max_horizontal(pl.col("end_results") + 1 - pl.col("start_rank"), 1))
+        .otherwise(pl.col("change").abs())
+    )
 
 
 Daily = tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]
 
 
 def _from_ranks(frame: pl.DataFrame, ids: list[str] | None, function: str) -> Daily:
-    """The (keyword, app) pairs, the days with results and each app's rank per day of a rank_history frame."""
+    """The (keyword, app) pairs, the days with results (how many) and each app's rank per day of a rank_history frame."""
     if ids is not None:
         absent = [a for a in ids if a not in set(frame["app_id"].to_list())]
         if absent:
@@ -230,7 +284,11 @@ def _from_ranks(frame: pl.DataFrame, ids: list[str] | None, function: str) -> Da
             raise InvalidParameterError("apps", absent, f"apps of the rank_history frame: {known}", endpoint=function)
         frame = frame.filter(pl.col("app_id").is_in(ids))
     pairs = frame.select(*_SERIES, "app_id").unique(maintain_order=True)
-    recorded = frame.filter(pl.col("status") != "no_data").select(*_SERIES, "date").unique()
+    recorded = (
+        frame.filter(pl.col("status") != "no_data")
+        .group_by(*_SERIES, "date")
+        .agg(pl.col("results").max().cast(pl.Int64))
+    )
     ranked = (
         frame.filter(pl.col("status") == "ranked", pl.col("rank").is_not_null())
         .group_by(*_SERIES, "app_id", "date")
@@ -244,7 +302,7 @@ def _from_history(frame: pl.DataFrame, ids: list[str] | None, function: str) -> 
     if "is_ad" in frame.columns:
         frame = frame.filter(~pl.col("is_ad").fill_null(False))
     rank = "organic_rank" if "organic_rank" in frame.columns else "rank"
-    recorded = frame.select(*_SERIES, "date").unique()
+    recorded = frame.group_by(*_SERIES, "date").agg(pl.len().cast(pl.Int64).alias("results"))
     ranked = (
         frame.filter(pl.col(rank).is_not_null())
         .group_by(*_SERIES, "app_id", "date", maintain_order=True)

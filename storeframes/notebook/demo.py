@@ -33,6 +33,7 @@ _LIVE_APP = "389801252"  # an app that ranks for the demo keywords on the real s
 _COMPETITORS = 4
 _LIVE_BUDGET = 25_000
 _TOP = 5  # the biggest movers shown
+_WITHIN = 10  # ... among the moves that start or end in the first places
 _BEFORE = 30  # days before a move's last day whose changes are shown
 _RATE = "page_views_to_installs"
 
@@ -134,11 +135,13 @@ def _analyse(
     print(f"   following {title!r} ({app}) and the {len(rivals)} apps ranking best for {lead!r}")
     with _table_config():
         print(_indent(with_names(_standing(ranks), metadata).drop("app_id")))
-        moved = movers(ranks, top=_TOP)
+        moved = movers(ranks, top=_TOP, within=_WITHIN)
         if moved.height:
             window = min(_BEFORE, days - 1)  # the changes fetched cover the range only
             made = changes.filter(pl.col("target") != "size")
             _print_movers(changes_before(moved, made, days=window), metadata, window)
+        else:
+            print(f"   Biggest movers: none of these apps moved in the first {_WITHIN} places")
         print(
             f"\n2. Changes: {changes.height} metadata changes of these {len(apps)} apps"
             " (what: each target and how often, size changes left out)"
@@ -165,8 +168,8 @@ def _analyse(
 
 
 def _print_movers(before: pl.DataFrame, metadata: pl.DataFrame, window: int) -> None:
-    """The biggest movers, the days compared and what each changed before its last day."""
-    columns = ["keyword", "app_title", "start_rank", "end_rank", "change", "changes", "what_changed"]
+    """The biggest movers near the top, the days compared and what each changed before its last day."""
+    columns = ["keyword", "app_title", "start_rank", "end_rank", "change", "move", "changes", "what_changed"]
     ends = before.select("start_date", "end_date", "window_start", "window_end").unique()
     if ends.height == 1:  # the same days for every keyword: said once, above the table
         first, last, since, until = ends.row(0)
@@ -174,7 +177,8 @@ def _print_movers(before: pl.DataFrame, metadata: pl.DataFrame, window: int) -> 
     else:
         columns[2:2] = ["start_date", "end_date"]
         days, span = " on the first and the last day with data", f"in the {window} days before end_date"
-    print(f"   Biggest movers: rank{days}; change = places moved up (negative: down);")
+    print(f"   Biggest movers in the first {_WITHIN} places (at the start or at the end): rank{days};")
+    print("   change = places moved up (negative: down); move = up, down, entered or left the results;")
     print(f"   changes and what_changed: what the app changed {span} (size changes left out)")
     shown = with_names(before, metadata).select(columns).with_columns(pl.col("what_changed").fill_null("-"))
     print(_indent(shown))

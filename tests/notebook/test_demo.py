@@ -11,7 +11,7 @@ import pytest
 
 import storeframes as sf
 from storeframes import notebook, schemas
-from storeframes.analysis import category_standing, changes_before, movers
+from storeframes.analysis import MOVERS, category_standing, changes_before, movers
 from storeframes.cli import main
 from storeframes.notebook.demo import DEMO_KEYWORDS, DEMO_TODAY, run_demo
 from storeframes.sandbox import SANDBOX_KEY
@@ -97,18 +97,21 @@ def _check_tables_as_printed(out: str, tables: dict[str, pl.DataFrame]) -> None:
     """The biggest movers and the category's standing are those of storeframes.analysis, printed whole."""
     assert "…" not in out  # no text cut short, no row hidden
     assert "places_gained" not in out
-    moved = movers(tables["ranks"], top=5)
+    moved = movers(tables["ranks"], top=5, within=10)
     titles = dict(tables["metadata"].select("app_id", "title").iter_rows())
     first, last = moved.row(0, named=True)["start_date"], moved.row(0, named=True)["end_date"]
-    assert f"Biggest movers: rank on {first} and on {last}; change = places moved up (negative: down);" in out
+    assert f"Biggest movers in the first 10 places (at the start or at the end): rank on {first} and on {last};" in out
+    assert "change = places moved up (negative: down); move = up, down, entered or left the results;" in out
     before = changes_before(moved, tables["changes"].filter(pl.col("target") != "size"), days=30)
-    printed = _rows(out, "┆ start_rank ┆ end_rank ┆ change ┆ changes ┆ what_changed")
+    printed = _rows(out, "┆ start_rank ┆ end_rank ┆ change ┆ move ┆ changes ┆ what_changed")
     assert printed == [
-        [r["keyword"], titles[r["app_id"]], str(r["start_rank"]), str(r["end_rank"]), str(r["change"]),
+        [r["keyword"], titles[r["app_id"]], str(r["start_rank"]), str(r["end_rank"]), str(r["change"]), r["move"],
          str(r["changes"]), r["what_changed"] or "-"]
         for r in before.iter_rows(named=True)
     ]  # fmt: skip
-    assert len(printed) == 5 and all(int(row[4]) != 0 for row in printed)
+    assert len(printed) == 5 and all(row[5] in ("up", "down", "entered", "left") for row in printed)
+    # near the top: the moves deep in the list (collage maker, 44th to 92nd) give way to those in the first places
+    assert all(min(int(row[2]), int(row[3])) <= 10 for row in printed if row[5] in ("up", "down"))
     category = tables["metadata"]["categories"][0][0]
     standing = category_standing(tables["benchmarks"], category)
     printed = _rows(out, "┆ page_views_to_installs ┆ place ┆ out_of ┆ median")
@@ -130,6 +133,18 @@ def test_demo_says_when_a_keyword_has_no_recorded_day(tmp_path, capsys, fresh_de
     assert ranks.filter(pl.col("keyword") == untracked)["status"].unique().to_list() == ["no_data"]
     assert ranks["app_id"].n_unique() == 5
     assert f"from {start} to {end - timedelta(days=1)} (size changes left out)" in out  # within the range fetched
+
+
+def test_demo_says_when_no_app_moved_in_the_first_places(tmp_path, capsys, monkeypatch, fresh_default):
+    from storeframes.notebook import demo
+
+    asked = []
+    monkeypatch.setattr(demo, "movers", lambda ranks, **kwargs: asked.append(kwargs) or MOVERS.empty())
+    run_demo(tmp_path, keywords=["photo editor"], days=20)
+    out = capsys.readouterr().out
+    assert asked == [{"top": 5, "within": 10}]
+    assert "   Biggest movers: none of these apps moved in the first 10 places\n" in out
+    assert "changes and what_changed" not in out
 
 
 def test_demo_follows_another_app_and_keyword(tmp_path, capsys, fresh_default):

@@ -219,6 +219,15 @@ def test_the_readme_says_what_a_reopened_notebook_keeps():
         assert needed in section, needed
 
 
+def test_rank_trackings_biggest_movers_are_moves_near_the_top_each_named():
+    """Its movers keep within= beside top= (without it the biggest moves are those deep in the list) and show move."""
+    nb = nbformat.read(NOTEBOOKS / "rank_tracking.ipynb", as_version=4)
+    source = "\n".join(cell.source for cell in _code_cells(nb))
+    calls = re.findall(r"\bmovers\(([^)]*)\)", source)
+    assert calls and all("within=" in call for call in calls if "top=" in call), calls
+    assert '"change", "move"' in source  # entered and left rows have no change: move says what happened
+
+
 def test_the_check_of_saved_widgets_finds_a_widget_that_left_nothing_to_see():
     from nbformat.v4 import new_code_cell, new_notebook, new_output
 

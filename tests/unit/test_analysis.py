@@ -66,8 +66,9 @@ def test_movers_ranks_at_each_end_change_and_days():
     assert out.schema == MOVERS.schema
     assert out.columns == [
         "keyword", "app_id", "start_date", "start_rank", "start_status", "end_date", "end_rank", "end_status",
-        "change", "days_ranked", "days_recorded", "country", "language", "device",
+        "change", "move", "days_ranked", "days_recorded", "country", "language", "device",
     ]  # fmt: skip
+    assert out.schema["move"] == pl.String
     assert out.height == 6  # 2 keywords x 3 apps
     a = _by(out, "maps", "a")
     assert (a["start_date"], a["start_rank"], a["end_date"], a["end_rank"]) == (_day(1), 1, _day(4), 4)
@@ -78,34 +79,102 @@ def test_movers_ranks_at_each_end_change_and_days():
     bus = _by(out, "bus", "a")
     assert (bus["start_date"], bus["start_rank"], bus["end_rank"], bus["change"]) == (_day(2), 5, 2, 3)
     assert (bus["days_ranked"], bus["days_recorded"]) == (3, 3)
-    # c ranks only at the end: null start rank, status says why, no change
+    # c ranks only at the end: null start rank, status says why, no change: it entered
     c = _by(out, "maps", "c")
     assert (c["start_rank"], c["start_status"], c["end_rank"], c["end_status"]) == (None, "not_ranked", 1, "ranked")
-    assert c["change"] is None and c["days_ranked"] == 1
+    assert (c["change"], c["move"], c["days_ranked"]) == (None, "entered", 1)
     never = _by(out, "bus", "c")  # given, never ranked
     assert (never["start_status"], never["end_status"], never["days_ranked"]) == ("not_ranked", "not_ranked", 0)
+    assert never["move"] is None
+
+
+def test_movers_move_says_up_down_entered_left_or_same():
+    out = movers(HISTORY)
+    moves = {(k, a): (change, move) for k, a, change, move in out.select("keyword", "app_id", "change", "move").rows()}
+    assert moves == {
+        ("maps", "a"): (-3, "down"),
+        ("maps", "b"): (-1, "down"),
+        ("maps", "x"): (1, "up"),
+        ("maps", "c"): (None, "entered"),  # not among day 1's results, 1st on day 4
+        ("bus", "x"): (None, "left"),  # 1st on day 2, not among day 4's results
+        ("bus", "a"): (3, "up"),
+        ("bus", "b"): (None, "entered"),
+    }
+    same = movers(HISTORY, ["a"], start="2026-03-02", end="2026-03-03")
+    assert same.select("keyword", "change", "move").rows() == [("bus", 4, "up"), ("maps", 0, "same")]
+    no_data = movers(sf.rank_history(HISTORY, ["a"], keywords=["ferry"]))
+    assert no_data["move"].to_list() == [None] and no_data["move"].dtype == pl.String
 
 
 def test_movers_sorted_by_the_size_of_the_move_then_in_the_frames_order():
     out = movers(HISTORY, ["a", "b", "c"])
-    assert out.select("keyword", "app_id", "change").rows() == [
-        ("maps", "a", -3),  # a tie of size 3: maps first appears first in the frame
-        ("bus", "a", 3),
-        ("maps", "b", -1),
-        ("maps", "c", None),  # no change: last, keywords as they first appear, apps as given
-        ("bus", "b", None),
-        ("bus", "c", None),
+    assert out.select("keyword", "app_id", "change", "move").rows() == [
+        ("maps", "a", -3, "down"),  # a tie of size 3: in the frame's order, keywords, then apps as given
+        ("maps", "c", None, "entered"),  # from below day 1's 3 results (4th) to 1st: 3 places
+        ("bus", "a", 3, "up"),
+        ("maps", "b", -1, "down"),
+        ("bus", "b", None, "entered"),  # to 3rd below day 2's 2 results: counted as 1 place, the least
+        ("bus", "c", None, None),  # never ranked: last
     ]
 
 
 def test_movers_top_keeps_the_biggest_moves_and_leaves_out_rows_that_did_not_move():
-    assert movers(HISTORY, "a,b,c", top=2).select("keyword", "app_id", "change").rows() == [
-        ("maps", "a", -3),
-        ("bus", "a", 3),
+    assert movers(HISTORY, "a,b,c", top=2).select("keyword", "app_id", "change", "move").rows() == [
+        ("maps", "a", -3, "down"),
+        ("maps", "c", None, "entered"),
     ]
-    assert movers(HISTORY, ["a", "b", "c"], top=10).height == 3  # the three with a change
+    assert movers(HISTORY, ["a", "b", "c"], top=10).height == 5  # all but the app that never ranked
     assert movers(HISTORY, ["a"], start="2026-03-02", end="2026-03-03")["change"].to_list() == [4, 0]
     assert movers(HISTORY, ["a"], start="2026-03-02", end="2026-03-03", top=5)["change"].to_list() == [4]
+
+
+# Ten results on each of two days: a01 ... a10 at 1 to 10, then a10 first, "new" 3rd and a01 gone.
+DAYS = _history(
+    [("top", 1, rank, f"a{rank:02}") for rank in range(1, 11)]
+    + [("top", 2, rank, app) for rank, app in enumerate(["a10", "a02", "new", *(f"a{n:02}" for n in range(3, 10))], 1)]
+)
+
+
+def test_movers_ranks_entries_and_exits_with_the_rest_by_their_distance_from_the_last_result():
+    out = movers(DAYS)
+    assert out.height == 11 and out.schema == MOVERS.schema
+    assert out.select("app_id", "start_rank", "end_rank", "change", "move").head(4).rows() == [
+        ("a01", 1, None, None, "left"),  # from 1st to below day 2's 10 results (11th): 10 places
+        ("a10", 10, 1, 9, "up"),
+        ("new", None, 3, None, "entered"),  # from below day 1's 10 results (11th) to 3rd: 8 places
+        ("a03", 3, 4, -1, "down"),
+    ]
+    assert out["move"].to_list()[4:] == ["down"] * 6 + ["same"]  # a04 ... a09, then a02
+    assert movers(DAYS, top=3)["app_id"].to_list() == ["a01", "a10", "new"]
+    assert movers(DAYS, top=20).height == 10  # a02 did not move
+
+
+def test_movers_within_keeps_the_moves_that_start_or_end_in_the_first_places():
+    assert movers(DAYS, within=2).select("app_id", "move").rows() == [("a01", "left"), ("a10", "up"), ("a02", "same")]
+    assert movers(DAYS, within=2, top=5)["app_id"].to_list() == ["a01", "a10"]
+    assert movers(DAYS, within=3, top=3)["app_id"].to_list() == ["a01", "a10", "new"]  # new ends 3rd
+    assert movers(DAYS, within=3)["app_id"].to_list() == ["a01", "a10", "new", "a03", "a02"]  # a03 starts 3rd
+    # an app that never ranked is within no place; an entry deep in the list is not within the first places
+    first = movers(HISTORY, ["a", "b", "c"], within=1)  # bus's a went from 5th to 2nd: not within 1
+    assert first.select("keyword", "app_id", "move").rows() == [("maps", "a", "down"), ("maps", "c", "entered")]
+    assert movers(HISTORY, ["b"], within=2)[["keyword", "move"]].rows() == [("maps", "down")]
+
+
+def test_movers_of_rank_history_and_of_a_live_search_rank_entries_alike():
+    apps = ["a01", "a10", "new", "a02", "a05"]
+    ranks = sf.rank_history(DAYS, apps)
+    for kwargs in ({}, {"top": 2}, {"within": 3}):
+        assert movers(ranks, **kwargs).equals(movers(DAYS, apps, **kwargs)), kwargs
+    # a live search: its ads are not results, so they do not push the last result down
+    ads = pl.DataFrame(
+        {"keyword": ["top", "top"], "date": [_day(1), _day(2)], "rank": [1, 1], "app_id": ["ad", "ad"]},
+        schema={"keyword": pl.String, "date": pl.Date, "rank": pl.Int64, "app_id": pl.String},
+    )
+    search = pl.concat([ads, DAYS.with_columns(pl.col("rank") + 1)]).with_columns(
+        is_ad=pl.col("app_id") == "ad", organic_rank=pl.when(pl.col("app_id") != "ad").then(pl.col("rank") - 1)
+    )
+    assert movers(search, apps).equals(movers(DAYS, apps))
+    assert movers(search, apps).equals(movers(sf.rank_history(search, apps)))
 
 
 def test_movers_without_apps_takes_every_app_that_ranked():
@@ -188,6 +257,10 @@ def test_movers_takes_a_pandas_frame():
         (lambda: movers(HISTORY, top=0), "invalid top=0 for movers: a whole number of 1 or more"),
         (lambda: movers(HISTORY, top=True), "invalid top=True"),
         (lambda: movers(HISTORY, top=2.5), "invalid top=2.5"),
+        (lambda: movers(HISTORY, within=0), "invalid within=0 for movers: a whole number of 1 or more, or None"),
+        (lambda: movers(HISTORY, within=True), "invalid within=True"),
+        (lambda: movers(HISTORY, within="10"), "invalid within='10'"),
+        (lambda: movers(HISTORY.head(0), within=-1), "invalid within=-1"),  # even with no row to keep
         (lambda: movers(HISTORY, start="March 1"), "invalid start='March 1' for movers: a date as 'YYYY-MM-DD'"),
         (lambda: movers(HISTORY, start="2026-03-04", end="2026-03-01"), "a date on or after start=2026-03-04"),
         (
@@ -448,7 +521,7 @@ def test_the_everyday_questions_on_the_sandbox():
     assert ranked["change"].abs().to_list() == sorted(ranked["change"].abs().to_list(), reverse=True)
 
     before = with_names(changes_before(movers(history, apps, top=3), changes, days=14), metadata)
-    moved_at_all = moved.filter(pl.col("change") != 0)
+    moved_at_all = moved.filter(pl.col("move").is_in(["up", "down", "entered", "left"]))
     assert moved_at_all.height >= 2 and before.height == min(3, moved_at_all.height)
     assert before.select(moved.columns).equals(moved_at_all.head(3)) and before["app_title"].null_count() == 0
     for row in before.iter_rows(named=True):
@@ -465,3 +538,34 @@ def test_the_everyday_questions_on_the_sandbox():
         if row["page_views_to_installs"] is not None:
             assert row["place"] == (rates > row["page_views_to_installs"]).sum() + 1
     assert spent > 0
+
+
+def test_movers_on_the_sandbox_count_entries_and_exits_and_keep_the_first_places():
+    with sf.sandbox.client(today="2026-11-20", cache_dir=False, progress=False) as client:
+        history = client.search_history_frame("meditation", start="2026-09-20", end="2026-11-18")
+    results = dict(history.group_by("date").agg(pl.len()).iter_rows())
+    every = movers(history)
+    entered, left = every.filter(pl.col("move") == "entered"), every.filter(pl.col("move") == "left")
+    assert entered.height > 0 and left.height > 0
+    assert entered["change"].null_count() == entered.height and left["change"].null_count() == left.height
+    assert set(entered.select("start_status", "end_status").rows()) == {("not_ranked", "ranked")}
+    assert set(left.select("start_status", "end_status").rows()) == {("ranked", "not_ranked")}
+
+    top = movers(history, top=10)
+    assert top.height == 10 and "entered" in top["move"].to_list()  # an entry is a move, ranked with the rest
+    sizes = [
+        abs(r["change"])
+        if r["change"] is not None
+        else results[r["start_date"]] + 1 - r["end_rank"]
+        if r["move"] == "entered"
+        else results[r["end_date"]] + 1 - r["start_rank"]
+        for r in top.iter_rows(named=True)
+    ]
+    assert sizes == sorted(sizes, reverse=True) and sizes[-1] > 0
+    assert top.equals(every.filter(pl.col("move").is_in(["up", "down", "entered", "left"])).head(10))
+
+    near = movers(history, top=10, within=10)
+    assert near.height == 10
+    assert all(min(r["start_rank"] or 999, r["end_rank"] or 999) <= 10 for r in near.iter_rows(named=True))
+    first_places = (pl.col("start_rank") <= 10) | (pl.col("end_rank") <= 10)
+    assert near.equals(every.filter(first_places, pl.col("move") != "same").head(10))
