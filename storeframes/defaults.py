@@ -24,7 +24,7 @@ from ._tracebacks import user_facing
 from .cache import ENV_CACHE_DIR, open_cache
 from .client import ENV_API_KEY, ENV_BASE_URL, Client
 from .engine import Plan
-from .errors import ConfigurationError
+from .errors import ConfigurationError, InvalidParameterError
 from .ledger import SERVICE
 from .wire import shown_url
 
@@ -147,6 +147,26 @@ def connect(
         return _connect(cache_dir, live, budget, sandbox_today, seed, quiet, options)
 
 
+_OWN = ("cache_dir", "live", "budget", "sandbox_today", "seed", "quiet")
+
+
+def _check_options(options: dict[str, Any], *, sandbox: bool) -> None:
+    """Refuse an option neither :class:`Client` nor (for the sandbox) the sandbox service takes, by name only.
+
+    Its value is never shown: a mistyped ``api_key`` would be a token.
+    """
+    known = {name for name in inspect.signature(Client.__init__).parameters if name not in ("self", "budget")}
+    if sandbox:
+        from .sandbox import SandboxService
+
+        known |= {name for name in inspect.signature(SandboxService.__init__).parameters if name != "self"}
+    known -= set(_OWN)
+    for name in options:
+        if name not in known:
+            allowed = f"connect takes {', '.join(_OWN)} and these options of the client: {', '.join(sorted(known))}"
+            raise InvalidParameterError("option", name, allowed, endpoint="connect")
+
+
 def _connect(
     cache_dir: Any,
     live: bool | None,
@@ -162,6 +182,7 @@ def _connect(
             f"live=True needs a token and the service's address: set {ENV_API_KEY} and {ENV_BASE_URL}"
         )
     use_live = has_token or "api_key" in options if live is None else live
+    _check_options(options, sandbox=not use_live)
     real, shown_cache = False, cache_dir
     if not use_live:  # the sandbox, unless the folder holds the real service's answers
         cache_dir, shown_cache, real = _folder_without_token(cache_dir, live, options)

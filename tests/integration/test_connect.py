@@ -234,3 +234,21 @@ def test_knowing_a_folder_of_the_real_service_reads_one_file(no_token, tmp_path,
     monkeypatch.setattr(cache.storage, "get", lambda key: read.append(key) or get(key))
     assert cache.holds(SERVICE)
     assert indexed >= 5 and len([k for k in read if k.startswith("index/")]) == 1
+
+
+@pytest.mark.parametrize("option", ["sandbox", "apikey", "max_retries"])
+def test_an_option_no_client_takes_is_refused_by_name_never_its_value(fresh_default, no_token, tmp_path, option):
+    """sf.connect(sandbox=True) once reached SandboxService as a TypeError; a mistyped api_key must not be shown."""
+    with pytest.raises(sf.InvalidParameterError) as caught:
+        sf.connect(tmp_path / "cache", quiet=True, **{option: "sf-secret-value-1234"})
+    message = str(caught.value)
+    assert f"invalid option='{option}' for connect" in message
+    assert "api_key" in message and "max_tries" in message and "sandbox_today" in message  # what is allowed
+    assert "sf-secret-value-1234" not in message and "sf-secret-value-1234" not in repr(caught.value)
+    assert not (tmp_path / "cache").exists()  # refused before anything was made
+
+
+def test_the_sandbox_services_own_options_go_through_connect(fresh_default, no_token, tmp_path):
+    client = sf.connect(tmp_path / "cache", quiet=True, latency=0.0, max_tries=2)
+    assert isinstance(client, SandboxClient)
+    assert client.wire.max_tries == 2 and client.sandbox_service.latency == 0.0
