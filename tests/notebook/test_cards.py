@@ -211,7 +211,8 @@ def test_example_urls_are_placeholders_and_real_urls_are_images(fresh_default):
 @pytest.mark.parametrize(
     ("price", "value", "shown"),
     [
-        (None, None, "Free"),
+        (None, None, "price unknown"),  # no price in the answer: not known, not free
+        ("", Decimal("0"), "Free"),  # a free app, as metadata_frame gives it
         ("", None, "Free"),
         ("0", None, "Free"),
         ("Free", None, "Free"),
@@ -225,6 +226,17 @@ def test_price_text(price, value, shown, fresh_default):
     assert _span(app_card(_row(price=price, price_value=value)).html, "price") == shown
 
 
+def test_a_free_app_reads_free_and_a_paid_one_its_price_from_the_sandbox(client, fresh_default):
+    world = _world(client)
+    frame = client.metadata_frame(list(world.EXAMPLE_IOS_APPS))
+    assert frame["price_value"].null_count() == 0
+    shown = {row["app_id"]: _span(app_card(row).html, "price") for row in frame.iter_rows(named=True)}
+    free = frame.filter(pl.col("price_value") == 0)["app_id"].to_list()
+    assert free and all(shown[app] == "Free" for app in free)
+    paid = frame.filter(pl.col("price_value") > 0)
+    assert {shown[app] for app in paid["app_id"]} == {"0.99"} and len(free) == frame.height - 1
+
+
 @pytest.mark.parametrize(("rating", "shown"), [(None, "no rating"), (float("nan"), "no rating"), (4.25, "4.2 ★")])
 def test_rating_text(rating, shown, fresh_default):
     assert _span(app_card(_row(rating_average=rating)).html, "rating") == shown
@@ -234,7 +246,7 @@ def test_a_row_with_few_fields_still_makes_a_card(fresh_default):
     card = app_card({"app_id": "com.example.app"})
     assert card.title == "com.example.app"
     assert repr(card) == "AppCard(com.example.app: 'com.example.app', ?)"
-    assert "no rating" in card.html and "Free" in card.html
+    assert "no rating" in card.html and "price unknown" in card.html and "Free" not in card.html
 
 
 @pytest.mark.parametrize(
