@@ -34,6 +34,7 @@ from .. import catalog
 from .. import defaults as _defaults
 from ..client import Client
 from ..errors import AppNotAvailableError, AppsUnavailableWarning, InvalidParameterError, NotCachedError
+from .device_names import device_name
 
 __all__ = ["AppCard", "app_card"]
 
@@ -106,7 +107,9 @@ def app_card(
     ``price unknown`` when the row has none.
 
     The strip holds up to ``max_screenshots`` screenshots of one device key (the first in
-    the frame, e.g. ``iphone_6_5``) by position, and says ``+N more`` when there are more.
+    the frame, e.g. ``iphone_6_5``) by position, names the device in words ("iPhone
+    6.5-inch", see :func:`~storeframes.notebook.device_names.device_name`) and says ``+N more``
+    when there are more.
     Every text is HTML-escaped and only ``http(s)`` image URLs are used (anything else is
     dropped); images have alt text and fixed sizes, so a broken image keeps the layout.
 
@@ -447,7 +450,7 @@ def _strip(shots: pl.DataFrame | None, row: Mapping[str, Any], title: str, limit
             + "</div>"
         )
     more = total - len(items)
-    said = [str(key)] if key is not None else []
+    said = [device_name(str(key))] if key is not None else []
     if more > 0:
         said.append(f"+{more} more")
     if said:

@@ -37,6 +37,13 @@ def _first_key_count(shots: pl.DataFrame) -> int:
     return shots.filter(pl.col("device_key") == key).height
 
 
+def _note(html: str) -> str:
+    """The text under the screenshots strip."""
+    found = re.findall(r'<div class="sf-note"[^>]*>(.*?)</div>', html)
+    assert len(found) == 1, f"one note under the strip, found {found}"
+    return found[0]
+
+
 def _span(html: str, name: str) -> str:
     found = re.search(rf'<span class="sf-{name}">(.*?)</span>', html)
     assert found, f"no sf-{name} in the card"
@@ -71,6 +78,17 @@ def test_card_from_an_id_shows_the_listing_for_one_metadata_fetch(client, other,
     assert (f"+{more} more" in html) is (more > 0)
 
 
+@pytest.mark.parametrize(
+    ("store", "device", "note"),
+    [("ios", "iphone", "iPhone 6.5-inch"), ("ios", "ipad", "iPad 9.7-inch"), ("android", None, "Android")],
+)
+def test_the_strip_names_its_device_in_words(client, store, device, note):
+    world = _world(client)
+    app = (world.EXAMPLE_IOS_APPS if store == "ios" else world.EXAMPLE_ANDROID_APPS)[0]
+    html = app_card(app, client=client, device=device, max_screenshots=100).html
+    assert _note(html) == note  # every screenshot shown: the name alone, no "+N more"
+
+
 def test_category_name_and_strip_order(client):
     app = _world(client).EXAMPLE_IOS_APPS[0]
     html = app_card(app, client=client, max_screenshots=3).html
@@ -78,6 +96,7 @@ def test_category_name_and_strip_order(client):
     positions = re.findall(r'class="sf-shot"[^>]*>(\d+)</div>', html)
     assert positions == ["1", "2", "3"]
     assert "+7 more" in html
+    assert _note(html) == "iPhone 6.5-inch · +7 more"  # the device's name, not its key (iphone_6_5)
 
 
 def test_card_from_a_row_spends_nothing_and_uses_the_cached_screenshots(client):
