@@ -41,7 +41,7 @@ from .forking import ForkGuard
 from .options import refresh_mode
 from .wire import Wire
 
-__all__ = ["Caller", "Fetcher", "Workers"]
+__all__ = ["Caller", "Fetcher", "Spent", "Workers"]
 
 log = logging.getLogger("storeframes")
 
@@ -54,6 +54,27 @@ def _progress_bar(name: str, futures: Sequence[Future[Any]], spent: Callable[[],
     from .progress import progress_bar
 
     return progress_bar(name, futures, spent)
+
+
+class Spent:
+    """The credits a round of a call's requests was charged: each adds its attempts' cost as it ends.
+
+    A call's progress bar shows this, not the client's total: the credits of earlier calls,
+    and of calls other threads make at the same time, are not this call's.
+
+    >>> spent = Spent()
+    >>> spent.add(20); spent.add(10); spent.credits
+    30
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self.credits = 0
+
+    def add(self, credits: int) -> None:
+        """Count what one request was charged (from the worker thread that sent it)."""
+        with self._lock:
+            self.credits += credits
 
 
 Group = tuple[list[Fetched], dict[str, Any], bool]
@@ -210,9 +231,6 @@ class Caller(Protocol):
     @property
     def endpoints(self) -> Mapping[str, Endpoint]: ...
 
-    @property
-    def spent(self) -> int: ...
-
     def today(self) -> date: ...
 
 
@@ -321,8 +339,10 @@ class Fetcher:
         for _ in range(1000):
             groups = engine.lease_groups(ep, self.caller.namespace, requests)
             stop = threading.Event()  # set by a group that failed: the others send no further request
-            futures = self.workers.start(partial(self._fetch_group, ep, mode=mode, since=since, stop=stop), groups)
-            _, not_done = self._watch(ep, futures)
+            spent = Spent()  # what this round's requests are charged: its bar's credits
+            work = partial(self._fetch_group, ep, mode=mode, since=since, stop=stop, spent=spent)
+            futures = self.workers.start(work, groups)
+            _, not_done = self._watch(ep, futures, spent)
             _raise_first_failure(futures, not_done)
             replan, busy = False, {}
             for future in futures:
@@ -343,11 +363,14 @@ class Fetcher:
             requests = engine.requests_over(ep, plans, cells)
         raise StoreframesError(f"{ep.name}: the cells other callers were fetching never arrived")
 
-    def _watch(self, ep: Endpoint, futures: Sequence[Future[Group]]) -> tuple[Any, Any]:
-        """Wait for the first failure or the end of all, with a progress bar when there are many."""
+    def _watch(self, ep: Endpoint, futures: Sequence[Future[Group]], spent: Spent) -> tuple[Any, Any]:
+        """Wait for the first failure or the end of all, with a progress bar when there are many.
+
+        The bar shows the credits these requests were charged (``spent``), not the client's total.
+        """
         progress = self.caller.progress
         show = progress is not False and len(futures) > (0 if progress else self.caller.PROGRESS_AFTER)
-        bar = _progress_bar(ep.name, futures, lambda: self.caller.spent) if show else None
+        bar = _progress_bar(ep.name, futures, lambda: spent.credits) if show else None
         try:
             return wait(futures, return_when=FIRST_EXCEPTION)
         finally:
@@ -362,6 +385,7 @@ class Fetcher:
         mode: Refresh,
         since: datetime | None,
         stop: threading.Event,
+        spent: Spent | None = None,
     ) -> Group:
         """Send a group of requests under its leases: what it fetched, the leases others held, and
         whether the cache already held some of its cells (the calls are then planned again). Once a
@@ -396,7 +420,7 @@ class Fetcher:
                     found |= bool(plan.cached)
                     todo = plan.requests
                 for params in todo:
-                    fetched.append(self._fetch_one(ep, params, fence))
+                    fetched.append(self._fetch_one(ep, params, fence, spent))
         except LeaseLost as lost:  # stopped past the TTL: another caller fetches the rest; wait for it
             log.warning("%s", lost)
             return fetched, dict.fromkeys(names), True
@@ -412,7 +436,13 @@ class Fetcher:
                 leases.release(lease, fetched)
         return fetched, {}, found
 
-    def _fetch_one(self, ep: Endpoint, params: dict[str, str], fence: Callable[[], None] | None = None) -> Fetched:
+    def _fetch_one(
+        self,
+        ep: Endpoint,
+        params: dict[str, str],
+        fence: Callable[[], None] | None = None,
+        spent: Spent | None = None,
+    ) -> Fetched:
         """Send one request and keep its answer; when a country refuses an app of it, find which by halving.
 
         Only the apps asked for are kept: others in the answer are dropped with an
@@ -420,7 +450,7 @@ class Fetcher:
         as answered (the call names them; the next one asks for them again).
         """
         try:
-            response = self._send(ep, params, fence)
+            response = self._send(ep, params, fence, spent)
         except AppNotAvailableError:
             if ep.entity != "apps":  # no app to leave out: the call cannot be answered
                 raise
@@ -428,7 +458,7 @@ class Fetcher:
             if not halves:  # this one app: remembered as not available
                 self._keep(Response(ep.name, dict(params), None, 0, 0, 422, self.now()), ep, available=False)
                 return Fetched([], [(dict(params), params["apps"])])
-            results = [self._fetch_one(ep, half, fence) for half in halves]
+            results = [self._fetch_one(ep, half, fence, spent) for half in halves]
             return Fetched(
                 [r for got in results for r in got.responses],
                 [a for got in results for a in got.refused],
@@ -438,16 +468,25 @@ class Fetcher:
         kept = [self._keep(asked, ep)] if asked is not None else []
         return Fetched(kept, [], [(dict(params), app) for app in absent])
 
-    def _send(self, ep: Endpoint, params: dict[str, str], fence: Callable[[], None] | None = None) -> Response:
+    def _send(
+        self,
+        ep: Endpoint,
+        params: dict[str, str],
+        fence: Callable[[], None] | None = None,
+        spent: Spent | None = None,
+    ) -> Response:
         """One request through the wire, its estimate held against the budget until it ends.
 
         Settling counts every attempt's cost (a charged failure too) and keeps the
-        request's ledger rows in the cache before the caller keeps the answer.
+        request's ledger rows in the cache before the caller keeps the answer; ``spent``
+        (the call's own count) adds the same cost.
         """
         reservation = self.credits.reserve(ep.name, ep.estimate(params), tries=self.wire.max_tries)
         try:
             return self.wire.send(ep, params, report=reservation.attempt, before=fence)
         finally:
+            if spent is not None:
+                spent.add(reservation.cost)
             reservation.settle()
 
     def _keep(self, response: Response, ep: Endpoint, *, available: bool = True) -> Response:

@@ -259,7 +259,7 @@ _KEYWORDS = {"keywords": "keyword"}
 FRAMES: dict[str, FrameSpec] = {
     spec.name: spec
     for spec in (
-        FrameSpec("metadata_frame", "metadata", METADATA, batch_metadata),
+        FrameSpec("metadata_frame", "metadata", METADATA, batch_metadata, revision=2),  # 2: a free app's price_value 0
         FrameSpec("versions_frame", "metadata", VERSIONS, batch_versions),
         FrameSpec("screenshots_frame", "metadata", SCREENSHOTS, batch_screenshots),
         FrameSpec("videos_frame", "metadata", VIDEOS, batch_videos),

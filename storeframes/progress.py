@@ -1,6 +1,7 @@
 """Progress bars of the client's calls: an output a saved notebook keeps, or tqdm in a terminal.
 
-A call sending many requests shows how many have finished and the credits spent so far. In a
+A call sending many requests shows how many have finished and the credits they have spent so
+far (the call's own: ``spent`` counts its requests' charges, not the client's total). In a
 Jupyter kernel the bar is an ordinary display output (HTML with a ``<progress>`` bar, and plain
 text) that is updated in place, at most every :data:`INTERVAL` seconds and once more when the
 call ends, so a notebook saved afterwards shows the call's end state ("metadata: 12/12

@@ -148,8 +148,13 @@ METADATA = _table(
     Column("developer_name", pl.String(), "the developer's name"),
     Column("developer_email", pl.String(), "android developer e-mail"),
     Column("developer_website", pl.String(), "android developer website"),
-    Column("price", pl.String(), "the price as the store shows it; may be empty"),
-    Column("price_value", PRICE, "price as a decimal number; null when empty or not a number"),
+    Column("price", pl.String(), "the price as the store sent it: empty for a free app; null when the answer has none"),
+    Column(
+        "price_value",
+        PRICE,
+        "price as a decimal number: 0 for a free app (an empty price, or Free); "
+        "null when not known (no price in the answer, or a text that is not a number)",
+    ),
     Column("size_bytes", pl.Int64(), "download size in bytes"),
     Column("rating_average", pl.Float64(), "average star rating"),
     Column("release_date", UTC_TIMESTAMP, "first release"),

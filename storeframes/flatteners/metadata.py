@@ -20,6 +20,7 @@ functions pay the fixed cost of building typed columns once per call, not once p
 from __future__ import annotations
 
 from collections.abc import Mapping, Set
+from decimal import Decimal
 from typing import Any
 
 import polars as pl
@@ -158,6 +159,21 @@ def _categories(meta: dict[str, Any], path: str) -> list[str] | None:
     return texts
 
 
+def _price_value(price: Any) -> Decimal | None:
+    """The app's price as a decimal amount: 0 for a free app, None when the price is not known.
+
+    The store sends a free app's price as an empty text (the sandbox too); ``"Free"`` and
+    ``"0"`` are read as free as well. An answer without a price (absent or null), or with a
+    text that is not a plain number (``"$2.99"``), gives None: ``price`` keeps the text.
+
+    >>> _price_value(""), _price_value("4.99"), _price_value(None), _price_value("$2.99")
+    (Decimal('0.0000'), Decimal('4.9900'), None, None)
+    """
+    if type(price) is str and price.strip().lower() in ("", "free"):
+        return decimal("0")
+    return decimal(price)
+
+
 def _count(value: Any, path: str) -> int:
     """Items of a list, or of the lists of an object keyed by device (screenshots, videos)."""
     groups = _by_device(value, path, None)
@@ -195,7 +211,7 @@ def batch_metadata(answers: Answers) -> Flat:
         cols["developer_name"].append(developer.get("name"))
         cols["developer_email"].append(developer.get("email"))
         cols["developer_website"].append(developer.get("website"))
-        cols["price_value"].append(decimal(meta.get("price")) if meta.get("price") else None)
+        cols["price_value"].append(_price_value(meta.get("price")))
         cols["size_bytes"].append(_size(meta.get("size"), f"{path}.size"))
         cols["rating_average"].append(obj(meta.get("rating"), f"{path}.rating", _EP).get("average"))
         cols["release_date"].append(meta.get("release_date"))

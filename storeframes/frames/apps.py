@@ -40,7 +40,9 @@ class AppFrames(FrameBase):
         out and named in an :class:`~storeframes.AppsUnavailableWarning`. ``refresh``
         overrides the client's cache policy for this call (``"auto"``, ``"always"``,
         ``"never"``; ``True`` means ``"always"``, ``False`` ``"auto"``). The other metadata tables (:meth:`versions_frame`,
-        :meth:`screenshots_frame` ...) come from the same cached answers at no cost.
+        :meth:`screenshots_frame` ...) come from the same cached answers at no cost. A free
+        app's ``price`` is empty, as the store sends it, and its ``price_value`` is 0; both are
+        null when the answer has no price, so a free app never reads as an unknown price.
 
         >>> sf.metadata_frame(["284882215", "389801252"]).select("app_id", "title", "rating_average")  # doctest: +SKIP
         shape: (2, 3)

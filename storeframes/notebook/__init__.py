@@ -3,6 +3,7 @@
 - :mod:`storeframes.notebook.plots`: charts of the tidy frames, with matplotlib.
 - :mod:`storeframes.notebook.widgets`: the credit meter and the rank and benchmark explorers (ipywidgets).
 - :mod:`storeframes.notebook.cards`: one app's store listing at a glance, as plain HTML.
+- :mod:`storeframes.notebook.device_names`: readable names of the device keys (``iphone_6_5``).
 - :mod:`storeframes.notebook.demo`: ``storeframes demo``, an analysis written to a folder.
 
 They stand above the rest of the package and nothing below imports them. The charts and the

@@ -35,6 +35,7 @@ from .. import defaults as _defaults
 from .._tracebacks import user_facing
 from ..client import Client
 from ..errors import AppNotAvailableError, AppsUnavailableWarning, InvalidParameterError, NotCachedError
+from .device_names import device_name
 
 __all__ = ["AppCard", "app_card"]
 
@@ -104,8 +105,13 @@ def app_card(
       where the row has none). When neither has them, the card says how
       many screenshots the app has (``screenshots_count``) and shows no strip.
 
+    The price reads ``Free`` only for a free app (``price_value`` 0, or an empty price) and
+    ``price unknown`` when the row has none.
+
     The strip holds up to ``max_screenshots`` screenshots of one device key (the first in
-    the frame, e.g. ``iphone_6_5``) by position, and says ``+N more`` when there are more.
+    the frame, e.g. ``iphone_6_5``) by position, names the device in words ("iPhone
+    6.5-inch", see :func:`~storeframes.notebook.device_names.device_name`) and says ``+N more``
+    when there are more.
     Every text is HTML-escaped and only ``http(s)`` image URLs are used (anything else is
     dropped); images have alt text and fixed sizes, so a broken image keeps the layout.
 
@@ -321,7 +327,8 @@ def _rating(value: Any) -> str:
 
 
 def _price(text: Any, value: Any) -> str:
-    """The store's price text; ``Free`` when it is empty, zero or says free."""
+    """The store's price text; ``Free`` for a free app (a value of 0, a text empty, zero or saying free);
+    ``price unknown`` when the row has no price at all."""
     shown = _clean(text)
     number: Decimal | None = None
     if value is not None:
@@ -336,6 +343,8 @@ def _price(text: Any, value: Any) -> str:
             return shown
         cents = number.quantize(Decimal("0.01"))
         return str(cents if cents == number else number.normalize())
+    if text is None:  # the answer had no price: not known, which is not free
+        return "price unknown"
     if shown is None or shown.lower() == "free":
         return "Free"
     try:
@@ -443,7 +452,7 @@ def _strip(shots: pl.DataFrame | None, row: Mapping[str, Any], title: str, limit
             + "</div>"
         )
     more = total - len(items)
-    said = [str(key)] if key is not None else []
+    said = [device_name(str(key))] if key is not None else []
     if more > 0:
         said.append(f"+{more} more")
     if said:

@@ -226,3 +226,16 @@ def test_terminal_bar_only_when_stderr_is_a_terminal(monkeypatch):
 def test_progress_module_api():
     assert progress.__all__ == ["INTERVAL", "NotebookProgress", "TerminalProgress", "in_kernel", "progress_bar"]
     assert progress.INTERVAL == 0.2
+
+
+def test_a_calls_bar_shows_the_credits_that_call_spent_not_the_sessions(kernel_shell, make_client):
+    """Two calls in one session: the second bar counts only its own requests' credits; a cache hit sends nothing."""
+    client = make_client(progress=True, cache_dir=False)
+    client.search_frame(["keyword 0", "keyword 1"])
+    first = client.spent
+    client.search_frame(["keyword 2", "keyword 3", "keyword 4"], country="gb")
+    second = client.spent - first
+    assert first > 0 and second > 0 and client.spent == first + second
+    labels = [out.data["text/plain"] for out in kernel_shell.outputs if out.update]
+    assert labels[-1] == f"search: 3/3 requests, {second:,} credits spent"
+    assert f"search: 2/2 requests, {first:,} credits spent" in labels

@@ -37,6 +37,13 @@ def _first_key_count(shots: pl.DataFrame) -> int:
     return shots.filter(pl.col("device_key") == key).height
 
 
+def _note(html: str) -> str:
+    """The text under the screenshots strip."""
+    found = re.findall(r'<div class="sf-note"[^>]*>(.*?)</div>', html)
+    assert len(found) == 1, f"one note under the strip, found {found}"
+    return found[0]
+
+
 def _span(html: str, name: str) -> str:
     found = re.search(rf'<span class="sf-{name}">(.*?)</span>', html)
     assert found, f"no sf-{name} in the card"
@@ -71,6 +78,17 @@ def test_card_from_an_id_shows_the_listing_for_one_metadata_fetch(client, other,
     assert (f"+{more} more" in html) is (more > 0)
 
 
+@pytest.mark.parametrize(
+    ("store", "device", "note"),
+    [("ios", "iphone", "iPhone 6.5-inch"), ("ios", "ipad", "iPad 9.7-inch"), ("android", None, "Android")],
+)
+def test_the_strip_names_its_device_in_words(client, store, device, note):
+    world = _world(client)
+    app = (world.EXAMPLE_IOS_APPS if store == "ios" else world.EXAMPLE_ANDROID_APPS)[0]
+    html = app_card(app, client=client, device=device, max_screenshots=100).html
+    assert _note(html) == note  # every screenshot shown: the name alone, no "+N more"
+
+
 def test_category_name_and_strip_order(client):
     app = _world(client).EXAMPLE_IOS_APPS[0]
     html = app_card(app, client=client, max_screenshots=3).html
@@ -78,6 +96,7 @@ def test_category_name_and_strip_order(client):
     positions = re.findall(r'class="sf-shot"[^>]*>(\d+)</div>', html)
     assert positions == ["1", "2", "3"]
     assert "+7 more" in html
+    assert _note(html) == "iPhone 6.5-inch · +7 more"  # the device's name, not its key (iphone_6_5)
 
 
 def test_card_from_a_row_spends_nothing_and_uses_the_cached_screenshots(client):
@@ -211,7 +230,8 @@ def test_example_urls_are_placeholders_and_real_urls_are_images(fresh_default):
 @pytest.mark.parametrize(
     ("price", "value", "shown"),
     [
-        (None, None, "Free"),
+        (None, None, "price unknown"),  # no price in the answer: not known, not free
+        ("", Decimal("0"), "Free"),  # a free app, as metadata_frame gives it
         ("", None, "Free"),
         ("0", None, "Free"),
         ("Free", None, "Free"),
@@ -225,6 +245,17 @@ def test_price_text(price, value, shown, fresh_default):
     assert _span(app_card(_row(price=price, price_value=value)).html, "price") == shown
 
 
+def test_a_free_app_reads_free_and_a_paid_one_its_price_from_the_sandbox(client, fresh_default):
+    world = _world(client)
+    frame = client.metadata_frame(list(world.EXAMPLE_IOS_APPS))
+    assert frame["price_value"].null_count() == 0
+    shown = {row["app_id"]: _span(app_card(row).html, "price") for row in frame.iter_rows(named=True)}
+    free = frame.filter(pl.col("price_value") == 0)["app_id"].to_list()
+    assert free and all(shown[app] == "Free" for app in free)
+    paid = frame.filter(pl.col("price_value") > 0)
+    assert {shown[app] for app in paid["app_id"]} == {"0.99"} and len(free) == frame.height - 1
+
+
 @pytest.mark.parametrize(("rating", "shown"), [(None, "no rating"), (float("nan"), "no rating"), (4.25, "4.2 ★")])
 def test_rating_text(rating, shown, fresh_default):
     assert _span(app_card(_row(rating_average=rating)).html, "rating") == shown
@@ -234,7 +265,7 @@ def test_a_row_with_few_fields_still_makes_a_card(fresh_default):
     card = app_card({"app_id": "com.example.app"})
     assert card.title == "com.example.app"
     assert repr(card) == "AppCard(com.example.app: 'com.example.app', ?)"
-    assert "no rating" in card.html and "Free" in card.html
+    assert "no rating" in card.html and "price unknown" in card.html and "Free" not in card.html
 
 
 @pytest.mark.parametrize(

@@ -168,7 +168,7 @@ def test_metadata_values_match_the_answer(answers, device):
         assert row["version"] == meta["versions"][0]["version"]
         assert row["version_release_date"] == utc(meta["versions"][0]["release_date"])
         assert row["price"] == meta["price"]
-        assert row["price_value"] == (Decimal(meta["price"]) if meta["price"] else None)
+        assert row["price_value"] == (Decimal(meta["price"]) if meta["price"] else Decimal(0))  # "": free
         assert row["icon_url"] == meta["icon"]
         assert row["dna_class_id"] == meta["dna"]["class_id"]
         assert row["dna_subclass_label"] == meta["dna"]["subclass_label"]
@@ -189,6 +189,26 @@ def test_metadata_values_match_the_answer(answers, device):
             assert row["feature_game_center"] == meta["features"]["game_center"]
             assert row["feature_in_apps"] == meta["features"]["in_apps"]
             assert row["long_description"] is row["long_description_text"] is row["developer_email"] is None
+
+
+def test_a_free_apps_price_value_is_0_and_an_unknown_one_null(answers):
+    """The store sends an empty price for a free app: its value is 0, apart from an answer with no price."""
+    prices = {"1": "", "2": "4.99", "3": "Free", "4": "0", "5": None, "6": "$2.99"}
+    result = {app: {"metadata": {"price": price}} for app, price in prices.items()}
+    result["7"] = {"metadata": {"title": "no price in the answer"}}
+    frame = flatten_metadata(result, keys())
+    assert frame.schema["price"] == pl.String() and frame.schema["price_value"] == METADATA.schema["price_value"]
+    assert frame["price"].to_list() == ["", "4.99", "Free", "0", None, "$2.99", None]  # as the store sent it
+    assert frame["price_value"].to_list() == [Decimal(0), Decimal("4.99"), Decimal(0), Decimal(0), None, None, None]
+    free = [row["app_id"] for row in frame.filter(pl.col("price_value") == 0).iter_rows(named=True)]
+    assert free == ["1", "3", "4"]
+    sandbox = pl.concat([flatten_metadata(answers[device], keys(device)) for device in DEVICES])
+    assert (
+        sandbox.filter(pl.col("price") == "")["price_value"].to_list()
+        == [Decimal(0)] * sandbox.filter(pl.col("price") == "").height
+    )
+    assert sandbox["price_value"].null_count() == 0 and (sandbox["price_value"] == 0).sum() > 0
+    assert (sandbox["price_value"] > 0).sum() > 0  # the sandbox has free and paid apps: both are read
 
 
 def test_android_long_description_text_is_plain_text(answers):
@@ -658,7 +678,7 @@ def test_out_of_range_prices_are_shape_errors_not_decimal_errors(amount):
     with pytest.raises(ResponseShapeError) as raised:
         flatten_in_app_purchases(result, keys())
     assert raised.value.path == "result.1.metadata.in_app_purchases[0].price.value"
-    try:  # the app price: "null when empty or not a number" (or refused, naming it)
+    try:  # the app price: "null when ... a text that is not a number" (or refused, naming it)
         frame = flatten_metadata({"1": {"metadata": {"price": amount}}}, keys())
     except ResponseShapeError as error:
         assert error.path == "result.1.metadata.price"
