@@ -332,14 +332,26 @@ def parse_notify(table: Any, fail: Fail, *, folder: Path | None) -> Notify:
 
 def _filled(fail: Fail, n: int, url: str) -> str:
     """``url`` with ``$NAME`` and ``${NAME}`` taken from the environment; a missing one refused by name."""
+    return env_filled(
+        url, lambda name: fail("notify", "urls", f"address {n + 1}", f"an environment variable {name} that is set")
+    )
+
+
+def env_filled(text: str, missing: Callable[[str], Exception]) -> str:
+    """``text`` with ``$NAME`` and ``${NAME}`` taken from the environment; ``missing(NAME)`` raised for one unset.
+
+    >>> env_filled("s3://${HOME_BUCKET_UNSET_X}/lake", lambda name: KeyError(name))
+    Traceback (most recent call last):
+    KeyError: 'HOME_BUCKET_UNSET_X'
+    """
 
     def value(found: re.Match[str]) -> str:
         name = found.group(1) or found.group(2)
         if name not in os.environ:
-            raise fail("notify", "urls", f"address {n + 1}", f"an environment variable {name} that is set")
+            raise missing(name)
         return os.environ[name]
 
-    return _ENV.sub(value, url)
+    return _ENV.sub(value, text)
 
 
 class _Held(logging.Filter):

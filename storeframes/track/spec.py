@@ -28,7 +28,9 @@ An item takes the parameters of its frame function (``apps``, ``keywords``, ``me
 ``changes``), ``lookback``: the days a first run fetches (``"30d"`` by default). Every value is
 checked as the frame function checks it, when the spec is read: an unknown key, an unknown
 endpoint or a bad value is a :class:`~storeframes.InvalidParameterError` naming the file, the
-line and what is allowed, before anything is sent.
+line and what is allowed, before anything is sent. ``[[alert]]`` and ``[notify]`` tables are read by
+:mod:`storeframes.track.rules`, a ``[publish]`` table (the Delta Lake a run publishes its tables to) by
+:mod:`storeframes.track.publishing`.
 """
 
 from __future__ import annotations
@@ -45,6 +47,7 @@ from typing import Any
 from ..catalog import ENDPOINTS, texts, today_utc, validate
 from ..errors import InvalidParameterError, StoreframesError
 from ..frames.functions import resolve
+from .publishing import Publish, parse_publish
 from .rules import Alert, Notify, parse_alerts, parse_notify
 
 __all__ = ["CURRENT_ONLY", "HISTORY", "Item", "SpecError", "TrackerSpec", "load_spec", "parse_spec"]
@@ -135,6 +138,8 @@ class TrackerSpec:
     """The ``[[alert]]`` rules, evaluated at the end of every run (see :mod:`storeframes.track.alerts`)."""
     notify: Notify = field(default_factory=Notify)
     """Where new events are told (``[notify]``): apprise addresses and the digest's path."""
+    publish: Publish | None = None
+    """Where the run publishes its tables (``[publish]``, see :mod:`storeframes.track.publishing`); None for nowhere."""
 
     def item(self, name: str) -> Item:
         """The item called ``name``."""
@@ -179,14 +184,16 @@ class _Lines:
         self.alerts = self._starts(r"\[\[\s*alert\s*\]\]")
         self.tracker = next(iter(self._starts(r"\[\s*tracker\s*\]")), None)
         self.notify = next(iter(self._starts(r"\[\s*notify\s*\]")), None)
+        self.publish = next(iter(self._starts(r"\[\s*publish\s*\]")), None)
 
     def _starts(self, table: str) -> list[int]:
         return [n for n, line in enumerate(self.lines) if re.match(rf"^\s*{table}", line)]
 
     def of(self, table: int | str | None, key: str | None = None) -> str:
-        if isinstance(table, str):  # "alert:<n>" or "notify"
+        if isinstance(table, str):  # "alert:<n>", "notify" or "publish"
             kind, _, nth = table.partition(":")
-            starts = self.alerts if kind == "alert" else [self.notify] if self.notify is not None else []
+            single = self.notify if kind == "notify" else self.publish
+            starts = self.alerts if kind == "alert" else [single] if single is not None else []
             number = int(nth or 0)
             start = starts[number] if number < len(starts) else None
         else:
@@ -207,7 +214,7 @@ class _Lines:
 def _fail(lines: _Lines, table: int | str | None, key: str | None, value: Any, allowed: str) -> SpecError:
     if isinstance(table, str):
         kind, _, nth = table.partition(":")
-        what = f"[[alert]] {int(nth) + 1}" if kind == "alert" else "[notify]"
+        what = f"[[alert]] {int(nth) + 1}" if kind == "alert" else f"[{kind}]"
     else:
         what = "[tracker]" if table is None else f"[[track]] {table + 1}"
     return SpecError(f"{what}.{key}" if key else what, value, f"{allowed} ({lines.of(table, key)})", endpoint="track")
@@ -237,9 +244,10 @@ def parse_spec(text: str, *, path: str | Path | None = None) -> TrackerSpec:
     except tomllib.TOMLDecodeError as exc:
         raise SpecError("spec", lines.where, f"TOML ({exc})", endpoint="track") from None
     for key in data:
-        if key not in ("tracker", "track", "alert", "notify"):
+        if key not in ("tracker", "track", "alert", "notify", "publish"):
             raise SpecError(
-                key, "…", f"a [tracker] table, [[track]] and [[alert]] tables, and a [notify] table ({lines.where})",
+                key, "…", f"a [tracker] table, [[track]] and [[alert]] tables, a [notify] and a [publish] table "
+                f"({lines.where})",
                 endpoint="track",
             )  # fmt: skip
     tracker = data.get("tracker")
@@ -283,7 +291,9 @@ def parse_spec(text: str, *, path: str | Path | None = None) -> TrackerSpec:
     alerts = parse_alerts(
         data.get("alert"), fail, keywords_of=keywords_of, apps_of=apps_of, budget_per_month=budget_per_month
     )
-    notify = parse_notify(data.get("notify"), fail, folder=where.parent.resolve() if where is not None else None)
+    folder = where.parent.resolve() if where is not None else None
+    notify = parse_notify(data.get("notify"), fail, folder=folder)
+    publish = parse_publish(data.get("publish"), fail, endpoints=[i.endpoint for i in items], folder=folder)
     return TrackerSpec(
         name=name,
         items=tuple(items),
@@ -295,6 +305,7 @@ def parse_spec(text: str, *, path: str | Path | None = None) -> TrackerSpec:
         defaults=defaults,
         alerts=alerts,
         notify=notify,
+        publish=publish,
     )
 
 

@@ -156,8 +156,64 @@ def test_the_readmes_spec_is_a_spec(monkeypatch: pytest.MonkeyPatch):
     assert [(i.name, i.every_days) for i in spec.items] == [
         ("search", 1), ("search_history", 1), ("search_ads", 1), ("metadata", 1), ("metrics", 7)
     ]  # fmt: skip
+    assert spec.publish is not None
+    assert (spec.publish.lake, spec.publish.tables) == ("s3://team-lake/storeframes", ("metadata", "metrics", "search"))
+    assert spec.publish.snapshots is True
     monkeypatch.setenv("SLACK_TOKENS", "T1JJ3T3L2/A1BRTD4JD/TIiajkdnlazkcOXrIdevi7FQ")
     monkeypatch.setenv("SMTP_PASSWORD", "not-a-password")
     with_alerts = parse_spec(spec_block + "\n" + alerts_block)
     assert [a.rule for a in with_alerts.alerts] == list(RULES)
     assert [u.split("://")[0] for u in with_alerts.notify.urls] == ["slack", "mailto"]
+
+
+def _with_publish(tmp_path: Path, publish: str) -> tuple[Path, list[str]]:
+    text = SPEC + "\n[publish]\n" + publish + "\n"
+    path = tmp_path / "tracking.toml"
+    path.write_text(text)
+    return path, text.splitlines()
+
+
+def test_a_publish_table_is_read_its_lake_placed_and_its_tables_in_the_lakes_order(tmp_path, monkeypatch):
+    path, _ = _with_publish(tmp_path, 'lake = "team-lake"\ntables = ["search", "metadata"]\nsnapshots = true')
+    publish = load_spec(path).publish
+    assert publish is not None
+    assert publish.lake == str((tmp_path / "team-lake").resolve())  # relative to the spec file, as cache_dir
+    assert publish.tables == ("metadata", "search")
+    assert publish.snapshots is True
+    assert publish.with_snapshots("metadata") and not publish.with_snapshots("search_history")
+    monkeypatch.setenv("LAKE_BUCKET", "team-lake")
+    path, _ = _with_publish(tmp_path, 'lake = "s3://${LAKE_BUCKET}/tables"')
+    every = load_spec(path).publish
+    assert every is not None
+    assert every.lake == "s3://team-lake/tables"
+    assert every.snapshots is False  # the default: snapshot tables are a cost a team chooses
+    assert every.tables == (  # by default every table the items fill (no changes item: no change tables)
+        "metadata", "versions", "screenshots", "videos", "in_app_purchases", "related_apps", "permissions",
+        "metrics", "search", "search_history", "benchmarks",
+    )  # fmt: skip
+    assert parse_spec(SPEC).publish is None
+
+
+@pytest.mark.parametrize(
+    ("publish", "key", "words"),
+    [
+        ('lake = "team-lake"\ntables = ["search", "serch"]', "tables", "serch: no such table"),
+        ('lake = "team-lake"\ntables = ["changes"]', "tables", "no item of the spec fetches"),
+        ('lake = "team-lake"\ntables = []', "tables", "one table or more"),
+        ('lake = "team-lake"\nsnapshots = "yes"', "snapshots", "true or false"),
+        ('lake = "team-lake"\ntables = ["search_history"]\nsnapshots = true', "snapshots", "current-only tables"),
+        ('lake = "s3://${LAKE_BUCKET_NOT_SET}/t"', "lake", "an environment variable LAKE_BUCKET_NOT_SET that is set"),
+        ('lake = ""', "lake", "a folder or a bucket address"),
+        ('lake = "team-lake"\nmerge = true', "merge", "one of the keys lake, tables, snapshots"),
+    ],
+)
+def test_a_bad_publish_table_is_refused_naming_its_line_and_what_is_allowed(tmp_path, publish, key, words):
+    path, lines = _with_publish(tmp_path, publish)
+    line = next(n for n, text in enumerate(lines, 1) if text.startswith(f"{key} ="))
+    with pytest.raises(SpecError) as caught:
+        load_spec(path)
+    message = str(caught.value)
+    assert f"[publish].{key}" in message and f"tracking.toml, line {line}" in message, message
+    assert words in message, message
+    if key == "tables" and "no such" not in words:
+        assert "metadata, versions" in message and "changes" not in message.split("fill:")[1]
