@@ -14,7 +14,8 @@ what ``sf.scan(table)`` gives, and with ``snapshots = true`` the days it has not
 ``metrics``, ``search``; a history table holds every day already). ``snapshots`` is false by
 default: the snapshot tables grow by a day of every cell each run, a cost a team chooses. A table
 with nothing new gets no new version. ``$NAME`` or ``${NAME}`` in ``lake`` is the environment
-variable ``NAME``, as in ``[notify]`` addresses.
+variable ``NAME``, as in ``[notify]`` addresses; a bucket lake is reached with the tracker's
+``storage_options`` (those of its cache) or, without them, the environment's credentials.
 
 A table that fails to publish (the lake unreachable, ``deltalake`` not installed) is named in the run's
 errors and makes the run ``partial``; what the run fetched stays kept, and the next run publishes it.
@@ -133,13 +134,15 @@ def publish_tables(
 ) -> Published:
     """Publish each of ``publish``'s tables from ``cache`` (the answers of ``service``) to its lake.
 
+    ``storage_options`` (the tracker's, as for its cache) go with a bucket lake; a folder takes none.
     A table that fails is named in :attr:`Published.errors` and the others are published still.
 
     >>> publish_tables(spec.publish, cache, "service").versions  # doctest: +SKIP
     {'metadata': 4, 'metadata_snapshots': 4, 'metrics': 2}
     """
-    from ..lake import publish as publish_table
+    from ..lake.publish import publish as publish_table
 
+    options = storage_options if "://" in publish.lake else None
     began = time.monotonic()
     versions: dict[str, int] = {}
     written: list[str] = []
@@ -147,7 +150,7 @@ def publish_tables(
     for table in publish.tables:
         try:
             result = publish_table(
-                table, publish.lake, cache_dir=cache, storage_options=storage_options,
+                table, publish.lake, cache_dir=cache, storage_options=options,
                 snapshots=publish.with_snapshots(table), service=service,
             )  # fmt: skip
         except Exception as exc:  # deltalake's errors too: the run's fetched answers stay kept whatever happens

@@ -35,6 +35,7 @@ from ..coord import holding
 from ..errors import ConfigurationError, InvalidParameterError, StoreframesError, plural, shown_when_half_built
 from .alerts import AlertResult, judge, month_spent_of, write_digest
 from .due import DueCall, due_calls, fetched_by_endpoint, gap_days, last_fetched
+from .publishing import publish_tables
 from .spec import Item, TrackerSpec, load_spec
 
 __all__ = ["EXIT_CODES", "RunResult", "TrackPlan", "TrackStatus", "Tracker"]
@@ -157,6 +158,9 @@ class RunResult:
     """New events its alerts found (:func:`storeframes.events` lists them)."""
     notified: int = 0
     """Events it sent to the ``[notify]`` addresses (one message an address)."""
+    published: dict[str, int] = field(default_factory=dict)
+    """The version of each Delta table of the ``[publish]`` lake after the run (``metadata``,
+    ``metadata_snapshots`` ...); a table that failed to publish is missing, and named in :attr:`errors`."""
 
     @property
     def exit_code(self) -> int:
@@ -177,6 +181,8 @@ class RunResult:
         ]
         if self.events or self.notified:
             lines.append(f"  alerts: {plural(self.events, 'new event')}, {plural(self.notified, 'event')} sent")
+        if self.published:
+            lines.append("  published: " + ", ".join(f"{t} v{v}" for t, v in self.published.items()))
         if self.interrupted:
             lines.append(f"  finished what the interrupted run(s) {', '.join(self.interrupted)} left")
         if self.left_out:
@@ -475,12 +481,20 @@ class Tracker:
                 result.errors += [f"alerts: {e}" for e in judged.errors]
             except (StoreframesError, OSError) as exc:  # the fetched stays kept; the next run judges again
                 result.errors.append(f"alerts: {type(exc).__name__}: {exc}".splitlines()[0])
+        unpublished = 0
+        if kind != "dry_run" and cache is not None and self.spec.publish is not None:  # after the fetching: a
+            published = publish_tables(self.spec.publish, cache, client.namespace,  # failure loses nothing fetched
+                                       storage_options=self._options.get("storage_options"))  # fmt: skip
+            result.published, unpublished = published.versions, len(published.errors)
+            result.errors += published.errors
         if failed and not done:
             result.status = "failed"
         elif failed:
             result.status = "partial"
         elif result.left_out:
             result.status = "over_budget"
+        elif unpublished:
+            result.status = "partial"
         else:
             result.status = "ok"
         result.seconds = time.monotonic() - began
