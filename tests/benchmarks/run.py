@@ -41,6 +41,11 @@ It calls the functions of the scripts beside it, with their own default sizes (t
   daily runs (10 keywords, 10 apps, 10 days with ``--quick``): a judgement of the last day in a new
   process and in the same tracker, the judgements of the month's runs, and the month's digest
   (``bench_alerts.py``);
+* lake: the same month of a tracker (50 keywords x 2 countries of live search, 5 of them's
+  history, 40 apps' metadata and metrics; 10 keywords, 10 apps, 7 days with ``--quick``)
+  published to a Delta Lake folder with ``sf.publish``, table by table, the current-only ones with
+  their snapshots: the first publish (rows, seconds, files written), a re-publish with nothing new
+  (in a new process and from an open cache) and a publish after one more day (``bench_lake.py``);
 * compaction: a folder of 1,000, 10,000 and 100,000 cached answers (300 and 3,000 with
   ``--quick``) before and after ``storeframes cache compact``: a new client's first lookup and
   a warm ``versions_frame`` + ``metadata_frame`` call, each in a fresh process, the files and
@@ -75,6 +80,7 @@ import bench_client
 import bench_compaction
 import bench_coordination
 import bench_frames
+import bench_lake
 import bench_metadata
 import bench_metrics
 import bench_search
@@ -85,7 +91,9 @@ from storeframes.flatteners import UnknownFieldWarning
 from storeframes.sandbox import World
 
 Figure = dict[str, Any]
-GROUPS = ("call", "flatten", "fetch", "coordination", "cache", "frames", "memory", "track", "alerts", "compaction")
+GROUPS = (
+    "call", "flatten", "fetch", "coordination", "cache", "frames", "memory", "track", "alerts", "lake", "compaction",
+)  # fmt: skip
 
 
 @dataclass
@@ -646,6 +654,40 @@ def alerts(quick: bool) -> list[Row]:
     ]
 
 
+# -- lake -------------------------------------------------------------------------------------
+
+
+def lake(quick: bool) -> list[Row]:
+    """A month of a tracker's tables published to a Delta Lake: the first publish, again, and a day later."""
+    found = bench_lake.figures(bench_lake.QUICK if quick else bench_lake.FULL)
+    rows = []
+    for f in found:
+        setting = f"{f['keywords']} keywords x 2 countries, {f['apps']} apps, {f['days']} days of runs"
+        name = f"lake.{f['case']}.{slug(f['table'])}"
+        if f["case"] == "first":
+            result = (
+                f"{f['rows']:,} rows (+{f['snapshot_rows']:,} snapshot rows) in {secs(f['seconds'])}; "
+                f"{f['data_files_written']} data files, {f['log_files_written']} log files"
+            )
+            lines = [line(f"{name}.seconds", f["seconds"], "s", f)]
+        elif f["case"] == "again":
+            result = (
+                f"new process {secs(f['seconds'])} ({secs(f['new_process_seconds'])} with its start), open cache "
+                f"{secs(f['open_cache_seconds'])}; "
+                f"{f['data_files_written'] + f['log_files_written']} files written, version {f['version']}"
+            )
+            lines = [line(f"{name}.seconds", f["seconds"], "s", f),
+                     line(f"{name}.open_cache_seconds", f["open_cache_seconds"], "s", f)]  # fmt: skip
+        else:
+            result = (
+                f"{secs(f['seconds'])}: {f['inserted']:,} inserted, {f['updated']:,} updated, {f['deleted']:,} "
+                f"deleted, +{f['snapshot_rows']:,} snapshot rows; {f['data_files_written']} data files"
+            )
+            lines = [line(f"{name}.seconds", f["seconds"], "s", f)]
+        rows.append(Row("lake", f"sf.publish {f['table']}, {f['case'].replace('_', ' ')}", setting, result, lines))
+    return rows
+
+
 # -- goals ------------------------------------------------------------------------------------
 
 GOALS = (
@@ -660,6 +702,7 @@ GOALS = (
     ("track.plan_seconds.", "tracker.plan of a day, new tracker (s)", "<=", 0.2),
     ("track.plan_again_seconds.", "tracker.plan of a day, same tracker again (s)", "<=", 0.2),
     ("track.run.rate_x_limit", "a tracker run's requests a second / (limit / window)", ">=", 0.95),
+    ("lake.again.", "sf.publish of a table with nothing new (s)", "<=", 1.0),
 )
 """The figures with a performance goal: a line's name (or the start of several), and the goal."""
 
@@ -772,6 +815,8 @@ def main() -> None:
             timed("track", lambda: track(quick))
         if "alerts" in only:
             timed("alerts", lambda: alerts(quick))
+        if "lake" in only:
+            timed("lake", lambda: lake(quick))
         if "compaction" in only:
             timed("compaction", lambda: compaction(quick))
 
