@@ -482,7 +482,7 @@ class Tracker:
             except (StoreframesError, OSError) as exc:  # the fetched stays kept; the next run judges again
                 result.errors.append(f"alerts: {type(exc).__name__}: {exc}".splitlines()[0])
         unpublished = 0
-        if kind != "dry_run" and cache is not None and self.spec.publish is not None:  # after the fetching: a
+        if cache is not None and self.spec.publish is not None:  # after the fetching (and a backfill's): a
             published = publish_tables(self.spec.publish, cache, client.namespace,  # failure loses nothing fetched
                                        storage_options=self._options.get("storage_options"))  # fmt: skip
             result.published, unpublished = published.versions, len(published.errors)
