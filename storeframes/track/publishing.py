@@ -141,8 +141,9 @@ def publish_tables(
     {'metadata': 4, 'metadata_snapshots': 4, 'metrics': 2}
     """
     from ..lake.publish import publish as publish_table
+    from ..lake.read import is_address
 
-    options = storage_options if "://" in publish.lake else None
+    options = storage_options if is_address(publish.lake) else None
     began = time.monotonic()
     versions: dict[str, int] = {}
     written: list[str] = []
