@@ -71,6 +71,7 @@ from .errors import (
 )
 from .flatteners import ResultCapWarning, UnknownFieldWarning
 from .interop import to_pandas
+from .lake import sql
 from .ledger import LEDGER_SCHEMA
 from .limiter import SlidingWindowLimiter
 from .observed import observed_changes
@@ -153,6 +154,7 @@ __all__ = [
     "search_frame",
     "search_history_frame",
     "snapshots",
+    "sql",
     "to_pandas",
     "today",
     "version_changes_frame",
