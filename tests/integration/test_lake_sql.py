@@ -194,6 +194,12 @@ def test_the_newest_rating_of_each_app_with_a_filter(folder):
     assert days.to_dict(as_series=False) == {"snapshot_date": [EARLIER, SANDBOX_TODAY], "apps": [len(APPS)] * 2}
 
 
+def test_the_readme_shows_the_three_queries():
+    readme = " ".join((Path(__file__).resolve().parents[2] / "README.md").read_text().split())
+    for query in (MOVERS, CREDITS, RATED):
+        assert " ".join(query.split()) in readme
+
+
 def test_the_logs_are_views_with_their_schemas(folder):
     ledger = sf.sql('SELECT * FROM ledger ORDER BY time, "row"', folder)
     assert_frame_equal(ledger, sf.Cache(folder).read_ledger())
