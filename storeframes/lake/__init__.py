@@ -1,0 +1,10 @@
+"""Team tables: the cache's tables published to Delta Lake, read back at a version, and manifests of what was read.
+
+>>> import storeframes as sf
+>>> sf.check_manifest("analysis-manifest.json", cache_dir="storeframes-cache").ok  # doctest: +SKIP
+True
+"""
+
+from .manifest import Manifest, ManifestCheck, check_manifest, manifest
+
+__all__ = ["Manifest", "ManifestCheck", "check_manifest", "manifest"]
