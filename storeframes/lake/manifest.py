@@ -318,9 +318,9 @@ def manifest(
         datetime.now(UTC).isoformat(timespec="seconds"),
         __version__,
         location,
-        tuple(tables),
+        tuple(sorted(tables, key=lambda t: t.name)),  # by name, as the file lists them
         tuple(delta),
-        tuple(records),
+        tuple(sorted(records, key=lambda f: f.name)),
     )
     if path is None:
         return made

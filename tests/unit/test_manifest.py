@@ -99,7 +99,7 @@ def test_a_manifest_of_two_tables_and_a_frame_is_written_as_json_and_read_back(t
     ranks = pl.DataFrame({"app_id": APPS, "rank": [1, 2, 3]}, schema={"app_id": pl.String, "rank": pl.Int64})
     path = tmp_path / "analysis-manifest.json"
 
-    made = sf.manifest("metadata", "metrics_frame", ranks.lazy(), ranks=ranks, cache_dir=tmp_path / "cache", path=path)
+    made = sf.manifest("metrics_frame", "metadata", ranks.lazy(), ranks=ranks, cache_dir=tmp_path / "cache", path=path)
 
     assert made.path == str(path) and made.storeframes_version == sf.__version__
     assert made.cache == str(tmp_path / "cache")
