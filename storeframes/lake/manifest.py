@@ -310,8 +310,12 @@ def manifest(
                     f"a table the cache at {location} holds answers of: it holds none of {name}",
                 )
             tables.append(record)
+    read_before = reads()
+    if not names and not records and not read_before:
+        allowed = "a table's name or a frame: nothing was given, and no published table was read (sf.read_table)"
+        raise InvalidParameterError("frames_or_tables", (), allowed, endpoint="manifest")
     delta = []
-    for read in reads():
+    for read in read_before:
         rows = _delta_rows(read.uri, read.version, storage_options)
         delta.append(DeltaRecord(read.uri, read.table, read.version, rows.height, content_hash(rows)))
     made = Manifest(

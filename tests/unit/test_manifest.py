@@ -191,6 +191,9 @@ def test_what_the_manifest_refuses(tmp_path):
         sf.manifest({"a": [1]}, cache_dir=tmp_path / "cache")
     with pytest.raises(sf.InvalidParameterError, match=r"invalid ranks='list'.*a polars DataFrame or LazyFrame"):
         sf.manifest(ranks=[1, 2])
+    with pytest.raises(sf.InvalidParameterError, match=r"invalid frames_or_tables=\(\).*nothing was given"):
+        sf.manifest(path=tmp_path / "empty.json")
+    assert not (tmp_path / "empty.json").exists()
     (tmp_path / "notes.json").write_text('{"hello": 1}')
     with pytest.raises(sf.InvalidParameterError, match=r"invalid path=.*notes.json.*a manifest written by sf.manifest"):
         sf.check_manifest(tmp_path / "notes.json", tmp_path / "cache")
