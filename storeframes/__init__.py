@@ -71,7 +71,7 @@ from .errors import (
 )
 from .flatteners import ResultCapWarning, UnknownFieldWarning
 from .interop import to_pandas
-from .lake import sql
+from .lake import check_manifest, manifest, sql
 from .ledger import LEDGER_SCHEMA
 from .limiter import SlidingWindowLimiter
 from .observed import observed_changes
@@ -131,6 +131,7 @@ __all__ = [
     "benchmarks_frame",
     "catalog",
     "changes_frame",
+    "check_manifest",
     "compact",
     "configure",
     "connect",
@@ -138,6 +139,7 @@ __all__ = [
     "events",
     "find_apps",
     "in_app_purchases_frame",
+    "manifest",
     "metadata_frame",
     "metrics_frame",
     "observed_changes",
