@@ -1,0 +1,270 @@
+"""sf.publish and sf.read_table: cached tables published to Delta Lake (a folder, and moto's S3 on loopback)
+equal sf.scan read back by polars and by deltalake; a publish with nothing new writes no version; a refresh
+changes exactly its cells' rows and the version before stays readable; snapshots are appended day by day;
+two publishers at once lose no row; and what is refused before anything is written."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from datetime import date, timedelta
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+import pytest
+from polars.testing import assert_frame_equal
+
+import storeframes as sf
+from storeframes.lake import merge_keys, reads
+from storeframes.lake.read import BOOKKEEPING, SCANS_DELTA
+from storeframes.sandbox import World
+from tests._children import child_env
+from tests.conftest import FAST_BACKOFF, ROOT, SANDBOX_TODAY
+
+deltalake = pytest.importorskip("deltalake")
+
+WORLD = World(0)
+APPS = [a for a in WORLD.app_ids("ios") if a not in WORLD.UNAVAILABLE_IN_US][:3]
+DAYS = [SANDBOX_TODAY - timedelta(days=n) for n in (2, 1, 0)]
+TABLES = ["metadata", "versions", "metrics", "search_history"]
+
+
+def _client(day: date, cache: Any, **options: Any) -> sf.Client:
+    return sf.sandbox.client(today=day, cache_dir=cache, progress=False, backoff=FAST_BACKOFF, **options)
+
+
+def _fill(cache: Any, day: date, **options: Any) -> None:
+    """One day's tracking of :data:`APPS` into ``cache``."""
+    with _client(day, cache, **options) as client:
+        client.metadata_frame(APPS)
+        client.metrics_frame(APPS, ["downloads", "ratings"])
+        client.search_history_frame(WORLD.EXAMPLE_KEYWORDS[0], days=5)
+
+
+def _sorted(frame: pl.DataFrame) -> pl.DataFrame:
+    keys = [name for name, dtype in frame.schema.items() if not dtype.is_nested()]
+    return frame.sort(keys, nulls_last=True)
+
+
+def _same(got: pl.DataFrame, expected: pl.DataFrame) -> None:
+    """The same columns, dtypes and rows, in any order."""
+    assert got.schema == expected.schema
+    assert got.height == expected.height
+    assert_frame_equal(_sorted(got), _sorted(expected))
+
+
+def _check_published(lake: str, table: str, cache: Any, options: dict[str, str] | None = None) -> None:
+    """The Delta table equals sf.scan(table), read by polars, by deltalake and by sf.read_table."""
+    kw = {"storage_options": options} if options else {}
+    direct = {**options, "aws_allow_http": "true"} if options else None  # moto on loopback: plain http
+    uri = f"{lake}/{table}"
+    expected = sf.scan(table, cache).collect()
+    assert expected.height > 0
+    if SCANS_DELTA:
+        by_polars = pl.scan_delta(uri, storage_options=direct).collect()
+    else:  # polars 1.30 cannot read deltalake 1's tables itself: through their pyarrow dataset
+        by_polars = pl.scan_pyarrow_dataset(
+            deltalake.DeltaTable(uri, storage_options=direct).to_pyarrow_dataset()
+        ).collect()
+    assert by_polars.columns == [*expected.columns, *BOOKKEEPING]
+    assert by_polars.select(pl.struct("_cell", "_row").is_unique().all()).item()
+    _same(by_polars.drop(BOOKKEEPING), expected)
+    by_deltalake = pl.from_arrow(deltalake.DeltaTable(uri, storage_options=direct).to_pyarrow_table())
+    assert isinstance(by_deltalake, pl.DataFrame)
+    _same(by_deltalake.drop(BOOKKEEPING), expected)
+    _same(sf.read_table(lake, table, **kw).collect(), expected)
+
+
+@pytest.fixture
+def filled(tmp_path: Path) -> Path:
+    cache = tmp_path / "cache"
+    _fill(cache, DAYS[0])
+    return cache
+
+
+def test_every_table_published_equals_its_scan_and_a_second_publish_writes_nothing(filled, tmp_path):
+    lake = str(tmp_path / "lake")
+    for table in TABLES:
+        first = sf.publish(table, lake, cache_dir=filled)
+        assert (first.table, first.uri, first.version, first.written) == (table, f"{lake}/{table}", 0, True)
+        assert first.inserted == sf.scan(table, filled).collect().height and first.deleted == first.updated == 0
+        assert first.snapshots_uri is None and first.snapshot_rows == 0
+        _check_published(lake, table, filled)
+
+        again = sf.publish(table, lake, cache_dir=filled)
+        assert (again.version, again.written, again.inserted, again.updated, again.deleted) == (0, False, 0, 0, 0)
+        assert deltalake.DeltaTable(f"{lake}/{table}").version() == 0
+
+    commit = deltalake.DeltaTable(f"{lake}/metrics").history(1)[0]
+    assert commit["storeframes.version"] == sf.__version__
+    assert commit["storeframes.table"] == "metrics"
+    assert commit["storeframes.cache"] == sf.Cache(filled).location
+    assert commit["storeframes.cells"] == str(len(APPS) * 2) and commit["storeframes.answers"] == "1"
+    assert re.fullmatch(r"[0-9a-f]{64}", commit["storeframes.digest"])
+
+
+def test_a_refresh_changes_exactly_its_cells_rows_and_the_version_before_stays_readable(filled, tmp_path):
+    lake = str(tmp_path / "lake")
+    before = {table: sf.scan(table, filled).collect() for table in ("metrics", "versions")}
+    for table in before:
+        sf.publish(table, lake, cache_dir=filled)
+    with _client(DAYS[1], filled) as client:  # a day later, the first app fetched again
+        client.metadata_frame(APPS[:1], refresh=True)
+        client.metrics_frame(APPS[:1], ["downloads", "ratings"], refresh=True)
+
+    for table, old in before.items():
+        new = sf.scan(table, filled).collect()
+        done = sf.publish(table, lake, cache_dir=filled)
+        assert done.written and done.version == 1
+        mine = new.filter(pl.col("app_id") == APPS[0]).height
+        was = old.filter(pl.col("app_id") == APPS[0]).height
+        assert done.inserted + done.updated == mine and done.updated + done.deleted == was
+        _check_published(lake, table, filled)
+        published = pl.from_arrow(deltalake.DeltaTable(f"{lake}/{table}").to_pyarrow_table())
+        assert isinstance(published, pl.DataFrame)
+        assert published.filter(pl.col("app_id") == APPS[0])["fetched_at"].dt.date().unique().to_list() == [DAYS[1]]
+        others = published.filter(pl.col("app_id") != APPS[0])
+        assert others["fetched_at"].dt.date().unique().to_list() == [DAYS[0]]  # untouched
+        _same(sf.read_table(lake, table, version=0).collect(), old)
+        assert reads()[-1].version == 0 and reads()[-1].table == table
+        assert sf.read_table(lake, table).collect().height == new.height and reads()[-1].version == 1
+
+
+def test_snapshots_appended_day_by_day_match_sf_snapshots(tmp_path):
+    cache, lake = tmp_path / "cache", str(tmp_path / "lake")
+    for n, day in enumerate(DAYS):
+        _fill(cache, day)
+        done = sf.publish("metrics", lake, cache_dir=cache, snapshots=True)
+        assert done.snapshots_uri == f"{lake}/metrics_snapshots" and done.snapshots_version == n
+        assert done.snapshot_rows == len(APPS) * 2
+        expected = sf.snapshots("metrics", cache).collect()
+        got = sf.read_table(lake, "metrics_snapshots").collect()
+        _same(got, expected)
+        assert sorted(got["snapshot_date"].unique()) == DAYS[: n + 1]
+        again = sf.publish("metrics", lake, cache_dir=cache, snapshots=True)
+        assert (again.written, again.snapshots_version, again.snapshot_rows) == (False, n, 0)
+    partitions = deltalake.DeltaTable(f"{lake}/metrics_snapshots").metadata().partition_columns
+    assert partitions == ["snapshot_date"]
+
+
+PUBLISH = """
+import json, sys
+import storeframes as sf
+args = json.loads(sys.argv[1])
+done = sf.publish(args["table"], args["lake"], cache_dir=args["cache"], storage_options=args["options"])
+print(json.dumps({"version": done.version, "written": done.written}))
+"""
+
+
+def _at_once(table: str, lake: str, cache: str, options: dict[str, str] | None, env: dict[str, str]) -> list[dict]:
+    """Two processes publishing ``table`` at the same time; what each said."""
+    args = json.dumps({"table": table, "lake": lake, "cache": cache, "options": options})
+    command = [sys.executable, "-c", PUBLISH, args]
+    both = [
+        subprocess.Popen(command, cwd=ROOT, env=child_env(**env), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        for _ in range(2)
+    ]
+    said = []
+    for child in both:
+        out, err = child.communicate(timeout=300)
+        assert child.returncode == 0, err.decode()
+        said.append(json.loads(out.decode().strip().splitlines()[-1]))
+    return said
+
+
+def test_two_processes_publishing_at_once_leave_every_row_once(filled, tmp_path):
+    lake = str(tmp_path / "lake")
+    said = _at_once("versions", lake, str(filled), None, {})  # both create the table
+    assert sorted(s["written"] for s in said) == [False, True]
+    _check_published(lake, "versions", filled)
+    with _client(DAYS[1], filled) as client:
+        client.metadata_frame(APPS[:2], refresh=True)
+    said = _at_once("versions", lake, str(filled), None, {})  # both merge the same change
+    assert sorted(s["written"] for s in said) == [False, True] and {s["version"] for s in said} == {1}
+    _check_published(lake, "versions", filled)
+
+
+def test_a_bucket_lake_equals_the_scan_merges_a_refresh_and_keeps_credentials_out(s3_bucket, tmp_path):
+    options = s3_bucket.storage_options
+    cache = tmp_path / "cache"
+    _fill(cache, DAYS[0])
+    lake = f"s3://{s3_bucket.name}/lake"
+    for table in ("metrics", "versions"):
+        done = sf.publish(table, lake, cache_dir=cache, storage_options=options, snapshots=True)
+        assert done.written and done.uri == f"{lake}/{table}"
+        _check_published(lake, table, cache, options)
+        assert not sf.publish(table, lake, cache_dir=cache, storage_options=options).written
+    with _client(DAYS[1], cache) as client:
+        client.metrics_frame(APPS[:1], ["downloads", "ratings"], refresh=True)
+    assert sf.publish("metrics", lake, cache_dir=cache, storage_options=options).version == 1
+    _check_published(lake, "metrics", cache, options)
+    said = _at_once("versions", lake, str(cache), options, {})
+    assert [s["written"] for s in said] == [False, False]
+    with _client(DAYS[1], cache) as client:
+        client.metadata_frame(APPS[:2], refresh=True)
+    said = _at_once("versions", lake, str(cache), options, {})  # conditional writes on S3: one wins
+    assert sorted(s["written"] for s in said) == [False, True]
+    _check_published(lake, "versions", cache, options)
+
+    secret = options["aws_secret_access_key"]
+    logs = {k: v for k, v in s3_bucket.objects().items() if "/_delta_log/" in k and k.endswith(".json")}
+    assert logs and not any(
+        secret.encode() in body or options["aws_access_key_id"].encode() in body for body in logs.values()
+    )
+    assert any(b'"storeframes.cache"' in body for body in logs.values())
+    shown = repr(sf.publish("metrics", lake, cache_dir=cache, storage_options=options))
+    assert secret not in shown and options["aws_access_key_id"] not in shown
+
+
+def test_what_is_refused_before_anything_is_written(filled, tmp_path):
+    lake = tmp_path / "lake"
+    cases: list[tuple[dict[str, Any], str]] = [
+        ({"table": "nonsense", "lake": lake}, "table"),
+        ({"table": "changes", "lake": lake, "snapshots": True}, "snapshots"),
+        ({"table": "metrics", "lake": lake, "snapshots": "yes"}, "snapshots"),
+        ({"table": "metrics", "lake": "ftp://host/lake"}, "lake"),
+        ({"table": "metrics", "lake": ""}, "lake"),
+        ({"table": "metrics", "lake": 3}, "lake"),
+        ({"table": "metrics", "lake": lake, "storage_options": {"aws_region": "us-east-1"}}, "storage_options"),
+    ]
+    for given, parameter in cases:
+        with pytest.raises(sf.InvalidParameterError) as refused:
+            sf.publish(cache_dir=filled, **given)
+        assert refused.value.parameter == parameter, given
+    with pytest.raises(sf.InvalidParameterError, match="holds credentials") as refused:
+        sf.publish("metrics", "s3://AKIAXX:topsecret@bucket/lake", cache_dir=filled)
+    assert "topsecret" not in str(refused.value)
+    assert not lake.exists()
+
+    sf.publish("metrics", lake, cache_dir=filled)
+    for given, parameter in [
+        ({"version": 0, "as_of": "2026-11-20"}, "as_of"),
+        ({"version": -1}, "version"),
+        ({"version": 7}, "version"),
+        ({"as_of": "yesterday"}, "as_of"),
+    ]:
+        with pytest.raises(sf.InvalidParameterError) as refused:
+            sf.read_table(lake, "metrics", **given)
+        assert refused.value.parameter == parameter, given
+    with pytest.raises(sf.InvalidParameterError, match="none is at"):
+        sf.read_table(lake, "versions")
+    deltalake.write_deltalake(str(lake / "versions"), pl.DataFrame({"app_id": ["1"]}).to_arrow())
+    with pytest.raises(sf.InvalidParameterError, match="is another's") as refused:
+        sf.publish("versions", lake, cache_dir=filled)
+    assert refused.value.parameter == "lake"
+    assert deltalake.DeltaTable(str(lake / "versions")).version() == 0
+
+
+def test_the_readme_lists_the_merge_keys_of_every_table():
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = readme.split("## Team tables", 1)[1].split("\n## ", 1)[0]
+    listed = {t: (c, s) for t, c, s in re.findall(r"^\| `(\w+)` \| (.+?) \| (.+?) \|$", section, flags=re.MULTILINE)}
+
+    def shown(names: list[str]) -> str:
+        return ", ".join(f"`{name}`" for name in names) or "(one cell per scope)"
+
+    assert listed == {table: (shown(keys["cell"]), shown(keys["scope"])) for table, keys in merge_keys().items()}
+    assert set(listed) == set(sf.datasets.TABLES)
