@@ -258,6 +258,23 @@ def test_what_is_refused_before_anything_is_written(filled, tmp_path):
     assert deltalake.DeltaTable(str(lake / "versions")).version() == 0
 
 
+def test_the_command_publishes_and_says_what_it_did(filled, tmp_path):
+    lake = str(tmp_path / "lake")
+    command = [sys.executable, "-m", "storeframes", "publish", "metrics", lake, "--cache-dir", str(filled)]
+    first = subprocess.run([*command, "--snapshots"], cwd=ROOT, env=child_env(), capture_output=True, text=True)
+    assert first.returncode == 0, first.stderr
+    lines = first.stdout.strip().splitlines()
+    assert len(lines) == 2
+    assert lines[0].startswith(f"metrics -> {lake}/metrics: version 0: {len(APPS) * 2} rows inserted")
+    assert lines[1].startswith(f"metrics snapshots -> {lake}/metrics_snapshots: {len(APPS) * 2} rows appended")
+    again = subprocess.run(command, cwd=ROOT, env=child_env(), capture_output=True, text=True)
+    assert again.returncode == 0 and "nothing new, version 0 unchanged" in again.stdout
+    refused = subprocess.run(
+        [*command[:4], "nonsense", lake], cwd=ROOT, env=child_env(), capture_output=True, text=True
+    )
+    assert refused.returncode == 2 and "invalid table='nonsense'" in refused.stderr
+
+
 def test_the_readme_lists_the_merge_keys_of_every_table():
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     section = readme.split("## Team tables", 1)[1].split("\n## ", 1)[0]
