@@ -18,9 +18,13 @@ __all__ = ["run_publish"]
 
 def run_publish(args: argparse.Namespace) -> int:
     """The ``publish`` command; the exit status."""
-    from deltalake.exceptions import DeltaError
-
     from ..lake import publish
+
+    try:
+        from deltalake.exceptions import DeltaError
+    except ImportError:
+        print('storeframes publish: needs deltalake 1.1 or newer: pip install "storeframes[lake]"', file=sys.stderr)
+        return 2
 
     try:
         done = publish(args.table, args.lake, cache_dir=args.cache_dir, snapshots=args.snapshots)

@@ -45,7 +45,7 @@ from ..errors import CacheUnavailableError, InvalidParameterError
 from ..pipeline import FrameSpec, cell_columns
 from ..snapshots import SNAPSHOT_TABLES
 from ..snapshots import snapshots as snapshot_rows
-from .read import BOOKKEEPING, Where, is_address, scan, where
+from .read import BOOKKEEPING, Where, is_address, needs_deltalake, scan, where
 
 __all__ = ["ATTEMPTS", "PublishResult", "last_commit", "merge_keys", "publish"]
 
@@ -445,12 +445,7 @@ def publish(
         )
     place = where(lake, name, lake_options, what="publish")
     snap_place = where(lake, f"{name}_snapshots", lake_options, what="publish") if snapshots else None
-    try:
-        import deltalake  # noqa: F401
-    except ImportError:
-        raise InvalidParameterError(
-            "lake", place.lake, 'a lake needs deltalake: pip install "storeframes[lake]"', endpoint="publish"
-        ) from None
+    needs_deltalake("publish")
     cache = open_for(cache_dir, cache_options)
     del storage_options, lake_options, cache_options
     chosen_service, state = _state(cache, spec, service)

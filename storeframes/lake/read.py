@@ -27,7 +27,7 @@ from ..cache.stores import store_for
 from ..errors import ConfigurationError, InvalidParameterError
 from ..wire.safety import shown_url
 
-__all__ = ["BOOKKEEPING", "SCANS_DELTA", "LakeRead", "read_table", "reads", "scan"]
+__all__ = ["BOOKKEEPING", "LAKE_EXTRA", "SCANS_DELTA", "LakeRead", "read_table", "reads", "scan"]
 
 BOOKKEEPING = ("_cell", "_answer", "_row")
 """The columns a published current table holds beside the table's own: the row's cell (an id of its
@@ -135,6 +135,21 @@ def where(lake: Any, table: str, storage_options: Mapping[str, Any] | None, *, w
     return Where(addresses[0], store.location, table, dict(options or {}), store)
 
 
+LAKE_EXTRA = 'pip install "storeframes[lake]"'
+"""How to install what :func:`read_table` and :func:`storeframes.publish` need: deltalake 1.1 or newer."""
+
+
+def needs_deltalake(what: str) -> None:
+    """An ImportError naming the extra, where deltalake is missing.
+
+    >>> needs_deltalake("read_table")  # with deltalake installed: nothing  # doctest: +SKIP
+    """
+    try:
+        import deltalake  # noqa: F401
+    except ImportError as exc:
+        raise ImportError(f"sf.{what} needs deltalake 1.1 or newer: {LAKE_EXTRA}") from exc
+
+
 def scan(delta: Any) -> pl.LazyFrame:
     """A lazy frame of a loaded ``deltalake.DeltaTable`` at its loaded version, with every column of the table
     (those of the merge too).
@@ -203,6 +218,7 @@ def read_table(
     moment = _as_of(as_of) if as_of is not None else None
     place = where(lake, table, storage_options, what="read_table")
     del storage_options
+    needs_deltalake("read_table")
     from deltalake import DeltaTable
     from deltalake.exceptions import DeltaError, TableNotFoundError
 

@@ -285,3 +285,14 @@ def test_the_readme_lists_the_merge_keys_of_every_table():
 
     assert listed == {table: (shown(keys["cell"]), shown(keys["scope"])) for table, keys in merge_keys().items()}
     assert set(listed) == set(sf.datasets.TABLES)
+
+
+def test_without_deltalake_publish_and_read_table_name_the_extra(filled, tmp_path, monkeypatch):
+    monkeypatch.setitem(sys.modules, "deltalake", None)  # as if it were not installed
+    for call in (
+        lambda: sf.publish("metrics", tmp_path / "lake", cache_dir=filled),
+        lambda: sf.read_table(tmp_path / "lake", "metrics"),
+    ):
+        with pytest.raises(ImportError, match=re.escape('pip install "storeframes[lake]"')):
+            call()
+    assert not (tmp_path / "lake").exists()
