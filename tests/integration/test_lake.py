@@ -296,3 +296,44 @@ def test_without_deltalake_publish_and_read_table_name_the_extra(filled, tmp_pat
         with pytest.raises(ImportError, match=re.escape('pip install "storeframes[lake]"')):
             call()
     assert not (tmp_path / "lake").exists()
+
+
+def test_a_publish_that_loses_the_race_reads_the_table_again_and_adds_no_row_twice(filled, tmp_path, monkeypatch):
+    publishing = sys.modules["storeframes.lake.publish"]  # the module (sf.lake.publish is the function)
+    lake = str(tmp_path / "lake")
+    sf.publish("versions", lake, cache_dir=filled)
+    with _client(DAYS[1], filled) as client:
+        client.metadata_frame(APPS[:2], refresh=True)
+    rows, raced, failures = publishing._rows, [], []
+    racing = []
+    merge = deltalake.DeltaTable.merge
+
+    def first_reads_then_another_commits(*args: Any, **kwargs: Any) -> pl.DataFrame:
+        found = rows(*args, **kwargs)
+        if not racing:  # between this publish's read and its commit, another publish commits
+            racing.append(True)
+            raced.append(sf.publish("versions", lake, cache_dir=filled))
+        return found
+
+    def counted(self: Any, *args: Any, **kwargs: Any) -> Any:
+        builder = merge(self, *args, **kwargs)
+        execute = builder.execute
+
+        def run() -> Any:
+            try:
+                return execute()
+            except Exception as exc:
+                failures.append(type(exc).__name__)
+                raise
+
+        builder.execute = run
+        return builder
+
+    monkeypatch.setattr(publishing, "_rows", first_reads_then_another_commits)
+    monkeypatch.setattr(deltalake.DeltaTable, "merge", counted)
+    done = sf.publish("versions", lake, cache_dir=filled)
+
+    assert raced[0].written and raced[0].version == 1
+    assert failures == ["CommitFailedError"]  # its commit was refused, then it read version 1: nothing new
+    assert (done.written, done.version) == (False, 1)
+    _check_published(lake, "versions", filled)
