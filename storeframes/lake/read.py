@@ -45,7 +45,8 @@ _SECRET = re.compile(r"secret|token|password|key|sas|credential", re.IGNORECASE)
 
 @dataclass(frozen=True)
 class LakeRead:
-    """One table :func:`read_table` read in this process: the lake (credentials never), the table, its version."""
+    """One table :func:`read_table` read in this process: the lake's address (a folder, or ``s3://bucket/prefix``:
+    credentials never), the table's name and the version read."""
 
     uri: str
     table: str
@@ -61,7 +62,7 @@ def reads() -> list[LakeRead]:
 
     >>> from storeframes.lake import reads
     >>> reads()  # doctest: +SKIP
-    [LakeRead(uri='s3://team/lake', table='versions', version=3)]
+    [LakeRead(uri='s3://team-bucket/lake', table='versions', version=3)]
     """
     with _LOCK:
         return list(_READS)
@@ -240,7 +241,7 @@ def read_table(
             endpoint="read_table",
         ) from None
     with _LOCK:
-        _READS.append(LakeRead(place.shown, table, delta.version()))
+        _READS.append(LakeRead(place.lake, table, delta.version()))
     lazy = scan(delta)
     extra = [name for name in BOOKKEEPING if name in lazy.collect_schema()]
     return lazy.drop(extra) if extra else lazy

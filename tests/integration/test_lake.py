@@ -9,7 +9,7 @@ import json
 import re
 import subprocess
 import sys
-from datetime import date, timedelta
+from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +18,7 @@ import pytest
 from polars.testing import assert_frame_equal
 
 import storeframes as sf
-from storeframes.lake import merge_keys, reads
+from storeframes.lake import LakeRead, merge_keys, reads
 from storeframes.lake.read import BOOKKEEPING, SCANS_DELTA
 from storeframes.sandbox import World
 from tests._children import child_env
@@ -131,6 +131,12 @@ def test_a_refresh_changes_exactly_its_cells_rows_and_the_version_before_stays_r
         _same(sf.read_table(lake, table, version=0).collect(), old)
         assert reads()[-1].version == 0 and reads()[-1].table == table
         assert sf.read_table(lake, table).collect().height == new.height and reads()[-1].version == 1
+        first = min(c["timestamp"] for c in deltalake.DeltaTable(f"{lake}/{table}").history())  # version 0's
+        at = datetime.fromtimestamp(first / 1000, UTC)
+        _same(sf.read_table(lake, table, as_of=at).collect(), old)
+        assert reads()[-1] == LakeRead(lake, table, 0)
+        assert sf.read_table(lake, table, as_of=datetime.now(UTC).isoformat()).collect().height == new.height
+        assert reads()[-1] == LakeRead(lake, table, 1)
 
 
 def test_snapshots_appended_day_by_day_match_sf_snapshots(tmp_path):
