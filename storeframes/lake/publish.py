@@ -21,7 +21,7 @@ import random
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import date
+from datetime import UTC, date, datetime
 from typing import Any
 
 import polars as pl
@@ -125,9 +125,17 @@ class _State:
     """What the cache holds of a table now: each cell's newest answer, the cells it knows, a digest of both."""
 
     chosen: dict[str, tuple[Entry, Cell]]
-    known: set[str]
+    latest: dict[str, tuple[datetime, str]]
+    """The newest answer of every cell the cache knows (one that says the app is gone too): when, which."""
     digest: str
     answers: int
+
+
+def _utc(moment: Any) -> datetime:
+    """``moment`` as a UTC datetime (one without a zone is taken as UTC); None as the oldest."""
+    if moment is None:
+        return datetime.min.replace(tzinfo=UTC)
+    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
 
 
 def _state(cache: Cache, spec: FrameSpec, service: str | None) -> tuple[str, _State]:
@@ -136,10 +144,15 @@ def _state(cache: Cache, spec: FrameSpec, service: str | None) -> tuple[str, _St
     entries = [e for e in entries if e.service == chosen_service]
     by_id = {e.id: e for e in entries}
     chosen = {_cell_id(by_id[i], c): (by_id[i], c) for i, cells in newest(entries).items() for c in cells}
-    known = {_cell_id(e, c) for e in entries for c in e.cells}
+    latest: dict[str, tuple[datetime, str]] = {}
+    for e in entries:
+        for c in e.cells:
+            cid = _cell_id(e, c)
+            if cid not in latest or latest[cid] < (_utc(e.fetched_at), e.id):
+                latest[cid] = (_utc(e.fetched_at), e.id)
     text = "\n".join(sorted(f"{cid} {entry.id}" for cid, (entry, _) in chosen.items()))
     digest = hashlib.sha256(f"{spec.table.name} {spec.version}\n{text}".encode()).hexdigest()
-    return chosen_service, _State(chosen, known, digest, len({e.id for e, _ in chosen.values()}))
+    return chosen_service, _State(chosen, latest, digest, len({e.id for e, _ in chosen.values()}))
 
 
 def _keep(
@@ -245,6 +258,7 @@ def _metadata(cache: Cache, spec: FrameSpec, service: str, state: _State, extra:
         f"{META}answers": str(state.answers),
         f"{META}cells": str(len(state.chosen)),
         f"{META}digest": state.digest,
+        f"{META}flattener": spec.version,
         **extra,
     }
 
@@ -256,9 +270,9 @@ def _publish_current(
     from deltalake import CommitProperties, write_deltalake
 
     delta = _open(place)
-    if delta is not None and last_commit(place, delta.version()).get(f"{META}digest") == state.digest:
+    last = last_commit(place, delta.version()) if delta is not None else {}
+    if last.get(f"{META}digest") == state.digest:
         return delta.version(), False, {}
-    held: dict[str, set[str]] = {}
     if delta is not None and not set(BOOKKEEPING) <= set(delta.schema().to_arrow().names):
         raise InvalidParameterError(
             "lake",
@@ -266,12 +280,20 @@ def _publish_current(
             f"a lake whose {place.table} table storeframes published ({place.shown} is another's)",
             endpoint="publish",
         )
+    held: dict[str, tuple[set[str], tuple[datetime, str]]] = {}  # each cell's answers and newest (when, which)
     if delta is not None:
-        pairs = scan(delta).select("_cell", "_answer").unique().collect()
-        for cid, answer in pairs.iter_rows():
-            held.setdefault(cid, set()).add(answer)
-    changed = {cid for cid, (entry, _) in state.chosen.items() if held.get(cid) != {entry.id}}
-    gone = {cid for cid in held if cid not in state.chosen and cid in state.known}  # newest answer: unavailable
+        pairs = scan(delta).select("_cell", "_answer", "fetched_at").unique().collect()
+        for cid, answer, at in pairs.iter_rows():
+            answers, newest_held = held.get(cid, (set(), (_utc(None), "")))
+            held[cid] = (answers | {answer}, max(newest_held, (_utc(at), answer)))
+    rebuilt = last.get(f"{META}flattener", spec.version) != spec.version  # rows made otherwise: all written again
+    changed = {
+        cid
+        for cid, (entry, _) in state.chosen.items()
+        if cid not in held
+        or ((held[cid][0] != {entry.id} or rebuilt) and (_utc(entry.fetched_at), entry.id) >= held[cid][1])
+    }
+    gone = {cid for cid in held if cid not in state.chosen and cid in state.latest and state.latest[cid] > held[cid][1]}
     if delta is not None and not changed and not gone:
         return delta.version(), False, {}
     rows = _rows(cache, spec, {cid: state.chosen[cid] for cid in changed})
@@ -393,12 +415,15 @@ def publish(
     endpoint, scope, app or keyword, metric and day), ``_answer`` (the cache answer it
     comes from) and ``_row`` (its place among its cell's rows). Only the cells whose
     newest answer changed are written, in one commit: their rows are updated in place,
-    added or deleted (a cell whose newest answer says the app is gone loses its rows);
-    cells this cache never held (another cache's) are left as they are. The first publish
+    added or deleted (a cell whose newest answer says the app is gone loses its rows).
+    Cells this cache never held, and cells whose answer in the table is newer than the
+    cache's (both published from another cache), are left as they are: several caches
+    may publish to one lake, the newest answer of each cell winning. The first publish
     creates the table. Every commit's metadata holds ``storeframes.version``,
     ``storeframes.cache`` (the cache's location, never a credential), ``storeframes.service``,
     ``storeframes.answers`` and ``storeframes.cells`` (what it covers) and
-    ``storeframes.digest`` (of each cell's answer); when the last commit's digest is this
+    ``storeframes.digest`` (of each cell's answer) and ``storeframes.flattener`` (the
+    version of the table's flattener: when it changes, every cell is written again); when the last commit's digest is this
     cache's, or no cell changed, nothing is written (``written`` False, the version
     unchanged), which the cache's index alone decides.
 

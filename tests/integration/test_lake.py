@@ -343,3 +343,19 @@ def test_a_publish_that_loses_the_race_reads_the_table_again_and_adds_no_row_twi
     assert failures == ["CommitFailedError"]  # its commit was refused, then it read version 1: nothing new
     assert (done.written, done.version) == (False, 1)
     _check_published(lake, "versions", filled)
+
+
+def test_two_caches_publish_to_one_lake_and_the_newest_answer_of_each_cell_wins(tmp_path):
+    older, newer, lake = tmp_path / "older", tmp_path / "newer", str(tmp_path / "lake")
+    _fill(older, DAYS[0])
+    with _client(DAYS[1], newer) as client:
+        client.metrics_frame(APPS[:2], ["downloads", "ratings"])  # two of the three apps, a day later
+    assert sf.publish("metrics", lake, cache_dir=newer).written
+    late = sf.publish("metrics", lake, cache_dir=older)  # only its third app is new to the lake
+    assert late.written and late.inserted == 2 and late.updated == late.deleted == 0
+    expected = pl.concat(
+        [sf.scan("metrics", newer).collect(), sf.scan("metrics", older).collect().filter(pl.col("app_id") == APPS[2])]
+    )
+    _same(sf.read_table(lake, "metrics").collect(), expected)
+    assert not sf.publish("metrics", lake, cache_dir=older).written
+    assert not sf.publish("metrics", lake, cache_dir=newer).written
