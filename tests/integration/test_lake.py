@@ -359,3 +359,20 @@ def test_two_caches_publish_to_one_lake_and_the_newest_answer_of_each_cell_wins(
     _same(sf.read_table(lake, "metrics").collect(), expected)
     assert not sf.publish("metrics", lake, cache_dir=older).written
     assert not sf.publish("metrics", lake, cache_dir=newer).written
+
+
+def test_rows_made_by_another_flattener_version_are_all_written_again(filled, tmp_path, monkeypatch):
+    publishing = sys.modules["storeframes.lake.publish"]
+    lake = str(tmp_path / "lake")
+    first = sf.publish("versions", lake, cache_dir=filled)
+    assert publishing.last_commit(publishing.where(lake, "versions", None, what="t"), 0)["storeframes.flattener"]
+    monkeypatch.setattr(publishing, "last_commit", lambda place, version: {"storeframes.flattener": "0"})
+    again = sf.publish("versions", lake, cache_dir=filled)
+    assert (again.written, again.version, again.updated, again.inserted, again.deleted) == (
+        True,
+        1,
+        first.inserted,
+        0,
+        0,
+    )
+    _check_published(lake, "versions", filled)
