@@ -71,7 +71,7 @@ from .errors import (
 )
 from .flatteners import ResultCapWarning, UnknownFieldWarning
 from .interop import to_pandas
-from .lake import check_manifest, manifest, sql
+from .lake import check_manifest, manifest, publish, read_table, sql
 from .ledger import LEDGER_SCHEMA
 from .limiter import SlidingWindowLimiter
 from .observed import observed_changes
@@ -146,7 +146,9 @@ __all__ = [
     "permissions_frame",
     "plan",
     "privacy_changes_frame",
+    "publish",
     "rank_history",
+    "read_table",
     "related_apps_frame",
     "sandbox",
     "scan",
