@@ -71,6 +71,7 @@ from .errors import (
 )
 from .flatteners import ResultCapWarning, UnknownFieldWarning
 from .interop import to_pandas
+from .lake import check_manifest, manifest, publish, read_table, sql
 from .ledger import LEDGER_SCHEMA
 from .limiter import SlidingWindowLimiter
 from .observed import observed_changes
@@ -130,6 +131,7 @@ __all__ = [
     "benchmarks_frame",
     "catalog",
     "changes_frame",
+    "check_manifest",
     "compact",
     "configure",
     "connect",
@@ -137,13 +139,16 @@ __all__ = [
     "events",
     "find_apps",
     "in_app_purchases_frame",
+    "manifest",
     "metadata_frame",
     "metrics_frame",
     "observed_changes",
     "permissions_frame",
     "plan",
     "privacy_changes_frame",
+    "publish",
     "rank_history",
+    "read_table",
     "related_apps_frame",
     "sandbox",
     "scan",
@@ -153,6 +158,7 @@ __all__ = [
     "search_frame",
     "search_history_frame",
     "snapshots",
+    "sql",
     "to_pandas",
     "today",
     "version_changes_frame",

@@ -271,4 +271,18 @@ def parser() -> argparse.ArgumentParser:
         "stopped writers (a number, 0.5 is twelve hours)",
     )
     clear.add_argument("--endpoint", choices=ENDPOINTS, metavar="ENDPOINT", help=f"only answers of one of {names}")
+    publish = commands.add_parser(
+        "publish",
+        parents=[folder],
+        help="publish a cached table to a Delta Lake table, merged on its cells (extra lake)",
+        description="Write the table (the newest answer of each cell, as sf.scan gives it) to the Delta Lake "
+        "table LAKE/TABLE: only the cells whose newest answer changed, in one commit; nothing when nothing is "
+        "new. --snapshots appends the days of its snapshots not yet published to LAKE/TABLE_snapshots. A bucket "
+        "lake takes its credentials from the cloud's environment variables.",
+    )
+    publish.add_argument("table", metavar="TABLE", help="a table of sf.scan: metadata, versions, metrics ...")
+    publish.add_argument("lake", metavar="LAKE", help="a folder, or a bucket address (s3://bucket/prefix)")
+    publish.add_argument(
+        "--snapshots", action="store_true", help="append the table's snapshots too (current-only tables)"
+    )
     return parser

@@ -21,6 +21,8 @@ import nbclient
 import nbformat
 import pytest
 
+import storeframes as sf
+from storeframes.lake.manifest import Manifest
 from storeframes.sandbox import SANDBOX_KEY
 from tests.conftest import ROOT
 
@@ -52,6 +54,11 @@ BARS = {
 }
 """The progress bars of a first run: the benchmarks call sends 9 requests (a bar shows above 5); the
 tracker's runs show none: each item of a run is one call of at most 4 requests."""
+MANIFESTS = {
+    "rank_tracking.ipynb": (["changes", "metadata", "search_history"], ["ranks"]),
+    "conversion_analysis.ipynb": (["benchmarks"], ["standing"]),
+}
+"""The tables and frames each notebook's manifest (``analysis-manifest.json``, beside it) records."""
 ENVIRONMENT = (
     "STOREFRAMES_API_KEY",
     "STOREFRAMES_BASE_URL",
@@ -155,6 +162,21 @@ def _execute(path: Path) -> nbformat.NotebookNode:
     )
     client.execute()
     return nb
+
+
+def _manifest(folder: Path, name: str) -> Manifest | None:
+    """The manifest the notebook wrote beside it, checked to record its tables and frames; None for a notebook
+    that writes none (and must not have written one)."""
+    path = folder / "analysis-manifest.json"
+    if name not in MANIFESTS:
+        assert not path.exists()
+        return None
+    recorded = Manifest.load(path)
+    tables, frames = MANIFESTS[name]
+    assert [t.name for t in recorded.tables] == tables and [f.name for f in recorded.frames] == frames
+    assert all(t.rows > 0 and t.answers > 0 for t in recorded.tables)
+    assert recorded.cache is not None and recorded.cache.endswith("storeframes-cache")
+    return recorded
 
 
 def _check_run(nb: nbformat.NotebookNode) -> list[tuple[int, bytes]]:
@@ -328,6 +350,7 @@ def test_notebook_runs_on_the_sandbox_then_offline_for_0_credits(name, tmp_path,
     assert 0 < spent <= 20_000  # it fetched, within the notebook's budget
     assert _promised_warnings(first) <= _given_warnings(first), "the text names a warning the run never gives"
     assert (tmp_path / "storeframes-cache").is_dir()  # beside the notebook, not where pytest runs
+    recorded = _manifest(tmp_path, name)
 
     monkeypatch.setenv("STOREFRAMES_OFFLINE", "1")
     second = _execute(path)  # the committed copy again (the executed one was not written back)
@@ -337,3 +360,8 @@ def test_notebook_runs_on_the_sandbox_then_offline_for_0_credits(name, tmp_path,
     assert "offline" in _code_cells(second)[0].outputs[0].text
     assert _spent(second) == 0
     assert [index for index, _ in second_pngs] == [index for index, _ in first_pngs]
+    again = _manifest(tmp_path, name)  # written again, offline: the same tables, rows and hashes
+    if recorded is not None and again is not None:
+        assert again.tables == recorded.tables and again.frames == recorded.frames
+        checked = sf.check_manifest(recorded, tmp_path / "storeframes-cache")  # the first run's, as a colleague would
+        assert checked.ok and checked.changed == checked.missing == [], checked

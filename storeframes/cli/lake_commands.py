@@ -1,0 +1,39 @@
+"""``storeframes publish TABLE LAKE [--snapshots] [--cache-dir DIR]``: a cached table published to Delta Lake.
+
+It prints what was written in one line (two with ``--snapshots``); a refusal (an unknown table, a bad
+lake address, snapshots of a history table) exits with status 2 before anything is written, and a lake
+or cache that cannot be reached with status 1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from ..errors import ConfigurationError, InvalidParameterError, StoreframesError
+from .printing import printable
+
+__all__ = ["run_publish"]
+
+
+def run_publish(args: argparse.Namespace) -> int:
+    """The ``publish`` command; the exit status."""
+    from ..lake import publish
+
+    try:
+        from deltalake.exceptions import DeltaError
+    except ImportError:
+        print('storeframes publish: needs deltalake 1.1 or newer: pip install "storeframes[lake]"', file=sys.stderr)
+        return 2
+
+    try:
+        done = publish(args.table, args.lake, cache_dir=args.cache_dir, snapshots=args.snapshots)
+    except (InvalidParameterError, ConfigurationError) as exc:
+        print(printable(f"storeframes publish: {exc}"), file=sys.stderr)
+        return 2
+    except (StoreframesError, OSError, DeltaError) as exc:  # the lake or the cache could not be reached
+        print(printable(f"storeframes publish: {exc}"), file=sys.stderr)
+        return 1
+    for line in done.summary().splitlines():
+        print(printable(line))
+    return 0

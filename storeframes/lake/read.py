@@ -1,0 +1,247 @@
+"""Reading a published team table back: :func:`read_table`, at its newest version, a version or a moment.
+
+A table published by :func:`storeframes.publish` is a Delta Lake table at ``<lake>/<table>``
+(a folder, or ``s3://bucket/prefix`` with ``storage_options`` as for
+:class:`~storeframes.Client`). Every table read here is recorded for this process
+(:func:`reads`: where, which table, which version), so that a notebook's manifest can say
+which versions an analysis read.
+
+>>> import storeframes as sf
+>>> sf.read_table("team-lake", "versions", version=3).collect()  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import threading
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+import polars as pl
+
+from .._tracebacks import user_facing
+from ..cache.stores import store_for
+from ..errors import ConfigurationError, InvalidParameterError
+from ..wire.safety import shown_url
+
+__all__ = ["BOOKKEEPING", "LAKE_EXTRA", "SCANS_DELTA", "LakeRead", "read_table", "reads", "scan"]
+
+BOOKKEEPING = ("_cell", "_answer", "_row")
+"""The columns a published current table holds beside the table's own: the row's cell (an id of its
+endpoint, scope, app or keyword, metric and day), the cache answer the row comes from, and the row's place
+among its cell's rows. :func:`read_table` leaves them out."""
+
+SCANS_DELTA = tuple(int(n) for n in pl.__version__.split(".")[:2] if n.isdigit()) >= (1, 31)
+"""Whether :func:`polars.scan_delta` reads the tables of deltalake 1 (from polars 1.31; 1.30 asks deltalake for a
+schema method it no longer has); before, a table is read through its pyarrow dataset."""
+
+_SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*)://")
+_ALLOWED = "a folder path or a bucket address such as s3://bucket/prefix"
+_SECRET = re.compile(r"secret|token|password|key|sas|credential", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class LakeRead:
+    """One table :func:`read_table` read in this process: the lake's address (a folder, or ``s3://bucket/prefix``:
+    credentials never), the table's name and the version read."""
+
+    uri: str
+    table: str
+    version: int
+
+
+_READS: list[LakeRead] = []
+_LOCK = threading.Lock()
+
+
+def reads() -> list[LakeRead]:
+    """Every table :func:`read_table` read in this process, in the order read (repeats included).
+
+    >>> from storeframes.lake import reads
+    >>> reads()  # doctest: +SKIP
+    [LakeRead(uri='s3://team-bucket/lake', table='versions', version=3)]
+    """
+    with _LOCK:
+        return list(_READS)
+
+
+@dataclass(frozen=True)
+class Where:
+    """Where a Delta table lives: the address delta-rs opens, the one shown (no credentials), its options."""
+
+    uri: str
+    lake: str
+    table: str
+    options: dict[str, str] | None
+    store: Any = field(default=None, repr=False, compare=False)
+
+    def read(self, key: str) -> bytes:
+        """The bytes of the file ``key`` of the table (``_delta_log/00000000000000000003.json``)."""
+        if self.store is None:
+            with open(os.path.join(self.uri, *key.split("/")), "rb") as file:
+                return file.read()
+        return bytes(self.store.get(f"{self.table}/{key}"))
+
+    @property
+    def shown(self) -> str:
+        """The table's address as it may be shown."""
+        return f"{self.lake}/{self.table}"
+
+    def __repr__(self) -> str:
+        return f"Where({self.shown!r})"
+
+    def scrubbed(self, text: str) -> str:
+        """``text`` with every credential of the options replaced by ``***``."""
+        for name, value in (self.options or {}).items():
+            if _SECRET.search(name) and len(str(value)) >= 4:
+                text = text.replace(str(value), "***")
+        return text
+
+
+def is_address(place: Any) -> bool:
+    """Whether ``place`` is a bucket address (``s3://...``), not a folder."""
+    found = _SCHEME.match(place) if isinstance(place, str) else None
+    return found is not None and found.group(1).lower() != "file"
+
+
+def where(lake: Any, table: str, storage_options: Mapping[str, Any] | None, *, what: str) -> Where:
+    """The Delta table ``table`` of ``lake`` (a folder, or a bucket address with ``storage_options``); a bad
+    address is refused (credentials never shown) before anything is read or written."""
+    if isinstance(lake, os.PathLike):
+        lake = os.fspath(lake)
+    if not isinstance(lake, str) or not lake.strip():
+        raise InvalidParameterError("lake", lake, _ALLOWED, endpoint=what)
+    if storage_options is not None and not isinstance(storage_options, Mapping):
+        raise InvalidParameterError(
+            "storage_options", type(storage_options).__name__, "a mapping of texts (None for a folder)", endpoint=what
+        )
+    found = _SCHEME.match(lake)
+    if found is None or found.group(1).lower() == "file":
+        if storage_options:
+            raise InvalidParameterError(
+                "storage_options", "(given)", "None with a folder: they go with a bucket address", endpoint=what
+            )
+        folder = os.path.abspath(os.path.expanduser(lake[len(found.group(0)) :] if found else lake))
+        return Where(os.path.join(folder, table), folder, table, None)
+    try:
+        store = store_for(lake, storage_options)
+        addresses, options = store.locate([table])
+    except (ValueError, TypeError, ConfigurationError, NotImplementedError) as exc:
+        raise InvalidParameterError("lake", shown_url(lake), f"{_ALLOWED} ({exc})", endpoint=what) from None
+    finally:
+        del storage_options
+    return Where(addresses[0], store.location, table, dict(options or {}), store)
+
+
+LAKE_EXTRA = 'pip install "storeframes[lake]"'
+"""How to install what :func:`read_table` and :func:`storeframes.publish` need: deltalake 1.1 or newer."""
+
+
+def needs_deltalake(what: str) -> None:
+    """An ImportError naming the extra, where deltalake is missing.
+
+    >>> needs_deltalake("read_table")  # with deltalake installed: nothing  # doctest: +SKIP
+    """
+    try:
+        import deltalake  # noqa: F401
+    except ImportError as exc:
+        raise ImportError(f"sf.{what} needs deltalake 1.1 or newer: {LAKE_EXTRA}") from exc
+
+
+def scan(delta: Any) -> pl.LazyFrame:
+    """A lazy frame of a loaded ``deltalake.DeltaTable`` at its loaded version, with every column of the table
+    (those of the merge too).
+
+    >>> scan(deltalake.DeltaTable("team-lake/metrics")).collect_schema().names()[-3:]  # doctest: +SKIP
+    ['_cell', '_answer', '_row']
+    """
+    if SCANS_DELTA:
+        return pl.scan_delta(delta)
+    return pl.scan_pyarrow_dataset(delta.to_pyarrow_dataset())
+
+
+def _as_of(value: Any) -> datetime:
+    if isinstance(value, str):
+        try:
+            value = datetime.fromisoformat(value.strip())
+        except ValueError:
+            raise InvalidParameterError(
+                "as_of", value, "a datetime or an ISO text such as '2026-11-20T08:00:00+00:00'", endpoint="read_table"
+            ) from None
+    if not isinstance(value, datetime):
+        raise InvalidParameterError("as_of", value, "a datetime or an ISO text", endpoint="read_table")
+    return value if value.tzinfo is not None else value.replace(tzinfo=UTC)
+
+
+@user_facing
+def read_table(
+    lake: str | os.PathLike[str],
+    table: str,
+    version: int | None = None,
+    as_of: datetime | str | None = None,
+    *,
+    storage_options: Mapping[str, Any] | None = None,
+) -> pl.LazyFrame:
+    """A table published with :func:`storeframes.publish`, at its newest version, at ``version`` or as it was at
+    the moment ``as_of``, as a lazy frame.
+
+    ``lake`` is the folder or bucket address given to :func:`~storeframes.publish`
+    (``s3://bucket/prefix`` with ``storage_options`` as for :class:`~storeframes.Client`),
+    ``table`` a published table's name (``"versions"``, or ``"metrics_snapshots"`` for the
+    snapshots published beside it). ``version`` (a whole number, as
+    :attr:`~storeframes.lake.PublishResult.version` gives) and ``as_of`` (a
+    :class:`~datetime.datetime` or an ISO text, UTC when it has no zone: the newest
+    version committed at or before it) choose an earlier state; give one of them at most.
+
+    Output columns: those of the table, with the dtypes :func:`storeframes.scan` gives (a
+    snapshot table has ``snapshot_date`` too); the columns a current table keeps for the
+    merge (``_cell``, ``_answer``, ``_row``) are left out, so the newest version equals
+    ``sf.scan(table)`` of the cache published. The version read is recorded for this
+    process (:func:`reads`).
+
+    >>> import storeframes as sf
+    >>> sf.read_table("team-lake", "versions").collect()  # doctest: +SKIP
+    >>> sf.read_table("team-lake", "versions", as_of="2026-11-20T00:00:00Z").collect()  # doctest: +SKIP
+    """
+    if not isinstance(table, str) or not re.fullmatch(r"[A-Za-z0-9_]+", table):
+        raise InvalidParameterError(
+            "table", table, "a published table's name, such as 'versions'", endpoint="read_table"
+        )
+    if version is not None and as_of is not None:
+        raise InvalidParameterError(
+            "as_of", as_of, "None when version is given: one of them at most", endpoint="read_table"
+        )
+    if version is not None and (isinstance(version, bool) or not isinstance(version, int) or version < 0):
+        raise InvalidParameterError("version", version, "a whole number, 0 or more", endpoint="read_table")
+    moment = _as_of(as_of) if as_of is not None else None
+    place = where(lake, table, storage_options, what="read_table")
+    del storage_options
+    needs_deltalake("read_table")
+    from deltalake import DeltaTable
+    from deltalake.exceptions import DeltaError, TableNotFoundError
+
+    try:
+        delta = DeltaTable(place.uri, storage_options=place.options)
+        if version is not None:
+            delta.load_as_version(version)
+        elif moment is not None:
+            delta.load_as_version(moment)
+    except TableNotFoundError:
+        raise InvalidParameterError(
+            "table", table, f"a table published to {place.lake} (none is at {place.shown})", endpoint="read_table"
+        ) from None
+    except (DeltaError, OSError, ValueError) as exc:
+        raise InvalidParameterError(
+            "version" if version is not None else "as_of",
+            version if version is not None else as_of,
+            f"a version of {place.shown} ({place.scrubbed(str(exc))})",
+            endpoint="read_table",
+        ) from None
+    with _LOCK:
+        _READS.append(LakeRead(place.lake, table, delta.version()))
+    lazy = scan(delta)
+    extra = [name for name in BOOKKEEPING if name in lazy.collect_schema()]
+    return lazy.drop(extra) if extra else lazy
