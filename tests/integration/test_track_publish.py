@@ -110,3 +110,23 @@ def test_a_publish_that_fails_is_said_in_the_run_keeps_what_was_fetched_and_the_
     assert set(later.published) == {"search", "metadata"}
     for table in ("search", "metadata"):
         _same(tmp_path / "lake", table, sf.scan(table, tmp_path / "cache"))
+
+
+def test_a_tracker_on_a_bucket_publishes_to_a_bucket_lake_named_by_an_environment_variable(
+    s3_bucket, monkeypatch, tmp_path
+):
+    monkeypatch.setenv("LAKE_BUCKET", s3_bucket.name)
+    path = _spec(tmp_path, 'lake = "s3://${LAKE_BUCKET}/lake"\ntables = ["search", "metrics"]')
+    path.write_text(path.read_text().replace('cache_dir = "cache"', f'cache_dir = "{s3_bucket.url}"'))
+    options = s3_bucket.storage_options
+    tracker = Tracker.from_toml(path, sandbox=True, storage_options=options)
+    for n in range(2):
+        result = tracker.run(DAY + timedelta(days=n))
+        assert (result.status, result.errors) == ("ok", [])
+        for table in ("search", "metrics"):
+            published = pl.read_delta(f"s3://{s3_bucket.name}/lake/{table}", storage_options={**options,
+                                      "aws_allow_http": "true"}).drop("_cell", "_answer", "_row")  # fmt: skip
+            expected = sf.scan(table, s3_bucket.url, storage_options=options).collect()
+            assert_frame_equal(_sorted(published), _sorted(expected))
+    assert result.published == {"search": 1, "metrics": 0}  # metrics every 7 days: one version
+    assert any(key.startswith("lake/search/_delta_log/") for key in s3_bucket.objects())
