@@ -19,6 +19,9 @@ variable ``NAME``, as in ``[notify]`` addresses; a bucket lake is reached with t
 
 A table that fails to publish (the lake unreachable, ``deltalake`` not installed) is named in the run's
 errors and makes the run ``partial``; what the run fetched stays kept, and the next run publishes it.
+A day's snapshots are appended once, so a run that left something due unfetched (an item failed or
+over the budget) holds the snapshot tables back: the next run that fetches everything due appends
+every day not yet there, whole.
 """
 
 from __future__ import annotations
@@ -130,11 +133,18 @@ def parse_publish(table: Any, fail: Fail, *, endpoints: Iterable[str], folder: P
 
 
 def publish_tables(
-    publish: Publish, cache: Cache, service: str, *, storage_options: Mapping[str, str] | None = None
+    publish: Publish,
+    cache: Cache,
+    service: str,
+    *,
+    storage_options: Mapping[str, str] | None = None,
+    snapshots: bool = True,
 ) -> Published:
     """Publish each of ``publish``'s tables from ``cache`` (the answers of ``service``) to its lake.
 
     ``storage_options`` (the tracker's, as for its cache) go with a bucket lake; a folder takes none.
+    ``snapshots=False`` holds the snapshot tables back (after a run that left something due
+    unfetched: a day is appended once, so it waits to be whole); the current tables are published.
     A table that fails is named in :attr:`Published.errors` and the others are published still.
 
     >>> publish_tables(spec.publish, cache, "service").versions  # doctest: +SKIP
@@ -152,7 +162,7 @@ def publish_tables(
         try:
             result = publish_table(
                 table, publish.lake, cache_dir=cache, storage_options=options,
-                snapshots=publish.with_snapshots(table), service=service,
+                snapshots=snapshots and publish.with_snapshots(table), service=service,
             )  # fmt: skip
         except Exception as exc:  # deltalake's errors too: the run's fetched answers stay kept whatever happens
             errors.append(f"publish {table}: {type(exc).__name__}: {exc}".splitlines()[0])

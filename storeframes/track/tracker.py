@@ -482,9 +482,11 @@ class Tracker:
             except (StoreframesError, OSError) as exc:  # the fetched stays kept; the next run judges again
                 result.errors.append(f"alerts: {type(exc).__name__}: {exc}".splitlines()[0])
         unpublished = 0
-        if cache is not None and self.spec.publish is not None:  # after the fetching (and a backfill's): a
-            published = publish_tables(self.spec.publish, cache, client.namespace,  # failure loses nothing fetched
-                                       storage_options=self._options.get("storage_options"))  # fmt: skip
+        if cache is not None and self.spec.publish is not None:  # after the fetching, a backfill's too: a failure
+            published = publish_tables(  # loses nothing fetched; a day's snapshots wait for the day to be whole
+                self.spec.publish, cache, client.namespace, storage_options=self._options.get("storage_options"),
+                snapshots=not failed and not result.left_out,
+            )  # fmt: skip
             result.published, unpublished = published.versions, len(published.errors)
             result.errors += published.errors
         if failed and not done:

@@ -130,3 +130,25 @@ def test_a_tracker_on_a_bucket_publishes_to_a_bucket_lake_named_by_an_environmen
             assert_frame_equal(_sorted(published), _sorted(expected))
     assert result.published == {"search": 1, "metrics": 0}  # metrics every 7 days: one version
     assert any(key.startswith("lake/search/_delta_log/") for key in s3_bucket.objects())
+
+
+def test_a_run_that_leaves_something_due_holds_the_snapshots_back_until_a_run_fetches_the_day_whole(tmp_path):
+    path = _spec(tmp_path, 'lake = "lake"\ntables = ["search", "metadata"]\nsnapshots = true')
+    whole = Tracker.from_toml(path, sandbox=True)
+    plan = whole.plan(DAY)
+    budget = plan.items.filter(pl.col("item") == "search")["credits"].item()  # the first item fits, no other
+    path.write_text(path.read_text().replace('cache_dir = "cache"', f'cache_dir = "cache"\nbudget_per_run = {budget}'))
+    short = Tracker.from_toml(path, sandbox=True)
+    lake, cache = tmp_path / "lake", tmp_path / "cache"
+    first = short.run(DAY)
+    assert first.status == "over_budget" and "metadata" in first.left_out
+    assert set(first.published) == {"search", "metadata"}  # the current tables: what is kept so far
+    _same(lake, "search", sf.scan("search", cache))
+    assert not (lake / "search_snapshots").exists()  # the day is not whole yet: appended once, it would stay so
+    later = whole.run(DAY)  # the same day, without the budget: the rest is fetched
+    assert (later.status, later.errors) == ("ok", [])
+    assert set(later.published) == {"search", "metadata", "search_snapshots", "metadata_snapshots"}
+    for table in ("search", "metadata"):
+        _same(lake, table, sf.scan(table, cache))
+        _same(lake, f"{table}_snapshots", sf.snapshots(table, cache))
+    assert pl.read_delta(str(lake / "metadata"))["app_id"].n_unique() == len(APPS)
