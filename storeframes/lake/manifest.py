@@ -41,7 +41,7 @@ from ..cache.stores import is_url
 from ..datasets import TABLES, lazy_rows, newest, service_of, spec_of
 from ..datasets import endpoints_of as _endpoints_of
 from ..errors import InvalidParameterError
-from .read import reads
+from .read import LakeRead, opened, reads
 
 __all__ = ["CheckItem", "Manifest", "ManifestCheck", "check_manifest", "content_hash", "manifest"]
 
@@ -199,7 +199,7 @@ class Manifest:
             f"  table {t.name}: {t.rows:,} rows from {t.answers:,} answers, newest {t.newest_fetched_at}, {t.hash[:19]}"
             for t in self.tables
         ]
-        lines += [f"  delta {d.uri} version {d.version}: {d.rows:,} rows, {d.hash[:19]}" for d in self.delta]
+        lines += [f"  delta {d.uri}/{d.table} version {d.version}: {d.rows:,} rows, {d.hash[:19]}" for d in self.delta]
         lines += [f"  frame {f.name}: {f.rows:,} rows, {f.hash[:19]}" for f in self.frames]
         if self.path is not None:
             lines.append(f"  written to {self.path}")
@@ -234,9 +234,9 @@ def _table_record(cache: Cache, name: str, service: str | None) -> TableRecord:
     return TableRecord(name, chosen_service, frame.height, content_hash(frame), len(covered), shown)
 
 
-def _delta_rows(uri: str, version: int, storage_options: Mapping[str, str] | None) -> pl.DataFrame:
-    options = dict(storage_options) if storage_options is not None else None
-    return pl.scan_delta(uri, version=version, storage_options=options).collect()
+def _delta_rows(read: LakeRead, storage_options: Mapping[str, str] | None) -> pl.DataFrame:
+    """The rows of a published table at the version read, as :func:`storeframes.read_table` gives them."""
+    return opened(read.uri, read.table, read.version, None, storage_options)[0].collect()
 
 
 def _frame_record(name: str, frame: Any) -> FrameRecord:
@@ -316,7 +316,7 @@ def manifest(
         raise InvalidParameterError("frames_or_tables", (), allowed, endpoint="manifest")
     delta = []
     for read in read_before:
-        rows = _delta_rows(read.uri, read.version, storage_options)
+        rows = _delta_rows(read, storage_options)
         delta.append(DeltaRecord(read.uri, read.table, read.version, rows.height, content_hash(rows)))
     made = Manifest(
         datetime.now(UTC).isoformat(timespec="seconds"),
@@ -445,9 +445,9 @@ def _check_table(cache: Cache, recorded: TableRecord) -> CheckItem:
 
 
 def _check_delta(recorded: DeltaRecord, storage_options: Mapping[str, str] | None) -> CheckItem:
-    name = f"{recorded.uri}@{recorded.version}"
+    name = f"{recorded.uri}/{recorded.table}@{recorded.version}"
     try:
-        rows = _delta_rows(recorded.uri, recorded.version, storage_options)
+        rows = _delta_rows(LakeRead(recorded.uri, recorded.table, recorded.version), storage_options)
     except Exception as exc:  # a table or version gone: delta-rs's errors vary; their text is not repeated
         return CheckItem("delta", name, "missing", recorded.rows, None, f"not readable ({type(exc).__name__})")
     if (rows.height, content_hash(rows)) == (recorded.rows, recorded.hash):

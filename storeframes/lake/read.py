@@ -206,6 +206,18 @@ def read_table(
     >>> sf.read_table("team-lake", "versions").collect()  # doctest: +SKIP
     >>> sf.read_table("team-lake", "versions", as_of="2026-11-20T00:00:00Z").collect()  # doctest: +SKIP
     """
+    lazy, read = opened(lake, table, version, as_of, storage_options)
+    del storage_options
+    with _LOCK:
+        _READS.append(read)
+    return lazy
+
+
+def opened(
+    lake: Any, table: Any, version: Any, as_of: Any, storage_options: Mapping[str, Any] | None
+) -> tuple[pl.LazyFrame, LakeRead]:
+    """What :func:`read_table` gives (bad input refused as it says), and what it read, not recorded: a
+    manifest's check reads a recorded version again with it."""
     if not isinstance(table, str) or not re.fullmatch(r"[A-Za-z0-9_]+", table):
         raise InvalidParameterError(
             "table", table, "a published table's name, such as 'versions'", endpoint="read_table"
@@ -240,8 +252,6 @@ def read_table(
             f"a version of {place.shown} ({place.scrubbed(str(exc))})",
             endpoint="read_table",
         ) from None
-    with _LOCK:
-        _READS.append(LakeRead(place.lake, table, delta.version()))
     lazy = scan(delta)
     extra = [name for name in BOOKKEEPING if name in lazy.collect_schema()]
-    return lazy.drop(extra) if extra else lazy
+    return (lazy.drop(extra) if extra else lazy), LakeRead(place.lake, table, delta.version())

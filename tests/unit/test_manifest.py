@@ -216,7 +216,7 @@ def test_a_published_table_read_is_recorded_at_its_version_and_checked_there(tmp
 
     assert read.height == 2
     assert [(d.table, d.version, d.rows, d.hash) for d in made.delta] == [("metrics", 0, 2, content_hash(first))]
-    assert made.delta[0].uri == str(lake / "metrics") and made.cache is None and made.tables == ()
+    assert made.delta[0].uri == str(lake) and made.cache is None and made.tables == ()
     pl.DataFrame({"app_id": ["4"], "value": [40]}).write_delta(lake / "metrics", mode="append")  # version 2
     checked = sf.check_manifest(tmp_path / "m.json")
     assert checked.ok and [(i.kind, i.status, i.rows_after) for i in checked.items] == [("delta", "same", 2)]
