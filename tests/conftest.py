@@ -137,6 +137,9 @@ def _own_cache_folder(tmp_path_factory, monkeypatch):
     monkeypatch.setenv("STOREFRAMES_CACHE_DIR", str(tmp_path_factory.mktemp("cache")))
     monkeypatch.setenv("STOREFRAMES_STATE_DIR", str(tmp_path_factory.mktemp("state")))
     monkeypatch.delenv("STOREFRAMES_OFFLINE", raising=False)
+    from storeframes.lake import read as lake_read
+
+    monkeypatch.setattr(lake_read, "_READS", [])  # the published tables read, noted per process: none yet
 
 
 FAST_BACKOFF = (0.001, 0.01)

@@ -125,6 +125,9 @@ def where(lake: Any, table: str, storage_options: Mapping[str, Any] | None, *, w
                 "storage_options", "(given)", "None with a folder: they go with a bucket address", endpoint=what
             )
         folder = os.path.abspath(os.path.expanduser(lake[len(found.group(0)) :] if found else lake))
+        for path in (folder, os.path.join(folder, table)):
+            if os.path.exists(path) and not os.path.isdir(path):  # delta-rs would panic on it
+                raise InvalidParameterError("lake", lake, f"{_ALLOWED}: {path} is a file, not a folder", endpoint=what)
         return Where(os.path.join(folder, table), folder, table, None)
     try:
         store = store_for(lake, storage_options)
@@ -239,6 +242,8 @@ def opened(
         delta = DeltaTable(place.uri, storage_options=place.options)
         if version is not None:
             delta.load_as_version(version)
+            if delta.version() != version:  # deltalake 1.1 stays at the newest version below one it lacks
+                raise ValueError(f"the newest version is {delta.version()}")
         elif moment is not None:
             delta.load_as_version(moment)
     except TableNotFoundError:

@@ -376,3 +376,17 @@ def test_rows_made_by_another_flattener_version_are_all_written_again(filled, tm
         0,
     )
     _check_published(lake, "versions", filled)
+
+
+def test_a_lake_or_a_table_that_is_a_file_is_refused_by_name(filled, tmp_path):
+    """delta-rs panics (a BaseException) on a file where a folder should be: refused first, with the path."""
+    (tmp_path / "file-lake").write_text("not a folder")
+    (tmp_path / "lake").mkdir()
+    (tmp_path / "lake" / "metrics").write_text("not a table")
+    for lake in (tmp_path / "file-lake", tmp_path / "lake"):
+        with pytest.raises(sf.InvalidParameterError, match="is a file, not a folder") as refused:
+            sf.publish("metrics", lake, cache_dir=filled)
+        assert refused.value.parameter == "lake"
+        with pytest.raises(sf.InvalidParameterError, match="is a file, not a folder"):
+            sf.read_table(lake, "metrics")
+    assert (tmp_path / "lake" / "metrics").read_text() == "not a table"

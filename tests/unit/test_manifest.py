@@ -26,10 +26,11 @@ APPS = [a for a in WORLD.app_ids("ios") if a not in WORLD.UNAVAILABLE_IN_US][:3]
 DAY = SANDBOX_TODAY - timedelta(days=1)
 
 
-@pytest.fixture(autouse=True)
-def _no_reads_of_other_tests(monkeypatch):
-    """The published tables read are noted per process: each test starts with none."""
-    monkeypatch.setattr(lake_read, "_READS", [])
+def _write(frame: pl.DataFrame, path: Any, mode: str = "error") -> None:
+    """A Delta table written as another tool would (the oldest Arrow layout: pyarrow 15 reads no string views)."""
+    import deltalake
+
+    deltalake.write_deltalake(str(path), frame.to_arrow(compat_level=pl.CompatLevel.oldest()), mode=mode)
 
 
 def _client(day: date, folder: Any, **options: Any) -> sf.Client:
@@ -208,8 +209,8 @@ def test_a_published_table_read_is_recorded_at_its_version_and_checked_there(tmp
     pytest.importorskip("deltalake")
     lake = tmp_path / "lake"
     first = pl.DataFrame({"app_id": ["1", "2"], "value": [10, 20]}, schema={"app_id": pl.String, "value": pl.Int64})
-    first.write_delta(lake / "metrics")
-    pl.DataFrame({"app_id": ["3"], "value": [30]}).write_delta(lake / "metrics", mode="append")  # version 1
+    _write(first, lake / "metrics")
+    _write(pl.DataFrame({"app_id": ["3"], "value": [30]}), lake / "metrics", mode="append")  # version 1
 
     read = lake_read.read_table(lake, "metrics", version=0).collect()
     made = sf.manifest(path=tmp_path / "m.json")
@@ -217,7 +218,7 @@ def test_a_published_table_read_is_recorded_at_its_version_and_checked_there(tmp
     assert read.height == 2
     assert [(d.table, d.version, d.rows, d.hash) for d in made.delta] == [("metrics", 0, 2, content_hash(first))]
     assert made.delta[0].uri == str(lake) and made.cache is None and made.tables == ()
-    pl.DataFrame({"app_id": ["4"], "value": [40]}).write_delta(lake / "metrics", mode="append")  # version 2
+    _write(pl.DataFrame({"app_id": ["4"], "value": [40]}), lake / "metrics", mode="append")  # version 2
     checked = sf.check_manifest(tmp_path / "m.json")
     assert checked.ok and [(i.kind, i.status, i.rows_after) for i in checked.items] == [("delta", "same", 2)]
 
@@ -229,7 +230,7 @@ def test_a_published_table_read_is_recorded_at_its_version_and_checked_there(tmp
 def test_the_check_of_a_table_changed_in_place_says_so(tmp_path):
     pytest.importorskip("deltalake")
     path = Path(tmp_path / "lake")
-    pl.DataFrame({"app_id": ["1"], "value": [10]}).write_delta(path / "ranks")
+    _write(pl.DataFrame({"app_id": ["1"], "value": [10]}), path / "ranks")
     lake_read.read_table(path, "ranks").collect()
     made = sf.manifest()
     changed = Manifest.from_dict({**made.to_dict(), "delta": [{**vars(made.delta[0]), "hash": "sha256:0"}]})
