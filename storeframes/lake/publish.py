@@ -235,6 +235,20 @@ def _open(place: Where) -> Any:
         return None
 
 
+def _created(place: Where, rows: pl.DataFrame, partition_by: list[str] | None = None) -> None:
+    """The Delta table at ``place`` made empty (version 0) with the columns of ``rows``, where no publisher made it
+    meanwhile; the rows are then merged into it, as into any table.
+
+    Writing the rows with the table would be a blind append: two publishers making it at once would
+    both commit, the second as version 1, and every row would be there twice. Two merges into the
+    empty table conflict instead, and the one refused reads the table again.
+    """
+    from deltalake import DeltaTable
+
+    schema = rows.head(0).to_arrow().schema
+    DeltaTable.create(place.uri, schema=schema, mode="ignore", partition_by=partition_by, storage_options=place.options)
+
+
 def last_commit(place: Where, version: int) -> dict[str, Any]:
     """The commit information of ``version`` of the table at ``place`` (its ``storeframes.*`` metadata among it),
     read from its one log file (``DeltaTable.history`` reads the whole log, and holds the GIL while it does).
@@ -267,7 +281,7 @@ def _publish_current(
     cache: Cache, spec: FrameSpec, service: str, state: _State, place: Where
 ) -> tuple[int, bool, dict[str, int]]:
     """Merge the cells whose newest answer changed into the current table; (version, written, row counts)."""
-    from deltalake import CommitProperties, write_deltalake
+    from deltalake import CommitProperties
 
     delta = _open(place)
     last = last_commit(place, delta.version()) if delta is not None else {}
@@ -298,11 +312,9 @@ def _publish_current(
         return delta.version(), False, {}
     rows = _rows(cache, spec, {cid: state.chosen[cid] for cid in changed})
     commit = CommitProperties(custom_metadata=_metadata(cache, spec, service, state, {}))
-    if delta is None:
-        write_deltalake(
-            place.uri, rows.to_arrow(), mode="error", storage_options=place.options, commit_properties=commit
-        )
-        return 0, True, {"inserted": rows.height}
+    if delta is None:  # made now (or by another publisher meanwhile): what it holds is read again
+        _created(place, rows)
+        return _publish_current(cache, spec, service, state, place)
     cells = ", ".join(f"'{cid}'" for cid in sorted(changed | gone))
     metrics = (
         delta.merge(
@@ -327,7 +339,7 @@ def _publish_current(
 
 def _publish_snapshots(table: str, cache: Cache, spec: FrameSpec, service: str, place: Where) -> tuple[int | None, int]:
     """Append the days of the table's snapshots not yet in the snapshot table; (its version, rows appended)."""
-    from deltalake import CommitProperties, write_deltalake
+    from deltalake import CommitProperties
 
     endpoints = {ep.name for ep in endpoints_of(spec)}
     cached = {e.day for name in endpoints for e in cache.entries(name) if e.service == service}
@@ -351,16 +363,9 @@ def _publish_snapshots(table: str, cache: Cache, spec: FrameSpec, service: str, 
         f"{META}days": ",".join(d.isoformat() for d in days),
     }
     commit = CommitProperties(custom_metadata=metadata)
-    if delta is None:
-        write_deltalake(
-            place.uri,
-            rows.to_arrow(),
-            mode="error",
-            partition_by=[SNAPSHOT_DATE],
-            storage_options=place.options,
-            commit_properties=commit,
-        )
-        return 0, rows.height
+    if delta is None:  # made now (or by another publisher meanwhile): the days it holds are read again
+        _created(place, rows, [SNAPSHOT_DATE])
+        return _publish_snapshots(table, cache, spec, service, place)
     # a day another publisher appended meanwhile matches, and is not appended twice
     merged = (
         delta.merge(

@@ -89,14 +89,14 @@ def test_every_table_published_equals_its_scan_and_a_second_publish_writes_nothi
     lake = str(tmp_path / "lake")
     for table in TABLES:
         first = sf.publish(table, lake, cache_dir=filled)
-        assert (first.table, first.uri, first.version, first.written) == (table, f"{lake}/{table}", 0, True)
+        assert (first.table, first.uri, first.version, first.written) == (table, f"{lake}/{table}", 1, True)  # 0: made empty
         assert first.inserted == sf.scan(table, filled).collect().height and first.deleted == first.updated == 0
         assert first.snapshots_uri is None and first.snapshot_rows == 0
         _check_published(lake, table, filled)
 
         again = sf.publish(table, lake, cache_dir=filled)
-        assert (again.version, again.written, again.inserted, again.updated, again.deleted) == (0, False, 0, 0, 0)
-        assert deltalake.DeltaTable(f"{lake}/{table}").version() == 0
+        assert (again.version, again.written, again.inserted, again.updated, again.deleted) == (1, False, 0, 0, 0)
+        assert deltalake.DeltaTable(f"{lake}/{table}").version() == 1
 
     commit = deltalake.DeltaTable(f"{lake}/metrics").history(1)[0]
     assert commit["storeframes.version"] == sf.__version__
@@ -118,7 +118,7 @@ def test_a_refresh_changes_exactly_its_cells_rows_and_the_version_before_stays_r
     for table, old in before.items():
         new = sf.scan(table, filled).collect()
         done = sf.publish(table, lake, cache_dir=filled)
-        assert done.written and done.version == 1
+        assert done.written and done.version == 2
         mine = new.filter(pl.col("app_id") == APPS[0]).height
         was = old.filter(pl.col("app_id") == APPS[0]).height
         assert done.inserted + done.updated == mine and done.updated + done.deleted == was
@@ -128,15 +128,15 @@ def test_a_refresh_changes_exactly_its_cells_rows_and_the_version_before_stays_r
         assert published.filter(pl.col("app_id") == APPS[0])["fetched_at"].dt.date().unique().to_list() == [DAYS[1]]
         others = published.filter(pl.col("app_id") != APPS[0])
         assert others["fetched_at"].dt.date().unique().to_list() == [DAYS[0]]  # untouched
-        _same(sf.read_table(lake, table, version=0).collect(), old)
-        assert reads()[-1].version == 0 and reads()[-1].table == table
-        assert sf.read_table(lake, table).collect().height == new.height and reads()[-1].version == 1
-        first = min(c["timestamp"] for c in deltalake.DeltaTable(f"{lake}/{table}").history())  # version 0's
+        _same(sf.read_table(lake, table, version=1).collect(), old)
+        assert reads()[-1].version == 1 and reads()[-1].table == table
+        assert sf.read_table(lake, table).collect().height == new.height and reads()[-1].version == 2
+        first = next(c["timestamp"] for c in deltalake.DeltaTable(f"{lake}/{table}").history() if c["version"] == 1)
         at = datetime.fromtimestamp(first / 1000, UTC)
         _same(sf.read_table(lake, table, as_of=at).collect(), old)
-        assert reads()[-1] == LakeRead(lake, table, 0)
-        assert sf.read_table(lake, table, as_of=datetime.now(UTC).isoformat()).collect().height == new.height
         assert reads()[-1] == LakeRead(lake, table, 1)
+        assert sf.read_table(lake, table, as_of=datetime.now(UTC).isoformat()).collect().height == new.height
+        assert reads()[-1] == LakeRead(lake, table, 2)
 
 
 def test_snapshots_appended_day_by_day_match_sf_snapshots(tmp_path):
@@ -144,14 +144,14 @@ def test_snapshots_appended_day_by_day_match_sf_snapshots(tmp_path):
     for n, day in enumerate(DAYS):
         _fill(cache, day)
         done = sf.publish("metrics", lake, cache_dir=cache, snapshots=True)
-        assert done.snapshots_uri == f"{lake}/metrics_snapshots" and done.snapshots_version == n
+        assert done.snapshots_uri == f"{lake}/metrics_snapshots" and done.snapshots_version == n + 1
         assert done.snapshot_rows == len(APPS) * 2
         expected = sf.snapshots("metrics", cache).collect()
         got = sf.read_table(lake, "metrics_snapshots").collect()
         _same(got, expected)
         assert sorted(got["snapshot_date"].unique()) == DAYS[: n + 1]
         again = sf.publish("metrics", lake, cache_dir=cache, snapshots=True)
-        assert (again.written, again.snapshots_version, again.snapshot_rows) == (False, n, 0)
+        assert (again.written, again.snapshots_version, again.snapshot_rows) == (False, n + 1, 0)
     partitions = deltalake.DeltaTable(f"{lake}/metrics_snapshots").metadata().partition_columns
     assert partitions == ["snapshot_date"]
 
@@ -186,10 +186,11 @@ def test_two_processes_publishing_at_once_leave_every_row_once(filled, tmp_path)
     said = _at_once("versions", lake, str(filled), None, {})  # both create the table
     assert sorted(s["written"] for s in said) == [False, True]
     _check_published(lake, "versions", filled)
+    made = deltalake.DeltaTable(f"{lake}/versions").version()  # 1, or 2 when both made the empty table
     with _client(DAYS[1], filled) as client:
         client.metadata_frame(APPS[:2], refresh=True)
     said = _at_once("versions", lake, str(filled), None, {})  # both merge the same change
-    assert sorted(s["written"] for s in said) == [False, True] and {s["version"] for s in said} == {1}
+    assert sorted(s["written"] for s in said) == [False, True] and {s["version"] for s in said} == {made + 1}
     _check_published(lake, "versions", filled)
 
 
@@ -205,7 +206,7 @@ def test_a_bucket_lake_equals_the_scan_merges_a_refresh_and_keeps_credentials_ou
         assert not sf.publish(table, lake, cache_dir=cache, storage_options=options).written
     with _client(DAYS[1], cache) as client:
         client.metrics_frame(APPS[:1], ["downloads", "ratings"], refresh=True)
-    assert sf.publish("metrics", lake, cache_dir=cache, storage_options=options).version == 1
+    assert sf.publish("metrics", lake, cache_dir=cache, storage_options=options).version == 2
     _check_published(lake, "metrics", cache, options)
     said = _at_once("versions", lake, str(cache), options, {})
     assert [s["written"] for s in said] == [False, False]
@@ -271,10 +272,10 @@ def test_the_command_publishes_and_says_what_it_did(filled, tmp_path):
     assert first.returncode == 0, first.stderr
     lines = first.stdout.strip().splitlines()
     assert len(lines) == 2
-    assert lines[0].startswith(f"metrics -> {lake}/metrics: version 0: {len(APPS) * 2} rows inserted")
+    assert lines[0].startswith(f"metrics -> {lake}/metrics: version 1: {len(APPS) * 2} rows inserted")
     assert lines[1].startswith(f"metrics snapshots -> {lake}/metrics_snapshots: {len(APPS) * 2} rows appended")
     again = subprocess.run(command, cwd=ROOT, env=child_env(), capture_output=True, text=True)
-    assert again.returncode == 0 and "nothing new, version 0 unchanged" in again.stdout
+    assert again.returncode == 0 and "nothing new, version 1 unchanged" in again.stdout
     refused = subprocess.run(
         [*command[:4], "nonsense", lake], cwd=ROOT, env=child_env(), capture_output=True, text=True
     )
@@ -339,9 +340,9 @@ def test_a_publish_that_loses_the_race_reads_the_table_again_and_adds_no_row_twi
     monkeypatch.setattr(deltalake.DeltaTable, "merge", counted)
     done = sf.publish("versions", lake, cache_dir=filled)
 
-    assert raced[0].written and raced[0].version == 1
-    assert failures == ["CommitFailedError"]  # its commit was refused, then it read version 1: nothing new
-    assert (done.written, done.version) == (False, 1)
+    assert raced[0].written and raced[0].version == 2
+    assert failures == ["CommitFailedError"]  # its commit was refused, then it read version 2: nothing new
+    assert (done.written, done.version) == (False, 2)
     _check_published(lake, "versions", filled)
 
 
@@ -365,12 +366,12 @@ def test_rows_made_by_another_flattener_version_are_all_written_again(filled, tm
     publishing = sys.modules["storeframes.lake.publish"]
     lake = str(tmp_path / "lake")
     first = sf.publish("versions", lake, cache_dir=filled)
-    assert publishing.last_commit(publishing.where(lake, "versions", None, what="t"), 0)["storeframes.flattener"]
+    assert publishing.last_commit(publishing.where(lake, "versions", None, what="t"), 1)["storeframes.flattener"]
     monkeypatch.setattr(publishing, "last_commit", lambda place, version: {"storeframes.flattener": "0"})
     again = sf.publish("versions", lake, cache_dir=filled)
     assert (again.written, again.version, again.updated, again.inserted, again.deleted) == (
         True,
-        1,
+        2,
         first.inserted,
         0,
         0,
