@@ -89,7 +89,8 @@ def test_every_table_published_equals_its_scan_and_a_second_publish_writes_nothi
     lake = str(tmp_path / "lake")
     for table in TABLES:
         first = sf.publish(table, lake, cache_dir=filled)
-        assert (first.table, first.uri, first.version, first.written) == (table, f"{lake}/{table}", 1, True)  # 0: made empty
+        # version 0 is the table made empty; its rows are version 1
+        assert (first.table, first.uri, first.version, first.written) == (table, f"{lake}/{table}", 1, True)
         assert first.inserted == sf.scan(table, filled).collect().height and first.deleted == first.updated == 0
         assert first.snapshots_uri is None and first.snapshot_rows == 0
         _check_published(lake, table, filled)
