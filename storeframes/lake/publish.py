@@ -313,8 +313,10 @@ def _publish_current(
     rows = _rows(cache, spec, {cid: state.chosen[cid] for cid in changed})
     commit = CommitProperties(custom_metadata=_metadata(cache, spec, service, state, {}))
     if delta is None:  # made now (or by another publisher meanwhile): what it holds is read again
-        _created(place, rows)
+        _created(place, rows)  # an empty one: "written" says whether rows were (False for a table of no rows)
         return _publish_current(cache, spec, service, state, place)
+    if rows.is_empty() and not gone and not changed & held.keys():  # cells of no rows (an app without permissions)
+        return delta.version(), False, {}
     cells = ", ".join(f"'{cid}'" for cid in sorted(changed | gone))
     metrics = (
         delta.merge(

@@ -392,3 +392,15 @@ def test_a_lake_or_a_table_that_is_a_file_is_refused_by_name(filled, tmp_path):
         with pytest.raises(sf.InvalidParameterError, match="is a file, not a folder"):
             sf.read_table(lake, "metrics")
     assert (tmp_path / "lake" / "metrics").read_text() == "not a table"
+
+
+def test_a_table_of_no_rows_is_made_once_and_published_again_writes_nothing(filled, tmp_path):
+    """iOS apps have no permissions: the table is made with the scan's columns, and no later publish writes."""
+    lake = str(tmp_path / "lake")
+    assert sf.scan("permissions", filled).collect().height == 0
+    first = sf.publish("permissions", lake, cache_dir=filled)
+    assert (first.version, first.written, first.inserted) == (0, False, 0)
+    again = sf.publish("permissions", lake, cache_dir=filled)
+    assert (again.version, again.written) == (0, False)
+    got = sf.read_table(lake, "permissions").collect()
+    assert got.height == 0 and got.schema == sf.scan("permissions", filled).collect().schema
