@@ -287,13 +287,28 @@ class Fetcher:
         since: datetime | None = None,
     ) -> list[CallPlan]:
         """Plan calls against the cache, seen afresh; read the answers they use into ``loaded`` (unless None)."""
+        cells = [planning.cells_of(ep, params) for params in calls]
+        scopes = [planning.scope_of(ep, params) for params in calls]
         if self.cache is not None:
             self.cache.sync(ep.name)
+            if mode != "always":  # the index searched once for every call's entities
+                wanted: dict[str, set[Any]] = {}
+                for scope, mine in zip(scopes, cells, strict=True):
+                    wanted.setdefault(scope, set()).update(cell[0] for cell in mine)
+                self.cache.prepare(ep, service=self.caller.namespace, wanted=wanted)
         plans: list[CallPlan] = []
-        for params in calls:
+        for params, mine, scope in zip(calls, cells, scopes, strict=True):
             while True:
                 plan = engine.plan_call(
-                    ep, params, self.cache, service=self.caller.namespace, now=self.now(), refresh=mode, since=since
+                    ep,
+                    params,
+                    self.cache,
+                    service=self.caller.namespace,
+                    now=self.now(),
+                    refresh=mode,
+                    since=since,
+                    cells=mine,
+                    scope=scope,
                 )
                 if loaded is None or self.cache is None or _load(self.cache, plan, loaded):
                     break
@@ -516,8 +531,12 @@ class Fetcher:
         parts, unavailable, hits = engine.parts_of(ep, plan, pool, loaded=loaded, counted=counted)
         for hit in hits:
             self.credits.record_hit(hit.endpoint, hit.params, hit.saved)
-        scope = planning.scope_of(ep, plan.params)
-        absent = list(dict.fromkeys(str(c[0]) for c in plan.cells if c not in plan.cached and pool.is_absent(scope, c)))
+        scope = plan.scope or planning.scope_of(ep, plan.params)
+        absent = (
+            list(dict.fromkeys(str(c[0]) for c in plan.cells if c not in plan.cached and pool.is_absent(scope, c)))
+            if pool.absent
+            else []
+        )
         if absent:
             warn(
                 f"{ep.name} answered without {plural(len(absent), 'app')} it was asked for, left out and not cached "

@@ -224,6 +224,18 @@ class Cache:
         """
         return self._index.candidates(ep, service=service, scope=scope, cells=cells, sync=sync)
 
+    def newest(
+        self, ep: Endpoint, *, service: str, scope: str, cells: Collection[Cell], sync: bool = True
+    ) -> dict[Cell, Entry]:
+        """The newest entry holding each of ``cells`` of ``service`` and ``scope`` (a cell none holds is
+        left out): what the engine's plan judges (see :meth:`candidates`)."""
+        return self._index.newest(ep, service=service, scope=scope, cells=cells, sync=sync)
+
+    def prepare(self, ep: Endpoint, *, service: str, wanted: Mapping[str, Collection[Any]]) -> None:
+        """Ready the index for a batch of calls (``wanted``: scope -> the entities they name) at once:
+        a compacted index is searched once for all of them, not once per call."""
+        self._index.prepare(ep.name, service=service, wanted=wanted)
+
     def load(self, entry: Entry) -> Response | None:
         """The cached answer of ``entry``; None when its file is gone or unreadable.
 

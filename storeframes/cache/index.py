@@ -164,8 +164,13 @@ class Index:
         self._keys: dict[str, dict[str, tuple[str, ...]]] = {}  # endpoint -> index key -> ids of its entries
         self._held: dict[str, int] = {}  # entry id -> how many known index files hold it
         self._pending: dict[str, dict[str, pl.DataFrame]] = {}  # endpoint -> compacted index -> rows not made entries
+        self._looked: dict[
+            str, set[tuple[str | None, str | None, Any]]
+        ] = {}  # compacted index -> (service, scope, entity)
+        # whose answers it holds are made entries already: a later look for them needs no filter of its rows
         self._dead: set[str] = set()  # entries whose answer is gone, still listed by a compacted file
-        self._cells: dict[tuple[str, str, str], dict[Cell, list[Entry]]] = {}  # oldest first
+        self._cells: dict[tuple[str, str, str], dict[Cell, Entry | list[Entry]]] = {}  # the entry holding a
+        # cell, or those holding it, oldest first (a list only where several do: a cell of one answer costs no list)
         self._rows: dict[str, FrameRows] = {}  # entry id -> the rows of its kept frames, as recorded
         self._format_1: set[str] = set()  # entries whose own index file is of format 1: never written over
         self._to_record: set[str] = set()  # answers whose index file is waiting to record their frames' rows
@@ -176,11 +181,15 @@ class Index:
     def _add(self, entry: Entry) -> None:
         self._entries[entry.id] = entry
         table = self._cells.setdefault((entry.endpoint, entry.service, entry.scope), {})
-        for cell in entry.cells:
-            candidates = table.setdefault(cell, [])
+        shared = entry.cells & table.keys()  # cells other entries hold already
+        table.update(dict.fromkeys(entry.cells - shared if shared else entry.cells, entry))
+        for cell in shared:
+            held = table[cell]
+            candidates = held if isinstance(held, list) else [held]
             candidates.append(entry)
-            if len(candidates) > 1 and candidates[-2].fetched_at > entry.fetched_at:
+            if candidates[-2].fetched_at > entry.fetched_at:
                 candidates.sort(key=lambda e: (e.fetched_at, e.id))
+            table[cell] = candidates
 
     def _drop(self, entry_id: str) -> None:
         entry = self._entries.pop(entry_id, None)
@@ -188,9 +197,13 @@ class Index:
             return
         table = self._cells.get((entry.endpoint, entry.service, entry.scope), {})
         for cell in entry.cells:
-            candidates = table.get(cell, [])
-            if entry in candidates:
-                candidates.remove(entry)
+            held = table.get(cell)
+            if held is entry:
+                del table[cell]
+            elif isinstance(held, list) and entry in held:
+                held.remove(entry)
+                if len(held) == 1:
+                    table[cell] = held[0]
 
     def hold(self, key: str, entries: Iterable[Entry]) -> None:
         """Note that the index file ``key`` holds ``entries`` (a file of one answer, or a compacted one of many)."""
@@ -208,6 +221,7 @@ class Index:
         """Note that the index file ``key`` is gone: the entries no other file holds go with it."""
         with self._lock:
             self._pending.get(endpoint, {}).pop(key, None)
+            self._looked.pop(key, None)
             for entry_id in self._keys.get(endpoint, {}).pop(key, ()):
                 count = self._held.get(entry_id, 0) - 1
                 if count > 0:
@@ -231,6 +245,7 @@ class Index:
             self._held[entry_id] = self._held.get(entry_id, 0) + 1
         self._keys.setdefault(endpoint, {})[key] = tuple(ids)
         self._pending.setdefault(endpoint, {})[key] = frame
+        self._looked[key] = set()
 
     # -- reading the index files ------------------------------------------------------------
 
@@ -357,26 +372,44 @@ class Index:
         self, endpoint: str, *, service: str | None = None, scope: str | None = None, entities: Collection[Any] = ()
     ) -> None:
         """Make entries of the compacted index rows of ``endpoint``: all of them, or those of answers
-        holding one of ``entities`` in ``service`` and ``scope``."""
+        holding one of ``entities`` in ``service`` and ``scope``.
+
+        Each compacted file remembers the entities it was searched for, so the calls of a batch
+        (or a day's plan of thousands of cells) filter its rows once, for the entities not yet
+        searched: one polars filter per file and batch, never one per call or cell.
+        """
         pending = self._pending.get(endpoint)
         if not pending:
             return
         whole = service is None
         for key, frame in list(pending.items()):
-            rows = frame
+            rows: pl.DataFrame | None = frame
             if not whole:
-                named = [e for e in entities if e is not None]
+                looked = self._looked.setdefault(key, set())
+                new = {e for e in entities if (service, scope, e) not in looked}
+                if not new:
+                    continue
+                looked.update((service, scope, e) for e in new)
+                named = [e for e in new if e is not None]
                 where = pl.col("entity").is_in(named) if named else pl.lit(False)
-                if None in entities:
+                if None in new:
                     where = where | pl.col("entity").is_null()
                 ids = frame.filter((pl.col("service") == service) & (pl.col("scope") == scope) & where)["entry"]
                 wanted = [i for i in ids.unique().to_list() if i not in self._entries]
-                rows = frame.filter(pl.col("entry").is_in(wanted)) if wanted else frame.clear()
-            for entry in _entries_of(rows, endpoint):
+                rows = frame.filter(pl.col("entry").is_in(wanted)) if wanted else None
+            for entry in _entries_of(rows, endpoint) if rows is not None else ():
                 if entry.id in self._held and entry.id not in self._dead and entry.id not in self._entries:
                     self._add(entry)
             if whole:
                 del pending[key]
+                self._looked.pop(key, None)
+
+    def prepare(self, endpoint: str, *, service: str, wanted: Mapping[str, Collection[Any]]) -> None:
+        """Make entries of the compacted index rows a batch of calls may use, at once: those of answers
+        holding one of the entities of ``wanted`` (scope -> entities) in ``service``."""
+        with self._lock:
+            for scope, entities in wanted.items():
+                self._materialize(endpoint, service=service, scope=scope, entities=entities)
 
     # -- the rows of kept frames --------------------------------------------------------------
 
@@ -439,7 +472,28 @@ class Index:
             for cell in cells:
                 held = table.get(cell)
                 if held:
-                    found[cell] = held[::-1]
+                    found[cell] = held[::-1] if isinstance(held, list) else [held]
+            return found
+
+    def newest(
+        self, ep: Endpoint, *, service: str, scope: str, cells: Iterable[Cell], sync: bool = True
+    ) -> dict[Cell, Entry]:
+        """The newest entry holding each of ``cells`` (of ``service`` and ``scope``); a cell no entry holds
+        is left out. What a plan needs of :meth:`candidates`, without a list per cell."""
+        with self._lock:
+            if sync and not self.sync(ep.name):
+                raise self._files.cannot_list(prefix("index", ep.name))
+            cells = cells if isinstance(cells, Collection) else list(cells)
+            if self._pending.get(ep.name):
+                self._materialize(ep.name, service=service, scope=scope, entities={cell[0] for cell in cells})
+            table = self._cells.get((ep.name, service, scope))
+            if not table:
+                return {}
+            found: dict[Cell, Entry] = {}
+            for cell in cells:
+                held = table.get(cell)
+                if held is not None:
+                    found[cell] = held[-1] if isinstance(held, list) else held
             return found
 
     def entry(self, entry_id: str) -> Entry | None:
@@ -474,7 +528,8 @@ class Index:
             current: set[str] = set()
             for (endpoint, _, _), table in self._cells.items():
                 daily = snapshots and endpoint in ENDPOINTS and ENDPOINTS[endpoint].current_only
-                for candidates in table.values():
+                for held in table.values():
+                    candidates = held if isinstance(held, list) else [held]
                     if daily:  # oldest first: the last of each day stays, the newest of all among them
                         current.update({entry.day: entry.id for entry in candidates}.values())
                     elif candidates:

@@ -76,3 +76,50 @@ def test_a_compacted_index_serves_lookups_entries_and_every_answer(store, cache)
         "params": {**METADATA, "apps": "1005"},
         "at": (NOON + timedelta(minutes=5)).isoformat(),
     }
+
+
+def test_a_batch_searches_a_compacted_index_once_and_a_later_look_finds_the_rest(store, cache, monkeypatch):
+    from storeframes.cache import index as index_module
+
+    ep = ENDPOINTS["metadata"]
+    kept = {str(1000 + n): keep(cache, "metadata", {**METADATA, "apps": str(1000 + n)}) for n in range(30)}
+    cache.compact()
+    fresh = Cache(store)  # another process opening the compacted cache
+    built: list[int] = []
+    entries_of = index_module._entries_of
+    monkeypatch.setattr(
+        index_module, "_entries_of", lambda rows, endpoint: built.append(rows.height) or entries_of(rows, endpoint)
+    )
+    scope = planning.scope_of(ep, METADATA)
+    wanted = [str(1000 + n) for n in range(20)]
+    fresh.sync("metadata")
+    fresh.prepare(ep, service="unit", wanted={scope: set(wanted)})
+    assert built == [20]  # one pass over the compacted file for the 20 apps, not one per app
+    for app in wanted:  # the calls of the batch find them with no further search
+        assert fresh.newest(ep, service="unit", scope=scope, cells=[(app, None, None)], sync=False) == {
+            (app, None, None): kept[app]
+        }
+    fresh.prepare(ep, service="unit", wanted={scope: set(wanted)})
+    assert built == [20]
+    later = fresh.newest(ep, service="unit", scope=scope, cells=[("1025", None, None), ("9", None, None)], sync=False)
+    assert later == {("1025", None, None): kept["1025"]} and built == [20, 1]
+    assert fresh.newest(ep, service="other", scope=scope, cells=[("1026", None, None)], sync=False) == {}
+    assert sorted(e.id for e in fresh.entries("metadata")) == sorted(e.id for e in kept.values())
+
+
+def test_newest_gives_the_newest_entry_of_each_cell_and_candidates_every_one(cache):
+    ep = ENDPOINTS["metadata"]
+    scope = planning.scope_of(ep, METADATA)
+    cells = planning.cells_of(ep, METADATA)
+    old = keep(cache, "metadata", METADATA, at=NOON - timedelta(hours=3))
+    new = keep(cache, "metadata", {**METADATA, "apps": APPS[0]}, at=NOON)
+    late = keep(cache, "metadata", {**METADATA, "apps": APPS[0]}, at=NOON - timedelta(hours=1))  # kept after, older
+    assert cache.newest(ep, service="unit", scope=scope, cells=cells) == {cells[0]: new, cells[1]: old}
+    assert cache.candidates(ep, service="unit", scope=scope, cells=cells)[cells[0]] == [new, late, old]
+    cache._index.forget(new)  # its answer gone: the next newest serves its cell
+    assert cache.newest(ep, service="unit", scope=scope, cells=cells) == {cells[0]: late, cells[1]: old}
+    cache._index.forget(late)
+    assert cache.newest(ep, service="unit", scope=scope, cells=cells) == {cells[0]: old, cells[1]: old}
+    assert cache.candidates(ep, service="unit", scope=scope, cells=cells) == {cells[0]: [old], cells[1]: [old]}
+    cache._index.forget(old)
+    assert cache.newest(ep, service="unit", scope=scope, cells=cells) == {}
