@@ -143,6 +143,10 @@ class Index(Protocol):
         self, ep: Endpoint, *, service: str, scope: str, cells: Collection[Cell], sync: bool = True
     ) -> Mapping[Cell, Sequence[Entry]]: ...
 
+    def newest(
+        self, ep: Endpoint, *, service: str, scope: str, cells: Collection[Cell], sync: bool = True
+    ) -> Mapping[Cell, Entry]: ...
+
 
 UNAVAILABLE_FRESHNESS = Freshness(current="utc_day")
 """The freshness of an answer saying an app is not available: it is asked again the next UTC day."""
@@ -160,38 +164,54 @@ def is_fresh(ep: Endpoint, entry: Entry, cell: Cell, now: datetime) -> bool:
     ever; ``refresh="never"`` (and offline) still serves it. An answer saying the app is
     not available is fresh for its UTC day (:data:`UNAVAILABLE_FRESHNESS`).
     """
+    fresh, final_until = judge(ep, entry, now)
+    return fresh or (final_until is not None and cell[2] is not None and cell[2] <= final_until)
+
+
+def judge(ep: Endpoint, entry: Entry, now: datetime) -> tuple[bool, date | None]:
+    """What :func:`is_fresh` says of ``entry`` at ``now`` for every cell at once: whether it is fresh
+    whatever the cell's day, and the last day it holds as final (None: none), a cell of a later
+    day being fresh only when the first is. Judged once per entry, not once per cell."""
     if entry.fetched_at > now + CLOCK_SKEW:
-        return False
+        return False, None
     fetched_at = min(entry.fetched_at, now)
     if not entry.available:
-        return UNAVAILABLE_FRESHNESS.is_fresh(fetched_at, None, now=now)
+        return UNAVAILABLE_FRESHNESS.is_fresh(fetched_at, None, now=now), None
+    freshness = ep.freshness
     if ep.daily:
-        day = cell[2]
-    elif ep.date_ranged:
-        day = date.fromisoformat(entry.params["end_date"])
-    else:
-        day = None
-    return ep.freshness.is_fresh(fetched_at, day, now=now)
+        recent = now - fetched_at < freshness.recent
+        return recent, freshness.last_final(fetched_at)
+    day = date.fromisoformat(entry.params["end_date"]) if ep.date_ranged else None
+    return freshness.is_fresh(fetched_at, day, now=now), None
 
 
 def serving(
-    ep: Endpoint, candidates: Mapping[Cell, Sequence[Entry]], *, now: datetime, refresh: Refresh
+    ep: Endpoint, newest: Mapping[Cell, Entry | Sequence[Entry]], *, now: datetime, refresh: Refresh
 ) -> dict[Cell, Entry]:
-    """For each cell the cache can serve, the newest entry holding it (``candidates``: newest first).
+    """For each cell the cache can serve, the newest entry holding it (``newest``: the newest entry of
+    each cell, or the entries holding it, newest first).
 
     ``refresh="auto"`` serves the newest entry only while it is fresh (:func:`is_fresh`; an
     older one never stands in for it), ``"never"`` the newest whatever its age, ``"always"``
-    none.
+    none. Each entry is judged once (:func:`judge`), whatever the number of its cells.
     """
     if refresh == "always":
         return {}
     found: dict[Cell, Entry] = {}
-    for cell, held in candidates.items():
-        if not held:
+    judged: dict[str, tuple[bool, date | None]] = {}
+    for cell, held in newest.items():
+        if not isinstance(held, Entry):
+            if not held:
+                continue
+            held = held[0]
+        if refresh == "never":
+            found[cell] = held
             continue
-        newest = held[0]
-        if refresh == "never" or is_fresh(ep, newest, cell, now):
-            found[cell] = newest
+        verdict = judged.get(held.id)
+        if verdict is None:
+            verdict = judged[held.id] = judge(ep, held, now)
+        if verdict[0] or (verdict[1] is not None and cell[2] is not None and cell[2] <= verdict[1]):
+            found[cell] = held
     return found
 
 
@@ -208,6 +228,8 @@ class CallPlan:
     cells: list[Cell]
     cached: dict[Cell, Entry]
     requests: list[dict[str, str]]
+    scope: str = ""
+    """The call's scope (:func:`~storeframes.planning.scope_of`), judged once."""
 
     def entries(self) -> dict[str, Entry]:
         """The available entries the call uses, by id."""
@@ -232,22 +254,26 @@ def plan_call(
     now: datetime,
     refresh: Refresh,
     since: datetime | None = None,
+    cells: list[Cell] | None = None,
+    scope: str | None = None,
 ) -> CallPlan:
     """Which cells of a call ``index`` serves, and the fewest requests for the others.
 
     ``since`` serves only entries fetched after it (a call with
     ``refresh="always"`` takes what another caller fetched while it waited, nothing older).
+    ``cells`` and ``scope`` are the call's when known already (:func:`~storeframes.planning.cells_of`,
+    :func:`~storeframes.planning.scope_of`).
     """
-    cells = planning.cells_of(ep, params)
+    cells = planning.cells_of(ep, params) if cells is None else cells
     cached: dict[Cell, Entry] = {}
+    scope = planning.scope_of(ep, params) if scope is None else scope
     if index is not None and refresh != "always":
-        scope = planning.scope_of(ep, params)
-        held = index.candidates(ep, service=service, scope=scope, cells=cells, sync=False)
+        held = index.newest(ep, service=service, scope=scope, cells=cells, sync=False)
         cached = serving(ep, held, now=now, refresh=refresh)
         if since is not None:
             cached = {cell: entry for cell, entry in cached.items() if entry.fetched_at > since}
     missing = [cell for cell in cells if cell not in cached]
-    return CallPlan(params, cells, cached, planning.requests_for(ep, params, missing))
+    return CallPlan(params, cells, cached, planning.requests_for(ep, params, missing), scope)
 
 
 def unique_requests(plans: Sequence[CallPlan]) -> list[dict[str, str]]:
@@ -263,7 +289,7 @@ def missing(ep: Endpoint, plans: Sequence[CallPlan], pool: Pool | None = None) -
     """The cells of the calls that neither the cache nor ``pool`` serves (refused apps left out)."""
     out: Missing = {}
     for plan in plans:
-        scope = planning.scope_of(ep, plan.params)
+        scope = plan.scope or planning.scope_of(ep, plan.params)
         for cell in plan.cells:
             if cell in plan.cached:
                 continue
@@ -286,7 +312,7 @@ def requests_over(ep: Endpoint, plans: Sequence[CallPlan], cells: Missing) -> li
     for scope, wanted in cells.items():
         templates: dict[str | None, dict[str, str]] = {}
         for plan in plans:
-            if planning.scope_of(ep, plan.params) != scope:
+            if (plan.scope or planning.scope_of(ep, plan.params)) != scope:
                 continue
             entities = {cell[0]: None for cell in plan.cells if cell in wanted}
             groups = dict.fromkeys([None] if entities and ep.entity in (None, "apps") else entities)
@@ -388,18 +414,20 @@ def parts_of(
     """
     loaded = loaded or {}
     counted = set() if counted is None else counted
-    scope = planning.scope_of(ep, plan.params)
+    scope = plan.scope or planning.scope_of(ep, plan.params)
     parts: list[Part] = []
     hits: list[Hit] = []
     unavailable: set[str] = set()
     by_entry: dict[str, list[Cell]] = {}
     by_response: dict[int, list[Cell]] = {}
+    fetched = len(pool) > 0
+    cached = plan.cached
     for cell in plan.cells:
-        index = pool.covering(scope, cell)  # what this batch got comes first: its own answers are no hits
+        index = pool.covering(scope, cell) if fetched else None  # what this batch got comes first: no hits
         if index is not None:
             by_response.setdefault(index, []).append(cell)
             continue
-        entry = plan.cached.get(cell)
+        entry = cached.get(cell)
         if entry is not None:
             if entry.available:
                 by_entry.setdefault(entry.id, []).append(cell)

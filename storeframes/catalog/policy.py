@@ -89,7 +89,12 @@ class Freshness:
 
     def is_final(self, fetched_at: datetime, day: date | None) -> bool:
         """Whether ``day``, fetched at ``fetched_at``, can no longer change."""
-        return day is not None and day <= fetched_at.astimezone(UTC).date() - timedelta(days=self.settle_days)
+        return day is not None and day <= self.last_final(fetched_at)
+
+    def last_final(self, fetched_at: datetime) -> date:
+        """The last day of history that an answer fetched at ``fetched_at`` holds as final: every day up to
+        it (:meth:`is_final`)."""
+        return fetched_at.astimezone(UTC).date() - timedelta(days=self.settle_days)
 
     def is_fresh(self, fetched_at: datetime, day: date | None, *, now: datetime) -> bool:
         """Whether an answer fetched at ``fetched_at`` may still be served at ``now``.

@@ -282,6 +282,9 @@ class _Held:
                 found[cell] = held
         return found
 
+    def newest(self, ep, *, service, scope, cells, sync=True):
+        return {cell: held[0] for cell, held in self.candidates(ep, service=service, scope=scope, cells=cells).items()}
+
 
 def test_a_current_answer_is_fresh_on_its_utc_day_and_stale_the_next(cache):
     entry = _keep(cache, "metadata", METADATA, {}, cost=21, at=NOW)
@@ -370,3 +373,22 @@ def test_an_unavailable_answer_is_fresh_for_its_utc_day_whatever_the_endpoint_sa
     assert engine.is_fresh(ep, available, cell, datetime(2026, 11, 21, 0, 1, tzinfo=UTC))
     served = _served(_Held(refused), "changes", params, NOW + timedelta(hours=1))
     assert len(served) == 2 and not next(iter(served.values())).available
+
+
+@pytest.mark.parametrize("hours_after", [0.5, 0.7, 1.1, 30, 24 * 400])
+def test_serving_judges_each_entry_once_as_the_policy_judges_each_day(hours_after):
+    ep = ENDPOINTS["search_history"]
+    at = datetime(2026, 11, 20, 23, 30, tzinfo=UTC)  # late in its UTC day: the settle days count from it
+    whole = _entry("search_history", _history(date(2026, 11, 10), date(2026, 11, 19)), at=at)
+    last = _entry("search_history", _history(date(2026, 11, 19), date(2026, 11, 20)), at=at - timedelta(minutes=20))
+    newest = {cell: whole for cell in whole.cells} | {cell: last for cell in last.cells}
+    now = at + timedelta(hours=hours_after)
+    served = engine.serving(ep, newest, now=now, refresh="auto")
+    policy = ep.freshness  # each day as the policy judges it, one by one
+    assert served == {cell: e for cell, e in newest.items() if policy.is_fresh(e.fetched_at, cell[2], now=now)}
+    assert served == {cell: e for cell, e in newest.items() if engine.is_fresh(ep, e, cell, now)}
+    # both fetched on the 20th: up to the 18th final for ever; the 19th and 20th fresh for an hour after the fetch
+    days = sorted(cell[2] for cell in served)
+    assert policy.recent == timedelta(hours=1)
+    end = date(2026, 11, 20) if hours_after < 2 / 3 else date(2026, 11, 18)
+    assert days == [date(2026, 11, 10) + timedelta(n) for n in range((end - date(2026, 11, 10)).days + 1)]
