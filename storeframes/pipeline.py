@@ -322,8 +322,13 @@ def _strays(entry: Entry, frame: pl.DataFrame) -> str | None:
         if column not in frame.columns:
             continue
         wanted = {str(cell[at]) for cell in entry.cells if cell[at] is not None}
-        values = frame.get_column(column).cast(pl.String)
-        if len(wanted) == 1 and (values == next(iter(wanted))).all():  # one app or keyword: compared, not hashed
+        values = frame.get_column(column)
+        values = values if values.dtype == pl.String else values.cast(pl.String)
+        if len(wanted) == 1:  # one app or keyword: its least and greatest value are it (nulls left out)
+            one, least, most = next(iter(wanted)), values.min(), values.max()
+            if least is None or least == most == one:
+                continue
+        elif values.is_in(list(wanted)).all():
             continue
         stray = [value for value in values.unique().to_list() if value is not None and value not in wanted]
         if stray:

@@ -184,11 +184,6 @@ def _by_entry(rows: pl.DataFrame, ids: Iterable[str]) -> dict[str, pl.DataFrame]
     return _slices(rows, ENTRY, {entry_id: entry_id for entry_id in ids}, together=False)
 
 
-def _by_file(rows: pl.DataFrame, files: Mapping[str, str]) -> dict[str, pl.DataFrame | object | None]:
-    """The rows of each file of ``files`` (path: entry id) read in one scan, by entry id, each a slice."""
-    return dict(_slices(rows.drop(ENTRY, strict=False), _FILE, files, together=True))
-
-
 class FrameFiles:
     """The kept frames of a cache: reading them (from frames still being written, compacted files, or
     an answer's own file), locating them, and writing them, now or behind the call."""
@@ -309,9 +304,8 @@ class FrameFiles:
     def _read_singles(
         self, entries: list[Entry], table: str, version: str, schema: pl.Schema, trust: Check | None = None
     ) -> list[pl.DataFrame | object | None]:
-        """:meth:`_read_single` of each of ``entries``, from a folder: the footers one by one, then the
-        files that hold frames of ``version`` and ``schema`` in one scan (polars reads them side by
-        side, without a Python thread per file), each answer's frame a slice of it."""
+        """:meth:`_read_single` of each of ``entries``, from a folder, in one scan (polars reads the files side by
+        side), each answer's frame a slice of it; a file's footer is read first where the index has no rows recorded."""
         out: dict[str, pl.DataFrame | object | None] = {}
         wanted: list[tuple[Entry, Path]] = []
         for entry in entries:
@@ -320,6 +314,9 @@ class FrameFiles:
             try:
                 path = self._files.local(key)
                 assert path is not None
+                if self._rows(entry.id, table, version) is not None:  # rows recorded by this flattener: no
+                    wanted.append((entry, path))  # footer read (other columns fail the scan, other rows ``trust``)
+                    continue
                 meta = pl.read_parquet_metadata(path)
                 if meta.get("storeframes.flattener") != version or newer_format(meta):
                     out[entry.id] = None
@@ -338,7 +335,11 @@ class FrameFiles:
                 rows = pl.scan_parquet(
                     [path for _, path in wanted], hive_partitioning=False, glob=False, include_file_paths=_FILE
                 ).collect()
-                found = _by_file(rows, {str(path): entry.id for entry, path in wanted})
+                rows = rows.drop(ENTRY, strict=False)
+                if _without_entry(rows.drop(_FILE).schema) != schema:  # the first file's columns are not the table's
+                    raise _NotInOrder
+                files = {str(path): entry.id for entry, path in wanted}
+                found = dict[str, pl.DataFrame | object | None](_slices(rows, _FILE, files, together=True))
             except unreadable(_NotInOrder):  # a file cut short, or not where it was: each alone
                 found = {e.id: self._read_single(e, table, version, schema, trust) for e, _ in wanted}
             else:

@@ -59,3 +59,33 @@ def test_a_cache_of_format_1_keeps_serving_offline_once_its_frames_are_kept(old_
     with sandbox(folder, offline=True) as client, warnings.catch_warnings():
         warnings.simplefilter("error", CacheWarning)
         assert client.metadata_frame(IOS[:2]).equals(expected) and arrivals(client) == 0
+
+
+def test_frames_whose_rows_the_index_recorded_are_read_in_one_scan_without_their_footers(tmp_path, monkeypatch):
+    writer = Cache(tmp_path)
+    entries = [keep(writer, "metadata", {**METADATA, "apps": f"{1000 + n},{2000 + n}"}) for n in range(20)]
+    frames = {e.id: FRAME.with_columns(app_id=pl.Series([f"{1000 + n}", f"{2000 + n}"])) for n, e in enumerate(entries)}
+    for entry in entries:
+        writer.write_frame(entry, "metadata", "1", frames[entry.id])
+    writer.flush()
+    footers: list[str] = []
+    read_metadata = pl.read_parquet_metadata
+    monkeypatch.setattr(
+        pl, "read_parquet_metadata", lambda source: footers.append(str(source)) or read_metadata(source)
+    )
+    reader = Cache(tmp_path)
+    reader.entries("metadata")
+    footers.clear()  # the index files' footers, read to open the cache
+    found = reader.read_frames(entries, "metadata", "1", schema=FRAME.schema)
+    assert {i: f.to_dicts() for i, f in found.items()} == {i: f.to_dicts() for i, f in frames.items()}
+    assert [f for f in footers if "frames" in f] == []  # one scan, no footer opened one by one
+    # a file written over with other columns fails the scan: each file is then read alone, and it is built again
+    changed = frames[entries[0].id].with_columns(rating=pl.lit(4.5))
+    changed.with_columns(entry=pl.lit(entries[0].id)).write_parquet(
+        tmp_path / "frames" / "table=metadata" / f"{entries[0].id}.parquet"
+    )
+    again = Cache(tmp_path)
+    again.entries("metadata")
+    found = again.read_frames(entries, "metadata", "1", schema=FRAME.schema)
+    assert sorted(found) == sorted(e.id for e in entries[1:])
+    assert found[entries[5].id].to_dicts() == frames[entries[5].id].to_dicts()
