@@ -316,12 +316,12 @@ def _strays(entry: Entry, frame: pl.DataFrame) -> str | None:
     ep = catalog.ENDPOINTS.get(entry.endpoint)
     if ep is None or frame.is_empty():
         return None
-    named = [(0, cell_columns(ep)[0])] if ep.entity is not None else []
-    named += [(1, "metric")] if ep.facet else []
-    for at, column in named:
+    named = [(planning.entities_of, cell_columns(ep)[0])] if ep.entity is not None else []
+    named += [(planning.facets_of, "metric")] if ep.facet else []
+    for asked, column in named:
         if column not in frame.columns:
             continue
-        wanted = {str(cell[at]) for cell in entry.cells if cell[at] is not None}
+        wanted = {str(value) for value in asked(ep, entry.params) if value is not None}
         values = frame.get_column(column)
         values = values if values.dtype == pl.String else values.cast(pl.String)
         if len(wanted) == 1:  # one app or keyword: its least and greatest value are it (nulls left out)

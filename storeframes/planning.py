@@ -19,7 +19,7 @@ from typing import Any
 from .catalog import Endpoint
 from .errors import ResponseShapeError
 
-__all__ = ["Cell", "cells_of", "days_of", "merge_result", "requests_for", "scope_of"]
+__all__ = ["Cell", "cells_of", "days_of", "entities_of", "facets_of", "merge_result", "requests_for", "scope_of"]
 
 Cell = tuple[str | None, str | None, date | None]
 """``(entity, facet, day)``: an app id or keyword, a metric, a day; None where the endpoint has none."""
@@ -38,14 +38,16 @@ def scope_of(ep: Endpoint, params: Mapping[str, str]) -> str:
     return json.dumps({k: v for k, v in params.items() if k not in drop}, sort_keys=True, separators=(",", ":"))
 
 
-def _entities(ep: Endpoint, params: Mapping[str, str]) -> list[str | None]:
+def entities_of(ep: Endpoint, params: Mapping[str, str]) -> list[str | None]:
+    """The apps or keyword a request names (in its order), or [None] for an endpoint without them."""
     if ep.entity is None:
         return [None]
     value = params[ep.entity]
     return list(value.split(",")) if ep.entity == "apps" else [value]
 
 
-def _facets(ep: Endpoint, params: Mapping[str, str]) -> list[str | None]:
+def facets_of(ep: Endpoint, params: Mapping[str, str]) -> list[str | None]:
+    """The metrics a request names (in its order), or [None] for an endpoint without them."""
     return list(params[ep.facet].split(",")) if ep.facet else [None]
 
 
@@ -58,7 +60,7 @@ def days_of(params: Mapping[str, str]) -> list[date]:
 def cells_of(ep: Endpoint, params: Mapping[str, str]) -> list[Cell]:
     """The cells a request (or a call) with these canonical parameters covers."""
     days: list[date | None] = list(days_of(params)) if ep.daily else [None]
-    return [(e, f, d) for e in _entities(ep, params) for f in _facets(ep, params) for d in days]
+    return [(e, f, d) for e in entities_of(ep, params) for f in facets_of(ep, params) for d in days]
 
 
 def _runs(days: Iterable[date]) -> list[tuple[date, date]]:
@@ -90,8 +92,8 @@ def requests_for(ep: Endpoint, params: Mapping[str, str], missing: Collection[Ce
     if not missing:
         return []
     wanted = set(missing)
-    entities = _entities(ep, params)
-    facets = _facets(ep, params)
+    entities = entities_of(ep, params)
+    facets = facets_of(ep, params)
     groups: dict[tuple[Any, ...], list[str | None]] = {}  # what is missing -> entities missing exactly that
     missing_days: dict[Any, list[date]] = {}  # per entity, in one pass over the cells (not one per entity)
     if ep.daily:
