@@ -408,6 +408,15 @@ class Client(FrameFunctions):
                 raise (spec.speak(exc) if spec else exc) from None
             return engine.summarize(ep, plans)
 
+    def plan_requests(
+        self, endpoint: str, requests: Sequence[Mapping[str, str]], *, refresh: RefreshOption | None = None
+    ) -> Plan:
+        """:meth:`plan_many` of requests of ``endpoint`` that are canonical already (as
+        :func:`~storeframes.catalog.validate` returns them: a tracker's due calls), not validated again."""
+        with CallWarnings():
+            ep, _, plans, _ = self._fetcher.plan(endpoint, requests, refresh, load=False, canonical=True)
+            return engine.summarize(ep, plans)
+
     def get(self, endpoint: str, *, refresh: RefreshOption | None = None, **params: Any) -> Answer:
         """Fetch one call's answer: validate, consult the cache, send what is missing, merge.
 

@@ -319,8 +319,12 @@ def requests_over(ep: Endpoint, plans: Sequence[CallPlan], cells: Missing) -> li
             for group in groups:  # a plan widens each template once, however many apps it names
                 template = templates.get(group)
                 templates[group] = plan.params if template is None else _widen(ep, template, plan.params)
+        by_entity: dict[str | None, list[Cell]] = {}
+        if any(group is not None for group in templates):  # the wanted cells of each entity, in one pass
+            for cell in wanted:
+                by_entity.setdefault(cell[0], []).append(cell)
         for group, template in templates.items():
-            mine = [cell for cell in wanted if group is None or cell[0] == group]
+            mine = list(wanted) if group is None else by_entity.get(group, [])
             requests.extend(planning.requests_for(ep, template, mine))
     return requests
 

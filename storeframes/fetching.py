@@ -254,9 +254,16 @@ class Fetcher:
         """The process that built the client's parts: a call in a child forked from it is refused."""
 
     def plan(
-        self, endpoint: str, calls: Sequence[Mapping[str, Any]], refresh: RefreshOption | None, *, load: bool
+        self,
+        endpoint: str,
+        calls: Sequence[Mapping[str, Any]],
+        refresh: RefreshOption | None,
+        *,
+        load: bool,
+        canonical: bool = False,
     ) -> tuple[Endpoint, Refresh, list[CallPlan], dict[str, Response]]:
-        """Validate every call, then plan each against the cache (reading its answers when ``load``).
+        """Validate every call (unless ``canonical``: validated already), then plan each against the cache
+        (reading its answers when ``load``).
 
         The first step of every call: in a forked child it is refused (:mod:`storeframes.forking`)
         before anything is read or sent.
@@ -267,9 +274,10 @@ class Fetcher:
         mode = refresh_mode(caller.refresh if refresh is None else refresh)
         if caller.offline and mode == "auto":  # no fetching: every cached answer serves, however old
             mode = "never"
-        canonical = [catalog.validate(ep, call, today=caller.today()) for call in calls]
+        today = caller.today()
+        valid = [dict(call) if canonical else catalog.validate(ep, call, today=today) for call in calls]
         loaded: dict[str, Response] = {}
-        return ep, mode, self.plan_calls(ep, canonical, mode, loaded if load else None), loaded
+        return ep, mode, self.plan_calls(ep, valid, mode, loaded if load else None), loaded
 
     def flush(self) -> None:
         """Keep the call's cache hits, and any ledger row whose write failed, in the cache."""

@@ -26,6 +26,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from datetime import UTC, date, datetime, timedelta
+from functools import cached_property
 from typing import Literal
 
 __all__ = ["CostModel", "Endpoint", "Freshness", "Param"]
@@ -146,19 +147,19 @@ class Endpoint:
     records: str | None = None
     """For a daily history of apps, the member of each app's answer that lists its dated records."""
 
-    @property
+    @cached_property  # judged once: planning asks for every cached answer
     def param_names(self) -> tuple[str, ...]:
         return tuple(p.name for p in self.params)
 
-    @property
+    @cached_property
     def takes_apps(self) -> bool:
         return "apps" in self.param_names
 
-    @property
+    @cached_property
     def date_ranged(self) -> bool:
         return "start_date" in self.param_names
 
-    @property
+    @cached_property
     def current_only(self) -> bool:
         """Whether the service answers only with today's values (no days, no date range): what it said
         yesterday is gone unless a cache kept it (see :func:`storeframes.snapshots`)."""

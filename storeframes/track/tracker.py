@@ -330,7 +330,7 @@ class Tracker:
             row = {"item": item.name, "endpoint": item.endpoint, "every_days": item.every_days, "due": due is not None,
                    "entities": 0, "requests": 0, "cells": 0, "cached_cells": 0, "credits": 0, "fits": True}  # fmt: skip
             if due is not None:
-                plan = client.plan_many(due.endpoint, list(due.calls), refresh=due.refresh)  # type: ignore[arg-type]
+                plan = client.plan_requests(due.endpoint, due.calls, refresh=due.refresh)  # type: ignore[arg-type]
                 row |= {"entities": due.entities, "requests": plan.to_send, "cells": plan.cells,
                         "cached_cells": plan.cached_cells, "credits": plan.estimate}  # fmt: skip
                 fits = all(left is None or plan.estimate <= left for left in (run_left, month_left))

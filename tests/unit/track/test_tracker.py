@@ -238,3 +238,20 @@ def test_a_run_stopped_between_items_leaves_what_it_spent_in_its_row(tmp_path, m
     assert rerun.interrupted == (left["run_id"],)
     assert rerun.requests == 3  # metadata, metrics and history: the search item was kept
     assert tracker.runs()["status"].to_list() == ["interrupted", "ok"]
+
+
+def test_a_plan_validates_each_due_call_once_and_says_what_a_run_sends(tmp_path, monkeypatch):
+    from storeframes import catalog
+    from storeframes.track import due
+
+    tracker = Tracker.from_toml(_spec(tmp_path), sandbox=True)
+    tracker.run(DAY)
+    checked: list[str] = []
+    validate = catalog.validate
+    monkeypatch.setattr(catalog, "validate", lambda ep, *a, **k: checked.append(ep.name) or validate(ep, *a, **k))
+    monkeypatch.setattr(due, "validate", catalog.validate)  # where the tracker makes them canonical
+    plan = tracker.plan(DAY + timedelta(days=1))
+    # the due calls are made canonical once (3 keywords x 2 countries, 1 metadata): not again to plan them
+    assert (checked.count("search"), checked.count("metadata")) == (6, 1)
+    assert plan.requests == 6 + 1 + 1 and plan.items.filter(pl.col("due"))["requests"].to_list() == [6, 1, 1]
+    assert tracker.run(DAY + timedelta(days=1)).requests == plan.requests
