@@ -8,6 +8,7 @@ import functools
 import json
 import threading
 from collections.abc import Callable, Collection, Iterable, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from datetime import date, datetime
 from typing import Any
 
@@ -32,6 +33,10 @@ from .layout import (
     provenance,
 )
 from .parquet import newer_format, newer_writer, parquet_bytes, parquet_meta, read_parquet, rows_of, unreadable
+
+_FETCH_TOGETHER = 32
+"""From this many new index files on, they are read side by side (:meth:`Index._fetch`)."""
+_FETCH_THREADS = 8
 
 
 def _shares(cost: int, n: int) -> list[int]:
@@ -265,6 +270,7 @@ class Index:
                 if missing and new <= missing:
                     break  # listed again and nothing replaced them (a link to nowhere): not a compaction
                 missing = set()
+                fetched = self._fetch([key for key in new if not is_part(key)])
                 # new files first, then the removed ones: an entry a compaction moved is held throughout
                 for key in sorted(new):
                     try:
@@ -272,7 +278,7 @@ class Index:
                             frame = self._read_part(key, endpoint)
                             self._hold_part(key, frame if frame is not None else pl.DataFrame(schema=INDEX_COLUMNS))
                         else:
-                            self.hold(key, self._read(key, endpoint))
+                            self.hold(key, self._read(key, endpoint, fetched.pop(key, None)))
                     except FileNotFoundError:  # removed since it was listed: its answers are in the next listing
                         missing.add(key)
                 if not missing:
@@ -281,7 +287,25 @@ class Index:
                 self.unhold(endpoint, gone)
             return True
 
-    def _read(self, key: str, endpoint: str) -> list[Entry]:
+    def _fetch(self, keys: list[str]) -> dict[str, bytes | BaseException]:
+        """The bytes of many index files at once, each or what reading it raised (read again, alone, by
+        :meth:`_read`): a store reads them side by side on a few threads (a folder's reads and a
+        bucket's round trips overlap), where one by one a new client opening thousands of answers
+        waited for each in turn. Few files are left to :meth:`_read`."""
+        if len(keys) < _FETCH_TOGETHER:
+            return {}
+        get = self._files.storage.get
+
+        def read(key: str) -> bytes | BaseException:
+            try:
+                return get(key)
+            except Exception as exc:  # raised again where the file is read
+                return exc
+
+        with ThreadPoolExecutor(_FETCH_THREADS, thread_name_prefix="storeframes-index") as pool:
+            return dict(zip(keys, pool.map(read, keys), strict=True))
+
+    def _read(self, key: str, endpoint: str, fetched: bytes | BaseException | None = None) -> list[Entry]:
         """The entry of one answer's index file, from its footer; [] when it is unreadable, FileNotFoundError
         when it is gone.
 
@@ -294,7 +318,9 @@ class Index:
         entry_id = name(key).removesuffix(".parquet")
         meta: dict[str, str] = {}
         try:
-            data = files.storage.get(key)
+            if isinstance(fetched, BaseException):
+                raise fetched
+            data = files.storage.get(key) if fetched is None else fetched
             meta = parquet_meta(data)
             if newer_format(meta):
                 files.skip_newer(key, entry_id)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from datetime import timedelta
 
 import pytest
@@ -123,3 +124,25 @@ def test_newest_gives_the_newest_entry_of_each_cell_and_candidates_every_one(cac
     assert cache.candidates(ep, service="unit", scope=scope, cells=cells) == {cells[0]: [old], cells[1]: [old]}
     cache._index.forget(old)
     assert cache.newest(ep, service="unit", scope=scope, cells=cells) == {}
+
+
+def test_a_new_cache_reads_many_index_files_side_by_side_each_as_alone(store, cache):
+    kept = [keep(cache, "metadata", {**METADATA, "apps": str(1000 + n)}) for n in range(40)]
+    store.put(f"index/endpoint=metadata/{kept[3].id}.parquet", b"PAR1 not parquet")
+    gone = f"index/endpoint=metadata/{kept[7].id}.parquet"
+    get = store.get
+    readers: set[str] = set()
+
+    def removed_while_listed(key: str) -> bytes:  # a file another process removes after it was listed
+        readers.add(threading.current_thread().name)
+        if key == gone:
+            store.delete(key)
+        return get(key)
+
+    store.get = removed_while_listed
+    other = Cache(store)
+    with pytest.warns(CacheWarning, match="unreadable"):
+        found = other.entries("metadata")
+    assert sorted(e.id for e in found) == sorted(e.id for n, e in enumerate(kept) if n not in (3, 7))
+    assert other.entry(kept[39].id) == kept[39] and other.entry(kept[7].id) is None
+    assert any(name.startswith("storeframes-index") for name in readers)  # read side by side, on the index's threads
