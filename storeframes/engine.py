@@ -28,8 +28,9 @@ from __future__ import annotations
 import json
 from collections import Counter
 from collections.abc import Collection, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import date, datetime
+from functools import cached_property
 from typing import Any, NamedTuple, Protocol
 
 import polars as pl
@@ -227,9 +228,17 @@ class CallPlan:
     params: dict[str, str]
     cells: list[Cell]
     cached: dict[Cell, Entry]
-    requests: list[dict[str, str]]
-    scope: str = ""
+    scope: str
     """The call's scope (:func:`~storeframes.planning.scope_of`), judged once."""
+    missing: list[Cell]
+    """The cells no cached entry serves, in order."""
+    endpoint: Endpoint = field(repr=False, compare=False)
+
+    @cached_property
+    def requests(self) -> list[dict[str, str]]:
+        """The fewest requests for the call's missing cells, planned when first asked (a batch plans its
+        calls' requests together, :func:`requests_over`)."""
+        return planning.requests_for(self.endpoint, self.params, self.missing)
 
     def entries(self) -> dict[str, Entry]:
         """The available entries the call uses, by id."""
@@ -272,8 +281,8 @@ def plan_call(
         cached = serving(ep, held, now=now, refresh=refresh)
         if since is not None:
             cached = {cell: entry for cell, entry in cached.items() if entry.fetched_at > since}
-    missing = [cell for cell in cells if cell not in cached]
-    return CallPlan(params, cells, cached, planning.requests_for(ep, params, missing), scope)
+    missing = [cell for cell in cells if cell not in cached] if cached else list(cells)
+    return CallPlan(params, cells, cached, scope, missing, ep)
 
 
 def unique_requests(plans: Sequence[CallPlan]) -> list[dict[str, str]]:
@@ -290,12 +299,14 @@ def missing(ep: Endpoint, plans: Sequence[CallPlan], pool: Pool | None = None) -
     out: Missing = {}
     for plan in plans:
         scope = plan.scope or planning.scope_of(ep, plan.params)
+        if pool is None or not (pool.responses or pool.refused or pool.absent):  # the cells the plan found missing
+            if plan.missing:
+                out.setdefault(scope, {}).update(dict.fromkeys(plan.missing))
+            continue
         for cell in plan.cells:
             if cell in plan.cached:
                 continue
-            if pool is not None and (
-                pool.covering(scope, cell) is not None or pool.is_refused(scope, cell) or pool.is_absent(scope, cell)
-            ):
+            if pool.covering(scope, cell) is not None or pool.is_refused(scope, cell) or pool.is_absent(scope, cell):
                 continue
             out.setdefault(scope, {})[cell] = None
     return out
