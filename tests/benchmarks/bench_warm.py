@@ -4,6 +4,7 @@ Not collected by the test run. Run::
 
     .venv/bin/python tests/benchmarks/bench_warm.py            # 800 keywords, 500 apps x 90 days, 10,000 tracked cells
     .venv/bin/python tests/benchmarks/bench_warm.py --quick    # 80 keywords, 50 apps x 30 days, 1,000 tracked cells
+    .venv/bin/python tests/benchmarks/bench_warm.py --profile  # and where each figure's time goes
 
 A user's notebook run again the next minute: the cache already holds every answer, and a new
 client in a new process reads them back. The bodies are made once by the in-process sandbox
@@ -40,9 +41,12 @@ returns them for ``run.py``.
 from __future__ import annotations
 
 import argparse
+import cProfile
 import gc
+import io
 import json
 import os
+import pstats
 import shutil
 import subprocess
 import sys
@@ -75,6 +79,7 @@ STATES = ("small_files", "compacted")
 TABLES = {"search_frame": "search", "changes_frame": "changes"}  # the cache's table of each frame's kept rows
 
 Figure = dict[str, Any]
+PROFILE = {"top": 0, "found": []}  # with --profile: the lines of each profile kept, and the profiles
 
 
 def figure(name: str, value: float, unit: str, **context: Any) -> Figure:
@@ -193,6 +198,10 @@ def best_of(mode: str, spec: Figure, repeat: int) -> Figure:
     if sent := [f["requests_sent"] for f in found if f.get("requests_sent")]:
         raise RuntimeError(f"a warm {mode} sent {sent[0]} requests")
     fastest = min(found, key=lambda f: f["seconds"])
+    if PROFILE["top"]:  # one more process, profiled (not counted)
+        where = {k: spec[k] for k in ("frame", "folder", "spec") if k in spec}
+        profiled = child(mode, {**spec, "profile": PROFILE["top"]})
+        PROFILE["found"].append((f"{mode} {where}", profiled.get("profile") or profiled.get("failed")))
     return {**fastest, "all_seconds": [round(f["seconds"], 4) for f in found]}
 
 
@@ -365,14 +374,29 @@ def main() -> None:
     if len(sys.argv) > 3 and sys.argv[1] == "--child":
         quiet()
         os.environ["STOREFRAMES_PROGRESS"] = "0"
-        print(json.dumps(CHILDREN[sys.argv[2]](json.loads(sys.argv[3]))))
+        spec = json.loads(sys.argv[3])
+        top = spec.pop("profile", 0)
+        profiler = cProfile.Profile() if top else None
+        if profiler:
+            profiler.enable()
+        out = CHILDREN[sys.argv[2]](spec)
+        if profiler:
+            profiler.disable()
+            text = io.StringIO()
+            pstats.Stats(profiler, stream=text).sort_stats("cumulative").print_stats(top)
+            out["profile"] = text.getvalue()
+        print(json.dumps(out))
         return
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="80 keywords, 50 apps x 30 days, 1,000 tracked cells")
+    parser.add_argument("--profile", action="store_true", help="and the top of a profile of each child's figure")
     args = parser.parse_args()
     os.environ["STOREFRAMES_PROGRESS"] = "0"
+    PROFILE["top"] = 30 if args.profile else 0
     found = figures(args.quick)
     print_table(found)
+    for what, text in PROFILE["found"]:
+        print(f"\n-- profile of {what} --\n{text}")
     for f in found:
         print(json.dumps(f))
 
