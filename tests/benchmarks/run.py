@@ -2,8 +2,8 @@
 
 Not collected by the test run. Run::
 
-    .venv/bin/python tests/benchmarks/run.py            # the full run (about 27 minutes on 2 CPUs, 7 of compaction, 10 of track, 3 of alerts, 2 of lake)
-    .venv/bin/python tests/benchmarks/run.py --quick    # a smoke run (about 3 minutes)
+    .venv/bin/python tests/benchmarks/run.py            # the full run (about 34 minutes on 2 CPUs, 7 of compaction, 10 of track, 7 of warm, 3 of alerts, 2 of lake)
+    .venv/bin/python tests/benchmarks/run.py --quick    # a smoke run (about 5 minutes)
     .venv/bin/python tests/benchmarks/run.py --only flatten,memory
 
 It calls the functions of the scripts beside it, with their own default sizes (their
