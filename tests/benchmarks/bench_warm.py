@@ -280,6 +280,8 @@ def warm_figures(call: Call, folder: Path, device: str, repeat: int) -> list[Fig
         warm = best_of("call", spec, repeat)
         read = best_of("polars", {"folder": str(path), "table": TABLES[call.frame]}, repeat)
         memory = child("memory", spec)
+        if memory.get("requests_sent"):
+            raise RuntimeError(f"the warm call of {call.setting} sent {memory['requests_sent']} requests")
         context = {"call": f"{call.frame} {call.setting}", "state": state, "store": device,
                    "requests": len(call.bodies), "json_bytes": call.size(), "rows": warm["rows"],
                    "seconds": round(warm["seconds"], 4), "all_seconds": warm["all_seconds"],
