@@ -2,8 +2,8 @@
 
 Not collected by the test run. Run::
 
-    .venv/bin/python tests/benchmarks/run.py            # the full run (about 27 minutes on 2 CPUs, 7 of compaction, 10 of track, 3 of alerts, 2 of lake)
-    .venv/bin/python tests/benchmarks/run.py --quick    # a smoke run (about 3 minutes)
+    .venv/bin/python tests/benchmarks/run.py            # the full run (about 34 minutes on 2 CPUs, 7 of compaction, 10 of track, 7 of warm, 3 of alerts, 2 of lake)
+    .venv/bin/python tests/benchmarks/run.py --quick    # a smoke run (about 5 minutes)
     .venv/bin/python tests/benchmarks/run.py --only flatten,memory
 
 It calls the functions of the scripts beside it, with their own default sizes (their
@@ -49,7 +49,12 @@ It calls the functions of the scripts beside it, with their own default sizes (t
 * compaction: a folder of 1,000, 10,000 and 100,000 cached answers (300 and 3,000 with
   ``--quick``) before and after ``storeframes cache compact``: a new client's first lookup and
   a warm ``versions_frame`` + ``metadata_frame`` call, each in a fresh process, the files and
-  bytes on disk, and the compaction's time (``bench_compaction.py``).
+  bytes on disk, and the compaction's time (``bench_compaction.py``);
+* warm: a notebook's call made again from a new client in a fresh process, on both stores, its
+  cache of small files and the same compacted: ``search_frame`` of 800 keywords beside polars
+  reading its kept rows, ``changes_frame`` of 500 apps x 90 days beside the orjson parse of its
+  answers, each with its peak memory beside the frame; ``client.plan`` of that call's 45,000 day
+  cells; and a tracker's plan of 10,000 cells the day after its runs (``bench_warm.py``).
 
 The table has a row per figure (group, figure, setting, result), then the performance
 goals, each figure of this run beside its goal; a JSON line
@@ -85,6 +90,7 @@ import bench_metadata
 import bench_metrics
 import bench_search
 import bench_track
+import bench_warm
 from _flatten_timing import machine
 
 from storeframes.flatteners import UnknownFieldWarning
@@ -93,6 +99,7 @@ from storeframes.sandbox import World
 Figure = dict[str, Any]
 GROUPS = (
     "call", "flatten", "fetch", "coordination", "cache", "frames", "memory", "track", "alerts", "lake", "compaction",
+    "warm",
 )  # fmt: skip
 
 
@@ -688,6 +695,61 @@ def lake(quick: bool) -> list[Row]:
     return rows
 
 
+# -- warm -------------------------------------------------------------------------------------
+
+
+def warm(quick: bool) -> list[Row]:
+    """Warm calls and plans against a filled cache, small files and compacted, each in fresh processes."""
+    found = bench_warm.figures(quick)
+    by: dict[tuple[str, ...], dict[str, Figure]] = {}
+    for f in found:
+        _, kind, metric, *where = f["name"].split(".")
+        by.setdefault((kind, *where), {})[metric] = f
+    rows = []
+    for (kind, *_), at in by.items():
+        first = next(iter(at.values()))
+        c, lines = first["context"], list(at.values())
+        state = c["state"].replace("_", " ")
+        fresh = f"new client, fresh process, best of {c['repeat']}"
+        if kind in ("search", "changes"):
+            floor = (
+                f"{times(at['x_polars_read']['value'])} polars' read of its rows ({ms(c['polars_read_seconds'])})"
+                if kind == "search"
+                else f"{times(at['x_parse']['value'])} the orjson parse ({ms(c['parse_seconds'])}), "
+                f"{times(at['x_polars_read']['value'])} polars' read of its rows"
+            )
+            memory = (
+                f"peak {mb(c['peak_bytes'])}, {times(at['peak_x_frame']['value'])} the frame's {mb(c['frame_bytes'])}"
+                if "peak_x_frame" in at
+                else f"memory skipped: {c.get('memory_skipped')}"
+            )
+            result = (
+                f"{secs(c['seconds'])}: {floor}; a second new client {secs(c['again_seconds'])}; {c['rows']:,} rows, "
+                f"{c['frame_files']:,} frame + {c['index_files']:,} index files; {memory}"
+            )
+            rows.append(Row("warm", f"{c['call'].split()[0]}, warm, {state}", f"{c['call']}, {fresh}", result, lines))
+        elif kind == "plan":
+            setting = f"{c['cells']:,} day cells ({c['call'].removeprefix('plan of ')}), {fresh}"
+            result = (
+                f"{secs(c['seconds'])} (the same client again {secs(c['again_seconds'])}); "
+                f"{c['cached_cells']:,} cells cached, {c['index_files']:,} index files"
+            )
+            rows.append(Row("warm", f"client.plan(changes_frame), {state}", setting, result, lines))
+        else:
+            setting = (
+                f"{c['cells']:,} cells: {c['keywords']:,} keywords x {c['countries']} countries, {c['apps']:,} apps; "
+                f"{c['history_days']} day{'s' if c['history_days'] > 1 else ''} of runs ({c['history_requests']:,} answers), "
+                f"fresh process, "
+                f"best of {c['repeat']}"
+            )
+            result = (
+                f"new tracker {secs(c['seconds'])}, same tracker again {secs(c['again_seconds'])}; "
+                f"{c['requests']:,} requests planned, {c['index_files']:,} index files"
+            )
+            rows.append(Row("warm", f"tracker.plan, {state}", setting, result, lines))
+    return rows
+
+
 # -- goals ------------------------------------------------------------------------------------
 
 GOALS = (
@@ -703,6 +765,16 @@ GOALS = (
     ("track.plan_again_seconds.", "tracker.plan of a day, same tracker again (s)", "<=", 0.2),
     ("track.run.rate_x_limit", "a tracker run's requests a second / (limit / window)", ">=", 0.95),
     ("lake.again.", "sf.publish of a table with nothing new (s)", "<=", 1.0),
+    ("warm.search.seconds.compacted.", "warm search_frame, compacted, new client, fresh process (s)", "<=", 0.1),
+    ("warm.search.seconds.small_files.", "the same, small files (s)", "<=", 0.3),
+    ("warm.search.x_polars_read.", "the same / polars reading its kept rows", "<=", 2.0),
+    ("warm.changes.x_parse.", "warm changes_frame / orjson parse of its answers", "<=", 2.0),
+    ("warm.search.peak_x_frame.", "warm search_frame peak memory / frame size", "<=", 3.0),
+    ("warm.changes.peak_x_frame.", "warm changes_frame peak memory / frame size", "<=", 3.0),
+    ("warm.plan.seconds.", "client.plan of the changes call's day cells, new client (s)", "<=", 0.05),
+    ("warm.plan.again_seconds.", "the same plan again in the same client (s)", "<=", 0.05),
+    ("warm.track_plan.seconds.", "a tracker's plan of a day of many cells, new tracker (s)", "<=", 0.2),
+    ("warm.track_plan.again_seconds.", "the same, same tracker again (s)", "<=", 0.2),
 )
 """The figures with a performance goal: a line's name (or the start of several), and the goal."""
 
@@ -819,6 +891,8 @@ def main() -> None:
             timed("lake", lambda: lake(quick))
         if "compaction" in only:
             timed("compaction", lambda: compaction(quick))
+        if "warm" in only:
+            timed("warm", lambda: warm(quick))
 
     about = machine()
     print_table(rows, about, took, quick)
