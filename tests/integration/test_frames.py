@@ -394,3 +394,11 @@ def test_calls_on_several_threads_turn_the_collector_on_once_the_last_ends():
     assert still_off
     assert during == [False]
     assert gc.isenabled()
+
+
+def test_a_frame_of_several_answers_comes_in_one_chunk(client):
+    apps = sorted(IOS)  # 6 apps: two requests, whose rows are in the order asked (no sort makes one chunk)
+    frame = client.metadata_frame(apps)
+    assert len(arrivals(client)) == 2
+    assert frame["app_id"].to_list() == apps
+    assert frame.n_chunks("all") == [1] * frame.width
