@@ -2,7 +2,7 @@
 
 Not collected by the test run. Run::
 
-    .venv/bin/python tests/benchmarks/run.py            # the full run (about 27 minutes on 2 CPUs, 7 of compaction, 10 of track, 3 of alerts, 2 of lake)
+    .venv/bin/python tests/benchmarks/run.py            # the full run (about 32 minutes on 2 CPUs, 5 of shapes, 7 of compaction, 10 of track, 3 of alerts, 2 of lake)
     .venv/bin/python tests/benchmarks/run.py --quick    # a smoke run (about 3 minutes)
     .venv/bin/python tests/benchmarks/run.py --only flatten,memory
 
