@@ -361,7 +361,27 @@ def build(
 
 def _ids(values: list[Any], column: str, where: Where, endpoint: str) -> pl.Series:
     """A column of ids: text, with integers made text (checked only when polars refuses the list)."""
+    if values and type(values[0]) is int:
+        numbers = _integer_ids(values, column)
+        if numbers is not None:
+            return numbers
     try:
         return pl.Series(column, values, dtype=pl.String, strict=True)
     except (TypeError, ValueError, pl.exceptions.PolarsError):
         return _typed([ident(v) for v in values], pl.String(), column, where, endpoint)
+
+
+def _integer_ids(values: list[Any], column: str) -> pl.Series | None:
+    """Ids that are all integers (or null), made text by polars; None when the list holds anything else.
+
+    Polars reads a list of integers at once and writes their digits in native code, where
+    making each one a Python string first costs ten times as much (and trying the list as
+    text first costs more again: polars refuses it only after looking at every value).
+    """
+    try:
+        numbers = pl.Series(column, values, strict=True)
+    except (TypeError, ValueError, OverflowError, pl.exceptions.PolarsError):
+        return None
+    if numbers.dtype != pl.Int64 or bool in set(map(type, values)):  # polars reads true as 1 after an integer
+        return None
+    return numbers.cast(pl.String)

@@ -2,8 +2,8 @@
 
 Not collected by the test run. Run::
 
-    .venv/bin/python tests/benchmarks/run.py            # the full run (about 34 minutes on 2 CPUs, 7 of compaction, 10 of track, 7 of warm, 3 of alerts, 2 of lake)
-    .venv/bin/python tests/benchmarks/run.py --quick    # a smoke run (about 5 minutes)
+    .venv/bin/python tests/benchmarks/run.py            # the full run (about 42 minutes on 2 CPUs, 5 of shapes, 7 of compaction, 10 of track, 7 of warm, 3 of alerts, 2 of lake)
+    .venv/bin/python tests/benchmarks/run.py --quick    # a smoke run (about 6 minutes)
     .venv/bin/python tests/benchmarks/run.py --only flatten,memory
 
 It calls the functions of the scripts beside it, with their own default sizes (their
@@ -14,6 +14,10 @@ It calls the functions of the scripts beside it, with their own default sizes (t
   transport answering at once, with no cache, cold and warm, each as a ratio to orjson's parse
   of the same JSON in the same run; the warm call's peak memory beside the frame's size; and
   ``import storeframes`` (``bench_call.py``);
+* shapes: the whole call of every frame function (metadata and its tables, metrics, changes and
+  its tables, live search with and without ads, history, benchmarks) on bodies of several shapes
+  (both stores, short numeric ids and package names, the variant forms the flatteners accept),
+  with no cache and cold, each as a ratio to orjson's parse of the same bodies (``bench_shapes.py``);
 * flatten: each endpoint's flatteners on realistic answers, beside ``json.loads`` of the same
   answers and ``pandas.json_normalize`` giving the same rows (``bench_metadata.py``,
   ``bench_changes.py``, ``bench_search.py``, ``bench_metrics.py``);
@@ -89,6 +93,7 @@ import bench_lake
 import bench_metadata
 import bench_metrics
 import bench_search
+import bench_shapes
 import bench_track
 import bench_warm
 from _flatten_timing import machine
@@ -98,8 +103,8 @@ from storeframes.sandbox import World
 
 Figure = dict[str, Any]
 GROUPS = (
-    "call", "flatten", "fetch", "coordination", "cache", "frames", "memory", "track", "alerts", "lake", "compaction",
-    "warm",
+    "call", "shapes", "flatten", "fetch", "coordination", "cache", "frames", "memory", "track", "alerts", "lake",
+    "compaction", "warm",
 )  # fmt: skip
 
 
@@ -192,6 +197,32 @@ def call(quick: bool) -> list[Row]:
                     [line("call.import_seconds", f["import_s"], "s", without(f, "bench"))],
                 )
             )
+    return rows
+
+
+# -- shapes ---------------------------------------------------------------------------------
+
+
+def shapes(quick: bool) -> list[Row]:
+    """Every frame function's whole call on bodies of several shapes, beside parsing its JSON."""
+    sizes = dict(bench_shapes.QUICK if quick else bench_shapes.FULL)
+    rows = []
+    for f in bench_shapes.figures(sizes):
+        shape = ".".join(slug(part) for part in (f["frame"], f["store"], f["form"]))
+        context = without(f, "bench")
+        rows.append(
+            Row(
+                "shapes",
+                f"{f['frame']}, {f['store']}, {f['form']}",
+                f"{f['call']}, {f['requests']} requests, {mb(f['json_bytes'])}, best of {f['repeat']}",
+                f"no cache {times(f['no_cache_x_parse'])}, cold {times(f['cold_x_parse'])} the orjson parse "
+                f"({ms(f['parse_s'])}); {f['rows']:,} rows",
+                [
+                    line(f"shapes.no_cache_x_parse.{shape}", f["no_cache_x_parse"], "ratio", context),
+                    line(f"shapes.cold_x_parse.{shape}", f["cold_x_parse"], "ratio", context),
+                ],
+            )
+        )
     return rows
 
 
@@ -757,6 +788,8 @@ GOALS = (
     ("call.search_history_frame.cold_x_parse", "the same, cold with the cache writing", "<=", 3.0),
     ("call.search_history_frame.warm_x_parse", "the same, warm from the cache", "<=", 1.0),
     ("call.search_history_frame.warm_peak_x_frame", "warm call peak memory / frame size", "<=", 3.0),
+    ("shapes.no_cache_x_parse.", "every frame function and shape, no cache / orjson parse", "<=", 2.0),
+    ("shapes.cold_x_parse.", "every frame function and shape, cold / orjson parse", "<=", 3.0),
     ("fetch.share_of_ceiling.", "fetch throughput / what the rate limit allows", ">=", 0.95),
     ("fetch.most_in_any_window.30_per_3s.", "most requests in any 3 s window (limit 30)", "<=", 30),
     ("fetch.most_in_any_window.60_per_10s.", "most requests in any 10 s window (limit 60)", "<=", 60),
@@ -863,6 +896,8 @@ def main() -> None:
     with scratch:
         if "call" in only:
             timed("call", lambda: call(quick))
+        if "shapes" in only:
+            timed("shapes", lambda: shapes(quick))
         if "flatten" in only:
 
             def flatten_all() -> list[Row]:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import gc
 import inspect
+import threading
 import warnings
 from datetime import date
 
@@ -12,6 +14,7 @@ import pytest
 import storeframes as sf
 from storeframes import schemas
 from storeframes.frames import FRAMES
+from storeframes.pipeline import collector_paused
 from storeframes.sandbox import SANDBOX_KEY, World
 from tests.conftest import SANDBOX_TODAY
 
@@ -328,3 +331,74 @@ def test_connect_uses_the_token_when_set_and_live_insists_on_one(fresh_default, 
         sf.connect(tmp_path, live=True)
     with pytest.raises(sf.InvalidParameterError, match="sandbox_today"):
         sf.connect(tmp_path, sandbox_today="20-11-2026")
+
+
+# -- the garbage collector ---------------------------------------------------------------------------
+
+
+def test_the_collector_is_paused_while_a_frame_is_made_and_on_again_after(client, monkeypatch):
+    spec = FRAMES["metadata_frame"]
+    seen = []
+
+    def flatten(answers, real=spec.flatten):
+        seen.append(gc.isenabled())
+        return real(answers)
+
+    monkeypatch.setitem(FRAMES, "metadata_frame", type(spec)(**{**spec.__dict__, "flatten": flatten}))
+    assert client.metadata_frame(IOS[:2]).height == 2
+    assert seen == [False]
+    assert gc.isenabled()
+
+
+def test_the_collector_is_on_again_after_a_call_that_failed(client, monkeypatch):
+    spec = FRAMES["metadata_frame"]
+
+    def flatten(answers):
+        raise RuntimeError("a flattener that fails")
+
+    monkeypatch.setitem(FRAMES, "metadata_frame", type(spec)(**{**spec.__dict__, "flatten": flatten}))
+    with pytest.raises(sf.ResponseShapeError, match="a flattener that fails"):
+        client.metadata_frame(IOS[:2])
+    assert gc.isenabled()
+
+
+def test_the_collector_stays_off_for_a_caller_who_turned_it_off(client):
+    gc.disable()
+    try:
+        assert client.metadata_frame(IOS[:1]).height == 1
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
+
+
+def test_calls_on_several_threads_turn_the_collector_on_once_the_last_ends():
+    started, release = threading.Barrier(2), threading.Event()
+    during = []
+
+    def call():
+        with collector_paused():
+            started.wait(timeout=10)
+            release.wait(timeout=10)
+            during.append(gc.isenabled())
+
+    other = threading.Thread(target=call, daemon=True)
+    other.start()
+    try:
+        with collector_paused():
+            started.wait(timeout=10)
+        still_off = not gc.isenabled()  # the other call is still under way
+    finally:
+        release.set()
+        other.join(timeout=10)
+        gc.enable()  # whatever happened, the rest of the suite runs with the collector on
+    assert still_off
+    assert during == [False]
+    assert gc.isenabled()
+
+
+def test_a_frame_of_several_answers_comes_in_one_chunk(client):
+    apps = sorted(IOS)  # 6 apps: two requests, whose rows are in the order asked (no sort makes one chunk)
+    frame = client.metadata_frame(apps)
+    assert len(arrivals(client)) == 2
+    assert frame["app_id"].to_list() == apps
+    assert frame.n_chunks("all") == [1] * frame.width

@@ -252,6 +252,30 @@ def test_integer_ids_become_text(result):
     assert frame["app_id"].to_list() == ["284882215", "389801252", "7"]
 
 
+def test_a_history_of_integer_ids_becomes_text():
+    result = {"2026-01-05": [284882215, 7], "2026-01-06": [389801252, -3, 2**70]}
+    frame = flatten_search_history(result, keys())
+    assert frame["app_id"].dtype == pl.String
+    assert frame["app_id"].to_list() == ["284882215", "7", "389801252", "-3", "1180591620717411303424"]
+    assert frame["rank"].to_list() == [1, 2, 1, 2, 3]
+
+
+@pytest.mark.parametrize(
+    ("ids", "where", "found"),
+    [
+        ([1, True], "result.value[1]", "expected text, got True"),  # polars alone would read true as 1
+        ([1, 2, 2.5], "result.value[2]", "expected text, got 2.5"),
+        ([1, None], "result.value[1]", "expected an app id, got null"),
+    ],
+    ids=["true", "float", "null"],
+)
+def test_integer_ids_beside_anything_else_name_its_path(ids, where, found):
+    with pytest.raises(ResponseShapeError) as caught:
+        flatten_search({"date": "2026-11-20", "value": ids}, keys())
+    assert caught.value.path == where
+    assert found in str(caught.value)
+
+
 @pytest.mark.parametrize("key", ["photo editor", "Photo Editor", "PHOTO  EDITOR", " photo\teditor ", "photo\n editor"])
 def test_a_keyword_key_matches_ignoring_case_and_runs_of_spaces(key):
     frame, caught = run(flatten_search, {key: {"date": "2026-11-19", "value": ["1", "2"]}}, keys())
