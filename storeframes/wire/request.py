@@ -284,27 +284,44 @@ class Wire:
         too_large: _TooLarge | None = None
         answered: list[int] = []  # the status, once the answer's headers arrived
         status, headers, body_bytes = 0, httpx.Headers(), b""
-        with self.limiter.slot():
-            if before is not None:
-                before()
-            started = time.perf_counter()
-            with self._lock:
-                self.requests_sent += 1
+        elapsed = 0.0
+        try:  # built before the slot is taken: nothing but the sending between the grant and the send
+            request = self.http.build_request("GET", url, params=params, headers=self._headers, timeout=self._timeout)
+        except httpx.InvalidURL as exc:
+            unsendable = str(exc)[:200]
+        if unsendable is None:
+            limiter = self.limiter
+            limiter.acquire()
+            held = [True]
+
+            def free() -> None:  # the slot is dated when the answer's headers arrive (or the attempt ends)
+                if held:
+                    held.clear()
+                    limiter.release()
+
             try:
-                status, headers, body_bytes = self._exchange(url, params, started, answered)
-            except httpx.HTTPError as exc:
-                fault = _what_failed(exc)
-            except _Fault as exc:
-                fault = str(exc)
-            except _TooLarge as exc:
-                too_large = exc
-            except httpx.InvalidURL as exc:
-                unsendable = str(exc)[:200]
-            except RuntimeError:  # httpx: "the client has been closed", by another thread meanwhile
-                if not self.http.is_closed:
-                    raise
-                closed = True
-            elapsed = time.perf_counter() - started
+                if before is not None:
+                    before()
+                started = time.perf_counter()
+                with self._lock:
+                    self.requests_sent += 1
+                try:
+                    status, headers, body_bytes = self._exchange(request, started, answered, free)
+                except httpx.HTTPError as exc:
+                    fault = _what_failed(exc)
+                except _Fault as exc:
+                    fault = str(exc)
+                except _TooLarge as exc:
+                    too_large = exc
+                except httpx.InvalidURL as exc:
+                    unsendable = str(exc)[:200]
+                except RuntimeError:  # httpx: "the client has been closed", by another thread meanwhile
+                    if not self.http.is_closed:
+                        raise
+                    closed = True
+                elapsed = time.perf_counter() - started
+            finally:
+                free()
         if closed:
             self.check_ready()  # raises: says which was closed
         if unsendable is not None:
@@ -326,16 +343,18 @@ class Wire:
         return self._read(ep, params, url, status, headers, body_bytes, attempt, elapsed, report)
 
     def _exchange(
-        self, url: str, params: dict[str, str], started: float, answered: list[int]
+        self, request: httpx.Request, started: float, answered: list[int], free: Callable[[], None]
     ) -> tuple[int, httpx.Headers, bytes]:
         """Send the request and read its body: (status, headers, body), never following a redirect.
 
         The status goes to ``answered`` as soon as the headers arrive, so a body that never
-        arrives whole is known to belong to an answer, maybe a charged one."""
-        http = self.http
-        request = http.build_request("GET", url, params=params, headers=self._headers, timeout=self._timeout)
-        response = http.send(request, auth=self._auth, follow_redirects=False, stream=True)
+        arrives whole is known to belong to an answer, maybe a charged one. ``free`` releases
+        the request's slot of the rate window then: the service counted the request when it
+        arrived, before it sent a header, so the slot is dated by the headers and not by the
+        body's last byte (a large or slow body holds no slot)."""
+        response = self.http.send(request, auth=self._auth, follow_redirects=False, stream=True)
         answered.append(response.status_code)
+        free()
         try:
             if 300 <= response.status_code < 400:  # never read, never followed
                 return response.status_code, response.headers, b""
