@@ -51,7 +51,7 @@ if TYPE_CHECKING:  # imported when a client is first made: importing storeframes
     import httpx
     import tenacity
 
-__all__ = ["DEFAULT_DEADLINE", "DEFAULT_MAX_BODY_BYTES", "Report", "Wire"]
+__all__ = ["DEFAULT_DEADLINE", "DEFAULT_MAX_BODY_BYTES", "Report", "Wire", "keep_alive"]
 
 log = logging.getLogger("storeframes")
 
@@ -78,6 +78,18 @@ def _within(timeout: httpx.Timeout, deadline: float) -> httpx.Timeout:
     return httpx.Timeout(
         connect=bound(timeout.connect), read=bound(timeout.read), write=bound(timeout.write), pool=bound(timeout.pool)
     )
+
+
+def keep_alive(window: float) -> float:
+    """Seconds an idle connection is kept open: a rate window and 5 s more (at least httpx's 5 s).
+
+    A slot is used again a window after its answer's headers, so a connection kept this long
+    is still open for the next window's request instead of costing it a new handshake.
+
+    >>> keep_alive(10.0)
+    15.0
+    """
+    return max(5.0, float(window) + 5.0)
 
 
 def _what_failed(exc: httpx.HTTPError) -> str:
@@ -119,7 +131,10 @@ class Wire:
         clock: returns the current UTC datetime (a response's ``fetched_at``).
         connections: connections kept open between requests when no ``http_client`` is
             given (at least httpx's 20): as many as the threads sending, so each window
-            reuses them instead of opening (and, on https, shaking hands) again.
+            reuses them instead of opening (and, on https, shaking hands) again. An idle
+            connection is kept :func:`keep_alive` seconds, past a whole rate window: httpx's
+            5 s would close them all between windows of 10 s, and each request of the next
+            window would hold its slot through a new handshake.
     """
 
     def __init__(
@@ -175,7 +190,11 @@ class Wire:
         self.http = http_client or httpx.Client(
             timeout=timeout,
             follow_redirects=False,
-            limits=httpx.Limits(max_connections=max(100, kept), max_keepalive_connections=kept),
+            limits=httpx.Limits(
+                max_connections=max(100, kept),
+                max_keepalive_connections=kept,
+                keepalive_expiry=keep_alive(limiter.window),
+            ),
         )
         self._timeout: Any = httpx.USE_CLIENT_DEFAULT  # the client's own, unless the deadline is shorter
         if self.deadline is not None and _within(self.http.timeout, self.deadline) != self.http.timeout:

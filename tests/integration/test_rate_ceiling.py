@@ -291,3 +291,59 @@ def test_a_slot_is_free_a_window_after_the_headers_while_its_body_is_still_comin
     assert answers == {"1": {"n": 1}, "2": {"n": 2}}
     assert server.body_waited_for_a_later_arrival is True  # the second came before the first body ended
     assert len(server.arrivals) == 2 and max_in_window(server.arrivals, window) == limit
+
+
+class _Ports(ThreadingHTTPServer):
+    """Answers every request at once and writes down the client's port: a new port, a new connection."""
+
+    daemon_threads = True
+
+    def __init__(self) -> None:
+        super().__init__(("127.0.0.1", 0), _PortsHandler)
+        self.ports: list[int] = []
+
+
+class _PortsHandler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server: _Ports
+
+    def do_GET(self) -> None:
+        self.server.ports.append(self.client_address[1])
+        request = {"path": "/x", "params": {}, "cost": 1, "max_credit_cost": 1, "status": 200}
+        body = json.dumps({"result": {}, "metadata": {"request": request, "response": None}}).encode()
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+
+def test_a_connection_left_idle_for_a_whole_window_is_used_again_by_the_next_window(monkeypatch):
+    """The next window's request goes on the connection of the last one (no new handshake while it holds
+    its slot); one idle for longer than the window and 5 s is closed and opened anew."""
+    import httpcore._sync.http11 as http11  # the clock httpcore's idle connections expire by
+
+    ahead = [0.0]
+
+    class Clock:
+        @staticmethod
+        def monotonic() -> float:
+            return time.monotonic() + ahead[0]
+
+    monkeypatch.setattr(http11, "time", Clock)
+    server = _Ports()
+    threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
+    base = f"http://127.0.0.1:{server.server_address[1]}/api/public/store"
+    wire = Wire(TOKEN, base, limiter=sf.SlidingWindowLimiter(60, 10.0), clock=lambda: datetime.now(UTC))
+    try:
+        for idle in (0.0, 10.5, 10.5 + 14.0, 10.5 + 14.0 + 15.5):  # idle 10.5 s, then 14 s, then 15.5 s
+            ahead[0] = idle
+            wire.send(ENDPOINTS["metadata"], {"apps": "1"}, report=lambda attempt: None)
+    finally:
+        wire.close()
+        server.shutdown()
+        server.server_close()
+    first, after_a_window, again, after_too_long = server.ports
+    assert first == after_a_window == again != after_too_long
