@@ -69,7 +69,7 @@ import json, sys, time
 from storeframes.sandbox import SANDBOX_KEY, Latency, SandboxServer, SandboxService
 from storeframes.sandbox import server as served
 
-limit, window, body = int(sys.argv[1]), float(sys.argv[2]), float(sys.argv[5])
+limit, window, body, handshake = int(sys.argv[1]), float(sys.argv[2]), float(sys.argv[5]), float(sys.argv[6])
 keywords, delays = json.loads(sys.argv[4]), json.loads(sys.argv[3])
 latency = Latency(**{k: tuple(v) if isinstance(v, list) else v for k, v in delays.items()})
 if body:  # each answer's body follows its headers body seconds later: a large answer, a slow link
@@ -78,6 +78,11 @@ if body:  # each answer's body follows its headers body seconds later: a large a
         handler.wfile.flush()
         time.sleep(body)
     served._Handler.end_headers = end_headers
+if handshake:  # a new connection's first request arrives a handshake later (TCP and TLS on a real link)
+    def setup(handler, start=served._Handler.setup):
+        time.sleep(handshake)
+        start(handler)
+    served._Handler.setup = setup
 with SandboxServer(port=0, rate_limit=(limit, window), latency=latency) as server:
     # the world's ranking of each keyword is built before the clock starts: a service answers in its
     # latency, not after the CPU of one Python process has built thirty synthetic rankings in turn
@@ -102,12 +107,14 @@ def served(
     jitter: float = 0.0,
     seed: int = 0,
     body: float = 0.0,
+    handshake: float = 0.0,
 ) -> Iterator[tuple[str, list[tuple[float, int]]]]:
     """A sandbox server in a process of its own: (its base URL, the arrivals it recorded, filled on exit).
 
     Each answer takes ``latency`` seconds from its arrival; with ``jitter`` (0.5: latency x
     uniform(0.5, 1.5)) each request's latency is drawn, seeded, and split between the way in and the
-    way out (:func:`delays`); each body follows its headers ``body`` seconds later. The arrival times are ``time.monotonic()`` of the server's process, the same clock as this
+    way out (:func:`delays`); each body follows its headers ``body`` seconds later, and a new connection's first request arrives
+    ``handshake`` seconds later. The arrival times are ``time.monotonic()`` of the server's process, the same clock as this
     process's on Linux and macOS (CLOCK_MONOTONIC is system-wide)."""
     server = subprocess.Popen(
         [
@@ -119,6 +126,7 @@ def served(
             json.dumps(delays(latency, jitter, seed)),
             json.dumps(keywords),
             repr(body),
+            repr(handshake),
         ],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
@@ -214,6 +222,7 @@ def fetch_ratio(
     jitter: float = 0.0,
     seed: int = 0,
     body: float = 0.0,
+    handshake: float = 0.0,
 ) -> dict:
     """Requests per second through a sandbox server in its own process, as a share of what the limit allows.
 
@@ -222,12 +231,15 @@ def fetch_ratio(
     With ``trace``, the figure also holds where each request's time went. ``jitter`` and ``seed``
     draw each request's latency (:func:`delays`); ``best_safe_share`` is what the best safe
     schedule reaches with the same draws (:func:`best_safe_seconds`). ``body``: seconds each answer's
-    body follows its headers (a large answer, a slow link).
+    body follows its headers (a large answer, a slow link); ``handshake``: seconds a new connection
+    costs before its first request arrives (the counted ceiling leaves it out).
     """
     keywords = [f"keyword {i}" for i in range(requests)]
     with (
         tempfile.TemporaryDirectory(prefix="storeframes-bench-state-") as state,
-        served(limit, window, latency, ["warm up", *keywords], jitter=jitter, seed=seed, body=body) as (
+        served(
+            limit, window, latency, ["warm up", *keywords], jitter=jitter, seed=seed, body=body, handshake=handshake
+        ) as (
             base_url,
             arrivals,
         ),
@@ -272,6 +284,7 @@ def fetch_ratio(
         "limit": f"{limit}/{window:g}s",
         "latency_ms": round(latency * 1000, 1),
         "body_ms": round(body * 1000, 1),
+        "handshake_ms": round(handshake * 1000, 1),
         "jitter": f"x uniform({1 - jitter:g}, {1 + jitter:g}), half each way" if jitter else "none",
         "requests": requests,
         "workers": workers,
@@ -398,8 +411,16 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--seed", type=int, default=39, help="the seed of the drawn latencies")
     parser.add_argument("--workers", type=int, help="the client's max_workers (default: the limit's requests)")
     parser.add_argument("--body-ms", type=float, default=0.0, help="milliseconds each body follows its headers")
+    parser.add_argument("--handshake-ms", type=float, default=0.0, help="milliseconds a new connection costs")
     args = parser.parse_args(argv)
-    drawn = dict(jitter=args.jitter, seed=args.seed, workers=args.workers, trace=args.trace, body=args.body_ms / 1000)
+    drawn = dict(
+        jitter=args.jitter,
+        seed=args.seed,
+        workers=args.workers,
+        trace=args.trace,
+        body=args.body_ms / 1000,
+        handshake=args.handshake_ms / 1000,
+    )
     figures = [
         fetch_ratio(limit=60, window=10.0, latency=float(ms) / 1000, requests=args.requests, **drawn)
         for ms in args.latencies.split(",")

@@ -2,7 +2,7 @@
 
 Not collected by the test run. Run::
 
-    .venv/bin/python tests/benchmarks/run.py            # the full run (about 29 minutes on 2 CPUs, 7 of compaction, 10 of track, 3 of alerts, 2 of lake)
+    .venv/bin/python tests/benchmarks/run.py            # the full run (about 30 minutes on 2 CPUs, 7 of compaction, 10 of track, 3 of alerts, 2 of lake)
     .venv/bin/python tests/benchmarks/run.py --quick    # a smoke run (about 3 minutes)
     .venv/bin/python tests/benchmarks/run.py --only flatten,memory
 
@@ -18,11 +18,11 @@ It calls the functions of the scripts beside it, with their own default sizes (t
   answers and ``pandas.json_normalize`` giving the same rows (``bench_metadata.py``,
   ``bench_changes.py``, ``bench_search.py``, ``bench_metrics.py``);
 * fetch: 120 requests at 30 per 3 s and 100 ms latency (and, full run, 180 at 60 per 10 s and
-  0, 50, 100, 333 and 500 ms, and 333 ms with each body 250 ms after its headers), each
-  request's latency drawn (x uniform(0.5, 1.5), half each way), through a sandbox server in its
-  own process, as a share of what the rate limit allows beside the best safe schedule's share,
-  with the 429s and the most arrivals the server saw in any window; and the client's own cost
-  per request (``bench_client.py``);
+  0, 50, 100, 333 and 500 ms; 333 ms with each body 250 ms after its headers, and with a
+  333 ms handshake for each new connection), each request's latency drawn (x uniform(0.5,
+  1.5), half each way), through a sandbox server in its own process, as a share of what the
+  rate limit allows beside the best safe schedule's share, with the 429s and the most arrivals
+  the server saw in any window; and the client's own cost per request (``bench_client.py``);
 * coordination: one plan fetched by 1, 2 and 4 processes sharing a token and a cache folder
   (each asking for all of it, then for disjoint shares): credits against one fetch, share of
   the ceiling, 429s and the most requests in any window (``bench_coordination.py``);
@@ -298,12 +298,16 @@ def fetch(quick: bool) -> list[Row]:
             cases.append(dict(limit=60, window=10.0, latency=latency, requests=180, coordinator="machine", **jittered))
         # a body that follows its headers a quarter of a second later (a large answer, a slow link)
         cases.append(dict(limit=60, window=10.0, latency=0.333, requests=180, body=0.25, **jittered))
+        # a new connection's first request arrives a handshake later (TCP and TLS): each window reuses them
+        cases.append(dict(limit=60, window=10.0, latency=0.333, requests=180, handshake=0.333, **jittered))
     rows = []
     for case in cases:
         f = bench_client.fetch_ratio(**case)
         body = f"_body{f['body_ms']:.0f}ms" if f["body_ms"] else ""
+        body += f"_handshake{f['handshake_ms']:.0f}ms" if f["handshake_ms"] else ""
         name = f"{f['limit'].replace('/', '_per_')}.{f['latency_ms']:.0f}ms{body}.{f['coordinator']}"
         body = f", bodies {f['body_ms']:.0f} ms after their headers" if f["body_ms"] else ""
+        body += f", new connections {f['handshake_ms']:.0f} ms" if f["handshake_ms"] else ""
         setting = (
             f"{f['requests']} requests, {f['limit']}, {f['latency_ms']:.0f} ms {f['jitter']}{body}, {f['workers']} "
             f"threads, {f['coordinator']} window, server in its own process"
