@@ -6,11 +6,12 @@ boundary. This limiter keeps the time of each request and admits a new one only 
 fewer than ``limit`` requests lie within the last ``window`` seconds.
 
 What "the time of a request" means matters: the service counts arrivals, which happen
-somewhere between the moment we send and the moment the answer is complete. A slot is
-therefore held from :meth:`acquire` until :meth:`release`, and dated by the release
-(the completion). The next request past the limit waits until ``window`` seconds after
-the completion that frees its slot, so its arrival is at least ``window`` after the
-arrival it replaces, whatever the network latency. Off-the-shelf limiters date a request
+somewhere between the moment we send and the moment the answer's headers arrive. A slot
+is therefore held from :meth:`acquire` until :meth:`release`, and dated by the release
+(the request path releases it when the headers arrive, or the attempt ends without
+them). The next request past the limit waits until ``window`` seconds after the
+completion that frees its slot, so its arrival is at least ``window`` after the arrival
+it replaces, whatever the network latency. Off-the-shelf limiters date a request
 by its start, which a slow request can defeat.
 
 Why no window ever holds more than ``limit`` arrivals: every arrival ``a`` lies between

@@ -24,7 +24,10 @@ the token's one record of slots, wherever its callers are:
 
 Slots are dated by **completion**: a slot is held from :meth:`SharedLimiter.acquire`
 until :meth:`SharedLimiter.release` and dated by the release; in-flight slots count
-against the limit. A caller is admitted when fewer than *its* ``limit`` slots are in
+against the limit. The request path releases a slot as soon as the answer's headers
+arrive (or the attempt ends without them): the service counted the request when it
+arrived, before it sent a header, so the body that follows, however large or slow, holds
+no slot. A caller is admitted when fewer than *its* ``limit`` slots are in
 flight or completed within *its* ``window`` of the shared record (two clients of one
 token may be set differently). When the record is full the caller sleeps until the
 completion it needs leaves the window. When the slots it needs are still in flight, it
@@ -35,8 +38,8 @@ spins.
 
 Why this never lets more than ``limit`` requests arrive in any window, whatever the
 latency on either way. The service counts a request when it arrives, which is after we
-send it (so after its admission ``s``) and before its answer is complete (so before its
-release ``c``): ``s <= a <= c``. Suppose some window ``(t - window, t]`` held ``limit +
+send it (so after its admission ``s``) and before its answer's headers reach us (so before
+its release ``c``): ``s <= a <= c``. Suppose some window ``(t - window, t]`` held ``limit +
 1`` arrivals, and let ``m`` be the one of them admitted last, at ``s_m <= a_m <= t``.
 Each of the other ``limit`` was admitted before ``s_m`` and arrived after ``t - window
 >= s_m - window``, so it completed after ``s_m - window`` (or had not completed): at
@@ -59,7 +62,8 @@ window``, each of those could have arrived within ``(s - window, s]`` (a complet
 just before its completion, one in flight at any moment up to ``s``) and the new one at
 ``s`` itself: ``limit + 1`` arrivals within one window. Completion dating
 costs one round trip per window (the next ``limit`` go a window after the answers, not
-after the arrivals): about 3 % of the time at the service's ratio of latency to window.
+after the arrivals): a share ``window / (window + round trip)`` of what the limit allows at
+best, 0.97 at 333 ms and 0.95 at 500 ms for the service's 10 s window.
 
 Why not a maintained limiter library: ``limits`` (its moving window) and
 ``pyrate-limiter`` keep a log of timestamps taken *when a request is admitted*

@@ -11,7 +11,7 @@ checked :class:`~storeframes.Response`, or raises the error of the
   it was sent, is dropped);
 - never follows a redirect, whatever the ``http_client`` says: a 3xx is a
   :class:`~storeframes.RedirectError` naming its target (user info and query masked);
-- holds a slot of the rate limiter for the time of each attempt;
+- holds a slot of the rate limiter from sending each attempt until its answer's headers arrive;
 - streams the body, decoding gzip and deflate itself a piece at a time, and stops at the
   ``max_body_bytes`` cap (:class:`~storeframes.ResponseTooLargeError`, never retried) and
   at the per-attempt ``deadline`` (a :class:`~storeframes.TransportError`, retried);

@@ -51,7 +51,7 @@ if TYPE_CHECKING:  # imported when a client is first made: importing storeframes
     import httpx
     import tenacity
 
-__all__ = ["DEFAULT_DEADLINE", "DEFAULT_MAX_BODY_BYTES", "Report", "Wire"]
+__all__ = ["DEFAULT_DEADLINE", "DEFAULT_MAX_BODY_BYTES", "Report", "Wire", "keep_alive"]
 
 log = logging.getLogger("storeframes")
 
@@ -78,6 +78,18 @@ def _within(timeout: httpx.Timeout, deadline: float) -> httpx.Timeout:
     return httpx.Timeout(
         connect=bound(timeout.connect), read=bound(timeout.read), write=bound(timeout.write), pool=bound(timeout.pool)
     )
+
+
+def keep_alive(window: float) -> float:
+    """Seconds an idle connection is kept open: a rate window and 5 s more (at least httpx's 5 s).
+
+    A slot is used again a window after its answer's headers, so a connection kept this long
+    is still open for the next window's request instead of costing it a new handshake.
+
+    >>> keep_alive(10.0)
+    15.0
+    """
+    return max(5.0, float(window) + 5.0)
 
 
 def _what_failed(exc: httpx.HTTPError) -> str:
@@ -119,7 +131,10 @@ class Wire:
         clock: returns the current UTC datetime (a response's ``fetched_at``).
         connections: connections kept open between requests when no ``http_client`` is
             given (at least httpx's 20): as many as the threads sending, so each window
-            reuses them instead of opening (and, on https, shaking hands) again.
+            reuses them instead of opening (and, on https, shaking hands) again. An idle
+            connection is kept :func:`keep_alive` seconds, past a whole rate window: httpx's
+            5 s would close them all between windows of 10 s, and each request of the next
+            window would hold its slot through a new handshake.
     """
 
     def __init__(
@@ -175,7 +190,11 @@ class Wire:
         self.http = http_client or httpx.Client(
             timeout=timeout,
             follow_redirects=False,
-            limits=httpx.Limits(max_connections=max(100, kept), max_keepalive_connections=kept),
+            limits=httpx.Limits(
+                max_connections=max(100, kept),
+                max_keepalive_connections=kept,
+                keepalive_expiry=keep_alive(limiter.window),
+            ),
         )
         self._timeout: Any = httpx.USE_CLIENT_DEFAULT  # the client's own, unless the deadline is shorter
         if self.deadline is not None and _within(self.http.timeout, self.deadline) != self.http.timeout:
@@ -284,27 +303,44 @@ class Wire:
         too_large: _TooLarge | None = None
         answered: list[int] = []  # the status, once the answer's headers arrived
         status, headers, body_bytes = 0, httpx.Headers(), b""
-        with self.limiter.slot():
-            if before is not None:
-                before()
-            started = time.perf_counter()
-            with self._lock:
-                self.requests_sent += 1
+        elapsed = 0.0
+        try:  # built before the slot is taken: nothing but the sending between the grant and the send
+            request = self.http.build_request("GET", url, params=params, headers=self._headers, timeout=self._timeout)
+        except httpx.InvalidURL as exc:
+            unsendable = str(exc)[:200]
+        if unsendable is None:
+            limiter = self.limiter
+            limiter.acquire()
+            held = [True]
+
+            def free() -> None:  # the slot is dated when the answer's headers arrive (or the attempt ends)
+                if held:
+                    held.clear()
+                    limiter.release()
+
             try:
-                status, headers, body_bytes = self._exchange(url, params, started, answered)
-            except httpx.HTTPError as exc:
-                fault = _what_failed(exc)
-            except _Fault as exc:
-                fault = str(exc)
-            except _TooLarge as exc:
-                too_large = exc
-            except httpx.InvalidURL as exc:
-                unsendable = str(exc)[:200]
-            except RuntimeError:  # httpx: "the client has been closed", by another thread meanwhile
-                if not self.http.is_closed:
-                    raise
-                closed = True
-            elapsed = time.perf_counter() - started
+                if before is not None:
+                    before()
+                started = time.perf_counter()
+                with self._lock:
+                    self.requests_sent += 1
+                try:
+                    status, headers, body_bytes = self._exchange(request, started, answered, free)
+                except httpx.HTTPError as exc:
+                    fault = _what_failed(exc)
+                except _Fault as exc:
+                    fault = str(exc)
+                except _TooLarge as exc:
+                    too_large = exc
+                except httpx.InvalidURL as exc:
+                    unsendable = str(exc)[:200]
+                except RuntimeError:  # httpx: "the client has been closed", by another thread meanwhile
+                    if not self.http.is_closed:
+                        raise
+                    closed = True
+                elapsed = time.perf_counter() - started
+            finally:
+                free()
         if closed:
             self.check_ready()  # raises: says which was closed
         if unsendable is not None:
@@ -326,16 +362,18 @@ class Wire:
         return self._read(ep, params, url, status, headers, body_bytes, attempt, elapsed, report)
 
     def _exchange(
-        self, url: str, params: dict[str, str], started: float, answered: list[int]
+        self, request: httpx.Request, started: float, answered: list[int], free: Callable[[], None]
     ) -> tuple[int, httpx.Headers, bytes]:
         """Send the request and read its body: (status, headers, body), never following a redirect.
 
         The status goes to ``answered`` as soon as the headers arrive, so a body that never
-        arrives whole is known to belong to an answer, maybe a charged one."""
-        http = self.http
-        request = http.build_request("GET", url, params=params, headers=self._headers, timeout=self._timeout)
-        response = http.send(request, auth=self._auth, follow_redirects=False, stream=True)
+        arrives whole is known to belong to an answer, maybe a charged one. ``free`` releases
+        the request's slot of the rate window then: the service counted the request when it
+        arrived, before it sent a header, so the slot is dated by the headers and not by the
+        body's last byte (a large or slow body holds no slot)."""
+        response = self.http.send(request, auth=self._auth, follow_redirects=False, stream=True)
         answered.append(response.status_code)
+        free()
         try:
             if 300 <= response.status_code < 400:  # never read, never followed
                 return response.status_code, response.headers, b""

@@ -13,21 +13,26 @@ Nothing here asserts how fast anything is (``tests/benchmarks/bench_client.py`` 
 
 from __future__ import annotations
 
+import json
 import multiprocessing
 import threading
 import time
 import traceback
+from datetime import UTC, datetime
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import pytest
 
 import storeframes as sf
 from storeframes import sandbox
+from storeframes.catalog import ENDPOINTS
 from storeframes.coord import Coordinator
 from storeframes.coord.base import shared_limiter
 from storeframes.coord.window import ProcessWindow, SharedLimiter
 from storeframes.sandbox import SANDBOX_KEY, SandboxServer
 from storeframes.sandbox.service import Latency
+from storeframes.wire import Wire
 from tests._redis import redis_url  # noqa: F401 - the fixture
 from tests._summary import max_in_window, record
 from tests.conftest import SANDBOX_TODAY
@@ -212,3 +217,133 @@ def test_processes_sharing_the_window_get_every_answer_and_no_429_whatever_the_l
         assert "error" not in one, one["error"]
         assert one["results"] == _reference(one["keywords"])
     _check(arrivals, sum(map(len, shares)), f"hostile latency, 3 processes, {kind} window")
+
+
+# -- an answer's body that comes long after its headers ---------------------------------------------
+
+
+class _HeadersFirst(ThreadingHTTPServer):
+    """Counts each request on arrival and sends its answer's headers at once; the first answer's body
+    follows only when a later request has arrived (or after ``held`` seconds)."""
+
+    daemon_threads = True
+    held = 20.0
+
+    def __init__(self) -> None:
+        super().__init__(("127.0.0.1", 0), _HeadersFirstHandler)
+        self.lock = threading.Lock()
+        self.arrivals: list[float] = []
+        self.later = threading.Event()
+        self.body_waited_for_a_later_arrival: bool | None = None
+
+
+class _HeadersFirstHandler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server: _HeadersFirst
+
+    def do_GET(self) -> None:
+        with self.server.lock:
+            self.server.arrivals.append(time.monotonic())
+            n = len(self.server.arrivals)
+        if n > 1:
+            self.server.later.set()
+        request = {"path": "/x", "params": {}, "cost": 1, "max_credit_cost": 1, "status": 200}
+        body = json.dumps({"result": {"n": n}, "metadata": {"request": request, "response": None}}).encode()
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.flush()
+        if n == 1:
+            self.server.body_waited_for_a_later_arrival = self.server.later.wait(self.server.held)
+        self.wfile.write(body)
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+
+@pytest.mark.parametrize("kind", ["sliding", "process", "machine", "redis"])
+def test_a_slot_is_free_a_window_after_the_headers_while_its_body_is_still_coming(kind, request):
+    """One request a window: the second is sent a window after the first answer's headers, while the
+    first body is still held back by the server (it waits for the second's arrival), and the two arrive
+    a window apart."""
+    url = request.getfixturevalue("redis_url") if kind == "redis" else None
+    limit, window = 1, 0.2
+    server = _HeadersFirst()
+    threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
+    try:
+        base = f"http://127.0.0.1:{server.server_address[1]}/api/public/store"
+        wire = Wire(TOKEN, base, limiter=_limiter(kind, url, limit, window), clock=lambda: datetime.now(UTC))
+        answers: dict[str, Any] = {}
+
+        def send(name: str) -> None:
+            answers[name] = wire.send(ENDPOINTS["metadata"], {"apps": name}, report=lambda attempt: None).result
+
+        first = threading.Thread(target=send, args=("1",))
+        first.start()
+        while not server.arrivals:  # the first has reached the server: the second is sent after it
+            time.sleep(0.005)
+        send("2")
+        first.join(timeout=60)
+        wire.close()
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert answers == {"1": {"n": 1}, "2": {"n": 2}}
+    assert server.body_waited_for_a_later_arrival is True  # the second came before the first body ended
+    assert len(server.arrivals) == 2 and max_in_window(server.arrivals, window) == limit
+
+
+class _Ports(ThreadingHTTPServer):
+    """Answers every request at once and writes down the client's port: a new port, a new connection."""
+
+    daemon_threads = True
+
+    def __init__(self) -> None:
+        super().__init__(("127.0.0.1", 0), _PortsHandler)
+        self.ports: list[int] = []
+
+
+class _PortsHandler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server: _Ports
+
+    def do_GET(self) -> None:
+        self.server.ports.append(self.client_address[1])
+        request = {"path": "/x", "params": {}, "cost": 1, "max_credit_cost": 1, "status": 200}
+        body = json.dumps({"result": {}, "metadata": {"request": request, "response": None}}).encode()
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+
+def test_a_connection_left_idle_for_a_whole_window_is_used_again_by_the_next_window(monkeypatch):
+    """The next window's request goes on the connection of the last one (no new handshake while it holds
+    its slot); one idle for longer than the window and 5 s is closed and opened anew."""
+    import httpcore._sync.http11 as http11  # the clock httpcore's idle connections expire by
+
+    ahead = [0.0]
+
+    class Clock:
+        @staticmethod
+        def monotonic() -> float:
+            return time.monotonic() + ahead[0]
+
+    monkeypatch.setattr(http11, "time", Clock)
+    server = _Ports()
+    threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
+    base = f"http://127.0.0.1:{server.server_address[1]}/api/public/store"
+    wire = Wire(TOKEN, base, limiter=sf.SlidingWindowLimiter(60, 10.0), clock=lambda: datetime.now(UTC))
+    try:
+        for idle in (0.0, 10.5, 10.5 + 14.0, 10.5 + 14.0 + 15.5):  # idle 10.5 s, then 14 s, then 15.5 s
+            ahead[0] = idle
+            wire.send(ENDPOINTS["metadata"], {"apps": "1"}, report=lambda attempt: None)
+    finally:
+        wire.close()
+        server.shutdown()
+        server.server_close()
+    first, after_a_window, again, after_too_long = server.ports
+    assert first == after_a_window == again != after_too_long
