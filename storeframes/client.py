@@ -49,7 +49,7 @@ from .fetching import Fetcher, Workers
 from .frames import FrameFunctions, plan_find_apps, resolve
 from .ledger import spend_summary
 from .options import endpoints_with, refresh_mode, slot_hold, switches
-from .pipeline import FRAMES, CallParts, FrameMaker
+from .pipeline import FRAMES, CallParts, FrameMaker, collector_paused
 from .wire import DEFAULT_DEADLINE, DEFAULT_MAX_BODY_BYTES, Secret, Wire, clean_token, shown_url
 
 if TYPE_CHECKING:
@@ -401,20 +401,11 @@ class Client(FrameFunctions):
         """:meth:`plan` for the calls of :meth:`get_many`."""
         spec = FRAMES.get(endpoint)
         endpoint, calls = resolve(endpoint, calls, today=self.today())
-        with CallWarnings():
+        with CallWarnings(), collector_paused():
             try:
                 ep, _, plans, _ = self._fetcher.plan(endpoint, calls, refresh, load=False)
             except InvalidParameterError as exc:
                 raise (spec.speak(exc) if spec else exc) from None
-            return engine.summarize(ep, plans)
-
-    def plan_requests(
-        self, endpoint: str, requests: Sequence[Mapping[str, str]], *, refresh: RefreshOption | None = None
-    ) -> Plan:
-        """:meth:`plan_many` of requests of ``endpoint`` that are canonical already (as
-        :func:`~storeframes.catalog.validate` returns them: a tracker's due calls), not validated again."""
-        with CallWarnings():
-            ep, _, plans, _ = self._fetcher.plan(endpoint, requests, refresh, load=False, canonical=True)
             return engine.summarize(ep, plans)
 
     def get(self, endpoint: str, *, refresh: RefreshOption | None = None, **params: Any) -> Answer:
@@ -500,3 +491,13 @@ class Client(FrameFunctions):
 for _public in ("__init__", "estimate", "spend", "plan", "plan_many", "get", "get_many"):
     setattr(Client, _public, user_facing(getattr(Client, _public)))
 del _public
+
+
+def plan_requests(
+    client: Client, endpoint: str, requests: Sequence[Mapping[str, str]], *, refresh: RefreshOption | None = None
+) -> Plan:
+    """:meth:`Client.plan_many` of requests of ``endpoint`` that are canonical already (as
+    :func:`~storeframes.catalog.validate` returns them: a tracker's due calls), not validated again."""
+    with CallWarnings(), collector_paused():
+        ep, _, plans, _ = client._fetcher.plan(endpoint, requests, refresh, load=False, canonical=True)
+        return engine.summarize(ep, plans)

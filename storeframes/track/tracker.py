@@ -30,9 +30,10 @@ import polars as pl
 
 from ..answers import Entry
 from ..cache import RUN_SCHEMA, Cache, open_cache
-from ..client import Client
+from ..client import Client, plan_requests
 from ..coord import holding
 from ..errors import ConfigurationError, InvalidParameterError, StoreframesError, plural, shown_when_half_built
+from ..pipeline import collector_paused
 from .alerts import AlertResult, judge, month_spent_of, write_digest
 from .due import DueCall, due_calls, fetched_by_endpoint, gap_days, last_fetched
 from .publishing import publish_tables
@@ -314,7 +315,7 @@ class Tracker:
     def plan(self, today: date | str | None = None, *, items: Sequence[str] | str | None = None) -> TrackPlan:
         """What a run on ``today`` would send and what it would cost, item by item; free."""
         chosen = self.spec.chosen(items)
-        with self.client(today) as client:
+        with self.client(today) as client, collector_paused():  # thousands of calls planned: no cycle among them
             return self._plan(client, client.today(), chosen)
 
     def _plan(
@@ -330,7 +331,7 @@ class Tracker:
             row = {"item": item.name, "endpoint": item.endpoint, "every_days": item.every_days, "due": due is not None,
                    "entities": 0, "requests": 0, "cells": 0, "cached_cells": 0, "credits": 0, "fits": True}  # fmt: skip
             if due is not None:
-                plan = client.plan_requests(due.endpoint, due.calls, refresh=due.refresh)  # type: ignore[arg-type]
+                plan = plan_requests(client, due.endpoint, due.calls, refresh=due.refresh)  # type: ignore[arg-type]
                 row |= {"entities": due.entities, "requests": plan.to_send, "cells": plan.cells,
                         "cached_cells": plan.cached_cells, "credits": plan.estimate}  # fmt: skip
                 fits = all(left is None or plan.estimate <= left for left in (run_left, month_left))
