@@ -53,8 +53,6 @@ import sys
 import tempfile
 import time
 import warnings
-from collections.abc import Iterator
-from contextlib import contextmanager
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -64,6 +62,7 @@ import orjson
 import polars as pl
 from _flatten_timing import proc_status, reset_peak
 from bench_call import BASE_URL, END, LIFTED, Call, recorded
+from bench_track import state_dir
 
 import storeframes as sf
 from storeframes.errors import AppsUnavailableWarning
@@ -206,21 +205,6 @@ def best_of(mode: str, spec: Figure, repeat: int) -> Figure:
 
 
 # -- the filled folders ----------------------------------------------------------------------
-
-
-@contextmanager
-def state_dir() -> Iterator[None]:
-    """A temporary ``$STOREFRAMES_STATE_DIR`` (the children inherit it): the machine's rate window of these runs."""
-    saved = os.environ.get("STOREFRAMES_STATE_DIR")
-    with tempfile.TemporaryDirectory(prefix="storeframes-bench-state-") as state:
-        os.environ["STOREFRAMES_STATE_DIR"] = state
-        try:
-            yield
-        finally:
-            if saved is None:
-                os.environ.pop("STOREFRAMES_STATE_DIR", None)
-            else:
-                os.environ["STOREFRAMES_STATE_DIR"] = saved
 
 
 def filled(call: Call, folder: Path) -> dict[str, Path]:
