@@ -165,8 +165,7 @@ def is_fresh(ep: Endpoint, entry: Entry, cell: Cell, now: datetime) -> bool:
     ever; ``refresh="never"`` (and offline) still serves it. An answer saying the app is
     not available is fresh for its UTC day (:data:`UNAVAILABLE_FRESHNESS`).
     """
-    fresh, final_until = judge(ep, entry, now)
-    return fresh or (final_until is not None and cell[2] is not None and cell[2] <= final_until)
+    return _serves(judge(ep, entry, now), cell)
 
 
 def judge(ep: Endpoint, entry: Entry, now: datetime) -> tuple[bool, date | None]:
@@ -186,11 +185,15 @@ def judge(ep: Endpoint, entry: Entry, now: datetime) -> tuple[bool, date | None]
     return freshness.is_fresh(fetched_at, day, now=now), None
 
 
-def serving(
-    ep: Endpoint, newest: Mapping[Cell, Entry | Sequence[Entry]], *, now: datetime, refresh: Refresh
-) -> dict[Cell, Entry]:
+def _serves(verdict: tuple[bool, date | None], cell: Cell) -> bool:
+    """Whether an entry judged ``verdict`` (:func:`judge`) may serve ``cell``."""
+    fresh, final_until = verdict
+    return fresh or (final_until is not None and cell[2] is not None and cell[2] <= final_until)
+
+
+def serving(ep: Endpoint, newest: Mapping[Cell, Entry], *, now: datetime, refresh: Refresh) -> dict[Cell, Entry]:
     """For each cell the cache can serve, the newest entry holding it (``newest``: the newest entry of
-    each cell, or the entries holding it, newest first).
+    each cell, as :meth:`Index.newest` gives them).
 
     ``refresh="auto"`` serves the newest entry only while it is fresh (:func:`is_fresh`; an
     older one never stands in for it), ``"never"`` the newest whatever its age, ``"always"``
@@ -200,18 +203,13 @@ def serving(
         return {}
     found: dict[Cell, Entry] = {}
     judged: dict[str, tuple[bool, date | None]] = {}
+    if refresh == "never":
+        return dict(newest)
     for cell, held in newest.items():
-        if not isinstance(held, Entry):
-            if not held:
-                continue
-            held = held[0]
-        if refresh == "never":
-            found[cell] = held
-            continue
         verdict = judged.get(held.id)
         if verdict is None:
             verdict = judged[held.id] = judge(ep, held, now)
-        if verdict[0] or (verdict[1] is not None and cell[2] is not None and cell[2] <= verdict[1]):
+        if _serves(verdict, cell):
             found[cell] = held
     return found
 
@@ -298,7 +296,7 @@ def missing(ep: Endpoint, plans: Sequence[CallPlan], pool: Pool | None = None) -
     """The cells of the calls that neither the cache nor ``pool`` serves (refused apps left out)."""
     out: Missing = {}
     for plan in plans:
-        scope = plan.scope or planning.scope_of(ep, plan.params)
+        scope = plan.scope
         if pool is None or not (pool.responses or pool.refused or pool.absent):  # the cells the plan found missing
             if plan.missing:
                 out.setdefault(scope, {}).update(dict.fromkeys(plan.missing))
@@ -323,7 +321,7 @@ def requests_over(ep: Endpoint, plans: Sequence[CallPlan], cells: Missing) -> li
     for scope, wanted in cells.items():
         templates: dict[str | None, dict[str, str]] = {}
         for plan in plans:
-            if (plan.scope or planning.scope_of(ep, plan.params)) != scope:
+            if plan.scope != scope:
                 continue
             entities = {cell[0]: None for cell in plan.cells if cell in wanted}
             groups = dict.fromkeys([None] if entities and ep.entity in (None, "apps") else entities)
@@ -429,7 +427,7 @@ def parts_of(
     """
     loaded = loaded or {}
     counted = set() if counted is None else counted
-    scope = plan.scope or planning.scope_of(ep, plan.params)
+    scope = plan.scope
     parts: list[Part] = []
     hits: list[Hit] = []
     unavailable: set[str] = set()

@@ -539,7 +539,7 @@ class Fetcher:
         parts, unavailable, hits = engine.parts_of(ep, plan, pool, loaded=loaded, counted=counted)
         for hit in hits:
             self.credits.record_hit(hit.endpoint, hit.params, hit.saved)
-        scope = plan.scope or planning.scope_of(ep, plan.params)
+        scope = plan.scope
         absent = (
             list(dict.fromkeys(str(c[0]) for c in plan.cells if c not in plan.cached and pool.is_absent(scope, c)))
             if pool.absent

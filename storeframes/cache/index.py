@@ -169,10 +169,9 @@ class Index:
         self._keys: dict[str, dict[str, tuple[str, ...]]] = {}  # endpoint -> index key -> ids of its entries
         self._held: dict[str, int] = {}  # entry id -> how many known index files hold it
         self._pending: dict[str, dict[str, pl.DataFrame]] = {}  # endpoint -> compacted index -> rows not made entries
-        self._looked: dict[
-            str, set[tuple[str | None, str | None, Any]]
-        ] = {}  # compacted index -> (service, scope, entity)
-        # whose answers it holds are made entries already: a later look for them needs no filter of its rows
+        # compacted index -> the (service, scope, entity) whose answers it holds are made entries already: a later
+        # look for them needs no filter of its rows
+        self._looked: dict[str, set[tuple[str | None, str | None, Any]]] = {}
         self._dead: set[str] = set()  # entries whose answer is gone, still listed by a compacted file
         self._cells: dict[tuple[str, str, str], dict[Cell, Entry | list[Entry]]] = {}  # the entry holding a
         # cell, or those holding it, oldest first (a list only where several do: a cell of one answer costs no list)
@@ -484,37 +483,38 @@ class Index:
 
     # -- what it answers --------------------------------------------------------------------
 
+    def _table(
+        self, ep: Endpoint, service: str, scope: str, cells: Collection[Cell], sync: bool
+    ) -> dict[Cell, Entry | list[Entry]]:
+        """The cells of ``service`` and ``scope`` known, after looking for new files (``sync``) and making
+        entries of the compacted rows that hold ``cells``; the caller holds the lock."""
+        if sync and not self.sync(ep.name):  # "cannot list" is not "nothing cached": a call would pay again
+            raise self._files.cannot_list(prefix("index", ep.name))
+        if self._pending.get(ep.name):
+            self._materialize(ep.name, service=service, scope=scope, entities={cell[0] for cell in cells})
+        return self._cells.get((ep.name, service, scope), {})
+
     def candidates(
         self, ep: Endpoint, *, service: str, scope: str, cells: Collection[Cell], sync: bool = True
     ) -> dict[Cell, list[Entry]]:
         """The entries holding each of ``cells`` (of ``service`` and ``scope``), newest first; a cell no
         entry holds is left out. ``sync=False`` skips looking for files other processes wrote."""
         with self._lock:
-            if sync and not self.sync(ep.name):  # "cannot list" is not "nothing cached": a call would pay again
-                raise self._files.cannot_list(prefix("index", ep.name))
-            self._materialize(ep.name, service=service, scope=scope, entities={cell[0] for cell in cells})
-            table = self._cells.get((ep.name, service, scope), {})
+            table = self._table(ep, service, scope, cells, sync)
             found: dict[Cell, list[Entry]] = {}
             for cell in cells:
                 held = table.get(cell)
-                if held:
+                if held is not None:
                     found[cell] = held[::-1] if isinstance(held, list) else [held]
             return found
 
     def newest(
-        self, ep: Endpoint, *, service: str, scope: str, cells: Iterable[Cell], sync: bool = True
+        self, ep: Endpoint, *, service: str, scope: str, cells: Collection[Cell], sync: bool = True
     ) -> dict[Cell, Entry]:
         """The newest entry holding each of ``cells`` (of ``service`` and ``scope``); a cell no entry holds
         is left out. What a plan needs of :meth:`candidates`, without a list per cell."""
         with self._lock:
-            if sync and not self.sync(ep.name):
-                raise self._files.cannot_list(prefix("index", ep.name))
-            cells = cells if isinstance(cells, Collection) else list(cells)
-            if self._pending.get(ep.name):
-                self._materialize(ep.name, service=service, scope=scope, entities={cell[0] for cell in cells})
-            table = self._cells.get((ep.name, service, scope))
-            if not table:
-                return {}
+            table = self._table(ep, service, scope, cells, sync)
             found: dict[Cell, Entry] = {}
             for cell in cells:
                 held = table.get(cell)

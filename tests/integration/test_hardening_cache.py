@@ -80,9 +80,7 @@ def keep(
 def look(cache: Cache, endpoint: str, params: dict[str, str], now: datetime) -> dict:
     """What the engine serves of ``params`` from ``cache`` at ``now``."""
     ep = ENDPOINTS[endpoint]
-    held = cache.candidates(
-        ep, service="unit", scope=planning.scope_of(ep, params), cells=planning.cells_of(ep, params)
-    )
+    held = cache.newest(ep, service="unit", scope=planning.scope_of(ep, params), cells=planning.cells_of(ep, params))
     return engine.serving(ep, held, now=now, refresh="auto")
 
 

@@ -249,9 +249,7 @@ SEARCH = {"keyword": "photo editor", "country": "us", "language": "en", "device"
 def _served(index: engine.Index, endpoint: str, params: dict[str, str], now: datetime, refresh="auto") -> dict:
     """What the engine serves of ``params`` from ``index`` at ``now``."""
     ep = ENDPOINTS[endpoint]
-    held = index.candidates(
-        ep, service=SERVICE, scope=planning.scope_of(ep, params), cells=planning.cells_of(ep, params)
-    )
+    held = index.newest(ep, service=SERVICE, scope=planning.scope_of(ep, params), cells=planning.cells_of(ep, params))
     return engine.serving(ep, held, now=now, refresh=refresh)
 
 
