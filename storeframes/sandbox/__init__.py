@@ -8,14 +8,16 @@ It is reached only through the transport: nothing else in the package imports it
 
 The world (apps, histories, rankings, benchmarks) lives in
 :mod:`storeframes.sandbox.world`; the service's behaviour (envelope, errors, limits,
-costs, faults) in :mod:`storeframes.sandbox.service`; scripted moves on given days (a rank, a
+costs, faults) in :mod:`storeframes.sandbox.service`; the forms of its answers where the service
+documents none in :mod:`storeframes.sandbox.dialect`; scripted moves on given days (a rank, a
 new title, an outage) in :mod:`storeframes.sandbox.script`.
 """
 
 from ._client import SANDBOX_BASE_URL, SandboxClient, client
+from .dialect import Dialect
 from .script import Script
 from .server import SandboxServer
-from .service import API_PREFIX, SANDBOX_KEY, Arrival, Dialect, Faults, Latency, Reply, SandboxService
+from .service import API_PREFIX, SANDBOX_KEY, Arrival, Faults, Latency, Reply, SandboxService
 from .transport import SandboxTransport
 from .world import World
 

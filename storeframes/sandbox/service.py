@@ -44,6 +44,7 @@ from typing import Any, ClassVar
 from .. import catalog
 from ..errors import InvalidParameterError
 from ._scripted import ScriptedService, ScriptedWorld, scripted
+from .dialect import Dialect
 from .script import Script
 from .world import World, store_of
 
@@ -143,45 +144,6 @@ def _seconds(value: Seconds, rng: random.Random) -> float:
 
 
 @dataclass(frozen=True)
-class Dialect:
-    """Which form the search answers take, where the service documents none.
-
-    The defaults are the forms public clients observed; the others are the forms thought
-    possible (``docs/service.md``, "Beyond the reference"), so a client can be tested
-    against each of them.
-
-    ``search``: the live organic search as ``"value"`` (``{"date", "value": [ids]}``),
-    ``"apps"`` (``{"date", "apps": [{"id", "position"}]}``) or ``"pairs"`` (a list of
-    ``{"application_id", "is_ad"}``). ``history``: ``"by_date"`` (``{"2026-01-05": [ids]}``)
-    or ``"list"`` (``[{"date", "value": [ids]}]``). ``keyword_level``: every search answer
-    (live, with ads, history) under a key named after the keyword.
-    """
-
-    search: str = "value"
-    history: str = "by_date"
-    keyword_level: bool = False
-
-    def __post_init__(self) -> None:
-        if self.search not in ("value", "apps", "pairs"):
-            raise ValueError(f"Dialect.search must be value, apps or pairs, got {self.search!r}")
-        if self.history not in ("by_date", "list"):
-            raise ValueError(f"Dialect.history must be by_date or list, got {self.history!r}")
-
-    def live(self, day: date, ids: list[str]) -> Any:
-        if self.search == "apps":
-            return {"date": day.isoformat(), "apps": [{"id": a, "position": i + 1} for i, a in enumerate(ids)]}
-        if self.search == "pairs":
-            return [{"application_id": a, "is_ad": False} for a in ids]
-        return {"date": day.isoformat(), "value": ids}
-
-    def days(self, days: dict[str, list[str]]) -> Any:
-        return [{"date": d, "value": ids} for d, ids in days.items()] if self.history == "list" else days
-
-    def under(self, keyword: str, result: Any) -> Any:
-        return {keyword: result} if self.keyword_level else result
-
-
-@dataclass(frozen=True)
 class Reply:
     """What the service answers; ``fault`` asks the transport to misbehave."""
 
@@ -241,7 +203,8 @@ class SandboxService(ScriptedService):
         credits: credits of the account; when spent, 403 ``NotEnoughCreditsError``.
         estimates_in_plan: False answers downloads and revenues with 403 ``EstimatesNotInPlanError``.
         retry_after_header: send ``Retry-After`` with 429.
-        dialect: a :class:`Dialect`: the form of the search answers (the observed forms by default).
+        dialect: a :class:`Dialect`: the form of the answers where the service documents none (the observed
+            forms by default).
         script: a :class:`~storeframes.sandbox.Script` of moves on given days (:attr:`script`, settable).
     """
 
@@ -486,8 +449,10 @@ class SandboxService(ScriptedService):
     def _metadata_result(self, call: _Call) -> _Built:
         result = {
             a: {
-                "metadata": call.world.metadata(
-                    a, device=call.device, country=call.country, language=call.language, today=call.today
+                "metadata": self.dialect.metadata(
+                    call.world.metadata(
+                        a, device=call.device, country=call.country, language=call.language, today=call.today
+                    )
                 )
             }
             for a in call.apps
@@ -515,14 +480,16 @@ class SandboxService(ScriptedService):
         """Metrics; a metric whose value is null is not charged."""
         metrics = call.canonical["metrics"].split(",")
         result = {
-            a: self.world.metrics(a, metrics, device=call.device, country=call.country, today=call.today)
+            a: self.dialect.metrics(
+                self.world.metrics(a, metrics, device=call.device, country=call.country, today=call.today)
+            )
             for a in call.apps
         }
         cost = call.max_cost
         prices = call.ep.cost.per_app_metric
         for values in result.values():
             for name in metrics:
-                if values.get("power" if name == "app-power" else name, {}).get("value") is None:
+                if values.get(self.dialect.metric_key(name), {}).get("value") is None:
                     cost -= prices.get(name, 0)
         return result, cost
 
