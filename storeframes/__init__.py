@@ -134,6 +134,7 @@ __all__ = [
     "check_manifest",
     "compact",
     "configure",
+    "conformance",
     "connect",
     "default_client",
     "events",
@@ -167,15 +168,15 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:
-    from . import sandbox
+    from . import conformance, sandbox
 
 
 def __getattr__(name: str) -> Any:
-    """``storeframes.sandbox`` is imported when first used, not with the package."""
-    if name == "sandbox":
+    """``storeframes.sandbox`` and ``storeframes.conformance`` are imported when first used, not with the package."""
+    if name in ("sandbox", "conformance"):
         import importlib
 
-        return importlib.import_module(".sandbox", __name__)
+        return importlib.import_module(f".{name}", __name__)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 

@@ -1,5 +1,7 @@
 """Find API tokens in files the suite wrote: cassettes, cache folders, demo output.
 
+The shape of a token (:data:`KEY_SHAPED`) is the conformance kit's, which scans what it writes the same way.
+
 A file is read the way a user would read it back: gzip and zstd are unpacked, Parquet is
 decoded (every text column and the key-value metadata, since compressed pages hide plain bytes),
 and everything else is scanned as bytes. Python files are skipped (tests write helper
@@ -11,7 +13,6 @@ from __future__ import annotations
 import contextlib
 import gzip
 import os
-import re
 import traceback
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
@@ -21,6 +22,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from storeframes.conformance.scrub import KEY_SHAPED
 from storeframes.sandbox import SANDBOX_KEY
 
 __all__ = ["KEY_SHAPED", "TEST_TOKENS", "chain", "check_plan_keeps", "exposures", "leaks_in", "secrets"]
@@ -33,12 +35,6 @@ TEST_TOKENS = (
     "env-secret-123",
 )
 """Every token the suite sends or sets (the ``sk-live-...`` ones are caught by shape)."""
-
-KEY_SHAPED = re.compile(
-    rb"sk-live-[A-Za-z0-9]{6,}"
-    rb"|(?i:x-service-key|api[_-]?key|token)[\"']?\s*[:=]\s*[\"']?(?!REDACTED|\*\*\*)[A-Za-z0-9_\-]{8,}"
-)
-"""A token's shape: the ``sk-live-`` form the tests use, or a key-like field holding an unmasked value."""
 
 
 def secrets() -> list[str]:

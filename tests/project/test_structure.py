@@ -87,6 +87,7 @@ def test_nothing_but_the_sandbox_and_the_package_facade_imports_the_sandbox():
         "storeframes.cli.service_commands",  # sandbox serve, inside the function
         "storeframes.notebook.demo",
         "storeframes.track.tracker",  # Tracker(sandbox=True): replays against the sandbox, inside the function
+        "storeframes.conformance.report",  # the report names the matching sf.sandbox.Dialect, inside the function
     }
     assert "storeframes.client" not in importers and "storeframes.engine" not in importers
 

@@ -1,0 +1,172 @@
+"""The kit's report in Markdown: the verdict first, then the differences, the probes, costs, limits and refusals."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from .forms import DIALECT_POINTS
+from .report import Report
+
+__all__ = ["markdown"]
+
+
+def _cell(value: Any) -> str:
+    text = "" if value is None else str(value)
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def _table(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> list[str]:
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(_cell(v) for v in row) + " |" for row in rows]
+    return [*lines, ""]
+
+
+def _request(params: dict[str, str]) -> str:
+    return " ".join(f"{k}={v}" for k, v in params.items())
+
+
+def markdown(report: Report) -> str:
+    """The report for people: the verdict, the differences, each probe, costs, rate-limit headers, refusals, secrets."""
+    _, notes = report.dialect
+    differences = report.differences
+    verdict = (
+        f"**{len(differences)} difference{'s' if len(differences) != 1 else ''}** between the service and what "
+        f"storeframes {report.version} knows (listed below)."
+        if differences
+        else f"**No difference**: every answer came in a form storeframes {report.version} knows, and read into its frames."
+    )
+    lines = [
+        "# storeframes conformance report",
+        "",
+        f"storeframes {report.version} against the service, {report.made}: country `{report.country}`, "
+        f'devices {", ".join(report.devices)}, keyword "{report.keyword}".',
+        "",
+        verdict,
+        "",
+        f"- **Credits:** {report.spent:,} spent of a budget of {report.budget:,} "
+        f"(the catalog estimated {report.estimated:,} for the probes sent).",
+        f"- **Matching sandbox dialect:** `{report.dialect_code}`" + (f" ({'; '.join(notes)})" if notes else ""),
+        f"- **Forms met:** {_forms(report)}",
+        f"- **Not seen:** {_empty(report)}",
+        "",
+    ]
+    if differences:
+        lines += ["## Differences", ""]
+        found = [
+            (probe, d.kind, d.where, d.detail + (f", e.g. {d.example}" if d.example else ""), d.count)
+            for probe, d in differences
+        ]
+        lines += _table(("probe", "kind", "where", "what", "times"), found)
+    lines += ["## Probes", ""]
+    rows: list[tuple[Any, ...]] = []
+    for p in report.probes:
+        last = p.readings[-1][1] if p.readings else None
+        frames = ", ".join(f"{k} {v:,}" for k, v in last.frames.items()) if last is not None else ""
+        refused = f"read as {last.error} ({last.code or 'no code'})" if last is not None and last.error else ""
+        what = p.reason or p.raised or refused or frames
+        status = " ".join(str(r.status) for _, r in p.readings)
+        rows.append((p.name, f"`{p.endpoint}` {_request(p.params)}", p.outcome, status, p.cost, p.estimate, what))
+    lines += _table(("probe", "request", "outcome", "status", "credits", "estimate", "frames (rows), or why"), rows)
+    lines += _costs(report)
+    lines += _limits(report)
+    lines += _refusals(report)
+    lines += _secrets(report)
+    lines += [
+        "## Sending this report",
+        "",
+        "Send this folder (this report, `conformance.json` and `cassettes/`) with an issue. "
+        "`storeframes conformance --against conformance.json` reads its answers again with any version of "
+        "storeframes and fails, naming each, while a difference remains.",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def _empty(report: Report) -> str:
+    """The probes answered with nothing in them: the form of their items was not seen."""
+    empty = [
+        p.name
+        for p in report.probes
+        if p.outcome == "answered" and p.readings and not any(p.readings[-1][1].frames.values())
+    ]
+    if not empty:
+        return "nothing: every answer held items"
+    return f"{', '.join(empty)} answered with nothing in them, so the form of their items was not seen"
+
+
+def _forms(report: Report) -> str:
+    met: dict[str, set[str]] = {}
+    for p in report.probes:
+        for _, reading in p.readings:
+            for point, names in reading.forms.items():
+                met.setdefault(point, set()).update(str(n) for n in names)
+    order = {name: i for i, name in enumerate(DIALECT_POINTS)}
+    shown = sorted(met.items(), key=lambda item: (order.get(item[0], len(order)), item[0]))
+    return "; ".join(f"{point} {' and '.join(sorted(names))}" for point, names in shown) or "none"
+
+
+def _costs(report: Report) -> list[str]:
+    rows = []
+    for p in report.probes:
+        for _, reading in p.readings:
+            if reading.status != 200 and not reading.cost:
+                continue
+            estimate = reading.estimate
+            verdict = (
+                "as estimated"
+                if reading.cost == estimate
+                else "below the estimate"
+                if estimate is not None and (reading.cost or 0) < estimate
+                else "ABOVE the estimate"
+                if estimate is not None
+                else "no estimate"
+            )
+            rows.append((p.name, reading.cost, reading.max_credit_cost, estimate, verdict))
+    if not rows:
+        return []
+    return [
+        "## Costs against the catalog's estimates",
+        "",
+        *_table(("probe", "cost", "max_credit_cost", "estimate", ""), rows),
+    ]
+
+
+def _limits(report: Report) -> list[str]:
+    rows = [
+        (p.name, reading.status, name, value)
+        for p in report.probes
+        for _, reading in p.readings
+        for name, value in reading.limits.items()
+    ]
+    lines = ["## What the service said about rate limits", ""]
+    if not rows:
+        return [*lines, "No answer carried a header about rate limits, retries or credits.", ""]
+    return [*lines, *_table(("probe", "status", "header", "value"), rows)]
+
+
+def _refusals(report: Report) -> list[str]:
+    rows = [
+        (p.name, reading.status, reading.code, reading.message, reading.error_form or "none known", reading.error)
+        for p in report.probes
+        for _, reading in p.readings
+        if reading.status != 200
+    ]
+    if not rows:
+        return []
+    header = ("probe", "status", "code", "message", "error body", "storeframes raises")
+    return ["## Refusals", "", *_table(header, rows)]
+
+
+def _secrets(report: Report) -> list[str]:
+    lines = ["## Secrets", ""]
+    if report.leaks:
+        return [*lines, "Files that held a secret were deleted: " + "; ".join(report.leaks), ""]
+    return [
+        *lines,
+        f"No file written here holds the token, the wrong token of the 401 probe or the base URL's user name or "
+        f"password: after scrubbing, the {report.files_checked} files written were read back and searched for each "
+        "of them and for anything shaped like a token (this report is searched as it is written). Requests are "
+        "recorded at `https://service.example`: the base URL is not kept anywhere here.",
+        "",
+    ]
