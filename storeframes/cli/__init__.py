@@ -1,5 +1,5 @@
 """The ``storeframes`` command: ``demo``, ``endpoints``, ``sandbox serve``, ``cache info|ls|compact|clear|coordination``
-``track run|plan|backfill|status|runs`` and ``publish TABLE LAKE``.
+``track run|plan|backfill|status|runs``, ``publish TABLE LAKE`` and ``conformance``.
 
 ``demo`` checks its arguments (the token with ``--live``, the days, country, keywords and
 app) before it makes its folder or sends anything: a refusal leaves nothing behind.
@@ -25,7 +25,7 @@ that fetched recorded it); ``--record`` records this machine's ``$STOREFRAMES_CO
 
 The parser is in :mod:`.arguments`, the ``cache`` commands in :mod:`.cache_commands` and
 ``demo``, ``endpoints`` and ``sandbox serve`` in :mod:`.service_commands`, the ``track`` commands in
-:mod:`.track_commands`, ``publish`` in :mod:`.lake_commands`.
+:mod:`.track_commands`, ``publish`` in :mod:`.lake_commands`, ``conformance`` in :mod:`.conformance_commands`.
 """
 
 from __future__ import annotations
@@ -37,6 +37,7 @@ from collections.abc import Sequence
 
 from .arguments import parser
 from .cache_commands import run_cache
+from .conformance_commands import run_conformance
 from .lake_commands import run_publish
 from .service_commands import demo, endpoints, serve
 from .track_commands import run_track
@@ -63,4 +64,6 @@ def _run(args: argparse.Namespace) -> int:
         return run_track(args)
     if args.command == "publish":
         return run_publish(args)
+    if args.command == "conformance":
+        return run_conformance(args)
     return serve(args)

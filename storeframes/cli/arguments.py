@@ -285,4 +285,57 @@ def parser() -> argparse.ArgumentParser:
     publish.add_argument(
         "--snapshots", action="store_true", help="append the table's snapshots too (current-only tables)"
     )
+    _conformance(commands)
     return parser
+
+
+def _app(text: str) -> tuple[str, str]:
+    device, _, app = text.partition("=")
+    if not app.strip() or not device.strip():
+        raise argparse.ArgumentTypeError(f"expected DEVICE=APP_ID such as iphone=284882215, got {text!r}")
+    return device.strip().lower(), app.strip()
+
+
+def _conformance(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    kit = commands.add_parser(
+        "conformance",
+        help="check storeframes against the real service: a budget-capped probe of every endpoint, a report",
+        description="Send a fixed probe of every endpoint on both stores (a wrong token, an app no store has, one "
+        "keyword, its top app, two days of changes, a day of history) through the ordinary client within BUDGET "
+        "credits; compare each answer with the forms storeframes knows; write report.md, conformance.json and the "
+        "scrubbed answers as vcrpy cassettes into DIR. Exit status 0 when every answer is as storeframes expects, "
+        "1 when something differs (with --baseline: when something differs that did not then), 2 on bad input. "
+        "--against reads a saved report again with this version instead, and sends nothing. Needs vcrpy "
+        "(extra conformance); the token and base URL come from STOREFRAMES_API_KEY and STOREFRAMES_BASE_URL.",
+    )
+    kit.add_argument(
+        "--budget", type=_whole("credits", 0, "150"), default=150, help="the most credits to spend (default 150)"
+    )
+    kit.add_argument("--out", type=Path, default=Path("conformance"), metavar="DIR", help="where the report goes")
+    kit.add_argument(
+        "--device",
+        action="append",
+        choices=("iphone", "ipad", "android"),
+        dest="devices",
+        metavar="DEVICE",
+        help="a device to probe, repeatable (default: iphone and android)",
+    )
+    kit.add_argument("--country", default="us", help="the country probed (default us)")
+    kit.add_argument("--keyword", default="photo editor", help="the keyword probed (default 'photo editor')")
+    kit.add_argument(
+        "--app",
+        action="append",
+        type=_app,
+        dest="apps",
+        metavar="DEVICE=ID",
+        help="the app probed on a device, repeatable (default: the top result of its search)",
+    )
+    kit.add_argument(
+        "--against", type=Path, metavar="REPORT", help="read a saved report (its folder or conformance.json) again"
+    )
+    kit.add_argument(
+        "--baseline",
+        type=Path,
+        metavar="REPORT",
+        help="an earlier report: fail only on what differs from it (a weekly canary)",
+    )
