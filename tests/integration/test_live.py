@@ -63,3 +63,16 @@ def test_live_search_and_a_few_days_of_history():
     assert live_search["rank"].to_list() == list(range(1, live_search.height + 1))
     assert history.schema == SCHEMAS["search_history"].schema
     assert history["date"].n_unique() <= 3
+
+
+def test_live_conformance_kit_within_its_budget(tmp_path):
+    """The kit against the real service: within its default budget, its report written, no secret in any file.
+    Its differences are the report's business (a canary fails on them), not this test's."""
+    from storeframes import conformance
+    from tests._secrets import leaks_in
+
+    report = conformance.run(out=tmp_path / "conformance")
+    assert report.spent <= conformance.DEFAULT_BUDGET
+    assert {p.name for p in report.probes if p.outcome == "answered"} >= {"iphone metadata", "android metadata"}
+    assert (tmp_path / "conformance" / "report.md").is_file() and report.leaks == []
+    assert leaks_in(tmp_path) == []
