@@ -80,6 +80,7 @@ def load(path: str | Path) -> Report:
                 p.get("raised"),
                 p.get("cassette"),
                 readings,
+                bool(p.get("reused")),
             )
         )
     report = Report(

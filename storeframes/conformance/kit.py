@@ -21,7 +21,7 @@ import orjson
 from .. import catalog
 from ..errors import ConfigurationError, InvalidParameterError
 from ..wire.safety import Secret, check_base_url, clean_token
-from .probes import DEFAULT_KEYWORD, WRONG_TOKEN, Sent, plan_probes, send_probes
+from .probes import DEFAULT_KEYWORD, WRONG_TOKEN, Sent, outstanding, plan_probes, send_probes
 from .reading import read
 from .report import ProbeReport, Report
 from .scrub import Scrubber, leaks
@@ -68,9 +68,12 @@ def _check(
         catalog.validate(catalog.ENDPOINTS["metadata"], {"apps": app, "country": country, "device": device})
         if "," in str(app):
             raise InvalidParameterError("apps", f"{device}={app}", "one app id per device")
-    if out.exists() and (not out.is_dir() or (any(out.iterdir()) and not (out / "conformance.json").exists())):
+    earlier = (out / "conformance.json").is_file() or (out / "cassettes").is_dir()
+    if out.exists() and (not out.is_dir() or (any(out.iterdir()) and not earlier)):
         raise InvalidParameterError(
-            "out", str(out), "a folder that does not exist, is empty, or holds an earlier report (conformance.json)"
+            "out",
+            str(out),
+            "a folder that does not exist, is empty, or holds an earlier run of the kit (conformance.json, cassettes/)",
         )
     return chosen
 
@@ -123,6 +126,7 @@ def run(
     target.mkdir(parents=True, exist_ok=True)
     for name in REPORT_FILES:
         (target / name).unlink(missing_ok=True)
+    stopped = outstanding(target / "cassettes")  # what requests a killed run had out may have cost
     with Client(token.reveal(), budget=budget, **options) as client:
         sent = send_probes(
             probes,
@@ -134,8 +138,13 @@ def run(
             progress=progress,
         )
         spent = client.spent
+    kept = {s.cassette for s in sent if s.cassette}
+    for stale in (target / "cassettes").glob("*"):  # an earlier run's, for requests not made this time, and its marks
+        if f"cassettes/{stale.name}" not in kept:
+            stale.unlink(missing_ok=True)
     made = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
     report = Report(made, country.strip().lower(), chosen, keyword, budget, spent, [_reported(s) for s in sent])
+    report.stopped = stopped
     _write(report, target, scrubber)
     return report
 
@@ -161,6 +170,7 @@ def _reported(sent: Sent) -> ProbeReport:
         sent.raised,
         sent.cassette,
         readings,
+        sent.reused,
     )
 
 

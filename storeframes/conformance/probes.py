@@ -13,12 +13,16 @@ included), each inside a vcrpy cassette that records every attempt scrubbed
 (:mod:`.scrub`). A probe is sent only when its estimate, scaled by the worst ratio of charged to
 estimated credits met so far, fits what is left of the budget; one that does not is skipped,
 and says why. A probe that fails (a refusal, a shape storeframes cannot read, a transport
-failure) is kept with what came, and the next one is sent.
+failure) is kept with what came, and the next one is sent. A probe whose cassette an earlier
+run left in the folder (stopped half-way, or run earlier the same day), for the same request and
+ending as expected, is read from it rather than paid for again; its credits count against the budget,
+and so does the estimate of a request a killed run had out (it leaves a ``.sending`` mark behind).
 """
 
 from __future__ import annotations
 
 import contextlib
+import uuid
 import warnings
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -29,7 +33,7 @@ from urllib.parse import parse_qsl, urlsplit
 
 from .. import catalog
 from ..errors import ApiError, BudgetExceededError, StoreframesError
-from .reading import Exchange
+from .reading import Exchange, read
 from .scrub import Scrubber
 
 if TYPE_CHECKING:
@@ -120,7 +124,8 @@ class Sent:
     ``outcome``: ``answered`` (a successful answer), ``refused`` (an error answer), ``failed``
     (no answer storeframes could read, or none at all) or ``skipped`` (not sent: ``reason``
     says why). ``raised``: the exception the ordinary client raised, by class name, with its
-    message (scrubbed). ``cassette``: the file its exchanges are in, relative to the output folder.
+    message (scrubbed). ``cassette``: the file its exchanges are in, relative to the output folder;
+    ``reused``: they were an earlier run's, kept there (``cost`` is what that run was charged).
     """
 
     probe: Probe
@@ -131,6 +136,7 @@ class Sent:
     raised: str | None = None
     cassette: str | None = None
     exchanges: list[Exchange] = field(default_factory=list)
+    reused: bool = False
 
 
 def exchanges_of(path: Path) -> list[Exchange]:
@@ -215,9 +221,12 @@ def send_probes(
         before_record_response=scrubber.response,
         decode_compressed_response=True,
     )
-    (out / "cassettes").mkdir(parents=True, exist_ok=True)
+    folder = out / "cassettes"
+    folder.mkdir(parents=True, exist_ok=True)
+    run = uuid.uuid4().hex[:8]
     found_apps: dict[str, str] = {}
     done: list[Sent] = []
+    reused = outstanding(folder)  # credits of the answers an earlier run kept here, and of those it had out
     ratio = 1.0  # the worst charged / estimated met so far
     for probe in probes:
         if probe.needs_app:
@@ -228,30 +237,77 @@ def send_probes(
                 continue
             probe = probe.with_app(app)
         estimate = _estimate(client, probe)
-        left = budget - client.spent
+        name = probe.name.replace(" ", "-") + ".yaml"
+        earlier = _reusable(out / "cassettes" / name, probe)
+        if earlier is not None:
+            outcome = "answered" if probe.expect == 200 else "refused"
+            sent = Sent(probe, outcome, estimate, earlier[1], cassette=f"cassettes/{name}", exchanges=earlier[0])
+            sent.reused = True
+            reused += sent.cost
+            _found_app(sent, found_apps)
+            done.append(sent)
+            _say(progress, sent)
+            continue
+        left = budget - reused - client.spent
         if estimate is not None and probe.expect == 200 and estimate * ratio > left:
             reason = f"needs about {round(estimate * ratio):,} credits, {left:,} left of the budget of {budget:,}"
             done.append(Sent(probe, "skipped", estimate, reason=reason))
             _say(progress, done[-1])
             continue
-        name = probe.name.replace(" ", "-") + ".yaml"
         before = client.spent
         sent = Sent(probe, "answered", estimate, cassette=f"cassettes/{name}")
-        with recorder.use_cassette(str(out / "cassettes" / name)) as cassette:
+        marker = folder / f"{name}.{run}{SENDING}"  # a kill before the cassette is written leaves it behind
+        marker.write_text(str(estimate or 0))
+        with recorder.use_cassette(str(folder / name)) as cassette:
             _send(probe, client, wrong_client, sent, scrubber)
+        marker.unlink()
         sent.exchanges = _exchanges(cassette.requests, cassette.responses)
         if not sent.exchanges:  # refused before sending (the client's own budget): vcrpy writes no cassette
             sent.cassette = None
         sent.cost = client.spent - before
         if estimate and sent.cost > estimate:
             ratio = max(ratio, sent.cost / estimate)
-        if probe.endpoint == "search" and sent.outcome == "answered":
-            app = _first_app(sent)
-            if app is not None:
-                found_apps.setdefault(probe.device, app)
+        _found_app(sent, found_apps)
         done.append(sent)
         _say(progress, sent)
     return done
+
+
+SENDING = ".sending"
+"""The suffix of the file that marks a request out: left behind by a run killed before the answer was kept."""
+
+
+def outstanding(folder: Path) -> int:
+    """Credits the requests of stopped runs may have cost: each one's estimate (its answer was never kept)."""
+    total = 0
+    for marker in folder.glob(f"*{SENDING}"):
+        with contextlib.suppress(OSError, ValueError):
+            total += int(marker.read_text() or 0)
+    return total
+
+
+def _found_app(sent: Sent, found_apps: dict[str, str]) -> None:
+    if sent.probe.endpoint == "search" and sent.outcome == "answered":
+        app = _first_app(sent)
+        if app is not None:
+            found_apps.setdefault(sent.probe.device, app)
+
+
+def _reusable(path: Path, probe: Probe) -> tuple[list[Exchange], int] | None:
+    """The exchanges and credits of an earlier run's cassette of the same request that ended as expected, if any:
+    a run that was stopped half-way (or one earlier the same day) is not paid for again."""
+    if not path.is_file():
+        return None
+    try:
+        exchanges = exchanges_of(path)
+    except Exception:  # a cassette cut short by a kill, or not the kit's: sent again
+        return None
+    if not exchanges or not all(exchanges[-1].params.get(k) == v for k, v in probe.params.items()):
+        return None
+    readings = [read(x) for x in exchanges]
+    if readings[-1].status != probe.expect:
+        return None
+    return exchanges, sum(r.cost or 0 for r in readings if r.status == 200)
 
 
 def _estimate(client: Client, probe: Probe) -> int | None:
@@ -290,4 +346,6 @@ def _say(progress: Callable[[str], None] | None, sent: Sent) -> None:
         return
     what = sent.reason if sent.outcome == "skipped" else (sent.raised or "")
     cost = f"{sent.cost:,} credits" if sent.outcome != "skipped" else "not sent"
+    if sent.reused:
+        cost = f"kept from an earlier run ({sent.cost:,} credits then)"
     progress(f"{sent.probe.name}: {sent.outcome}, {cost}" + (f" ({what[:160]})" if what else ""))

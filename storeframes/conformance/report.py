@@ -76,6 +76,7 @@ class ProbeReport:
     raised: str | None = None
     cassette: str | None = None
     readings: list[tuple[Exchange, Reading]] = field(default_factory=list, repr=False)
+    reused: bool = False
 
     @property
     def differences(self) -> list[Difference]:
@@ -97,6 +98,7 @@ class ProbeReport:
             "reason": self.reason,
             "raised": self.raised,
             "cassette": self.cassette,
+            "reused": self.reused,
             "exchanges": [
                 {
                     "status": reading.status,
@@ -184,6 +186,8 @@ class Report:
     files_checked: int = 0
     leaks: list[str] = field(default_factory=list)
     version: str = __version__
+    stopped: int = 0
+    """The most the requests a killed run into the same folder had out may have cost (their estimates)."""
 
     def __repr__(self) -> str:
         answered = sum(p.outcome == "answered" for p in self.probes)
@@ -202,13 +206,18 @@ class Report:
         return dialect_of(r for p in self.probes for r in p.readings if r[1].status == 200)
 
     @property
+    def reused(self) -> int:
+        """Credits of the answers an earlier, interrupted run left in the folder, read again rather than paid for."""
+        return sum(p.cost for p in self.probes if p.reused)
+
+    @property
     def dialect_code(self) -> str:
         """The Python text that builds the sandbox dialect the answers were in."""
         return dialect_code(self.dialect[0])
 
     @property
     def estimated(self) -> int:
-        return sum(p.estimate or 0 for p in self.probes if p.outcome != "skipped" and p.expect == 200)
+        return sum(p.estimate or 0 for p in self.probes if p.outcome != "skipped" and p.expect == 200 and not p.reused)
 
     def as_json(self) -> dict[str, Any]:
         fields, notes = self.dialect
@@ -221,6 +230,8 @@ class Report:
             "keyword": self.keyword,
             "budget": self.budget,
             "spent": self.spent,
+            "reused": self.reused,
+            "stopped": self.stopped,
             "estimated": self.estimated,
             "dialect": {"fields": fields, "code": self.dialect_code, "notes": notes},
             "differences": len(self.differences),

@@ -45,7 +45,18 @@ def markdown(report: Report) -> str:
         verdict,
         "",
         f"- **Credits:** {report.spent:,} spent of a budget of {report.budget:,} "
-        f"(the catalog estimated {report.estimated:,} for the probes sent).",
+        f"(the catalog estimated {report.estimated:,} for the probes sent)"
+        + (
+            f"; {report.reused:,} more were spent by an earlier run into this folder, whose answers were read again"
+            if report.reused
+            else ""
+        )
+        + (
+            f"; requests a stopped run had out may have cost up to {report.stopped:,} more (counted against the budget)"
+            if report.stopped
+            else ""
+        )
+        + ".",
         f"- **Matching sandbox dialect:** `{report.dialect_code}`" + (f" ({'; '.join(notes)})" if notes else ""),
         f"- **Forms met:** {_forms(report)}",
         f"- **Not seen:** {_empty(report)}",
@@ -66,7 +77,8 @@ def markdown(report: Report) -> str:
         refused = f"read as {last.error} ({last.code or 'no code'})" if last is not None and last.error else ""
         what = p.reason or p.raised or refused or frames
         status = " ".join(str(r.status) for _, r in p.readings)
-        rows.append((p.name, f"`{p.endpoint}` {_request(p.params)}", p.outcome, status, p.cost, p.estimate, what))
+        outcome = f"{p.outcome} (kept from an earlier run)" if p.reused else p.outcome
+        rows.append((p.name, f"`{p.endpoint}` {_request(p.params)}", outcome, status, p.cost, p.estimate, what))
     lines += _table(("probe", "request", "outcome", "status", "credits", "estimate", "frames (rows), or why"), rows)
     lines += _costs(report)
     lines += _limits(report)

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from storeframes import conformance
+from storeframes import catalog, conformance
 from storeframes.cli import main
 from storeframes.sandbox import SANDBOX_KEY, Dialect, Faults, SandboxServer, SandboxService
 from storeframes.sandbox.service import Reply
@@ -361,7 +361,7 @@ def test_a_folder_that_is_not_a_report_and_a_missing_token_are_refused(tmp_path,
     busy.mkdir()
     (busy / "notes.txt").write_text("mine")
     assert main(["conformance", "--out", str(busy)]) == 2
-    assert "holds an earlier report" in capsys.readouterr().err
+    assert "holds an earlier run of the kit" in capsys.readouterr().err
     assert (busy / "notes.txt").read_text() == "mine"
     monkeypatch.delenv("STOREFRAMES_API_KEY")
     assert main(["conformance", "--out", str(tmp_path / "kit")]) == 2
@@ -442,3 +442,60 @@ def test_a_probe_that_fails_fails_alone_and_is_not_sent_again(tmp_path):
 
 if __name__ == "__main__":
     record_saved_reports()
+
+
+# -- a run stopped half-way ----------------------------------------------------------------------------------------
+
+
+@pytest.mark.heavy
+def test_a_run_killed_half_way_is_finished_by_the_next_without_paying_twice_or_passing_the_budget(tmp_path):
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    service = SandboxService(latency=0.15)
+    out = tmp_path / "kit"
+    with SandboxServer(port=0, service=service) as server:
+        env = {**os.environ, "STOREFRAMES_API_KEY": SANDBOX_KEY, "STOREFRAMES_BASE_URL": server.base_url}
+        child = subprocess.Popen(
+            [sys.executable, "-m", "storeframes", "conformance", "--out", str(out)],
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        deadline = time.monotonic() + 60
+        while len(service.arrivals) < 7 and time.monotonic() < deadline and child.poll() is None:
+            time.sleep(0.01)
+        os.kill(child.pid, signal.SIGKILL)
+        child.wait()
+        first = len(service.arrivals)
+        assert 7 <= first < 13 and not (out / "conformance.json").exists()
+        kept = sorted(p.name for p in (out / "cassettes").glob("*.yaml"))
+        cut_off = sum(int(p.read_text()) for p in (out / "cassettes").glob("*.sending"))  # a request was out
+        report = conformance.run(out=out, api_key=SANDBOX_KEY, base_url=server.base_url)
+    assert lines(report) == []
+    reused = [p for p in report.probes if p.reused]
+    assert {f"{p.name.replace(' ', '-')}.yaml" for p in reused} == set(kept) and len(reused) >= 5
+    for probe in reused:  # kept by the first run: not asked again
+        path = catalog.API_PREFIX + catalog.ENDPOINTS[probe.endpoint].path
+        again = [a for a in service.arrivals[first:] if a.path == path and a.params.items() >= probe.params.items()]
+        assert again == [], probe.name
+    # the budget holds over both runs: what was charged, with the request cut off counted at its estimate
+    assert service.spent <= 150
+    assert report.spent + report.reused + report.stopped <= 150 and report.stopped == cut_off
+    for p in report.probes:  # every probe has an answer, or was left out for the budget, saying so
+        assert p.outcome in ("answered", "refused") or "left of the budget" in p.reason, (p.name, p.reason)
+    assert not list((out / "cassettes").glob("*.sending"))
+    text = (out / "report.md").read_text()
+    assert "were read again" in text and ("requests a stopped run had out may have cost up to" in text) == (cut_off > 0)
+
+
+def test_a_run_again_into_the_same_folder_the_same_day_sends_nothing(tmp_path):
+    report, service = kit(tmp_path / "kit")
+    sent = len(service.arrivals)
+    with SandboxServer(port=0, service=service) as server:
+        again = conformance.run(out=tmp_path / "kit", api_key=SANDBOX_KEY, base_url=server.base_url)
+    assert len(service.arrivals) == sent and again.spent == 0 and again.reused == report.spent
+    assert lines(again) == [] and [p.outcome for p in again.probes] == [p.outcome for p in report.probes]
