@@ -94,6 +94,20 @@ def _frames_of(endpoint: str) -> list[Any]:
     return [s for s in FRAMES.values() if s.endpoint == endpoint or (s.switch and s.switch[1] == endpoint)]
 
 
+_DAY = re.compile(r"\b\d{4}-\d{2}-\d{2}\b")
+
+
+def _general(exchange: Exchange, text: str) -> str:
+    """``text`` with the request's app ids, keyword and days named by their kind, as the forms' paths name them,
+    so that the same difference reads the same for another app or on another day."""
+    for app in sorted(filter(None, exchange.params.get("apps", "").split(",")), key=len, reverse=True):
+        text = text.replace(app, "<app_id>")
+    keyword = exchange.params.get("keyword")
+    if keyword:
+        text = text.replace(keyword, "<keyword>")
+    return _DAY.sub("<date>", text)
+
+
 def _read_frames(exchange: Exchange, body: dict[str, Any], reading: Reading, out: Comparison) -> None:
     """Hand the answer to every frame function of its endpoint, as the frame functions would."""
     meta = _request_meta(body) or {}
@@ -116,8 +130,8 @@ def _read_frames(exchange: Exchange, body: dict[str, Any], reading: Reading, out
             try:
                 frame = spec.build_each([response])[0]
             except StoreframesError as exc:
-                where = getattr(exc, "path", "") or "result"
-                out.add("frame", where, f"{spec.name} cannot read it: {exc}")
+                where = "$." + _general(exchange, getattr(exc, "path", "") or "result")
+                out.add("frame", where, f"{spec.name} cannot read it", example=_general(exchange, str(exc))[:200])
                 continue
         reading.frames[spec.name] = frame.height
         for warning in caught:
@@ -126,9 +140,9 @@ def _read_frames(exchange: Exchange, body: dict[str, Any], reading: Reading, out
                 if text not in reading.notes:
                     reading.notes.append(text)
             else:
-                said.setdefault(f"{warning.category.__name__}: {text}", []).append(spec.name)
+                said.setdefault(f"{warning.category.__name__}: {_general(exchange, text)}", []).append(spec.name)
     for text, names in said.items():
-        out.add("frame", "result", f"{', '.join(names)} {'warns' if len(names) == 1 else 'warn'}: {text}")
+        out.add("frame", "$.result", f"{', '.join(names)} {'warns' if len(names) == 1 else 'warn'}: {text}")
 
 
 def read(exchange: Exchange) -> Reading:

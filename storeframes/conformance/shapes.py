@@ -153,11 +153,12 @@ class Comparison:
     forms: dict[str, set[Any]] = field(default_factory=dict)
     examples: dict[tuple[str, str, str], str] = field(default_factory=dict)
 
-    def add(self, kind: str, where: str, detail: str, value: Any = None) -> None:
+    def add(self, kind: str, where: str, detail: str, value: Any = None, *, example: str | None = None) -> None:
+        """Count a difference; ``value`` (or the text ``example``) is shown beside its first occurrence."""
         key = (kind, where, detail)
         self.found[key] = self.found.get(key, 0) + 1
         if key not in self.examples:
-            self.examples[key] = _example(value)
+            self.examples[key] = _example(value) if example is None else example
 
     def form(self, point: str, name: Any) -> None:
         self.forms.setdefault(point, set()).add(name)
