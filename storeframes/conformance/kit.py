@@ -21,9 +21,8 @@ import orjson
 from .. import catalog
 from ..errors import ConfigurationError, InvalidParameterError
 from ..wire.safety import Secret, check_base_url, clean_token
-from .probes import DEFAULT_KEYWORD, WRONG_TOKEN, Sent, outstanding, plan_probes, send_probes
-from .reading import read
-from .report import ProbeReport, Report
+from .probes import DEFAULT_KEYWORD, WRONG_TOKEN, outstanding, plan_probes, send_probes
+from .report import Report
 from .scrub import Scrubber, leaks
 from .writing import markdown
 
@@ -143,35 +142,10 @@ def run(
         if f"cassettes/{stale.name}" not in kept:
             stale.unlink(missing_ok=True)
     made = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
-    report = Report(made, country.strip().lower(), chosen, keyword, budget, spent, [_reported(s) for s in sent])
+    report = Report(made, country.strip().lower(), chosen, keyword, budget, spent, sent)
     report.stopped = stopped
     _write(report, target, scrubber)
     return report
-
-
-def _reported(sent: Sent) -> ProbeReport:
-    readings = [(x, read(x)) for x in sent.exchanges]
-    outcome = sent.outcome
-    if outcome == "answered" and readings and readings[-1][1].status != 200:
-        outcome = "refused"
-    if outcome == "answered" and not readings:
-        outcome = "failed"
-    probe = sent.probe
-    return ProbeReport(
-        probe.name,
-        probe.endpoint,
-        probe.device,
-        dict(probe.params),
-        probe.expect,
-        outcome,
-        sent.estimate,
-        sent.cost,
-        sent.reason,
-        sent.raised,
-        sent.cassette,
-        readings,
-        sent.reused,
-    )
 
 
 def _write(report: Report, target: Path, scrubber: Scrubber) -> None:

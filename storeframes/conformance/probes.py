@@ -25,7 +25,7 @@ import contextlib
 import uuid
 import warnings
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import date, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -33,7 +33,8 @@ from urllib.parse import parse_qsl, urlsplit
 
 from .. import catalog
 from ..errors import ApiError, BudgetExceededError, StoreframesError
-from .reading import Exchange, read
+from .reading import Exchange, Reading, read
+from .report import ProbeReport
 from .scrub import Scrubber
 
 if TYPE_CHECKING:
@@ -44,7 +45,6 @@ __all__ = [
     "DEFAULT_KEYWORD",
     "WRONG_TOKEN",
     "Probe",
-    "Sent",
     "exchanges_of",
     "plan_probes",
     "send_probes",
@@ -117,26 +117,19 @@ def _at(device: str, country: str, **more: str) -> dict[str, str]:
     return {"country": country, "device": device, **more}
 
 
-@dataclass
-class Sent:
-    """What became of one probe: its outcome, what it cost, and the exchanges recorded.
+def _reported(probe: Probe, outcome: str, estimate: int | None = None, **more: Any) -> ProbeReport:
+    return ProbeReport(
+        probe.name, probe.endpoint, probe.device, dict(probe.params), probe.expect, outcome, estimate, **more
+    )
 
-    ``outcome``: ``answered`` (a successful answer), ``refused`` (an error answer), ``failed``
-    (no answer storeframes could read, or none at all) or ``skipped`` (not sent: ``reason``
-    says why). ``raised``: the exception the ordinary client raised, by class name, with its
-    message (scrubbed). ``cassette``: the file its exchanges are in, relative to the output folder;
-    ``reused``: they were an earlier run's, kept there (``cost`` is what that run was charged).
-    """
 
-    probe: Probe
-    outcome: str
-    estimate: int | None = None
-    cost: int = 0
-    reason: str = ""
-    raised: str | None = None
-    cassette: str | None = None
-    exchanges: list[Exchange] = field(default_factory=list)
-    reused: bool = False
+def _settle(sent: ProbeReport) -> None:
+    """The outcome the answers say: a probe the client did not raise for may still have been refused (an
+    unavailable app is the client's to handle), and one with no exchange recorded got no answer."""
+    if sent.outcome == "answered" and sent.readings and sent.readings[-1][1].status != 200:
+        sent.outcome = "refused"
+    if sent.outcome == "answered" and not sent.readings:
+        sent.outcome = "failed"
 
 
 def exchanges_of(path: Path) -> list[Exchange]:
@@ -171,12 +164,12 @@ def _exchanges(requests: Sequence[Any], responses: Sequence[Any]) -> list[Exchan
     return found
 
 
-def _first_app(sent: Sent) -> str | None:
+def _first_app(sent: ProbeReport) -> str | None:
     """The top app of a live search's answer, read as ``search_frame`` reads it."""
     from ..answers import Response
     from ..pipeline import FRAMES
 
-    for exchange in sent.exchanges:
+    for exchange, _ in sent.readings:
         if exchange.status != 200:
             continue
         with warnings.catch_warnings():
@@ -185,7 +178,7 @@ def _first_app(sent: Sent) -> str | None:
                 from ..bodies import parse_answer
 
                 body = parse_answer(exchange.body)
-                response = Response(sent.probe.endpoint, dict(exchange.params), body["result"], 0, 0, 200, _epoch())
+                response = Response(sent.endpoint, dict(exchange.params), body["result"], 0, 0, 200, _epoch())
                 frame = FRAMES["search_frame"].build([response])[0]
             except (StoreframesError, ValueError, KeyError, TypeError):
                 continue
@@ -209,7 +202,7 @@ def send_probes(
     out: Path,
     scrubber: Scrubber,
     progress: Callable[[str], None] | None = None,
-) -> list[Sent]:
+) -> list[ProbeReport]:
     """Send ``probes`` in order (see the module's docstring); each probe's exchanges go to ``out/cassettes``."""
     import vcr
 
@@ -225,14 +218,16 @@ def send_probes(
     folder.mkdir(parents=True, exist_ok=True)
     run = uuid.uuid4().hex[:8]
     found_apps: dict[str, str] = {}
-    done: list[Sent] = []
+    done: list[ProbeReport] = []
     reused = outstanding(folder)  # credits of the answers an earlier run kept here, and of those it had out
     ratio = 1.0  # the worst charged / estimated met so far
     for probe in probes:
         if probe.needs_app:
             app = found_apps.get(probe.device)
             if app is None:
-                done.append(Sent(probe, "skipped", reason=f"no app: the {probe.device} search found none to probe"))
+                done.append(
+                    _reported(probe, "skipped", reason=f"no app: the {probe.device} search found none to probe")
+                )
                 _say(progress, done[-1])
                 continue
             probe = probe.with_app(app)
@@ -241,7 +236,9 @@ def send_probes(
         earlier = _reusable(out / "cassettes" / name, probe)
         if earlier is not None:
             outcome = "answered" if probe.expect == 200 else "refused"
-            sent = Sent(probe, outcome, estimate, earlier[1], cassette=f"cassettes/{name}", exchanges=earlier[0])
+            sent = _reported(
+                probe, outcome, estimate, cost=earlier[1], cassette=f"cassettes/{name}", readings=earlier[0]
+            )
             sent.reused = True
             reused += sent.cost
             _found_app(sent, found_apps)
@@ -251,19 +248,20 @@ def send_probes(
         left = budget - reused - client.spent
         if estimate is not None and probe.expect == 200 and estimate * ratio > left:
             reason = f"needs about {round(estimate * ratio):,} credits, {left:,} left of the budget of {budget:,}"
-            done.append(Sent(probe, "skipped", estimate, reason=reason))
+            done.append(_reported(probe, "skipped", estimate, reason=reason))
             _say(progress, done[-1])
             continue
         before = client.spent
-        sent = Sent(probe, "answered", estimate, cassette=f"cassettes/{name}")
+        sent = _reported(probe, "answered", estimate, cassette=f"cassettes/{name}")
         marker = folder / f"{name}.{run}{SENDING}"  # a kill before the cassette is written leaves it behind
         marker.write_text(str(estimate or 0))
         with recorder.use_cassette(str(folder / name)) as cassette:
             _send(probe, client, wrong_client, sent, scrubber)
         marker.unlink()
-        sent.exchanges = _exchanges(cassette.requests, cassette.responses)
-        if not sent.exchanges:  # refused before sending (the client's own budget): vcrpy writes no cassette
+        sent.readings = [(x, read(x)) for x in _exchanges(cassette.requests, cassette.responses)]
+        if not sent.readings:  # refused before sending (the client's own budget): vcrpy writes no cassette
             sent.cassette = None
+        _settle(sent)
         sent.cost = client.spent - before
         if estimate and sent.cost > estimate:
             ratio = max(ratio, sent.cost / estimate)
@@ -286,14 +284,14 @@ def outstanding(folder: Path) -> int:
     return total
 
 
-def _found_app(sent: Sent, found_apps: dict[str, str]) -> None:
-    if sent.probe.endpoint == "search" and sent.outcome == "answered":
+def _found_app(sent: ProbeReport, found_apps: dict[str, str]) -> None:
+    if sent.endpoint == "search" and sent.outcome == "answered":
         app = _first_app(sent)
         if app is not None:
-            found_apps.setdefault(sent.probe.device, app)
+            found_apps.setdefault(sent.device, app)
 
 
-def _reusable(path: Path, probe: Probe) -> tuple[list[Exchange], int] | None:
+def _reusable(path: Path, probe: Probe) -> tuple[list[tuple[Exchange, Reading]], int] | None:
     """The exchanges and credits of an earlier run's cassette of the same request that ended as expected, if any:
     a run that was stopped half-way (or one earlier the same day) is not paid for again."""
     if not path.is_file():
@@ -304,10 +302,10 @@ def _reusable(path: Path, probe: Probe) -> tuple[list[Exchange], int] | None:
         return None
     if not exchanges or not all(exchanges[-1].params.get(k) == v for k, v in probe.params.items()):
         return None
-    readings = [read(x) for x in exchanges]
-    if readings[-1].status != probe.expect:
+    readings = [(x, read(x)) for x in exchanges]
+    if readings[-1][1].status != probe.expect:
         return None
-    return exchanges, sum(r.cost or 0 for r in readings if r.status == 200)
+    return readings, sum(r.cost or 0 for _, r in readings if r.status == 200)
 
 
 def _estimate(client: Client, probe: Probe) -> int | None:
@@ -317,7 +315,9 @@ def _estimate(client: Client, probe: Probe) -> int | None:
         return None
 
 
-def _send(probe: Probe, client: Client, wrong_client: Callable[[], Client], sent: Sent, scrubber: Scrubber) -> None:
+def _send(
+    probe: Probe, client: Client, wrong_client: Callable[[], Client], sent: ProbeReport, scrubber: Scrubber
+) -> None:
     """One probe through the ordinary client; what it raised is kept on ``sent``, scrubbed."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # what the answer holds is read from the recording, not from warnings
@@ -341,11 +341,11 @@ def _client_for(probe: Probe, client: Client, wrong_client: Callable[[], Client]
         yield other
 
 
-def _say(progress: Callable[[str], None] | None, sent: Sent) -> None:
+def _say(progress: Callable[[str], None] | None, sent: ProbeReport) -> None:
     if progress is None:
         return
     what = sent.reason if sent.outcome == "skipped" else (sent.raised or "")
     cost = f"{sent.cost:,} credits" if sent.outcome != "skipped" else "not sent"
     if sent.reused:
         cost = f"kept from an earlier run ({sent.cost:,} credits then)"
-    progress(f"{sent.probe.name}: {sent.outcome}, {cost}" + (f" ({what[:160]})" if what else ""))
+    progress(f"{sent.name}: {sent.outcome}, {cost}" + (f" ({what[:160]})" if what else ""))

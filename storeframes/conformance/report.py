@@ -62,7 +62,14 @@ def judge(expect: int, exchange: Exchange, reading: Reading, *, last: bool) -> l
 
 @dataclass
 class ProbeReport:
-    """One probe as reported: what was sent, what became of it, and each exchange read."""
+    """One probe: what was sent, what became of it, and each exchange read.
+
+    ``outcome``: ``answered`` (a successful answer), ``refused`` (an error answer), ``failed``
+    (no answer storeframes could read, or none at all) or ``skipped`` (not sent: ``reason``
+    says why). ``raised``: the exception the ordinary client raised, by class name, with its
+    message (scrubbed). ``cassette``: the file its exchanges are in, relative to the output folder;
+    ``reused``: they were an earlier run's, kept there (``cost`` is what that run was charged).
+    """
 
     name: str
     endpoint: str
