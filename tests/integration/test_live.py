@@ -1,6 +1,6 @@
 """Against the real service: skipped unless STOREFRAMES_API_KEY and STOREFRAMES_BASE_URL are set.
 
-Each test spends a few credits under a small budget (about 120 in all; the benchmarks
+Each test spends a few credits under a small budget (about 270 in all, the conformance kit 150 of them; the benchmarks
 endpoint, at 1,001 credits a request, is left to the sandbox). With
 ``STOREFRAMES_RECORD=all`` the traffic is kept in ``cassettes/live/``, scrubbed.
 """
