@@ -145,6 +145,18 @@ def _read_frames(exchange: Exchange, body: dict[str, Any], reading: Reading, out
         out.add("frame", "$.result", f"{', '.join(names)} {'warns' if len(names) == 1 else 'warn'}: {text}")
 
 
+def _apps_answered(exchange: Exchange, body: Any, out: Comparison) -> None:
+    """An answer keyed by app id holds the apps asked for, each once, and no other."""
+    asked = [a for a in exchange.params.get("apps", "").split(",") if a]
+    result = body.get("result") if type(body) is dict else None
+    if not asked or type(result) is not dict:
+        return
+    for app in result.keys() - set(asked):
+        out.add("unknown", "$.result.<app_id>", "an app that was not asked for", example=repr(app)[:60])
+    for app in set(asked) - result.keys():
+        out.add("missing", "$.result.<app_id>", "an app asked for and not answered", example=repr(app)[:60])
+
+
 def read(exchange: Exchange) -> Reading:
     """What this version of storeframes makes of ``exchange`` (see the module's docstring)."""
     limits = {k.lower(): v for k, v in exchange.headers.items() if LIMIT_HEADERS.search(k)}
@@ -169,6 +181,7 @@ def read(exchange: Exchange) -> Reading:
     if status == 200:
         found = compare(body, ENVELOPE[exchange.endpoint], exchange.context, "$")
         out.merge(found)
+        _apps_answered(exchange, body, out)
         if type(body) is dict:
             _read_frames(exchange, body, reading, out)
         if reading.cost is None:

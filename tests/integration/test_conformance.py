@@ -182,6 +182,13 @@ def history_by_keyword_list(path, params, status, body):
     return status, body
 
 
+def stranger(path, params, status, body):
+    if _metadata(path, params, status, body) and params.get("device") == "android":
+        resource = next(iter(body["result"].values()))
+        body["result"]["com.example.stranger"] = resource
+    return status, body
+
+
 BENT = {
     "an unknown member": (
         unknown_member,
@@ -214,6 +221,11 @@ BENT = {
         [
             "iphone wrong token: form at $: an error body in none of the known forms: storeframes finds no code or message in it"
         ],
+        None,
+    ),
+    "an app nobody asked for": (
+        stranger,
+        ["android metadata: unknown at $.result.<app_id>: an app that was not asked for, e.g. 'com.example.stranger'"],
         None,
     ),
     "a history in another form": (
