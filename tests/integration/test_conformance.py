@@ -319,7 +319,7 @@ def test_no_file_written_holds_the_token_or_the_base_urls_credentials(tmp_path):
             assert secret.encode() not in data, (path.name, secret)
     # what the service echoed is kept, scrubbed: the header is still there to be seen
     metadata = (tmp_path / "kit" / "cassettes" / "iphone-metadata.yaml").read_text()
-    assert "x-debug-key:\n      - REDACTED" in metadata
+    assert "x-debug-key:\n      - redacted" in metadata.lower()  # vcrpy 6 keeps the header's case, later ones not
     assert "https://service.example/api/public/store/apps/metadata.json?" in metadata
     assert leaks_in(tmp_path) == []
     assert TOKEN not in repr(report) and TOKEN not in json.dumps(report.as_json())
