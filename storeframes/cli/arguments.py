@@ -56,6 +56,13 @@ def _whole(what: str, least: int, example: str) -> Callable[[str], int]:
     return parse
 
 
+def _field(text: str) -> tuple[str, str]:
+    field, sep, value = text.partition("=")
+    if not sep or not field.strip() or not value.strip():
+        raise argparse.ArgumentTypeError(f"expected FIELD=VALUE such as power=app-power, got {text!r}")
+    return field.strip(), value.strip()
+
+
 def _keywords(text: str) -> list[str]:
     keywords = [k.strip() for k in text.split(",") if k.strip()]
     if not keywords:
@@ -125,6 +132,16 @@ def parser() -> argparse.ArgumentParser:
     serve.add_argument("--verbose", action="store_true", help="log every request")
     serve.add_argument(
         "--key", metavar="KEY", help="the key it accepts instead of the documented sandbox key (not printed back)"
+    )
+    serve.add_argument(
+        "--dialect",
+        type=_field,
+        action="append",
+        default=[],
+        metavar="FIELD=VALUE",
+        help="a form of its answers where the service documents none (sf.sandbox.Dialect), repeatable: "
+        "search=value|apps|pairs, history=by_date|list, keyword_level=false|true, power=power|app-power, "
+        "categories=categories|genres, size=per_store|number|object (the first of each is the default)",
     )
 
     track = commands.add_parser(

@@ -9,15 +9,46 @@ import contextlib
 import os
 import sys
 from datetime import timedelta
+from typing import Any
 
 from .printing import printable
 
 __all__ = ["demo", "endpoints", "serve"]
 
 
+def _dialect(fields: list[tuple[str, str]]) -> Any:
+    """The sandbox's :class:`~storeframes.sandbox.Dialect` of ``--dialect FIELD=VALUE`` options, each
+    field at most once and its value one of those the dialect allows (``keyword_level``: false or true)."""
+    from ..errors import InvalidParameterError
+    from ..sandbox import Dialect
+
+    chosen: dict[str, Any] = {}
+    for field, text in fields:
+        allowed = Dialect.FORMS.get(field)
+        if allowed is None:
+            raise InvalidParameterError(
+                "--dialect", f"{field}={text}", f"FIELD=VALUE with FIELD one of {', '.join(Dialect.FORMS)}"
+            )
+        if field in chosen:
+            raise InvalidParameterError("--dialect", f"{field}={text}", f"each field once; {field} is given twice")
+        values = {str(v).lower(): v for v in allowed}
+        if text not in values:
+            raise InvalidParameterError(
+                "--dialect", f"{field}={text}", f"the values of {field}: {', '.join(values)} (the first is the default)"
+            )
+        chosen[field] = values[text]
+    return Dialect(**chosen)
+
+
 def serve(args: argparse.Namespace) -> int:
+    from ..errors import InvalidParameterError
     from ..sandbox import SANDBOX_KEY, Faults, SandboxServer
 
+    try:
+        dialect = _dialect(args.dialect)
+    except InvalidParameterError as exc:
+        print(f"storeframes sandbox serve: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return 2
     share = args.fault_rate / 5
     faults = Faults(server_error=share, rate_limited=share, timeout=share, truncated=share, dropped=share)
     server = SandboxServer(
@@ -31,11 +62,14 @@ def serve(args: argparse.Namespace) -> int:
         faults=faults,
         retry_after_header=args.retry_after,
         api_keys=(args.key,) if args.key else (SANDBOX_KEY,),
+        dialect=dialect,
     )
     print(f"storeframes sandbox serving at {server.base_url}", flush=True)
     print(f"  STOREFRAMES_BASE_URL={server.base_url}", flush=True)
     print(f"  STOREFRAMES_API_KEY={'(the key given with --key)' if args.key else server.key}", flush=True)
     print(f"  today {server.service.today.isoformat()} (--today YYYY-MM-DD answers as on another day)", flush=True)
+    if args.dialect:
+        print(f"  answering in {dialect.code()}", flush=True)
     print("  press Ctrl-C to stop", flush=True)
     with contextlib.suppress(KeyboardInterrupt):
         server.serve_forever()

@@ -19,7 +19,7 @@ import pytest
 
 from storeframes import AppsUnavailableWarning, Cache
 from storeframes.cli import main
-from storeframes.sandbox import SANDBOX_KEY, World
+from storeframes.sandbox import SANDBOX_KEY, Dialect, World
 from storeframes.sandbox import client as sandbox_client
 from tests.conftest import ROOT
 
@@ -117,6 +117,78 @@ def test_sandbox_serve_refuses_a_today_that_is_not_a_date(capsys):
     assert "argument --today: expected a date as YYYY-MM-DD such as 2026-11-20, got '20/11/2026'" in (
         capsys.readouterr().err
     )
+
+
+def test_sandbox_serve_answers_in_the_dialect_given():
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "storeframes", "sandbox", "serve", "--port", "0", "--today", "2026-11-20",
+         "--dialect", "power=app-power", "--dialect", "categories=genres", "--dialect", "keyword_level=true"],
+        stdout=subprocess.PIPE, text=True, env=env,
+    )  # fmt: skip
+    try:
+        lines = [proc.stdout.readline() for _ in range(5)]
+        assert lines[4].strip() == (
+            'answering in sf.sandbox.Dialect(keyword_level=True, power="app-power", categories="genres")'
+        )
+        base_url = re.search(r"STOREFRAMES_BASE_URL=(\S+)", "".join(lines)).group(1)
+        headers = {"x-service-key": SANDBOX_KEY}
+        deadline = time.monotonic() + 10
+        while True:
+            try:
+                params = {"apps": APPS[0], "metrics": "app-power", "device": "iphone"}
+                metrics = httpx.get(f"{base_url}/apps/metrics/current.json", params=params, headers=headers)
+                break
+            except httpx.ConnectError:
+                assert time.monotonic() < deadline
+                time.sleep(0.1)
+        assert list(metrics.json()["result"][APPS[0]]) == ["app-power"]
+        meta = httpx.get(f"{base_url}/apps/metadata.json", params={"apps": APPS[0]}, headers=headers).json()
+        assert (
+            "genres" in meta["result"][APPS[0]]["metadata"] and "categories" not in meta["result"][APPS[0]]["metadata"]
+        )
+        search = httpx.get(f"{base_url}/keywords/search-results/current", params={"keyword": "maps"}, headers=headers)
+        assert search.json()["result"]["maps"]["date"] == "2026-11-20"
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+
+
+@pytest.mark.parametrize(
+    ("option", "message"),
+    [
+        ("colour=red", "invalid --dialect='colour=red': FIELD=VALUE with FIELD one of search, history, "
+         "keyword_level, power, categories, size"),
+        ("power=Power", "invalid --dialect='power=Power': the values of power: power, app-power "
+         "(the first is the default)"),
+        ("size=integer", "invalid --dialect='size=integer': the values of size: per_store, number, object "
+         "(the first is the default)"),
+        ("keyword_level=yes", "invalid --dialect='keyword_level=yes': the values of keyword_level: false, true "
+         "(the first is the default)"),
+    ],
+)  # fmt: skip
+def test_sandbox_serve_refuses_a_dialect_it_cannot_speak_before_it_serves(capsys, option, message):
+    assert main(["sandbox", "serve", "--port", "0", "--dialect", option]) == 2
+    out, err = capsys.readouterr()
+    assert err.strip() == f"storeframes sandbox serve: InvalidParameterError: {message}" and "serving" not in out
+
+
+def test_sandbox_serve_refuses_a_dialect_field_given_twice_or_without_a_value(capsys):
+    assert main(["sandbox", "serve", "--port", "0", "--dialect", "size=number", "--dialect", "size=object"]) == 2
+    assert "invalid --dialect='size=object': each field once; size is given twice" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as exit_:
+        main(["sandbox", "serve", "--port", "0", "--dialect", "power"])
+    assert exit_.value.code == 2
+    assert "argument --dialect: expected FIELD=VALUE such as power=app-power, got 'power'" in capsys.readouterr().err
+
+
+def test_sandbox_serve_help_lists_every_form_of_the_dialect(capsys, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "1000")  # no line broken inside a form
+    with pytest.raises(SystemExit):
+        main(["sandbox", "serve", "--help"])
+    text = capsys.readouterr().out
+    for field, values in Dialect.FORMS.items():
+        assert f"{field}={'|'.join(str(v).lower() for v in values)}" in text
 
 
 def test_ci_runs_the_readme_test_command():
