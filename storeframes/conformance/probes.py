@@ -32,8 +32,10 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl, urlsplit
 
 from .. import catalog
+from ..bodies import parse_answer
 from ..errors import ApiError, BudgetExceededError, StoreframesError
-from .reading import Exchange, Reading, read
+from ..pipeline import FRAMES
+from .reading import Exchange, Reading, read, response_of
 from .report import ProbeReport
 from .scrub import Scrubber
 
@@ -166,31 +168,18 @@ def _exchanges(requests: Sequence[Any], responses: Sequence[Any]) -> list[Exchan
 
 def _first_app(sent: ProbeReport) -> str | None:
     """The top app of a live search's answer, read as ``search_frame`` reads it."""
-    from ..answers import Response
-    from ..pipeline import FRAMES
-
     for exchange, _ in sent.readings:
         if exchange.status != 200:
             continue
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             try:
-                from ..bodies import parse_answer
-
-                body = parse_answer(exchange.body)
-                response = Response(sent.endpoint, dict(exchange.params), body["result"], 0, 0, 200, _epoch())
-                frame = FRAMES["search_frame"].build([response])[0]
-            except (StoreframesError, ValueError, KeyError, TypeError):
+                frame = FRAMES["search_frame"].build([response_of(exchange, parse_answer(exchange.body))])[0]
+            except (StoreframesError, ValueError, KeyError, TypeError, AttributeError):
                 continue
         if frame.height:
             return str(frame.sort("rank")["app_id"][0])
     return None
-
-
-def _epoch() -> Any:
-    from datetime import UTC, datetime
-
-    return datetime(2000, 1, 1, tzinfo=UTC)
 
 
 def send_probes(

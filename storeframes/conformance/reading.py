@@ -28,7 +28,7 @@ from ..wire.envelope import _credits, _error_class, _error_details, _request_met
 from .forms import ENVELOPE, error_form, store_of
 from .shapes import Comparison, Context, Difference, compare
 
-__all__ = ["LIMIT_HEADERS", "Exchange", "Reading", "read"]
+__all__ = ["LIMIT_HEADERS", "Exchange", "Reading", "read", "response_of"]
 
 LIMIT_HEADERS = re.compile(r"rate|limit|retry|quota|credit|remaining|reset|throttl", re.IGNORECASE)
 """Response headers that say something about rate limits or credits."""
@@ -108,21 +108,26 @@ def _general(exchange: Exchange, text: str) -> str:
     return _DAY.sub("<date>", text)
 
 
-def _read_frames(exchange: Exchange, body: dict[str, Any], reading: Reading, out: Comparison) -> None:
-    """Hand the answer to every frame function of its endpoint, as the frame functions would."""
+def response_of(exchange: Exchange, body: dict[str, Any]) -> Response:
+    """A successful exchange as the frame functions take an answer: its parameters, result, echo and credits."""
     meta = _request_meta(body) or {}
     echo = meta.get("params")
-    response = Response(
+    return Response(
         endpoint=exchange.endpoint,
         params=dict(exchange.params),
         result=body.get("result"),
-        cost=reading.cost or 0,
-        max_credit_cost=reading.max_credit_cost or 0,
+        cost=_credits(meta.get("cost")) or 0,
+        max_credit_cost=_credits(meta.get("max_credit_cost")) or 0,
         status=200,
         fetched_at=datetime.now(UTC),
         echo=echo if isinstance(echo, dict) else {},
         body=exchange.body,
     )
+
+
+def _read_frames(exchange: Exchange, body: dict[str, Any], reading: Reading, out: Comparison) -> None:
+    """Hand the answer to every frame function of its endpoint, as the frame functions would."""
+    response = response_of(exchange, body)
     said: dict[str, list[str]] = {}
     for spec in _frames_of(exchange.endpoint):
         with warnings.catch_warnings(record=True) as caught:

@@ -27,6 +27,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..flatteners.search import same_keyword
+
 __all__ = [
     "ANY",
     "BOOL",
@@ -340,10 +342,6 @@ class OneOf(Node):
         out.merge(best[1])
 
 
-def _same_keyword(a: str, b: str) -> bool:
-    return " ".join(a.split()).casefold() == " ".join(b.split()).casefold()
-
-
 @dataclass(frozen=True)
 class UnderKeyword(Node):
     """``node``, or ``node`` under a key named after the request's keyword (recorded at ``keyword_level``)."""
@@ -357,7 +355,7 @@ class UnderKeyword(Node):
     def walk(self, value: Any, where: str, ctx: Context, out: Comparison) -> None:
         if type(value) is dict and ctx.keyword is not None:
             for key, inner in value.items():
-                if _same_keyword(key, ctx.keyword) and type(inner) in (dict, list):
+                if same_keyword(key, ctx.keyword) and type(inner) in (dict, list):
                     out.form("keyword_level", True)
                     for other in value.keys() - {key}:
                         out.add("unknown", f"{where}.{other}", "a member beside the keyword storeframes ignores")

@@ -54,7 +54,14 @@ from ._columns import (
     shape_error,
 )
 
-__all__ = ["ResultCapWarning", "batch_search", "batch_search_history", "flatten_search", "flatten_search_history"]
+__all__ = [
+    "ResultCapWarning",
+    "batch_search",
+    "batch_search_history",
+    "flatten_search",
+    "flatten_search_history",
+    "same_keyword",
+]
 
 LIVE_CAP = ENDPOINTS["search"].result_cap["ios"]
 """At most this many organic results in a live search, and in the live fallback of a history."""
@@ -102,7 +109,8 @@ def _form(value: Any) -> str:
     return type(value).__name__
 
 
-def _same_keyword(a: str, b: str) -> bool:
+def same_keyword(a: str, b: str) -> bool:
+    """Whether two texts name the same keyword: case and runs of white space aside."""
     return " ".join(a.split()).casefold() == " ".join(b.split()).casefold()
 
 
@@ -111,7 +119,7 @@ def _under_keyword(result: dict[str, Any], keyword: str | None, path: str, endpo
     if keyword is None:
         return None
     for key, value in result.items():
-        if isinstance(key, str) and _same_keyword(key, keyword) and type(value) in (dict, list):
+        if isinstance(key, str) and same_keyword(key, keyword) and type(value) in (dict, list):
             others = [k for k in result if k != key]
             if others:
                 note_unknown(

@@ -13,6 +13,7 @@ import warnings
 import polars as pl
 import pytest
 
+from storeframes.pipeline import FRAMES
 from storeframes.sandbox import Dialect, World
 from tests.conftest import SANDBOX_TODAY
 
@@ -34,15 +35,7 @@ DIALECTS = [
     Dialect(size="object"),
     Dialect(search="apps", keyword_level=True, power="app-power", categories="genres", size="object"),
 ]
-METADATA_FRAMES = (
-    "metadata_frame",
-    "versions_frame",
-    "screenshots_frame",
-    "videos_frame",
-    "in_app_purchases_frame",
-    "related_apps_frame",
-    "permissions_frame",
-)
+METADATA_FRAMES = tuple(name for name, spec in FRAMES.items() if spec.endpoint == "metadata")
 
 
 def same(mine: pl.DataFrame, theirs: pl.DataFrame) -> None:
