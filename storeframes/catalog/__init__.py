@@ -93,6 +93,7 @@ __all__ = [
     "app_list",
     "device_for",
     "endpoint",
+    "endpoint_rows",
     "metric_list",
     "parse_day",
     "split_apps",
@@ -100,3 +101,21 @@ __all__ = [
     "today_utc",
     "validate",
 ]
+
+
+def endpoint_rows() -> list[dict[str, object]]:
+    """One row per endpoint, as ``storeframes endpoints`` lists them: name, path, parameters (``*``
+    required), devices, most apps a request, price in credits."""
+    return [
+        {
+            "endpoint": ep.name,
+            "path": ep.path,
+            "parameters": ", ".join(p.name + ("*" if p.required else "") for p in ep.params),
+            "devices": ", ".join(ep.devices),
+            "max_apps": ep.max_apps,
+            "price": ", ".join(f"{k}={v}" for k, v in vars(ep.cost).items() if v)
+            if not ep.cost.per_app_metric
+            else ", ".join(f"{k}={v}/app" for k, v in ep.cost.per_app_metric.items()),
+        }
+        for ep in ENDPOINTS.values()
+    ]

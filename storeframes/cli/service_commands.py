@@ -79,21 +79,9 @@ def serve(args: argparse.Namespace) -> int:
 def endpoints() -> int:
     import polars as pl
 
-    from ..catalog import ENDPOINTS
+    from ..catalog import endpoint_rows
 
-    rows = [
-        {
-            "endpoint": ep.name,
-            "path": ep.path,
-            "parameters": ", ".join(p.name + ("*" if p.required else "") for p in ep.params),
-            "devices": ", ".join(ep.devices),
-            "max_apps": ep.max_apps,
-            "price": ", ".join(f"{k}={v}" for k, v in vars(ep.cost).items() if v)
-            if not ep.cost.per_app_metric
-            else ", ".join(f"{k}={v}/app" for k, v in ep.cost.per_app_metric.items()),
-        }
-        for ep in ENDPOINTS.values()
-    ]
+    rows = endpoint_rows()
     with pl.Config(tbl_rows=-1, fmt_str_lengths=120, tbl_width_chars=200, tbl_hide_dataframe_shape=True):
         print(pl.DataFrame(rows))
     print("* required. Prices are estimates in credits; the service's reported cost wins.")
