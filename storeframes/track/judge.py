@@ -138,6 +138,14 @@ def rank_frame(spec: TrackerSpec, cache: Cache, service: str, start: date, end: 
     ``app_id``, ``country``, ``language``, ``device``. A keyword's live search (with or without ads:
     a snapshot a day, ads left out) where the tracker follows it live, else its recorded search history."""
     live, history = _followed(spec, _LIVE), _followed(spec, ("search_history",))
+    return kept_ranks(cache, service, start, end, live=live, history=history)
+
+
+def kept_ranks(
+    cache: Cache, service: str, start: date, end: date, *, live: set[tuple[str, str]], history: set[tuple[str, str]]
+) -> pl.DataFrame:
+    """:func:`rank_frame` of the (keyword in lower case, country) pairs followed ``live`` (the daily
+    snapshots of the live search) and those followed by their ``history`` alone."""
     columns = ["keyword", "date", "rank", "app_id", "country", "language", "device"]
     frames: list[pl.DataFrame] = []
     if live:
@@ -238,13 +246,15 @@ def _matching(targets: Iterable[str]) -> set[str]:
     return wanted | ({"long_description"} if "description" in wanted else set())
 
 
-def _listing_events(
-    spec: TrackerSpec, alerts: Sequence[Alert], at: Judged, existing: pl.DataFrame
-) -> list[dict[str, Any]]:
-    apps = sorted({a for alert in alerts for a in alert.apps})
+def kept_changes(
+    cache: Cache, service: str, apps: Sequence[str], first: date, last: date
+) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """The changes of ``apps`` from ``first`` to ``last`` the cache shows: the service's change history,
+    and those seen between consecutive metadata snapshots (:func:`~storeframes.observed_changes`), in the
+    same columns (``app_id``, scope, ``date``, ``target``, old and new value and size, ``since``, ``device_key``)."""
     history = (
-        scan("changes", at.cache, service=at.service)
-        .filter(pl.col("app_id").is_in(apps) & pl.col("date").is_between(at.first, at.day))
+        scan("changes", cache, service=service)
+        .filter(pl.col("app_id").is_in(list(apps)) & pl.col("date").is_between(first, last))
         .select(
             "app_id",
             "country",
@@ -261,8 +271,15 @@ def _listing_events(
         )
         .collect()
     )
-    seen = observed_changes(at.cache, apps=apps, start=at.first, end=at.day, service=at.service)
-    seen = seen.select(history.columns)
+    seen = observed_changes(cache, apps=list(apps), start=first, end=last, service=service)
+    return history, seen.select(history.columns)
+
+
+def _listing_events(
+    spec: TrackerSpec, alerts: Sequence[Alert], at: Judged, existing: pl.DataFrame
+) -> list[dict[str, Any]]:
+    apps = sorted({a for alert in alerts for a in alert.apps})
+    history, seen = kept_changes(at.cache, at.service, apps, at.first, at.day)
     rows: list[dict[str, Any]] = []
     kept = [r for r in existing.filter(pl.col("rule") == "listing_change").iter_rows(named=True)]
     for alert in alerts:
