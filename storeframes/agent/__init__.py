@@ -1,0 +1,87 @@
+"""An assistant's way in: ``storeframes mcp``, a Model Context Protocol server with a spend gate.
+
+Eleven tools (:mod:`.server`) over one client: ``describe``, ``plan``, ``fetch_frame`` (the only one that may
+spend, past the :mod:`.gate`), ``scan``, ``sql``, ``movers``, ``changes_before``, ``category_standing``,
+``events``, ``track_status`` and ``spend``. :class:`~.surface.Surface` holds them as plain methods, usable
+without the SDK:
+
+>>> from storeframes.agent import open_surface
+>>> surface = open_surface("tracking-cache", sandbox=True, today="2026-11-20", confirm_above=50)  # doctest: +SKIP
+>>> print(surface.plan("metadata_frame", {"apps": ["3233849169"]}).text)  # doctest: +SKIP
+plan of metadata_frame: 1 row, 4 columns
+1 requests to send, at most 11 credits; 0 of 1 cells cached (saving 0 credits)
+gate: fetch_frame would go through
+...
+"""
+
+from __future__ import annotations
+
+import os
+from datetime import date
+from typing import Any
+
+from ..client import ENV_API_KEY
+from ..defaults import connect
+from ..errors import ConfigurationError
+from ..track import Tracker
+from ..track.alerts import month_spent_of
+from .gate import Gate
+from .surface import Surface
+
+__all__ = ["DEFAULT_CONFIRM_ABOVE", "Gate", "Surface", "open_surface"]
+
+DEFAULT_CONFIRM_ABOVE = 100
+"""Credits a call may cost without ``confirm=true``: about ten apps' metadata or ten live searches."""
+
+
+def open_surface(
+    cache_dir: Any = None,
+    *,
+    budget: int | None = None,
+    confirm_above: int = DEFAULT_CONFIRM_ABOVE,
+    offline: bool = False,
+    tracker: str | os.PathLike[str] | None = None,
+    sandbox: bool = False,
+    today: str | date | None = None,
+    **options: Any,
+) -> Surface:
+    """The tools over a client of ``cache_dir`` (by default the tracker's ``cache_dir``).
+
+    The client is :func:`~storeframes.connect`'s: the real service with a token, else the cache's own
+    answers offline; ``sandbox=True`` the built-in sandbox, its today pinned to ``today``. ``budget`` is
+    the session's (None: none), ``confirm_above`` the credits a call may cost unconfirmed, ``offline``
+    serves only what the cache holds, ``tracker`` a spec file whose month budget also holds and whose
+    runs ``track_status`` reads.
+    """
+    if budget is not None and (not isinstance(budget, int) or budget < 0):
+        raise ConfigurationError(f"budget must be a whole number of credits >= 0, got {budget!r}")
+    if not isinstance(confirm_above, int) or confirm_above < 0:
+        raise ConfigurationError(f"confirm_above must be a whole number of credits >= 0, got {confirm_above!r}")
+    if today is not None and not sandbox:
+        raise ConfigurationError("today= pins the sandbox's clock; the real service's today is the real one")
+    followed = Tracker.from_toml(tracker, sandbox=sandbox) if tracker is not None else None
+    if followed is not None:
+        if cache_dir is not None and str(cache_dir) != str(followed.spec.cache_dir):
+            raise ConfigurationError(
+                f"the tracker keeps its answers in {followed.spec.cache_dir}: leave out the cache folder, or name that one"
+            )
+        cache_dir = followed.spec.cache_dir
+    if offline:
+        options["offline"] = True
+    client = connect(cache_dir, live=False if sandbox else None, budget=budget,
+                     sandbox_today=today if sandbox else None, quiet=True, **options)  # fmt: skip
+
+    def month() -> tuple[int, int] | None:
+        if followed is None or followed.spec.budget_per_month is None or client.cache is None:
+            return None
+        spent = month_spent_of(client.cache.read_ledger(), client.namespace, client.today())
+        return spent, followed.spec.budget_per_month
+
+    gate = Gate(client, budget=budget, confirm_above=confirm_above, month=month)
+    return Surface(client, gate, tracker=followed, offline=bool(client.offline))
+
+
+def secrets() -> list[str]:
+    """What no output may hold: the token of the environment."""
+    token = os.environ.get(ENV_API_KEY, "").strip()
+    return [token] if token else []

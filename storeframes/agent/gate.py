@@ -1,0 +1,102 @@
+"""The spend gate: what an assistant may spend, decided before anything is sent.
+
+Three rules, in this order, on the plan's estimate (the most the requests the cache lacks may cost):
+
+1. nothing to send (the cache answers the call) always passes: it is free;
+2. never past the session's budget (``--budget``) nor what is left of the tracker's month budget
+   (``budget_per_month`` of ``--tracker``, against the month's spend in the cache's ledger, every
+   machine's): refused whatever ``confirm`` says;
+3. a call estimated above ``--confirm-above`` credits passes only with ``confirm=true``: the assistant
+   is shown the price first, and asks.
+
+While a call that passed runs, the client's own budget is held at what the rules left, so even an
+answer dearer than its estimate cannot carry the spend past the session's or the month's budget.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+from ..client import Client
+from ..errors import plural
+
+__all__ = ["Gate", "Verdict"]
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """What the gate said of a call: ``passed``, and in words why not (``reason``); ``confirmable``
+    when ``confirm=true`` would let it through."""
+
+    passed: bool
+    reason: str = ""
+    confirmable: bool = False
+
+
+class Gate:
+    """The gate of one server's session: ``budget`` (None: no session limit), ``confirm_above`` credits,
+    and ``month``, a function giving (spent this month, the month's budget) or None without a tracker's
+    month budget."""
+
+    def __init__(
+        self,
+        client: Client,
+        *,
+        budget: int | None,
+        confirm_above: int,
+        month: Callable[[], tuple[int, int] | None] = lambda: None,
+    ):
+        self.client = client
+        self.budget = budget
+        self.confirm_above = confirm_above
+        self.month = month
+        self._start = client.spent
+
+    @property
+    def spent(self) -> int:
+        """Credits this session has spent."""
+        return self.client.spent - self._start
+
+    def left(self) -> tuple[int | None, str]:
+        """The most credits a call may still spend (None: no limit), and what sets it, in words."""
+        limits: list[tuple[int, str]] = []
+        if self.budget is not None:
+            limits.append(
+                (max(0, self.budget - self.spent), f"the session's budget of {plural(self.budget, 'credit')}")
+            )
+        month = self.month()
+        if month is not None:
+            spent, budget = month
+            limits.append((max(0, budget - spent), f"the tracker's month budget ({spent:,} of {budget:,} spent)"))
+        if not limits:
+            return None, "no budget"
+        return min(limits)
+
+    def judge(self, estimate: int, *, confirm: bool) -> Verdict:
+        """The verdict on a call whose requests are estimated at ``estimate`` credits."""
+        if estimate <= 0:
+            return Verdict(True)
+        left, limit = self.left()
+        if left is not None and estimate > left:
+            return Verdict(False, f"it would cost up to {plural(estimate, 'credit')}, and {left:,} are left of {limit}")
+        if estimate > self.confirm_above and not confirm:
+            return Verdict(
+                False,
+                f"it would cost up to {plural(estimate, 'credit')}, above the {self.confirm_above:,} this server spends "
+                "without confirmation: ask the user, then call again with confirm=true",
+                confirmable=True,
+            )
+        return Verdict(True)
+
+    @contextmanager
+    def holding(self) -> Iterator[None]:
+        """The client's budget held at what the gate leaves while a call that passed runs."""
+        left, _ = self.left()
+        before = self.client.budget
+        self.client.budget = None if left is None else self.client.spent + left
+        try:
+            yield
+        finally:
+            self.client.budget = before

@@ -1,0 +1,253 @@
+"""The Model Context Protocol server: the :class:`~storeframes.agent.surface.Surface`'s tools with typed
+arguments and precise descriptions, over stdio or streamable HTTP on a loopback address (the ``mcp`` SDK).
+
+Every result is a capped table as text plus the same rows as structured content; a refusal (a bad
+argument, a call over the gate, nothing cached) is an error result saying what was wrong and what is
+allowed. The token is never in a result, a description or an error: each text is checked for it on the
+way out.
+"""
+
+# no `from __future__ import annotations`: the SDK reads the tools' annotations, made inside build_server
+import ipaddress
+import json
+from typing import Annotated, Any, Literal
+
+from .._version import __version__
+from ..errors import ConfigurationError
+from .surface import Surface
+from .tables import MOST_ROWS, Shown
+
+__all__ = ["INSTRUCTIONS", "build_server", "is_loopback", "run_server"]
+
+INSTRUCTIONS = """\
+App-store data (app metadata, change history, metrics, keyword rankings, conversion benchmarks) as tables.
+Every request to the data service costs credits. Free tools read what the cache already holds and never
+send a request: describe, plan, scan, sql, movers, changes_before, category_standing, events, track_status,
+spend. fetch_frame is the one tool that may spend: call plan first, tell the user the price, and pass
+confirm=true only after the user agreed. Results are capped tables with their total row count; narrow
+with filters, columns or a LIMIT rather than asking for everything."""
+
+
+def is_loopback(host: str) -> bool:
+    """Whether ``host`` is a loopback address (or ``localhost``)."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def _scrubbed(text: str, secrets: list[str]) -> str:
+    for secret in secrets:
+        text = text.replace(secret, "[token]")
+    return text
+
+
+def build_server(surface: Surface, *, secrets: list[str] | None = None) -> Any:
+    """An ``mcp`` ``MCPServer`` whose tools are ``surface``'s."""
+    from mcp.server.mcpserver import MCPServer
+    from mcp.types import CallToolResult, TextContent, ToolAnnotations
+    from pydantic import Field
+
+    hidden = [s for s in (secrets or []) if s and len(s) >= 4]
+    server = MCPServer("storeframes", instructions=INSTRUCTIONS, version=__version__)
+    free = ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=False)
+
+    def answer(tool: str, call: Any) -> CallToolResult:
+        shown: Shown = surface.run(tool, call)
+        text = _scrubbed(shown.text, hidden)
+        data = json.loads(_scrubbed(json.dumps(shown.data, default=str), hidden))
+        return CallToolResult(
+            content=[TextContent(type="text", text=text)], structured_content=data, is_error=shown.error
+        )
+
+    Function = Annotated[str, Field(description="a frame function's name, such as 'metadata_frame' or 'search_history_frame' (describe lists them)")]  # fmt: skip
+    Arguments = Annotated[
+        dict[str, Any] | None,
+        Field(description='the function\'s arguments as an object, such as {"apps": ["284882215"], "country": "us"}'),
+    ]
+    Limit = Annotated[int, Field(ge=0, le=MOST_ROWS, description=f"rows to list (at most {MOST_ROWS}); the total is always given")]  # fmt: skip
+    Columns = Annotated[list[str] | None, Field(description="the columns to list (by default the first 12, key columns last)")]  # fmt: skip
+    Day = Annotated[str | None, Field(description="a day as YYYY-MM-DD")]
+    Texts = Annotated[list[str] | str | None, Field(description="a list, or one comma-separated text")]
+    Apps = Annotated[list[str] | str | None, Field(description="app ids to keep (default: every app)")]
+    Top = Annotated[int | None, Field(ge=1, description="keep the N biggest moves")]
+    Within = Annotated[int | None, Field(ge=1, description="only moves that start or end in the first N places")]
+    Scope = Annotated[
+        str | None, Field(description="keep only this country (us, gb ...) or device (iphone, ipad, android)")
+    ]
+
+    @server.tool(annotations=free)
+    def describe(
+        name: Annotated[
+            str | None, Field(description="a frame function, an endpoint or a table; none for the overview")
+        ] = None,
+    ) -> CallToolResult:
+        """What this server offers: the frame functions (with their arguments), the endpoints and their prices in
+        credits, the tables of the cache and their columns, and the server's settings (budget left, confirmation
+        threshold, today). Free; start here."""
+        return answer("describe", lambda: surface.describe(name))
+
+    @server.tool(annotations=free)
+    def plan(function: Function, arguments: Arguments = None) -> CallToolResult:
+        """What fetching a frame would send and cost, worked out without sending anything: the requests, the
+        estimated maximum credits, the cells the cache already holds, and whether fetch_frame would go through
+        the spend gate or needs confirm=true. Free."""
+        return answer("plan", lambda: surface.plan(function, arguments))
+
+    @server.tool(annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True, open_world_hint=True))  # fmt: skip
+    def fetch_frame(
+        function: Function,
+        arguments: Arguments = None,
+        confirm: Annotated[bool, Field(description="true only after the user agreed to the price plan showed")] = False,
+        columns: Columns = None,
+        limit: Limit = 20,
+    ) -> CallToolResult:
+        """Fetch a frame (app metadata, metrics, change history, keyword search, search history, benchmarks) from
+        the data service. PAID: what the cache holds is free, anything else costs credits. A call estimated above
+        the server's confirmation threshold is refused with its price unless confirm=true; a call past the session
+        budget or the tracker's month budget is refused whatever confirm says. The result says what was sent, what
+        it cost and what came from the cache; the whole frame is kept in the cache for scan and sql."""
+        return answer("fetch_frame", lambda: surface.fetch_frame(function, arguments, confirm=confirm, columns=columns, limit=limit))  # fmt: skip
+
+    @server.tool(annotations=free)
+    def scan(
+        table: Annotated[
+            str,
+            Field(
+                description="a table: metadata, versions, screenshots, metrics, changes, search, search_history, benchmarks ..."
+            ),
+        ],
+        filters: Annotated[
+            dict[str, Any] | None,
+            Field(description='column: value, [values] or {"min": .., "max": ..}; days as YYYY-MM-DD'),
+        ] = None,
+        columns: Columns = None,
+        limit: Limit = 20,
+        snapshots: Annotated[
+            bool,
+            Field(
+                description="every day kept of a current-only table (metadata, metrics, search ...), snapshot_date first"
+            ),
+        ] = False,
+        start: Day = None,
+        end: Day = None,
+        sort: Annotated[
+            list[str] | None, Field(description="columns to sort by; a leading '-' sorts descending")
+        ] = None,
+    ) -> CallToolResult:
+        """Read a table from the cache: the newest answer of each app or keyword (or, with snapshots=true, one
+        snapshot a day of a current-only table: the history a tracker kept). Free and offline: never sends a
+        request."""
+        return answer("scan", lambda: surface.scan(table, filters, columns, limit, snapshots_=snapshots, start=start, end=end, sort=sort))  # fmt: skip
+
+    @server.tool(annotations=free)
+    def sql(
+        query: Annotated[str, Field(description="one SELECT in DuckDB's SQL over the views (describe lists them)")],
+        limit: Limit = 20,
+    ) -> CallToolResult:
+        """A read-only SQL query over the cache: every table (newest answer of each cell), <table>_snapshots of the
+        current-only tables, and ledger, runs and events. One SELECT; anything that writes or reads a file is
+        refused. Free and offline."""
+        return answer("sql", lambda: surface.sql(query, limit))
+
+    @server.tool(annotations=free)
+    def movers(
+        keywords: Texts = None,
+        apps: Apps = None,
+        start: Day = None,
+        end: Day = None,
+        top: Top = 10,
+        within: Within = None,
+        country: Scope = None,
+        device: Scope = None,
+    ) -> CallToolResult:
+        """Which apps moved most on keywords: per keyword and app, the rank on the first and the last day with data
+        between start and end (default: the 30 days up to today), the change (positive = up) and the move (up,
+        down, entered, left). Reads the ranks the cache kept: daily live-search snapshots where a tracker keeps
+        them, else the search history. A day without data is never a drop. Free."""
+        return answer("movers", lambda: surface.movers(keywords, apps, start, end, top, within, country=country, device=device))  # fmt: skip
+
+    @server.tool(annotations=free)
+    def changes_before(
+        keywords: Texts = None,
+        apps: Apps = None,
+        start: Day = None,
+        end: Day = None,
+        top: Top = 10,
+        within: Within = None,
+        days: Annotated[int, Field(ge=1, description="the days before the end of each move to look for changes")] = 30,
+        targets: Annotated[
+            list[str] | None,
+            Field(
+                description="only these change targets (title, subtitle, screenshots, version ...); default all but size"
+            ),
+        ] = None,
+        country: Scope = None,
+        device: Scope = None,
+    ) -> CallToolResult:
+        """The movers (as the movers tool finds them), each with what its app changed in the days before its move
+        ended: the count and the targets (title, subtitle, screenshots, version ...), from the service's change
+        history and from consecutive daily metadata snapshots. Free."""
+        return answer("changes_before", lambda: surface.changes_before(keywords, apps, start, end, top, within, days, targets, country=country, device=device))  # fmt: skip
+
+    @server.tool(annotations=free)
+    def category_standing(
+        category: Annotated[str, Field(description="a category name such as 'Photo & Video', or its code")],
+        countries: Texts = None,
+        channels: Texts = None,
+        device: Scope = None,
+        rate: Annotated[
+            Literal["page_views_to_installs", "impressions_to_page_views", "impressions_to_installs"],
+            Field(description="the conversion rate to rank by"),
+        ] = "page_views_to_installs",
+    ) -> CallToolResult:
+        """Where a category stands in the conversion benchmarks the cache holds, per country and channel: its rate,
+        its place (1 = highest), how many categories have a rate, and the median. Free; fetch benchmarks_frame
+        first if none are cached (plan shows their price)."""
+        return answer("category_standing", lambda: surface.category_standing(category, countries, channels, device, rate))  # fmt: skip
+
+    @server.tool(annotations=free)
+    def events(
+        since: Annotated[str | None, Field(description="the first day, YYYY-MM-DD (default: 7 days ago)")] = None,
+        until: Day = None,
+        rule: Texts = None,
+        limit: Limit = 20,
+    ) -> CallToolResult:
+        """What the tracker's alerts found (rank drops, top-N entries and exits, listing changes, new advertisers,
+        budget), newest first, each in words. Free."""
+        return answer("events", lambda: surface.events(since, until, rule, limit))
+
+    @server.tool(annotations=free)
+    def track_status() -> CallToolResult:
+        """The tracker's state: each item's last snapshot, whether it is due, the days it missed, its last runs and
+        the month's spend beside its budget. Free."""
+        return answer("track_status", surface.track_status)
+
+    @server.tool(annotations=free)
+    def spend(
+        since: Annotated[
+            str | None, Field(description="the first day, YYYY-MM-DD (default: the 1st of this month)")
+        ] = None,
+        by: Annotated[
+            Literal["endpoint", "day"], Field(description="totals per endpoint, or per day and endpoint")
+        ] = "endpoint",
+    ) -> CallToolResult:
+        """Credits spent and saved (answers the cache served), per endpoint or per day, from the cache's ledger
+        (every session and machine), with this session's spend, the budget left and the month's spend. Free."""
+        return answer("spend", lambda: surface.spend(since, by))
+
+    return server
+
+
+def run_server(server: Any, *, transport: str = "stdio", host: str = "127.0.0.1", port: int = 8765) -> None:
+    """Serve until the client goes (stdio) or the process is stopped (HTTP, at ``http://host:port/mcp``)."""
+    if transport == "stdio":
+        server.run()
+        return
+    if not is_loopback(host):
+        raise ConfigurationError(
+            f"the HTTP transport listens on a loopback address only (127.0.0.1, ::1, localhost), not {host!r}"
+        )
+    server.run("streamable-http", host=host, port=port)
