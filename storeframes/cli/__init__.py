@@ -39,6 +39,7 @@ from .arguments import parser
 from .cache_commands import run_cache
 from .conformance_commands import run_conformance
 from .lake_commands import run_publish
+from .mcp_commands import run_mcp
 from .service_commands import demo, endpoints, serve
 from .track_commands import run_track
 
@@ -66,4 +67,6 @@ def _run(args: argparse.Namespace) -> int:
         return run_publish(args)
     if args.command == "conformance":
         return run_conformance(args)
+    if args.command == "mcp":
+        return run_mcp(args)
     return serve(args)

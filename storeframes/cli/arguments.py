@@ -303,6 +303,7 @@ def parser() -> argparse.ArgumentParser:
         "--snapshots", action="store_true", help="append the table's snapshots too (current-only tables)"
     )
     _conformance(commands)
+    _mcp(commands)
     return parser
 
 
@@ -355,4 +356,39 @@ def _conformance(commands: argparse._SubParsersAction[argparse.ArgumentParser]) 
         type=Path,
         metavar="REPORT",
         help="an earlier report: fail only on what differs from it (a weekly canary)",
+    )
+
+
+def _mcp(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    server = commands.add_parser(
+        "mcp",
+        help="serve the cache and the service to an AI assistant (Model Context Protocol), behind a spend gate",
+        description="A Model Context Protocol server over stdio (or streamable HTTP on a loopback address): tools "
+        "that plan a call and show its price, fetch a frame past a spend gate, and read what the cache holds for "
+        "free (scan, sql, movers, changes_before, category_standing, events, track_status, spend, describe). A call "
+        "estimated above --confirm-above credits needs the assistant's confirm=true; none passes the session's "
+        "--budget or the tracker's month budget. The token comes from STOREFRAMES_API_KEY and never appears in a "
+        "tool's output. Needs the mcp extra.",
+    )
+    server.add_argument("--cache-dir", metavar="PATH", help="the cache folder or bucket (default: the tracker's)")
+    server.add_argument(
+        "--budget", type=_whole("credits", 0, "2000"), default=2000,
+        help="the most credits the session may spend (default 2000)",
+    )  # fmt: skip
+    server.add_argument(
+        "--confirm-above", type=_whole("credits", 0, "100"), default=100,
+        help="credits a call may cost without the assistant's confirm=true (default 100; 0: every paid call asks)",
+    )  # fmt: skip
+    server.add_argument("--offline", action="store_true", help="serve only what the cache holds; send nothing")
+    server.add_argument("--tracker", type=Path, metavar="SPEC", help="a tracker's spec: its month budget, runs, events")
+    server.add_argument("--sandbox", action="store_true", help="the built-in sandbox instead of the real service")
+    server.add_argument("--today", type=_day, metavar="YYYY-MM-DD", help="the sandbox's today (with --sandbox)")
+    server.add_argument(
+        "--transport", choices=("stdio", "http"), default="stdio", help="stdio (default) or streamable HTTP"
+    )
+    server.add_argument(
+        "--host", default="127.0.0.1", help="with --transport http: a loopback address (default 127.0.0.1)"
+    )
+    server.add_argument(
+        "--port", type=_whole("port", 0, "8765"), default=8765, help="with --transport http (default 8765)"
     )

@@ -1,0 +1,59 @@
+"""``storeframes mcp``: the Model Context Protocol server for AI assistants (see :mod:`storeframes.agent`).
+
+stdout belongs to the protocol over stdio, so everything said to people goes to stderr: one line
+saying which service, cache, budget and gate the server uses. Exit status 2 for bad input or a
+missing ``mcp`` extra, refused before the server starts.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from ..errors import ConfigurationError, InvalidParameterError, StoreframesError
+from .printing import printable
+
+__all__ = ["run_mcp"]
+
+
+def _err(text: str) -> None:
+    print(printable(f"storeframes mcp: {text}"), file=sys.stderr)
+
+
+def run_mcp(args: argparse.Namespace) -> int:
+    """The ``mcp`` command; the exit status."""
+    try:
+        import mcp  # noqa: F401
+    except ImportError:
+        _err('the MCP server needs the mcp extra: pip install "storeframes[mcp]"')
+        return 2
+    from ..agent import open_surface, secrets
+    from ..agent.server import build_server, is_loopback, run_server
+
+    if args.transport == "http" and not is_loopback(args.host):
+        _err(f"--host must be a loopback address (127.0.0.1, ::1, localhost), not {args.host!r}")
+        return 2
+    if args.today is not None and not args.sandbox:
+        _err("--today pins the sandbox's clock: use it with --sandbox")
+        return 2
+    try:
+        surface = open_surface(
+            args.cache_dir,
+            budget=args.budget,
+            confirm_above=args.confirm_above,
+            offline=args.offline,
+            tracker=args.tracker,
+            sandbox=args.sandbox,
+            today=args.today,
+        )
+    except (InvalidParameterError, ConfigurationError) as exc:
+        _err(str(exc))
+        return 2
+    except StoreframesError as exc:
+        _err(str(exc))
+        return 1
+    said = surface.settings()
+    where = f" on http://{args.host}:{args.port}/mcp" if args.transport == "http" else " on stdio"
+    _err("serving" + where + ": " + "; ".join(f"{k} {v}" for k, v in said.items()))
+    run_server(build_server(surface, secrets=secrets()), transport=args.transport, host=args.host, port=args.port)
+    return 0
