@@ -18,12 +18,13 @@ from __future__ import annotations
 
 import os
 from datetime import date
+from pathlib import Path
 from typing import Any
 
-from ..client import ENV_API_KEY
+from ..client import ENV_API_KEY, Client
 from ..defaults import connect
 from ..errors import ConfigurationError
-from ..track import Tracker
+from ..track import Tracker, load_spec
 from ..track.alerts import month_spent_of
 from .gate import Gate
 from .surface import Surface
@@ -59,17 +60,19 @@ def open_surface(
         raise ConfigurationError(f"confirm_above must be a whole number of credits >= 0, got {confirm_above!r}")
     if today is not None and not sandbox:
         raise ConfigurationError("today= pins the sandbox's clock; the real service's today is the real one")
-    followed = Tracker.from_toml(tracker, sandbox=sandbox) if tracker is not None else None
-    if followed is not None:
-        if cache_dir is not None and str(cache_dir) != str(followed.spec.cache_dir):
+    spec = load_spec(Path(tracker)) if tracker is not None else None
+    if spec is not None:
+        if cache_dir is not None and str(cache_dir) != str(spec.cache_dir):
             raise ConfigurationError(
-                f"the tracker keeps its answers in {followed.spec.cache_dir}: leave out the cache folder, or name that one"
+                f"the tracker keeps its answers in {spec.cache_dir}: leave out the cache folder, or name that one"
             )
-        cache_dir = followed.spec.cache_dir
+        cache_dir = spec.cache_dir
     if offline:
         options["offline"] = True
     client = connect(cache_dir, live=False if sandbox else None, budget=budget,
                      sandbox_today=today if sandbox else None, quiet=True, **options)  # fmt: skip
+    # the tracker reads the answers of the service the client is of: the sandbox's when connect chose it
+    followed = Tracker(spec, sandbox=client.namespace != Client.namespace) if spec is not None else None
 
     def month() -> tuple[int, int] | None:
         if followed is None or followed.spec.budget_per_month is None or client.cache is None:

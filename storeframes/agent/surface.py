@@ -187,9 +187,7 @@ class Surface:
             "credits saved": int(new["saved"].sum() or 0),
         }
         if "fetched_at" in frame.columns and frame.height:
-            provenance["fetched"] = (
-                f"{frame['fetched_at'].min():%Y-%m-%d %H:%M} to {frame['fetched_at'].max():%Y-%m-%d %H:%M} UTC"
-            )
+            provenance["fetched"] = _fetched(frame)
         provenance["session spent"] = self.gate.spent
         table = FRAMES[name].table.name if name in FRAMES else "metadata"
         hint = f"the frame is in the cache now: scan(table={table!r}, filters={{...}}, columns=[...]) reads a part of it for free"
@@ -239,9 +237,12 @@ class Surface:
             )
         collected = frame.collect()
         kind = "snapshots of " if snapshots_ else ""
+        provenance: dict[str, Any] = {"requests sent": 0, "from": "the cache"}
+        if "fetched_at" in collected.columns and collected.height:
+            provenance["fetched"] = _fetched(collected)
         hint = 'add filters (such as {"app_id": "..."} or {"date": {"min": "2026-11-01"}}) or columns'
         return show(collected, title=f"{kind}{table} in the cache", limit=limit, columns=columns,
-                    provenance={"requests sent": 0, "from": "the cache"}, hint=hint)  # fmt: skip
+                    provenance=provenance, hint=hint)  # fmt: skip
 
     def sql(self, query: str, limit: int = 20) -> Shown:
         """A read-only SQL query over the cache's views."""
@@ -456,6 +457,13 @@ class Surface:
 
     def describe(self, name: str | None = None) -> Shown:
         return describe(name, self.settings())
+
+
+def _fetched(frame: pl.DataFrame) -> str:
+    """When the rows' answers were fetched from the service: a moment, or the first and the last."""
+    moments = frame["fetched_at"].dt.strftime("%Y-%m-%d %H:%M")
+    first, last = str(moments.min()), str(moments.max())
+    return f"{first} UTC" if first == last else f"{first} to {last} UTC"
 
 
 def _filtered(frame: pl.LazyFrame, filters: Mapping[str, Any] | None) -> pl.LazyFrame:

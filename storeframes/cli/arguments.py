@@ -372,11 +372,11 @@ def _mcp(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     server.add_argument("--cache-dir", metavar="PATH", help="the cache folder or bucket (default: the tracker's)")
     server.add_argument(
-        "--budget", type=_whole("credits", 0, "2000"), default=2000,
-        help="the most credits the session may spend (default 2000)",
+        "--budget", type=_whole("credits", 0, "2000"), default=2000, metavar="CREDITS",
+        help="the most credits the server may spend from its start to its stop, whoever connects (default 2000)",
     )  # fmt: skip
     server.add_argument(
-        "--confirm-above", type=_whole("credits", 0, "100"), default=100,
+        "--confirm-above", type=_whole("credits", 0, "100"), default=100, metavar="CREDITS",
         help="credits a call may cost without the assistant's confirm=true (default 100; 0: every paid call asks)",
     )  # fmt: skip
     server.add_argument("--offline", action="store_true", help="serve only what the cache holds; send nothing")

@@ -30,6 +30,7 @@ from storeframes.cache import open_cache
 
 from .._agent_month import (
     APP,
+    APPS,
     KEYWORDS,
     LAST_DAY,
     MONTH_BUDGET,
@@ -212,6 +213,111 @@ def test_scan_sql_and_the_analysis_tools_work_offline_with_no_token(spec):
         "app_id", "change", "move"
     ).rows()
     assert missing.is_error and "NotCachedError" in missing.content[0].text
+
+
+FREE_CALLS = [
+    ("describe", {}),
+    ("describe", {"name": "search_history_frame"}),
+    ("plan", {"function": "search_history_frame", "arguments": {"keywords": ["maps", "notes"], "days": 60}}),
+    ("scan", {"table": "metadata", "columns": ["app_id", "title"]}),
+    ("scan", {"table": "metrics", "snapshots": True, "filters": {"date": {"min": "2026-11-01"}}}),
+    ("sql", {"query": "SELECT count(*) AS n FROM events"}),
+    ("movers", {"keywords": "photo editor, collage maker", "within": 20}),
+    ("changes_before", {"apps": APPS, "days": 14}),
+    ("category_standing", {"category": "Photo & Video"}),
+    ("events", {"rule": ["rank_drop", "top"]}),
+    ("track_status", {}),
+    ("spend", {"by": "day"}),
+]
+"""Every free tool, with arguments a user gives: none of them may send a request."""
+
+
+def test_the_free_tools_send_nothing_and_the_gate_still_holds_after_them(spec):
+    before = ledger(spec).height
+    _, results = ask(spec, FREE_CALLS)
+    assert ledger(spec).height == before
+    answered = {name: r for (name, _), r in zip(FREE_CALLS, results, strict=True)}
+    assert [name for (name, _), r in zip(FREE_CALLS, results, strict=True) if r.is_error] == ["category_standing"]
+    assert "no conversion benchmarks are cached" in answered["category_standing"].content[0].text
+    assert answered["plan"].structured_content["estimate"] == 2 * (1 + 10 * 60)
+    assert answered["plan"].structured_content["gate"] == {
+        "passes": False,
+        "confirmable": True,
+        "reason": "it would cost up to 1,202 credits, above the 100 this server spends without confirmation: "
+        "ask the user, then call again with confirm=true",
+    }
+    for (name, _), result in zip(FREE_CALLS, results, strict=True):
+        if "provenance" in result.structured_content and name != "spend":  # spend's counts the ledger's requests
+            assert result.structured_content["provenance"]["requests sent"] == 0, name
+
+
+def test_scan_and_sql_need_no_token_and_no_network(spec):
+    """No --sandbox and no token: the folder's own answers, offline; every proxy a dead port, so that a
+    request that left would fail."""
+    dead = "http://127.0.0.1:9"
+    env = server_env(HTTP_PROXY=dead, HTTPS_PROXY=dead, ALL_PROXY=dead, http_proxy=dead, https_proxy=dead)
+    calls = [
+        ("scan", {"table": "search_history", "filters": {"keyword": KEYWORDS[0]}, "limit": 0}),
+        ("sql", {"query": "SELECT count(*) AS answers FROM ledger WHERE NOT from_cache"}),
+        ("fetch_frame", {"function": "search_frame", "arguments": {"keywords": ["maps"]}}),
+    ]
+    command = [sys.executable, "-m", "storeframes", "mcp", "--tracker", str(spec), "--offline"]
+    params = StdioServerParameters(command=command[0], args=command[1:], env=env, cwd=str(spec.parent))
+
+    async def go() -> list[Any]:
+        with open(spec.parent / "offline.log", "w") as errlog:
+            async with Client(stdio_client(params, errlog=errlog)) as client:
+                return [await client.call_tool(name, arguments) for name, arguments in calls]
+
+    before = ledger(spec).height
+    scanned, counted, missing = anyio.run(go)
+    expected = sf.scan("search_history", spec.parent / "cache", service=SERVICE).filter(
+        pl.col("keyword") == KEYWORDS[0]
+    )
+    assert scanned.structured_content["total_rows"] == expected.collect().height > 1000
+    assert rows(counted) == [{"answers": ledger(spec).filter(~pl.col("from_cache")).height}]
+    assert missing.is_error and "NotCachedError" in missing.content[0].text
+    assert ledger(spec).height == before
+
+
+def test_with_a_token_over_http_the_token_is_sent_only_to_the_service(tmp_path):
+    """The real path: a token and a base URL (the sandbox on loopback, taking that token), a paid call, a
+    refusal by the service, bad input; the token in no output and no log line, every request in the ledger."""
+    from storeframes.sandbox import SandboxServer
+
+    calls = [
+        ("fetch_frame", {"function": "metadata_frame", "arguments": {"apps": NEW_APPS[:2]}, "confirm": True}),
+        ("fetch_frame", {"function": "metadata_frame", "arguments": {"apps": ["999999999"]}, "confirm": True}),
+        ("plan", {"function": "metrics_frame", "arguments": {"apps": NEW_APPS[:1], "metrics": "downloads"}}),
+        ("fetch_frame", {"function": "metrics_frame", "arguments": {"apps": NEW_APPS[:1], "metrics": ["nope"]}}),
+        ("spend", {}),
+        ("describe", {}),
+    ]
+    log = tmp_path / "server.log"
+    with SandboxServer(port=0, today=LAST_DAY, api_keys=[TOKEN]) as served:
+        env = server_env(STOREFRAMES_API_KEY=TOKEN, STOREFRAMES_BASE_URL=served.base_url)
+        params = StdioServerParameters(command=sys.executable, cwd=str(tmp_path), env=env,
+                                       args=["-m", "storeframes", "mcp", "--cache-dir", str(tmp_path / "cache")])  # fmt: skip
+
+        async def go() -> tuple[list[Any], list[Any]]:
+            with open(log, "w") as errlog:
+                async with Client(stdio_client(params, errlog=errlog)) as client:
+                    tools = (await client.list_tools()).tools
+                    return tools, [await client.call_tool(name, arguments) for name, arguments in calls]
+
+        tools, (fetched, absent, planned, refused, spent, described) = anyio.run(go)
+    assert not fetched.is_error and fetched.structured_content["provenance"]["credits spent"] == 21
+    assert absent.structured_content["total_rows"] == 0 and "999999999" in absent.content[0].text
+    assert planned.structured_content["estimate"] == 100 and not planned.is_error
+    assert refused.is_error and "InvalidParameterError" in refused.content[0].text
+    kept = open_cache(str(tmp_path / "cache"), None).read_ledger()
+    assert set(kept["service"]) == {"service"}
+    assert spent.structured_content["credits_spent"] == int(kept["cost"].sum()) == 21
+    assert described.structured_content["settings"]["service"] == "service"
+    texts = [t.model_dump_json() for t in tools] + [
+        r.model_dump_json() for r in (fetched, absent, planned, refused, spent, described)
+    ]
+    assert not [t for t in [*texts, log.read_text()] if TOKEN in t]
 
 
 def test_no_output_description_or_error_holds_the_token(spec, tmp_path):

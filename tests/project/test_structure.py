@@ -106,6 +106,7 @@ def test_import_storeframes_leaves_the_heavy_libraries_until_a_call_needs_them()
     deferred = ("pyarrow", "pandas", "numpy", "httpx", "tenacity", "tqdm", "filelock", "matplotlib", "ipywidgets")
     deferred += ("dagster",)  # storeframes.dagster is imported on demand only
     deferred += ("apprise",)  # a tracker's notifications: imported when a spec names addresses
+    deferred += ("mcp", "pydantic", "starlette", "uvicorn")  # storeframes mcp: imported when the server starts
     code = f"import sys, storeframes\nprint(','.join(m for m in {deferred!r} if m in sys.modules))\n"
     loaded = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True).stdout.strip()
     assert loaded == ""
@@ -120,6 +121,21 @@ def test_only_the_alerts_notifications_reach_apprise():
         if "apprise" in {n.split(".")[0] for n in _runtime_imports(path)}
     }
     assert users == {"storeframes.track.notify", "storeframes.track.rules"}
+
+
+def test_only_the_agent_server_speaks_the_model_context_protocol():
+    """The MCP SDK is one module's (``agent/server.py``, which declares the tools; the command line only checks
+    that the extra is installed): the tools themselves are plain methods, and send through the client alone."""
+    users = {
+        _module(path)
+        for path in PACKAGE.rglob("*.py")
+        if {"mcp", "pydantic"} & {n.split(".")[0] for n in _runtime_imports(path)}
+    }
+    assert users == {"storeframes.agent.server", "storeframes.cli.mcp_commands"}
+    graph = _imports()
+    agent = {n for module, names in graph.items() if module.startswith("storeframes.agent") for n in names}
+    assert "storeframes.client" in agent  # the tools send through the client ...
+    assert not {n for n in agent if n.startswith(("storeframes.wire", "storeframes.coord", "storeframes.cache.stores"))}
 
 
 def test_flatteners_import_nothing_that_does_io():

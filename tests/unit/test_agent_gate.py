@@ -63,3 +63,13 @@ def test_a_table_is_capped_with_its_count_and_the_columns_left_out():
     assert show(frame, title="t", limit=10_000).data["shown_rows"] == MOST_ROWS
     with pytest.raises(InvalidParameterError, match="columns of this result"):
         show(frame, title="t", columns=["nope"])
+
+
+def test_the_command_says_which_extra_is_missing(monkeypatch, capsys):
+    import sys
+
+    from storeframes.cli import main
+
+    monkeypatch.setitem(sys.modules, "mcp", None)  # as if the mcp extra were not installed
+    assert main(["mcp", "--sandbox"]) == 2
+    assert 'pip install "storeframes[mcp]"' in capsys.readouterr().err
