@@ -106,7 +106,7 @@ class Surface:
             warnings.simplefilter("always")
             try:
                 shown = call()
-            except StoreframesError as exc:
+            except Exception as exc:  # a server answers every call: the assistant reads what went wrong
                 shown = Shown(f"{tool} failed: {type(exc).__name__}: {exc}", {"error": type(exc).__name__}, error=True)
         said = list(dict.fromkeys(f"{w.category.__name__}: {w.message}" for w in caught))
         if said:

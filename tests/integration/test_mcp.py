@@ -21,6 +21,7 @@ import pytest
 pytest.importorskip("mcp")
 
 import anyio
+import httpx
 from mcp import Client, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
@@ -405,10 +406,17 @@ def test_over_streamable_http_on_loopback(spec, tmp_path):
                     )
 
             tools, planned = anyio.run(go)
+            body = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
+            headers = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
+            rebound = httpx.post(f"http://127.0.0.1:{port}/mcp", json=body, headers={**headers, "Host": "evil.example"})
+            foreign = httpx.post(
+                f"http://127.0.0.1:{port}/mcp", json=body, headers={**headers, "Origin": "https://evil.example"}
+            )
         finally:
             process.terminate()
             process.wait(timeout=30)
     assert {t.name for t in tools} == TOOLS
+    assert (rebound.status_code, foreign.status_code) == (421, 403)  # a web page's DNS rebinding reaches nothing
     assert planned.structured_content["estimate"] == 10 and planned.structured_content["to_send"] == 1
 
 
