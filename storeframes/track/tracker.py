@@ -21,6 +21,7 @@ import secrets
 import socket
 import time
 from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
@@ -39,7 +40,7 @@ from .due import DueCall, due_calls, fetched_by_endpoint, gap_days, last_fetched
 from .publishing import publish_tables
 from .spec import Item, TrackerSpec, load_spec
 
-__all__ = ["EXIT_CODES", "RunResult", "TrackPlan", "TrackStatus", "Tracker"]
+__all__ = ["EXIT_CODES", "RunResult", "TrackPlan", "TrackStatus", "Tracker", "month_budget_lease"]
 
 EXIT_CODES = {"ok": 0, "partial": 3, "failed": 3, "interrupted": 3, "over_budget": 4}
 """The exit code of ``storeframes track run`` (and :attr:`RunResult.exit_code`) for each status:
@@ -78,6 +79,13 @@ def _entries(client: Client) -> Callable[[str], list[Entry]]:
     """The cache's entries of an endpoint (none without a cache)."""
     cache = client.cache
     return cache.entries if cache is not None else (lambda _: [])
+
+
+def month_budget_lease(client: Client, day: date) -> AbstractContextManager[Any]:
+    """The lease on the month's spending of ``client``'s service: the runs of trackers with a month budget (and
+    an assistant's paid calls) spend one after another, on every machine of the cache."""
+    leases = client.coordinator.leases(client.cache, client)
+    return holding(leases, f"track-budget:{client.namespace}:{day:%Y-%m}|budget", timeout=RUN_WAIT)
 
 
 @dataclass(frozen=True)
@@ -422,7 +430,7 @@ class Tracker:
             with holding(leases, f"track:{self.spec.name}|tracker", timeout=RUN_WAIT):
                 if self.spec.budget_per_month is None:
                     return self._locked(client, run_id, day, kind, chosen, span, began)
-                with holding(leases, f"track-budget:{client.namespace}:{day:%Y-%m}|budget", timeout=RUN_WAIT):
+                with month_budget_lease(client, day):
                     return self._locked(client, run_id, day, kind, chosen, span, began)
 
     def _locked(
