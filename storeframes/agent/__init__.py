@@ -17,6 +17,7 @@ gate: fetch_frame would go through
 from __future__ import annotations
 
 import os
+from contextlib import AbstractContextManager, nullcontext
 from datetime import date
 from pathlib import Path
 from typing import Any
@@ -26,6 +27,7 @@ from ..defaults import connect
 from ..errors import ConfigurationError
 from ..track import Tracker, load_spec
 from ..track.alerts import month_spent_of
+from ..track.tracker import month_budget_lease
 from .gate import Gate
 from .surface import Surface
 
@@ -80,7 +82,12 @@ def open_surface(
         spent = month_spent_of(client.cache.read_ledger(), client.namespace, client.today())
         return spent, followed.spec.budget_per_month
 
-    gate = Gate(client, budget=budget, confirm_above=confirm_above, month=month)
+    def lease() -> AbstractContextManager[Any]:
+        if followed is None or followed.spec.budget_per_month is None or client.cache is None:
+            return nullcontext()
+        return month_budget_lease(client, client.today())
+
+    gate = Gate(client, budget=budget, confirm_above=confirm_above, month=month, lease=lease)
     return Surface(client, gate, tracker=followed, offline=bool(client.offline))
 
 

@@ -16,8 +16,9 @@ answer dearer than its estimate cannot carry the spend past the session's or the
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass
+from typing import Any
 
 from ..client import Client
 from ..errors import plural
@@ -38,7 +39,9 @@ class Verdict:
 class Gate:
     """The gate of one server's session: ``budget`` (None: no session limit), ``confirm_above`` credits,
     and ``month``, a function giving (spent this month, the month's budget) or None without a tracker's
-    month budget."""
+    month budget. ``lease`` is held while a paid call is judged and sent: with a month budget, the lease
+    on the month's spending that the tracker's runs hold too, so two servers (or a server and a run) on
+    one cache never pass the month's budget together."""
 
     def __init__(
         self,
@@ -47,11 +50,13 @@ class Gate:
         budget: int | None,
         confirm_above: int,
         month: Callable[[], tuple[int, int] | None] = lambda: None,
+        lease: Callable[[], AbstractContextManager[Any]] = nullcontext,
     ):
         self.client = client
         self.budget = budget
         self.confirm_above = confirm_above
         self.month = month
+        self.lease = lease
         self._start = client.spent
 
     @property

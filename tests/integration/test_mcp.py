@@ -442,3 +442,44 @@ def test_the_ten_everyday_questions_get_the_notebooks_answers(tmp_path):
     unequal = [(q["question"], q["answer"], q["expected"], q["errors"]) for q in summary["answers"] if not q["equal"]]
     assert not unequal
     assert summary["questions"] == 10
+
+
+def test_two_servers_on_one_cache_never_pass_the_month_budget_together(spec):
+    """Two servers of one tracker (two threads here, each with its own client; two processes or machines take
+    the same lease through the cache) each want benchmarks that fit what is left of the month, but not both:
+    a paid call is judged and sent under the month's lease, so the second sees the first's spend."""
+    import threading
+
+    from storeframes.agent import open_surface
+
+    november = datetime(LAST_DAY.year, LAST_DAY.month, 1, tzinfo=UTC)
+    left = MONTH_BUDGET - int(ledger(spec).filter(pl.col("time") >= november)["cost"].sum())
+    assert 2 * 1001 <= left < 4 * 1001  # either call fits alone (two countries, 1,001 credits each); not both
+    surfaces = [
+        open_surface(tracker=spec, sandbox=True, today=LAST_DAY, budget=100_000, confirm_above=0, latency=0.4)
+        for _ in range(2)
+    ]
+    start = threading.Barrier(2)
+    results: list[Any] = [None, None]
+
+    def fetch(n: int, countries: list[str]) -> None:
+        surface = surfaces[n]
+        start.wait()
+        call = {"countries": countries, "channels": "search"}
+        results[n] = surface.run("fetch_frame", lambda: surface.fetch_frame("benchmarks_frame", call, confirm=True))
+
+    threads = [
+        threading.Thread(target=fetch, args=(0, ["us", "gb"])),
+        threading.Thread(target=fetch, args=(1, ["de", "fr"])),
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=120)
+    assert sorted(r.error for r in results) == [False, True]
+    refused = next(r for r in results if r.error)
+    assert "month budget" in refused.text and refused.data["refused"] is True
+    spent = int(ledger(spec).filter(pl.col("time") >= november)["cost"].sum())
+    assert spent == MONTH_BUDGET - left + 2002 <= MONTH_BUDGET
+    for surface in surfaces:
+        surface.client.close()
