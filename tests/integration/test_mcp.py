@@ -483,3 +483,29 @@ def test_two_servers_on_one_cache_never_pass_the_month_budget_together(spec):
     assert spent == MONTH_BUDGET - left + 2002 <= MONTH_BUDGET
     for surface in surfaces:
         surface.client.close()
+
+
+def test_assistants_calling_at_once_never_pass_the_session_budget_together(spec):
+    """Calls of several assistants (the HTTP transport serves them at once, on threads): each paid call is judged
+    and sent in turn, so 4 calls of 11 credits each within a budget of 30 buy exactly 2."""
+    import threading
+
+    from storeframes.agent import open_surface
+
+    surface = open_surface(tracker=spec, sandbox=True, today=LAST_DAY, budget=30, confirm_above=0, latency=0.3)
+    start = threading.Barrier(4)
+    results: list[Any] = [None] * 4
+
+    def fetch(n: int) -> None:
+        start.wait()
+        call = {"apps": [NEW_APPS[n]]}
+        results[n] = surface.run("fetch_frame", lambda: surface.fetch_frame("metadata_frame", call, confirm=True))
+
+    threads = [threading.Thread(target=fetch, args=(n,)) for n in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=120)
+    assert sorted(r.error for r in results) == [False, False, True, True]
+    assert surface.gate.spent == 22 <= 30
+    surface.client.close()
