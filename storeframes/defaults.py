@@ -176,6 +176,30 @@ def _connect(
     quiet: bool,
     options: dict[str, Any],
 ) -> Client:
+    client, where, real, shown_cache = connected(cache_dir, live, budget, sandbox_today, seed, options)
+    _install(client, owned=True)  # built here: closed when another default replaces it
+    if quiet:
+        return client
+    if real:  # the folder is named in ``where``; nothing is spent
+        print(f"storeframes: {where}; today is {client.today()}")
+        return client
+    cache = "off" if client.cache is None else str(shown_cache) if shown_cache is not None else client.cache.location
+    budget_text = f"; budget {client.budget:,} credits" if client.budget is not None else ""
+    offline = "; offline: answers come from the cache only" if client.offline else ""
+    print(f"storeframes: {where}; today is {client.today()}{budget_text}; cache: {cache}{offline}")
+    return client
+
+
+def connected(
+    cache_dir: Any,
+    live: bool | None,
+    budget: int | None,
+    sandbox_today: str | date | None,
+    seed: int,
+    options: dict[str, Any],
+) -> tuple[Client, str, bool, Any]:
+    """:func:`connect`'s client, not made the default: ``(client, where in words, real answers offline, the
+    cache as shown)``. For a server that holds a client of its own (``storeframes mcp``)."""
     has_token = bool(os.environ.get(ENV_API_KEY)) and bool(os.environ.get(ENV_BASE_URL))
     if live is True and not has_token and "api_key" not in options:
         raise ConfigurationError(
@@ -211,17 +235,7 @@ def _connect(
         client = sandbox.client(budget=budget, seed=seed, cache_dir=cache_dir, **options)
         reason = "" if live is False else f" (no {ENV_API_KEY} set)"
         where = f"the sandbox{reason}, a deterministic fake of the service: nothing is billed"
-    _install(client, owned=True)  # built here: closed when another default replaces it
-    if quiet:
-        return client
-    if real:  # the folder is named in ``where``; nothing is spent
-        print(f"storeframes: {where}; today is {client.today()}")
-        return client
-    cache = "off" if client.cache is None else str(shown_cache) if shown_cache is not None else client.cache.location
-    budget_text = f"; budget {client.budget:,} credits" if client.budget is not None else ""
-    offline = "; offline: answers come from the cache only" if client.offline else ""
-    print(f"storeframes: {where}; today is {client.today()}{budget_text}; cache: {cache}{offline}")
-    return client
+    return client, where, real, shown_cache
 
 
 def _folder_without_token(cache_dir: Any, live: bool | None, options: dict[str, Any]) -> tuple[Any, Any, bool]:
