@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from ..client import ENV_API_KEY, Client
-from ..defaults import connect
+from ..defaults import connected
 from ..errors import ConfigurationError
 from ..track import Tracker, load_spec
 from ..track.alerts import month_spent_of
@@ -50,7 +50,7 @@ def open_surface(
 ) -> Surface:
     """The tools over a client of ``cache_dir`` (by default the tracker's ``cache_dir``).
 
-    The client is :func:`~storeframes.connect`'s: the real service with a token, else the cache's own
+    The client is :func:`~storeframes.connect`'s (not made the default of the package functions): the real service with a token, else the cache's own
     answers offline; ``sandbox=True`` the built-in sandbox, its today pinned to ``today``. ``budget`` is
     the session's (None: none), ``confirm_above`` the credits a call may cost unconfirmed, ``offline``
     serves only what the cache holds, ``tracker`` a spec file whose month budget also holds and whose
@@ -71,8 +71,8 @@ def open_surface(
         cache_dir = spec.cache_dir
     if offline:
         options["offline"] = True
-    client = connect(cache_dir, live=False if sandbox else None, budget=budget,
-                     sandbox_today=today if sandbox else None, quiet=True, **options)  # fmt: skip
+    # connect's client, kept by the surface alone (never made the process's default, nor closed by a later one)
+    client = connected(cache_dir, False if sandbox else None, budget, today if sandbox else None, 0, options)[0]
     # the tracker reads the answers of the service the client is of: the sandbox's when connect chose it
     followed = Tracker(spec, sandbox=client.namespace != Client.namespace) if spec is not None else None
 

@@ -9,6 +9,7 @@ names what is allowed, as the frame functions do, before anything is read or spe
 
 from __future__ import annotations
 
+import json
 import threading
 import warnings
 from collections.abc import Callable, Mapping, Sequence
@@ -18,6 +19,7 @@ from typing import Any
 import polars as pl
 
 from ..analysis import category_standing, changes_before, movers, with_names
+from ..answers import short_params
 from ..catalog import parse_day
 from ..client import Client
 from ..datasets import scan
@@ -146,7 +148,11 @@ class Surface:
             "fetch_frame would go through" if verdict.passed else
             ("fetch_frame needs confirm=true: " if verdict.confirmable else "fetch_frame would be refused: ") + verdict.reason
         )  # fmt: skip
-        requests = planned.requests.select("source", "params", "cells", "credits")
+        requests = (
+            planned.requests.select("source", "params", "cells", "credits")
+            .with_columns(request=pl.Series([_request(p) for p in planned.requests["params"]], dtype=pl.String))
+            .select("source", "request", "cells", "credits")
+        )
         notes = [f"{planned.to_send:,} requests to send, at most {plural(planned.estimate, 'credit')}; "
                  f"{planned.cached_cells:,} of {planned.cells:,} cells cached (saving {planned.saved:,} credits)",
                  f"gate: {gate}"]  # fmt: skip
@@ -174,7 +180,7 @@ class Surface:
                 if verdict.passed:
                     return self._fetched(name, args, columns, limit)
             refused = self.plan(name, args)
-            refused.text = f"not fetched, nothing sent: {verdict.reason}\n\n" + refused.text
+            refused.text = "not fetched, nothing sent\n\n" + refused.text
             refused.data.update(refused=True, reason=verdict.reason)
             refused.error = True
             return refused
@@ -463,6 +469,12 @@ class Surface:
 
     def describe(self, name: str | None = None) -> Shown:
         return describe(name, self.settings())
+
+
+def _request(params: str) -> str:
+    """A request's parameters in a few words, what it asks for first: ``keyword=maps, country=us, ...``."""
+    said = json.loads(params)
+    return short_params({k: said[k] for k in sorted(said, key=lambda k: k not in ("apps", "keyword"))}, 78)
 
 
 def _fetched(frame: pl.DataFrame) -> str:
