@@ -19,7 +19,7 @@ import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
-from typing import Any
+from typing import Any, Literal
 
 import polars as pl
 
@@ -125,12 +125,13 @@ def _followed(spec: TrackerSpec, endpoints: Sequence[str]) -> set[tuple[str, str
     return pairs
 
 
-def _pairs(frame: pl.LazyFrame, pairs: set[tuple[str, str]]) -> pl.LazyFrame:
+def _pairs(frame: pl.LazyFrame, pairs: set[tuple[str, str]], how: Literal["semi", "anti"] = "semi") -> pl.LazyFrame:
+    """``frame``'s rows of ``pairs`` (keyword in lower case, country), or with ``how="anti"`` its other rows."""
     wanted = pl.DataFrame(
         {"_k": [k for k, _ in pairs], "_c": [c for _, c in pairs]}, schema={"_k": pl.String, "_c": pl.String}
     )
     keyed = frame.with_columns(_k=pl.col("keyword").str.to_lowercase(), _c=pl.col("country").str.to_lowercase())
-    return keyed.join(wanted.lazy(), on=["_k", "_c"], how="semi").drop("_k", "_c")
+    return keyed.join(wanted.lazy(), on=["_k", "_c"], how=how).drop("_k", "_c")
 
 
 def rank_frame(spec: TrackerSpec, cache: Cache, service: str, start: date, end: date) -> pl.DataFrame:
@@ -138,36 +139,57 @@ def rank_frame(spec: TrackerSpec, cache: Cache, service: str, start: date, end: 
     ``app_id``, ``country``, ``language``, ``device``. A keyword's live search (with or without ads:
     a snapshot a day, ads left out) where the tracker follows it live, else its recorded search history."""
     live, history = _followed(spec, _LIVE), _followed(spec, ("search_history",))
-    return kept_ranks(cache, service, start, end, live=live, history=history)
+    return kept_ranks(cache, service, start, end, live=live, history=history)[0]
 
 
 def kept_ranks(
-    cache: Cache, service: str, start: date, end: date, *, live: set[tuple[str, str]], history: set[tuple[str, str]]
-) -> pl.DataFrame:
+    cache: Cache,
+    service: str,
+    start: date,
+    end: date,
+    *,
+    live: set[tuple[str, str]] | None,
+    history: set[tuple[str, str]] | None,
+    keywords: Iterable[str] | None = None,
+) -> tuple[pl.DataFrame, set[tuple[str, str]]]:
     """:func:`rank_frame` of the (keyword in lower case, country) pairs followed ``live`` (the daily
-    snapshots of the live search) and those followed by their ``history`` alone."""
+    snapshots of the live search) and those followed by their ``history`` alone; and the pairs read live.
+
+    ``None`` for either is every pair the cache keeps there (of ``keywords``, when given): a pair it
+    keeps live is never read from its history. Each source is read once."""
     columns = ["keyword", "date", "rank", "app_id", "country", "language", "device"]
+    chosen = None if keywords is None else [k.lower() for k in keywords]
+
+    def of_keywords(frame: pl.LazyFrame) -> pl.LazyFrame:
+        return frame if chosen is None else frame.filter(pl.col("keyword").str.to_lowercase().is_in(chosen))
+
     frames: list[pl.DataFrame] = []
-    if live:
+    read_live: set[tuple[str, str]] = set()
+    if live is None or live:
         found = snapshots("search", cache, start=start, end=end, service=service).filter(
             ~pl.col("is_ad").fill_null(False)
         )
         found = found.with_columns(
             date=pl.col("snapshot_date"), rank=pl.coalesce("organic_rank", "rank").cast(pl.Int64)
         ).select(columns)
-        frames.append(_pairs(found, live).collect())
-    if history - live:
+        kept = (of_keywords(found) if live is None else _pairs(found, live)).collect()
+        frames.append(kept)
+        read_live = live if live is not None else set(kept.select(pl.col("keyword").str.to_lowercase(),
+                                                                  pl.col("country").str.to_lowercase()).unique().rows())  # fmt: skip
+    if history is None or history - read_live:
         found = scan("search_history", cache, service=service).filter(
             (pl.col("source") == "history") & pl.col("date").is_between(start, end)
         )
-        frames.append(_pairs(found.select(columns), history - live).collect())
+        found = found.select(columns)
+        found = _pairs(of_keywords(found), read_live, "anti") if history is None else _pairs(found, history - read_live)
+        frames.append(found.collect())
     if not frames:
-        return pl.DataFrame(
+        empty = pl.DataFrame(
             schema={c: pl.Date if c == "date" else pl.Int64 if c == "rank" else pl.String for c in columns}
         )
-    return pl.concat(
-        frames
-    )  # each collected alone: before 1.35, polars hangs on two of the cache's sources in one query
+        return empty, read_live
+    # each collected alone: before 1.35, polars hangs on two of the cache's sources in one query
+    return pl.concat(frames), read_live
 
 
 _SERIES = ["keyword", "country", "language", "device", "app_id"]
