@@ -60,22 +60,6 @@ def function_table() -> pl.DataFrame:
     return pl.DataFrame(rows)
 
 
-def _tables() -> pl.DataFrame:
-    rows = []
-    for name, schema in SCHEMAS.items():
-        if name not in TABLES:
-            continue
-        rows.append(
-            {
-                "table": name,
-                "one row per": schema.doc.removeprefix("one row per "),
-                "snapshots": name in SNAPSHOT_TABLES,
-                "columns": ", ".join(schema.names),
-            }
-        )
-    return pl.DataFrame(rows)
-
-
 def describe(name: str | None, settings: dict[str, Any]) -> Shown:
     """The overview (``name`` None), or one frame function, endpoint or table."""
     if name is None or not str(name).strip():

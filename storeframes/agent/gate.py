@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from ..client import Client
 from ..errors import plural
@@ -29,11 +29,12 @@ __all__ = ["Gate", "Verdict"]
 @dataclass(frozen=True)
 class Verdict:
     """What the gate said of a call: ``passed``, and in words why not (``reason``); ``confirmable``
-    when ``confirm=true`` would let it through."""
+    when ``confirm=true`` would let it through; ``left``, the most the budgets left it (None: no limit)."""
 
     passed: bool
     reason: str = ""
     confirmable: bool = False
+    left: int | None = None
 
 
 class Gate:
@@ -64,14 +65,16 @@ class Gate:
         """Credits this session has spent."""
         return self.client.spent - self._start
 
-    def left(self) -> tuple[int | None, str]:
-        """The most credits a call may still spend (None: no limit), and what sets it, in words."""
+    def left(self, month: tuple[int, int] | Literal["read"] | None = "read") -> tuple[int | None, str]:
+        """The most credits a call may still spend (None: no limit), and what sets it, in words; ``month``
+        is :attr:`month`'s answer when the caller has it already (by default it is read)."""
         limits: list[tuple[int, str]] = []
         if self.budget is not None:
             limits.append(
                 (max(0, self.budget - self.spent), f"the session's budget of {plural(self.budget, 'credit')}")
             )
-        month = self.month()
+        if month == "read":
+            month = self.month()
         if month is not None:
             spent, budget = month
             limits.append((max(0, budget - spent), f"the tracker's month budget ({spent:,} of {budget:,} spent)"))
@@ -85,20 +88,24 @@ class Gate:
             return Verdict(True)
         left, limit = self.left()
         if left is not None and estimate > left:
-            return Verdict(False, f"it would cost up to {plural(estimate, 'credit')}, and {left:,} are left of {limit}")
+            said = f"it would cost up to {plural(estimate, 'credit')}, and {left:,} are left of {limit}"
+            return Verdict(False, said, left=left)
         if estimate > self.confirm_above and not confirm:
             return Verdict(
                 False,
                 f"it would cost up to {plural(estimate, 'credit')}, above the {self.confirm_above:,} this server spends "
                 "without confirmation: ask the user, then call again with confirm=true",
                 confirmable=True,
+                left=left,
             )
-        return Verdict(True)
+        return Verdict(True, left=left)
 
     @contextmanager
-    def holding(self) -> Iterator[None]:
-        """The client's budget held at what the gate leaves while a call that passed runs."""
-        left, _ = self.left()
+    def holding(self, left: int | Literal["read"] | None = "read") -> Iterator[None]:
+        """The client's budget held at what the gate leaves (``left``, as a verdict found it; by default read
+        again) while a call that passed runs."""
+        if left == "read":
+            left = self.left()[0]
         before = self.client.budget
         self.client.budget = None if left is None else self.client.spent + left
         try:

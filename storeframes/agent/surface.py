@@ -23,16 +23,16 @@ from ..answers import short_params
 from ..catalog import parse_day
 from ..client import Client
 from ..datasets import scan
+from ..engine import Plan
 from ..errors import InvalidParameterError, StoreframesError, plural
 from ..lake.sql import sql
 from ..ledger import spend_summary
 from ..pipeline import FRAMES
 from ..snapshots import SNAPSHOT_TABLES, snapshots
 from ..track import Tracker, events
-from ..track.alerts import month_spent_of
 from ..track.judge import kept_changes, kept_ranks
 from .describe import FUNCTIONS, describe
-from .gate import Gate
+from .gate import Gate, Verdict
 from .tables import MOST_ROWS, Shown, show
 
 __all__ = ["NothingKeptError", "Surface"]
@@ -143,7 +143,10 @@ class Surface:
         """What ``function(**arguments)`` would send and cost, what the cache already holds; nothing sent."""
         name, args = self._function(function, "plan"), self._arguments(arguments, "plan")
         planned = self.client.plan(name, **args)
-        verdict = self.gate.judge(planned.estimate, confirm=False)
+        return self._planned(name, args, planned, self.gate.judge(planned.estimate, confirm=False))
+
+    def _planned(self, name: str, args: dict[str, Any], planned: Plan, verdict: Verdict) -> Shown:
+        """A plan as a result: its requests, what they cost, what the cache holds, and the gate's verdict."""
         gate = "free: the cache answers it" if planned.cached else (
             "fetch_frame would go through" if verdict.passed else
             ("fetch_frame needs confirm=true: " if verdict.confirmable else "fetch_frame would be refused: ") + verdict.reason
@@ -178,17 +181,19 @@ class Surface:
             with self.gate.lease():
                 verdict = self.gate.judge(planned.estimate, confirm=bool(confirm))
                 if verdict.passed:
-                    return self._fetched(name, args, columns, limit)
-            refused = self.plan(name, args)
+                    return self._fetched(name, args, columns, limit, verdict.left)
+            refused = self._planned(name, args, planned, verdict)
             refused.text = "not fetched, nothing sent\n\n" + refused.text
             refused.data.update(refused=True, reason=verdict.reason)
             refused.error = True
             return refused
-        return self._fetched(name, args, columns, limit)
+        return self._fetched(name, args, columns, limit, self.gate.left()[0])
 
-    def _fetched(self, name: str, args: dict[str, Any], columns: Sequence[str] | None, limit: int) -> Shown:
+    def _fetched(
+        self, name: str, args: dict[str, Any], columns: Sequence[str] | None, limit: int, left: int | None
+    ) -> Shown:
         before = self.client.ledger.height
-        with self.gate.holding():
+        with self.gate.holding(left):
             frame = getattr(self.client, name)(**args)
         new = self.client.ledger.slice(before)
         sent = new.filter(~pl.col("from_cache"))
@@ -199,7 +204,7 @@ class Surface:
             "credits saved": int(new["saved"].sum() or 0),
         }
         if "fetched_at" in frame.columns and frame.height:
-            provenance["fetched"] = _fetched(frame)
+            provenance["fetched"] = _fetched_when(frame)
         provenance["session spent"] = self.gate.spent
         table = FRAMES[name].table.name if name in FRAMES else "metadata"
         hint = f"the frame is in the cache now: scan(table={table!r}, filters={{...}}, columns=[...]) reads a part of it for free"
@@ -251,7 +256,7 @@ class Surface:
         kind = "snapshots of " if snapshots_ else ""
         provenance: dict[str, Any] = {"requests sent": 0, "from": "the cache"}
         if "fetched_at" in collected.columns and collected.height:
-            provenance["fetched"] = _fetched(collected)
+            provenance["fetched"] = _fetched_when(collected)
         hint = 'add filters (such as {"app_id": "..."} or {"date": {"min": "2026-11-01"}}) or columns'
         return show(collected, title=f"{kind}{table} in the cache", limit=limit, columns=columns,
                     provenance=provenance, hint=hint)  # fmt: skip
@@ -279,29 +284,13 @@ class Surface:
         """The organic results kept of ``keywords`` (every keyword kept when None) from ``first`` to
         ``last``: a keyword's daily snapshots of the live search where the cache holds them, else its
         recorded search history; and which of the two each keyword came from."""
-        wanted = None if keywords is None else {k.lower() for k in keywords}
-
-        def pairs(frame: pl.LazyFrame) -> set[tuple[str, str]]:
-            found = (
-                frame.select(pl.col("keyword").str.to_lowercase(), pl.col("country").str.to_lowercase())
-                .unique()
-                .collect()
-            )
-            return {(k, c) for k, c in found.iter_rows() if wanted is None or k in wanted}
-
-        live = pairs(
-            snapshots("search", self.cache, start=first, end=last, service=self.service).filter(
-                ~pl.col("is_ad").fill_null(False)
-            )
-        )
-        recorded = pairs(
-            scan("search_history", self.cache, service=self.service).filter(pl.col("date").is_between(first, last))
-        )
-        frame = kept_ranks(self.cache, self.service, first, last, live=live, history=recorded - live)
+        frame, live = kept_ranks(self.cache, self.service, first, last, live=None, history=None, keywords=keywords)
         for column, value in scope.items():
             if value is not None:
                 frame = frame.filter(pl.col(column) == str(value).lower())
-        sources = {k: "live search snapshots" for k, _ in live} | {k: "search history" for k, _ in recorded - live}
+        read_live = {k for k, _ in live}
+        sources = {k: "live search snapshots" if k in read_live else "search history"
+                   for k in frame["keyword"].str.to_lowercase().unique().to_list()}  # fmt: skip
         return frame, sources
 
     def _names(self) -> pl.DataFrame:
@@ -314,7 +303,7 @@ class Surface:
     def movers(self, keywords: Any = None, apps: Any = None, start: Any = None, end: Any = None,
                top: int | None = 10, within: int | None = None, **scope: Any) -> Shown:  # fmt: skip
         """Per keyword and app, the rank on the first and the last day with data in range, biggest moves first."""
-        moved, notes, provenance = self._moved("movers", keywords, apps, start, end, top, within, scope)
+        moved, notes, provenance, _ = self._moved("movers", keywords, apps, start, end, top, within, scope)
         named = with_names(moved, self._names())
         columns = [
             "keyword",
@@ -332,7 +321,7 @@ class Surface:
                     provenance=provenance, notes=notes, hint="name keywords or apps, or set top")  # fmt: skip
 
     def _moved(self, tool: str, keywords: Any, apps: Any, start: Any, end: Any, top: Any, within: Any,
-               scope: Mapping[str, Any]) -> tuple[pl.DataFrame, list[str], dict[str, Any]]:  # fmt: skip
+               scope: Mapping[str, Any]) -> tuple[pl.DataFrame, list[str], dict[str, Any], tuple[date, date]]:  # fmt: skip
         first, last = self._range(start, end, tool)
         chosen = _texts(keywords, "keywords", tool)
         ranks, sources = self.ranks(chosen, first, last, scope)
@@ -348,14 +337,15 @@ class Surface:
                 f"{k}: {s}" for k, s in sorted(sources.items()) if not chosen or k in {c.lower() for c in chosen}
             )
         ]
-        return moved, notes, {"requests sent": 0, "from": "the cache"}
+        return moved, notes, {"requests sent": 0, "from": "the cache"}, (first, last)
 
     def changes_before(self, keywords: Any = None, apps: Any = None, start: Any = None, end: Any = None,
                        top: int | None = 10, within: int | None = None, days: int | None = 30,
                        targets: Any = None, **scope: Any) -> Shown:  # fmt: skip
         """The movers, each with what its app changed in the ``days`` before the end of its move."""
-        moved, notes, provenance = self._moved("changes_before", keywords, apps, start, end, top, within, scope)
-        first, last = self._range(start, end, "changes_before")
+        moved, notes, provenance, (first, last) = self._moved(
+            "changes_before", keywords, apps, start, end, top, within, scope
+        )
         ids = moved["app_id"].unique().to_list()
         history, seen = kept_changes(self.cache, self.service, ids, first - timedelta(days=days or 0), last)
         changes = pl.concat([history, seen.join(history, on=["app_id", "date", "target"], how="anti")])
@@ -434,14 +424,14 @@ class Surface:
         ledger = self.cache.read_ledger().filter(pl.col("service") == self.service)
         ledger = ledger.filter(pl.col("time") >= datetime.combine(first, time(), UTC))
         summary = spend_summary(ledger)
-        month = self.month()
+        month = self.gate.month()
         provenance: dict[str, Any] = {
             "credits spent": int(ledger["cost"].sum() or 0),
             "requests": int((~ledger["from_cache"]).sum()),
             "credits saved": int(ledger["saved"].sum() or 0),
             "this session": f"{self.gate.spent:,} credits",
         }
-        left, limit = self.gate.left()
+        left, limit = self.gate.left(month)
         provenance["left"] = "no limit" if left is None else f"{left:,} ({limit})"
         if month is not None:
             provenance["month"] = f"{month[0]:,} of {month[1]:,} credits"
@@ -461,12 +451,6 @@ class Surface:
         )
         return shown
 
-    def month(self) -> tuple[int, int] | None:
-        """(spent this month, the tracker's month budget), or None without one."""
-        if self.tracker is None or self.tracker.spec.budget_per_month is None:
-            return None
-        return month_spent_of(self.cache.read_ledger(), self.service, self.today()), self.tracker.spec.budget_per_month
-
     def describe(self, name: str | None = None) -> Shown:
         return describe(name, self.settings())
 
@@ -477,7 +461,7 @@ def _request(params: str) -> str:
     return short_params({k: said[k] for k in sorted(said, key=lambda k: k not in ("apps", "keyword"))}, 78)
 
 
-def _fetched(frame: pl.DataFrame) -> str:
+def _fetched_when(frame: pl.DataFrame) -> str:
     """When the rows' answers were fetched from the service: a moment, or the first and the last."""
     moments = frame["fetched_at"].dt.strftime("%Y-%m-%d %H:%M")
     first, last = str(moments.min()), str(moments.max())
@@ -495,10 +479,6 @@ def _filtered(frame: pl.LazyFrame, filters: Mapping[str, Any] | None) -> pl.Lazy
         if column not in schema:
             raise _refused("filters", column, f"columns of the table: {', '.join(schema.names())}", "scan")
         dtype = schema[column]
-
-        def value(v: Any, column: str = column, dtype: Any = dtype) -> Any:
-            return _value(v, column, dtype)
-
         if isinstance(wanted, Mapping):
             unknown = set(wanted) - {"min", "max"}
             if unknown:
@@ -506,15 +486,15 @@ def _filtered(frame: pl.LazyFrame, filters: Mapping[str, Any] | None) -> pl.Lazy
                     "filters", {column: wanted}, 'a value, a list of values, or {"min": .., "max": ..}', "scan"
                 )
             if wanted.get("min") is not None:
-                frame = frame.filter(pl.col(column) >= value(wanted["min"]))
+                frame = frame.filter(pl.col(column) >= _value(wanted["min"], column, dtype))
             if wanted.get("max") is not None:
-                frame = frame.filter(pl.col(column) <= value(wanted["max"]))
+                frame = frame.filter(pl.col(column) <= _value(wanted["max"], column, dtype))
         elif isinstance(wanted, list):
-            frame = frame.filter(pl.col(column).is_in([value(v) for v in wanted]))
+            frame = frame.filter(pl.col(column).is_in([_value(v, column, dtype) for v in wanted]))
         elif wanted is None:
             frame = frame.filter(pl.col(column).is_null())
         else:
-            frame = frame.filter(pl.col(column) == value(wanted))
+            frame = frame.filter(pl.col(column) == _value(wanted, column, dtype))
     return frame
 
 
