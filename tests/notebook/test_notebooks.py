@@ -365,3 +365,41 @@ def test_notebook_runs_on_the_sandbox_then_offline_for_0_credits(name, tmp_path,
         assert again.tables == recorded.tables and again.frames == recorded.frames
         checked = sf.check_manifest(recorded, tmp_path / "storeframes-cache")  # the first run's, as a colleague would
         assert checked.ok and checked.changed == checked.missing == [], checked
+
+
+# -- a month that is not whole --------------------------------------------------------------------
+
+
+HELD = re.compile(r" on (\d+) of 30 days(?: \(none on ([\d, -]+)\))?$", re.MULTILINE)
+
+
+def _cell_text(nb: nbformat.NotebookNode, starts: str) -> str:
+    """All the text the code cell whose source starts with ``starts`` showed."""
+    cell = next(cell for cell in _code_cells(nb) if cell.source.startswith(starts))
+    return "".join(_text(output) for output in cell.outputs)
+
+
+@pytest.mark.slow
+def test_a_month_budget_that_binds_is_said_with_the_runs_and_the_days_it_left_out(tmp_path, monkeypatch):
+    """The tracking notebook's cache shared with the benchmarks' 9,009 credits (both notebooks run in one
+    folder): its November budget binds, and the notebook says so, run by run and day by day, above tables
+    that are short."""
+    for variable in ENVIRONMENT:
+        monkeypatch.delenv(variable, raising=False)
+    for name in ("conversion_analysis.ipynb", "tracking.ipynb"):
+        shutil.copy(NOTEBOOKS / name, tmp_path / name)
+    _execute(tmp_path / "conversion_analysis.ipynb")
+    tracking = _execute(tmp_path / "tracking.ipynb")
+
+    runs = _cell_text(tracking, "results = [tracker.run(")
+    ok = int(re.search(r"^(\d+) of 30 runs ok$", runs, re.MULTILINE)[1])  # type: ignore[index]
+    said = dict(re.findall(r"^photo-editors run on (\S+): (\w+) in ", runs, re.MULTILINE))
+    assert 0 < ok < 30 and len(said) == 30 - ok, runs
+    assert "ok" not in said.values() and "over_budget" in said.values(), said
+    assert "left out for the budget: " in runs
+    for starts in ("search = sf.snapshots(", "downloads = (", "shots = ("):
+        text = _cell_text(tracking, starts)
+        held = HELD.search(text)
+        assert held and held[2], f"a short month shown without saying so: {text[:300]!r}"
+        missing = held[2].split(", ")
+        assert int(held[1]) + len(missing) == 30 and set(missing) <= set(said), (missing, said)
