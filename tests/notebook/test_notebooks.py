@@ -1,9 +1,11 @@
 """The example notebooks: committed clean, run on the sandbox, draw their charts, run again offline for free.
 
 Each notebook is executed in a kernel (nbclient) in a folder of its own, with no token in the
-environment, so it uses the sandbox and fills its cache folder ``storeframes-cache`` there; then it is
-executed again in the same folder with ``STOREFRAMES_OFFLINE=1``, where every answer must come from
-that cache and the notebook's last cell must say that nothing was spent. After each run the saved
+environment, so it uses the sandbox and fills its own cache folder (``tracking-cache`` for
+``tracking.ipynb``) there; then it is executed again in the same folder with ``STOREFRAMES_OFFLINE=1``,
+where every answer must come from that cache and the notebook's last cell must say that nothing was
+spent. All four are also run one after another in one folder, in two orders: each keeps its own cache,
+ledger and manifest, so each shows the same tables whatever ran before it. After each run the saved
 notebook is read without its widget state: every explorer must have left its chart as an image, and
 the credit meter its credits as text, and every progress bar its end state, so a notebook reopened
 after its kernel stopped shows them.
@@ -28,7 +30,6 @@ from tests.conftest import ROOT
 
 NOTEBOOKS = ROOT / "notebooks"
 NAMES = ["rank_tracking.ipynb", "conversion_analysis.ipynb", "competitor_watch.ipynb", "tracking.ipynb"]
-CONNECT = 'client = sf.connect("storeframes-cache", budget=20_000, sandbox_today="2026-11-20")'
 SPENT = re.compile(r"^credits spent in this session: ([\d,]+)$", re.MULTILINE)
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
@@ -58,7 +59,7 @@ MANIFESTS = {
     "rank_tracking.ipynb": (["changes", "metadata", "search_history"], ["ranks"]),
     "conversion_analysis.ipynb": (["benchmarks"], ["standing"]),
 }
-"""The tables and frames each notebook's manifest (``analysis-manifest.json``, beside it) records."""
+"""The tables and frames each notebook's manifest (``rank_tracking-manifest.json`` ..., beside it) records."""
 ENVIRONMENT = (
     "STOREFRAMES_API_KEY",
     "STOREFRAMES_BASE_URL",
@@ -66,6 +67,15 @@ ENVIRONMENT = (
     "STOREFRAMES_CACHE_DIR",
     "STOREFRAMES_PROGRESS",
 )
+
+
+def _cache(name: str) -> str:
+    """The notebook's own cache folder, beside it: ``tracking-cache`` for ``tracking.ipynb``."""
+    return f"{Path(name).stem}-cache"
+
+
+def _connect(name: str) -> str:
+    return f'client = sf.connect("{_cache(name)}", budget=20_000, sandbox_today="2026-11-20")'
 
 
 def _code_cells(nb: nbformat.NotebookNode) -> list[nbformat.NotebookNode]:
@@ -167,7 +177,8 @@ def _execute(path: Path) -> nbformat.NotebookNode:
 def _manifest(folder: Path, name: str) -> Manifest | None:
     """The manifest the notebook wrote beside it, checked to record its tables and frames; None for a notebook
     that writes none (and must not have written one)."""
-    path = folder / "analysis-manifest.json"
+    path = folder / f"{Path(name).stem}-manifest.json"
+    assert not (folder / "analysis-manifest.json").exists()  # the name two notebooks once shared
     if name not in MANIFESTS:
         assert not path.exists()
         return None
@@ -175,7 +186,7 @@ def _manifest(folder: Path, name: str) -> Manifest | None:
     tables, frames = MANIFESTS[name]
     assert [t.name for t in recorded.tables] == tables and [f.name for f in recorded.frames] == frames
     assert all(t.rows > 0 and t.answers > 0 for t in recorded.tables)
-    assert recorded.cache is not None and recorded.cache.endswith("storeframes-cache")
+    assert recorded.cache is not None and recorded.cache.endswith(_cache(name))
     return recorded
 
 
@@ -213,10 +224,10 @@ def test_committed_notebook_is_valid_and_has_no_outputs(name):
 def test_the_first_code_cell_connects_and_the_cell_before_says_how(name):
     nb = nbformat.read(NOTEBOOKS / name, as_version=4)
     first = _code_cells(nb)[0]
-    assert [line for line in first.source.splitlines() if line.strip()] == ["import storeframes as sf", CONNECT]
+    assert [line for line in first.source.splitlines() if line.strip()] == ["import storeframes as sf", _connect(name)]
     before = nb.cells[nb.cells.index(first) - 1]
     assert before.cell_type == "markdown"
-    for needed in ("STOREFRAMES_API_KEY", "STOREFRAMES_BASE_URL", "STOREFRAMES_OFFLINE=1", "storeframes-cache"):
+    for needed in ("STOREFRAMES_API_KEY", "STOREFRAMES_BASE_URL", "STOREFRAMES_OFFLINE=1", _cache(name), "own"):
         assert needed in before.source
 
 
@@ -349,7 +360,7 @@ def test_notebook_runs_on_the_sandbox_then_offline_for_0_credits(name, tmp_path,
     spent = _spent(first)
     assert 0 < spent <= 20_000  # it fetched, within the notebook's budget
     assert _promised_warnings(first) <= _given_warnings(first), "the text names a warning the run never gives"
-    assert (tmp_path / "storeframes-cache").is_dir()  # beside the notebook, not where pytest runs
+    assert (tmp_path / _cache(name)).is_dir()  # beside the notebook, not where pytest runs
     recorded = _manifest(tmp_path, name)
 
     monkeypatch.setenv("STOREFRAMES_OFFLINE", "1")
@@ -363,13 +374,17 @@ def test_notebook_runs_on_the_sandbox_then_offline_for_0_credits(name, tmp_path,
     again = _manifest(tmp_path, name)  # written again, offline: the same tables, rows and hashes
     if recorded is not None and again is not None:
         assert again.tables == recorded.tables and again.frames == recorded.frames
-        checked = sf.check_manifest(recorded, tmp_path / "storeframes-cache")  # the first run's, as a colleague would
+        checked = sf.check_manifest(recorded, tmp_path / _cache(name))  # the first run's, as a colleague would
         assert checked.ok and checked.changed == checked.missing == [], checked
 
 
-# -- a month that is not whole --------------------------------------------------------------------
+# -- all four in one folder, in any order ---------------------------------------------------------
 
 
+SHAPE = re.compile(r"^shape: \((\d+), (\d+)\)$", re.MULTILINE)
+OTHER_ORDER = ["conversion_analysis.ipynb", "tracking.ipynb", "competitor_watch.ipynb", "rank_tracking.ipynb"]
+"""Not the README's: the tracker's month after the 9,009 credits of the benchmarks (which once spent its
+November budget), the competitors' listings after the tracker's, the two manifests in the other order."""
 HELD = re.compile(r" on (\d+) of 30 days(?: \(none on ([\d, -]+)\))?$", re.MULTILINE)
 
 
@@ -379,16 +394,85 @@ def _cell_text(nb: nbformat.NotebookNode, starts: str) -> str:
     return "".join(_text(output) for output in cell.outputs)
 
 
+def _shapes(nb: nbformat.NotebookNode) -> list[tuple[int, int, int]]:
+    """(code cell, rows, columns) of every table the notebook shows."""
+    return [
+        (index, int(rows), int(columns))
+        for index, cell in enumerate(_code_cells(nb))
+        for output in cell.outputs
+        for rows, columns in SHAPE.findall(_text(output))
+    ]
+
+
+def _run_together(folder: Path, order: list[str]) -> dict[str, nbformat.NotebookNode]:
+    """Run the notebooks one after another in one folder, as a reader working through them would."""
+    folder.mkdir()
+    runs = {}
+    for name in order:
+        shutil.copy(NOTEBOOKS / name, folder / name)
+        runs[name] = _execute(folder / name)
+    return runs
+
+
+def _whole_month(tracking: nbformat.NotebookNode) -> None:
+    """The tracking notebook's key results when its month fits its budget: 30 days of everything."""
+    runs = _cell_text(tracking, "results = [tracker.run(")
+    assert "30 of 30 runs ok" in runs and "shape: (30, 7)" in runs, runs
+    snapshots = _cell_text(tracking, "search = sf.snapshots(")
+    assert re.search(r"^search: [\d,]+ rows on 30 of 30 days$", snapshots, re.MULTILINE), snapshots
+    assert re.search(r"^metadata: 150 rows \(5 apps\) on 30 of 30 days$", snapshots, re.MULTILINE), snapshots
+    assert "shape: (30, 5)" in snapshots  # our app's rank, a row a day
+    downloads = _cell_text(tracking, "downloads = (")
+    assert "90 snapshots: 3 apps on 30 of 30 days" in downloads, downloads
+    changes = _cell_text(tracking, "shots = (")
+    found = re.search(r"^(\d+) changes, from listings kept on 30 of 30 days$", changes, re.MULTILINE)
+    assert found and int(found[1]) > 0, changes
+    assert f"shape: ({found[1]}, 5)" in changes
+
+
+@pytest.mark.slow
+def test_in_one_folder_in_either_order_each_notebook_tells_its_whole_story(tmp_path, monkeypatch):
+    """The four run one after another in one folder, in the README's order and in another: each keeps its
+    own cache and manifest, and shows the same tables, row for row, and spends the same, either way."""
+    for variable in ENVIRONMENT:
+        monkeypatch.delenv(variable, raising=False)
+    orders = {
+        "readme": _run_together(tmp_path / "readme", NAMES),
+        "other": _run_together(tmp_path / "other", OTHER_ORDER),
+    }
+    for order, runs in orders.items():
+        folder = tmp_path / order
+        assert sorted(p.name for p in folder.iterdir() if p.is_dir()) == sorted(_cache(n) for n in NAMES)
+        for name, nb in runs.items():
+            _check_run(nb)
+            assert _code_cells(nb)[0].outputs[0].text.rstrip().endswith(f"cache: {_cache(name)}"), order
+        _whole_month(runs["tracking.ipynb"])
+        recorded = {name: _manifest(folder, name) for name in NAMES}  # each its own file, its own tables
+        for name in MANIFESTS:
+            checked = sf.check_manifest(folder / f"{Path(name).stem}-manifest.json", cache_dir=folder / _cache(name))
+            assert checked.ok and checked.changed == checked.missing == [], (order, name, checked)
+        assert recorded["rank_tracking.ipynb"] != recorded["conversion_analysis.ipynb"]
+    for name in NAMES:
+        readme, other = orders["readme"][name], orders["other"][name]
+        assert _shapes(readme) == _shapes(other), name
+        assert _shapes(readme), name
+        assert _spent(readme) == _spent(other), name
+
+
 @pytest.mark.slow
 def test_a_month_budget_that_binds_is_said_with_the_runs_and_the_days_it_left_out(tmp_path, monkeypatch):
-    """The tracking notebook's cache shared with the benchmarks' 9,009 credits (both notebooks run in one
+    """The tracking notebook's cache shared with the benchmarks' 9,009 credits (a reader pointing both at one
     folder): its November budget binds, and the notebook says so, run by run and day by day, above tables
     that are short."""
     for variable in ENVIRONMENT:
         monkeypatch.delenv(variable, raising=False)
-    for name in ("conversion_analysis.ipynb", "tracking.ipynb"):
-        shutil.copy(NOTEBOOKS / name, tmp_path / name)
+    benchmarks = nbformat.read(NOTEBOOKS / "conversion_analysis.ipynb", as_version=4)
+    for cell in benchmarks.cells:
+        cell.source = cell.source.replace(_cache("conversion_analysis.ipynb"), _cache("tracking.ipynb"))
+    assert _connect("tracking.ipynb") in _code_cells(benchmarks)[0].source
+    nbformat.write(benchmarks, tmp_path / "conversion_analysis.ipynb")
     _execute(tmp_path / "conversion_analysis.ipynb")
+    shutil.copy(NOTEBOOKS / "tracking.ipynb", tmp_path / "tracking.ipynb")
     tracking = _execute(tmp_path / "tracking.ipynb")
 
     runs = _cell_text(tracking, "results = [tracker.run(")
