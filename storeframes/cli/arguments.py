@@ -294,7 +294,8 @@ def parser() -> argparse.ArgumentParser:
         type=_days,
         metavar="DAYS",
         help="only what is older than DAYS days: answers kept in the cache (by their files' times, not the day "
-        "the service dated them; files dated in the future are kept), unreadable files set aside, files left by "
+        "the service dated them; files dated in the future count as kept now: they are dated now, said on a line of "
+        "their own, and go once older than DAYS), unreadable files set aside, files left by "
         "stopped writers (a number, 0.5 is twelve hours)",
     )
     clear.add_argument("--endpoint", choices=ENDPOINTS, metavar="ENDPOINT", help=f"only answers of one of {names}")
