@@ -203,3 +203,31 @@ def test_bad_timeouts_and_tries_are_refused_before_anything_is_sent(tmp_path, ca
         main(["conformance", "--out", str(tmp_path / "kit"), "--timeout", "0"])
     assert exit_.value.code == 2
     assert "expected a number of seconds > 0" in capsys.readouterr().err
+
+
+class PatchyAndChanged(Patchy):
+    """Drops the history's connections, and answers metadata with a member storeframes does not know."""
+
+    def handle(self, method: str, path: str, query: Iterable[tuple[str, str]], headers: Mapping[str, str]) -> Reply:
+        reply = super().handle(method, path, query, headers)
+        if not path.endswith("/apps/metadata.json") or reply.status != 200:
+            return reply
+        body = json.loads(reply.body)
+        for resource in body["result"].values():
+            resource["metadata"]["badges"] = ["editors-choice"]
+        return Reply(reply.status, json.dumps(body).encode(), reply.headers, reply.fault, reply.cost)
+
+
+def test_a_difference_beside_probes_without_an_answer_exits_1_and_says_both(tmp_path, monkeypatch, capsys):
+    with SandboxServer(port=0, service=PatchyAndChanged(("/history",))) as server:
+        assert canary(monkeypatch, server.base_url, tmp_path / "kit", "--device", "iphone") == 1
+    said = capsys.readouterr().out.splitlines()
+    assert "iphone search_history: no answer (dropped)" in said
+    assert any(line.startswith("iphone metadata: unknown at $.result.") and "badges" in line for line in said)
+    assert said[-1] == "2 difference(s)"  # the member, and the frame's warning of it
+    summary = saved(tmp_path / "kit")
+    assert summary["verdict"] == "partial" and summary["differences"] == 2
+    assert summary["unanswered"] == [{"probe": "iphone search_history", "why": "dropped"}]
+    markdown = (tmp_path / "kit" / "report.md").read_text()
+    assert "**1 of the 8 probes sent got no answer** (listed below)" in markdown
+    assert "2 differences in the answers that came (listed below)" in markdown
