@@ -1,5 +1,13 @@
 """The reliability summary: what each fault scenario injected, retried, sent and compared, and where it
-counted them, the credits it paid twice and the most requests that arrived in any window.
+counted them, the credits it paid twice, the credits it paid again as the README documents, and the most
+requests that arrived in any window.
+
+Credits paid twice are defects, and the summary's figure of them should be 0. A documented repayment
+is not one: the README says which requests are paid again (:data:`REPAYMENTS`: a request in flight at a
+kill, one in flight when a bucket stopped taking writes) and how many at most. A scenario that meets
+one says so with :class:`Repaid` (its kind, its credits and the bound the README gives, in credits),
+and counts only the rest as paid twice; the summary shows the two apart, and a repayment past its
+bound as what it is.
 
 Tests call :func:`record`; ``conftest.pytest_terminal_summary`` prints the table at the
 end of the run (only when a scenario ran).
@@ -16,15 +24,51 @@ from typing import Any
 
 __all__ = [
     "HOSTILE",
+    "REPAYMENTS",
     "ROWS",
+    "Repaid",
     "Scenario",
     "faults_of",
     "hostile",
     "max_in_window",
+    "paid_lines",
     "paid_twice",
     "print_summary",
     "record",
 ]
+
+
+REPAYMENTS = {
+    "in flight at a kill": "a request answered (and charged) while its process was killed is not kept, and the "
+    "next run pays it again: at most the requests in flight, one per worker (README, Tracking over time)",
+    "in flight when a bucket stopped": "a request answered while the bucket stopped taking writes is not kept, "
+    "and is paid again next time: at most the requests in flight (README, What a backend failure looks like)",
+}
+"""The repayments the README documents, by kind, and what it says of each."""
+
+
+@dataclass(frozen=True)
+class Repaid:
+    """Credits a scenario paid again as the README documents: ``kind`` (one of :data:`REPAYMENTS`), ``credits``
+    and ``bound``, the most the README allows in the scenario (its requests in flight at most, in credits)."""
+
+    kind: str
+    credits: int
+    bound: int
+
+    def __post_init__(self) -> None:
+        if self.kind not in REPAYMENTS:
+            raise ValueError(f"not a repayment the README documents: {self.kind!r}; known: {', '.join(REPAYMENTS)}")
+
+    @property
+    def within(self) -> bool:
+        return 0 <= self.credits <= self.bound
+
+    def text(self) -> str:
+        """``110 of at most 150``, or ``210, OVER its bound of 150``."""
+        if self.within:
+            return f"{self.credits:,} of at most {self.bound:,}"
+        return f"{self.credits:,}, OVER its bound of {self.bound:,}"
 
 
 @dataclass
@@ -36,6 +80,7 @@ class Scenario:
     rows: int = 0
     paid_twice: int | None = None
     window: tuple[int, int] | None = None  # (most requests that arrived in one window, the limit)
+    repaid: Repaid | None = None
 
 
 ROWS: list[Scenario] = []
@@ -58,11 +103,13 @@ def record(
     rows: int,
     paid_twice: int | None = None,
     window: tuple[int, int] | None = None,
+    repaid: Repaid | None = None,
 ) -> None:
     """Add a scenario's figures to the summary: ``faults`` by kind, retries, requests the server saw, rows
-    compared, and where the scenario counted them, the credits paid twice and the most requests in any window."""
+    compared, and where the scenario counted them, the credits paid twice (beyond ``repaid``, the repayment
+    the README documents, if any) and the most requests in any window."""
     kinds = Counter({k: v for k, v in (faults or {}).items() if v})
-    ROWS.append(Scenario(name, kinds, retries, requests, rows, paid_twice, window))
+    ROWS.append(Scenario(name, kinds, retries, requests, rows, paid_twice, window, repaid))
 
 
 def paid_twice(arrivals: Iterable[Any]) -> tuple[int, int, int]:
@@ -129,7 +176,16 @@ def print_summary(reporter: Any) -> None:
         reporter.write_sep("=", "reliability summary")
         _print_hostile(reporter)
         return
-    header = ("scenario", "faults injected", "retries", "requests", "rows compared", "paid twice", "most in a window")
+    header = (
+        "scenario",
+        "faults injected",
+        "retries",
+        "requests",
+        "rows compared",
+        "paid twice",
+        "repaid (documented)",
+        "most in a window",
+    )
     lines = [
         (
             s.name,
@@ -138,11 +194,13 @@ def print_summary(reporter: Any) -> None:
             f"{s.requests:,}",
             f"{s.rows:,}",
             "-" if s.paid_twice is None else f"{s.paid_twice:,}",
+            "-" if s.repaid is None else s.repaid.text(),
             "-" if s.window is None else f"{s.window[0]} of {s.window[1]}",
         )
         for s in ROWS
     ]
     counted = [s for s in ROWS if s.paid_twice is not None]
+    repaid = [s.repaid for s in ROWS if s.repaid is not None]
     all_faults = sum((s.faults for s in ROWS), Counter())
     lines.append(
         (
@@ -152,6 +210,7 @@ def print_summary(reporter: Any) -> None:
             f"{sum(s.requests for s in ROWS):,}",
             f"{sum(s.rows for s in ROWS):,}",
             f"{sum(s.paid_twice or 0 for s in counted):,}" if counted else "-",
+            f"{sum(r.credits for r in repaid):,}" if repaid else "-",
             "",
         )
     )
@@ -168,11 +227,8 @@ def print_summary(reporter: Any) -> None:
         shown = ", ".join(f"{kind} {n}" for kind, n in sorted(all_faults.items()))
         for line in textwrap.wrap(f"faults by kind: {shown}", width=110, subsequent_indent="  "):
             reporter.write_line(line)
-    if counted:
-        total = sum(s.paid_twice or 0 for s in counted)
-        reporter.write_line(
-            f"credits paid twice: {total:,} (in {len(counted)} {'scenario' if len(counted) == 1 else 'scenarios'} that count them)"
-        )
+    for line in paid_lines(ROWS):
+        reporter.write_line(line)
     windows = [(s.name, s.window) for s in ROWS if s.window is not None]
     if windows:
         name, (most, limit) = max(windows, key=lambda w: w[1][0] / w[1][1])
@@ -182,6 +238,34 @@ def print_summary(reporter: Any) -> None:
             f"{over} of {len(windows)} scenarios over the limit"
         )
     _print_hostile(reporter)
+
+
+def paid_lines(rows: Iterable[Scenario]) -> list[str]:
+    """The summary's lines of credits paid twice (defects: the figure should be 0) and of the repayments the
+    README documents, by kind, each with its bound."""
+    rows = list(rows)
+    counted = [s for s in rows if s.paid_twice is not None]
+    repaid = [s for s in rows if s.repaid is not None]
+    lines = []
+    if counted:
+        total = sum(s.paid_twice or 0 for s in counted)
+        where = f"in {len(counted)} {'scenario that counts' if len(counted) == 1 else 'scenarios that count'} them"
+        verdict = "none beyond the documented repayments" if total == 0 else "a DEFECT: the README documents none"
+        lines.append(f"credits paid twice: {total:,} ({where}; {verdict})")
+    if repaid:
+        total = sum(s.repaid.credits for s in repaid if s.repaid is not None)
+        over = [s for s in repaid if s.repaid is not None and not s.repaid.within]
+        state = f"{len(over)} OVER its bound" if over else "each within its bound"
+        lines.append(
+            f"documented repayments: {total:,} credits in {len(repaid)} "
+            f"{'scenario' if len(repaid) == 1 else 'scenarios'}, {state}:"
+        )
+        for kind in REPAYMENTS:
+            mine = [s for s in repaid if s.repaid is not None and s.repaid.kind == kind]
+            shown = "; ".join(f"{s.name}: {s.repaid.text()}" for s in mine if s.repaid is not None)
+            if mine:
+                lines += textwrap.wrap(f"{kind}: {shown}", width=110, initial_indent="  ", subsequent_indent="    ")
+    return lines
 
 
 def _print_hostile(reporter: Any) -> None:

@@ -454,8 +454,9 @@ class Cache:
         return self._upkeep.info()
 
     def aged(self, older_than: timedelta, *, endpoint: str | None = None) -> Aged:
-        """The entries (of ``endpoint``) that ``clear(older_than=...)`` removes, and those it keeps because
-        their files are dated in the future, as ``(old, future)``.
+        """The entries (of ``endpoint``) that ``clear(older_than=...)`` removes, and those whose files are dated
+        in the future, as ``(old, future)``: these count as kept now (old only for an age of 0), and a clear by
+        age dates their files now, so that they age from then.
 
         An answer's age is how long ago it was kept in this cache: the time its answer file
         was written (a folder's file time, a bucket's time of upload), else that of the
@@ -470,6 +471,7 @@ class Cache:
         endpoint: str | None = None,
         older_than: timedelta | None = None,
         failed: list[str] | None = None,
+        redated: list[str] | None = None,
     ) -> int:
         """Remove cached answers (and their frames); returns how many entries went.
 
@@ -478,9 +480,11 @@ class Cache:
         :meth:`aged`; never by the day the service dated them), files set aside as
         unreadable longer ago, and temporary files and answers without an index left by a
         stopped process (never younger than an hour, which may be a write in progress).
-        Answers whose files are dated in the future cannot be aged: ``older_than`` keeps
-        them (a :class:`CacheWarning` says how many), a clear without it removes them. The
-        ledger of credits spent is kept.
+        Answers whose files are dated in the future (a clock ahead, times copied along with the
+        files) count as kept now: ``older_than`` writes their answer files again as they are, so
+        they are dated now and go once older than the age asked (``older_than=timedelta(0)`` and a
+        clear without an age remove them at once); their ids go to ``redated`` when a list is
+        given, else a :class:`CacheWarning` says how many. The ledger of credits spent is kept.
 
         Only what this version knows is touched: a store that is not a cache
         (:meth:`is_cache`) is left as it is (0 is returned), and so are the files of
@@ -494,4 +498,4 @@ class Cache:
         12
         """
         self.flush()  # the frames still being written first
-        return self._upkeep.clear(endpoint=endpoint, older_than=older_than, failed=failed)
+        return self._upkeep.clear(endpoint=endpoint, older_than=older_than, failed=failed, redated=redated)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import functools
 import io
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
 from typing import Any, NamedTuple
@@ -30,8 +31,9 @@ _STALE_SECONDS = 3600.0
 
 class Aged(NamedTuple):
     """The entries of a cache by when their answers were kept (see :meth:`Upkeep.aged`): ``old``, kept longer
-    ago than the age asked for; ``future``, whose files are dated in the future, so that their age cannot be
-    told (a clock ahead when they were written, or times copied along with the files)."""
+    ago than the age asked for; ``future``, whose files are dated in the future (a clock ahead when they were
+    written, or times copied along with the files): they count as kept now, so they are old only for an age
+    of 0, and a clear by age dates their files now, from when they age."""
 
     old: list[Entry]
     future: list[Entry]
@@ -115,16 +117,33 @@ class Upkeep:
             return dict(zip([e.id for e in entries], pool.map(kept, entries), strict=True))
 
     def aged(self, older_than: timedelta, endpoint: str | None = None) -> Aged:
-        """The entries (of ``endpoint``) whose answers were kept longer than ``older_than`` ago, and those
+        """The entries (of ``endpoint``) whose answers were kept at least ``older_than`` ago, and those
         whose files are dated more than :data:`~storeframes.answers.CLOCK_SKEW` in the future (see
-        :meth:`kept_at`); an entry with no file found is neither."""
+        :meth:`kept_at`), which count as kept now; an entry with no file found is neither."""
         entries = self._index.entries(endpoint)
         now = datetime.now(UTC).timestamp()
         age, skew = older_than.total_seconds(), CLOCK_SKEW.total_seconds()
         kept = self.kept_at(entries)
-        old = [e for e in entries if (at := kept[e.id]) is not None and now - at > age and at <= now + skew]
+        old = [e for e in entries if (at := kept[e.id]) is not None and now - min(at, now) >= age]
         future = [e for e in entries if (at := kept[e.id]) is not None and at > now + skew]
         return Aged(old, future)
+
+    def redate(self, entries: list[Entry], problem: Callable[[str, str], None]) -> list[str]:
+        """Write the answer files of ``entries`` again as they are, so that they are dated now (by the store's
+        clock): an answer dated in the future ages from now on. The ids of those written again."""
+        storage, done = self._files.storage, []
+        for entry in entries:
+            for key in self._answers.keys(entry):
+                try:
+                    storage.put(key, storage.get(key))
+                except FileNotFoundError:
+                    continue  # under its other name
+                except OSError as exc:
+                    problem(key, f"could not date {key} now ({exc})")
+                    break
+                done.append(entry.id)
+                break
+        return done
 
     def info(self) -> dict[str, Any]:
         """Location, size in bytes, entries, credits paid, spent and saved, unreadable files, files by kind."""
@@ -175,6 +194,7 @@ class Upkeep:
         endpoint: str | None = None,
         older_than: timedelta | None = None,
         failed: list[str] | None = None,
+        redated: list[str] | None = None,
     ) -> int:
         """Remove cached answers (and their frames); returns how many entries went (see
         :meth:`storeframes.cache.Cache.clear`)."""
@@ -212,15 +232,19 @@ class Upkeep:
         removed: set[str] = set()
         rewrite: set[str] = set()
         aged = self.aged(older_than, endpoint) if older_than is not None else None
-        if aged is not None and aged.future:
-            count = len(aged.future)
-            warn(
-                f"{plural(count, 'cached answer')} at {files.location} {'has its' if count == 1 else 'have their'} "
-                "files dated in the future (a clock ahead when they were written, or times copied along with the "
-                "files): their age cannot be told, so clearing by age kept them; a clear without an age removes them",
-                CacheWarning,
-            )
         chosen = {e.id for e in aged.old} if aged is not None else None
+        if aged is not None and chosen is not None and aged.future:  # counted as kept now: they age from now on
+            dated = self.redate([e for e in aged.future if e.id not in chosen], problem)
+            if redated is not None:
+                redated.extend(dated)
+            elif dated:
+                count = len(dated)
+                warn(
+                    f"{plural(count, 'cached answer')} at {files.location} {'had its' if count == 1 else 'had their'} "
+                    "files dated in the future (a clock ahead when they were written, or times copied along with "
+                    "the files): counted as kept now and dated now, so they go once older than the age asked",
+                    CacheWarning,
+                )
         for entry in index.entries(endpoint):
             if chosen is not None and entry.id not in chosen:
                 continue

@@ -39,6 +39,16 @@ def _days(text: str) -> float:
     return days
 
 
+def _seconds(text: str) -> float:
+    try:
+        seconds = float(text)
+    except ValueError:
+        seconds = math.nan
+    if not math.isfinite(seconds) or seconds <= 0:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds > 0 such as 30 or 2.5, got {text!r}")
+    return seconds
+
+
 def _whole(what: str, least: int, example: str) -> Callable[[str], int]:
     """An argument type: a whole number of ``what`` no smaller than ``least``."""
 
@@ -284,7 +294,8 @@ def parser() -> argparse.ArgumentParser:
         type=_days,
         metavar="DAYS",
         help="only what is older than DAYS days: answers kept in the cache (by their files' times, not the day "
-        "the service dated them; files dated in the future are kept), unreadable files set aside, files left by "
+        "the service dated them; files dated in the future count as kept now: they are dated now, said on a line of "
+        "their own, and go once older than DAYS), unreadable files set aside, files left by "
         "stopped writers (a number, 0.5 is twelve hours)",
     )
     clear.add_argument("--endpoint", choices=ENDPOINTS, metavar="ENDPOINT", help=f"only answers of one of {names}")
@@ -321,8 +332,12 @@ def _conformance(commands: argparse._SubParsersAction[argparse.ArgumentParser]) 
         description="Send a fixed probe of every endpoint on both stores (a wrong token, an app no store has, one "
         "keyword, its top app, two days of changes, a day of history) through the ordinary client within BUDGET "
         "credits; compare each answer with the forms storeframes knows; write report.md, conformance.json and the "
-        "scrubbed answers as vcrpy cassettes into DIR. Exit status 0 when every answer is as storeframes expects, "
-        "1 when something differs (with --baseline: when something differs that did not then), 2 on bad input. "
+        "scrubbed answers as vcrpy cassettes into DIR. An outage is never 'no difference': exit status 0 when "
+        "every probe sent got an answer and every answer is as storeframes expects, 1 when something differs "
+        "(with --baseline: when something differs that did not then), 2 on bad input, 3 when the service could "
+        "not be reached ('could not reach the service at <base URL>': no probe sent got an answer, for a refused "
+        "connection, DNS, TLS or timeouts; the report lists each probe and why), with or without --baseline, "
+        "4 when some probes got no answer and nothing (new) differs in those that came. "
         "--against reads a saved report again with this version instead, and sends nothing. Needs vcrpy "
         "(extra conformance); the token and base URL come from STOREFRAMES_API_KEY and STOREFRAMES_BASE_URL.",
     )
@@ -347,6 +362,20 @@ def _conformance(commands: argparse._SubParsersAction[argparse.ArgumentParser]) 
         dest="apps",
         metavar="DEVICE=ID",
         help="the app probed on a device, repeatable (default: the top result of its search)",
+    )
+    kit.add_argument(
+        "--timeout",
+        type=_seconds,
+        default=30.0,
+        metavar="SECONDS",
+        help="seconds for each network operation of a request (default 30)",
+    )
+    kit.add_argument(
+        "--tries",
+        type=_whole("attempts", 1, "5"),
+        default=5,
+        metavar="N",
+        help="attempts per request before a probe counts as not answered (default 5)",
     )
     kit.add_argument(
         "--against", type=Path, metavar="REPORT", help="read a saved report (its folder or conformance.json) again"

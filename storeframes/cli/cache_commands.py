@@ -209,8 +209,12 @@ def _to_clear(cache: Cache, endpoint: str | None, older_than: timedelta | None, 
     if entries:
         what += " and its frames" if len(entries) == 1 else " and their frames"
     what += f" from {printable(cache.location)}"
-    if future:
-        what += f" (keeping {plural(len(future), 'answer')} whose files are dated in the future: their age is unknown)"
+    later = [e for e in future if e.id not in {x.id for x in entries}]
+    if later:
+        what += (
+            f" (and {plural(len(later), 'answer')} whose files are dated in the future: counted as kept now, "
+            "they are dated now and go once older than that)"
+        )
     prefixes = [f"{kind}/endpoint={endpoint}/" for kind in ("answers", "index")] if endpoint else [""]
     aside = sum(cache.storage.usage(prefix).set_aside for prefix in prefixes)
     if aside and days is not None:
@@ -244,8 +248,16 @@ def _cache_clear(cache: Cache, endpoint: str | None, older_than: float | None, y
         if answer.strip().lower() not in ("y", "yes"):
             print("Nothing deleted.")
             return 0
-    removed = cache.clear(endpoint=endpoint, older_than=age, failed=failed)
+    redated: list[str] = []
+    removed = cache.clear(endpoint=endpoint, older_than=age, failed=failed, redated=redated)
     print(f"removed {_answers(removed, endpoint, older_than)} from {printable(cache.location)}")
+    if redated and older_than is not None:
+        count = len(redated)
+        print(
+            f"kept {plural(count, 'cached answer')} whose files were dated in the future (a clock ahead, or times "
+            f"copied along with the files): counted as kept now and dated now, {'it goes' if count == 1 else 'they go'}"
+            f" with a clear --older-than {older_than:g} once {_ago(older_than).removesuffix(' ago')} old"
+        )
     return 1 if failed else 0
 
 

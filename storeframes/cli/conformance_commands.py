@@ -1,9 +1,12 @@
 """``storeframes conformance``: the live conformance kit from the command line (see :mod:`storeframes.conformance`).
 
 Progress goes to stderr, one line per probe; the verdict and the report's place to stdout. Exit
-status 0 when every answer is as storeframes expects, 1 when something differs (with
-``--baseline``: something that did not differ then; with ``--against``: a difference this
-version still has), 2 for bad input, refused before anything is sent.
+status 0 when every probe sent got an answer and every answer is as storeframes expects, 1 when
+something differs (with ``--baseline``: something that did not differ then; with ``--against``: a
+difference this version still has; a saved report without answers gives 3 or 4 as below), 2 for bad input, refused before anything is sent, 3 when the
+service could not be reached (no probe sent got an answer: connection refused, DNS, TLS, timeouts),
+with or without ``--baseline``, and 4 when some probes got no answer and nothing (new) differs in
+the answers that came: the check is not whole. An outage is never "no difference".
 """
 
 from __future__ import annotations
@@ -14,7 +17,13 @@ import sys
 from ..errors import ConfigurationError, InvalidParameterError, StoreframesError
 from .printing import printable
 
-__all__ = ["run_conformance"]
+__all__ = ["UNANSWERED", "UNREACHABLE", "run_conformance"]
+
+UNREACHABLE = 3
+"""The exit status when no probe sent got an answer."""
+
+UNANSWERED = 4
+"""The exit status when some probes got no answer and nothing (new) differs in the answers that came."""
 
 
 def _err(text: str) -> None:
@@ -36,7 +45,9 @@ def run_conformance(args: argparse.Namespace) -> int:
             return 2
         for line in checked.lines():
             print(printable(line))
-        return 0 if checked.passed else 1
+        if not checked.passed:
+            return 1
+        return UNREACHABLE if checked.unreachable else UNANSWERED if checked.unanswered else 0
     apps = dict(args.apps or [])
     try:
         report = conformance.run(
@@ -47,6 +58,8 @@ def run_conformance(args: argparse.Namespace) -> int:
             keyword=args.keyword,
             apps=apps,
             progress=lambda line: print(printable(line), file=sys.stderr),
+            timeout=args.timeout,
+            max_tries=args.tries,
         )
         new = conformance.new_since(report, args.baseline) if args.baseline is not None else None
     except (InvalidParameterError, ConfigurationError) as exc:
@@ -57,17 +70,36 @@ def run_conformance(args: argparse.Namespace) -> int:
         return 1
     found = report.differences
     print(printable(f"spent {report.spent:,} of {report.budget:,} credits; the report is in {args.out}/report.md"))
-    print(printable(f"matching sandbox dialect: {report.as_json()['dialect']['code']}"))
+    if any(reading.status == 200 for probe in report.probes for _, reading in probe.readings):
+        print(printable(f"matching sandbox dialect: {report.as_json()['dialect']['code']}"))
+    else:
+        print("matching sandbox dialect: none (no answer came)")
     if report.leaks:
         for line in report.leaks:
             print(printable(f"a secret was found and the file deleted: {line}"))
         return 1
+    for probe, why in report.unanswered:
+        print(printable(f"{probe}: no answer ({why})"))
+    outage = report.outage()
+    if report.unreachable:
+        print(printable(outage or ""))
+        return UNREACHABLE
     if new is not None:
         for line in new:
             print(printable(line))
-        print(f"{len(new)} difference(s) since the baseline" if new else "nothing differs from the baseline")
-        return 1 if new else 0
+        if new:
+            print(f"{len(new)} difference(s) since the baseline")
+        elif outage:
+            print(printable(f"{outage}; nothing differs from the baseline in the answers that came"))
+        else:
+            print("nothing differs from the baseline")
+        return 1 if new else UNANSWERED if outage else 0
     for probe, difference in found:
         print(printable(f"{probe}: {difference.line()}"))
-    print(f"{len(found)} difference(s)" if found else "no difference: every answer is as storeframes expects")
-    return 1 if found else 0
+    if found:
+        print(f"{len(found)} difference(s)")
+    elif outage:
+        print(printable(f"{outage}; no difference in the answers that came"))
+    else:
+        print("no difference: every answer is as storeframes expects")
+    return 1 if found else UNANSWERED if outage else 0

@@ -14,9 +14,17 @@ and the cost (:mod:`.report`), with the scrubbed answers as vcrpy cassettes (:mo
 >>> sf.conformance.check("conformance").passed  # a saved report, read again by this version  # doctest: +SKIP
 False
 
+An outage is never "no difference": ``report.verdict`` is ``unreachable`` when no probe sent got
+an answer, ``partial`` when some did not (``report.unanswered`` names each and why: refused, DNS,
+TLS, timeout, dropped, cut short), else ``differs`` or ``as expected``.
+
+>>> report.outage()  # doctest: +SKIP
+'could not reach the service at https://gateway.example.com/api/public/store: none of the 2 probes sent got an answer (DNS)'
+
 From the command line: ``storeframes conformance [--budget N] [--out DIR] [--device D ...]
 [--country C] [--keyword K] [--app DEVICE=ID]``, ``storeframes conformance --against DIR`` and
-``--baseline DIR`` for a weekly canary. Recording needs vcrpy: ``pip install 'storeframes[conformance]'``.
+``--baseline DIR`` for a weekly canary; exit status 3 when the service could not be reached, 4 when
+some probes got no answer. Recording needs vcrpy: ``pip install 'storeframes[conformance]'``.
 """
 
 from __future__ import annotations

@@ -105,18 +105,30 @@ class Check:
     dialect_then: dict[str, Any] = field(default_factory=dict)
     dialect_now: dict[str, Any] = field(default_factory=dict)
     made_by: str = ""
+    unanswered: list[tuple[str, str]] = field(default_factory=list)
+    """The report's probes that got no answer, and why: nothing of them could be read again."""
+    unreachable: bool = False
+    """The report's run could not reach the service: it holds no answer at all."""
 
     @property
     def passed(self) -> bool:
         return not self.remaining
 
     def lines(self) -> list[str]:
-        """The check in words: one line per difference that remains, and a verdict."""
+        """The check in words: one line per difference that remains, one per probe without an answer, a verdict."""
+        silent = [f"{probe}: no answer ({why}) in the report, nothing to read again" for probe, why in self.unanswered]
+        if self.unreachable:
+            return [*silent, "the report's run could not reach the service: it holds no answer to read again"]
         if self.passed:
             gone = f"; {len(self.gone)} difference(s) it reported are gone" if self.gone else ""
-            return [f"the report (storeframes {self.made_by}) holds no difference this version does not handle{gone}"]
+            whole = f" in the answers it holds ({len(self.unanswered)} probe(s) got none)" if self.unanswered else ""
+            return [
+                *silent,
+                f"the report (storeframes {self.made_by}) holds no difference this version does not handle{whole}{gone}",
+            ]
         lines = [f"{probe}: {d.line()}" for probe, d in self.remaining]
         return [
+            *silent,
             *lines,
             f"{len(self.remaining)} difference(s) remain (the report was made by storeframes {self.made_by})",
         ]
@@ -140,7 +152,15 @@ def check(path: str | Path) -> Check:
         for d in p.get("differences", [])
         if (p["name"], (d["kind"], d["where"], d["detail"])) not in keys
     ]
-    return Check(now, gone, saved.get("dialect", {}).get("fields", {}), report.dialect[0], saved.get("storeframes", ""))
+    return Check(
+        now,
+        gone,
+        saved.get("dialect", {}).get("fields", {}),
+        report.dialect[0],
+        saved.get("storeframes", ""),
+        report.unanswered,
+        report.unreachable,
+    )
 
 
 def new_since(report: Report, baseline: str | Path) -> list[str]:

@@ -20,7 +20,7 @@ import orjson
 
 from .. import catalog
 from ..errors import ConfigurationError, InvalidParameterError
-from ..wire.safety import Secret, check_base_url, clean_token
+from ..wire.safety import Secret, check_base_url, clean_token, shown_url
 from .probes import DEFAULT_KEYWORD, WRONG_TOKEN, outstanding, plan_probes, send_probes
 from .report import Report
 from .scrub import Scrubber, leaks
@@ -89,13 +89,22 @@ def run(
     base_url: str | None = None,
     clock: Callable[[], datetime] | None = None,
     progress: Callable[[str], None] | None = None,
+    timeout: float = 30.0,
+    max_tries: int = 5,
 ) -> Report:
     """Probe the service, compare every answer with what storeframes knows, and write the report to ``out``.
 
     ``budget`` caps the credits spent (the benchmarks' 1,001 need ``budget=1200``); ``apps`` picks
     the app of a device (``{"iphone": "284882215"}``) instead of its search's top result. The
     token and base URL are those of :class:`~storeframes.Client` (``STOREFRAMES_API_KEY``,
-    ``STOREFRAMES_BASE_URL``). ``progress`` is told each probe's outcome as it ends.
+    ``STOREFRAMES_BASE_URL``). ``progress`` is told each probe's outcome as it ends. ``timeout``
+    (seconds for each network operation) and ``max_tries`` (attempts per request) are the client's.
+
+    A service that could not be reached (connection refused, DNS, TLS, timeouts) is not "no
+    difference": ``report.verdict`` is ``unreachable`` when no probe sent got an answer (the rest
+    are then not sent), ``partial`` when some did not; ``report.unanswered`` names each and why,
+    and ``report.outage()`` says it in a line ("could not reach the service at <base URL,
+    masked>: ...").
 
     Writes ``out/report.md``, ``out/conformance.json`` and ``out/cassettes/*.yaml`` and returns
     the :class:`Report`; ``report.differences`` is empty when the service answered as
@@ -109,6 +118,10 @@ def run(
 
     target = Path(out)
     chosen = _check(budget, devices, country, keyword, apps or {}, target)
+    if isinstance(timeout, bool) or not isinstance(timeout, int | float) or not timeout > 0:
+        raise InvalidParameterError("timeout", timeout, "seconds > 0 for each network operation")
+    if type(max_tries) is not int or max_tries < 1:
+        raise InvalidParameterError("max_tries", max_tries, "a whole number of attempts >= 1")
     _need_vcr()
     token = Secret(clean_token(api_key if api_key is not None else os.environ.get("STOREFRAMES_API_KEY", "")))
     del api_key
@@ -119,7 +132,14 @@ def run(
         raise ConfigurationError("the conformance kit needs the service's address: set STOREFRAMES_BASE_URL")
     check_base_url(url)
     scrubber = Scrubber([token, Secret(WRONG_TOKEN)], url)
-    options: dict[str, Any] = {"base_url": url, "cache_dir": False, "progress": False, "clock": clock}
+    options: dict[str, Any] = {
+        "base_url": url,
+        "cache_dir": False,
+        "progress": False,
+        "clock": clock,
+        "timeout": timeout,
+        "max_tries": max_tries,
+    }
     today = clock().astimezone(UTC).date() if clock is not None else catalog.today_utc()
     probes = plan_probes(chosen, country.strip().lower(), keyword, today, apps=apps)
     target.mkdir(parents=True, exist_ok=True)
@@ -144,6 +164,7 @@ def run(
     made = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
     report = Report(made, country.strip().lower(), chosen, keyword, budget, spent, sent)
     report.stopped = stopped
+    report.service = shown_url(url)
     _write(report, target, scrubber)
     return report
 

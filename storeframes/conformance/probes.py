@@ -13,8 +13,10 @@ included), each inside a vcrpy cassette that records every attempt scrubbed
 (:mod:`.scrub`). A probe is sent only when its estimate, scaled by the worst ratio of charged to
 estimated credits met so far, fits what is left of the budget; one that does not is skipped,
 and says why. A probe that fails (a refusal, a shape storeframes cannot read, a transport
-failure) is kept with what came, and the next one is sent. A probe whose cassette an earlier
-run left in the folder (stopped half-way, or run earlier the same day), for the same request and
+failure) is kept with what came, and the next one is sent; but once the first
+:data:`UNREACHABLE_AFTER` probes sent got no answer at all (connection refused, DNS, TLS, timeouts),
+the rest are skipped, each saying so, rather than each waiting out every retry. A probe whose
+cassette an earlier run left in the folder (stopped half-way, or run earlier the same day), for the same request and
 ending as expected, is read from it rather than paid for again; its credits count against the budget,
 and so does the estimate of a request a killed run had out (it leaves a ``.sending`` mark behind).
 """
@@ -211,6 +213,11 @@ def send_probes(
     reused = outstanding(folder)  # credits of the answers an earlier run kept here, and of those it had out
     ratio = 1.0  # the worst charged / estimated met so far
     for probe in probes:
+        silent = _silent(done)
+        if silent:
+            done.append(_reported(probe, "skipped", reason=silent))
+            _say(progress, done[-1])
+            continue
         if probe.needs_app:
             app = found_apps.get(probe.device)
             if app is None:
@@ -258,6 +265,20 @@ def send_probes(
         done.append(sent)
         _say(progress, sent)
     return done
+
+
+UNREACHABLE_AFTER = 2
+"""Probes in a row that got no answer, with none answered before, after which the rest are not sent."""
+
+
+def _silent(done: Sequence[ProbeReport]) -> str | None:
+    """Why no more probes are sent: the first ones sent all got no answer (the service cannot be reached, and
+    each probe would wait out every retry), or None."""
+    sent = [p for p in done if p.outcome != "skipped" and not p.reused]
+    if len(sent) < UNREACHABLE_AFTER or any(p.no_answer is None for p in sent):
+        return None
+    why = ", ".join(sorted({p.no_answer or "" for p in sent}))
+    return f"the {len(sent)} probes sent before it got no answer ({why}): the service is not reachable"
 
 
 SENDING = ".sending"

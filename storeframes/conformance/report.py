@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .._version import __version__
+from ..wire.faults import no_answer_kind
 from .forms import DIALECT_POINTS, store_of
 from .reading import Exchange, Reading
 from .shapes import Difference
@@ -65,8 +66,8 @@ class ProbeReport:
     """One probe: what was sent, what became of it, and each exchange read.
 
     ``outcome``: ``answered`` (a successful answer), ``refused`` (an error answer), ``failed``
-    (no answer storeframes could read, or none at all) or ``skipped`` (not sent: ``reason``
-    says why). ``raised``: the exception the ordinary client raised, by class name, with its
+    (no answer storeframes could read, or none at all: :attr:`no_answer` says why) or ``skipped``
+    (not sent: ``reason`` says why). ``raised``: the exception the ordinary client raised, by class name, with its
     message (scrubbed). ``cassette``: the file its exchanges are in, relative to the output folder;
     ``reused``: they were an earlier run's, kept there (``cost`` is what that run was charged).
     """
@@ -84,6 +85,17 @@ class ProbeReport:
     cassette: str | None = None
     readings: list[tuple[Exchange, Reading]] = field(default_factory=list, repr=False)
     reused: bool = False
+
+    @property
+    def no_answer(self) -> str | None:
+        """Why a probe sent got no answer at all, after the client's retries: ``refused`` (nothing listens at
+        the address), ``DNS`` (the host name did not resolve), ``TLS`` (the handshake failed), ``timeout``,
+        ``dropped`` (the connection closed before an answer) or ``cut short``; None when an answer came (or the
+        probe was not sent)."""
+        raised = self.raised or ""
+        if self.outcome != "failed" or self.readings or not raised.startswith("TransportError"):
+            return None
+        return no_answer_kind(raised) or "cut short"
 
     @property
     def differences(self) -> list[Difference]:
@@ -106,6 +118,7 @@ class ProbeReport:
             "raised": self.raised,
             "cassette": self.cassette,
             "reused": self.reused,
+            "no_answer": self.no_answer,
             "exchanges": [
                 {
                     "status": reading.status,
@@ -195,6 +208,8 @@ class Report:
     version: str = __version__
     stopped: int = 0
     """The most the requests a killed run into the same folder had out may have cost (their estimates)."""
+    service: str = "the service's address"
+    """The base URL probed, masked (user info and query): said in the verdict, never written to the report's files."""
 
     def __repr__(self) -> str:
         answered = sum(p.outcome == "answered" for p in self.probes)
@@ -207,6 +222,52 @@ class Report:
     @property
     def differences(self) -> list[tuple[str, Difference]]:
         return [(p.name, d) for p in self.probes for d in p.differences]
+
+    @property
+    def sent(self) -> list[ProbeReport]:
+        """The probes sent by this run (not skipped, not read from an earlier run's cassette)."""
+        return [p for p in self.probes if p.outcome != "skipped" and not p.reused]
+
+    @property
+    def unanswered(self) -> list[tuple[str, str]]:
+        """Each probe sent that got no answer, and why (see :attr:`ProbeReport.no_answer`)."""
+        return [(p.name, p.no_answer) for p in self.probes if p.no_answer is not None]
+
+    @property
+    def unreachable(self) -> bool:
+        """Whether the service could not be reached: probes were sent and not one got an answer."""
+        sent = self.sent
+        return bool(sent) and all(p.no_answer is not None for p in sent)
+
+    @property
+    def verdict(self) -> str:
+        """``unreachable``, ``partial`` (some probes sent got no answer), ``differs`` or ``as expected``."""
+        if self.unreachable:
+            return "unreachable"
+        if self.unanswered:
+            return "partial"
+        return "differs" if self.differences else "as expected"
+
+    def outage(self) -> str | None:
+        """The verdict on what did not answer, in one line; None when every probe sent got an answer.
+
+        >>> report.outage()  # doctest: +SKIP
+        'could not reach the service at http://127.0.0.1:9/api/public/store: none of the 2 probes sent got an answer (refused)'
+        """
+        unanswered = self.unanswered
+        if not unanswered:
+            return None
+        kinds = ", ".join(sorted({kind for _, kind in unanswered}))
+        if self.unreachable:
+            sent = len(self.sent)
+            return (
+                f"could not reach the service at {self.service}: none of the {sent} probe{'s' if sent != 1 else ''} "
+                f"sent got an answer ({kinds})"
+            )
+        return (
+            f"{len(unanswered)} of the {len(self.sent)} probes sent got no answer ({kinds}): "
+            "what they ask was not compared"
+        )
 
     @property
     def dialect(self) -> tuple[dict[str, Any], list[str]]:
@@ -242,6 +303,8 @@ class Report:
             "estimated": self.estimated,
             "dialect": {"fields": fields, "code": self.dialect_code, "notes": notes},
             "differences": len(self.differences),
+            "verdict": self.verdict,
+            "unanswered": [{"probe": name, "why": why} for name, why in self.unanswered],
             "secrets": {"files_checked": self.files_checked, "found": self.leaks},
             "probes": [p.as_json() for p in self.probes],
         }

@@ -30,12 +30,7 @@ def markdown(report: Report) -> str:
     """The report for people: the verdict, the differences, each probe, costs, rate-limit headers, refusals, secrets."""
     _, notes = report.dialect
     differences = report.differences
-    verdict = (
-        f"**{len(differences)} difference{'s' if len(differences) != 1 else ''}** between the service and what "
-        f"storeframes {report.version} knows (listed below)."
-        if differences
-        else f"**No difference**: every answer came in a form storeframes {report.version} knows, and read into its frames."
-    )
+    verdict = _verdict(report)
     lines = [
         "# storeframes conformance report",
         "",
@@ -57,7 +52,7 @@ def markdown(report: Report) -> str:
             else ""
         )
         + ".",
-        f"- **Matching sandbox dialect:** `{report.dialect_code}`" + (f" ({'; '.join(notes)})" if notes else ""),
+        f"- **Matching sandbox dialect:** {_dialect(report, notes)}",
         f"- **Forms met:** {_forms(report)}",
         f"- **Not seen:** {_empty(report)}",
         "",
@@ -69,6 +64,7 @@ def markdown(report: Report) -> str:
             for probe, d in differences
         ]
         lines += _table(("probe", "kind", "where", "what", "times"), found)
+    lines += _unanswered(report)
     lines += ["## Probes", ""]
     rows: list[tuple[Any, ...]] = []
     for p in report.probes:
@@ -95,8 +91,62 @@ def markdown(report: Report) -> str:
     return "\n".join(lines)
 
 
+def _verdict(report: Report) -> str:
+    """The verdict's paragraph: an outage first (the base URL is not written: see the secrets' section)."""
+    differences = report.differences
+    many = f"{len(differences)} difference{'s' if len(differences) != 1 else ''}"
+    if report.unreachable:
+        sent = len(report.sent)
+        return (
+            f"**Could not reach the service**: none of the {sent} probe{'s' if sent != 1 else ''} sent got an "
+            f"answer ({', '.join(sorted({why for _, why in report.unanswered}))}; listed below), so nothing was "
+            "compared. Check the base URL, DNS, a proxy or the service's status, and run the kit again."
+        )
+    if report.unanswered:
+        came = f"{many} in the answers that came (listed below)" if differences else "no difference in those that came"
+        return (
+            f"**{len(report.unanswered)} of the {len(report.sent)} probes sent got no answer** (listed below): what "
+            f"they ask was not compared, so this is not a full check; {came}."
+        )
+    if differences:
+        return f"**{many}** between the service and what storeframes {report.version} knows (listed below)."
+    return (
+        f"**No difference**: every answer came in a form storeframes {report.version} knows, and read into its frames."
+    )
+
+
+_WHY = {
+    "refused": "the connection was refused: nothing listens at that address and port",
+    "DNS": "the host name did not resolve (a typo, DNS)",
+    "TLS": "the TLS handshake failed (a proxy, a certificate, http at an https address)",
+    "timeout": "no answer within the timeout, on every attempt",
+    "dropped": "the connection closed before an answer",
+    "cut short": "the answer was cut short",
+}
+
+
+def _unanswered(report: Report) -> list[str]:
+    """The probes sent that got no answer, each with why, as the client said it after its retries."""
+    rows = [
+        (p.name, f"`{p.endpoint}` {_request(p.params)}", _WHY.get(p.no_answer or "", p.no_answer), p.raised)
+        for p in report.probes
+        if p.no_answer is not None
+    ]
+    if not rows:
+        return []
+    return ["## Probes without an answer", "", *_table(("probe", "request", "why", "the client said"), rows)]
+
+
+def _dialect(report: Report, notes: Sequence[str]) -> str:
+    if not any(r.status == 200 for p in report.probes for _, r in p.readings):
+        return "none: no answer came"
+    return f"`{report.dialect_code}`" + (f" ({'; '.join(notes)})" if notes else "")
+
+
 def _empty(report: Report) -> str:
     """The probes answered with nothing in them: the form of their items was not seen."""
+    if not any(r.status == 200 for p in report.probes for _, r in p.readings):
+        return "everything: no answer came"
     empty = [
         p.name
         for p in report.probes

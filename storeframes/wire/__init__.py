@@ -33,9 +33,10 @@ credits itself.
 Where it lives: :mod:`~storeframes.wire.request` holds :class:`Wire`, the one module that
 sends; :mod:`~storeframes.wire.safety` the token and the addresses (:class:`~storeframes.wire.safety.Secret`,
 :func:`clean_token`, :func:`check_base_url`, :func:`shown_url`);
-:mod:`~storeframes.wire.body` the decoding of a body within the cap; and
+:mod:`~storeframes.wire.body` the decoding of a body within the cap;
 :mod:`~storeframes.wire.envelope` what an answer says (its credits, its error, its
-``Retry-After``).
+``Retry-After``); and :mod:`~storeframes.wire.faults` what became of an attempt that got no
+answer (the connection refused, the host name not resolved, the TLS handshake failed, a timeout).
 """
 
 from __future__ import annotations

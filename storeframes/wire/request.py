@@ -45,6 +45,7 @@ from ..errors import (
 from ..ledger import MOST_CREDITS
 from .body import ENCODINGS, _Fault, _finish, _layers, _through, _TooLarge
 from .envelope import _MISSING, _credits, _error_class, _error_details, _number, _request_meta, _retry_after, _whole
+from .faults import unanswered
 from .safety import Secret, _token_auth, check_base_url, clean_token, shown_url
 
 if TYPE_CHECKING:  # imported when a client is first made: importing storeframes stays quick
@@ -100,7 +101,7 @@ def _what_failed(exc: httpx.HTTPError) -> str:
         return f"timed out ({name})"
     if isinstance(exc, httpx.DecodingError):
         return f"the body could not be decoded ({name})"
-    return f"connection failed ({name})"
+    return unanswered(exc)
 
 
 class Wire:

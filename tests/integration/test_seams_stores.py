@@ -30,7 +30,7 @@ from tests._children import child_env
 from tests._redis import redis_url  # noqa: F401 - fixture: a real redis-server on loopback
 from tests._s3 import ACCESS_KEY, REGION, SECRET_KEY, SESSION_TOKEN, free_port, refusing_server
 from tests._secrets import exposures
-from tests._summary import max_in_window, paid_twice, record
+from tests._summary import Repaid, max_in_window, paid_twice, record
 from tests.conftest import ROOT, SANDBOX_TODAY
 
 WORLD = World(0)
@@ -59,11 +59,15 @@ def _options(endpoint: str, **more: str) -> dict[str, str]:
     }
 
 
-def _record(name: str, server: SandboxServer, *, faults: dict[str, int]) -> int:
+def _record(name: str, server: SandboxServer, *, faults: dict[str, int], repaid: Repaid | None = None) -> int:
+    """Record the scenario; its credits paid twice, documented repayment included (counted apart in the summary)."""
     arrivals = list(server.service.arrivals)
     twice, _, _ = paid_twice(arrivals)
     most = max_in_window([a.time for a in arrivals], LIMIT[1])
-    record(name, faults=faults, requests=len(arrivals), rows=0, paid_twice=twice, window=(most, LIMIT[0]))
+    beyond = twice - (repaid.credits if repaid is not None else 0)
+    record(
+        name, faults=faults, requests=len(arrivals), rows=0, paid_twice=beyond, window=(most, LIMIT[0]), repaid=repaid
+    )
     return twice
 
 
@@ -240,8 +244,15 @@ def test_a_bucket_that_stops_taking_writes_mid_call_stops_the_call(s3_bucket):
             assert third.spent == 0
         lost = [r for r in partial if r.entry is None]  # paid, never kept: in flight when the bucket stopped
         assert len(lost) <= 2  # 2 workers: at most the 2 requests in flight, paid once more each
-        twice = _record("backend failure: bucket stops mid-call", server, faults={"writes refused": gate["refused"]})
-        assert paid_twice(server.service.arrivals)[1] == len(lost) and twice == sum(r.cost for r in lost)
+        workers, dearest = options["max_workers"], max(r.cost for r in partial)
+        in_flight = Repaid("in flight when a bucket stopped", sum(r.cost for r in lost), workers * dearest)
+        twice = _record(
+            "backend failure: bucket stops mid-call",
+            server,
+            faults={"writes refused": gate["refused"]},
+            repaid=in_flight,
+        )
+        assert paid_twice(server.service.arrivals)[1] == len(lost) and twice == in_flight.credits
 
 
 # -- folders ----------------------------------------------------------------------------------------------------

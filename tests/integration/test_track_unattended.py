@@ -31,7 +31,7 @@ from storeframes.cli import main
 from storeframes.coord.bucket import ObjectLeases
 from storeframes.sandbox import SANDBOX_KEY, Arrival, SandboxServer, World
 from tests._children import child_env, sigkill_when
-from tests._summary import paid_twice, record
+from tests._summary import Repaid, paid_twice, record
 from tests.conftest import ROOT, SANDBOX_TODAY
 
 TODAY = SANDBOX_TODAY
@@ -214,7 +214,8 @@ def test_a_run_killed_half_way_is_marked_interrupted_and_the_rerun_pays_again_on
         faults={"SIGKILL": 1},
         requests=len(arrivals),
         rows=len(KEYWORDS),
-        paid_twice=credits,
+        paid_twice=credits - SEARCH_COST * len(in_flight),  # beyond the requests in flight at the kill: 0
+        repaid=Repaid("in flight at a kill", SEARCH_COST * len(in_flight), SEARCH_COST * KILL_WORKERS),
     )
 
 
@@ -318,7 +319,8 @@ def test_a_machine_killed_half_way_while_another_waits_for_the_run_hands_it_over
         faults={"SIGKILL": 1},
         requests=len(arrivals),
         rows=len(KEYWORDS),
-        paid_twice=credits,
+        paid_twice=credits - SEARCH_COST * again,  # beyond the requests in flight at the kill: 0
+        repaid=Repaid("in flight at a kill", SEARCH_COST * again, SEARCH_COST * KILL_WORKERS),
     )
 
 
