@@ -108,7 +108,7 @@ def test_fetched_tells_a_day_never_asked_for_from_a_day_the_service_recorded_not
     out = sf.rank_history(MAPS, ["x"], end=day(5), fetched=by_keyword)  # a day fetched for its keyword alone
     assert out["status"].to_list() == ["ranked", "no_data", "ranked", "not_ranked", "not_fetched"]
     for wrong in (pl.DataFrame({"day": [day(1)]}), ["2026-01-01"], 3):
-        with pytest.raises(sf.InvalidParameterError, match="fetched.*the days fetched"):
+        with pytest.raises(sf.InvalidParameterError, match=r"fetched.*the days fetched"):
             sf.rank_history(MAPS, ["x"], fetched=wrong)
 
 
