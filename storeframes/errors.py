@@ -395,8 +395,9 @@ class DigestNotKeptError(StoreframesError):
         shown = ", ".join(str(d) for d in self.kept[-5:]) or "none"
         super().__init__(
             f"no digest of {day} is kept for tracker {tracker!r} in the cache at {location}: no run of that "
-            f"day finished its work there (days with a digest, the last five: {shown}); "
-            f"'storeframes track digest SPEC --start {day}' renders one from what the cache keeps"
+            f"day finished its work there (days with a digest, the last five: {shown}; a run keeps one when "
+            f"the spec has [[alert]] rules or a [notify] digest); 'storeframes track digest SPEC --start {day}' "
+            "renders one from what the cache keeps"
         )
 
 

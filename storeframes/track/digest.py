@@ -332,7 +332,7 @@ def _holes(not_fetched: Mapping[str, Sequence[date]], first: date, last: date) -
     lines = []
     for series, days in not_fetched.items():
         within = sorted({d for d in days if first <= d <= last})
-        spans = []
+        spans: list[tuple[date, date]] = []
         for day in within:
             if spans and (day - spans[-1][1]).days == 1:
                 spans[-1] = (spans[-1][0], day)

@@ -107,7 +107,7 @@ def test_a_day_with_no_digest_kept_is_an_error_with_its_own_exit_status(
     code, out, err = _cli("digest", str(spec), "--sandbox", "--day", DAY.isoformat(), capsys=capsys)
     assert (code, out) == (5, "")
     assert err.startswith(f"storeframes track digest: no digest of {DAY} is kept for tracker 'watch'")
-    assert "(days with a digest, the last five: none)" in err
+    assert "(days with a digest, the last five: none; a run keeps one when the spec has [[alert]] rules" in err
     Tracker.from_toml(spec, sandbox=True).run(DAY)
     with pytest.raises(DigestNotKeptError, match=f"the last five: {DAY}") as caught:
         kept_digest(load_spec(spec), DAY + timedelta(days=1))
