@@ -173,3 +173,21 @@ def test_a_month_with_days_over_budget_says_not_fetched_in_the_frame_the_chart_a
     assert (tmp_path / "reports" / f"watch-{skipped[1]}.md").read_text() == over.replace(
         "](rank-", f"](watch-{skipped[1]}_files/rank-"
     )  # the spec's [notify] digest: an extra copy of the kept one
+
+
+def test_a_digest_the_cache_will_not_take_makes_the_run_partial_and_says_why(tmp_path: Path):
+    spec = _spec(tmp_path / "watch.toml", "cache")
+    tracker = Tracker.from_toml(spec, sandbox=True)
+    assert tracker.run(DAY).status == "ok"
+    blocked = tmp_path / "cache" / "digests" / "tracker=watch"
+    for kept in blocked.iterdir():
+        kept.unlink()
+    blocked.rmdir()
+    blocked.write_bytes(b"")  # a file where the tracker's digests go: no digest can be written under it
+    result = Tracker.from_toml(spec, sandbox=True).run(DAY + timedelta(days=1))
+    assert (result.status, result.exit_code) == ("partial", 3)
+    assert result.credits_spent == 10  # the day was fetched: only its digest is missing, and said so
+    assert [e for e in result.errors if e.startswith("digest: ")] == [result.errors[-1]]
+    assert f"could not keep the digest of {DAY + timedelta(days=1)} in the cache at" in result.errors[-1]
+    row = tracker.runs().row(-1, named=True)
+    assert row["status"] == "partial" and "could not keep the digest" in row["errors"]
