@@ -50,6 +50,7 @@ import sys
 import threading
 import warnings
 from collections.abc import Callable, Mapping, Sequence
+from datetime import date
 from types import TracebackType
 from typing import Any, ParamSpec, TypeVar
 
@@ -65,6 +66,7 @@ __all__ = [
     "CoordinationError",
     "CoordinationMismatchError",
     "CostWarning",
+    "DigestNotKeptError",
     "EstimatesNotInPlanError",
     "ForbiddenError",
     "ForkedProcessError",
@@ -374,6 +376,28 @@ class NotCachedError(StoreframesError):
         super().__init__(
             f"{reason}: the cache lacks {plural(len(self.requests), 'request')} of {endpoint}, "
             f"estimated at most {plural(estimate, 'credit')}:\n{shown}{more}"
+        )
+
+
+class DigestNotKeptError(StoreframesError):
+    """A tracker's cache keeps no digest of the day asked for: no run finished that day's work there.
+
+    Attributes:
+        tracker: the tracker's name.
+        day: the day asked for.
+        kept: the days whose digest the cache keeps.
+    """
+
+    def __init__(self, tracker: str, day: date, kept: Sequence[date], *, location: str):
+        self.tracker = tracker
+        self.day = day
+        self.kept = list(kept)
+        shown = ", ".join(str(d) for d in self.kept[-5:]) or "none"
+        super().__init__(
+            f"no digest of {day} is kept for tracker {tracker!r} in the cache at {location}: no run of that "
+            f"day finished its work there (days with a digest, the last five: {shown}; a run keeps one when "
+            f"the spec has [[alert]] rules or a [notify] digest); 'storeframes track digest SPEC --start {day}' "
+            "renders one from what the cache keeps"
         )
 
 

@@ -20,8 +20,8 @@ from .schemas import RANK_HISTORY
 
 __all__ = ["RANK_STATUSES", "rank_history"]
 
-RANK_STATUSES = ("ranked", "not_ranked", "no_data")
-"""The statuses of :func:`rank_history`, best first."""
+RANK_STATUSES = ("ranked", "not_ranked", "no_data", "not_fetched")
+"""The statuses of :func:`rank_history`, best first: ``not_fetched`` only where ``fetched=`` says which days were."""
 
 _SERIES = ("keyword", "country", "language", "device")
 _NEEDED = ("keyword", "date", "rank", "app_id")
@@ -59,6 +59,24 @@ def _texts(name: str, value: Any, *, endpoint: str = "rank_history") -> list[str
     return list(dict.fromkeys(" ".join(v.split()) for v in values))
 
 
+def _fetched(value: Any) -> pl.DataFrame:
+    """The days fetched, as a frame of ``date`` and the series columns given (nulls as the join's stand-in)."""
+    what = "the days fetched: a frame with a date column (and keyword, country, language, device), or dates"
+    if isinstance(value, (list, tuple, set, frozenset)):
+        if not all(isinstance(d, date) for d in value):
+            raise InvalidParameterError("fetched", value, what, endpoint="rank_history")
+        return pl.DataFrame({"date": sorted(set(value))}, schema={"date": pl.Date})
+    frame = _polars(value, "fetched", "rank_history", what)
+    if "date" not in frame.columns:
+        raise InvalidParameterError("fetched", "a frame without date", what, endpoint="rank_history")
+    on = [c for c in _SERIES if c in frame.columns]
+    return (
+        frame.select(pl.col("date").cast(pl.Date), *(pl.col(c).cast(pl.String).fill_null(_NULL) for c in on))
+        .unique()
+        .select(*on, "date")
+    )
+
+
 @user_facing
 def rank_history(
     history: pl.DataFrame | Any,
@@ -67,6 +85,7 @@ def rank_history(
     keywords: str | Sequence[str] | None = None,
     start: str | date | None = None,
     end: str | date | None = None,
+    fetched: pl.DataFrame | Any | None = None,
 ) -> pl.DataFrame:
     """Each app's rank per keyword and day, with a status that tells missing ranks apart.
 
@@ -78,8 +97,16 @@ def rank_history(
     * ``ranked``: the app is in that day's results, at ``rank`` (its best place if it
       appears twice);
     * ``not_ranked``: the day has results (``results`` of them), the app is not among them;
-    * ``no_data``: the history has no results for that keyword and day (the service did not
-      record the day, or it was not fetched).
+    * ``no_data``: the history has no results for that keyword and day: the service recorded
+      nothing that day (or, without ``fetched``, the day may not have been fetched);
+    * ``not_fetched``: with ``fetched``, a day without results that was never asked for (a run
+      over budget, a run that failed, a day no run ran): nothing is known of it, which is not
+      the same as a day the service recorded nothing.
+
+    ``fetched`` says which days were asked of the service: a frame with a ``date`` column
+    and any of ``keyword``, ``country``, ``language``, ``device`` (a day fetched for those
+    alone), or a list of dates (fetched for every keyword and place). A day with results
+    is always fetched.
 
     ``rank`` is null unless the app ranked, so a plot of rank over date shows gaps where
     the app was not ranked. ``keywords`` keeps only those keywords (a text is split on
@@ -119,6 +146,7 @@ def rank_history(
         raise InvalidParameterError("apps", apps, "at least one app id, or a list of them", endpoint="rank_history")
     wanted = _texts("keywords", keywords) if keywords is not None else None
     first, last = _day("start", start), _day("end", end)
+    asked = None if fetched is None else _fetched(fetched)
 
     frame = history.with_columns(pl.col("date").cast(pl.Date))
     if "is_ad" in frame.columns:
@@ -163,6 +191,11 @@ def rank_history(
         .group_by([*_SERIES, "date", "app_id"])
         .agg(pl.col(rank).min().cast(pl.Int64).alias("rank"))
     )
+    if asked is None:
+        grid = grid.with_columns(_fetched=pl.lit(None, pl.Boolean))
+    else:
+        on = [c for c in asked.columns if c != "date"]
+        grid = grid.join(asked.with_columns(_fetched=pl.lit(True)), on=[*on, "date"], how="left")
     out = (
         grid.join(results, on=[*_SERIES, "date"], how="left")
         .join(ranks, on=[*_SERIES, "date", "app_id"], how="left")
@@ -171,7 +204,9 @@ def rank_history(
             .then(pl.lit("ranked"))
             .when(pl.col("results").is_not_null())
             .then(pl.lit("not_ranked"))
-            .otherwise(pl.lit("no_data"))
+            .when(pl.lit(asked is None) | pl.col("_fetched").fill_null(False))
+            .then(pl.lit("no_data"))
+            .otherwise(pl.lit("not_fetched"))
             .alias("status"),
             *(pl.when(pl.col(c) == _NULL).then(None).otherwise(pl.col(c)).alias(c) for c in _SERIES),
         )

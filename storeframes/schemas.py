@@ -415,7 +415,8 @@ RANK_HISTORY = _table(
     Column(
         "status",
         pl.String(),
-        "ranked; not_ranked (the day has results, the app is not among them); no_data (no results that day)",
+        "ranked; not_ranked (the day has results, the app is not among them); no_data (no results that day); "
+        "not_fetched (the day was never asked for, with rank_history's fetched=)",
     ),
     Column("results", pl.Int64(), "how many organic results the day has; null when status is no_data"),
     *_SEARCH_KEYS,

@@ -6,7 +6,7 @@ and the reporter of troubles, and the index): :class:`~storeframes.cache.index.I
 :class:`~storeframes.cache.answer_files.AnswerFiles`,
 :class:`~storeframes.cache.frame_files.FrameFiles` (with the write-behind thread),
 :class:`~storeframes.cache.ledger_files.LedgerFiles`, :class:`~storeframes.cache.run_files.RunFiles`,
-:class:`~storeframes.cache.event_files.EventFiles`,
+:class:`~storeframes.cache.event_files.EventFiles`, :class:`~storeframes.cache.digest_files.DigestFiles`,
 :class:`~storeframes.cache.compaction.Compaction` and :class:`~storeframes.cache.upkeep.Upkeep`.
 """
 
@@ -26,6 +26,7 @@ from ..errors import CacheUnavailableError, shown_when_half_built, warn
 from ..planning import Cell
 from .answer_files import AnswerFiles, answer_file
 from .compaction import Compaction
+from .digest_files import DigestFiles
 from .event_files import EventFiles
 from .files import CacheWarning, Files
 from .frame_files import FrameFiles
@@ -95,6 +96,7 @@ class Cache:
         self._ledger = LedgerFiles(files)
         self._runs = RunFiles(files)
         self._events = EventFiles(files)
+        self._digests = DigestFiles(files)
         self._compaction = Compaction(files, self._index, self._answers, self._frames)
         self._upkeep = Upkeep(files, self._index, self._answers, self._frames, self._ledger, self._compaction)
 
@@ -430,6 +432,21 @@ class Cache:
     ) -> pl.DataFrame:
         """The alerts' events (of ``tracker``; of the days from ``since`` to ``until``), by day."""
         return self._events.read(tracker, since=since, until=until)
+
+    # -- the digests of the day ---------------------------------------------------------------
+
+    def write_digest(self, row: Mapping[str, Any]) -> None:
+        """Keep a tracker's digest of a day (:data:`~storeframes.cache.digest_files.DIGEST_SCHEMA`) as
+        ``digests/tracker=<name>/day=<day>.parquet``, replacing the day's earlier one; an OSError when it cannot."""
+        self._digests.write(row)
+
+    def read_digest(self, tracker: str, day: date) -> dict[str, Any] | None:
+        """``tracker``'s kept digest of ``day`` (its row); None when none is kept."""
+        return self._digests.read(tracker, day)
+
+    def digest_days(self, tracker: str) -> list[date]:
+        """The days of ``tracker`` with a kept digest, oldest first."""
+        return self._digests.days(tracker)
 
     # -- looking around and clearing ----------------------------------------------------------
 

@@ -34,9 +34,11 @@ overwrite each other)::
       runs/tracker=<name>/<run>.parquet         one tracker run's row of the run log (storeframes.track),
                                                 written when it starts and again when it ends
       events/tracker=<name>/day=<day>.parquet   the events a tracker's alerts found on one day
+      digests/tracker=<name>/day=<day>.parquet  a tracker's digest of the day (Markdown, HTML, charts),
+                                                kept by the run that finished the day's work
 
 An *entry* is one answer of the service to one request. Its index file is written
-last and is what makes the entry visible. ``index``, ``frames``, ``ledger``, ``runs`` and ``events`` are
+last and is what makes the entry visible. ``index``, ``frames``, ``ledger``, ``runs``, ``events`` and ``digests`` are
 plain Parquet datasets: ``pl.scan_parquet(f"{cache_dir}/index/**/*.parquet",
 hive_partitioning=True)``, DuckDB's ``read_parquet`` or pandas read them as they are,
 and every file carries its provenance (endpoint, canonical params, fetched_at, cost,

@@ -196,7 +196,7 @@ def parser() -> argparse.ArgumentParser:
         help="judge the spec's alert rules on what is kept, keep and tell the new events (free)",
         description="Judge the [[alert]] rules on the days up to --today with what the cache keeps (nothing is "
         "sent to the service), keep the events not found before, send them to the [notify] addresses, and "
-        "write the day's digest. A run does the same at its end.",
+        "keep the day's digest in the cache (and write it at the [notify] digest path). A run does the same at its end.",
     )
     alerts.add_argument("--no-notify", action="store_true", help="keep the events, send no notification")
     events = track_commands.add_parser("events", parents=[spec], help="the events the spec's alerts found")
@@ -204,12 +204,25 @@ def parser() -> argparse.ArgumentParser:
     digest = track_commands.add_parser(
         "digest",
         parents=[spec],
-        help="write a digest of a period: HTML (self-contained), Markdown and charts (free)",
+        help="print the digest of a day kept in the cache (--day), or write one of a period (--start) (free)",
+        description="--day D: the digest of the day that the day's last run kept in the cache (a folder or the "
+        "team's bucket): printed as Markdown, or with --out written as HTML, Markdown and charts. Its runs "
+        "line counts the finished runs of the day and its credits every run's; days a run did not fetch (over "
+        "budget, failed, not run) are said as not fetched, never as days without data. --start D [--end D]: a "
+        "digest of a period rendered from what the cache keeps, written at --out (default: the spec's [notify] "
+        "digest). Exit status: 0 done, 5 no digest of that day is kept (nothing is printed but the error), "
+        "2 an argument or spec refused, 3 the cache could not be read.",
     )
-    digest.add_argument("--start", type=_day, required=True, metavar="YYYY-MM-DD", help="the first day")
-    digest.add_argument("--end", type=_day, metavar="YYYY-MM-DD", help="the last day (default: --start)")
+    when = digest.add_mutually_exclusive_group(required=True)
+    when.add_argument("--day", type=_day, metavar="YYYY-MM-DD", help="the day whose kept digest to print or write")
+    when.add_argument("--start", type=_day, metavar="YYYY-MM-DD", help="the first day of a period to render")
+    digest.add_argument("--end", type=_day, metavar="YYYY-MM-DD", help="the period's last day (default: --start)")
     digest.add_argument(
-        "--out", type=Path, metavar="PATH", help="the HTML file to write (default: the spec's [notify] digest)"
+        "--out",
+        type=Path,
+        metavar="PATH",
+        help="the HTML file to write, the Markdown and charts beside it (--day: default, print the Markdown; "
+        "--start: default, the spec's [notify] digest)",
     )
 
     from ..catalog import ENDPOINTS

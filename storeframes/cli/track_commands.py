@@ -4,7 +4,8 @@ The spec is read and checked whole first: a spec that cannot be used is named wi
 line (exit status 2) before anything is sent. ``run`` exits with the run's code
 (:data:`storeframes.track.EXIT_CODES`: 0 ok, 3 partial or failed, 4 over budget), and with 3 too when
 the run could not be made (a cache that cannot be read, another run's lease held too long); every command
-prints a few lines, and a run on a terminal shows a progress bar while it sends.
+prints a few lines, and a run on a terminal shows a progress bar while it sends. ``digest --day D``
+prints the digest of the day kept in the cache, and exits 5 when none is kept.
 """
 
 from __future__ import annotations
@@ -32,6 +33,31 @@ def _tracker(args: argparse.Namespace) -> Any:
     if not sys.stderr.isatty():  # a progress bar on a terminal only: not in cron's mail or a CI log
         options["progress"] = False
     return Tracker.from_toml(args.spec, sandbox=args.sandbox, **options)
+
+
+EXIT_NO_DIGEST = 5
+"""The exit status of ``track digest --day D`` when no digest of that day is kept."""
+
+
+def _kept_digest(tracker: Any, args: argparse.Namespace) -> int:
+    """``track digest --day D``: the kept digest printed (Markdown) or written (``--out``); 5 when none is kept."""
+    from ..errors import DigestNotKeptError
+    from ..track.day_digest import kept_digest
+
+    if args.end is not None:
+        raise InvalidParameterError(
+            "--end", args.end, "--end with --start (a period), not with --day", endpoint="track"
+        )
+    try:
+        digest = kept_digest(tracker.spec, args.day)
+    except DigestNotKeptError as exc:
+        print(printable(f"storeframes track digest: {exc}"), file=sys.stderr)
+        return EXIT_NO_DIGEST
+    if args.out is None:
+        _say(digest.markdown)
+    for path in digest.write(args.out) if args.out is not None else ():
+        print(printable(str(path)))
+    return 0
 
 
 def run_track(args: argparse.Namespace) -> int:
@@ -67,6 +93,8 @@ def run_track(args: argparse.Namespace) -> int:
             for row in found.iter_rows(named=True):
                 print(printable(f"{row['day']}  {row['rule']:<14} {row['detail']}"))
             return 0
+        if command == "digest" and args.day is not None:
+            return _kept_digest(tracker, args)
         if command == "digest":
             for path in tracker.digest(args.start, args.end, path=args.out):
                 print(printable(str(path)))

@@ -8,7 +8,8 @@ run log per run; :mod:`~storeframes.track.due` decides what is due on a day. ``s
 is its command line, and :mod:`storeframes.dagster` schedules it on Dagster. Its ``[[alert]]`` rules
 (:mod:`~storeframes.track.rules`) are judged on what it keeps (:mod:`~storeframes.track.judge`) at the
 end of every run, each event kept once and told through apprise (:mod:`~storeframes.track.alerts`,
-:mod:`~storeframes.track.notify`), with a digest (:mod:`~storeframes.track.digest`). Its ``[publish]``
+:mod:`~storeframes.track.notify`), with a digest (:mod:`~storeframes.track.digest`): one of the day per
+tracker, kept in the cache by the run that finishes the day's work (:mod:`~storeframes.track.day_digest`). Its ``[publish]``
 table (:mod:`~storeframes.track.publishing`) names a Delta Lake each run publishes its tables to.
 """
 

@@ -7,7 +7,8 @@ At the end of every run (and by ``storeframes track alerts``, free), under the t
 2. each ``[notify]`` address gets one message with every event it has not had
    (:mod:`storeframes.track.notify`); an event records who has it, so a failed address gets it at
    the next run, and none gets it twice;
-3. the run's digest is written (:mod:`storeframes.track.digest`): the events first seen that day.
+3. the digest of the day is kept in the cache (:mod:`storeframes.track.day_digest`): the events first
+   seen that day, the day's finished runs and credits; a run keeps it once its own row is final.
 
 :func:`events` reads the table back, offline, with no token.
 """
@@ -27,9 +28,8 @@ from ..cache import EVENT_SCHEMA, Cache
 from ..catalog import parse_day
 from ..datasets import open_for
 from ..errors import InvalidParameterError, plural
-from ..ranks import rank_history
-from ..schemas import RANK_HISTORY
-from .judge import Judged, app_names, find_events, rank_frame
+from .day_digest import keep_day_digest, render_period
+from .judge import Judged, find_events
 from .notify import send
 from .rules import shown_url, url_id
 from .spec import TrackerSpec
@@ -38,9 +38,6 @@ __all__ = ["KEEP_DAYS", "AlertResult", "events", "judge", "month_spent_of", "wri
 
 KEEP_DAYS = 62
 """The days of events a judgement reads back: to say none twice, and to tell what was not told yet."""
-
-CHART_DAYS = 14
-"""Days before a digest's period its rank charts show, for context."""
 
 
 @dataclass
@@ -106,14 +103,15 @@ def judge(
     day: date,
     *,
     month_spent: int,
-    run_credits: int | None = None,
     notify: bool = True,
     digest: bool = True,
 ) -> AlertResult:
-    """Judge ``spec``'s rules on ``day``, keep the new events, tell them, and write the day's digest.
+    """Judge ``spec``'s rules on ``day``, keep the new events, tell them, and keep the digest of the day.
 
     The caller holds the tracker's lease (a run, or ``Tracker.alerts``): two judgements of one
-    tracker never run at once, so an event is written and told once.
+    tracker never run at once, so an event is written and told once. A run judges with
+    ``digest=False`` and keeps the day's digest once its own row in the run log is final
+    (:func:`~storeframes.track.day_digest.keep_day_digest`), so the digest counts it as finished.
     """
     now = datetime.combine(day, datetime.now(UTC).time(), UTC)
     known = cache.read_events(spec.name, since=day - timedelta(days=KEEP_DAYS))
@@ -133,12 +131,8 @@ def judge(
                 known = _told(known, ids, url, urls, now)
                 _record(cache, spec.name, known, set(pending.filter(pl.col("event_id").is_in(ids))["day"].to_list()))
                 result.notified[shown_url(url)] = len(ids)
-    if digest and spec.notify.digest:
-        today = known.filter(pl.col("first_seen").dt.date() == day)  # found today, of today or the days before
-        first = min([day, *today["day"].to_list()])
-        result.digest = write_digest(
-            spec, cache, service, first, day, events=today, month_spent=month_spent, run_credits=run_credits, label=day
-        )
+    if digest:
+        result.digest = keep_day_digest(spec, cache, service, day, month_spent=month_spent)
     return result
 
 
@@ -149,53 +143,22 @@ def write_digest(
     start: date,
     end: date,
     *,
-    events: pl.DataFrame | None = None,
     path: str | Path | None = None,
     month_spent: int | None = None,
-    run_credits: int | None = None,
-    label: date | None = None,
 ) -> tuple[Path, ...]:
-    """Write the digest of ``start`` to ``end`` (the events whose day is in it, unless ``events`` are
-    given) at ``path`` (by default the spec's ``[notify] digest``, its ``{day}`` the period, or ``label``);
-    the files written."""
-    from .digest import Spend, render_digest
-
-    if events is None:
-        events = cache.read_events(spec.name, since=start, until=end)
+    """Write the digest of ``start`` to ``end`` (the events whose day is in it) at ``path`` (by default the
+    spec's ``[notify] digest``, its ``{day}`` the period); the files written."""
+    events = cache.read_events(spec.name, since=start, until=end)
     target = path if path is not None else spec.notify.digest
     if target is None:
         raise InvalidParameterError(
             "path", None, "a path for the digest, or a [notify] digest path in the spec", endpoint="track"
         )
-    named = label.isoformat() if label else start.isoformat() if start == end else f"{start}_{end}"
+    named = start.isoformat() if start == end else f"{start}_{end}"
     where = Path(str(target).format(tracker=spec.name, day=named))
-    moved = events.filter(pl.col("rule").is_in(["rank_drop", "top"]))
-    ranks = None
-    if not moved.is_empty():
-        earliest: date = min([*moved["day"].to_list(), start])
-        first = earliest - timedelta(days=CHART_DAYS)
-        frame = rank_frame(spec, cache, service, first, end)
-        if not frame.is_empty():  # the charts begin with the data, not with days nothing was kept
-            first = max(first, min(frame["date"].to_list()))
-        keywords = moved["keyword"].unique().to_list()
-        ranks = rank_history(frame, moved["app_id"].unique().to_list(), keywords=keywords, start=first, end=end)
-    runs = cache.read_runs(spec.name).filter(pl.col("day").is_between(start, end))
     if month_spent is None:
         month_spent = month_spent_of(cache.read_ledger(), service, end)
-    spend = Spend(
-        month=f"{end:%Y-%m}", month_credits=month_spent, budget_per_month=spec.budget_per_month,
-        run_credits=run_credits, runs=runs.height, runs_not_ok=runs.filter(pl.col("status") != "ok").height,
-    )  # fmt: skip
-    apps = sorted(set(events["app_id"].drop_nulls().to_list()))
-    made = render_digest(
-        events,
-        ranks if ranks is not None else RANK_HISTORY.empty(),
-        tracker=spec.name,
-        start=start,
-        end=end,
-        spend=spend,
-        app_names=app_names(cache, service, apps),
-    )
+    made = render_period(spec, cache, service, start, end, events=events, month_spent=month_spent)
     return tuple(made.write(where))
 
 

@@ -22,7 +22,7 @@ import json
 import os
 import re
 import secrets
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
@@ -74,7 +74,7 @@ h2 .count{color:#777;font-weight:normal;font-size:14px}.spend{color:#444;margin:
 th,td{text-align:left;vertical-align:top;padding:4px 8px;border-bottom:1px solid #eee}
 th{background:#f6f6f6;font-weight:600;white-space:nowrap}td.day,td.place{white-space:nowrap}
 td.change{max-width:280px;overflow-wrap:anywhere}td.detail{overflow-wrap:anywhere;color:#444}
-.id{color:#888;font-size:12px}.target{font-weight:600}.none{color:#777}figure{margin:14px 0}
+.missing{color:#8a4b00}.id{color:#888;font-size:12px}.target{font-weight:600}.none{color:#777}figure{margin:14px 0}
 figure img{max-width:100%;border:1px solid #eee}.note{color:#666}
 """.strip()
 
@@ -94,11 +94,15 @@ class Spend:
     budget_per_month: int | None
     """The tracker's month budget; None when it has none."""
     run_credits: int | None = None
-    """The run's spend, for a run's digest; None for a period's digest."""
+    """One run's spend; None for a digest of the day or a period (see :attr:`period_credits`)."""
     runs: int = 0
-    """Runs in the period."""
+    """Finished runs in the period (a run still ``running`` is not counted here)."""
     runs_not_ok: int = 0
     """How many of them ended other than ``ok``."""
+    period_credits: int | None = None
+    """What every run of the period spent (from the run log), on every machine; None when not told."""
+    runs_running: int = 0
+    """Runs of the period whose row still reads ``running`` (running now, or killed)."""
 
 
 @dataclass(frozen=True)
@@ -187,11 +191,14 @@ def _title(tracker: str, start: date, end: date) -> str:
     return f"{tracker} on {start}" if start == end else f"{tracker}: {start} to {end}"
 
 
-def _spend_parts(spend: Spend) -> list[tuple[str, str]]:
+def _spend_parts(spend: Spend, start: date, end: date) -> list[tuple[str, str]]:
     """The spend line's parts: (label, value) pairs, the same words in HTML and Markdown."""
     parts = []
     if spend.run_credits is not None:
         parts.append(("This run", f"{plural(spend.run_credits, 'credit')}"))
+    if spend.period_credits is not None:
+        when = f"on {start}" if start == end else f"from {start} to {end}"
+        parts.append((f"Spent {when}", f"{plural(spend.period_credits, 'credit')} (every run)"))
     if spend.budget_per_month is None:
         parts.append((f"Spent in {spend.month}", f"{plural(spend.month_credits, 'credit')} (no month budget)"))
     else:
@@ -199,8 +206,9 @@ def _spend_parts(spend: Spend) -> list[tuple[str, str]]:
         parts.append(
             (f"Spent in {spend.month}", f"{spend.month_credits:,} of {spend.budget_per_month:,} credits ({share})")
         )
-    if spend.runs:
-        parts.append(("Runs", f"{spend.runs:,}, {spend.runs_not_ok:,} not ok"))
+    if spend.runs or spend.runs_running:
+        running = f", {spend.runs_running:,} still running or killed" if spend.runs_running else ""
+        parts.append(("Runs", f"{spend.runs:,} finished, {spend.runs_not_ok:,} not ok{running}"))
     return parts
 
 
@@ -319,6 +327,26 @@ def _md_table(rows: pl.DataFrame, names: Mapping[str, str]) -> str:
     return "\n".join(out)
 
 
+def _holes(not_fetched: Mapping[str, Sequence[date]], first: date, last: date) -> list[str]:
+    """The "Not fetched" note: a first line, then a line per series with its days of the period in spans."""
+    lines = []
+    for series, days in not_fetched.items():
+        within = sorted({d for d in days if first <= d <= last})
+        spans: list[tuple[date, date]] = []
+        for day in within:
+            if spans and (day - spans[-1][1]).days == 1:
+                spans[-1] = (spans[-1][0], day)
+            else:
+                spans.append((day, day))
+        if spans:
+            shown = ", ".join(str(a) if a == b else f"{a} to {b}" for a, b in spans)
+            lines.append(f"{series}: {shown} ({plural(len(within), 'day')})")
+    if not lines:
+        return []
+    head = "nothing is known of these days (a run over budget or failed, or no run): they are not days without data."
+    return [head, *lines]
+
+
 # -- charts --------------------------------------------------------------------------------------------------
 
 
@@ -337,13 +365,16 @@ def render_digest(
     end: date,
     spend: Spend,
     app_names: Mapping[str, str] | None = None,
+    not_fetched: Mapping[str, Sequence[date]] | None = None,
 ) -> Digest:
     """A tracker's digest of ``start`` to ``end``: its spend, its events by rule, and rank charts.
 
     ``events`` has a row per alert event (``event_id``, ``rule``, ``day``, ``app_id``, ``keyword``,
     ``country``, ``language``, ``device``, ``target``, ``before``, ``after``, ``detail`` are read;
     other columns are ignored), of which those whose ``day`` is within the period are shown.
-    ``ranks`` is a :func:`~storeframes.rank_history` frame (``keyword``, ``app_id``, ``date``,
+    ``not_fetched`` maps a rank series (``"'photo editor' (us)"``) to its days that no run fetched
+    (over budget, failed, not run): the page says them, under "Not fetched", apart from days without
+    data. ``ranks`` is a :func:`~storeframes.rank_history` frame (``keyword``, ``app_id``, ``date``,
     ``rank``, ``status``, ``country``, ``language``, ``device``) covering the period, and better
     some days before it. An empty frame without columns stands for none. ``app_names`` maps app
     ids to the names shown beside them.
@@ -352,7 +383,8 @@ def render_digest(
     its budget, with a bar; the period's runs), then a table per rule (rank drops, top N entries
     and exits, listing changes, new advertisers, budget, unknown fields: the rules with no event
     are left out), then a rank chart per app, keyword and place with a rank drop or top event:
-    its rank over the days of ``ranks`` (1 at the top; no-data days shaded, not-ranked days on the
+    its rank over the days of ``ranks`` (1 at the top; no-data days shaded grey and days not
+    fetched (``status`` ``not_fetched``) hatched, each named in the legend, not-ranked days on the
     bottom line), the event days marked, and the app's listing changes as dashed lines named by
     their target. At most :data:`MAX_CHARTS` charts, the earliest events first. URLs in the
     events are shown without their scheme (``https://x/a.png`` as ``x/a.png``).
@@ -398,18 +430,23 @@ def render_digest(
         f"<h1>{_h(title)}</h1>",
         '<p class="spend">'
         + " · ".join(
-            f"<b>{_h(label)}:</b> {_h(value)}" + (_bar(spend, markdown=False) if label.startswith("Spent") else "")
-            for label, value in _spend_parts(spend)
+            f"<b>{_h(label)}:</b> {_h(value)}" + (_bar(spend, markdown=False) if label.startswith("Spent in") else "")
+            for label, value in _spend_parts(spend, first, last)
         )
         + "</p>",
     ]
     text = [
         f"# {_md(title)}",
         " · ".join(
-            f"**{_md(label)}:** {_md(value)}" + (_bar(spend, markdown=True) if label.startswith("Spent") else "")
-            for label, value in _spend_parts(spend)
+            f"**{_md(label)}:** {_md(value)}" + (_bar(spend, markdown=True) if label.startswith("Spent in") else "")
+            for label, value in _spend_parts(spend, first, last)
         ),
     ]
+    holes = _holes(not_fetched or {}, first, last)
+    if holes:
+        page.append(f'<p class="missing"><b>Not fetched:</b> {_h(holes[0])}</p>')
+        page.append("<ul>" + "".join(f"<li>{_h(line)}</li>" for line in holes[1:]) + "</ul>")
+        text.append(f"**Not fetched:** {_md(holes[0])}\n\n" + "\n".join(f"- {_md(line)}" for line in holes[1:]))
     if not groups:
         page.append('<p class="note">No events in this period.</p>')
         text.append("No events in this period.")

@@ -86,7 +86,7 @@ def _png(fig: Any) -> bytes:
 
 
 def _draw(ax: Axes, ranks: pl.DataFrame, marks: pl.DataFrame, changes: pl.DataFrame, days: tuple[date, date]) -> None:
-    """The rank line, its no-data and not-ranked days, the event days and the listing changes on ``ax``."""
+    """The rank line, its no-data, not-fetched and not-ranked days, the event days and the listing changes on ``ax``."""
     from matplotlib.dates import date2num
     from matplotlib.lines import Line2D
     from matplotlib.patches import Patch
@@ -110,7 +110,13 @@ def _draw(ax: Axes, ranks: pl.DataFrame, marks: pl.DataFrame, changes: pl.DataFr
     for first, last in _spans(no_data):
         ax.axvspan(date2num(first) - 0.5, date2num(last) + 0.5, color="#e4e4e4", linewidth=0, zorder=0)
     if no_data:
-        handles.append(Patch(color="#e4e4e4", label="no data"))
+        handles.append(Patch(color="#e4e4e4", label="no data recorded"))
+    not_fetched = ranks.filter(pl.col("status") == "not_fetched")["date"].to_list()
+    for first, last in _spans(not_fetched):  # hatched, not grey: nothing is known of these days
+        span = (date2num(first) - 0.5, date2num(last) + 0.5)
+        ax.axvspan(*span, facecolor="#fff4e0", edgecolor="#e0a030", hatch="///", linewidth=0, zorder=0)
+    if not_fetched:
+        handles.append(Patch(facecolor="#fff4e0", edgecolor="#e0a030", hatch="///", label="not fetched"))
     not_ranked = ranks.filter(pl.col("status") == "not_ranked")["date"].to_list()
     if not_ranked:
         ax.plot(date2num(not_ranked), [bottom] * len(not_ranked), "x", color="#888", markersize=4)

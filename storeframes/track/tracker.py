@@ -36,6 +36,7 @@ from ..coord import holding
 from ..errors import ConfigurationError, InvalidParameterError, StoreframesError, plural, shown_when_half_built
 from ..pipeline import collector_paused
 from .alerts import AlertResult, judge, month_spent_of, write_digest
+from .day_digest import keep_after_run
 from .due import DueCall, due_calls, fetched_by_endpoint, gap_days, last_fetched
 from .publishing import publish_tables
 from .spec import Item, TrackerSpec, load_spec
@@ -484,8 +485,7 @@ class Tracker:
         result.month_spent = plan.month_spent + client.spent
         if kind == "run" and cache is not None and (self.spec.alerts or self.spec.notify.digest):
             try:
-                judged = judge(self.spec, cache, client.namespace, day, month_spent=result.month_spent,
-                               run_credits=client.spent)  # fmt: skip
+                judged = judge(self.spec, cache, client.namespace, day, month_spent=result.month_spent, digest=False)
                 result.events, result.notified = judged.events.height, sum(judged.notified.values())
                 result.errors += [f"alerts: {e}" for e in judged.errors]
             except (StoreframesError, OSError) as exc:  # the fetched stays kept; the next run judges again
@@ -517,6 +517,8 @@ class Tracker:
                 note = "resumed after another run took over, and ended"
                 final["errors"] = "\n".join(filter(None, [mine["errors"], note, *result.errors]))
             cache.write_run(final)
+            if kind == "run" and (self.spec.alerts or self.spec.notify.digest):  # the day's digest, this run finished
+                keep_after_run(self.spec, cache, client.namespace, result, final)
         return result
 
     def _taken_over(self, cache: Cache, run_id: str) -> bool:

@@ -363,6 +363,25 @@ def test_rank_chart_exact_ranks_gaps_and_no_data_runs():
     assert bottom > 5 and top < 1 and 1 in ax.get_yticks()
 
 
+def test_rank_chart_hatches_days_not_fetched_apart_from_days_without_data():
+    fetched = [day(n) for n in (1, 2, 3, 5, 6, 8)]  # days 4 and 7 never asked for; day 3 asked, nothing recorded
+    fig = plots.rank_chart(hand_history(), ["1", "2"], keywords="maps", fetched=fetched)
+    [ax] = fig.axes
+    bands = sorted((p.get_x(), p.get_hatch()) for p in ax.patches)
+    assert bands == [
+        (pytest.approx(mdates.date2num(day(3)) - 0.5), None),
+        (pytest.approx(mdates.date2num(day(4)) - 0.5), "///"),
+        (pytest.approx(mdates.date2num(day(7)) - 0.5), "///"),
+    ]
+    texts = legend_texts(fig)
+    assert "no data recorded" in texts and "not fetched" in texts
+    ranks = sf.rank_history(hand_history(), ["1"], keywords="maps", fetched=fetched)
+    same = plots.rank_chart(ranks, ["1"])  # a rank_history frame's not_fetched days are hatched the same
+    assert sorted(p.get_hatch() or "" for p in same.axes[0].patches) == ["", "///", "///"]
+    nothing = plots.rank_chart(hand_history(), ["1"], keywords="maps", start=day(3), end=day(4), fetched=[day(9)])
+    assert "none of these days was fetched" in nothing.texts[0].get_text()
+
+
 def test_rank_chart_no_shading_without_no_data_days():
     fig = plots.rank_chart(hand_history(), ["1", "9"], keywords="atlas")
     [ax] = fig.axes

@@ -88,7 +88,28 @@ def test_each_status_with_its_rank_and_results():
     ]
     assert table(out, "keyword", "country", "language", "device") == [("maps", "us", "en", "iphone")] * 8
     assert set(out["status"]) <= set(sf.RANK_STATUSES)
-    assert sf.RANK_STATUSES == ("ranked", "not_ranked", "no_data")
+    assert sf.RANK_STATUSES == ("ranked", "not_ranked", "no_data", "not_fetched")
+    assert "not_fetched" not in out["status"]  # only where fetched= says which days were asked
+
+
+def test_fetched_tells_a_day_never_asked_for_from_a_day_the_service_recorded_nothing():
+    days = [day(1), day(3), day(4), day(5)]  # day 2 was never asked for: over budget, a failed run, no run
+    out = sf.rank_history(MAPS, ["x"], end=day(6), fetched=days)
+    assert table(out) == [
+        ("x", day(1), 1, "ranked", 3),
+        ("x", day(2), None, "not_fetched", None),
+        ("x", day(3), 2, "ranked", 2),
+        ("x", day(4), None, "not_ranked", 1),
+        ("x", day(5), None, "no_data", None),  # asked, and the service recorded nothing
+        ("x", day(6), None, "not_fetched", None),
+    ]
+    assert out.schema == RANK_HISTORY.schema
+    by_keyword = pl.DataFrame({"keyword": ["maps", "other"], "country": ["us", "us"], "date": [day(2), day(5)]})
+    out = sf.rank_history(MAPS, ["x"], end=day(5), fetched=by_keyword)  # a day fetched for its keyword alone
+    assert out["status"].to_list() == ["ranked", "no_data", "ranked", "not_ranked", "not_fetched"]
+    for wrong in (pl.DataFrame({"day": [day(1)]}), ["2026-01-01"], 3):
+        with pytest.raises(sf.InvalidParameterError, match=r"fetched.*the days fetched"):
+            sf.rank_history(MAPS, ["x"], fetched=wrong)
 
 
 def test_rank_is_null_unless_ranked_and_results_null_only_for_no_data():

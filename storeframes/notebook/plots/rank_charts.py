@@ -36,6 +36,7 @@ from .common import (
 
 _LINE_STYLES = ("-", "--", ":", "-.")
 _NO_DATA = "#d9d9d9"
+_NOT_FETCHED, _HATCH = "#fff4e0", "#e0a030"  # hatched: nothing is known of a day never fetched
 _PLACE = ("country", "language", "device")
 _RANK_STEPS = (1, 2, 5, 10, 20, 25, 50, 100, 200, 250, 500, 1000)
 
@@ -54,6 +55,7 @@ def rank_chart(
     colors: Mapping[str, Any] | None = None,
     ax: None = None,
     title: str | None = None,
+    fetched: pl.DataFrame | Any | None = None,
 ) -> Figure: ...
 
 
@@ -71,6 +73,7 @@ def rank_chart(
     colors: Mapping[str, Any] | None = None,
     ax: Axes,
     title: str | None = None,
+    fetched: pl.DataFrame | Any | None = None,
 ) -> Axes: ...
 
 
@@ -88,6 +91,7 @@ def rank_chart(
     colors: Mapping[str, Any] | None = None,
     ax: Axes | None = None,
     title: str | None = None,
+    fetched: pl.DataFrame | Any | None = None,
 ) -> Figure | Axes:
     """Each app's rank over time per keyword: rank 1 at the top, gaps where it was not ranked.
 
@@ -98,7 +102,9 @@ def rank_chart(
     panels, named from ``names`` (a metadata frame or a mapping of id to name). Without
     ``ax`` each keyword (and place) gets a panel of its own and the Figure is returned;
     with ``ax`` all keywords share that Axes, one line style per keyword, and the Axes is
-    returned. Days the service recorded nothing for a keyword are shaded grey; a gap on a
+    returned. Days the service recorded nothing for a keyword are shaded grey; days never
+    fetched (``fetched=``, as :func:`~storeframes.rank_history` takes it, or a rank_history
+    frame's ``not_fetched`` status) are hatched, apart, each named in the legend; a gap on a
     white background means the app was not among that day's results. When no app ranked
     on any day the chart is one line saying so.
 
@@ -136,7 +142,7 @@ def rank_chart(
         if "status" in frame.columns:  # already a rank_history frame: keep the asked apps, keywords and days
             ranks = _given_ranks(frame, ids, wanted, start, end, function)
         else:
-            ranks = rank_history(frame, ids, keywords=wanted, start=start, end=end)
+            ranks = rank_history(frame, ids, keywords=wanted, start=start, end=end, fetched=fetched)
     except InvalidParameterError as exc:  # in the words of this function
         raise InvalidParameterError(exc.parameter, exc.value, exc.allowed, endpoint=function) from None
     if ranks.height == 0:  # nothing was recorded or fetched, and no days were asked for
@@ -244,8 +250,13 @@ def _no_ranks_text(ranks: pl.DataFrame, ids: Sequence[str], first: date, last: d
     words = ", ".join(f"“{k}”" for k in ranks["keyword"].unique(maintain_order=True).to_list())
     place = _place_text(ranks)
     where = f" in {place}" if place else ""
-    if (ranks["status"] == "no_data").all():
-        why = "the service recorded no search results on these days"
+    if (ranks["status"] == "not_fetched").all():
+        why = "none of these days was fetched"
+    elif ranks["status"].is_in(["no_data", "not_fetched"]).all():
+        skipped = ranks.filter(pl.col("status") == "not_fetched")["date"].n_unique()
+        why = "the service recorded no search results on these days" + (
+            f" ({skipped} of them not fetched)" if skipped else ""
+        )
     else:
         apps = "the app was not" if len(ids) == 1 else f"none of the {len(ids)} apps was"
         why = f"{apps} among the results on any day with results"
@@ -314,11 +325,16 @@ def _changes(changes: Any, ids: Sequence[str], first: Any, last: Any, function: 
 
 
 def _shade_no_data(ax: Axes, rows: pl.DataFrame) -> None:
+    """Grey bands over the days without data, hatched ones (labelled ``not fetched``) over the days never fetched."""
     days = rows.filter(pl.col("status") == "no_data")["date"].unique().to_list()
     for first, last in _runs(days):
         ax.axvspan(
             mdates.date2num(first) - 0.5, mdates.date2num(last) + 0.5, color=_NO_DATA, alpha=0.6, linewidth=0, zorder=0
         )
+    skipped = rows.filter(pl.col("status") == "not_fetched")["date"].unique().to_list()
+    for first, last in _runs(skipped):
+        span = (mdates.date2num(first) - 0.5, mdates.date2num(last) + 0.5)
+        ax.axvspan(*span, facecolor=_NOT_FETCHED, edgecolor=_HATCH, hatch="///", linewidth=0, zorder=0, gid="skipped")
 
 
 def _change_markers(ax: Axes, moves: pl.DataFrame, line: pl.DataFrame, color: Any, lowest: int) -> set[str]:
@@ -331,7 +347,7 @@ def _change_markers(ax: Axes, moves: pl.DataFrame, line: pl.DataFrame, color: An
     for (day,), group in moves.group_by("date", maintain_order=True):
         targets = sorted(group["target"].to_list())
         rank = rank_on.get(day)
-        no_data = status_on.get(day) == "no_data"
+        no_data = status_on.get(day) in ("no_data", "not_fetched")
         if rank is None:
             edge.add("no_data" if no_data else "not_ranked")
         for i, target in enumerate(targets):  # several targets on one day sit side by side
@@ -371,8 +387,10 @@ def _legend(
     left_out: str,
 ) -> None:
     handles, labels = axes[0].get_legend_handles_labels()
-    if any(a.patches for a in axes):
+    if any(p.get_gid() != "skipped" for a in axes for p in a.patches):
         handles.append(Patch(color=_NO_DATA, label="no data recorded"))
+    if any(p.get_gid() == "skipped" for a in axes for p in a.patches):
+        handles.append(Patch(facecolor=_NOT_FETCHED, edgecolor=_HATCH, hatch="///", label="not fetched"))
     if moves is not None and moves.height:
         handles.append(Line2D([], [], linestyle="none", label="changes:"))
         for target, count in moves.group_by("target").len().sort("len", "target", descending=[True, False]).iter_rows():

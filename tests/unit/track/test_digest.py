@@ -164,7 +164,7 @@ def test_the_chart_draws_gaps_not_ranked_days_events_and_listing_changes():
     ax = Figure().add_subplot()
     _draw(ax, ranks, marks, changes, (FIRST_DAY, END))
     labels = [t.get_text() for t in ax.get_legend().get_texts()]
-    assert labels == ["rank", "no data", "not ranked", "top N"]
+    assert labels == ["rank", "no data recorded", "not ranked", "top N"]
     assert len(ax.patches) == 2  # the no-data days 4-5 and 13: two bands
     bottom, top = ax.get_ylim()
     assert top < 1 < bottom  # inverted: rank 1 at the top
@@ -229,12 +229,79 @@ def test_the_spend_line_shows_the_run_the_month_beside_its_budget_and_the_runs(d
     assert "120,000 of 300,000 credits (40%)" in digest.html and "120,000 of 300,000 credits (40%)" in digest.markdown
     assert '<span class="bar"><span style="width:40.0%"></span></span>' in digest.html
     assert "`████░░░░░░`" in digest.markdown
-    assert "<b>This run:</b> 4,200 credits" in digest.html and "**Runs:** 6, 1 not ok" in digest.markdown
+    assert "<b>This run:</b> 4,200 credits" in digest.html and "**Runs:** 6 finished, 1 not ok" in digest.markdown
     over = Spend(month="2026-11", month_credits=330_000, budget_per_month=300_000)
     out = render_digest(pl.DataFrame(), pl.DataFrame(), tracker="t", start=START, end=START, spend=over)
     assert '<span class="bar over"><span style="width:100.0%"></span></span>' in out.html
     assert "330,000 of 300,000 credits (110%)" in out.markdown
     assert "This run" not in out.markdown and "Runs" not in out.markdown
+
+
+def test_a_day_digest_says_every_run_s_credits_and_counts_finished_runs_apart_from_running_ones():
+    day = Spend(
+        month="2026-11", month_credits=9_000, budget_per_month=None, runs=2, period_credits=1_628, runs_running=1
+    )
+    out = render_digest(pl.DataFrame(), pl.DataFrame(), tracker="t", start=START, end=START, spend=day)
+    assert "**Spent on 2026-11-01:** 1,628 credits (every run)" in out.markdown
+    assert "**Runs:** 2 finished, 0 not ok, 1 still running or killed" in out.markdown
+    assert "<b>Spent on 2026-11-01:</b> 1,628 credits (every run)" in out.html and "This run" not in out.html
+    period = render_digest(pl.DataFrame(), pl.DataFrame(), tracker="t", start=START, end=END, spend=day)
+    assert "**Spent from 2026-11-01 to 2026-11-08:** 1,628 credits" in period.markdown
+
+
+def test_days_not_fetched_are_said_apart_from_days_without_data():
+    holes = {
+        "'photo editor' (us)": [
+            date(2026, 11, 2),
+            date(2026, 11, 3),
+            date(2026, 11, 4),
+            date(2026, 11, 7),
+            date(2026, 12, 1),
+        ]
+    }
+    out = render_digest(
+        pl.DataFrame(), pl.DataFrame(), tracker="t", start=START, end=END, spend=SPEND, not_fetched=holes
+    )
+    line = "'photo editor' (us): 2026-11-02 to 2026-11-04, 2026-11-07 (4 days)"  # the day out of the period left out
+    assert f"- {line}" in out.markdown and f"<li>{html.escape(line)}</li>" in out.html
+    assert "**Not fetched:** nothing is known of these days" in out.markdown
+    assert "they are not days without data" in out.html
+    quiet = render_digest(
+        pl.DataFrame(),
+        pl.DataFrame(),
+        tracker="t",
+        start=START,
+        end=END,
+        spend=SPEND,
+        not_fetched={"'maps' (us)": [date(2026, 12, 1)]},
+    )
+    assert "Not fetched" not in quiet.markdown and "Not fetched" not in quiet.html
+
+
+def test_the_chart_hatches_days_not_fetched_apart_from_days_without_data():
+    from matplotlib.figure import Figure
+
+    from storeframes.track.digest_charts import _draw
+
+    ranks = ranks_frame().filter((pl.col("app_id") == A) & (pl.col("keyword") == "photo editor"))
+    skipped = [FIRST_DAY + timedelta(days=n) for n in (9, 10, 11)]
+    ranks = ranks.with_columns(
+        status=pl.when(pl.col("date").is_in(skipped)).then(pl.lit("not_fetched")).otherwise("status"),
+        rank=pl.when(pl.col("date").is_in(skipped)).then(None).otherwise("rank"),
+    )
+    ax = Figure().add_subplot()
+    _draw(
+        ax,
+        ranks,
+        ranks.head(0).select(day="date", rule="status", after="status"),
+        ranks.head(0).select(day="date", target="status"),
+        (FIRST_DAY, END),
+    )
+    labels = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert labels == ["rank", "no data recorded", "not fetched"]
+    bands = [(p.get_hatch(), round(p.get_x() + p.get_width() / 2 - p.get_x(), 1)) for p in ax.patches]
+    assert [hatch for hatch, _ in bands] == [None, None, "///"]  # two grey bands of no data, one hatched of 3 days
+    assert bands[-1][1] == 1.5
 
 
 def test_the_title_names_the_tracker_and_the_days():

@@ -1,0 +1,224 @@
+"""The digest of the day, kept in the cache; and which days a tracker fetched, to tell "not fetched" from "no data".
+
+One digest of the day per tracker: the run that finishes the day's work (under the tracker's lease,
+after its row in the run log is final) renders it and keeps it in the cache
+(``digests/tracker=<name>/day=<day>.parquet``: a folder, or the team's bucket), replacing what an
+earlier run of the day kept, so the last run of the day leaves the whole day: every run's credits,
+the finished runs, the events first seen that day. Anyone reads it back (:func:`kept_digest`,
+``storeframes track digest SPEC --day D``); a day with none kept is a :class:`~storeframes.errors.DigestNotKeptError`.
+
+A day is *fetched* for a keyword and country when the cache's index holds an answer of it: a live
+search (``search``, ``search_ads``) taken that day where the tracker follows the keyword live, else
+a search history that covers the day. Any other day is *not fetched* (a run over budget or failed,
+or no run), which is not a day without data: :func:`fetched_days` feeds
+:func:`~storeframes.rank_history`'s ``fetched=``, so its frame, the charts and the digest say which.
+
+>>> kept_digest(load_spec("tracking.toml"), "2026-11-05").markdown  # doctest: +SKIP
+'# photo-editors on 2026-11-05 ...'
+"""
+
+from __future__ import annotations
+
+import socket
+from collections.abc import Mapping
+from datetime import UTC, date, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from ..cache import Cache, open_cache
+from ..catalog import parse_day
+from ..errors import CacheUnavailableError, DigestNotKeptError, InvalidParameterError, StoreframesError
+from ..ranks import rank_history
+from ..schemas import RANK_HISTORY
+from .digest import Digest, Spend, render_digest
+from .judge import _LIVE, _followed, app_names, rank_frame
+from .spec import TrackerSpec
+
+__all__ = ["fetched_days", "keep_after_run", "keep_day_digest", "kept_digest", "not_fetched", "render_period"]
+
+CHART_DAYS = 14
+"""Days before a digest's period its rank charts show, for context."""
+
+_SEEN_WITHIN = 62
+"""Days of events read back for a day's digest: an event first seen on a day may be of a day up to this long before."""
+
+
+def _pairs(spec: TrackerSpec) -> tuple[set[tuple[str, str]], set[tuple[str, str]]]:
+    """(keyword in lower case, country) followed live, and those followed by their history alone."""
+    live = _followed(spec, _LIVE)
+    return live, _followed(spec, ("search_history",)) - live
+
+
+def fetched_days(spec: TrackerSpec, cache: Cache, service: str, start: date, end: date) -> pl.DataFrame:
+    """The days from ``start`` to ``end`` each followed keyword (``keyword``, ``country``) was fetched, by the
+    cache's index: a live search taken that day where it is followed live, else a search history covering it.
+
+    >>> fetched_days(spec, cache, "sandbox-0", date(2026, 11, 1), date(2026, 11, 30))  # doctest: +SKIP
+    """
+    live, history = _pairs(spec)
+    rows: set[tuple[str, str, date]] = set()
+    for endpoint, pairs in (("search", live), ("search_ads", live), ("search_history", history)):
+        if not pairs:
+            continue
+        for entry in cache.entries(endpoint):
+            if entry.service != service:
+                continue
+            country = str(entry.params.get("country", "us")).lower()
+            for keyword, _, covered in entry.cells:
+                day = entry.day if endpoint != "search_history" else covered
+                if day is not None and start <= day <= end and (str(keyword).lower(), country) in pairs:
+                    rows.add((str(keyword), country, day))  # as the kept frames spell it
+    schema = {"keyword": pl.String, "country": pl.String, "date": pl.Date}
+    return pl.DataFrame(sorted(rows), schema=schema, orient="row")
+
+
+def not_fetched(spec: TrackerSpec, fetched: pl.DataFrame, start: date, end: date) -> dict[str, list[date]]:
+    """Each followed keyword's days from ``start`` to ``end`` not fetched (a history's up to the day before
+    ``end``: the service records a day once it is over), by a label such as ``"'photo editor' (us)"``.
+
+    >>> not_fetched(spec, fetched_days(spec, cache, "sandbox-0", first, last), first, last)  # doctest: +SKIP
+    {"'photo editor' (us)": [datetime.date(2026, 11, 11), ...]}
+    """
+    live, history = _pairs(spec)
+    have = {(k.lower(), c, d) for k, c, d in fetched.select("keyword", "country", "date").iter_rows()}
+    out: dict[str, list[date]] = {}
+    for pair in sorted(live | history):
+        last = end if pair in live else end - timedelta(days=1)
+        days = [start + timedelta(days=n) for n in range((last - start).days + 1)]
+        missing = [d for d in days if (*pair, d) not in have]
+        if missing:
+            out[f"'{pair[0]}' ({pair[1]})"] = missing
+    return out
+
+
+def render_period(
+    spec: TrackerSpec,
+    cache: Cache,
+    service: str,
+    start: date,
+    end: date,
+    *,
+    events: pl.DataFrame,
+    month_spent: int,
+    day: date | None = None,
+) -> Digest:
+    """The digest of ``events`` from ``start`` to ``end``: the runs and credits of the period (of ``day`` alone
+    for a digest of the day) from the run log, finished runs counted apart from those still ``running``; the
+    rank charts of the apps that moved, days not fetched apart from days without data; the days not fetched.
+
+    >>> render_period(spec, cache, "sandbox-0", first, last, events=found, month_spent=1_200)  # doctest: +SKIP
+    """
+    own = (day, day) if day is not None else (start, end)
+    moved = events.filter(pl.col("rule").is_in(["rank_drop", "top"]))
+    ranks = RANK_HISTORY.empty()
+    if not moved.is_empty():
+        earliest: date = min([*moved["day"].to_list(), start])
+        first = earliest - timedelta(days=CHART_DAYS)
+        frame = rank_frame(spec, cache, service, first, end)
+        if not frame.is_empty():  # the charts begin with the data, not with days nothing was kept
+            first = max(first, min(frame["date"].to_list()))
+        ranks = rank_history(
+            frame,
+            moved["app_id"].unique().to_list(),
+            keywords=moved["keyword"].unique().to_list(),
+            start=first,
+            end=end,
+            fetched=fetched_days(spec, cache, service, first, end),
+        )
+    runs = cache.read_runs(spec.name).filter(pl.col("day").is_between(*own) & (pl.col("kind") != "dry_run"))
+    finished = runs.filter(pl.col("status") != "running")
+    spend = Spend(
+        month=f"{end:%Y-%m}",
+        month_credits=month_spent,
+        budget_per_month=spec.budget_per_month,
+        runs=finished.height,
+        runs_not_ok=finished.filter(pl.col("status") != "ok").height,
+        period_credits=int(runs["credits_spent"].sum() or 0),
+        runs_running=runs.height - finished.height,
+    )
+    apps = sorted(set(events["app_id"].drop_nulls().to_list()))
+    holes = not_fetched(spec, fetched_days(spec, cache, service, own[0], own[1]), *own)
+    return render_digest(
+        events,
+        ranks,
+        tracker=spec.name,
+        start=start,
+        end=end,
+        spend=spend,
+        app_names=app_names(cache, service, apps),
+        not_fetched=holes,
+    )
+
+
+def keep_day_digest(
+    spec: TrackerSpec, cache: Cache, service: str, day: date, *, month_spent: int, run_id: str | None = None
+) -> tuple[Path, ...]:
+    """Render ``spec``'s digest of ``day`` (the events first seen that day, the day's runs and credits) and keep
+    it in the cache, replacing the day's earlier one; also write it at the spec's ``[notify] digest`` path, when
+    it has one (the files written). The caller holds the tracker's lease. A cache that does not take it is a
+    :class:`~storeframes.errors.CacheUnavailableError`.
+
+    >>> keep_day_digest(spec, cache, "sandbox-0", date(2026, 11, 5), month_spent=1_628)  # doctest: +SKIP
+    ()
+    """
+    known = cache.read_events(spec.name, since=day - timedelta(days=_SEEN_WITHIN))
+    today = known.filter(pl.col("first_seen").dt.date() == day)  # found that day, of that day or the days before
+    first = min([day, *today["day"].to_list()])
+    made = render_period(spec, cache, service, first, day, events=today, month_spent=month_spent, day=day)
+    row = {
+        "tracker": spec.name,
+        "day": day,
+        "written_at": datetime.now(UTC),
+        "run_id": run_id,
+        "host": socket.gethostname(),
+        "markdown": made.markdown,
+        "html": made.html,
+        "images": [{"name": name, "png": data} for name, data in made.images.items()],
+    }
+    try:
+        cache.write_digest(row)
+    except OSError as exc:
+        raise CacheUnavailableError(
+            f"could not keep the digest of {day} in the cache at {cache.location}: {exc}",
+            location=cache.location,
+            operation="write",
+        ) from None
+    if spec.notify.digest is None:
+        return ()
+    return tuple(made.write(Path(str(spec.notify.digest).format(tracker=spec.name, day=day.isoformat()))))
+
+
+def keep_after_run(spec: TrackerSpec, cache: Cache, service: str, result: Any, final: dict[str, Any]) -> None:
+    """Keep the day's digest once a run's row (``final``) is in the run log; a digest that cannot be kept is said
+    in the run's errors and makes an ``ok`` run ``partial``, its row rewritten so (the day has no digest).
+
+    >>> keep_after_run(spec, cache, "sandbox-0", result, final)  # doctest: +SKIP
+    """
+    try:
+        keep_day_digest(spec, cache, service, result.day, month_spent=result.month_spent, run_id=result.run_id)
+    except (StoreframesError, OSError) as exc:
+        result.errors.append(f"digest: {type(exc).__name__}: {exc}".splitlines()[0])
+        if result.status == "ok":
+            result.status = final["status"] = "partial"
+        cache.write_run(final | {"errors": "\n".join(filter(None, [final["errors"], result.errors[-1]]))})
+
+
+def kept_digest(spec: TrackerSpec, day: date | str, *, storage_options: Mapping[str, str] | None = None) -> Digest:
+    """The digest of ``day`` kept in ``spec``'s cache (its folder or bucket), as its last run of the day left it;
+    offline, no token. A day with none kept is a :class:`~storeframes.errors.DigestNotKeptError` naming the days
+    that have one.
+
+    >>> print(kept_digest(load_spec("tracking.toml"), "2026-11-05").markdown)  # doctest: +SKIP
+    """
+    if not isinstance(spec, TrackerSpec):
+        raise InvalidParameterError("spec", type(spec).__name__, "a TrackerSpec (load_spec)", endpoint="kept_digest")
+    chosen = parse_day("day", day, endpoint="kept_digest")
+    cache = open_cache(spec.cache_dir, storage_options)
+    assert cache is not None  # a spec's cache_dir is never False
+    row: dict[str, Any] | None = cache.read_digest(spec.name, chosen)
+    if row is None:
+        raise DigestNotKeptError(spec.name, chosen, cache.digest_days(spec.name), location=cache.location)
+    images = {image["name"]: image["png"] for image in row["images"] or []}
+    return Digest(html=row["html"], markdown=row["markdown"], images=images)
