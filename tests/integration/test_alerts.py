@@ -69,6 +69,7 @@ within = 20
 rule = "top"
 apps = [{listed}]
 n = 10
+margin = 0
 
 [[alert]]
 rule = "new_advertiser"
@@ -82,7 +83,7 @@ urls = [{addresses}]
 
 def _expected(days: list[date]) -> set[tuple[str, date, str]]:
     """The rank events the sandbox's own answers call for, comparing each day with the day before it
-    that was fetched: (rule, day, app)."""
+    that was fetched (the top rule's margin 0: every crossing, on its day): (rule, day, app)."""
     found = set()
     ranks = {d: {} for d in days}
     for d in days:
