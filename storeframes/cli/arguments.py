@@ -186,7 +186,10 @@ def parser() -> argparse.ArgumentParser:
         help="judge the spec's alert rules on what is kept, keep and tell the new events (free)",
         description="Judge the [[alert]] rules on the days up to --today with what the cache keeps (nothing is "
         "sent to the service), keep the events not found before, send them to the [notify] addresses, and "
-        "write the day's digest. A run does the same at its end.",
+        "write the day's digest. A run does the same at its end. No event is dated before the tracker's first "
+        "run; listing_change watches title, subtitle, description, screenshots, icon, price and privacy unless "
+        "its targets name size or version; a top event needs its app past the line by `margin` places (1) or "
+        "still past it the next day with data.",
     )
     alerts.add_argument("--no-notify", action="store_true", help="keep the events, send no notification")
     events = track_commands.add_parser("events", parents=[spec], help="the events the spec's alerts found")
