@@ -13,7 +13,16 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["DIFF_PIECES", "DIFF_PIECE_CHARS", "change_words", "cut", "describe_diff", "megabytes", "shown_values"]
+__all__ = [
+    "DIFF_CHARS",
+    "DIFF_PIECES",
+    "DIFF_PIECE_CHARS",
+    "change_words",
+    "cut",
+    "describe_diff",
+    "megabytes",
+    "shown_values",
+]
 
 DETAIL_CHARS = 80
 """The most characters of one value (a title, a subtitle) a detail quotes."""
@@ -23,6 +32,9 @@ DIFF_PIECES = 3
 
 DIFF_PIECE_CHARS = 70
 """The most characters of one quoted line or sentence of a description's diff."""
+
+DIFF_CHARS = 240
+"""The most characters of a description's whole diff (a message lists up to 40 events)."""
 
 _DESCRIPTIONS = ("description", "long_description")
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=\S)")
@@ -90,7 +102,8 @@ def _quoted(pieces: list[str]) -> str:
 
 def describe_diff(old: str | None, new: str | None) -> str:
     """What changed between two descriptions, in a few words: the lines (or sentences) added, removed
-    and moved, at most :data:`DIFF_PIECES` of each, each cut to :data:`DIFF_PIECE_CHARS` characters.
+    and moved, at most :data:`DIFF_PIECES` of each, each cut to :data:`DIFF_PIECE_CHARS` characters, the
+    whole to :data:`DIFF_CHARS`. An HTML description (android's) is read as its text.
 
     >>> describe_diff("Edit photos. Fast.\\n• Filters\\n• Collages\\n• Curves", "Edit photos. Fast.\\n• Collages\\n• Curves\\n• Filters")
     "moved 'Filters'"
@@ -109,10 +122,9 @@ def describe_diff(old: str | None, new: str | None) -> str:
     moved = [p for p in dict.fromkeys(added) if p in removed]
     added = [p for p in added if p not in moved]
     removed = [p for p in removed if p not in moved]
-    said = [f"{kind} {_quoted(pieces)}" for kind, pieces in (("added", added), ("removed", removed), ("moved", moved))]
-    return "; ".join(s for s, pieces in zip(said, (added, removed, moved), strict=True) if pieces) or (
-        "only its spacing or markup"
-    )
+    kinds = (("added", added), ("removed", removed), ("moved", moved))
+    said = "; ".join(f"{kind} {_quoted(pieces)}" for kind, pieces in kinds if pieces)
+    return cut(said, DIFF_CHARS) if said else "only its spacing or markup"
 
 
 def change_words(change: Mapping[str, Any], source: str, place: str) -> str:
