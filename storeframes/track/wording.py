@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import difflib
 import html
+import json
 import re
 from collections.abc import Mapping
 from typing import Any
@@ -20,6 +21,7 @@ __all__ = [
     "change_words",
     "cut",
     "describe_diff",
+    "describe_privacy",
     "megabytes",
     "shown_values",
 ]
@@ -127,6 +129,45 @@ def describe_diff(old: str | None, new: str | None) -> str:
     return cut(said, DIFF_CHARS) if said else "only its spacing or markup"
 
 
+def _sections(value: str | None) -> dict[str, list[str]] | None:
+    """A privacy value (compact JSON: section -> data types) read back; None for one that is not."""
+    try:
+        found = json.loads(value) if value else {}
+    except ValueError:
+        return None
+    if not isinstance(found, dict) or not all(isinstance(v, list) for v in found.values()):
+        return None
+    return {str(k): [str(t) for t in v] for k, v in found.items()}
+
+
+def _words(name: str) -> str:
+    return name.replace("_", " ").lower()
+
+
+def describe_privacy(old: str | None, new: str | None) -> str:
+    """What changed in an app's privacy details, section by section, in words (cut to :data:`DIFF_CHARS`).
+
+    >>> describe_privacy('{"DATA_LINKED_TO_YOU":["PURCHASES","IDENTIFIERS"]}', '{"DATA_LINKED_TO_YOU":["PURCHASES"],'
+    ...                  '"DATA_USED_TO_TRACK_YOU":["USAGE_DATA"]}')
+    'data linked to you no longer lists identifiers; data used to track you now lists usage data'
+    """
+    before, after = _sections(old), _sections(new)
+    if before is None or after is None:
+        return "its details changed"
+    said = []
+    for section in dict.fromkeys([*before, *after]):
+        was, now = before.get(section, []), after.get(section, [])
+        added = [_words(t) for t in now if t not in was]
+        removed = [_words(t) for t in was if t not in now]
+        parts = [
+            f"now lists {', '.join(added)}" if added else "",
+            f"no longer lists {', '.join(removed)}" if removed else "",
+        ]
+        if added or removed:
+            said.append(f"{_words(section)} {' and '.join(p for p in parts if p)}")
+    return cut("; ".join(said), DIFF_CHARS) if said else "only the order of its details"
+
+
 def change_words(change: Mapping[str, Any], source: str, place: str) -> str:
     """A listing change in words: what the app changed, from what to what, and where it was seen
     (``source``: ``history`` for the service's change history, else a snapshot; ``place``: its country and device).
@@ -149,7 +190,7 @@ def change_words(change: Mapping[str, Any], source: str, place: str) -> str:
     elif target in _DESCRIPTIONS:
         what = f"{app} changed its description: {describe_diff(old, new)}"
     elif target == "privacy_info":
-        what = f"{app} changed its privacy details"
+        what = f"{app} changed its privacy details: {describe_privacy(old, new)}"
     else:
         what = f"{app} changed its {target}"
     if source == "history":

@@ -173,3 +173,21 @@ def test_an_app_moving_between_places_10_and_11_fires_once_per_move_not_at_each_
         "entered the top 10 for 'photo filters' (us, iphone): 12 -> 10 on 2026-10-25, then 10 on 2026-10-26" in entered
     )
     assert plain.filter(pl.col("rule") == "top").height < every.filter(pl.col("rule") == "top").height
+
+
+def test_a_privacy_event_says_which_data_types_came_and_went(month):
+    plain, _, _ = month
+    privacy = _listing(plain).filter(pl.col("target") == "privacy_info")
+    assert privacy.height >= 1
+    for event in privacy.iter_rows(named=True):
+        change = next(
+            c
+            for c in WORLD.changes(event["app_id"], device="iphone", country="us", language="en", start=FIRST, end=LAST)
+            if c["target"] == "privacy_info" and date.fromisoformat(c["date"]) == event["day"]
+        )
+        old, new = change["old_value"], change["new_value"]
+        for section in old.keys() | new.keys():
+            for kind in set(old.get(section, [])) - set(new.get(section, [])):
+                gone = f"{section.replace('_', ' ').lower()} no longer lists"
+                assert gone in event["detail"] and kind.replace("_", " ").lower() in event["detail"], event["detail"]
+        assert "changed its privacy details: " in event["detail"]
