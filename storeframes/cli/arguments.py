@@ -196,7 +196,13 @@ def parser() -> argparse.ArgumentParser:
         help="judge the spec's alert rules on what is kept, keep and tell the new events (free)",
         description="Judge the [[alert]] rules on the days up to --today with what the cache keeps (nothing is "
         "sent to the service), keep the events not found before, send them to the [notify] addresses, and "
-        "keep the day's digest in the cache (and write it at the [notify] digest path). A run does the same at its end.",
+        "keep the day's digest in the cache (and write it at the [notify] digest path). A run does the same at its "
+        "end. No event is dated before the tracker's first "
+        "run; listing_change watches title, subtitle, description, screenshots, icon, price and privacy unless "
+        "its targets name size or version; a top event needs its app past the line by `margin` places (1) or "
+        "still past it the next day with data. Exit status: 0 when every address owed events got them, 3 when "
+        "one could not be told (the events are kept and go at the next judgement) or the cache could not be "
+        "read, 2 for a spec or an option refused.",
     )
     alerts.add_argument("--no-notify", action="store_true", help="keep the events, send no notification")
     events = track_commands.add_parser("events", parents=[spec], help="the events the spec's alerts found")

@@ -84,8 +84,9 @@ def run_track(args: argparse.Namespace) -> int:
                 )
             return 0
         if command == "alerts":
-            _say(tracker.alerts(args.today, notify=not args.no_notify).summary())
-            return 0
+            judged = tracker.alerts(args.today, notify=not args.no_notify)
+            _say(judged.summary())
+            return judged.exit_code
         if command == "events":
             found = tracker.events(since=args.since)
             if found.is_empty():

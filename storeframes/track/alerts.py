@@ -53,6 +53,17 @@ class AlertResult:
     errors: list[str] = field(default_factory=list)
     digest: tuple[Path, ...] = ()
 
+    @property
+    def exit_code(self) -> int:
+        """``storeframes track alerts``' exit code: 0 when every address that was owed events got them, 3 when
+        one could not be told (its events are kept, and go at the next judgement): a job that sends alerts
+        nobody received does not end ``ok``.
+
+        >>> AlertResult("t", date(2026, 11, 20), pl.DataFrame(), errors=["notification to json://…#ab failed"]).exit_code
+        3
+        """
+        return 3 if self.errors else 0
+
     def summary(self) -> str:
         """A few lines for people."""
         lines = [f"{self.tracker} alerts on {self.day}: {plural(self.events.height, 'new event')}"]

@@ -30,8 +30,9 @@ from ..ranks import rank_history
 from ..snapshots import snapshots
 from .rules import Alert
 from .spec import TrackerSpec, followed
+from .wording import change_words, shown_values
 
-__all__ = ["ALERT_DAYS", "GAP_DAYS", "Judged", "app_names", "find_events", "rank_frame"]
+__all__ = ["ALERT_DAYS", "GAP_DAYS", "Judged", "app_names", "find_events", "first_run", "rank_frame"]
 
 ALERT_DAYS = 7
 """The days a judgement looks at, up to its day: a move of an earlier day is history, not news (a
@@ -42,7 +43,6 @@ GAP_DAYS = 14
 further back costs a judgement its time: every day read is every result of every tracked search)."""
 
 _LIVE = ("search", "search_ads")
-_DETAIL = 80
 _UNKNOWN = re.compile(r"does not know at (?P<where>.+?), [^:]*: (?P<names>.+)$")
 
 
@@ -195,12 +195,10 @@ def kept_ranks(
 _SERIES = ["keyword", "country", "language", "device", "app_id"]
 
 
-def _moves(alert: Alert) -> pl.Expr:
-    """Whether a day with data (``rank``) and the day with data before it (``was``) make ``alert`` fire."""
+def _drops(alert: Alert) -> pl.Expr:
+    """Whether a day with data (``rank``) and the day with data before it (``was``) make a ``rank_drop`` fire."""
     was, rank = pl.col("was"), pl.col("rank")
-    if alert.rule == "rank_drop":
-        return was.is_not_null() & (was <= alert.within) & (rank.is_null() | (rank - was >= alert.places))
-    return (was.is_not_null() & (was <= alert.n)) != (rank.is_not_null() & (rank <= alert.n))
+    return was.is_not_null() & (was <= alert.within) & (rank.is_null() | (rank - was >= alert.places))
 
 
 def _rank_events(spec: TrackerSpec, alerts: Sequence[Alert], at: Judged) -> list[dict[str, Any]]:
@@ -219,11 +217,14 @@ def _rank_events(spec: TrackerSpec, alerts: Sequence[Alert], at: Judged) -> list
             .filter(pl.col("status") != "no_data")
             .sort([*_SERIES, "date"], nulls_last=True)
         )
+        if alert.rule == "top":
+            rows += _top_events(spec, alert, at, days)
+            continue
         paired = days.with_columns(
             since=pl.col("date").shift(1).over(_SERIES),
             was=pl.col("rank").shift(1).over(_SERIES),
             results_before=pl.col("results").shift(1).over(_SERIES),
-        ).filter(pl.col("since").is_not_null() & (pl.col("date") >= at.first) & _moves(alert))
+        ).filter(pl.col("since").is_not_null() & (pl.col("date") >= at.first) & _drops(alert))
         for row in paired.iter_rows(named=True):
             before = {"rank": row["was"], "results": row["results_before"]}
             rows.append(
@@ -239,6 +240,51 @@ def _rank_events(spec: TrackerSpec, alerts: Sequence[Alert], at: Judged) -> list
                     detail=_rank_move(alert, before, row) + _gap(row["since"], row["date"]),
                 )
             )
+    return rows
+
+
+def _inside(alert: Alert, rank: int | None) -> bool:
+    return rank is not None and rank <= alert.n
+
+
+def _firm(alert: Alert, rank: int | None) -> bool:
+    """Whether ``rank`` is past the top ``n``'s line by the alert's margin (on either side)."""
+    if rank is not None and rank <= alert.n:
+        return rank <= alert.n - alert.margin
+    return rank is None or rank > alert.n + alert.margin
+
+
+def _top_events(spec: TrackerSpec, alert: Alert, at: Judged, days: pl.DataFrame) -> list[dict[str, Any]]:
+    """The entries and exits of the top ``n``, day with data by day with data: an app's side of the line is
+    the one it was last told on (its first day read is where it starts); a crossing fires on its day when it
+    passes the line by the margin, else on the next day with data that finds it still past the line."""
+    rows: list[dict[str, Any]] = []
+    for _, series in days.group_by(_SERIES, maintain_order=True):
+        side: bool | None = None
+        anchor: dict[str, Any] = {}  # the last day with data on the side told
+        crossed: dict[str, Any] | None = None  # a day past the line, not by the margin, not yet told
+        for row in series.iter_rows(named=True):
+            inside = _inside(alert, row["rank"])
+            if side is None or inside == side:
+                side, anchor, crossed = inside, row, None
+                continue
+            if not _firm(alert, row["rank"]) and crossed is None:
+                crossed = row
+                continue
+            if row["date"] >= at.first:
+                first = crossed or row
+                detail = _rank_move(alert, anchor, first)
+                if crossed is not None:  # passed by less than the margin: told when it stayed past the line
+                    detail += f" on {first['date']}, then {_shown(row['rank'], row['results'])} on {row['date']}"
+                detail += _gap(anchor["date"], first["date"])
+                before, after = _text(anchor["rank"]), _text(row["rank"])
+                since = anchor["date"]
+                rows.append(
+                    _row(
+                        spec, alert, at, row["date"], since=since, place=row, before=before, after=after, detail=detail
+                    )
+                )
+            side, anchor, crossed = inside, row, None
     return rows
 
 
@@ -263,9 +309,13 @@ def _rank_move(alert: Alert, before: Mapping[str, Any], now: Mapping[str, Any]) 
 # -- listing changes -------------------------------------------------------------------------------------
 
 
+_ALSO = {"description": "long_description", "privacy": "privacy_info"}
+"""The change history's name of a target, where it differs from the one a rule names."""
+
+
 def _matching(targets: Iterable[str]) -> set[str]:
     wanted = set(targets)
-    return wanted | ({"long_description"} if "description" in wanted else set())
+    return wanted | {_ALSO[t] for t in wanted if t in _ALSO}
 
 
 def kept_changes(
@@ -310,9 +360,20 @@ def _listing_events(
         for source, frame in (("history", history), ("snapshot", _screens_together(seen))):
             chosen = frame.filter(pl.col("app_id").is_in(list(alert.apps)) & pl.col("target").is_in(list(targets)))
             for change in chosen.sort("app_id", "date", "target").iter_rows(named=True):
-                row = _row(spec, alert, at, change["date"], since=change["since"], place=change,
-                           target=change["target"], before=change["old_value"], after=change["new_value"],
-                           detail=_change_words(change, source))  # fmt: skip
+                before, after = shown_values(change)
+                detail = change_words(change, source, _place(change))
+                row = _row(
+                    spec,
+                    alert,
+                    at,
+                    change["date"],
+                    since=change["since"],
+                    place=change,
+                    target=change["target"],
+                    before=before,
+                    after=after,
+                    detail=detail,
+                )
                 if any(_same_change(row, other) for other in said):
                     continue
                 said.append(row)
@@ -346,31 +407,6 @@ def _same_change(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
     if abs((a["day"] - b["day"]).days) <= 1:
         return True
     return any(x["since"] is not None and x["since"] < y["day"] <= x["day"] for x, y in ((a, b), (b, a)))
-
-
-def _cut(value: Any) -> str:
-    text = "" if value is None else " ".join(str(value).split())
-    return text if len(text) <= _DETAIL else text[: _DETAIL - 1] + "…"
-
-
-def _change_words(change: Mapping[str, Any], source: str) -> str:
-    target, app = change["target"], change["app_id"]
-    old, new = change["old_value"], change["new_value"]
-    if target in ("title", "subtitle", "price", "promotional_text", "short_description"):
-        what = f"{app} changed its {target}: '{_cut(old)}' -> '{_cut(new)}'"
-    elif target == "size" and change["old_size"] is not None and change["new_size"] is not None:
-        what = f"{app} changed its size: {change['old_size'] / 1e6:.1f} MB -> {change['new_size'] / 1e6:.1f} MB"
-    elif target == "version":
-        what = f"{app} released version {_cut(new)} (was {_cut(old)})"
-    elif target == "screenshots" and change.get("device_key"):
-        what = f"{app} changed its screenshots ({change['device_key']})"
-    elif target in ("description", "long_description"):
-        what = f"{app} changed its description ({len(old or '')} -> {len(new or '')} characters)"
-    else:
-        what = f"{app} changed its {target}"
-    if source == "history":
-        return f"{what} ({_place(change)}; in the service's change history)"
-    return f"{what} ({_place(change)}; seen in the snapshot of {change['date']}, against {change['since']})"
 
 
 # -- advertisers, budget, unknown fields -----------------------------------------------------------------
@@ -504,8 +540,23 @@ def app_names(cache: Cache, service: str, apps: list[str]) -> dict[str, str]:
     return {row["app_id"]: row["title"] for row in found.iter_rows(named=True) if row["title"]}
 
 
+def first_run(cache: Cache, tracker: str) -> date | None:
+    """The day of ``tracker``'s first run, by the cache's run log (None before any run): tracking began then.
+
+    >>> first_run(open_for("tracking-cache", None), "photo-editors")  # doctest: +SKIP
+    datetime.date(2026, 10, 22)
+    """
+    runs = cache.read_runs(tracker)
+    return None if runs.is_empty() else runs["day"].min()  # type: ignore[return-value]
+
+
 def find_events(spec: TrackerSpec, at: Judged, existing: pl.DataFrame) -> pl.DataFrame:
-    """The events of ``spec``'s alerts on the days up to ``at.day`` that ``existing`` does not hold yet."""
+    """The events of ``spec``'s alerts on the days up to ``at.day`` that ``existing`` does not hold yet.
+
+    None is dated before the tracker's first run (:func:`first_run`; ``at.day`` when it never ran): a
+    change or a move from before tracking began is history, not news, although a first run's lookback
+    or the service's change history holds it.
+    """
     by_rule: dict[str, list[Alert]] = {}
     for alert in spec.alerts:
         by_rule.setdefault(alert.rule, []).append(alert)
@@ -522,6 +573,8 @@ def find_events(spec: TrackerSpec, at: Judged, existing: pl.DataFrame) -> pl.Dat
     if "unknown_field" in by_rule:
         rows += _unknown_events(spec, by_rule["unknown_field"], at)
     frame = pl.DataFrame(rows, schema=EVENT_SCHEMA, orient="row") if rows else pl.DataFrame(schema=EVENT_SCHEMA)
+    began = first_run(at.cache, spec.name) or at.day
+    frame = frame.filter(pl.col("day") >= began)
     new = frame.unique("event_id", keep="first", maintain_order=True).filter(
         ~pl.col("event_id").is_in(existing["event_id"].to_list())
     )

@@ -4,6 +4,7 @@ Not collected by the test run. Run::
 
     .venv/bin/python tests/benchmarks/bench_alerts.py            # 50 keywords x 2 countries, 40 apps, 30 days
     .venv/bin/python tests/benchmarks/bench_alerts.py --quick    # 10 keywords, 10 apps, 10 days
+    .venv/bin/python tests/benchmarks/bench_alerts.py --flaps    # the top rule's margin, on a replayed month
 
 The spec: the live search of the keywords in the US and Great Britain, the search with ads
 of the first tenth of them, the metadata of the apps; every rule of an ``[[alert]]``
@@ -22,6 +23,13 @@ The figures, on the cache of the whole period:
 * ``events``: the events found in the period, by rule.
 
 Prints a table, then one JSON line per figure.
+
+``--flaps`` replays the tracking example's month instead (2026-10-22 to 2026-11-20: its five apps, its
+three keywords, a run a day on the sandbox) with a ``top`` rule (n = 10) at each margin from 0 to 3,
+and the default ``listing_change`` rule beside one that names every target; it prints each margin's
+top-10 events, those of an app back across the line within two days of its last event (a flap), and
+the listing events by target. The default margin (:data:`storeframes.track.rules.TOP_MARGIN`) was
+chosen from it.
 """
 
 from __future__ import annotations
@@ -34,7 +42,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from datetime import timedelta
+from datetime import date, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -46,6 +54,7 @@ from bench_track import FIRST_DAY, DayTransport, state_dir
 
 import storeframes as sf
 from storeframes.sandbox import SANDBOX_BASE_URL, SANDBOX_KEY, World
+from storeframes.track.rules import DEFAULT_TARGETS
 
 FULL = {"keywords": 50, "apps": 40, "days": 30}
 QUICK = {"keywords": 10, "apps": 10, "days": 10}
@@ -171,11 +180,100 @@ def figures(size: dict[str, Any]) -> dict[str, Any]:
         }
 
 
+FLAP_APPS = ["3233849169", "394079159", "1395556972", "1286838609", "6441354028"]
+FLAP_KEYWORDS = ["photo editor", "photo filters", "collage maker"]
+FLAP_FIRST = date(2026, 10, 22)
+EVERY_TARGET = [*DEFAULT_TARGETS, "size", "version"]
+
+
+def _flap_spec(folder: Path, name: str, margin: int, targets: list[str] | None) -> Path:
+    listing = f"\ntargets = {json.dumps(targets)}" if targets else ""
+    path = folder / f"{name}.toml"
+    path.write_text(
+        f"""[tracker]
+name = "{name}"
+cache_dir = "cache"
+device = "iphone"
+
+[[track]]
+endpoint = "search"
+keywords = {json.dumps(FLAP_KEYWORDS)}
+
+[[track]]
+endpoint = "metadata"
+apps = {json.dumps(FLAP_APPS)}
+
+[[track]]
+endpoint = "changes"
+apps = {json.dumps(FLAP_APPS)}
+lookback = "7d"
+
+[[alert]]
+rule = "top"
+apps = {json.dumps(FLAP_APPS)}
+n = 10
+margin = {margin}
+
+[[alert]]
+rule = "listing_change"{listing}
+""",
+        encoding="utf-8",
+    )
+    return path
+
+
+def _flapped(top: Any) -> int:
+    """The top events of an app whose previous event, of the same keyword, was at most two days before."""
+    import polars as pl
+
+    ordered = top.sort("keyword", "app_id", "day").with_columns(
+        gap=(pl.col("day") - pl.col("day").shift(1).over("keyword", "app_id")).dt.total_days()
+    )
+    return ordered.filter(pl.col("gap") <= 2).height
+
+
+def flaps(days: int = 30) -> dict[str, Any]:
+    """Each margin's top-10 events and flaps, and the listing events by target, over a replayed month."""
+    import polars as pl
+
+    found: dict[str, Any] = {"benchmark": "alert_flaps", "days": days, "margins": {}, "listing": {}}
+    with tempfile.TemporaryDirectory(prefix="storeframes-bench-flaps-") as folder, state_dir():
+        trackers = {
+            margin: sf.Tracker.from_toml(
+                _flap_spec(Path(folder), f"margin-{margin}", margin, EVERY_TARGET if margin == 0 else None),
+                sandbox=True,
+                progress=False,
+            )
+            for margin in range(4)
+        }
+        for n in range(days):
+            for tracker in trackers.values():
+                tracker.run(today=FLAP_FIRST + timedelta(days=n))
+        for margin, tracker in trackers.items():
+            events = tracker.events()
+            top = events.filter(pl.col("rule") == "top")
+            found["margins"][margin] = {"top_events": top.height, "flaps": _flapped(top)}
+            listed = events.filter(pl.col("rule") == "listing_change").group_by("target").len().sort("target")
+            label = "every_target" if margin == 0 else "default_targets" if margin == 1 else None
+            if label:
+                found["listing"][label] = dict(listed.iter_rows())
+    return found
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="10 keywords, 10 apps, 10 days")
+    parser.add_argument("--flaps", action="store_true", help="the top rule's margin on a replayed month")
     args = parser.parse_args()
     os.environ["STOREFRAMES_PROGRESS"] = "0"
+    if args.flaps:
+        f = flaps()
+        for margin, counts in f["margins"].items():
+            print(f"top 10, margin {margin}: {counts['top_events']} events, {counts['flaps']} of them flaps")
+        for label, targets in f["listing"].items():
+            print(f"listing_change, {label.replace('_', ' ')}: {sum(targets.values())} events {targets}")
+        print(json.dumps(f))
+        return
     f = figures(QUICK if args.quick else FULL)
     print(f"machine: {os.cpu_count()} CPUs, {platform.machine()}, {platform.python_implementation()} "
           f"{platform.python_version()}")  # fmt: skip

@@ -69,6 +69,7 @@ within = 20
 rule = "top"
 apps = [{listed}]
 n = 10
+margin = 0
 
 [[alert]]
 rule = "new_advertiser"
@@ -82,7 +83,7 @@ urls = [{addresses}]
 
 def _expected(days: list[date]) -> set[tuple[str, date, str]]:
     """The rank events the sandbox's own answers call for, comparing each day with the day before it
-    that was fetched: (rule, day, app)."""
+    that was fetched (the top rule's margin 0: every crossing, on its day): (rule, day, app)."""
     found = set()
     ranks = {d: {} for d in days}
     for d in days:
@@ -254,3 +255,38 @@ def test_a_judgement_killed_while_it_sends_loses_no_event(tmp_path: Path):
         told = hook.texts()
         assert len(hook.received) == 1 and all(told.count(detail) == 1 for detail in kept["detail"])
     assert tracker.events()["notified_at"].null_count() == 0
+
+
+def test_track_alerts_exits_3_when_an_address_could_not_be_told_and_0_once_it_is(tmp_path: Path):
+    quiet = _spec(tmp_path, [])
+    tracker = Tracker.from_toml(quiet, sandbox=True)
+    for d in DAYS[:5]:
+        tracker.run(d)
+    kept = tracker.events()
+    assert kept.height > 0
+    with webhook() as hook:
+        loud = tmp_path / "loud.toml"
+        loud.write_text(quiet.read_text().replace("urls = []", f'urls = ["{hook.url}"]'))
+        command = [
+            sys.executable,
+            "-m",
+            "storeframes",
+            "track",
+            "alerts",
+            str(loud),
+            "--sandbox",
+            "--today",
+            DAYS[4].isoformat(),
+        ]
+        hook.failing = 10
+        down = subprocess.run(command, capture_output=True, text=True, timeout=120)
+        assert down.returncode == 3, down.stderr
+        assert "error: notification to json://" in down.stdout and "go at the next run" in down.stdout
+        assert str(hook.port) not in down.stdout + down.stderr and hook.secret not in down.stdout + down.stderr
+        assert hook.received == []
+        hook.failing = 0
+        up = subprocess.run(command, capture_output=True, text=True, timeout=120)
+        assert up.returncode == 0, up.stdout + up.stderr
+        assert f"told json://…#{url_id(hook.url)}: {kept.height} events" in up.stdout
+        told = hook.texts()
+        assert len(hook.received) == 1 and all(told.count(detail) == 1 for detail in kept["detail"])

@@ -9,7 +9,7 @@ import pytest
 
 from storeframes.sandbox import World
 from storeframes.track import RULES, SpecError, parse_spec
-from storeframes.track.rules import LISTING_TARGETS, shown_url, url_id
+from storeframes.track.rules import DEFAULT_TARGETS, TOP_MARGIN, shown_url, url_id
 
 WORLD = World(0)
 APP, OTHER = WORLD.EXAMPLE_IOS_APPS[0], WORLD.EXAMPLE_IOS_APPS[1]
@@ -77,7 +77,7 @@ def test_every_rule_of_the_issue_is_read_with_its_values(tmp_path: Path, monkeyp
     assert [a.name for a in spec.alerts] == list(RULES)
     drop, top, listing, ads, budget, _ = spec.alerts
     assert (drop.apps, drop.keywords, drop.places, drop.within) == ((APP,), ("photo editor",), 5, 20)
-    assert (top.apps, top.keywords, top.n) == ((APP,), (), 10)
+    assert (top.apps, top.keywords, top.n, top.margin) == ((APP,), (), 10, TOP_MARGIN)
     assert listing.targets == ("title", "subtitle", "screenshots", "icon", "price", "description")
     assert ads.keywords == ("photo editor",)
     assert budget.at == 0.8
@@ -94,7 +94,22 @@ def test_defaults_listing_change_follows_every_tracked_app_and_second_rules_get_
     spec = parse_spec(BASE + '[[alert]]\nrule = "listing_change"\n\n[[alert]]\nrule = "listing_change"\n')
     first, second = spec.alerts
     assert (first.name, second.name) == ("listing_change", "listing_change_2")
-    assert first.apps == (APP,) and first.targets == LISTING_TARGETS
+    assert first.apps == (APP,) and first.targets == DEFAULT_TARGETS
+    # a marketing lead's listing: size and version only when named
+    assert {"title", "subtitle", "description", "screenshots", "icon", "price", "privacy"} <= set(first.targets)
+    assert not {"size", "version"} & set(first.targets)
+    opted = parse_spec(BASE + '[[alert]]\nrule = "listing_change"\ntargets = ["title", "size", "version"]\n')
+    assert opted.alerts[0].targets == ("title", "size", "version")
+
+
+def test_a_top_rule_takes_a_margin_below_n():
+    spec = parse_spec(BASE + f'[[alert]]\nrule = "top"\napps = ["{APP}"]\nn = 10\nmargin = 0\n')
+    assert spec.alerts[0].margin == 0
+    assert parse_spec(BASE + f'[[alert]]\nrule = "top"\napps = ["{APP}"]\nn = 1\n').alerts[0].margin == 0
+    assert (
+        "by 1+ places, or for two days with data"
+        in parse_spec(BASE + f'[[alert]]\nrule = "top"\napps = ["{APP}"]\n').alerts[0].describe()
+    )
 
 
 def _line(text: str, needle: str) -> int:
@@ -108,10 +123,13 @@ def _line(text: str, needle: str) -> int:
         ('rule = "rank_drop"\napps = ["1"]\nplace = 5', "place = 5", "one of the keys of a rank_drop alert"),
         ('rule = "rank_drop"\nkeywords = ["photo editor"]', "[[alert]]", "a rank_drop alert's apps"),
         ('rule = "top"\napps = ["1"]\nn = 0', "n = 0", "a whole number, 1 or more"),
+        ('rule = "top"\napps = ["1"]\nmargin = -1', "margin = -1", "a whole number, 0 or more"),
+        ('rule = "top"\napps = ["1"]\nn = 3\nmargin = 3', "margin = 3", "a whole number below n (3), 0 or more"),
         ('rule = "top"\napps = ["1"]\nkeywords = ["maps"]', 'keywords = ["maps"]', "keywords the tracker's search"),
         ('rule = "new_advertiser"\nkeywords = ["collage maker"]', '= ["collage maker"]', "search_ads items follow"),
         ('rule = "listing_change"\napps = ["42"]', 'apps = ["42"]', "apps a metadata or changes item"),
         ('rule = "listing_change"\ntargets = ["logo"]', "targets", "a list of title, subtitle"),
+        ('rule = "listing_change"\ntargets = ["sizes"]', "targets", "privacy, size, version"),
         ('rule = "budget"\nat = 80', "at = 80", "above 0 and at most 1"),
         ('rule = "rank_drop"\napps = ["1"]\nname = "a b"', 'name = "a b"', "a name of letters"),
     ],
