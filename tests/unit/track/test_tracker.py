@@ -90,7 +90,7 @@ def test_the_next_day_fetches_only_what_is_due(tmp_path):
     # the day that was not final when last fetched, to yesterday: not the 10 days of lookback again
     assert history["start_date"].to_list() == [str(DAY - timedelta(days=1))]
     assert history["end_date"].to_list() == [str(DAY)]
-    assert second.cells_cached > 0  # the final days it held were not asked again
+    assert second.cells_cached == 0  # it asks from the first day not final: no final day it holds is asked again
     week = tracker.plan(DAY + timedelta(days=7))
     assert week.items.filter(pl.col("item") == "metrics")["due"].item() is True
 
