@@ -36,9 +36,10 @@ from ..coord import holding
 from ..errors import ConfigurationError, InvalidParameterError, StoreframesError, plural, shown_when_half_built
 from ..pipeline import collector_paused
 from .alerts import AlertResult, judge, month_spent_of, write_digest
-from .due import DueCall, due_calls, fetched_by_endpoint, gap_days, last_fetched
+from .due import DueCall, days_text, due_calls, fetched_by_endpoint
 from .publishing import publish_tables
 from .spec import Item, TrackerSpec, load_spec
+from .status import TrackStatus, item_rows, unfetched
 
 __all__ = ["EXIT_CODES", "RunResult", "TrackPlan", "TrackStatus", "Tracker", "month_budget_lease"]
 
@@ -170,6 +171,8 @@ class RunResult:
     published: dict[str, int] = field(default_factory=dict)
     """The version of each Delta table of the ``[publish]`` lake after the run (``metadata``,
     ``metadata_snapshots`` ...); a table that failed to publish is missing, and named in :attr:`errors`."""
+    missing: dict[str, list[date]] = field(default_factory=dict)
+    """The days the run left unfetched, by item (over the budget, failed): a run that leaves one is not ``ok``."""
 
     @property
     def exit_code(self) -> int:
@@ -196,8 +199,13 @@ class RunResult:
             lines.append(f"  finished what the interrupted run(s) {', '.join(self.interrupted)} left")
         if self.left_out:
             lines.append(f"  left out for the budget: {', '.join(self.left_out)}")
+        lines += [f"  not fetched: {line}" for line in self.missing_lines()]
         lines += [f"  error: {e}" for e in self.errors]
         return "\n".join(lines)
+
+    def missing_lines(self) -> list[str]:
+        """A line per item with days left unfetched: ``ranks: 3 days (2026-10-09..2026-10-11)``."""
+        return [f"{item}: {plural(len(d), 'day')} ({days_text(d)})" for item, d in self.missing.items()]
 
     def row(self, started_at: datetime, ended_at: datetime | None, spec_hash: str) -> dict[str, Any]:
         """The run log's row (:data:`~storeframes.cache.RUN_SCHEMA`)."""
@@ -217,38 +225,9 @@ class RunResult:
             "credits_saved": self.credits_saved,
             "items_due": self.items_due,
             "items_left_out": ",".join(self.left_out),
-            "errors": "\n".join(self.errors),
+            "errors": "\n".join([*self.errors, *(f"not fetched: {line}" for line in self.missing_lines())]),
             "host": socket.gethostname(),
         }
-
-
-@dataclass(frozen=True)
-class TrackStatus:
-    """Where a tracker stands on :attr:`day`: each item's last snapshot, whether it is due, its gaps."""
-
-    tracker: str
-    day: date
-    items: pl.DataFrame
-    month_spent: int
-    budget_per_month: int | None
-    runs: pl.DataFrame
-
-    def summary(self) -> str:
-        """A few lines for people."""
-        budget = f" of {self.budget_per_month:,}" if self.budget_per_month is not None else ""
-        lines = [f"{self.tracker} on {self.day}: {self.month_spent:,}{budget} credits spent this month"]
-        if self.runs.height:
-            last = self.runs.row(-1, named=True)
-            lines.append(f"  last run: {last['day']} {last['status']} ({last['run_id']})")
-        for row in self.items.iter_rows(named=True):
-            shown = ", ".join(str(d) for d in row["gap_days"][:5]) + (" ..." if len(row["gap_days"]) > 5 else "")
-            gaps = f"; {plural(len(row['gap_days']), 'day')} missed: {shown}" if row["gap_days"] else ""
-            state = "due" if row["due"] else "up to date"
-            lines.append(f"  {row['item']}: last {row['last_fetched'] or 'never'}, {state}{gaps}")
-        return "\n".join(lines)
-
-    def __repr__(self) -> str:
-        return f"TrackStatus({self.summary().splitlines()[0]})"
 
 
 class Tracker:
@@ -372,9 +351,19 @@ class Tracker:
         return self._run(_day(today), kind="dry_run" if dry_run else "run", items=items)
 
     def backfill(
-        self, start: date | str, end: date | str | None = None, *, items: Sequence[str] | str | None = None
+        self,
+        start: date | str,
+        end: date | str | None = None,
+        *,
+        items: Sequence[str] | str | None = None,
+        today: date | str | None = None,
     ) -> RunResult:
-        """Fetch the days from ``start`` to ``end`` (yesterday by default) of the history items.
+        """Fetch the days from ``start`` to ``end`` (yesterday by default) of the history items, as of
+        ``today`` (UTC today by default: its row's day, and the clock its answers are fetched at).
+
+        A day of the range it leaves unfetched is named (:attr:`RunResult.missing`) and the run is not
+        ``ok``. It moves nothing of the daily runs: they ask every day since their first run's
+        ``lookback`` that no answer holds final, whatever a backfill fetched.
 
         Only ``search_history`` and ``changes`` keep days: the others' answers are the present
         only, so a past day of theirs cannot be fetched (a backfill naming one is refused).
@@ -394,7 +383,7 @@ class Tracker:
                 "items", [i.name for i in chosen], "a spec with search_history or changes items: the others' answers "
                 "are the present only, so they cannot be backfilled", endpoint="track",
             )  # fmt: skip
-        return self._run(None, kind="backfill", items=history, backfill=(first, last))
+        return self._run(_day(today), kind="backfill", items=history, backfill=(first, last))
 
     def _run(
         self,
@@ -482,6 +471,10 @@ class Tracker:
             result.cells_new += row["cells"] - row["cached_cells"]
             result.cells_cached += row["cached_cells"]
         result.month_spent = plan.month_spent + client.spent
+        if cache is not None:  # the days it was to fetch and did not, named: a hole is never ok
+            due = set(plan.items.filter("due")["item"])
+            asked = [i for i in chosen if i.name in due]
+            result.missing = unfetched(cache.entries, client.namespace, asked, day, span=span)
         if kind == "run" and cache is not None and (self.spec.alerts or self.spec.notify.digest):
             try:
                 judged = judge(self.spec, cache, client.namespace, day, month_spent=result.month_spent,
@@ -494,7 +487,7 @@ class Tracker:
         if cache is not None and self.spec.publish is not None:  # after the fetching, a backfill's too: a failure
             published = publish_tables(  # loses nothing fetched; a day's snapshots wait for the day to be whole
                 self.spec.publish, cache, client.namespace, storage_options=self._options.get("storage_options"),
-                snapshots=not failed and not result.left_out,
+                snapshots=not failed and not result.left_out and not result.missing,
             )  # fmt: skip
             result.published, unpublished = published.versions, len(published.errors)
             result.errors += published.errors
@@ -504,7 +497,7 @@ class Tracker:
             result.status = "partial"
         elif result.left_out:
             result.status = "over_budget"
-        elif unpublished:
+        elif unpublished or result.missing:
             result.status = "partial"
         else:
             result.status = "ok"
@@ -566,28 +559,16 @@ class Tracker:
         return self._open_cache(self._options.get("storage_options")).read_runs(self.spec.name)
 
     def status(self, today: date | str | None = None) -> TrackStatus:
-        """Each item's last snapshot, whether it is due on ``today``, and the days it missed; the month's spend."""
+        """Each item's last snapshot, whether it is due on ``today``, and the days missing; the month's spend.
+
+        Only what was fetched on or before ``today`` counts (a replayed day sees what that day saw).
+        """
         with self.client(today) as client:
             day = client.today()
             fetched = fetched_by_endpoint(_entries(client), self.spec.items, client.namespace)
-            rows = []
-            for item in self.spec.items:
-                rows.append(
-                    {
-                        "item": item.name,
-                        "endpoint": item.endpoint,
-                        "every_days": item.every_days,
-                        "last_fetched": last_fetched(item, day, fetched),
-                        "due": due_calls(item, day, fetched) is not None,
-                        "gap_days": gap_days(item, day, fetched),
-                    }
-                )
-            schema: dict[str, Any] = {"item": pl.String, "endpoint": pl.String, "every_days": pl.Int64, "last_fetched": pl.Date,
-                      "due": pl.Boolean, "gap_days": pl.List(pl.Date)}  # fmt: skip
+            rows = item_rows(self.spec.items, day, fetched)
             runs = (
                 client.cache.read_runs(self.spec.name) if client.cache is not None else pl.DataFrame(schema=RUN_SCHEMA)
             )
-            return TrackStatus(
-                self.spec.name, day, pl.DataFrame(rows, schema=schema), self._month_spent(client, day),
-                self.spec.budget_per_month, runs,
-            )  # fmt: skip
+            month = self._month_spent(client, day)
+            return TrackStatus(self.spec.name, day, rows, month, self.spec.budget_per_month, runs)
