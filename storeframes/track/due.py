@@ -208,6 +208,12 @@ def history_start(item: Item, held: History, today: date) -> date | None:
     missed week, a week over budget, a failure). It asks from the earliest day not held final, from
     the first run's ``lookback`` on, whatever happened in between; a backfill of an older range moves
     nothing. The final days the cache holds within are served from it, not asked again.
+
+    >>> held = History(date(2026, 10, 1), date(2026, 10, 2), {date(2026, 9, 28) + timedelta(days=n)
+    ...                for n in range(4)}, {date(2026, 9, 28) + timedelta(days=n) for n in range(3)})
+    >>> history_start(Item(0, "ranks", "search_history", 1, "search_history_frame", (), lookback_days=3),
+    ...               held, date(2026, 10, 10))  # run on the 1st and the 2nd, then on the 10th
+    datetime.date(2026, 10, 1)
     """
     anchor = held.anchor(today, item.lookback_days)
     newest = max((d for d in held.held if d < today), default=None)
@@ -301,7 +307,11 @@ def days_text(days: Sequence[date], most: int | None = None) -> str:
 
 def range_missing(item: Item, today: date, fetched: Mapping[str, Fetched], first: date, last: date) -> list[date]:
     """The days from ``first`` to ``last`` that no answer of history item ``item`` fetched on or before
-    ``today`` covers, for any of its apps or keywords (a backfill's days left unfetched)."""
+    ``today`` covers, for any of its apps or keywords (a backfill's days left unfetched).
+
+    >>> range_missing(item, day, fetched, date(2026, 10, 1), date(2026, 10, 5))  # doctest: +SKIP
+    [datetime.date(2026, 10, 4)]
+    """
     endpoint, calls = canonical_calls(item, today)
     ep = ENDPOINTS[endpoint]
     seen = fetched.get(endpoint) or Fetched((), "")

@@ -100,7 +100,11 @@ class TrackStatus:
 
 
 def item_rows(items: Iterable[Item], day: date, fetched: Mapping[str, Fetched]) -> pl.DataFrame:
-    """Each item's last snapshot (on or before ``day``), whether it is due on ``day``, and its missing days."""
+    """Each item's last snapshot (on or before ``day``), whether it is due on ``day``, and its missing days.
+
+    >>> item_rows(tracker.items, date(2026, 11, 6), fetched)["gap_days"].to_list()  # doctest: +SKIP
+    [[datetime.date(2026, 11, 3), datetime.date(2026, 11, 4)], []]
+    """
     rows = [
         {
             "item": item.name,
@@ -125,7 +129,11 @@ def unfetched(
 ) -> dict[str, list[date]]:
     """The days a run on ``day`` of ``items`` (the ones that were due) left unfetched, by item: for history,
     every day from the first run's ``lookback`` to yesterday (a backfill's: of its ``span``) that no
-    answer covers; for the present, ``day`` itself when its snapshot is still due."""
+    answer covers; for the present, ``day`` itself when its snapshot is still due.
+
+    >>> unfetched(cache.entries, "sandbox-0", tracker.items, date(2026, 10, 24))  # doctest: +SKIP
+    {'ranks': [datetime.date(2026, 10, 17), ...], 'metadata': [datetime.date(2026, 10, 24)]}
+    """
     fetched = fetched_by_endpoint(entries_of, items, service)
     left: dict[str, list[date]] = {}
     for item in items:

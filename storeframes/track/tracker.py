@@ -472,8 +472,8 @@ class Tracker:
             result.cells_cached += row["cached_cells"]
         result.month_spent = plan.month_spent + client.spent
         if cache is not None:  # the days it was to fetch and did not, named: a hole is never ok
-            due = set(plan.items.filter("due")["item"])
-            asked = [i for i in chosen if i.name in due]
+            due_items = set(plan.items.filter("due")["item"])
+            asked = [i for i in chosen if i.name in due_items]
             result.missing = unfetched(cache.entries, client.namespace, asked, day, span=span)
         if kind == "run" and cache is not None and (self.spec.alerts or self.spec.notify.digest):
             try:
