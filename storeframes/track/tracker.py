@@ -44,8 +44,10 @@ from .status import TrackStatus, item_rows, unfetched
 __all__ = ["EXIT_CODES", "RunResult", "TrackPlan", "TrackStatus", "Tracker", "month_budget_lease"]
 
 EXIT_CODES = {"ok": 0, "partial": 3, "failed": 3, "interrupted": 3, "over_budget": 4}
-"""The exit code of ``storeframes track run`` (and :attr:`RunResult.exit_code`) for each status:
-0 ``ok``, 3 ``partial`` or ``failed``, 4 ``over_budget`` (2 is a spec or command line refused)."""
+"""The exit code of ``storeframes track run`` and ``track backfill`` (and :attr:`RunResult.exit_code`) for
+each status: 0 ``ok``, 3 ``partial`` (an item failed, a day was left unfetched, a table not published) or
+``failed``, 4 ``over_budget`` (2 is a spec or command line refused). A run that leaves a day unfetched is
+never ``ok``: :attr:`RunResult.missing` names the days."""
 
 RUN_WAIT = 6 * 3600.0
 """Seconds a run waits for another run of its tracker (or of the month's spending) to end: a run
