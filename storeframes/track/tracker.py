@@ -36,7 +36,8 @@ from ..coord import holding
 from ..errors import ConfigurationError, InvalidParameterError, StoreframesError, plural, shown_when_half_built
 from ..pipeline import collector_paused
 from .alerts import AlertResult, judge, month_spent_of, write_digest
-from .due import DueCall, days_text, due_calls, fetched_by_endpoint
+from .due import days_text, due_calls, fetched_by_endpoint
+from .plan import PLAN_SCHEMA, TrackPlan
 from .publishing import publish_tables
 from .spec import Item, TrackerSpec, load_spec
 from .status import TrackStatus, item_rows, unfetched
@@ -52,21 +53,6 @@ never ``ok``: :attr:`RunResult.missing` names the days."""
 RUN_WAIT = 6 * 3600.0
 """Seconds a run waits for another run of its tracker (or of the month's spending) to end: a run
 whose holder lives keeps its lease alive, one whose holder died lapses within the lease's TTL."""
-
-PLAN_SCHEMA = pl.Schema(
-    {
-        "item": pl.String(),
-        "endpoint": pl.String(),
-        "every_days": pl.Int64(),
-        "due": pl.Boolean(),
-        "entities": pl.Int64(),
-        "requests": pl.Int64(),
-        "cells": pl.Int64(),
-        "cached_cells": pl.Int64(),
-        "credits": pl.Int64(),
-        "fits": pl.Boolean(),
-    }
-)
 
 
 def _day(today: date | str | None) -> date | None:
@@ -89,59 +75,6 @@ def month_budget_lease(client: Client, day: date) -> AbstractContextManager[Any]
     an assistant's paid calls) spend one after another, on every machine of the cache."""
     leases = client.coordinator.leases(client.cache, client)
     return holding(leases, f"track-budget:{client.namespace}:{day:%Y-%m}|budget", timeout=RUN_WAIT)
-
-
-@dataclass(frozen=True)
-class TrackPlan:
-    """What a run on :attr:`day` would send, item by item (nothing is sent to make it).
-
-    ``items`` has a row per item: whether it is ``due``, its due apps or keywords (``entities``),
-    ``requests`` and estimated maximum ``credits``, ``cells`` and ``cached_cells``, and whether it
-    ``fits`` the budgets (items that do not are left out, in spec order).
-    """
-
-    tracker: str
-    day: date
-    items: pl.DataFrame
-    month_spent: int
-    budget_per_run: int | None
-    budget_per_month: int | None
-    calls: tuple[DueCall, ...] = field(default=(), repr=False)
-
-    @property
-    def requests(self) -> int:
-        """Requests the run would send (of the items that fit)."""
-        return int(self.items.filter("fits")["requests"].sum())
-
-    @property
-    def credits(self) -> int:
-        """The estimated maximum credits of those requests."""
-        return int(self.items.filter("fits")["credits"].sum())
-
-    @property
-    def left_out(self) -> tuple[str, ...]:
-        """The due items left out for the budgets."""
-        return tuple(self.items.filter(pl.col("due") & ~pl.col("fits"))["item"].to_list())
-
-    def summary(self) -> str:
-        """A few lines for people."""
-        due = self.items.filter("due")
-        lines = [
-            f"{self.tracker} on {self.day}: {plural(due.height, 'item')} due of {self.items.height}, "
-            f"{plural(self.requests, 'request')} to send, at most {plural(self.credits, 'credit')}"
-        ]
-        for row in due.iter_rows(named=True):
-            mark = "" if row["fits"] else "  (left out: over the budget)"
-            lines.append(
-                f"  {row['item']}: {plural(row['requests'], 'request')}, {row['credits']:,} credits, "
-                f"{row['cells'] - row['cached_cells']:,} of {plural(row['cells'], 'cell')} to fetch{mark}"
-            )
-        if self.budget_per_month is not None:
-            lines.append(f"  month: {self.month_spent:,} of {self.budget_per_month:,} credits spent")
-        return "\n".join(lines)
-
-    def __repr__(self) -> str:
-        return f"TrackPlan({self.summary().splitlines()[0]})"
 
 
 @dataclass
