@@ -36,6 +36,7 @@ __all__ = [
     "history_start",
     "last_fetched",
     "range_missing",
+    "trimmed",
 ]
 
 _DATES = ("start_date", "end_date")
@@ -194,6 +195,27 @@ def due_calls(
     if not due:
         return None
     return DueCall(item, endpoint, tuple(due), "auto" if item.history else "always", entities)
+
+
+def trimmed(due: DueCall, last: date) -> DueCall | None:
+    """``due`` (of a history item) asking its days up to ``last`` only; None when none of its calls
+    begins by then. The days after wait for a later run (a budget that cannot pay for them all).
+
+    >>> from storeframes.track.spec import Item
+    >>> item = Item(0, "ranks", "search_history", 1, "search_history_frame", ())
+    >>> call = {"keyword": "photo editor", "start_date": "2026-10-01", "end_date": "2026-10-20"}
+    >>> trimmed(DueCall(item, "search_history", (call,), "auto", 1), date(2026, 10, 5)).calls[0]["end_date"]
+    '2026-10-05'
+    """
+    calls = [
+        {**c, "end_date": min(c["end_date"], last.isoformat())}
+        for c in due.calls
+        if c["start_date"] <= last.isoformat()
+    ]
+    if not calls:
+        return None
+    entities = sum(len(_entity_list(ENDPOINTS[due.endpoint], c)) for c in calls)
+    return DueCall(due.item, due.endpoint, tuple(calls), due.refresh, entities)
 
 
 def _settle(ep: Endpoint) -> int:

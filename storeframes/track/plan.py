@@ -49,6 +49,9 @@ class TrackPlan:
     budget_per_run: int | None
     budget_per_month: int | None
     calls: tuple[DueCall, ...] = field(default=(), repr=False)
+    cut: dict[str, date] = field(default_factory=dict, repr=False)
+    """History items of which only the days up to a date fit the budgets (oldest first, so the next run
+    goes on from there): in :attr:`items` with what is sent, and named in :attr:`left_out`."""
 
     @property
     def requests(self) -> int:
@@ -62,8 +65,10 @@ class TrackPlan:
 
     @property
     def left_out(self) -> tuple[str, ...]:
-        """The due items left out for the budgets."""
-        return tuple(self.items.filter(pl.col("due") & ~pl.col("fits"))["item"].to_list())
+        """The due items left out for the budgets, whole or in part (:attr:`cut`), in spec order."""
+        return tuple(
+            self.items.filter(pl.col("due") & (~pl.col("fits") | pl.col("item").is_in(list(self.cut))))["item"]
+        )
 
     def summary(self) -> str:
         """A few lines for people."""
@@ -74,6 +79,8 @@ class TrackPlan:
         ]
         for row in due.iter_rows(named=True):
             mark = "" if row["fits"] else "  (left out: over the budget)"
+            if row["item"] in self.cut:
+                mark = f"  (over the budget: its days up to {self.cut[row['item']]} only, the rest at the next run)"
             lines.append(
                 f"  {row['item']}: {plural(row['requests'], 'request')}, {row['credits']:,} credits, "
                 f"{row['cells'] - row['cached_cells']:,} of {plural(row['cells'], 'cell')} to fetch{mark}"

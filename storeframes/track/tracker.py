@@ -36,7 +36,7 @@ from ..coord import holding
 from ..errors import ConfigurationError, InvalidParameterError, StoreframesError, plural, shown_when_half_built
 from ..pipeline import collector_paused
 from .alerts import AlertResult, judge, month_spent_of, write_digest
-from .due import days_text, due_calls, fetched_by_endpoint
+from .due import DueCall, days_text, due_calls, fetched_by_endpoint, trimmed
 from .plan import PLAN_SCHEMA, TrackPlan
 from .publishing import publish_tables
 from .spec import Item, TrackerSpec, load_spec
@@ -247,7 +247,7 @@ class Tracker:
         month_spent = self._month_spent(client, day)
         run_left = self.spec.budget_per_run
         month_left = None if self.spec.budget_per_month is None else max(0, self.spec.budget_per_month - month_spent)
-        rows, calls = [], []
+        rows, calls, cut = [], [], {}
         for item in chosen:
             due = due_calls(item, day, fetched, backfill=backfill)
             row = {"item": item.name, "endpoint": item.endpoint, "every_days": item.every_days, "due": due is not None,
@@ -257,16 +257,39 @@ class Tracker:
                 row |= {"entities": due.entities, "requests": plan.to_send, "cells": plan.cells,
                         "cached_cells": plan.cached_cells, "credits": plan.estimate}  # fmt: skip
                 fits = all(left is None or plan.estimate <= left for left in (run_left, month_left))
-                row["fits"] = fits
+                part = None if fits or not item.history else self._part_that_fits(client, due, run_left, month_left)
+                if part is not None:  # a long catch-up of history: its oldest days that fit, the rest next time
+                    due, plan, cut[item.name] = part
+                    row |= {"entities": due.entities, "requests": plan.to_send, "cells": plan.cells}
+                    row |= {"cached_cells": plan.cached_cells, "credits": plan.estimate}
+                row["fits"] = fits = fits or part is not None
                 if fits:
                     calls.append(due)
                     run_left = None if run_left is None else run_left - plan.estimate
                     month_left = None if month_left is None else month_left - plan.estimate
             rows.append(row)
         frame = pl.DataFrame(rows, schema=PLAN_SCHEMA, orient="row") if rows else pl.DataFrame(schema=PLAN_SCHEMA)
-        return TrackPlan(
-            self.spec.name, day, frame, month_spent, self.spec.budget_per_run, self.spec.budget_per_month, tuple(calls)
-        )
+        budgets = (self.spec.budget_per_run, self.spec.budget_per_month)
+        return TrackPlan(self.spec.name, day, frame, month_spent, *budgets, tuple(calls), cut)
+
+    @staticmethod
+    def _part_that_fits(client: Client, due: DueCall, *lefts: int | None) -> tuple[DueCall, Any, date] | None:
+        """The most days of a history item's due calls, from its oldest, whose estimate fits what is left of the
+        budgets: the calls, their plan and the last day; None when not even its first day fits."""
+        left = min(x for x in lefts if x is not None)
+        first = min(date.fromisoformat(c["start_date"]) for c in due.calls)
+        low, high, found = 0, (max(date.fromisoformat(c["end_date"]) for c in due.calls) - first).days - 1, None
+        while low <= high:  # the estimate grows with the days asked: the last day that fits, found by halving
+            middle = (low + high) // 2
+            last = first + timedelta(days=middle)
+            part = trimmed(due, last)
+            if part is not None:
+                plan = plan_requests(client, part.endpoint, part.calls, refresh=part.refresh)  # type: ignore[arg-type]
+                if plan.estimate <= left:
+                    found, low = (part, plan, last), middle + 1
+                    continue
+            high = middle - 1
+        return found
 
     @staticmethod
     def _month_spent(client: Client, day: date) -> int:

@@ -196,3 +196,31 @@ def test_a_run_whose_history_fails_is_failed_and_names_the_days(tmp_path):
     assert result.missing == {"ranks": ranks, "metadata": [START]}
     assert "  not fetched: ranks: 3 days (2026-09-28..2026-09-30)" in result.summary().splitlines()
     assert "not fetched: metadata: 1 day (2026-10-01)" in tracker.runs()["errors"].item()
+
+
+def test_a_catch_up_dearer_than_the_run_budget_asks_its_oldest_days_that_fit_and_goes_on_the_next_day(tmp_path):
+    # a day of the keyword's history costs 10 credits (and 1 a request): 61 credits pay for 6 days a run
+    tracker = Tracker.from_toml(_spec(tmp_path, metadata=False, extra="budget_per_run = 61"), sandbox=True)
+    assert tracker.run(START).status == "ok"  # its lookback: September 28th to 30th
+    day = START + timedelta(days=21)  # three weeks not run: the 30th (not final then) to the 21st is due
+    plan = tracker.plan(day)
+    assert plan.left_out == ("ranks",) and plan.cut == {"ranks": date(2026, 10, 5)}
+    assert "  ranks: 1 request, 61 credits, 6 of 6 cells to fetch  (over the budget: its days up to 2026-10-05" in (
+        plan.summary()
+    )
+    results = [tracker.run(day + timedelta(days=n)) for n in range(5)]
+    assert [r.status for r in results] == ["over_budget"] * 4 + ["ok"]
+    assert all(r.credits_spent <= 61 for r in results)
+    first = results[0]
+    assert first.requests == plan.requests == 1 and first.left_out == ("ranks",)
+    assert first.missing == {"ranks": _days(date(2026, 10, 6), day - timedelta(days=1))}  # the rest, named
+    assert "  not fetched: ranks: 16 days (2026-10-06..2026-10-21)" in first.summary().splitlines()
+    assert [_history_requests(tracker, day + timedelta(days=n)) for n in range(5)] == [
+        [(date(2026, 9, 30), date(2026, 10, 5))],
+        [(date(2026, 10, 6), date(2026, 10, 11))],
+        [(date(2026, 10, 12), date(2026, 10, 17))],
+        [(date(2026, 10, 18), date(2026, 10, 23))],
+        [(date(2026, 10, 24), date(2026, 10, 25))],
+    ]
+    assert _held(tracker) == _recorded(_days(START - timedelta(days=LOOKBACK), date(2026, 10, 25)))
+    assert tracker.status(date(2026, 10, 27)).missing == {}
