@@ -20,10 +20,11 @@ Dagster ``Definitions`` of:
   builds the :class:`~storeframes.track.tracker.Tracker`.
 
 Materializing partition D of an item runs the tracker for that item as of D
-(:func:`run_partitions`): ``tracker.run(today=D)`` on today's partition, and
-``tracker.backfill(D, D)`` on a past one of a history item (``search_history``, ``changes``), so
-Dagster's partition backfills backfill history. A backfill hands its days to one run (Dagster's
-single-run backfill policy): a keyword's days are asked for as one range, not a request a day.
+(:func:`run_partitions`): ``tracker.run(today=D)``, logged as day D, on today's partition and on
+a past one of a history item (``search_history``, ``changes``): it fetches what the command
+line's run of that day fetches (a first run its ``lookback``, a later one every day since the
+last continuous fetch). A backfill hands its days to one run (Dagster's single-run backfill
+policy): a keyword's days are asked for as one range, not a request a day.
 The service answers the present only for the other endpoints, so a past partition of theirs is
 refused before anything is sent (with ``sandbox=True`` it is a replay: the sandbox's today is
 D). A run that was not ``ok`` or ``over_budget`` fails the materialization, the run's errors in
@@ -138,12 +139,15 @@ def run_partitions(
     """Run ``tracker`` for its item called ``item`` on the partitions ``first`` to ``last`` (``first``
     alone by default), as the item's asset does; the runs' results.
 
-    Today's partition (UTC; ``today`` for tests): ``tracker.run(today=day, items=[item])``, what is
-    due. Past partitions of a history item: one ``tracker.backfill(first, last, items=[item])``,
-    those days only (a Dagster backfill hands them over in one run), then the run of today's when
-    the range reaches it. Past partitions of another item: with a sandbox tracker, a replay of each
-    day (its sandbox's today that day); with the real service, whose answers are the present only,
-    refused. A day after today is refused. The refusals are
+    A partition of a history item fetches what ``storeframes track run --today D`` fetches: a
+    partition D is ``tracker.run(today=D, items=[item])``, logged as day D: every day since the
+    last continuous fetch, its ``lookback`` for a first run. A range (a Dagster backfill hands its
+    days over in one run) is the run of its last day, which asks every day since, preceded by the
+    run of its first day when the item has nothing fetched by then (its lookback): two requests a
+    keyword or app at most, not one a day. Today's partition (UTC; ``today`` for tests) of any item
+    is the run of today, what is due. Past partitions of another item: with a sandbox tracker, a
+    replay of each day (its sandbox's today that day); with the real service, whose answers are the
+    present only, refused. A day after today is refused. The refusals are
     :class:`~storeframes.InvalidParameterError`, before anything is sent.
 
     >>> tracker = Tracker.from_toml("tracking.toml", sandbox=True)  # doctest: +SKIP
@@ -162,13 +166,10 @@ def run_partitions(
         raise InvalidParameterError(
             "partition", shown, f"days up to today ({now}), the earlier first", endpoint="track"
         )
-    if chosen.history:
-        results = []
-        if start < now:
-            results.append(tracker.backfill(start, min(end, now - timedelta(days=1)), items=[chosen.name]))
-        if end == now:
-            results.append(tracker.run(today=now, items=[chosen.name]))
-        return results
+    if chosen.history:  # what the command line's runs of those days fetch, each logged as its partition's day
+        first_run = start < end and tracker.status(start).items.filter(item=chosen.name)["last_fetched"].item() is None
+        days = [start, end] if first_run else [end]
+        return [tracker.run(today=day, items=[chosen.name]) for day in days]
     if start < now and not tracker.sandbox:
         raise InvalidParameterError(
             "partition",
@@ -195,9 +196,12 @@ def run_metadata(results: Sequence[RunResult]) -> dict[str, Any]:
     ('ok', 2, 20, [])
 
     Keys: ``status`` (str: the worst of the runs', ``ok`` < ``over_budget`` < ``partial`` <
-    ``interrupted`` < ``failed``), ``kind`` (``"run"``, ``"backfill"`` or ``"backfill+run"``),
+    ``interrupted`` < ``failed``), ``kind`` (``"run"``; ``"backfill"`` or ``"backfill+run"`` for
+    runs of those kinds),
     ``run_ids`` (list of str, the run log's), ``requests``, ``credits_spent``, ``credits_saved``,
-    ``cells_new``, ``cells_cached`` (int, summed), ``errors`` and ``left_out`` (lists of str).
+    ``cells_new``, ``cells_cached`` (int, summed), ``errors`` and ``left_out`` (lists of str), and
+    ``not_fetched`` (list of str: the days each run left unfetched, item by item, ``"<run's day>:
+    ranks: 3 days (2026-10-09..2026-10-11)"``).
     """
     statuses = [r.status for r in results]
     worst = max(statuses, key=lambda s: _WORST_LAST.index(s) if s in _WORST_LAST else len(_WORST_LAST), default="ok")
@@ -212,6 +216,7 @@ def run_metadata(results: Sequence[RunResult]) -> dict[str, Any]:
         "cells_cached": sum(r.cells_cached for r in results),
         "errors": [e for r in results for e in r.errors],
         "left_out": sorted({name for r in results for name in r.left_out}),
+        "not_fetched": [f"{r.day}: {line}" for r in results for line in r.missing_lines()],
     }
 
 
@@ -256,7 +261,8 @@ def _materialize_partition(context: Any, spec: TrackerSpec, item: Item, resource
             description=f"{spec.name} {item.name} on {shown}: {metadata['status']}: {errors}", metadata=metadata
         )
     if metadata["left_out"]:
-        context.log.warning(f"{spec.name} {item.name} on {shown}: left out for the budget")
+        unfetched = "; ".join(metadata["not_fetched"])
+        context.log.warning(f"{spec.name} {item.name} on {shown}: left out for the budget; not fetched: {unfetched}")
     return dg.MaterializeResult(metadata=metadata)
 
 

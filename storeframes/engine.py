@@ -29,7 +29,7 @@ import json
 from collections import Counter
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import date, datetime
+from datetime import UTC, date, datetime
 from functools import cached_property
 from typing import Any, NamedTuple, Protocol
 
@@ -267,7 +267,9 @@ def plan_call(
     """Which cells of a call ``index`` serves, and the fewest requests for the others.
 
     ``since`` serves only entries fetched after it (a call with
-    ``refresh="always"`` takes what another caller fetched while it waited, nothing older).
+    ``refresh="always"`` takes what another caller fetched while it waited, nothing older), and not
+    after the UTC day of ``now``: a day replayed before answers the cache keeps of a later day
+    takes its own.
     ``cells`` and ``scope`` are the call's when known already (:func:`~storeframes.planning.cells_of`,
     :func:`~storeframes.planning.scope_of`).
     """
@@ -277,8 +279,13 @@ def plan_call(
     if index is not None and refresh != "always":
         held = index.newest(ep, service=service, scope=scope, cells=cells, sync=False)
         cached = serving(ep, held, now=now, refresh=refresh)
-        if since is not None:
-            cached = {cell: entry for cell, entry in cached.items() if entry.fetched_at > since}
+        if since is not None:  # fetched while it waited: on the clock's day, not a later one a replay finds kept
+            today = now.astimezone(UTC).date()
+            cached = {
+                cell: entry
+                for cell, entry in cached.items()
+                if entry.fetched_at > since and entry.fetched_at.astimezone(UTC).date() <= today
+            }
     missing = [cell for cell in cells if cell not in cached] if cached else list(cells)
     return CallPlan(params, cells, cached, scope, missing, ep)
 

@@ -402,17 +402,20 @@ class Surface:
                     provenance={"requests sent": 0, "from": "the cache"}, hint="name a rule or a later since")  # fmt: skip
 
     def track_status(self) -> Shown:
-        """The tracker's items (last snapshot, due, days missed), its last runs and the month's spend."""
+        """The tracker's items (last snapshot, due, days missing), its last runs and the month's spend; ``missing``
+        names the days not fetched, by item."""
         if self.tracker is None:
             raise _refused(
                 "tracker", None, "a server started with --tracker SPEC (the tracker's TOML spec)", "track_status"
             )
         status = self.tracker.status(self.today())
-        shown = show(status.items, title=f"tracker {status.tracker} on {status.day}", limit=MOST_ROWS,
-                     notes=status.summary().splitlines()[:1])  # fmt: skip
+        lines = status.summary().splitlines()  # the first line, and the days missing said, not left to the rows
+        notes = [lines[0], *(line.strip() for line in lines[1:] if "missing" in line)]
+        shown = show(status.items, title=f"tracker {status.tracker} on {status.day}", limit=MOST_ROWS, notes=notes)
         runs = status.runs.select("day", "kind", "status", "requests", "credits_spent", "cells_new").tail(5)
         shown.text += "\n\n" + show(runs, title="last runs", limit=5).text
-        shown.data.update(month_spent=status.month_spent, budget_per_month=status.budget_per_month,
+        missing = {item: [d.isoformat() for d in days] for item, days in status.missing.items()}
+        shown.data.update(missing=missing, month_spent=status.month_spent, budget_per_month=status.budget_per_month,
                           runs=status.runs.height, last_runs=show(runs, title="", limit=5).data["rows"])  # fmt: skip
         return shown
 

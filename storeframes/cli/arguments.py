@@ -158,8 +158,10 @@ def parser() -> argparse.ArgumentParser:
         "track",
         help="a tracker spec's daily runs: run, plan, backfill, status, runs, alerts, events, digest",
         description="Fetch what a tracker spec (TOML) follows: what is due each day, within its budgets, "
-        "leaving a row in the cache's run log. Exit status of run and backfill: 0 ok, 3 partial or failed, "
-        "4 over budget, 2 a spec or argument refused (nothing sent), 3 too when the run could not be made.",
+        "leaving a row in the cache's run log. A day left unfetched (over the budget, failed, not run) is named "
+        "and is never ok. Exit status of run and backfill: 0 ok, 3 partial (a day left unfetched) or failed, "
+        "4 over budget, 2 a spec or argument refused (nothing sent), 3 too when the run could not be made; of "
+        "status: 3 when a day is missing, else 0.",
     )
     track_commands = track.add_subparsers(dest="track_command", required=True)
     spec = argparse.ArgumentParser(add_help=False)
@@ -178,16 +180,22 @@ def parser() -> argparse.ArgumentParser:
     track_commands.add_parser("plan", parents=[spec, day, chosen], help="what the next run would send and cost (free)")
     backfill = track_commands.add_parser(
         "backfill",
-        parents=[spec, chosen],
+        parents=[spec, day, chosen],
         help="fetch past days of the history items (search_history, changes)",
         description="Fetch the days from --start to --end (yesterday by default) of the spec's history items; "
         "the days the cache holds final are not fetched again. The other endpoints answer the present only: "
-        "no past day of theirs can be fetched.",
+        "no past day of theirs can be fetched. A day it leaves unfetched is named and the run is not ok. "
+        "Exit status: 0 ok, 3 partial or failed, 4 over budget, 2 a spec or argument refused (nothing sent).",
     )
     backfill.add_argument("--start", type=_day, required=True, metavar="YYYY-MM-DD", help="the first day")
     backfill.add_argument("--end", type=_day, metavar="YYYY-MM-DD", help="the last day (default: yesterday)")
     track_commands.add_parser(
-        "status", parents=[spec, day], help="each item's last snapshot, the days missed, the month's spend"
+        "status",
+        parents=[spec, day],
+        help="each item's last snapshot, the days missing, the month's spend",
+        description="Each item's last snapshot (on or before --today), whether it is due, and the days it should "
+        "hold and the cache has nothing of, named ('2 days missing: ...'; never 'up to date' beside one). "
+        "Exit status: 0 when no day is missing, 3 when one is, 2 a spec or argument refused.",
     )
     track_commands.add_parser("runs", parents=[spec], help="the run log of the spec's tracker")
     alerts = track_commands.add_parser(

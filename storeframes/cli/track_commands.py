@@ -1,11 +1,13 @@
 """``storeframes track run|plan|backfill|status|runs|alerts|events|digest SPEC``: a tracker from the command line.
 
 The spec is read and checked whole first: a spec that cannot be used is named with its file and
-line (exit status 2) before anything is sent. ``run`` exits with the run's code
-(:data:`storeframes.track.EXIT_CODES`: 0 ok, 3 partial or failed, 4 over budget), and with 3 too when
-the run could not be made (a cache that cannot be read, another run's lease held too long); every command
-prints a few lines, and a run on a terminal shows a progress bar while it sends. ``digest --day D``
-prints the digest of the day kept in the cache, and exits 5 when none is kept.
+line (exit status 2) before anything is sent. ``run`` and ``backfill`` exit with the run's code
+(:data:`storeframes.track.EXIT_CODES`: 0 ok, 3 partial or failed, 4 over budget; a run that left a day
+unfetched is not ok, and names the days), and with 3 too when the run could not be made (a cache that
+cannot be read, another run's lease held too long). ``status`` exits 3 when an item misses a day (the
+days are named), 0 when none does. Every command prints a few lines, and a run on a terminal shows a
+progress bar while it sends. ``digest --day D`` prints the digest of the day kept in the cache,
+and exits 5 when none is kept.
 """
 
 from __future__ import annotations
@@ -69,8 +71,9 @@ def run_track(args: argparse.Namespace) -> int:
             _say(tracker.plan(args.today, items=args.item).summary())
             return 0
         if command == "status":
-            _say(tracker.status(args.today).summary())
-            return 0
+            status = tracker.status(args.today)
+            _say(status.summary())
+            return int(status.exit_code)
         if command == "runs":
             log = tracker.runs()
             if log.is_empty():
@@ -106,7 +109,7 @@ def run_track(args: argparse.Namespace) -> int:
         if command == "run":
             result = tracker.run(args.today, items=args.item)
         else:
-            result = tracker.backfill(args.start, args.end, items=args.item)
+            result = tracker.backfill(args.start, args.end, items=args.item, today=args.today)
     except (InvalidParameterError, ConfigurationError) as exc:  # refused before anything was sent
         print(printable(f"storeframes track {args.track_command}: {exc}"), file=sys.stderr)
         return 2

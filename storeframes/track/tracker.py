@@ -37,34 +37,23 @@ from ..errors import ConfigurationError, InvalidParameterError, StoreframesError
 from ..pipeline import collector_paused
 from .alerts import AlertResult, judge, month_spent_of, write_digest
 from .day_digest import keep_after_run
-from .due import DueCall, due_calls, fetched_by_endpoint, gap_days, last_fetched
+from .due import DueCall, days_text, due_calls, fetched_by_endpoint, trimmed
+from .plan import PLAN_SCHEMA, TrackPlan
 from .publishing import publish_tables
 from .spec import Item, TrackerSpec, load_spec
+from .status import TrackStatus, item_rows, unfetched
 
 __all__ = ["EXIT_CODES", "RunResult", "TrackPlan", "TrackStatus", "Tracker", "month_budget_lease"]
 
 EXIT_CODES = {"ok": 0, "partial": 3, "failed": 3, "interrupted": 3, "over_budget": 4}
-"""The exit code of ``storeframes track run`` (and :attr:`RunResult.exit_code`) for each status:
-0 ``ok``, 3 ``partial`` or ``failed``, 4 ``over_budget`` (2 is a spec or command line refused)."""
+"""The exit code of ``storeframes track run`` and ``track backfill`` (and :attr:`RunResult.exit_code`) for
+each status: 0 ``ok``, 3 ``partial`` (an item failed, a day was left unfetched, a table not published) or
+``failed``, 4 ``over_budget`` (2 is a spec or command line refused). A run that leaves a day unfetched is
+never ``ok``: :attr:`RunResult.missing` names the days."""
 
 RUN_WAIT = 6 * 3600.0
 """Seconds a run waits for another run of its tracker (or of the month's spending) to end: a run
 whose holder lives keeps its lease alive, one whose holder died lapses within the lease's TTL."""
-
-PLAN_SCHEMA = pl.Schema(
-    {
-        "item": pl.String(),
-        "endpoint": pl.String(),
-        "every_days": pl.Int64(),
-        "due": pl.Boolean(),
-        "entities": pl.Int64(),
-        "requests": pl.Int64(),
-        "cells": pl.Int64(),
-        "cached_cells": pl.Int64(),
-        "credits": pl.Int64(),
-        "fits": pl.Boolean(),
-    }
-)
 
 
 def _day(today: date | str | None) -> date | None:
@@ -87,59 +76,6 @@ def month_budget_lease(client: Client, day: date) -> AbstractContextManager[Any]
     an assistant's paid calls) spend one after another, on every machine of the cache."""
     leases = client.coordinator.leases(client.cache, client)
     return holding(leases, f"track-budget:{client.namespace}:{day:%Y-%m}|budget", timeout=RUN_WAIT)
-
-
-@dataclass(frozen=True)
-class TrackPlan:
-    """What a run on :attr:`day` would send, item by item (nothing is sent to make it).
-
-    ``items`` has a row per item: whether it is ``due``, its due apps or keywords (``entities``),
-    ``requests`` and estimated maximum ``credits``, ``cells`` and ``cached_cells``, and whether it
-    ``fits`` the budgets (items that do not are left out, in spec order).
-    """
-
-    tracker: str
-    day: date
-    items: pl.DataFrame
-    month_spent: int
-    budget_per_run: int | None
-    budget_per_month: int | None
-    calls: tuple[DueCall, ...] = field(default=(), repr=False)
-
-    @property
-    def requests(self) -> int:
-        """Requests the run would send (of the items that fit)."""
-        return int(self.items.filter("fits")["requests"].sum())
-
-    @property
-    def credits(self) -> int:
-        """The estimated maximum credits of those requests."""
-        return int(self.items.filter("fits")["credits"].sum())
-
-    @property
-    def left_out(self) -> tuple[str, ...]:
-        """The due items left out for the budgets."""
-        return tuple(self.items.filter(pl.col("due") & ~pl.col("fits"))["item"].to_list())
-
-    def summary(self) -> str:
-        """A few lines for people."""
-        due = self.items.filter("due")
-        lines = [
-            f"{self.tracker} on {self.day}: {plural(due.height, 'item')} due of {self.items.height}, "
-            f"{plural(self.requests, 'request')} to send, at most {plural(self.credits, 'credit')}"
-        ]
-        for row in due.iter_rows(named=True):
-            mark = "" if row["fits"] else "  (left out: over the budget)"
-            lines.append(
-                f"  {row['item']}: {plural(row['requests'], 'request')}, {row['credits']:,} credits, "
-                f"{row['cells'] - row['cached_cells']:,} of {plural(row['cells'], 'cell')} to fetch{mark}"
-            )
-        if self.budget_per_month is not None:
-            lines.append(f"  month: {self.month_spent:,} of {self.budget_per_month:,} credits spent")
-        return "\n".join(lines)
-
-    def __repr__(self) -> str:
-        return f"TrackPlan({self.summary().splitlines()[0]})"
 
 
 @dataclass
@@ -171,6 +107,8 @@ class RunResult:
     published: dict[str, int] = field(default_factory=dict)
     """The version of each Delta table of the ``[publish]`` lake after the run (``metadata``,
     ``metadata_snapshots`` ...); a table that failed to publish is missing, and named in :attr:`errors`."""
+    missing: dict[str, list[date]] = field(default_factory=dict)
+    """The days the run left unfetched, by item (over the budget, failed): a run that leaves one is not ``ok``."""
 
     @property
     def exit_code(self) -> int:
@@ -197,8 +135,13 @@ class RunResult:
             lines.append(f"  finished what the interrupted run(s) {', '.join(self.interrupted)} left")
         if self.left_out:
             lines.append(f"  left out for the budget: {', '.join(self.left_out)}")
+        lines += [f"  not fetched: {line}" for line in self.missing_lines()]
         lines += [f"  error: {e}" for e in self.errors]
         return "\n".join(lines)
+
+    def missing_lines(self) -> list[str]:
+        """A line per item with days left unfetched: ``ranks: 3 days (2026-10-09..2026-10-11)``."""
+        return [f"{item}: {plural(len(d), 'day')} ({days_text(d)})" for item, d in self.missing.items()]
 
     def row(self, started_at: datetime, ended_at: datetime | None, spec_hash: str) -> dict[str, Any]:
         """The run log's row (:data:`~storeframes.cache.RUN_SCHEMA`)."""
@@ -218,38 +161,9 @@ class RunResult:
             "credits_saved": self.credits_saved,
             "items_due": self.items_due,
             "items_left_out": ",".join(self.left_out),
-            "errors": "\n".join(self.errors),
+            "errors": "\n".join([*self.errors, *(f"not fetched: {line}" for line in self.missing_lines())]),
             "host": socket.gethostname(),
         }
-
-
-@dataclass(frozen=True)
-class TrackStatus:
-    """Where a tracker stands on :attr:`day`: each item's last snapshot, whether it is due, its gaps."""
-
-    tracker: str
-    day: date
-    items: pl.DataFrame
-    month_spent: int
-    budget_per_month: int | None
-    runs: pl.DataFrame
-
-    def summary(self) -> str:
-        """A few lines for people."""
-        budget = f" of {self.budget_per_month:,}" if self.budget_per_month is not None else ""
-        lines = [f"{self.tracker} on {self.day}: {self.month_spent:,}{budget} credits spent this month"]
-        if self.runs.height:
-            last = self.runs.row(-1, named=True)
-            lines.append(f"  last run: {last['day']} {last['status']} ({last['run_id']})")
-        for row in self.items.iter_rows(named=True):
-            shown = ", ".join(str(d) for d in row["gap_days"][:5]) + (" ..." if len(row["gap_days"]) > 5 else "")
-            gaps = f"; {plural(len(row['gap_days']), 'day')} missed: {shown}" if row["gap_days"] else ""
-            state = "due" if row["due"] else "up to date"
-            lines.append(f"  {row['item']}: last {row['last_fetched'] or 'never'}, {state}{gaps}")
-        return "\n".join(lines)
-
-    def __repr__(self) -> str:
-        return f"TrackStatus({self.summary().splitlines()[0]})"
 
 
 class Tracker:
@@ -334,7 +248,7 @@ class Tracker:
         month_spent = self._month_spent(client, day)
         run_left = self.spec.budget_per_run
         month_left = None if self.spec.budget_per_month is None else max(0, self.spec.budget_per_month - month_spent)
-        rows, calls = [], []
+        rows, calls, cut = [], [], {}
         for item in chosen:
             due = due_calls(item, day, fetched, backfill=backfill)
             row = {"item": item.name, "endpoint": item.endpoint, "every_days": item.every_days, "due": due is not None,
@@ -344,16 +258,39 @@ class Tracker:
                 row |= {"entities": due.entities, "requests": plan.to_send, "cells": plan.cells,
                         "cached_cells": plan.cached_cells, "credits": plan.estimate}  # fmt: skip
                 fits = all(left is None or plan.estimate <= left for left in (run_left, month_left))
-                row["fits"] = fits
+                part = None if fits or not item.history else self._part_that_fits(client, due, run_left, month_left)
+                if part is not None:  # a long catch-up of history: its oldest days that fit, the rest next time
+                    due, plan, cut[item.name] = part
+                    row |= {"entities": due.entities, "requests": plan.to_send, "cells": plan.cells}
+                    row |= {"cached_cells": plan.cached_cells, "credits": plan.estimate}
+                row["fits"] = fits = fits or part is not None
                 if fits:
                     calls.append(due)
                     run_left = None if run_left is None else run_left - plan.estimate
                     month_left = None if month_left is None else month_left - plan.estimate
             rows.append(row)
         frame = pl.DataFrame(rows, schema=PLAN_SCHEMA, orient="row") if rows else pl.DataFrame(schema=PLAN_SCHEMA)
-        return TrackPlan(
-            self.spec.name, day, frame, month_spent, self.spec.budget_per_run, self.spec.budget_per_month, tuple(calls)
-        )
+        budgets = (self.spec.budget_per_run, self.spec.budget_per_month)
+        return TrackPlan(self.spec.name, day, frame, month_spent, *budgets, tuple(calls), cut)
+
+    @staticmethod
+    def _part_that_fits(client: Client, due: DueCall, *lefts: int | None) -> tuple[DueCall, Any, date] | None:
+        """The most days of a history item's due calls, from its oldest, whose estimate fits what is left of the
+        budgets: the calls, their plan and the last day; None when not even its first day fits."""
+        left = min(x for x in lefts if x is not None)
+        first = min(date.fromisoformat(c["start_date"]) for c in due.calls)
+        low, high, found = 0, (max(date.fromisoformat(c["end_date"]) for c in due.calls) - first).days - 1, None
+        while low <= high:  # the estimate grows with the days asked: the last day that fits, found by halving
+            middle = (low + high) // 2
+            last = first + timedelta(days=middle)
+            part = trimmed(due, last)
+            if part is not None:
+                plan = plan_requests(client, part.endpoint, part.calls, refresh=part.refresh)  # type: ignore[arg-type]
+                if plan.estimate <= left:
+                    found, low = (part, plan, last), middle + 1
+                    continue
+            high = middle - 1
+        return found
 
     @staticmethod
     def _month_spent(client: Client, day: date) -> int:
@@ -373,9 +310,19 @@ class Tracker:
         return self._run(_day(today), kind="dry_run" if dry_run else "run", items=items)
 
     def backfill(
-        self, start: date | str, end: date | str | None = None, *, items: Sequence[str] | str | None = None
+        self,
+        start: date | str,
+        end: date | str | None = None,
+        *,
+        items: Sequence[str] | str | None = None,
+        today: date | str | None = None,
     ) -> RunResult:
-        """Fetch the days from ``start`` to ``end`` (yesterday by default) of the history items.
+        """Fetch the days from ``start`` to ``end`` (yesterday by default) of the history items, as of
+        ``today`` (UTC today by default: its row's day, and the clock its answers are fetched at).
+
+        A day of the range it leaves unfetched is named (:attr:`RunResult.missing`) and the run is not
+        ``ok``. It moves nothing of the daily runs: they ask every day since their first run's
+        ``lookback`` that no answer holds final, whatever a backfill fetched.
 
         Only ``search_history`` and ``changes`` keep days: the others' answers are the present
         only, so a past day of theirs cannot be fetched (a backfill naming one is refused).
@@ -395,7 +342,7 @@ class Tracker:
                 "items", [i.name for i in chosen], "a spec with search_history or changes items: the others' answers "
                 "are the present only, so they cannot be backfilled", endpoint="track",
             )  # fmt: skip
-        return self._run(None, kind="backfill", items=history, backfill=(first, last))
+        return self._run(_day(today), kind="backfill", items=history, backfill=(first, last))
 
     def _run(
         self,
@@ -483,6 +430,10 @@ class Tracker:
             result.cells_new += row["cells"] - row["cached_cells"]
             result.cells_cached += row["cached_cells"]
         result.month_spent = plan.month_spent + client.spent
+        if cache is not None:  # the days it was to fetch and did not, named: a hole is never ok
+            due_items = set(plan.items.filter("due")["item"])
+            asked = [i for i in chosen if i.name in due_items]
+            result.missing = unfetched(cache.entries, client.namespace, asked, day, span=span)
         if kind == "run" and cache is not None and (self.spec.alerts or self.spec.notify.digest):
             try:
                 judged = judge(self.spec, cache, client.namespace, day, month_spent=result.month_spent, digest=False)
@@ -494,7 +445,7 @@ class Tracker:
         if cache is not None and self.spec.publish is not None:  # after the fetching, a backfill's too: a failure
             published = publish_tables(  # loses nothing fetched; a day's snapshots wait for the day to be whole
                 self.spec.publish, cache, client.namespace, storage_options=self._options.get("storage_options"),
-                snapshots=not failed and not result.left_out,
+                snapshots=not failed and not result.left_out and not result.missing,
             )  # fmt: skip
             result.published, unpublished = published.versions, len(published.errors)
             result.errors += published.errors
@@ -504,7 +455,7 @@ class Tracker:
             result.status = "partial"
         elif result.left_out:
             result.status = "over_budget"
-        elif unpublished:
+        elif unpublished or result.missing:
             result.status = "partial"
         else:
             result.status = "ok"
@@ -568,28 +519,16 @@ class Tracker:
         return self._open_cache(self._options.get("storage_options")).read_runs(self.spec.name)
 
     def status(self, today: date | str | None = None) -> TrackStatus:
-        """Each item's last snapshot, whether it is due on ``today``, and the days it missed; the month's spend."""
+        """Each item's last snapshot, whether it is due on ``today``, and the days missing; the month's spend.
+
+        Only what was fetched on or before ``today`` counts (a replayed day sees what that day saw).
+        """
         with self.client(today) as client:
             day = client.today()
             fetched = fetched_by_endpoint(_entries(client), self.spec.items, client.namespace)
-            rows = []
-            for item in self.spec.items:
-                rows.append(
-                    {
-                        "item": item.name,
-                        "endpoint": item.endpoint,
-                        "every_days": item.every_days,
-                        "last_fetched": last_fetched(item, day, fetched),
-                        "due": due_calls(item, day, fetched) is not None,
-                        "gap_days": gap_days(item, day, fetched),
-                    }
-                )
-            schema: dict[str, Any] = {"item": pl.String, "endpoint": pl.String, "every_days": pl.Int64, "last_fetched": pl.Date,
-                      "due": pl.Boolean, "gap_days": pl.List(pl.Date)}  # fmt: skip
+            rows = item_rows(self.spec.items, day, fetched)
             runs = (
                 client.cache.read_runs(self.spec.name) if client.cache is not None else pl.DataFrame(schema=RUN_SCHEMA)
             )
-            return TrackStatus(
-                self.spec.name, day, pl.DataFrame(rows, schema=schema), self._month_spent(client, day),
-                self.spec.budget_per_month, runs,
-            )  # fmt: skip
+            month = self._month_spent(client, day)
+            return TrackStatus(self.spec.name, day, rows, month, self.spec.budget_per_month, runs)

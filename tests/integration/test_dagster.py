@@ -15,6 +15,7 @@ dg = pytest.importorskip("dagster")
 
 import storeframes as sf  # noqa: E402
 from storeframes.catalog import today_utc  # noqa: E402
+from storeframes.cli import main  # noqa: E402
 from storeframes.dagster import (  # noqa: E402
     ClientOptions,
     TrackerResource,
@@ -149,18 +150,39 @@ def test_a_partition_materialized_runs_its_item_keeps_the_answers_and_a_second_t
     assert set(runs["run_id"]) == {i for m in [*first.values(), *again.values()] for i in m["run_ids"]}
 
 
-def test_a_past_partition_of_a_history_item_backfills_that_day_only(spec):
+def _command_line_rows(tmp_path: Path, days) -> pl.DataFrame:
+    """The history rows ``storeframes track run --today D --item ranks`` keeps, run on each of ``days``, in a
+    folder of its own: what a partition's run is to fetch."""
+    other = tmp_path / "command-line"
+    other.mkdir()
+    (other / "tracking.toml").write_text(SPEC)
+    for day in days:
+        args = ["track", "run", str(other / "tracking.toml"), "--sandbox", "--today", str(day), "--item", "ranks"]
+        assert main(args) == 0
+    return _rows(other)
+
+
+def _rows(folder: Path) -> pl.DataFrame:
+    kept = sf.scan("search_history", folder / "cache", service="sandbox-0").collect()
+    return kept.drop("fetched_at").sort(pl.all())
+
+
+def test_a_past_partition_of_a_history_item_fetches_what_the_command_line_s_run_of_that_day_does(spec, tmp_path):
     defs = tracker_definitions(spec, sandbox=True)
     day = today_utc() - timedelta(days=5)
     meta = _metadata(_materialize(defs, "photo_editors/ranks", day))
-    assert (meta["status"], meta["kind"], meta["requests"], meta["cells_new"]) == ("ok", "backfill", 1, 1)
-    history = _cached(spec, "search_history")
-    assert set(history["date"]) == {day} and set(history["keyword"]) == {"photo editor"}
-    assert history.height > 0 and history["rank"].dtype == pl.Int64
-    assert _metadata(_materialize(defs, "photo_editors/ranks", day))["requests"] == 0  # that day is final now
+    # a first run: the 7 days of its lookback, as the command line's run of that day fetches them
+    assert (meta["status"], meta["kind"], meta["requests"], meta["cells_new"]) == ("ok", "run", 1, 7)
+    kept = _rows(spec.parent)
+    assert set(kept["date"]) <= {day - timedelta(days=n) for n in range(1, 8)} and kept.height > 0
+    assert kept.equals(_command_line_rows(tmp_path, [day]))
+    assert kept["rank"].dtype == pl.Int64
+    runs = Tracker.from_toml(spec, sandbox=True).runs()
+    assert runs["day"].to_list() == [day]  # logged as the partition's day, not the machine's
+    assert _metadata(_materialize(defs, "photo_editors/ranks", day))["requests"] == 0  # that day is done
 
 
-def test_a_backfill_of_a_history_item_fetches_its_days_in_one_request_and_today_s_run_adds_none(spec):
+def test_a_backfill_of_a_history_item_fetches_what_the_command_line_s_runs_of_those_days_do(spec, tmp_path):
     defs = tracker_definitions(spec, sandbox=True)
     today = today_utc()
     first = today - timedelta(days=4)
@@ -171,9 +193,12 @@ def test_a_backfill_of_a_history_item_fetches_its_days_in_one_request_and_today_
     ]
     assert all(m == metadata[0] for m in metadata)  # one run for the five partitions
     meta = metadata[0]
-    assert (meta["status"], meta["kind"], len(meta["run_ids"])) == ("ok", "backfill+run", 2)
-    assert (meta["requests"], meta["cells_new"]) == (1, 4)  # the four past days at once; today's run: nothing due
-    assert set(_cached(spec, "search_history")["date"]) <= {first + timedelta(days=n) for n in range(4)}
+    # the first day's run (its lookback), then the last day's (every day since): two requests, not one a day
+    assert (meta["status"], meta["kind"], len(meta["run_ids"]), meta["requests"]) == ("ok", "run", 2, 2)
+    assert Tracker.from_toml(spec, sandbox=True).runs()["day"].to_list() == [first, today]
+    days = [first + timedelta(days=n) for n in range(5)]
+    assert _rows(spec.parent).equals(_command_line_rows(tmp_path, days))
+    assert set(_rows(spec.parent)["date"]) <= {first - timedelta(days=n) for n in range(-4, 8)}
 
 
 def test_a_range_of_a_current_only_item_is_a_replay_of_each_day_in_the_sandbox(spec):
@@ -252,10 +277,12 @@ def test_the_metadata_of_several_runs_sums_them_and_keeps_the_worst_status():
     day = today_utc()
     backfill = RunResult("b", "t", day, "backfill", "ok", requests=1, cells_new=4, credits_spent=41, credits_saved=2)
     run = RunResult("r", "t", day, "run", "partial", requests=2, cells_cached=3, errors=["ranks: ServerError: 503"])
+    run.missing = {"ranks": [day - timedelta(days=2), day - timedelta(days=1)]}
     meta = run_metadata([backfill, run])
     assert meta == {
         "status": "partial", "kind": "backfill+run", "run_ids": ["b", "r"], "requests": 3, "credits_spent": 41,
         "credits_saved": 2, "cells_new": 4, "cells_cached": 3, "errors": ["ranks: ServerError: 503"], "left_out": [],
+        "not_fetched": [f"{day}: ranks: 2 days ({day - timedelta(days=2)}..{day - timedelta(days=1)})"],
     }  # fmt: skip
     assert run_metadata([run, backfill])["status"] == "partial" and run_metadata([backfill])["status"] == "ok"
 

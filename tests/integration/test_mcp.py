@@ -372,6 +372,7 @@ def test_track_status_and_events_are_the_trackers(spec):
     assert status.structured_content["month_spent"] == expected.month_spent
     assert [r["item"] for r in rows(status)] == expected.items["item"].to_list()
     assert status.structured_content["runs"] == 30
+    assert status.structured_content["missing"] == expected.missing == {}  # a month run every day: no day missing
     kept = sf.events(spec.parent / "cache", tracker=TRACKER, since="2026-10-22")
     assert found.structured_content["total_rows"] == kept.height > 0
     assert sorted(r["detail"] for r in rows(found)) == sorted(kept["detail"].to_list())

@@ -90,7 +90,7 @@ def test_the_next_day_fetches_only_what_is_due(tmp_path):
     # the day that was not final when last fetched, to yesterday: not the 10 days of lookback again
     assert history["start_date"].to_list() == [str(DAY - timedelta(days=1))]
     assert history["end_date"].to_list() == [str(DAY)]
-    assert second.cells_cached > 0  # the final days it held were not asked again
+    assert second.cells_cached == 0  # it asks from the first day not final: no final day it holds is asked again
     week = tracker.plan(DAY + timedelta(days=7))
     assert week.items.filter(pl.col("item") == "metrics")["due"].item() is True
 
@@ -196,7 +196,11 @@ def test_status_names_the_days_an_item_missed(tmp_path):
     assert gaps["search"] == [DAY + timedelta(days=1), DAY + timedelta(days=2)]
     assert gaps["metrics"] == []  # every 7 days: not due on those days
     assert gaps["search_history"] == []  # the run after the gap fetched the missed days
-    assert "2 days missed" in status.summary()
+    lines = status.summary().splitlines()
+    assert "  search: last 2026-11-05, due; 2 days missing: 2026-11-03..2026-11-04" in lines
+    assert "  metrics: last 2026-11-02, up to date" in lines  # not due, and nothing missing
+    assert not [line for line in lines if "up to date" in line and "missing" in line]
+    assert status.missing == {"search": gaps["search"], "metadata": gaps["metadata"]} and status.exit_code == 3
 
 
 def test_the_command_line_runs_plans_and_exits_with_the_runs_code(tmp_path, capsys):
