@@ -189,13 +189,21 @@ def parser() -> argparse.ArgumentParser:
     )
     backfill.add_argument("--start", type=_day, required=True, metavar="YYYY-MM-DD", help="the first day")
     backfill.add_argument("--end", type=_day, metavar="YYYY-MM-DD", help="the last day (default: yesterday)")
-    track_commands.add_parser(
+    status = track_commands.add_parser(
         "status",
         parents=[spec, day],
         help="each item's last snapshot, the days missing, the month's spend",
-        description="Each item's last snapshot (on or before --today), whether it is due, and the days it should "
-        "hold and the cache has nothing of, named ('2 days missing: ...'; never 'up to date' beside one). "
-        "Exit status: 0 when no day is missing, 3 when one is, 2 a spec or argument refused.",
+        description="Each item's last snapshot (on or before --today), whether it is due, and the days from "
+        "--since on it should hold and the cache has nothing of, named ('2 days missing: ...'; never 'up to "
+        "date' beside one). Exit status: 0 when no day since --since is missing, 3 when one is, 2 a spec or "
+        "argument refused.",
+    )
+    status.add_argument(
+        "--since",
+        type=_day,
+        metavar="YYYY-MM-DD",
+        help="the first day whose holes count (default: 29 days before --today, a window of 30 days; a day of the "
+        "present missed long ago can never be fetched again, and should not keep a check red for good)",
     )
     track_commands.add_parser("runs", parents=[spec], help="the run log of the spec's tracker")
     alerts = track_commands.add_parser(

@@ -4,8 +4,8 @@ The spec is read and checked whole first: a spec that cannot be used is named wi
 line (exit status 2) before anything is sent. ``run`` and ``backfill`` exit with the run's code
 (:data:`storeframes.track.EXIT_CODES`: 0 ok, 3 partial or failed, 4 over budget; a run that left a day
 unfetched is not ok, and names the days), and with 3 too when the run could not be made (a cache that
-cannot be read, another run's lease held too long). ``status`` exits 3 when an item misses a day (the
-days are named), 0 when none does. Every command prints a few lines, and a run on a terminal shows a
+cannot be read, another run's lease held too long). ``status`` exits 3 when an item misses a day of the
+last 30 days (``--since`` sets the first; the days are named), 0 when none does. Every command prints a few lines, and a run on a terminal shows a
 progress bar while it sends. ``digest --day D`` prints the digest of the day kept in the cache,
 and exits 5 when none is kept.
 """
@@ -71,7 +71,7 @@ def run_track(args: argparse.Namespace) -> int:
             _say(tracker.plan(args.today, items=args.item).summary())
             return 0
         if command == "status":
-            status = tracker.status(args.today)
+            status = tracker.status(args.today, since=args.since)
             _say(status.summary())
             return int(status.exit_code)
         if command == "runs":

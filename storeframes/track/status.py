@@ -24,7 +24,7 @@ from ..errors import plural
 from .due import Fetched, days_text, due_calls, fetched_by_endpoint, gap_days, last_fetched, range_missing
 from .spec import Item
 
-__all__ = ["STATUS_SCHEMA", "TrackStatus", "item_rows", "missing_text", "unfetched"]
+__all__ = ["STATUS_DAYS", "STATUS_SCHEMA", "TrackStatus", "item_rows", "missing_text", "unfetched"]
 
 STATUS_SCHEMA = pl.Schema(
     {
@@ -37,6 +37,10 @@ STATUS_SCHEMA = pl.Schema(
     }
 )
 """The columns of :attr:`TrackStatus.items`: ``gap_days`` lists the days missing, oldest first."""
+
+STATUS_DAYS = 30
+"""The days up to the status's day whose holes a status counts by default: a day of the present missed
+long ago can never be fetched again, and a check that is red for good is a check nobody reads."""
 
 SHOWN = 6
 """Runs of days a line names before it says how many more."""
@@ -66,6 +70,8 @@ class TrackStatus:
     month_spent: int
     budget_per_month: int | None
     runs: pl.DataFrame
+    since: date | None = None
+    """The first day whose holes count (None: every day since the first fetch)."""
 
     @property
     def missing(self) -> dict[str, list[date]]:
@@ -89,18 +95,26 @@ class TrackStatus:
             state = "due" if row["due"] else "not due" if gaps else "up to date"
             shown = f"; {missing_text(gaps)}" if gaps else ""
             lines.append(f"  {row['item']}: last {row['last_fetched'] or 'never'}, {state}{shown}")
+        window = f" since {self.since}" if self.since is not None else ""
         if self.missing:
             days = sum(len(d) for d in self.missing.values())
             items = plural(len(self.missing), "item")
-            lines.append(f"  missing: {plural(days, 'day')} in {items}, not fetched (which is not a day without data)")
+            lines.append(
+                f"  missing{window}: {plural(days, 'day')} in {items}, not fetched (which is not a day without data)"
+            )
+        else:
+            lines.append(f"  missing{window}: none")
         return "\n".join(lines)
 
     def __repr__(self) -> str:
         return f"TrackStatus({self.summary().splitlines()[0]})"
 
 
-def item_rows(items: Iterable[Item], day: date, fetched: Mapping[str, Fetched]) -> pl.DataFrame:
-    """Each item's last snapshot (on or before ``day``), whether it is due on ``day``, and its missing days.
+def item_rows(
+    items: Iterable[Item], day: date, fetched: Mapping[str, Fetched], *, since: date | None = None
+) -> pl.DataFrame:
+    """Each item's last snapshot (on or before ``day``), whether it is due on ``day``, and its missing days
+    (from ``since`` on, when given).
 
     >>> item_rows(tracker.items, date(2026, 11, 6), fetched)["gap_days"].to_list()  # doctest: +SKIP
     [[datetime.date(2026, 11, 3), datetime.date(2026, 11, 4)], []]
@@ -112,7 +126,7 @@ def item_rows(items: Iterable[Item], day: date, fetched: Mapping[str, Fetched]) 
             "every_days": item.every_days,
             "last_fetched": last_fetched(item, day, fetched),
             "due": due_calls(item, day, fetched) is not None,
-            "gap_days": gap_days(item, day, fetched),
+            "gap_days": [d for d in gap_days(item, day, fetched) if since is None or d >= since],
         }
         for item in items
     ]

@@ -41,7 +41,7 @@ from .due import DueCall, days_text, due_calls, fetched_by_endpoint, trimmed
 from .plan import PLAN_SCHEMA, TrackPlan
 from .publishing import publish_tables
 from .spec import Item, TrackerSpec, load_spec
-from .status import TrackStatus, item_rows, unfetched
+from .status import STATUS_DAYS, TrackStatus, item_rows, unfetched
 
 __all__ = ["EXIT_CODES", "RunResult", "TrackPlan", "TrackStatus", "Tracker", "month_budget_lease"]
 
@@ -434,13 +434,16 @@ class Tracker:
             due_items = set(plan.items.filter("due")["item"])
             asked = [i for i in chosen if i.name in due_items]
             result.missing = unfetched(cache.entries, client.namespace, asked, day, span=span)
+        untold = False
         if kind == "run" and cache is not None and (self.spec.alerts or self.spec.notify.digest):
             try:
                 judged = judge(self.spec, cache, client.namespace, day, month_spent=result.month_spent, digest=False)
                 result.events, result.notified = judged.events.height, sum(judged.notified.values())
                 result.errors += [f"alerts: {e}" for e in judged.errors]
+                untold = bool(judged.errors)  # an address not told is said in the status: the events go next run
             except (StoreframesError, OSError) as exc:  # the fetched stays kept; the next run judges again
                 result.errors.append(f"alerts: {type(exc).__name__}: {exc}".splitlines()[0])
+                untold = True
         unpublished = 0
         if cache is not None and self.spec.publish is not None:  # after the fetching, a backfill's too: a failure
             published = publish_tables(  # loses nothing fetched; a day's snapshots wait for the day to be whole
@@ -455,7 +458,7 @@ class Tracker:
             result.status = "partial"
         elif result.left_out:
             result.status = "over_budget"
-        elif unpublished or result.missing:
+        elif unpublished or result.missing or untold:
             result.status = "partial"
         else:
             result.status = "ok"
@@ -518,17 +521,22 @@ class Tracker:
         """The run log of this tracker, oldest first (:data:`~storeframes.cache.RUN_SCHEMA`); offline, no token."""
         return self._open_cache(self._options.get("storage_options")).read_runs(self.spec.name)
 
-    def status(self, today: date | str | None = None) -> TrackStatus:
-        """Each item's last snapshot, whether it is due on ``today``, and the days missing; the month's spend.
+    def status(self, today: date | str | None = None, *, since: date | str | None = None) -> TrackStatus:
+        """Each item's last snapshot, whether it is due on ``today``, and the days missing from ``since`` on
+        (by default the 30 days up to ``today``: :data:`~storeframes.track.status.STATUS_DAYS`); the month's spend.
 
         Only what was fetched on or before ``today`` counts (a replayed day sees what that day saw).
         """
+        first = _day(since)
         with self.client(today) as client:
             day = client.today()
+            if first is not None and first > day:
+                raise InvalidParameterError("since", first, f"a day on or before {day}", endpoint="track")
             fetched = fetched_by_endpoint(_entries(client), self.spec.items, client.namespace)
-            rows = item_rows(self.spec.items, day, fetched)
+            first = first if first is not None else day - timedelta(days=STATUS_DAYS - 1)
+            rows = item_rows(self.spec.items, day, fetched, since=first)
             runs = (
                 client.cache.read_runs(self.spec.name) if client.cache is not None else pl.DataFrame(schema=RUN_SCHEMA)
             )
             month = self._month_spent(client, day)
-            return TrackStatus(self.spec.name, day, rows, month, self.spec.budget_per_month, runs)
+            return TrackStatus(self.spec.name, day, rows, month, self.spec.budget_per_month, runs, since=first)

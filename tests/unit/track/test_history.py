@@ -8,6 +8,7 @@ from datetime import date, timedelta
 from pathlib import Path
 
 import polars as pl
+import pytest
 
 import storeframes as sf
 from storeframes.cache import open_cache
@@ -138,6 +139,26 @@ def test_the_status_in_a_week_over_budget_names_the_days_and_never_says_up_to_da
     assert "  ranks: last 2026-10-01, due; 3 days missing: 2026-10-01..2026-10-03" in lines
     assert not [line for line in lines if "up to date" in line]
     assert status.exit_code == 3
+
+
+def test_the_status_counts_the_holes_of_its_window_only_30_days_by_default(tmp_path, capsys):
+    path = _spec(tmp_path)
+    tracker = Tracker.from_toml(path, sandbox=True)
+    for day in (START, START + timedelta(days=2)):  # the 2nd is missed: its listing can never be fetched again
+        assert tracker.run(day).status == "ok"
+    today = START + timedelta(days=2)
+    status = tracker.status(today)
+    assert status.since == today - timedelta(days=29)
+    assert (status.missing, status.exit_code) == ({"metadata": [START + timedelta(days=1)]}, 3)
+    later = tracker.status(today, since=today)  # a check that looks from the 3rd on: nothing missing there
+    assert (later.missing, later.exit_code) == ({}, 0)
+    assert f"  missing since {today}: none" in later.summary().splitlines()
+    assert main(["track", "status", str(path), "--sandbox", "--today", str(today), "--since", str(today)]) == 0
+    assert main(["track", "status", str(path), "--sandbox", "--today", str(today)]) == 3
+    out = capsys.readouterr().out
+    assert f"  missing since {today - timedelta(days=29)}: 1 day in 1 item, not fetched" in out
+    with pytest.raises(sf.InvalidParameterError, match="since"):
+        tracker.status(today, since=today + timedelta(days=1))
 
 
 def test_a_backfill_of_an_older_range_moves_nothing_of_the_daily_runs(tmp_path, capsys):
