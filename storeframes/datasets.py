@@ -25,7 +25,7 @@ from polars.io.plugins import register_io_source
 
 from ._tracebacks import user_facing
 from .answers import Entry
-from .cache import RELISTS, Cache, open_cache
+from .cache import RELISTS, Cache, open_cache, require_cache
 from .catalog import ENDPOINTS, Endpoint
 from .errors import CacheUnavailableError, ConfigurationError, InvalidParameterError
 from .ledger import SERVICE
@@ -51,14 +51,19 @@ def flattener_versions() -> dict[str, str]:
     return {name: spec.version for name, spec in TABLES.items()}
 
 
-def open_for(cache_dir: Any, storage_options: Mapping[str, str] | None) -> Cache:
-    """The cache a dataset reads: a folder or a bucket, never none."""
+def open_for(cache_dir: Any, storage_options: Mapping[str, str] | None, *, what: str = "scan") -> Cache:
+    """The cache a dataset reads: a folder or a bucket where a cache is, never none. A place with no cache
+    raises :class:`~storeframes.NoCacheError` (see :func:`~storeframes.cache.require_cache`), since its 0 rows
+    would not be true; a :class:`~storeframes.cache.Cache` given is read as it is (its opener decided).
+    ``what`` names the read in its errors."""
     if cache_dir is False:
         raise ConfigurationError(
             "scan, snapshots and compact need a cache: give cache_dir a folder or a bucket address"
         )
     cache = open_cache(cache_dir, storage_options)
     assert cache is not None
+    if not isinstance(cache_dir, Cache):
+        require_cache(cache, what=what)
     return cache
 
 
@@ -144,9 +149,14 @@ def scan(
     while a compaction replaces its files finds the new ones. Should they be replaced
     :data:`~storeframes.cache.RELISTS` times in a row while they are read, collecting raises
     :class:`~storeframes.CacheUnavailableError`; collect again.
+
+    A place with no cache is never read as an empty cache: a folder that does not exist (or
+    holds other things) and a bucket prefix without a cache raise :class:`~storeframes.NoCacheError`
+    naming it, a bucket that cannot be listed :class:`~storeframes.CacheUnavailableError`, when
+    the frame is made. An empty folder, or a cache with nothing of the table, gives 0 rows.
     """
     spec = spec_of(table, TABLES, what="scan")
-    return lazy_rows(open_for(cache_dir, storage_options), spec, service, newest, what="scan")
+    return lazy_rows(open_for(cache_dir, storage_options, what="scan"), spec, service, newest, what="scan")
 
 
 def lazy_rows(
@@ -319,4 +329,4 @@ def compact(cache_dir: Any = None, *, storage_options: Mapping[str, str] | None 
     The frames of this version's flatteners are merged, others left out (they are
     rebuilt from the raw answers when a frame function needs them).
     """
-    return open_for(cache_dir, storage_options).compact(frames=flattener_versions())
+    return open_for(cache_dir, storage_options, what="compact").compact(frames=flattener_versions())

@@ -109,7 +109,8 @@ def snapshots(
     already, and :func:`~storeframes.scan` reads them. ``cache_dir``, ``service`` and
     ``storage_options`` are as for :func:`~storeframes.scan`. ``start`` and ``end``
     (a :class:`~datetime.date` or an ISO text) bound ``snapshot_date``, both included;
-    a bad one, or ``start`` after ``end``, is refused before the cache is opened.
+    a bad one, or ``start`` after ``end``, is refused before the cache is opened. A place with no
+    cache raises :class:`~storeframes.NoCacheError`, as :func:`~storeframes.scan` says.
 
     A cell is an app (with its metric, for metrics) or a keyword, in a scope (country,
     language, device). Of every answer the cache holds (not only the newest), the
@@ -146,5 +147,5 @@ def snapshots(
     first, last = _day("start", start), _day("end", end)
     if first is not None and last is not None and first > last:
         raise InvalidParameterError("start", start, f"a date on or before end={last.isoformat()}", endpoint="snapshots")
-    cache = open_for(cache_dir, storage_options)
+    cache = open_for(cache_dir, storage_options, what="snapshots")
     return lazy_rows(cache, spec, service, _choose(endpoints, first, last), what="snapshots", dated=True)

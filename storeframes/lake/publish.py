@@ -446,7 +446,8 @@ def publish(
     writes needs a locking provider for delta-rs (or a single publisher).
 
     Refused before anything is written (:class:`~storeframes.InvalidParameterError`): an
-    unknown table, a bad lake address, ``snapshots=True`` for a history table.
+    unknown table, a bad lake address, ``snapshots=True`` for a history table; and
+    (:class:`~storeframes.NoCacheError`) a ``cache_dir`` with no cache there, from which no table is made.
 
     Returns a :class:`PublishResult`: ``table``, ``uri``, ``version``, ``written``,
     ``inserted``, ``updated``, ``deleted``, ``snapshots_uri``, ``snapshots_version``,
@@ -478,7 +479,7 @@ def publish(
     place = where(lake, name, lake_options, what="publish")
     snap_place = where(lake, f"{name}_snapshots", lake_options, what="publish") if snapshots else None
     needs_deltalake("publish")
-    cache = open_for(cache_dir, cache_options)
+    cache = open_for(cache_dir, cache_options, what="publish")
     del storage_options, lake_options, cache_options
     chosen_service, state = _state(cache, spec, service)
 

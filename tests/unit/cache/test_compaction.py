@@ -351,6 +351,9 @@ def test_scan_of_a_memory_cache_and_of_nothing(make_client, tmp_path):
         .sort("app_id", "position")
         .equals(expected.sort("app_id", "position"))
     )
+    with pytest.raises(sf.NoCacheError, match="the folder does not exist"):  # no cache is not an empty one
+        scan("changes", cache_dir=tmp_path / "empty")
+    (tmp_path / "empty").mkdir()  # an empty folder: an empty cache
     empty = scan("changes", cache_dir=tmp_path / "empty").collect()
     assert empty.is_empty() and empty.schema == sf.schemas.CHANGES.schema
 
