@@ -1,12 +1,14 @@
 """Reads of a cache that is not there: every read (sf.scan, sf.snapshots, sf.observed_changes, sf.events,
 sf.sql, sf.publish's source, sf.compact, storeframes mcp offline) of a folder that does not exist, of a
 bucket prefix holding no cache (moto's S3 on loopback) and of a bucket that cannot be listed raises an
-error naming the place, never 0 rows; an empty cache still gives 0 rows."""
+error naming the place, never 0 rows; an empty cache still gives 0 rows; a table read as of a moment
+before it was first published is refused, naming when it was."""
 
 from __future__ import annotations
 
 import warnings
 from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
@@ -151,3 +153,21 @@ def test_mcp_offline_on_a_missing_cache_refuses_to_start(tmp_path, capsys, monke
     (tmp_path / "empty").mkdir()  # an empty cache: served, and its tools say it holds nothing
     surface = open_surface(tmp_path / "empty", offline=True)
     assert surface.settings()["offline"] is True
+
+
+def test_read_table_as_of_before_the_first_version_says_when_it_was_published(tmp_path):
+    pytest.importorskip("deltalake")
+    cache, lake = tmp_path / "cache", tmp_path / "lake"
+    _fill(cache)
+    before = datetime.now(UTC) - timedelta(minutes=5)
+    done = sf.publish("metrics", lake, cache_dir=cache)
+    assert (done.version, done.inserted) == (1, len(APPS))  # version 0: made empty; 1: its rows
+    with pytest.raises(sf.InvalidParameterError) as raised:
+        sf.read_table(lake, "metrics", as_of=before)
+    message = str(raised.value)
+    assert "invalid as_of=" in message and f"when {lake}/metrics was first published (version 1)" in message
+    assert f"it did not exist at {before.isoformat()}" in message
+    first = datetime.fromisoformat(message.split("a moment at or after ")[1].split(",")[0])
+    assert before < first <= datetime.now(UTC)
+    assert sf.read_table(lake, "metrics", as_of=first).collect().height == len(APPS)  # from then on: its rows
+    assert sf.read_table(lake, "metrics", as_of=datetime.now(UTC)).collect().height == len(APPS)
