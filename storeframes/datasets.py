@@ -30,6 +30,7 @@ from .catalog import ENDPOINTS, Endpoint
 from .errors import CacheUnavailableError, ConfigurationError, InvalidParameterError
 from .ledger import SERVICE
 from .pipeline import FRAMES, FrameSpec, cell_columns
+from .schemas import LISTS, SEARCH_LIST, read_schema
 
 __all__ = ["TABLES", "compact", "flattener_versions", "scan"]
 
@@ -137,8 +138,9 @@ def scan(
     A cell is an app (and metric, and day, for daily histories) in a scope (country,
     language, device, and the date range of change history): of each, only the newest
     answer's rows are kept, so an app fetched again shows its rows once. The schema is
-    the frame function's. Nothing is sent and no token is needed; answers whose frame
-    of this table was never made are flattened from the raw answer first (and kept,
+    the frame function's; ``search`` has a ``list`` column last (``organic`` or ``with_ads``:
+    :data:`~storeframes.schemas.SEARCH_LIST`), as a cache holds both live searches of a keyword.
+    Nothing is sent and no token is needed; answers whose frame of this table was never made are flattened from the raw answer first (and kept,
     where the cache may be written). The files are read by polars when the frame is
     collected, so filters and column choices are pushed down into the Parquet reads. A kept
     frame whose columns are not the table's (an edited or damaged file) is built again from
@@ -168,7 +170,8 @@ def lazy_rows(
     eps = endpoints_of(spec)
     chosen = service_of([e for ep in eps for e in cache.entries(ep.name)], service, what=what)  # refused now
     source = _Source(cache, spec, chosen, choose, what=what, dated=dated)
-    schema = pl.Schema([(SNAPSHOT_DATE, pl.Date()), *spec.table.schema.items()]) if dated else spec.table.schema
+    read = read_schema(spec.table).schema
+    schema = pl.Schema([(SNAPSHOT_DATE, pl.Date()), *read.items()]) if dated else read
     return register_io_source(source, schema=schema)
 
 
@@ -241,14 +244,24 @@ def _rows(cache: Cache, spec: FrameSpec, service: str, choose: Chooser, *, dated
             sources.append(pl.concat([built[i].with_columns(_file=pl.lit(""), entry=pl.lit(i)) for i in built]).lazy())
         rows = pl.concat(sources, how="diagonal_relaxed") if len(sources) > 1 else sources[0]
         # one row of keep per (file, entry, cell): an inner join brings a dated row its day, and repeats none
-        frames.append(rows.join(keep.lazy(), on=["_file", "entry", *keys], how="inner" if dated else "semi"))
-    columns = [pl.col(name).cast(dtype) for name, dtype in spec.table.schema.items()]
+        joined = rows.join(keep.lazy(), on=["_file", "entry", *keys], how="inner" if dated else "semi")
+        frames.append(with_list(joined, spec, ep.name))
+    read = read_schema(spec.table)
+    columns = [pl.col(name).cast(dtype) for name, dtype in read.schema.items()]
     if dated:
         columns.insert(0, pl.col(SNAPSHOT_DATE))
     if not frames:
-        empty = spec.table.empty().with_columns(pl.lit(None, pl.Date).alias(SNAPSHOT_DATE))
+        empty = read.empty().with_columns(pl.lit(None, pl.Date).alias(SNAPSHOT_DATE))
         return empty.lazy().select(columns)
     return (pl.concat(frames, how="diagonal_relaxed") if len(frames) > 1 else frames[0]).select(columns)
+
+
+def with_list(rows: pl.LazyFrame, spec: FrameSpec, endpoint: str) -> pl.LazyFrame:
+    """``rows`` of ``endpoint``'s answers with the :data:`~storeframes.schemas.SEARCH_LIST` column where
+    ``spec``'s table has it (the live search: ``organic`` or ``with_ads``); as they are otherwise."""
+    if SEARCH_LIST.name not in read_schema(spec.table).names:
+        return rows
+    return rows.with_columns(pl.lit(LISTS[endpoint], pl.String).alias(SEARCH_LIST.name))
 
 
 def _build_missing(cache: Cache, spec: FrameSpec, entries: list[Entry]) -> dict[str, pl.DataFrame]:

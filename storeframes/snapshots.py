@@ -123,7 +123,9 @@ def snapshots(
     Output columns: ``snapshot_date`` (``pl.Date``, the UTC day of ``fetched_at``), then
     the frame function's columns with its dtypes (``sf.snapshots("metrics")`` has those
     of ``sf.metrics_frame``: ``app_id``, ``country``, ``device``, ``fetched_at``,
-    ``metric``, ``value`` ...). The rows are in no set order: sort them, for example by
+    ``metric``, ``value`` ...); ``search`` and ``search_ads`` have a ``list`` column last
+    (``organic`` or ``with_ads``: :data:`~storeframes.schemas.SEARCH_LIST`), since a keyword
+    followed both ways has two rank lists a day. The rows are in no set order: sort them, for example by
     ``snapshot_date`` and the cell's columns, when the order matters.
 
     Nothing is sent and no token is needed; answers whose frame of this table was never
