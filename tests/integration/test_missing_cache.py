@@ -1,7 +1,7 @@
 """Reads of a cache that is not there: every read (sf.scan, sf.snapshots, sf.observed_changes, sf.events,
-sf.sql, sf.publish's source, sf.compact, storeframes mcp offline) of a folder that does not exist, of a
-bucket prefix holding no cache (moto's S3 on loopback) and of a bucket that cannot be listed raises an
-error naming the place, never 0 rows; an empty cache still gives 0 rows; a table read as of a moment
+sf.sql, sf.publish's source, sf.compact, sf.manifest and sf.check_manifest, storeframes mcp offline) of a
+folder that does not exist, of a bucket prefix holding no cache (moto's S3 on loopback) and of a bucket
+that cannot be listed raises an error naming the place, never 0 rows; an empty cache still gives 0 rows; a table read as of a moment
 before it was first published is refused, naming when it was."""
 
 from __future__ import annotations
@@ -126,6 +126,16 @@ def test_a_bucket_that_refuses_access_is_an_error_naming_it(monkeypatch):
     message = str(raised.value)
     assert message.startswith("scan: the cache at s3://team-bucket/cache cannot be listed (")
     assert SECRET_KEY not in message and ACCESS_KEY not in message
+
+
+def test_a_manifest_checked_against_a_missing_cache_is_refused_not_all_missing(tmp_path):
+    _fill(tmp_path / "cache")
+    sf.manifest("metrics", cache_dir=tmp_path / "cache", path=tmp_path / "m.json")
+    with pytest.raises(sf.NoCacheError, match=r"^check_manifest: no cache at .*cahce: the folder does not exist"):
+        sf.check_manifest(tmp_path / "m.json", tmp_path / "cahce")
+    with pytest.raises(sf.NoCacheError, match=r"^manifest: no cache at "):
+        sf.manifest("metrics", cache_dir=tmp_path / "cahce")
+    assert sf.check_manifest(tmp_path / "m.json", tmp_path / "cache").ok
 
 
 def test_publish_from_a_missing_cache_creates_no_table(tmp_path, capsys):
