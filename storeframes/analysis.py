@@ -29,7 +29,7 @@ import polars as pl
 from ._tracebacks import user_facing
 from .catalog import ANDROID_CATEGORIES, IOS_CATEGORIES, app_list, parse_day
 from .errors import InvalidParameterError
-from .ranks import _polars
+from .ranks import _polars, one_list
 from .schemas import BENCHMARK_RATES, Column, TableSchema
 
 __all__ = ["CHANGES_BEFORE", "MOVERS", "RATES", "category_standing", "changes_before", "movers", "with_names"]
@@ -298,7 +298,9 @@ def _from_ranks(frame: pl.DataFrame, ids: list[str] | None, function: str) -> Da
 
 
 def _from_history(frame: pl.DataFrame, ids: list[str] | None, function: str) -> Daily:
-    """The same from a search history (or a live search: ads left out, the organic rank used)."""
+    """The same from a search history (or a live search: ads left out, the organic rank used; of a cache's
+    two lists of a day, the organic one)."""
+    frame = one_list(frame, [*_SERIES, "date"])
     if "is_ad" in frame.columns:
         frame = frame.filter(~pl.col("is_ad").fill_null(False))
     rank = "organic_rank" if "organic_rank" in frame.columns else "rank"

@@ -25,11 +25,12 @@ from polars.io.plugins import register_io_source
 
 from ._tracebacks import user_facing
 from .answers import Entry
-from .cache import RELISTS, Cache, open_cache
+from .cache import RELISTS, Cache, open_cache, require_cache
 from .catalog import ENDPOINTS, Endpoint
 from .errors import CacheUnavailableError, ConfigurationError, InvalidParameterError
 from .ledger import SERVICE
 from .pipeline import FRAMES, FrameSpec, cell_columns
+from .schemas import LISTS, SEARCH_LIST, read_schema
 
 __all__ = ["TABLES", "compact", "flattener_versions", "scan"]
 
@@ -51,14 +52,19 @@ def flattener_versions() -> dict[str, str]:
     return {name: spec.version for name, spec in TABLES.items()}
 
 
-def open_for(cache_dir: Any, storage_options: Mapping[str, str] | None) -> Cache:
-    """The cache a dataset reads: a folder or a bucket, never none."""
+def open_for(cache_dir: Any, storage_options: Mapping[str, str] | None, *, what: str = "scan") -> Cache:
+    """The cache a dataset reads: a folder or a bucket where a cache is, never none. A place with no cache
+    raises :class:`~storeframes.NoCacheError` (see :func:`~storeframes.cache.require_cache`), since its 0 rows
+    would not be true; a :class:`~storeframes.cache.Cache` given is read as it is (its opener decided).
+    ``what`` names the read in its errors."""
     if cache_dir is False:
         raise ConfigurationError(
             "scan, snapshots and compact need a cache: give cache_dir a folder or a bucket address"
         )
     cache = open_cache(cache_dir, storage_options)
     assert cache is not None
+    if not isinstance(cache_dir, Cache):
+        require_cache(cache, what=what)
     return cache
 
 
@@ -132,8 +138,9 @@ def scan(
     A cell is an app (and metric, and day, for daily histories) in a scope (country,
     language, device, and the date range of change history): of each, only the newest
     answer's rows are kept, so an app fetched again shows its rows once. The schema is
-    the frame function's. Nothing is sent and no token is needed; answers whose frame
-    of this table was never made are flattened from the raw answer first (and kept,
+    the frame function's; ``search`` has a ``list`` column last (``organic`` or ``with_ads``:
+    :data:`~storeframes.schemas.SEARCH_LIST`), as a cache holds both live searches of a keyword.
+    Nothing is sent and no token is needed; answers whose frame of this table was never made are flattened from the raw answer first (and kept,
     where the cache may be written). The files are read by polars when the frame is
     collected, so filters and column choices are pushed down into the Parquet reads. A kept
     frame whose columns are not the table's (an edited or damaged file) is built again from
@@ -144,9 +151,14 @@ def scan(
     while a compaction replaces its files finds the new ones. Should they be replaced
     :data:`~storeframes.cache.RELISTS` times in a row while they are read, collecting raises
     :class:`~storeframes.CacheUnavailableError`; collect again.
+
+    A place with no cache is never read as an empty cache: a folder that does not exist (or
+    holds other things) and a bucket prefix without a cache raise :class:`~storeframes.NoCacheError`
+    naming it, a bucket that cannot be listed :class:`~storeframes.CacheUnavailableError`, when
+    the frame is made. An empty folder, or a cache with nothing of the table, gives 0 rows.
     """
     spec = spec_of(table, TABLES, what="scan")
-    return lazy_rows(open_for(cache_dir, storage_options), spec, service, newest, what="scan")
+    return lazy_rows(open_for(cache_dir, storage_options, what="scan"), spec, service, newest, what="scan")
 
 
 def lazy_rows(
@@ -158,7 +170,8 @@ def lazy_rows(
     eps = endpoints_of(spec)
     chosen = service_of([e for ep in eps for e in cache.entries(ep.name)], service, what=what)  # refused now
     source = _Source(cache, spec, chosen, choose, what=what, dated=dated)
-    schema = pl.Schema([(SNAPSHOT_DATE, pl.Date()), *spec.table.schema.items()]) if dated else spec.table.schema
+    read = read_schema(spec.table).schema
+    schema = pl.Schema([(SNAPSHOT_DATE, pl.Date()), *read.items()]) if dated else read
     return register_io_source(source, schema=schema)
 
 
@@ -231,14 +244,24 @@ def _rows(cache: Cache, spec: FrameSpec, service: str, choose: Chooser, *, dated
             sources.append(pl.concat([built[i].with_columns(_file=pl.lit(""), entry=pl.lit(i)) for i in built]).lazy())
         rows = pl.concat(sources, how="diagonal_relaxed") if len(sources) > 1 else sources[0]
         # one row of keep per (file, entry, cell): an inner join brings a dated row its day, and repeats none
-        frames.append(rows.join(keep.lazy(), on=["_file", "entry", *keys], how="inner" if dated else "semi"))
-    columns = [pl.col(name).cast(dtype) for name, dtype in spec.table.schema.items()]
+        joined = rows.join(keep.lazy(), on=["_file", "entry", *keys], how="inner" if dated else "semi")
+        frames.append(with_list(joined, spec, ep.name))
+    read = read_schema(spec.table)
+    columns = [pl.col(name).cast(dtype) for name, dtype in read.schema.items()]
     if dated:
         columns.insert(0, pl.col(SNAPSHOT_DATE))
     if not frames:
-        empty = spec.table.empty().with_columns(pl.lit(None, pl.Date).alias(SNAPSHOT_DATE))
+        empty = read.empty().with_columns(pl.lit(None, pl.Date).alias(SNAPSHOT_DATE))
         return empty.lazy().select(columns)
     return (pl.concat(frames, how="diagonal_relaxed") if len(frames) > 1 else frames[0]).select(columns)
+
+
+def with_list(rows: pl.LazyFrame, spec: FrameSpec, endpoint: str) -> pl.LazyFrame:
+    """``rows`` of ``endpoint``'s answers with the :data:`~storeframes.schemas.SEARCH_LIST` column where
+    ``spec``'s table has it (the live search: ``organic`` or ``with_ads``); as they are otherwise."""
+    if SEARCH_LIST.name not in read_schema(spec.table).names:
+        return rows
+    return rows.with_columns(pl.lit(LISTS[endpoint], pl.String).alias(SEARCH_LIST.name))
 
 
 def _build_missing(cache: Cache, spec: FrameSpec, entries: list[Entry]) -> dict[str, pl.DataFrame]:
@@ -319,4 +342,4 @@ def compact(cache_dir: Any = None, *, storage_options: Mapping[str, str] | None 
     The frames of this version's flatteners are merged, others left out (they are
     rebuilt from the raw answers when a frame function needs them).
     """
-    return open_for(cache_dir, storage_options).compact(frames=flattener_versions())
+    return open_for(cache_dir, storage_options, what="compact").compact(frames=flattener_versions())

@@ -71,6 +71,7 @@ __all__ = [
     "ForbiddenError",
     "ForkedProcessError",
     "InvalidParameterError",
+    "NoCacheError",
     "NotCachedError",
     "NotEnoughCreditsError",
     "RateLimitError",
@@ -304,6 +305,19 @@ class CacheUnavailableError(StoreframesError):
         self.location = location
         self.operation = operation
         super().__init__(message)
+
+
+class NoCacheError(CacheUnavailableError):
+    """A read of a cache (:func:`~storeframes.scan`, :func:`~storeframes.snapshots`, :func:`~storeframes.sql`,
+    :func:`~storeframes.publish`'s source, ``storeframes mcp --cache-dir`` ...) found no cache there: the
+    folder does not exist (or holds other things), the bucket prefix holds no storeframes cache. Never
+    read as an empty cache, which a mistyped path would otherwise look like. The message names the
+    place and how a cache is made.
+
+    Attributes:
+        location: the folder or address read, for people (never with credentials).
+        operation: the read, for example ``"scan"``.
+    """
 
 
 class CoordinationError(StoreframesError):

@@ -200,7 +200,7 @@ def observed_changes(
     (only the days from the earliest such snapshot on are read). A bad value, or
     ``start`` after ``end``, is refused before the cache is opened. ``cache_dir``,
     ``service`` and ``storage_options`` are as for :func:`~storeframes.scan`: nothing is
-    sent and no token is needed.
+    sent and no token is needed, and a place with no cache raises :class:`~storeframes.NoCacheError`.
 
     Output columns: those of ``changes_frame`` with its dtypes, in its order, then three.
     ``fetched_at`` is the answer of ``date``'s snapshot; ``version`` (and
@@ -220,7 +220,7 @@ def observed_changes(
     first, last = _bound("start", start), _bound("end", end)
     if first is not None and last is not None and first > last:
         raise InvalidParameterError("start", start, f"a date on or before end={last.isoformat()}", endpoint=_WHAT)
-    cache = open_for(cache_dir, storage_options)
+    cache = open_for(cache_dir, storage_options, what="observed_changes")
     spec = SNAPSHOT_TABLES["metadata"]
     endpoints = {ep.name for ep in endpoints_of(spec)}
     entries = [e for name in sorted(endpoints) for e in cache.entries(name)]

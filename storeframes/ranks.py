@@ -77,6 +77,23 @@ def _fetched(value: Any) -> pl.DataFrame:
     )
 
 
+def one_list(frame: Any, by: Sequence[str]) -> Any:
+    """``frame`` (a DataFrame or LazyFrame) with one list a keyword, place and day (``by``): where a frame read
+    from a cache has its ``list`` column (:data:`~storeframes.schemas.SEARCH_LIST`) and both lists of a day,
+    the ``organic`` one's rows; the ``with_ads`` one's where it is the only list. As it is without the column.
+
+    >>> both = pl.DataFrame({"keyword": ["x", "x"], "list": ["organic", "with_ads"], "rank": [1, 3]})
+    >>> one_list(both, ["keyword"])["rank"].to_list()
+    [1]
+    """
+    names = frame.collect_schema().names() if isinstance(frame, pl.LazyFrame) else frame.columns
+    if "list" not in names:
+        return frame
+    keys = [c for c in by if c in names]
+    organic = pl.col("list") == "organic"
+    return frame.filter(organic | ~organic.any().over(keys)) if keys else frame.filter(organic | ~organic.any())
+
+
 @user_facing
 def rank_history(
     history: pl.DataFrame | Any,
@@ -148,7 +165,7 @@ def rank_history(
     first, last = _day("start", start), _day("end", end)
     asked = None if fetched is None else _fetched(fetched)
 
-    frame = history.with_columns(pl.col("date").cast(pl.Date))
+    frame = one_list(history.with_columns(pl.col("date").cast(pl.Date)), [*_SERIES, "date"])
     if "is_ad" in frame.columns:
         frame = frame.filter(~pl.col("is_ad").fill_null(False))
     rank = "organic_rank" if "organic_rank" in frame.columns else "rank"

@@ -25,6 +25,7 @@ __all__ = [
     "BENCHMARK_RATES",
     "CHANGES",
     "IN_APP_PURCHASES",
+    "LISTS",
     "METADATA",
     "METRICS",
     "PERMISSIONS",
@@ -36,11 +37,13 @@ __all__ = [
     "SCREENSHOT_CHANGES",
     "SEARCH",
     "SEARCH_HISTORY",
+    "SEARCH_LIST",
     "VERSIONS",
     "VERSION_CHANGES",
     "VIDEOS",
     "Column",
     "TableSchema",
+    "read_schema",
 ]
 
 UTC_TIMESTAMP = pl.Datetime("us", "UTC")
@@ -421,6 +424,35 @@ RANK_HISTORY = _table(
     Column("results", pl.Int64(), "how many organic results the day has; null when status is no_data"),
     *_SEARCH_KEYS,
 )
+
+SEARCH_LIST = Column(
+    "list",
+    pl.String(),
+    "which list of the live search the row is of: organic (the search, ads left out) or with_ads (the search "
+    "with ads, where rank counts the ads); a keyword followed both ways has both lists a day",
+)
+"""The column a table of the live search read from a cache has last (:func:`storeframes.scan`,
+:func:`storeframes.snapshots`, :func:`storeframes.sql`, the lake's ``search`` and ``search_snapshots``):
+a cache holds the answers of both searches side by side, and ``rank`` means one thing within one list."""
+
+LISTS: dict[str, str] = {"search": "organic", "search_ads": "with_ads"}
+"""The :data:`SEARCH_LIST` value of the rows of each live search endpoint's answers."""
+
+_READ_COLUMNS: dict[str, tuple[Column, ...]] = {"search": (SEARCH_LIST,)}
+
+
+def read_schema(table: TableSchema) -> TableSchema:
+    """The columns of ``table`` read from a cache: the frame function's, then those that tell apart the
+    endpoints a cache holds side by side (``list`` for the search table).
+
+    >>> read_schema(SEARCH).names[-1]
+    'list'
+    >>> read_schema(METRICS) == METRICS
+    True
+    """
+    extra = _READ_COLUMNS.get(table.name, ())
+    return TableSchema(table.name, table.doc, table.columns + extra) if extra else table
+
 
 SCHEMAS: dict[str, TableSchema] = {
     t.name: t

@@ -109,7 +109,8 @@ def snapshots(
     already, and :func:`~storeframes.scan` reads them. ``cache_dir``, ``service`` and
     ``storage_options`` are as for :func:`~storeframes.scan`. ``start`` and ``end``
     (a :class:`~datetime.date` or an ISO text) bound ``snapshot_date``, both included;
-    a bad one, or ``start`` after ``end``, is refused before the cache is opened.
+    a bad one, or ``start`` after ``end``, is refused before the cache is opened. A place with no
+    cache raises :class:`~storeframes.NoCacheError`, as :func:`~storeframes.scan` says.
 
     A cell is an app (with its metric, for metrics) or a keyword, in a scope (country,
     language, device). Of every answer the cache holds (not only the newest), the
@@ -122,7 +123,9 @@ def snapshots(
     Output columns: ``snapshot_date`` (``pl.Date``, the UTC day of ``fetched_at``), then
     the frame function's columns with its dtypes (``sf.snapshots("metrics")`` has those
     of ``sf.metrics_frame``: ``app_id``, ``country``, ``device``, ``fetched_at``,
-    ``metric``, ``value`` ...). The rows are in no set order: sort them, for example by
+    ``metric``, ``value`` ...); ``search`` and ``search_ads`` have a ``list`` column last
+    (``organic`` or ``with_ads``: :data:`~storeframes.schemas.SEARCH_LIST`), since a keyword
+    followed both ways has two rank lists a day. The rows are in no set order: sort them, for example by
     ``snapshot_date`` and the cell's columns, when the order matters.
 
     Nothing is sent and no token is needed; answers whose frame of this table was never
@@ -146,5 +149,5 @@ def snapshots(
     first, last = _day("start", start), _day("end", end)
     if first is not None and last is not None and first > last:
         raise InvalidParameterError("start", start, f"a date on or before end={last.isoformat()}", endpoint="snapshots")
-    cache = open_for(cache_dir, storage_options)
+    cache = open_for(cache_dir, storage_options, what="snapshots")
     return lazy_rows(cache, spec, service, _choose(endpoints, first, last), what="snapshots", dated=True)

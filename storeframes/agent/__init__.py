@@ -22,6 +22,7 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
+from ..cache import require_cache
 from ..client import ENV_API_KEY, Client
 from ..defaults import connected
 from ..errors import ConfigurationError
@@ -87,6 +88,8 @@ def open_surface(
             return nullcontext()
         return month_budget_lease(client, client.today())
 
+    if client.offline and client.cache is not None:  # the tools read it alone: a missing one is not an empty one
+        require_cache(client.cache, what="storeframes mcp")
     gate = Gate(client, budget=budget, confirm_above=confirm_above, month=month, lease=lease)
     return Surface(client, gate, tracker=followed, offline=bool(client.offline))
 

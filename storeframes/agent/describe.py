@@ -15,7 +15,7 @@ from ..errors import InvalidParameterError
 from ..frames.functions import FrameFunctions
 from ..lake.sql import VIEWS
 from ..pipeline import FRAMES
-from ..schemas import SCHEMAS
+from ..schemas import SCHEMAS, read_schema
 from ..snapshots import SNAPSHOT_TABLES
 from .tables import Shown, show
 
@@ -137,7 +137,7 @@ def _endpoint(name: str) -> Shown:
 
 
 def _table(name: str) -> Shown:
-    schema = SCHEMAS[name]
+    schema = read_schema(SCHEMAS[name])  # as the cache's tools read it (search: its list last)
     notes = [f"one row per {schema.doc.removeprefix('one row per ')}"]
     if name in SNAPSHOT_TABLES:
         notes.append("current-only: scan(snapshots=true) gives every day kept, with snapshot_date first")

@@ -16,7 +16,7 @@ from ._core import Cache
 from .event_files import EVENT_SCHEMA
 from .files import CacheWarning
 from .layout import FORMAT, MARKER, RELISTS, index_schema
-from .opening import ENV_CACHE_DIR, default_cache_dir, open_cache
+from .opening import ENV_CACHE_DIR, default_cache_dir, open_cache, require_cache
 from .parquet import polars_writes_arrow_schema as _polars_writes_arrow_schema
 from .run_files import RUN_SCHEMA, RUN_STATUSES
 from .stores import is_url
@@ -40,6 +40,7 @@ __all__ = [
     "default_cache_dir",
     "is_url",
     "open_cache",
+    "require_cache",
 ]
 
 

@@ -12,11 +12,12 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from ..errors import ConfigurationError
+from ..errors import CacheUnavailableError, ConfigurationError, NoCacheError
 from ._core import Cache
+from .layout import MARKER
 from .stores import Store, is_url
 
-__all__ = ["ENV_CACHE_DIR", "default_cache_dir", "open_cache"]
+__all__ = ["ENV_CACHE_DIR", "default_cache_dir", "open_cache", "require_cache"]
 
 ENV_CACHE_DIR = "STOREFRAMES_CACHE_DIR"
 """The variable naming the default cache: a folder or a bucket address."""
@@ -75,3 +76,55 @@ def open_cache(cache_dir: Any = None, storage_options: Any = None) -> Cache | No
         f"cache_dir must be a folder path, a bucket address (s3://bucket/prefix), a Store, a Cache or False, "
         f"got {cache_dir!r}"
     )
+
+
+_MADE = (
+    "a cache is made where a call with this cache_dir (sf.Client, a frame function) or storeframes track run "
+    "keeps its first answer"
+)
+"""How a cache is made, said where a read finds none."""
+
+
+def require_cache(cache: Cache, *, what: str) -> None:
+    """Before ``what`` (``"scan"``) reads ``cache``: raise :class:`~storeframes.NoCacheError` where there is no
+    cache to read, since its 0 rows would not be true: a folder that does not exist, is not a folder or holds
+    other things, a bucket prefix that holds no cache; the message names the place (a bucket's address masked)
+    and how a cache is made. A bucket that cannot be listed (no such bucket, access refused) raises
+    :class:`~storeframes.CacheUnavailableError` with its cause. An empty folder, and a cache with nothing in it,
+    are empty caches: nothing is raised, and reads give 0 rows. Looking creates nothing.
+
+    >>> require_cache(Cache("no-such-folder"), what="storeframes mcp")  # doctest: +SKIP
+    Traceback (most recent call last):
+    storeframes.errors.NoCacheError: storeframes mcp: no cache at /home/ana/no-such-folder: the folder does not exist; ...
+    """
+    why = _no_cache(cache, what)
+    if why is not None:
+        raise NoCacheError(
+            f"{what}: no cache at {cache.location}: {why}; {_MADE}", location=cache.location, operation=what
+        )
+
+
+def _no_cache(cache: Cache, what: str) -> str | None:
+    """Why ``cache`` is not there to read, or None when it is (an empty folder counts as an empty cache)."""
+    if cache.path is not None:
+        path = Path(cache.path)
+        if not path.exists():
+            return "the folder does not exist"
+        if not path.is_dir():
+            return "it is not a folder"
+        with os.scandir(path) as items:
+            if next(items, None) is None:
+                return None
+        return None if cache.is_cache() else f"the folder holds no {MARKER} and no answers/, index/ or ledger/ files"
+    try:  # first: a bucket that cannot be listed is not a bucket without a cache
+        listed = cache.storage.list(MARKER)
+    except OSError as exc:
+        raise CacheUnavailableError(
+            f"{what}: the cache at {cache.location} cannot be listed ({exc}); likely cause: "
+            f"{cache.storage.explain(exc)}; nothing was read",
+            location=cache.location,
+            operation="list",
+        ) from None
+    if MARKER in listed or cache.is_cache():
+        return None
+    return f"it holds no {MARKER} and no answers/, index/ or ledger/ files"

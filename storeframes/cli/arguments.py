@@ -341,7 +341,9 @@ def parser() -> argparse.ArgumentParser:
         description="Write the table (the newest answer of each cell, as sf.scan gives it) to the Delta Lake "
         "table LAKE/TABLE: only the cells whose newest answer changed, in one commit; nothing when nothing is "
         "new. --snapshots appends the days of its snapshots not yet published to LAKE/TABLE_snapshots. A bucket "
-        "lake takes its credentials from the cloud's environment variables.",
+        "lake takes its credentials from the cloud's environment variables. Exit status 2: a refusal before "
+        "anything is written (an unknown table, a bad lake, no cache at --cache-dir: nothing is created from a "
+        "missing cache); 1: the lake or the cache could not be reached.",
     )
     publish.add_argument("table", metavar="TABLE", help="a table of sf.scan: metadata, versions, metrics ...")
     publish.add_argument("lake", metavar="LAKE", help="a folder, or a bucket address (s3://bucket/prefix)")
@@ -432,7 +434,8 @@ def _mcp(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "free (scan, sql, movers, changes_before, category_standing, events, track_status, spend, describe). A call "
         "estimated above --confirm-above credits needs the assistant's confirm=true; none passes the session's "
         "--budget or the tracker's month budget. The token comes from STOREFRAMES_API_KEY and never appears in a "
-        "tool's output. Needs the mcp extra.",
+        "tool's output. Needs the mcp extra. Exit status 2: bad input, or, served offline, no cache at --cache-dir "
+        "(a missing folder or bucket prefix is never served as an empty cache).",
     )
     server.add_argument("--cache-dir", metavar="PATH", help="the cache folder or bucket (default: the tracker's)")
     server.add_argument(

@@ -1,8 +1,8 @@
 """``storeframes publish TABLE LAKE [--snapshots] [--cache-dir DIR]``: a cached table published to Delta Lake.
 
 It prints what was written in one line (two with ``--snapshots``); a refusal (an unknown table, a bad
-lake address, snapshots of a history table) exits with status 2 before anything is written, and a lake
-or cache that cannot be reached with status 1.
+lake address, snapshots of a history table, no cache at ``--cache-dir``) exits with status 2 before anything
+is written, and a lake or cache that cannot be reached with status 1.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ..errors import ConfigurationError, InvalidParameterError, StoreframesError
+from ..errors import ConfigurationError, InvalidParameterError, NoCacheError, StoreframesError
 from .printing import printable
 
 __all__ = ["run_publish"]
@@ -28,7 +28,7 @@ def run_publish(args: argparse.Namespace) -> int:
 
     try:
         done = publish(args.table, args.lake, cache_dir=args.cache_dir, snapshots=args.snapshots)
-    except (InvalidParameterError, ConfigurationError) as exc:
+    except (InvalidParameterError, ConfigurationError, NoCacheError) as exc:  # no cache there: 2, as cache says
         print(printable(f"storeframes publish: {exc}"), file=sys.stderr)
         return 2
     except (StoreframesError, OSError, DeltaError) as exc:  # the lake or the cache could not be reached

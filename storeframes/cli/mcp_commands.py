@@ -1,8 +1,8 @@
 """``storeframes mcp``: the Model Context Protocol server for AI assistants (see :mod:`storeframes.agent`).
 
 stdout belongs to the protocol over stdio, so everything said to people goes to stderr: one line
-saying which service, cache, budget and gate the server uses. Exit status 2 for bad input or a
-missing ``mcp`` extra, refused before the server starts.
+saying which service, cache, budget and gate the server uses. Exit status 2 for bad input, a
+missing ``mcp`` extra, or (served offline) no cache at ``--cache-dir``, refused before the server starts.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ..errors import ConfigurationError, InvalidParameterError, StoreframesError
+from ..errors import ConfigurationError, InvalidParameterError, NoCacheError, StoreframesError
 from .printing import printable
 
 __all__ = ["run_mcp"]
@@ -46,7 +46,7 @@ def run_mcp(args: argparse.Namespace) -> int:
             sandbox=args.sandbox,
             today=args.today,
         )
-    except (InvalidParameterError, ConfigurationError) as exc:
+    except (InvalidParameterError, ConfigurationError, NoCacheError) as exc:  # no cache there: 2, as cache says
         _err(str(exc))
         return 2
     except StoreframesError as exc:

@@ -35,7 +35,7 @@ import polars as pl
 
 from .._tracebacks import user_facing
 from .._version import __version__
-from ..cache import Cache, open_cache
+from ..cache import Cache, open_cache, require_cache
 from ..cache.opening import default_cache_dir
 from ..cache.stores import is_url
 from ..datasets import TABLES, lazy_rows, newest, service_of, spec_of
@@ -209,13 +209,16 @@ class Manifest:
 # -- making one -------------------------------------------------------------------------------
 
 
-def _open(cache_dir: Any, storage_options: Mapping[str, str] | None) -> Cache:
-    """The cache to read: the bucket's options go with a bucket address only (they may be the lake's)."""
+def _open(cache_dir: Any, storage_options: Mapping[str, str] | None, *, what: str) -> Cache:
+    """The cache to read: the bucket's options go with a bucket address only (they may be the lake's); a place
+    with no cache raises :class:`~storeframes.NoCacheError`, as a read of it would record 0 rows of each table."""
     target = default_cache_dir() if cache_dir is None or cache_dir is True else cache_dir
     options = storage_options if isinstance(target, str) and is_url(target) else None
     cache = open_cache(target, options)
     if cache is None:
         raise InvalidParameterError("cache_dir", cache_dir, "a folder or a bucket address: the tables are read there")
+    if not isinstance(target, Cache):
+        require_cache(cache, what=what)
     return cache
 
 
@@ -299,7 +302,7 @@ def manifest(
     location = None
     tables: list[TableRecord] = []
     if names:
-        cache = _open(cache_dir, storage_options)
+        cache = _open(cache_dir, storage_options, what="manifest")
         location = cache.location
         for name in dict.fromkeys(names):
             record = _table_record(cache, name, service)
@@ -468,7 +471,9 @@ def check_manifest(
     ``cache_dir`` (a folder or a bucket address, with ``storage_options``; by default the default
     cache) with the service recorded: ``"same"`` when its rows and content hash are those recorded,
     ``"changed"`` (with the rows and answers before and now) when not, ``"missing"`` when the cache
-    holds no answer of it. Each published table is read again at the version recorded (with
+    holds no answer of it; a ``cache_dir`` with no cache there raises :class:`~storeframes.NoCacheError`
+    (a mistyped folder is not a cache whose every table went missing). Each published table is read
+    again at the version recorded (with
     ``storage_options``). Frames the caller passed are listed as ``"recorded, not checkable"``.
     Nothing is fetched and no token is needed.
 
@@ -485,7 +490,7 @@ def check_manifest(
     items: list[CheckItem] = []
     location = None
     if recorded.tables:
-        cache = _open(cache_dir, storage_options)
+        cache = _open(cache_dir, storage_options, what="check_manifest")
         location = cache.location
         items += [_check_table(cache, table) for table in recorded.tables]
     items += [_check_delta(delta, storage_options) for delta in recorded.delta]

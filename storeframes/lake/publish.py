@@ -40,9 +40,11 @@ from ..datasets import (
     open_for,
     service_of,
     spec_of,
+    with_list,
 )
 from ..errors import CacheUnavailableError, InvalidParameterError
 from ..pipeline import FrameSpec, cell_columns
+from ..schemas import read_schema
 from ..snapshots import SNAPSHOT_TABLES
 from ..snapshots import snapshots as snapshot_rows
 from .read import BOOKKEEPING, Where, is_address, needs_deltalake, scan, where
@@ -107,6 +109,7 @@ def merge_keys() -> dict[str, dict[str, list[str]]]:
             cells += [k for k in cell_columns(ep) if k not in cells]
             dropped = {ep.entity, ep.facet, *(("start_date", "end_date") if ep.daily else ())}
             scope += [p for p in ep.param_names if p not in dropped and p not in scope]
+        cells += [c for c in read_schema(spec.table).names if c not in spec.table.names]  # the search's list
         found[name] = {"cell": cells, "scope": scope}
     return found
 
@@ -181,9 +184,10 @@ def _rows(cache: Cache, spec: FrameSpec, cells: dict[str, tuple[Entry, Cell]]) -
     for cid, (entry, cell) in cells.items():
         picked.setdefault(entry.id, []).append((cid, cell))
         entries[entry.id] = entry
-    schema = spec.table.schema
-    columns = [pl.col(n).cast(d) for n, d in schema.items()] + [pl.col("_cell"), pl.col("entry").alias("_answer")]
-    empty = pl.DataFrame(schema={**schema, "_cell": pl.String, "_answer": pl.String})
+    schema = spec.table.schema  # of the frames kept; the rows published have those of sf.scan (a list for search)
+    read = read_schema(spec.table).schema
+    columns = [pl.col(n).cast(d) for n, d in read.items()] + [pl.col("_cell"), pl.col("entry").alias("_answer")]
+    empty = pl.DataFrame(schema={**read, "_cell": pl.String, "_answer": pl.String})
     for attempt in range(RELISTS):
         try:
             held = list(entries.values())
@@ -200,7 +204,8 @@ def _rows(cache: Cache, spec: FrameSpec, cells: dict[str, tuple[Entry, Cell]]) -
                 if "" in keep["_file"]:
                     sources += [f.with_columns(_file=pl.lit(""), entry=pl.lit(i)).lazy() for i, f in built.items()]
                 rows = pl.concat(sources, how="diagonal_relaxed") if len(sources) > 1 else sources[0]
-                frames.append(rows.join(keep.lazy(), on=["_file", "entry", *keys], how="inner").select(columns))
+                joined = rows.join(keep.lazy(), on=["_file", "entry", *keys], how="inner")
+                frames.append(with_list(joined, spec, ep.name).select(columns))
             found = pl.concat(frames).collect() if frames else empty
         except FileNotFoundError:  # replaced by a compaction since it was found
             continue
@@ -247,6 +252,12 @@ def _created(place: Where, rows: pl.DataFrame, partition_by: list[str] | None = 
 
     schema = rows.head(0).to_arrow().schema
     DeltaTable.create(place.uri, schema=schema, mode="ignore", partition_by=partition_by, storage_options=place.options)
+
+
+def _new_columns(delta: Any, rows: pl.DataFrame) -> dict[str, bool]:
+    """The merge's options for ``rows`` with columns ``delta`` lacks (a table published by an earlier version,
+    before ``search`` had its ``list``): the columns added, null in the rows already there."""
+    return {"merge_schema": True} if set(rows.columns) - set(delta.schema().to_arrow().names) else {}
 
 
 def last_commit(place: Where, version: int) -> dict[str, Any]:
@@ -325,6 +336,7 @@ def _publish_current(
             source_alias="s",
             target_alias="t",
             commit_properties=commit,
+            **_new_columns(delta, rows),
         )
         .when_matched_update_all()
         .when_not_matched_insert_all()
@@ -376,6 +388,7 @@ def _publish_snapshots(table: str, cache: Cache, spec: FrameSpec, service: str, 
             source_alias="s",
             target_alias="t",
             commit_properties=commit,
+            **_new_columns(delta, rows),
         )
         .when_not_matched_insert_all()
         .execute()
@@ -446,7 +459,8 @@ def publish(
     writes needs a locking provider for delta-rs (or a single publisher).
 
     Refused before anything is written (:class:`~storeframes.InvalidParameterError`): an
-    unknown table, a bad lake address, ``snapshots=True`` for a history table.
+    unknown table, a bad lake address, ``snapshots=True`` for a history table; and
+    (:class:`~storeframes.NoCacheError`) a ``cache_dir`` with no cache there, from which no table is made.
 
     Returns a :class:`PublishResult`: ``table``, ``uri``, ``version``, ``written``,
     ``inserted``, ``updated``, ``deleted``, ``snapshots_uri``, ``snapshots_version``,
@@ -478,7 +492,7 @@ def publish(
     place = where(lake, name, lake_options, what="publish")
     snap_place = where(lake, f"{name}_snapshots", lake_options, what="publish") if snapshots else None
     needs_deltalake("publish")
-    cache = open_for(cache_dir, cache_options)
+    cache = open_for(cache_dir, cache_options, what="publish")
     del storage_options, lake_options, cache_options
     chosen_service, state = _state(cache, spec, service)
 

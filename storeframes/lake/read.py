@@ -12,6 +12,7 @@ which versions an analysis read.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import threading
@@ -197,7 +198,9 @@ def read_table(
     snapshots published beside it). ``version`` (a whole number, as
     :attr:`~storeframes.lake.PublishResult.version` gives) and ``as_of`` (a
     :class:`~datetime.datetime` or an ISO text, UTC when it has no zone: the newest
-    version committed at or before it) choose an earlier state; give one of them at most.
+    version committed at or before it) choose an earlier state; give one of them at most. An ``as_of``
+    before the table's first version (the first that holds what was published) is refused with
+    :class:`~storeframes.InvalidParameterError`, naming when that version was committed.
 
     Output columns: those of the table, with the dtypes :func:`storeframes.scan` gives (a
     snapshot table has ``snapshot_date`` too); the columns a current table keeps for the
@@ -214,6 +217,42 @@ def read_table(
     with _LOCK:
         _READS.append(read)
     return lazy
+
+
+def _commit(place: Where, version: int) -> dict[str, Any] | None:
+    """The commit information of ``version`` of the table at ``place``; None where its log file is gone."""
+    try:
+        lines = place.read(f"_delta_log/{version:020d}.json").decode().splitlines()
+    except (FileNotFoundError, OSError):
+        return None
+    for line in lines:
+        action = json.loads(line) if line.strip() else {}
+        if "commitInfo" in action:
+            return dict(action["commitInfo"])
+    return {}
+
+
+def _after_first(place: Where, moment: datetime, as_of: Any) -> None:
+    """Refuse ``moment`` before the table's first version: the first that holds what was published (a table
+    :func:`storeframes.publish` made starts with an empty version 0, its rows in version 1), which deltalake
+    would otherwise read as the table it was not yet. Nothing when its log is gone (a checkpointed table)."""
+    first = _commit(place, 0)
+    if first is None or "timestamp" not in first:
+        return
+    version = 0
+    if str(first.get("operation", "")).upper() == "CREATE TABLE":
+        then = _commit(place, 1)
+        if then is not None and "timestamp" in then:
+            first, version = then, 1
+    made = datetime.fromtimestamp(int(first["timestamp"]) / 1000, tz=UTC)
+    if moment < made:
+        raise InvalidParameterError(
+            "as_of",
+            as_of,
+            f"a moment at or after {made.isoformat(timespec='milliseconds')}, when {place.shown} was first "
+            f"published (version {version}): it did not exist at {moment.isoformat()}",
+            endpoint="read_table",
+        )
 
 
 def opened(
@@ -238,6 +277,8 @@ def opened(
     from deltalake import DeltaTable
     from deltalake.exceptions import DeltaError, TableNotFoundError
 
+    if moment is not None:
+        _after_first(place, moment, as_of)
     try:
         delta = DeltaTable(place.uri, storage_options=place.options)
         if version is not None:

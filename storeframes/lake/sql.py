@@ -187,7 +187,8 @@ def sql(
     ``cache_dir`` is a folder or a bucket address (``s3://bucket/prefix``, with
     ``storage_options``), by default ``$STOREFRAMES_CACHE_DIR`` or the user's cache;
     ``service`` chooses whose answers the tables and snapshots read, as for
-    :func:`~storeframes.scan`. Nothing is sent and no token is needed.
+    :func:`~storeframes.scan`. Nothing is sent and no token is needed; a place with no cache
+    raises :class:`~storeframes.NoCacheError` (never an answer of 0 rows), as :func:`~storeframes.scan` says.
 
     Only the tables the query names are read, each whole (the newest answers, or every
     day kept, for a snapshots view) before DuckDB runs, so a filter in the query does not
@@ -223,6 +224,6 @@ def sql(
     """
     duckdb = _duckdb()
     names = _checked(duckdb, query)
-    cache = open_for(cache_dir, storage_options)
+    cache = open_for(cache_dir, storage_options, what="sql")
     views = {name: VIEWS[name](cache, service) for name in names}
     return _run(duckdb, query, views)

@@ -196,7 +196,8 @@ def events(
     """The events the trackers' alerts found, as a frame: offline, no token, from a folder or a bucket.
 
     ``tracker`` keeps one tracker's; ``since`` and ``until`` (a date or ``"YYYY-MM-DD"``, both
-    included) bound the events' ``day``. Rows come by day, tracker, rule and id.
+    included) bound the events' ``day``. Rows come by day, tracker, rule and id. A place with no
+    cache raises :class:`~storeframes.NoCacheError` (see :func:`~storeframes.scan`), never 0 events.
 
     Output columns (:data:`~storeframes.cache.EVENT_SCHEMA`): ``event_id``, ``tracker``, ``alert``,
     ``rule``, ``day`` (date), ``since`` (date: the earlier day with data it was compared with),
@@ -213,4 +214,4 @@ def events(
         raise InvalidParameterError("since", since, f"a date on or before until={last}", endpoint="events")
     if tracker is not None and (not isinstance(tracker, str) or not tracker or "/" in tracker):
         raise InvalidParameterError("tracker", tracker, "a tracker's name, as in its spec", endpoint="events")
-    return open_for(cache_dir, storage_options).read_events(tracker, since=first, until=last)
+    return open_for(cache_dir, storage_options, what="events").read_events(tracker, since=first, until=last)

@@ -26,7 +26,7 @@ import polars as pl
 from ..cache import EVENT_SCHEMA, Cache
 from ..datasets import TABLES, endpoints_of, scan
 from ..observed import observed_changes
-from ..ranks import rank_history
+from ..ranks import one_list, rank_history
 from ..snapshots import snapshots
 from .rules import Alert
 from .spec import TrackerSpec, followed
@@ -171,7 +171,8 @@ def kept_ranks(
         )
         found = found.with_columns(
             date=pl.col("snapshot_date"), rank=pl.coalesce("organic_rank", "rank").cast(pl.Int64)
-        ).select(columns)
+        )
+        found = one_list(found, ["keyword", "country", "language", "device", "date"]).select(columns)  # organic first
         kept = (of_keywords(found) if live is None else _pairs(found, live)).collect()
         frames.append(kept)
         read_live = live if live is not None else set(kept.select(pl.col("keyword").str.to_lowercase(),

@@ -17,6 +17,7 @@ import storeframes as sf
 from storeframes import datasets
 from storeframes.cache import Cache
 from storeframes.sandbox import World
+from storeframes.schemas import read_schema
 from storeframes.snapshots import SNAPSHOT_TABLES
 from tests.conftest import FAST_BACKOFF, SANDBOX_TODAY
 
@@ -43,8 +44,9 @@ def _fetch(client: sf.Client) -> dict[str, pl.DataFrame]:
         "versions": client.versions_frame(APPS),
         "screenshots": client.screenshots_frame(APPS),  # the rows of every metadata answer kept
         "metrics": client.metrics_frame(APPS, ["downloads", "ratings"]),
-        "search": pl.concat([organic, ads]),  # the search table holds the searches with ads too
-        "search_ads": ads,
+        # the search table holds the searches with ads too, each row saying its list: rank means one thing a list
+        "search": pl.concat([organic.with_columns(list=pl.lit("organic")), ads.with_columns(list=pl.lit("with_ads"))]),
+        "search_ads": ads.with_columns(list=pl.lit("with_ads")),
     }
 
 
@@ -72,7 +74,7 @@ def check_days(folder: Any, fetched: dict[date, dict[str, pl.DataFrame]], **opti
         assert every.columns[0] == "snapshot_date" and every.schema["snapshot_date"] == pl.Date
         assert (
             every.drop("snapshot_date").schema
-            == SNAPSHOT_TABLES["search" if table == "search_ads" else table].table.schema
+            == read_schema(SNAPSHOT_TABLES["search" if table == "search_ads" else table].table).schema
         )
         assert sorted(every["snapshot_date"].unique()) == DAYS, table
         assert every.height == sum(fetched[day][table].height for day in DAYS), table
@@ -129,7 +131,10 @@ def test_a_cell_fetched_twice_in_a_day_shows_the_later_answer_once(tmp_path):
 
     searched = sf.snapshots("search", tmp_path).collect()
     assert searched.group_by("snapshot_date").len().sort("snapshot_date")["len"].to_list() == [search.height] * 2
-    same_rows(searched.filter(pl.col("snapshot_date") == day).drop("snapshot_date"), search)
+    same_rows(
+        searched.filter(pl.col("snapshot_date") == day).drop("snapshot_date"),
+        search.with_columns(list=pl.lit("organic")),
+    )
 
 
 def test_compaction_keeps_every_snapshots_rows(tmp_path):

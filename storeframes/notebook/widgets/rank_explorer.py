@@ -17,6 +17,7 @@ from matplotlib.figure import Figure
 
 from ... import catalog
 from ...errors import InvalidParameterError, plural
+from ...ranks import one_list
 from ..plots.common import _APP_COLORS, MAX_APPS, _labels, figure_png
 from ..plots.rank_charts import rank_chart
 from .base import _WIDE, _as_frame, _Charted, _close_parts, _close_widgets
@@ -170,7 +171,8 @@ class RankExplorer(_Charted, widgets.VBox):
 
     @staticmethod
     def _best_apps(frame: pl.DataFrame) -> list[str]:
-        ranked = frame.filter(pl.col("rank").is_not_null() & pl.col("app_id").is_not_null())
+        ranked = one_list(frame, ["keyword", "country", "language", "device", "date"])  # a cache's organic list
+        ranked = ranked.filter(pl.col("rank").is_not_null() & pl.col("app_id").is_not_null())
         if "is_ad" in ranked.columns:
             ranked = ranked.filter(~pl.col("is_ad").fill_null(False))
         best = (

@@ -351,6 +351,9 @@ def test_scan_of_a_memory_cache_and_of_nothing(make_client, tmp_path):
         .sort("app_id", "position")
         .equals(expected.sort("app_id", "position"))
     )
+    with pytest.raises(sf.NoCacheError, match="the folder does not exist"):  # no cache is not an empty one
+        scan("changes", cache_dir=tmp_path / "empty")
+    (tmp_path / "empty").mkdir()  # an empty folder: an empty cache
     empty = scan("changes", cache_dir=tmp_path / "empty").collect()
     assert empty.is_empty() and empty.schema == sf.schemas.CHANGES.schema
 
@@ -363,7 +366,8 @@ def test_scan_refuses_an_unknown_table_and_an_ambiguous_service(make_client, tmp
         expected = b.search_frame(KEYWORDS[:1])
     with pytest.raises(sf.InvalidParameterError, match="sandbox-0, sandbox-1"):
         scan("search", cache_dir=tmp_path)
-    assert scan("search", cache_dir=tmp_path, service="sandbox-1").collect().sort("rank").equals(expected.sort("rank"))
+    got = scan("search", cache_dir=tmp_path, service="sandbox-1").collect().sort("rank")
+    assert got.equals(expected.with_columns(list=pl.lit("organic")).sort("rank"))
 
 
 def test_the_readmes_duckdb_query_keeps_the_newest_answer_of_each_day(make_client, tmp_path):
