@@ -89,7 +89,7 @@ def open_surface(
         return month_budget_lease(client, client.today())
 
     if client.offline and client.cache is not None:  # the tools read it alone: a missing one is not an empty one
-        require_cache(client.cache, what="storeframes mcp")
+        require_cache(client.cache, what="--cache-dir")
     gate = Gate(client, budget=budget, confirm_above=confirm_above, month=month, lease=lease)
     return Surface(client, gate, tracker=followed, offline=bool(client.offline))
 

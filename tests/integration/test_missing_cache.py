@@ -156,7 +156,7 @@ def test_mcp_offline_on_a_missing_cache_refuses_to_start(tmp_path, capsys, monke
     missing = tmp_path / "cahce"
     assert main(["mcp", "--offline", "--cache-dir", str(missing)]) == 2
     said = capsys.readouterr().err
-    assert f"storeframes mcp: storeframes mcp: no cache at {missing}: the folder does not exist" in said
+    assert f"storeframes mcp: --cache-dir: no cache at {missing}: the folder does not exist" in said
     assert not missing.exists()
     from storeframes.agent import open_surface
 
