@@ -373,15 +373,17 @@ class Cache:
 
     # -- the ledger -------------------------------------------------------------------------
 
-    def write_ledger(self, name: str, rows: pl.DataFrame | pa.Table) -> bool:
+    def write_ledger(self, name: str, rows: pl.DataFrame | pa.Table, *, must: bool = False) -> bool:
         """Keep ledger rows (schema :data:`~storeframes.ledger.LEDGER_SCHEMA`) as ``ledger/<name>.parquet``.
 
         Returns False, with a :class:`CacheWarning`, when the file cannot be written (the
-        client keeps the rows and tries again at the end of the call). A session writes
-        a small file per request, merged into files of up to 1000 rows now and then
-        (see :mod:`storeframes.credits`).
+        client keeps the rows and tries again at the end of the call); with ``must`` (a
+        request's reservation, written before it is sent) raises
+        :class:`~storeframes.CacheUnavailableError` instead, naming the file and the cause. A
+        session writes a small file per request, its reservation first, then its rows over it,
+        merged into files of up to 1000 rows now and then (see :mod:`storeframes.credits`).
         """
-        return self._ledger.write(name, rows)
+        return self._ledger.write(name, rows, must=must)
 
     def remove_ledger(self, name: str) -> None:
         """Remove the ledger file ``ledger/<name>.parquet`` (once its rows are merged into another)."""

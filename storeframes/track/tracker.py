@@ -38,6 +38,7 @@ from ..pipeline import collector_paused
 from .alerts import AlertResult, judge, month_spent_of, write_digest
 from .due import DueCall, due_calls, fetched_by_endpoint, gap_days, last_fetched
 from .publishing import publish_tables
+from .runs import end_interrupted, stops_the_run
 from .spec import Item, TrackerSpec, load_spec
 
 __all__ = ["EXIT_CODES", "RunResult", "TrackPlan", "TrackStatus", "Tracker", "month_budget_lease"]
@@ -170,6 +171,8 @@ class RunResult:
     published: dict[str, int] = field(default_factory=dict)
     """The version of each Delta table of the ``[publish]`` lake after the run (``metadata``,
     ``metadata_snapshots`` ...); a table that failed to publish is missing, and named in :attr:`errors`."""
+    session: str = ""
+    """Its client's ledger session (:mod:`storeframes.track.runs`)."""
 
     @property
     def exit_code(self) -> int:
@@ -219,6 +222,7 @@ class RunResult:
             "items_left_out": ",".join(self.left_out),
             "errors": "\n".join(self.errors),
             "host": socket.gethostname(),
+            "session": self.session or None,
         }
 
 
@@ -447,15 +451,9 @@ class Tracker:
         cache = client.cache
         started = datetime.now(UTC)
         result = RunResult(run_id, self.spec.name, day, kind, "running", budget_per_month=self.spec.budget_per_month)
-        interrupted = []
+        result.session = client.credits.session
         if cache is not None:
-            for row in cache.running_runs(self.spec.name).iter_rows(named=True):
-                row["status"] = "interrupted"
-                row["errors"] = "\n".join(filter(None, [row["errors"], f"stopped before it ended; run {run_id} "
-                                                        "fetched what it had not kept"]))  # fmt: skip
-                cache.write_run(row)
-                interrupted.append(row["run_id"])
-            result.interrupted = tuple(interrupted)
+            result.interrupted = end_interrupted(cache, self.spec.name, run_id)
             cache.write_run(result.row(started, None, self.spec.spec_hash))
         plan = self._plan(client, day, chosen, backfill=span)
         result.items_due = int(plan.items["due"].sum())
@@ -472,6 +470,8 @@ class Tracker:
             except StoreframesError as exc:
                 failed += 1
                 result.errors.append(f"{due.item.name}: {type(exc).__name__}: {exc}".splitlines()[0])
+                if stops_the_run(exc):  # the cache keeps neither the ledger nor the answers: nothing more is sent
+                    break
                 continue
             finally:
                 result.requests, result.credits_spent = client.requests_sent, client.spent
