@@ -266,6 +266,11 @@ def test_a_process_killed_half_way_leaves_a_paid_row_for_every_answer_it_kept(tm
         # and rows only for answers the server gave; at most the two in flight were paid and not kept
         assert set(cost_of) <= answered and len(set(cost_of)) - len(cached) <= 2
         assert (ledger["service"] == "service").all()
+        # and every request the server answered (and charged) is in the ledger: settled, or at its estimate
+        sent = ledger.filter(~pl.col("from_cache"))
+        assert answered <= set(sent["params"]) and sent.filter("reserved").height <= 2
+        charged = sum(a.cost for a in list(arrivals))
+        assert sent.filter(~pl.col("reserved"))["cost"].sum() <= charged <= sent["cost"].sum()
 
         # a rerun saves only what was really cached, and pays for the rest
         with sf.Client(
