@@ -396,6 +396,8 @@ class Cache:
         and the chunk it was merged into, when a process stopped between writing the one
         and removing the other) is counted once. Files of earlier versions are read with
         ``service`` ``"unknown"`` and ids made of the file's name and the row's position.
+        A ``reserved`` row is a request in flight, or one whose end was never written (its
+        process killed): its estimate, counted as spent.
         """
         return self._ledger.read()
 
