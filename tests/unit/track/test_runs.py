@@ -1,4 +1,5 @@
-"""A run's row left ``running`` is finished by the next run from the ledger rows of its session."""
+"""A run's row left ``running`` is finished by the next run from the ledger rows of its session; a ledger that
+cannot be written stops a run before it sends."""
 
 from __future__ import annotations
 
@@ -6,7 +7,9 @@ from datetime import UTC, date, datetime
 
 from storeframes.answers import Attempt
 from storeframes.cache import Cache
+from storeframes.cli import main
 from storeframes.credits import Credits
+from storeframes.track import Tracker
 from storeframes.track.runs import end_interrupted, ledger_counts
 
 STARTED = datetime(2026, 11, 20, 6, 15, tzinfo=UTC)
@@ -60,3 +63,27 @@ def test_a_row_of_an_earlier_version_keeps_its_own_counts(tmp_path):
     row = cache.read_run("keywords", "r1")
     assert row is not None and (row["status"], row["requests"], row["credits_spent"]) == ("interrupted", 3, 30)
     assert row["errors"] == "stopped before it ended; run r2 fetched what it had not kept"
+
+
+def test_a_ledger_that_cannot_be_written_stops_the_run_before_it_sends(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("STOREFRAMES_STATE_DIR", str(tmp_path / "state"))
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    (cache / "ledger").write_text("a file where the ledger's folder should be\n")
+    spec = tmp_path / "tracking.toml"
+    spec.write_text(
+        f'[tracker]\nname = "keywords"\ncache_dir = "{cache}"\n\n[[track]]\nendpoint = "search"\n'
+        'keywords = ["photo editor", "video maker"]\n\n[[track]]\nendpoint = "metadata"\napps = ["284882215"]\n',
+        encoding="utf-8",
+    )
+    assert main(["track", "run", str(spec), "--sandbox", "--today", "2026-11-20"]) == 3
+    out = capsys.readouterr().out
+    assert "keywords run on 2026-11-20: failed" in out and "0 requests, 0 credits spent" in out
+    errors = [line for line in out.splitlines() if line.startswith("  error: ")]
+    assert len(errors) == 1  # the metadata item was not tried: nothing more is sent
+    assert errors[0].startswith("  error: search: CacheUnavailableError: cannot write the ledger file ledger/")
+    assert f"in the cache at {cache} " in errors[0] and "a file stands where it should be" in errors[0]
+    assert "Nothing was sent" in errors[0]
+    log = Tracker.from_toml(spec, sandbox=True).runs()
+    assert log.select("status", "requests", "credits_spent").rows() == [("failed", 0, 0)]
+    assert log["ended_at"].null_count() == 0 and "cannot write the ledger file" in log["errors"][0]
