@@ -367,9 +367,9 @@ class Client(FrameFunctions):
         says whose credits: by default this client's :attr:`namespace` (``"service"``,
         the real service, for a :class:`Client`; ``"sandbox-<seed>"`` for a sandbox
         client), ``"all"`` every service, each on rows of its own (ledger rows of
-        earlier versions are ``"unknown"``), or a name. Columns: service, day, endpoint,
-        requests (answers received, errors and retries included), credits_spent,
-        cache_hits, credits_saved.
+        earlier versions are ``"unknown"``), or a name. Columns: service, day, endpoint, requests
+        (answers received, errors and retries included), credits_spent, credits_estimated (a killed
+        request's reservation among them), cache_hits, credits_saved.
         """
         if session or self.cache is None:
             ledger = self.ledger

@@ -22,10 +22,17 @@ answer can neither hide a charge nor turn the budget off.
 The rows are kept in a sink (the cache), which knows nothing of sessions: it writes and
 removes named files of rows. The layout is this module's:
 
-- when a request ends, :meth:`Reservation.settle` writes its rows at once, as one small
-  file ``<session>-r<n>``, before the client keeps the answer in the cache: a request's
-  rows are durable no later than its answer, so a process killed half-way leaves a row
-  for every answer it kept;
+- before a request that may cost anything is sent, :meth:`Credits.reserve` writes its
+  *reservation*, a row of its estimate (``reserved``, ``cost_estimated``), as one small file
+  ``<session>-r<n>``; when that write fails (a full disk, a read-only folder) the request is
+  not sent: :class:`~storeframes.CacheUnavailableError` names the file and the cause. So
+  every request the service may charge is in the cache's ledger before it goes out, and a
+  process killed while it waits for the answer leaves its reservation, counted at its
+  estimate (budgets stay on the safe side);
+- when the request ends, :meth:`Reservation.settle` writes its attempts' rows over that
+  file, before the client keeps the answer in the cache: a request's rows are durable no
+  later than its answer. When that write fails the reservation stays (counted at its
+  estimate) and the rows are written over it again at the next flush;
 - cache hits, and rows whose write failed, wait for :meth:`Credits.flush` (the end of a
   call), which writes them as one small file; a failed write is retried at the next
   flush, never dropped;
@@ -54,7 +61,7 @@ from typing import Any, Protocol
 import polars as pl
 
 from .answers import Attempt
-from .errors import BudgetExceededError, ConfigurationError
+from .errors import BudgetExceededError, CacheUnavailableError, ConfigurationError
 from .forking import built_here
 from .ledger import LEDGER_SCHEMA, SERVICE, ledger_table
 
@@ -74,8 +81,9 @@ Watcher = Callable[[Mapping[str, Any]], None]
 class LedgerSink(Protocol):
     """Where ledger rows are kept (the cache): named files of rows."""
 
-    def write_ledger(self, name: str, rows: pl.DataFrame) -> bool:
-        """Keep ``rows`` as the file ``name`` (replacing it); False, with a warning, when it cannot."""
+    def write_ledger(self, name: str, rows: pl.DataFrame, *, must: bool = False) -> bool:
+        """Keep ``rows`` as the file ``name`` (replacing it); False, with a warning, when it cannot (with
+        ``must``, a :class:`~storeframes.CacheUnavailableError` instead)."""
         ...
 
     def remove_ledger(self, name: str) -> None:
@@ -149,6 +157,7 @@ class Credits:
         self._merge_lock = threading.Lock()
         self._rows: list[dict[str, Any]] = []  # the ledger: every row counted, in the order it counted
         self._pending: list[dict[str, Any]] = []  # counted, not yet written (cache hits, failed writes)
+        self._unsettled: list[tuple[str, list[dict[str, Any]]]] = []  # rows to write over their reservations
         self._written: list[dict[str, Any]] = []  # in small files, not yet merged into chunks
         self._small: list[str] = []  # the small files not yet merged
         self._merged: list[dict[str, Any]] = []  # in the chunk files, in their order
@@ -205,12 +214,58 @@ class Credits:
                 spent=self._spent, reserved=self._reserved, estimate=estimate, budget=budget, endpoint=endpoint
             )
 
-    def reserve(self, endpoint: str, estimate: int, *, tries: int = 1) -> Reservation:
-        """Hold ``estimate`` credits for one request of at most ``tries`` attempts, or raise if the budget cannot take it."""
+    def reserve(
+        self, endpoint: str, estimate: int, *, tries: int = 1, params: Mapping[str, str] | None = None
+    ) -> Reservation:
+        """Hold ``estimate`` credits for one request of at most ``tries`` attempts, or raise if the budget cannot take it.
+
+        With a sink, a request that may cost anything has its reservation written to the ledger
+        first (a row of ``estimate``, marked ``reserved``); when it cannot be, the sink's
+        :class:`~storeframes.CacheUnavailableError` is raised and nothing is held: the request
+        must not be sent.
+        """
         with self._lock:
             self._check(endpoint, estimate)
             self._reserved += estimate
-        return Reservation(self, estimate, tries=tries)
+        reservation = Reservation(self, estimate, tries=tries)
+        sink = self.sink
+        if sink is not None and estimate > 0:
+            try:
+                reservation.name = self._hold(sink, endpoint, params or {}, estimate)
+            except BaseException:
+                with self._lock:
+                    self._reserved -= estimate
+                raise
+        return reservation
+
+    def _hold(self, sink: LedgerSink, endpoint: str, params: Mapping[str, str], estimate: int) -> str:
+        """Write a request's reservation as a small file of its own; its name."""
+        name = self._name()
+        row = self._row(endpoint, params, cost=estimate, max_cost=None, status=None, attempt=0, elapsed=0.0,
+                        estimated=True, reserved=True)  # fmt: skip
+        if not sink.write_ledger(name, ledger_table([row]), must=True):  # a sink that does not raise
+            raise CacheUnavailableError(
+                f"cannot write the ledger file {name}; nothing was sent: a request goes out only once its "
+                "ledger row is kept"
+            )
+        return name
+
+    def _name(self) -> str:
+        """The name of a new small file of the session."""
+        with self._lock:
+            name = f"{self.session}-r{self._files:06d}"
+            self._files += 1
+        return name
+
+    def _unhold(self, name: str) -> None:
+        """Remove the reservation of a request that was not sent; when it cannot be, it stays counted."""
+        sink = self.sink
+        if sink is None:
+            return
+        try:
+            sink.remove_ledger(name)
+        except Exception as exc:  # counted at its estimate: on the safe side
+            log.info("could not remove the reservation %s: %s", name, exc)
 
     # -- the ledger -----------------------------------------------------------------
 
@@ -227,6 +282,7 @@ class Credits:
         from_cache: bool = False,
         saved: int = 0,
         estimated: bool = False,
+        reserved: bool = False,
     ) -> dict[str, Any]:
         """A new row (in the order of :data:`~storeframes.LEDGER_SCHEMA`), not yet counted."""
         with self._lock:
@@ -246,6 +302,7 @@ class Credits:
             "saved": saved,
             "row": f"{self.session}-{number:07d}",
             "cost_estimated": estimated,
+            "reserved": reserved,
         }
 
     def record_hit(self, endpoint: str, params: Mapping[str, str], saved: int) -> None:
@@ -295,23 +352,26 @@ class Credits:
 
     # -- keeping the rows -------------------------------------------------------------
 
-    def _write(self, rows: Sequence[dict[str, Any]]) -> bool:
-        """Write ``rows`` as one small file of the session; on a failure they wait for the next flush."""
+    def _write(self, rows: Sequence[dict[str, Any]], name: str | None = None) -> bool:
+        """Write ``rows`` as one small file of the session (``name``: over a reservation); on a failure
+        they wait for the next flush (over that reservation still)."""
         sink = self.sink
         written = False
         if sink is not None:
-            with self._lock:
-                name = f"{self.session}-r{self._files:06d}"
-                self._files += 1
+            if name is None:
+                name = self._name()
             try:
                 written = sink.write_ledger(name, ledger_table(rows))
             except Exception as exc:  # a sink that raises rather than warns: the rows wait, the request goes on
                 log.warning("could not write ledger rows: %s", exc)
         with self._lock:
             if written:
+                assert name is not None
                 self._written.extend(rows)
                 self._small.append(name)
                 _OPEN.add(self)
+            elif name is not None and sink is not None:  # the reservation stays, counted at its estimate
+                self._unsettled.append((name, list(rows)))
             else:
                 self._pending.extend(rows)
             many = len(self._small) > MERGE_AFTER
@@ -322,10 +382,14 @@ class Credits:
     def flush(self) -> None:
         """Write the rows still waiting (cache hits, rows whose write failed) as one small file.
 
-        Called at the end of each call; the rows stay waiting when the write fails.
+        Called at the end of each call; the rows stay waiting when the write fails. The rows of a
+        request whose reservation is still in the ledger are written over it.
         """
         with self._lock:
             rows, self._pending = self._pending, []
+            unsettled, self._unsettled = self._unsettled, []
+        for name, settled in unsettled:
+            self._write(settled, name)
         if rows:
             self._write(rows)
 
@@ -392,6 +456,11 @@ class Reservation:
         self.estimate = estimate
         self.tries = tries
         self.cost = 0
+        self.name: str | None = None
+        """The ledger file of its reservation (None when none was written: no sink, nothing to cost)."""
+        self.maybe_sent = False
+        """Set when the request was stopped where it may have been sent unreported (an interrupt):
+        a reservation with no attempt then stays in the ledger, counted at its estimate."""
         self._rows: list[dict[str, Any]] = []
 
     def attempt(self, attempt: Attempt) -> None:
@@ -443,14 +512,18 @@ class Reservation:
         """Release the estimate, count what the attempts were charged, write their rows, tell the watchers.
 
         The rows join the ledger in the same step as their cost joins ``spent``, and
-        are written to the sink before this returns (before the answer is cached).
+        are written to the sink over the reservation before this returns (before the answer is
+        cached). A request that sent no attempt has its reservation removed.
         """
         credits = self._credits
         rows, self._rows = self._rows, []
+        name, self.name = self.name, None
         with credits._lock:
             credits._reserved -= self.estimate
             credits._spent += self.cost
             credits._rows.extend(rows)
         if rows:
-            credits._write(rows)
+            credits._write(rows, name)
+        elif name is not None and not self.maybe_sent:
+            credits._unhold(name)
         credits._notify(rows)

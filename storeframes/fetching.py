@@ -504,9 +504,12 @@ class Fetcher:
         request's ledger rows in the cache before the caller keeps the answer; ``spent``
         (the call's own count) adds the same cost.
         """
-        reservation = self.credits.reserve(ep.name, ep.estimate(params), tries=self.wire.max_tries)
+        reservation = self.credits.reserve(ep.name, ep.estimate(params), tries=self.wire.max_tries, params=params)
         try:
             return self.wire.send(ep, params, report=reservation.attempt, before=fence)
+        except BaseException as exc:
+            reservation.maybe_sent = not isinstance(exc, Exception)  # an interrupt: it may have gone out unreported
+            raise
         finally:
             if spent is not None:
                 spent.add(reservation.cost)

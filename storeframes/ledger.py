@@ -44,6 +44,7 @@ LEDGER_SCHEMA = pl.Schema(
         "saved": pl.Int64(),
         "row": pl.String(),
         "cost_estimated": pl.Boolean(),
+        "reserved": pl.Boolean(),
     }
 )
 """``time`` (UTC), ``service`` (the client's ``namespace``: ``"service"`` for the real
@@ -58,7 +59,15 @@ counted (a 200 whose body was cut short, was not JSON, or said a cost that is no
 number from 0 to :data:`MOST_CREDITS`), so ``cost`` is the request's estimate, what it may
 have been charged. Files written before that column read it as ``max_credit_cost`` null,
 the mark those versions gave such rows; versions before it read these files and leave
-the column out."""
+the column out.
+
+``reserved``: True for a *reservation never settled*. Before a request is sent, a row of
+its estimate is written (``cost`` the estimate, ``cost_estimated`` True, ``status`` null);
+when the request ends, its attempts' rows replace it. A reservation still in the ledger is
+of a request whose end was never written (its process was killed, or the disk filled up
+after it was sent): the service may have charged it, so it counts at its estimate, and
+budgets and ``spend`` stay on the safe side. Files written before that column read it as
+False."""
 
 MOST_CREDITS = 2**53 - 1
 """The largest cost an answer is believed to report (the largest whole number a JSON number
@@ -86,6 +95,7 @@ def ledger_arrow() -> pa.Schema:
             ("saved", pa.int64()),
             ("row", pa.string()),
             ("cost_estimated", pa.bool_()),
+            ("reserved", pa.bool_()),
         ]
     )
 
@@ -120,9 +130,9 @@ def conform_ledger(frame: pl.DataFrame, source: str) -> pl.DataFrame:
     """Ledger rows read from a file, in :data:`LEDGER_SCHEMA`.
 
     A file of an earlier version lacks ``service`` (read as ``"unknown"``), ``row``
-    (read as ``<source>#<position>``, ``source`` naming the file) and ``cost_estimated``
-    (read as ``max_credit_cost`` null, how those versions marked an estimated cost); so do
-    missing values.
+    (read as ``<source>#<position>``, ``source`` naming the file), ``cost_estimated``
+    (read as ``max_credit_cost`` null, how those versions marked an estimated cost) and
+    ``reserved`` (read as False: those versions wrote no reservations); so do missing values.
     """
     position = (pl.lit(f"{source}#") + pl.int_range(pl.len()).cast(pl.String)).alias("row")
     service = pl.lit(UNKNOWN_SERVICE, pl.String).alias("service")
@@ -134,6 +144,10 @@ def conform_ledger(frame: pl.DataFrame, source: str) -> pl.DataFrame:
     frame = frame.with_columns(
         pl.col("cost_estimated").cast(pl.Boolean).fill_null(marked) if "cost_estimated" in frame.columns else marked
     )
+    unreserved = pl.lit(False).alias("reserved")
+    frame = frame.with_columns(
+        pl.col("reserved").cast(pl.Boolean).fill_null(False) if "reserved" in frame.columns else unreserved
+    )
     return frame.select(LEDGER_SCHEMA.names()).cast(LEDGER_SCHEMA)
 
 
@@ -144,7 +158,9 @@ def spend_summary(ledger: pl.DataFrame) -> pl.DataFrame:
     included; an attempt that got no answer, ``status`` null, is not one),
     ``cache_hits`` answers served from the cache; ``credits_estimated`` is the part of
     ``credits_spent`` the service did not report (``cost_estimated`` rows: the requests'
-    estimates, what they may have cost). Services are never summed together.
+    estimates, what they may have cost), reservations never settled included (``reserved``
+    rows: requests whose process stopped before their answers were written, counted at their
+    estimates, and not among ``requests``). Services are never summed together.
     """
     if ledger.is_empty():
         return pl.DataFrame(schema=SPEND_SCHEMA)

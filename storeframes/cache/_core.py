@@ -375,15 +375,17 @@ class Cache:
 
     # -- the ledger -------------------------------------------------------------------------
 
-    def write_ledger(self, name: str, rows: pl.DataFrame | pa.Table) -> bool:
+    def write_ledger(self, name: str, rows: pl.DataFrame | pa.Table, *, must: bool = False) -> bool:
         """Keep ledger rows (schema :data:`~storeframes.ledger.LEDGER_SCHEMA`) as ``ledger/<name>.parquet``.
 
         Returns False, with a :class:`CacheWarning`, when the file cannot be written (the
-        client keeps the rows and tries again at the end of the call). A session writes
-        a small file per request, merged into files of up to 1000 rows now and then
-        (see :mod:`storeframes.credits`).
+        client keeps the rows and tries again at the end of the call); with ``must`` (a
+        request's reservation, written before it is sent) raises
+        :class:`~storeframes.CacheUnavailableError` instead, naming the file and the cause. A
+        session writes a small file per request, its reservation first, then its rows over it,
+        merged into files of up to 1000 rows now and then (see :mod:`storeframes.credits`).
         """
-        return self._ledger.write(name, rows)
+        return self._ledger.write(name, rows, must=must)
 
     def remove_ledger(self, name: str) -> None:
         """Remove the ledger file ``ledger/<name>.parquet`` (once its rows are merged into another)."""
@@ -396,6 +398,8 @@ class Cache:
         and the chunk it was merged into, when a process stopped between writing the one
         and removing the other) is counted once. Files of earlier versions are read with
         ``service`` ``"unknown"`` and ids made of the file's name and the row's position.
+        A ``reserved`` row is a request in flight, or one whose end was never written (its
+        process killed): its estimate, counted as spent.
         """
         return self._ledger.read()
 

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 import polars as pl
 
 from .._version import __version__
-from ..errors import warn
+from ..errors import CacheUnavailableError, warn
 from ..ledger import conform_ledger
 from .files import CacheWarning, Files
 from .layout import TABLE_FORMAT, ledger_key
@@ -25,8 +25,13 @@ class LedgerFiles:
     def __init__(self, files: Files):
         self._files = files
 
-    def write(self, name: str, rows: pl.DataFrame | pa.Table) -> bool:
-        """Keep ledger rows as ``ledger/<name>.parquet``; False, with a warning, when they cannot be written."""
+    def write(self, name: str, rows: pl.DataFrame | pa.Table, *, must: bool = False) -> bool:
+        """Keep ledger rows as ``ledger/<name>.parquet``; False, with a warning, when they cannot be written.
+
+        With ``must`` (a request's reservation, written before it is sent), a failed write is a
+        :class:`~storeframes.CacheUnavailableError` naming the file and the cause instead: the
+        request is not sent.
+        """
         if rows.is_empty() if isinstance(rows, pl.DataFrame) else rows.num_rows == 0:
             return True
         meta = {"storeframes.version": __version__, "storeframes.format": str(TABLE_FORMAT)}
@@ -42,12 +47,26 @@ class LedgerFiles:
             self._files.mark()
             self._files.storage.put(ledger_key(name), data)
         except OSError as exc:
+            if must:
+                raise self._unwritten(name, exc) from None
             warn(
                 f"could not write the ledger to the cache at {self._files.location}: {exc}",
                 CacheWarning,
             )
             return False
         return True
+
+    def _unwritten(self, name: str, error: OSError) -> CacheUnavailableError:
+        """The error of a reservation that could not be written: nothing was sent."""
+        files = self._files
+        return CacheUnavailableError(
+            f"cannot write the ledger file {ledger_key(name)} in the cache at {files.location} ({error}); likely "
+            f"cause: {files.storage.explain(error)}. Nothing was sent: a request goes out only once its ledger row "
+            "is kept, so that every credit the service may charge is counted. Free space (or fix the access) and "
+            "run again",
+            location=files.location,
+            operation="write",
+        )
 
     def remove(self, name: str) -> None:
         """Remove the ledger file ``ledger/<name>.parquet``."""

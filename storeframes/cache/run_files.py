@@ -3,7 +3,8 @@
 A run writes its row when it starts (status ``running``) and again when it ends, over the
 same file (a put replaces a file whole, so a reader sees one or the other). A row still
 ``running`` when the next run of the tracker takes its lease is of a run that was killed
-or stopped: that run rewrites it as ``interrupted``. The files are plain Parquet, so a
+or stopped: that run rewrites it as ``interrupted``, its requests and credits counted from
+the ledger rows of its ``session``. The files are plain Parquet, so a
 warehouse (or DuckDB, ``pl.scan_parquet("cache/runs/**/*.parquet")``) reads the log as it is.
 """
 
@@ -46,6 +47,7 @@ RUN_SCHEMA = pl.Schema(
         "items_left_out": pl.String(),
         "errors": pl.String(),
         "host": pl.String(),
+        "session": pl.String(),
     }
 )
 """One row per run: ``run_id``, ``tracker`` (its name), ``spec_hash`` (of the spec file's text),
@@ -53,7 +55,10 @@ RUN_SCHEMA = pl.Schema(
 ``ended_at`` null while running or when interrupted), ``status`` (:data:`RUN_STATUSES`),
 ``requests`` sent, cells fetched new and served from the cache, credits spent and saved,
 ``items_due``, ``items_left_out`` (names, comma-separated, left out for the budget),
-``errors`` (in words, one a line) and ``host`` (the machine that ran it)."""
+``errors`` (in words, one a line), ``host`` (the machine that ran it) and ``session`` (its client's
+ledger session: the ledger rows whose ``row`` begins with ``<session>-`` are its requests; a row left
+``running`` by a killed run is finished from them by the next run, see :mod:`storeframes.track.runs`;
+null in rows of earlier versions)."""
 
 
 def run_key(tracker: str, run_id: str) -> str:

@@ -174,7 +174,14 @@ def parser() -> argparse.ArgumentParser:
     chosen = argparse.ArgumentParser(add_help=False)
     chosen.add_argument("--item", action="append", metavar="NAME", help="only this item (repeat for more)")
     run = track_commands.add_parser(
-        "run", parents=[spec, day, chosen], help="fetch what is due today, within the budgets"
+        "run",
+        parents=[spec, day, chosen],
+        help="fetch what is due today, within the budgets",
+        description="Fetch what is due today, within the budgets. Every request is in the cache's ledger "
+        "before it is sent: when the ledger cannot be written (a full disk) the run stops before it sends "
+        "and exits 3, saying why. A run left running (killed) is marked interrupted by the next "
+        "run, its requests and credits counted from the ledger. Exit status: 0 ok, 3 partial, failed or "
+        "not made, 4 over budget, 2 a spec or argument refused (nothing sent).",
     )
     run.add_argument("--dry-run", action="store_true", help="print the plan; send nothing")
     track_commands.add_parser("plan", parents=[spec, day, chosen], help="what the next run would send and cost (free)")

@@ -40,6 +40,7 @@ from .day_digest import keep_after_run
 from .due import DueCall, days_text, due_calls, fetched_by_endpoint, trimmed
 from .plan import PLAN_SCHEMA, TrackPlan
 from .publishing import publish_tables
+from .runs import end_interrupted, stops_the_run
 from .spec import Item, TrackerSpec, load_spec
 from .status import STATUS_DAYS, TrackStatus, item_rows, unfetched
 
@@ -109,6 +110,8 @@ class RunResult:
     ``metadata_snapshots`` ...); a table that failed to publish is missing, and named in :attr:`errors`."""
     missing: dict[str, list[date]] = field(default_factory=dict)
     """The days the run left unfetched, by item (over the budget, failed): a run that leaves one is not ``ok``."""
+    session: str = ""
+    """Its client's ledger session (:mod:`storeframes.track.runs`)."""
 
     @property
     def exit_code(self) -> int:
@@ -163,6 +166,7 @@ class RunResult:
             "items_left_out": ",".join(self.left_out),
             "errors": "\n".join([*self.errors, *(f"not fetched: {line}" for line in self.missing_lines())]),
             "host": socket.gethostname(),
+            "session": self.session or None,
         }
 
 
@@ -395,15 +399,9 @@ class Tracker:
         cache = client.cache
         started = datetime.now(UTC)
         result = RunResult(run_id, self.spec.name, day, kind, "running", budget_per_month=self.spec.budget_per_month)
-        interrupted = []
+        result.session = client.credits.session
         if cache is not None:
-            for row in cache.running_runs(self.spec.name).iter_rows(named=True):
-                row["status"] = "interrupted"
-                row["errors"] = "\n".join(filter(None, [row["errors"], f"stopped before it ended; run {run_id} "
-                                                        "fetched what it had not kept"]))  # fmt: skip
-                cache.write_run(row)
-                interrupted.append(row["run_id"])
-            result.interrupted = tuple(interrupted)
+            result.interrupted = end_interrupted(cache, self.spec.name, run_id)
             cache.write_run(result.row(started, None, self.spec.spec_hash))
         plan = self._plan(client, day, chosen, backfill=span)
         result.items_due = int(plan.items["due"].sum())
@@ -420,6 +418,8 @@ class Tracker:
             except StoreframesError as exc:
                 failed += 1
                 result.errors.append(f"{due.item.name}: {type(exc).__name__}: {exc}".splitlines()[0])
+                if stops_the_run(exc):  # the cache keeps neither the ledger nor the answers: nothing more is sent
+                    break
                 continue
             finally:
                 result.requests, result.credits_spent = client.requests_sent, client.spent

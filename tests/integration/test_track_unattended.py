@@ -197,6 +197,19 @@ def test_a_run_killed_half_way_is_marked_interrupted_and_the_rerun_pays_again_on
         assert f"run {rerun.run_id} fetched what it had not kept" in log["errors"][0]
         assert log.schema == sf.cache.RUN_SCHEMA
 
+        # the killed run's row counts what the service answered and charged it, from the ledger: each
+        # request settled, or (sent or about to be when it died) reserved at its estimate
+        row = log.row(0, named=True)
+        mine = sf.Cache(folder).read_ledger().filter(pl.col("row").str.starts_with(row["session"] + "-"))
+        reserved = mine.filter("reserved")
+        assert reserved.height <= KILL_WORKERS and (reserved["cost"] == SEARCH_COST).all()
+        assert {a.params["keyword"] for a in first} <= {json.loads(p)["keyword"] for p in mine["params"]}
+        assert row["requests"] == mine.height > 0 and mine.height - reserved.height <= len(first) <= mine.height
+        charged = sum(a.cost for a in first)
+        assert row["credits_spent"] == mine["cost"].sum() and charged <= row["credits_spent"]
+        assert row["credits_spent"] - charged <= SEARCH_COST * reserved.height
+        assert f"counted from the ledger: {row['requests']} requests, {row['credits_spent']:,} credits" in row["errors"]
+
         # a third run the same day, from the command line: nothing due, nothing sent
         capsys.readouterr()
         assert main(["track", "run", str(spec), "--today", TODAY.isoformat()]) == 0

@@ -266,6 +266,11 @@ def test_a_process_killed_half_way_leaves_a_paid_row_for_every_answer_it_kept(tm
         # and rows only for answers the server gave; at most the two in flight were paid and not kept
         assert set(cost_of) <= answered and len(set(cost_of)) - len(cached) <= 2
         assert (ledger["service"] == "service").all()
+        # and every request the server answered (and charged) is in the ledger: settled, or at its estimate
+        sent = ledger.filter(~pl.col("from_cache"))
+        assert answered <= set(sent["params"]) and sent.filter("reserved").height <= 2
+        charged = sum(a.cost for a in list(arrivals))
+        assert sent.filter(~pl.col("reserved"))["cost"].sum() <= charged <= sent["cost"].sum()
 
         # a rerun saves only what was really cached, and pays for the rest
         with sf.Client(
@@ -291,10 +296,13 @@ class FlakyStore(MemoryStore):
     def __init__(self) -> None:
         super().__init__()
         self.failures = 0
+        self.passing = 0  # writes under ``ledger/`` that pass before the failures begin
         self.keep_removed = False
 
     def put(self, key: str, data: bytes) -> None:
-        if key.startswith("ledger/") and self.failures > 0:
+        if key.startswith("ledger/") and self.passing > 0:
+            self.passing -= 1
+        elif key.startswith("ledger/") and self.failures > 0:
             self.failures -= 1
             raise OSError("no space left on device (on purpose)")
         super().put(key, data)
@@ -312,11 +320,14 @@ def test_a_ledger_write_that_fails_is_tried_again_and_no_row_is_lost_or_doubled(
     store = FlakyStore()
     cache = Cache(store)
     with sf.sandbox.client(today=SANDBOX_TODAY, cache_dir=cache, progress=False) as client, _quiet() as caught:
-        store.failures = 2  # the request's own write, then the one at the end of the call
+        store.passing, store.failures = 1, 2  # the reservation passes; the request's rows, then the call's end fail
         client.get("search", keyword="maps")
-        assert cache.read_ledger().is_empty() and client.ledger.height == 1
-        client.get("search", keyword="notes")  # its row, and the first one, now
+        held = cache.read_ledger()  # the reservation stays, counted at the request's estimate
+        assert held.select("reserved", "cost_estimated", "status").rows() == [(True, True, None)]
+        assert held["cost"].sum() >= client.spent > 0 and client.ledger.height == 1
+        client.get("search", keyword="notes")  # its row, and the first one's over its reservation, now
         assert cache.read_ledger().height == client.ledger.height == 2
+        assert not cache.read_ledger()["reserved"].any()
         store.failures = 1  # the last write of the session: a cache hit's row
         client.get("search", keyword="maps")
         assert cache.read_ledger().height == 2 and client.ledger.height == 3
@@ -410,7 +421,9 @@ def test_ledger_files_of_an_earlier_version_are_read_as_an_unknown_service(tmp_p
             "saved": [0, 10],
         },
         schema={
-            name: LEDGER_SCHEMA[name] for name in LEDGER_SCHEMA if name not in ("service", "row", "cost_estimated")
+            name: LEDGER_SCHEMA[name]
+            for name in LEDGER_SCHEMA
+            if name not in ("service", "row", "cost_estimated", "reserved")
         },
     )
     (tmp_path / "ledger").mkdir()
