@@ -36,7 +36,7 @@ from ..coord import holding
 from ..errors import ConfigurationError, InvalidParameterError, StoreframesError, plural, shown_when_half_built
 from ..pipeline import collector_paused
 from .alerts import AlertResult, judge, month_spent_of, write_digest
-from .day_digest import keep_after_run
+from .day_digest import fetched_days, keep_after_run
 from .due import DueCall, days_text, due_calls, fetched_by_endpoint, trimmed
 from .plan import PLAN_SCHEMA, TrackPlan
 from .publishing import publish_tables
@@ -520,6 +520,22 @@ class Tracker:
     def runs(self) -> pl.DataFrame:
         """The run log of this tracker, oldest first (:data:`~storeframes.cache.RUN_SCHEMA`); offline, no token."""
         return self._open_cache(self._options.get("storage_options")).read_runs(self.spec.name)
+
+    def fetched(self, start: date | str, end: date | str) -> pl.DataFrame:
+        """The days from ``start`` to ``end`` each followed keyword was fetched (``keyword``, ``country``,
+        ``date``), by the cache's index; offline, no token. Give it to ``plots.rank_chart(fetched=...)`` or
+        ``sf.rank_history(fetched=...)``: a day not in it is *not fetched*, which is not a day without data.
+
+        >>> tracker.fetched("2026-11-01", "2026-11-20").height  # doctest: +SKIP
+        80
+        """
+        first, last = _day(start), _day(end)
+        assert first is not None and last is not None
+        if last < first:
+            raise InvalidParameterError("end", last, f"a date on or after start={first}", endpoint="track")
+        with self.client(last) as client:
+            assert client.cache is not None  # a tracker's cache is its spec's cache_dir
+            return fetched_days(self.spec, client.cache, client.namespace, first, last)
 
     def status(self, today: date | str | None = None, *, since: date | str | None = None) -> TrackStatus:
         """Each item's last snapshot, whether it is due on ``today``, and the days missing from ``since`` on
