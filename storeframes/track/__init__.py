@@ -11,11 +11,13 @@ is its command line, and :mod:`storeframes.dagster` schedules it on Dagster. Its
 (:mod:`~storeframes.track.rules`) are judged on what it keeps (:mod:`~storeframes.track.judge`) at the
 end of every run, each event kept once and told through apprise (:mod:`~storeframes.track.alerts`,
 :mod:`~storeframes.track.notify`), with a digest (:mod:`~storeframes.track.digest`): one of the day per
-tracker, kept in the cache by the run that finishes the day's work (:mod:`~storeframes.track.day_digest`). Its ``[publish]``
+tracker, kept in the cache by the run that finishes the day's work and read back by
+:func:`~storeframes.track.day_digest.kept_digest` (:mod:`~storeframes.track.day_digest`). Its ``[publish]``
 table (:mod:`~storeframes.track.publishing`) names a Delta Lake each run publishes its tables to.
 """
 
 from .alerts import AlertResult, events
+from .day_digest import kept_digest
 from .rules import RULES, Alert, Notify
 from .spec import CURRENT_ONLY, HISTORY, Item, SpecError, TrackerSpec, load_spec, parse_spec
 from .tracker import EXIT_CODES, RunResult, Tracker, TrackPlan, TrackStatus
@@ -36,6 +38,7 @@ __all__ = [
     "Tracker",
     "TrackerSpec",
     "events",
+    "kept_digest",
     "load_spec",
     "parse_spec",
 ]
