@@ -85,21 +85,22 @@ def run_conformance(args: argparse.Namespace) -> int:
         print(printable(outage or ""))
         return UNREACHABLE
     if new is not None:
-        for line in new:
-            print(printable(line))
-        if new:
-            print(f"{len(new)} difference(s) since the baseline")
-        elif outage:
-            print(printable(f"{outage}; nothing differs from the baseline in the answers that came"))
-        else:
-            print("nothing differs from the baseline")
-        return 1 if new else UNANSWERED if outage else 0
-    for probe, difference in found:
-        print(printable(f"{probe}: {difference.line()}"))
-    if found:
-        print(f"{len(found)} difference(s)")
-    elif outage:
-        print(printable(f"{outage}; no difference in the answers that came"))
-    else:
-        print("no difference: every answer is as storeframes expects")
-    return 1 if found else UNANSWERED if outage else 0
+        return _verdict(new, "since the baseline", outage, "nothing differs from the baseline")
+    lines = [f"{probe}: {difference.line()}" for probe, difference in found]
+    return _verdict(lines, "", outage, "no difference: every answer is as storeframes expects")
+
+
+def _verdict(lines: list[str], counted: str, outage: str | None, same: str) -> int:
+    """Print the differences (and how many, ``counted`` against what), or that some probes got no answer,
+    or ``same``; the exit status: 1 a difference, :data:`UNANSWERED` no answer to some, 0 none of both."""
+    for line in lines:
+        print(printable(line))
+    if lines:
+        print(" ".join(filter(None, [f"{len(lines)} difference(s)", counted])))
+        return 1
+    if outage:
+        where = "nothing differs from the baseline" if counted else "no difference"
+        print(printable(f"{outage}; {where} in the answers that came"))
+        return UNANSWERED
+    print(same)
+    return 0
