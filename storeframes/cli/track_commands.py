@@ -85,6 +85,9 @@ def run_track(args: argparse.Namespace) -> int:
                         f"{row['requests']:>6,} requests {row['credits_spent']:>9,} credits"
                     )
                 )
+                if row["status"] != "ok":  # what made it so, where the row says (a day not fetched, an error)
+                    for line in (row["errors"] or "").splitlines():
+                        print(printable(f"    {line}"))
             return 0
         if command == "alerts":
             judged = tracker.alerts(args.today, notify=not args.no_notify)

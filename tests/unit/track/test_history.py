@@ -104,6 +104,11 @@ def test_a_month_with_a_missed_week_and_a_week_over_budget_names_the_days_then_h
     last = over.row(-1, named=True)
     assert f"not fetched: ranks: 7 days ({START + timedelta(days=16)}..{START + timedelta(days=22)})" in last["errors"]
     assert set(log.filter(pl.col("day") > starved[-1])["status"]) == {"ok"}
+    capsys.readouterr()
+    assert main(["track", "runs", str(month), "--sandbox"]) == 0  # the log says why a run was not ok
+    listed = capsys.readouterr().out.splitlines()
+    at = next(i for i, line in enumerate(listed) if f" {starved[-1]}  over_budget" in line)
+    assert f"    not fetched: ranks: 7 days ({START + timedelta(days=16)}..{START + timedelta(days=22)})" in listed[at:]
 
     # the first run after the week over budget asks from the 16th (not final when the 17th's run fetched it)
     assert _history_requests(tracker, START + timedelta(days=24)) == [
