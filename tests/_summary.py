@@ -43,6 +43,9 @@ REPAYMENTS = {
     "next run pays it again: at most the requests in flight, one per worker (README, Tracking over time)",
     "in flight when a bucket stopped": "a request answered while the bucket stopped taking writes is not kept, "
     "and is paid again next time: at most the requests in flight (README, What a backend failure looks like)",
+    "in flight at a stop past the lease": "a request in flight when its holder was stopped (Ctrl-Z, a laptop "
+    "asleep) past its lease is fetched again by the caller that took the lease over: at most one per worker "
+    "of the stopped holder (README, Teams: one token, many callers)",
 }
 """The repayments the README documents, by kind, and what it says of each."""
 

@@ -396,7 +396,8 @@ def test_a_run_stopped_past_its_lease_on_a_bucket_is_taken_over_and_pays_nothing
         faults={"SIGSTOP": 1},
         requests=len(arrivals),
         rows=len(keywords),
-        paid_twice=credits,
+        paid_twice=0,
+        repaid=Repaid("in flight at a stop past the lease", credits, SEARCH_COST),  # max_workers=1: one at most
     )
 
 
