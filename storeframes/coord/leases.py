@@ -38,7 +38,8 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from ..errors import CoordinationError, StoreframesError, shown_when_half_built
+from ..cache import CacheWarning
+from ..errors import CoordinationError, StoreframesError, shown_when_half_built, warn
 
 __all__ = ["WAIT_LIMIT", "Held", "LeaseLost", "Leases", "Remote", "digest", "holding", "leases_for", "machine"]
 
@@ -204,7 +205,9 @@ def holding(leases: Leases, name: str, *, timeout: float = WAIT_LIMIT) -> Iterat
     """Hold the lease ``name`` for the ``with`` block, waiting (at most ``timeout`` seconds) while another holds it.
 
     For work longer than a request (a tracker's run): the lease is kept alive by its backend's
-    keeper while held, and lapses within its TTL when the holder dies.
+    keeper while held, and lapses within its TTL when the holder dies. A release that cannot be
+    written (a full disk) is a :class:`~storeframes.cache.CacheWarning`, never an error that would
+    hide what the block itself returned or raised: the lease lapses within its TTL all the same.
     """
     deadline = time.monotonic() + timeout
     while True:
@@ -220,7 +223,13 @@ def holding(leases: Leases, name: str, *, timeout: float = WAIT_LIMIT) -> Iterat
     try:
         yield held[name]
     finally:
-        leases.release(held[name])
+        try:
+            leases.release(held[name])
+        except (StoreframesError, OSError) as exc:  # a full disk: what the work itself said is not hidden by it
+            warn(
+                f"could not release the lease on {name.split('|')[0]} ({exc}); it lapses by itself within its TTL",
+                CacheWarning,
+            )
 
 
 _REGISTRY: dict[str, Leases] = {}

@@ -56,8 +56,8 @@ def test_a_run_that_fills_the_disk_leaves_no_charged_credit_out_of_the_ledger(tm
         room = os.statvfs(disk)
         filler.write_bytes(b"\0" * (room.f_bavail * room.f_frsize - FREE))
         with SandboxServer(port=0, today=SANDBOX_TODAY) as server:
-            for name, value in {"STOREFRAMES_BASE_URL": server.base_url, "STOREFRAMES_API_KEY": SANDBOX_KEY,
-                                "HOME": str(home), "STOREFRAMES_STATE_DIR": str(home / "state")}.items():  # fmt: skip
+            service = {"STOREFRAMES_BASE_URL": server.base_url, "STOREFRAMES_API_KEY": SANDBOX_KEY}
+            for name, value in {**service, "HOME": str(home), "STOREFRAMES_STATE_DIR": str(home / "state")}.items():
                 monkeypatch.setenv(name, value)
             arrivals = server.service.arrivals
             run = ["track", "run", str(spec), "--today", SANDBOX_TODAY.isoformat()]
@@ -66,6 +66,9 @@ def test_a_run_that_fills_the_disk_leaves_no_charged_credit_out_of_the_ledger(tm
                 assert main(run) == 3  # stopped: the disk is full
             said = capsys.readouterr()
             assert "No space left on device" in said.out + said.err and SANDBOX_KEY not in said.out + said.err
+            # the run's own result is said, not hidden by a lease that could not be released on the full disk
+            assert f"keywords run on {SANDBOX_TODAY}: failed" in said.out, said.out + said.err
+            assert "  error: search: CacheUnavailableError: " in said.out and "No space left on device" in said.out
             assert all(issubclass(w.category, sf.CacheWarning) for w in caught)
             first = list(arrivals)
             charged = sum(a.cost for a in first)
