@@ -25,7 +25,7 @@ from polars.io.plugins import register_io_source
 
 from ._tracebacks import user_facing
 from .answers import Entry
-from .cache import RELISTS, Cache, open_cache, require_cache
+from .cache import RELISTS, Cache, open_cache, relist_pause, require_cache
 from .catalog import ENDPOINTS, Endpoint
 from .errors import CacheUnavailableError, ConfigurationError, InvalidParameterError
 from .ledger import SERVICE
@@ -190,6 +190,7 @@ class _Source:
         self, with_columns: list[str] | None, predicate: pl.Expr | None, n_rows: int | None, _batch: int | None
     ) -> Iterator[pl.DataFrame]:
         for attempt in range(RELISTS):
+            relist_pause(attempt)
             try:  # the files are read here (pyarrow, polars before 1.35) or when collected
                 lazy = _rows(
                     self._cache, self._spec, self._service, self._choose, dated=self._dated, relist=attempt > 0

@@ -15,7 +15,7 @@ from ..answers import CLOCK_SKEW, REFRESH_MODES, Entry, Refresh, RefreshOption
 from ._core import Cache
 from .event_files import EVENT_SCHEMA
 from .files import CacheWarning
-from .layout import FORMAT, MARKER, RELISTS, index_schema
+from .layout import FORMAT, MARKER, RELISTS, index_schema, relist_pause
 from .opening import ENV_CACHE_DIR, default_cache_dir, open_cache, require_cache
 from .parquet import polars_writes_arrow_schema as _polars_writes_arrow_schema
 from .run_files import RUN_SCHEMA, RUN_STATUSES
@@ -40,6 +40,7 @@ __all__ = [
     "default_cache_dir",
     "is_url",
     "open_cache",
+    "relist_pause",
     "require_cache",
 ]
 

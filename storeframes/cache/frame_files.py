@@ -32,7 +32,18 @@ import polars as pl
 from ..answers import Entry
 from ..errors import warn
 from .files import CacheWarning, Files
-from .layout import ENTRY, RELISTS, TABLE_FORMAT, frame_key, frames_prefix, in_folder, is_part, name, provenance
+from .layout import (
+    ENTRY,
+    RELISTS,
+    TABLE_FORMAT,
+    frame_key,
+    frames_prefix,
+    in_folder,
+    is_part,
+    name,
+    provenance,
+    relist_pause,
+)
 from .parquet import newer_format, newer_writer, parquet_bytes, parquet_columns, parquet_meta, read_parquet, unreadable
 
 Check = Callable[[Entry, pl.DataFrame], str | None]
@@ -224,6 +235,7 @@ class FrameFiles:
         found: dict[str, pl.DataFrame] = self._written_later(entries, table, version, schema)
         trust = functools.partial(self._disagrees, table=table, version=version, check=check)
         for attempt in range(RELISTS):
+            relist_pause(attempt)
             rest = [e for e in entries if e.id not in found]
             if not rest:
                 break

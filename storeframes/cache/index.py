@@ -31,6 +31,7 @@ from .layout import (
     name,
     prefix,
     provenance,
+    relist_pause,
 )
 from .parquet import newer_format, newer_writer, parquet_bytes, parquet_meta, read_parquet, rows_of, unreadable
 
@@ -260,7 +261,8 @@ class Index:
             folder = prefix("index", endpoint)
             known = self._keys.setdefault(endpoint, {})
             missing: set[str] = set()  # listed, then gone when read: a compaction replaced them
-            for _ in range(RELISTS):
+            for attempt in range(RELISTS):
+                relist_pause(attempt)
                 listed = self._files.listing(folder, what="answers")
                 if listed is None:
                     return False

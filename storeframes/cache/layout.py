@@ -77,7 +77,9 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
+import random
 import secrets
+import time
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
@@ -106,9 +108,19 @@ GZ = ".json.gz"  # an answer of format 1: gzip JSON of the entry's fields and th
 ANSWERS = (ZST, GZ)
 PART = "part-"  # the name of a compacted file starts so; an entry's name starts with its date
 ENTRY = "entry"  # the column of a kept frame that names the answer of its rows
-RELISTS = 5
+RELISTS = 8
 """How many times a read lists a cache's files again when one it listed is gone before it is read (a
 compaction in another process replaced it, and the files that replaced it are in the next listing)."""
+
+
+def relist_pause(attempt: int) -> None:
+    """Wait before the ``attempt``-th listing again (none before the first two): a growing, jittered pause
+    (5 ms doubling to 320 ms, 0.6 s in all), so that a reader that lost to compactions running one after
+    another on a busy machine lists again when one of them has finished rather than in step with the next."""
+    if attempt > 1:
+        time.sleep(random.uniform(0.5, 1.0) * 0.005 * 2 ** min(attempt - 2, 6))
+
+
 KINDS = ("answers", "index", "frames", "ledger")
 """The folders of a cache: nothing outside them is ever touched."""
 

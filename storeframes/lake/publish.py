@@ -29,7 +29,7 @@ import polars as pl
 from .._tracebacks import user_facing
 from .._version import __version__
 from ..answers import Entry
-from ..cache import RELISTS, Cache
+from ..cache import RELISTS, Cache, relist_pause
 from ..datasets import (
     SNAPSHOT_DATE,
     TABLES,
@@ -189,6 +189,7 @@ def _rows(cache: Cache, spec: FrameSpec, cells: dict[str, tuple[Entry, Cell]]) -
     columns = [pl.col(n).cast(d) for n, d in read.items()] + [pl.col("_cell"), pl.col("entry").alias("_answer")]
     empty = pl.DataFrame(schema={**read, "_cell": pl.String, "_answer": pl.String})
     for attempt in range(RELISTS):
+        relist_pause(attempt)
         try:
             held = list(entries.values())
             located = cache.frame_files(held, spec.table.name, spec.version, schema=schema, relist=attempt > 0)
