@@ -5,15 +5,28 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from ..texts import markdown_code, markdown_text
 from .forms import DIALECT_POINTS
 from .report import Report
 
 __all__ = ["markdown"]
 
 
+class _Md(str):
+    """Markdown made here, put into a cell as it is; any other value is escaped there."""
+
+
+def _code(value: Any) -> _Md:
+    """A name or value from the service, shown as it came in a code span (nothing in it is read as Markdown)."""
+    return _Md(markdown_code(value))
+
+
 def _cell(value: Any) -> str:
-    text = "" if value is None else str(value)
-    return text.replace("|", "\\|").replace("\n", " ")
+    """A table's cell: Markdown made here as it is, anything else as escaped text on one line (the service's words
+    in a message, a name the user gave): no HTML, link or image is read in it and no pipe ends the cell."""
+    if isinstance(value, _Md):
+        return str(value)
+    return markdown_text(value)
 
 
 def _table(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> list[str]:
@@ -22,8 +35,14 @@ def _table(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> list[str]:
     return [*lines, ""]
 
 
-def _request(params: dict[str, str]) -> str:
-    return " ".join(f"{k}={v}" for k, v in params.items())
+def _request(endpoint: str, params: dict[str, str]) -> _Md:
+    """A probe's request: its endpoint as code, its parameters as escaped text."""
+    return _Md(f"{markdown_code(endpoint)} {markdown_text(' '.join(f'{k}={v}' for k, v in params.items()))}")
+
+
+def _what(detail: str, example: str) -> _Md:
+    """A difference in words (escaped: a message of the service's may be quoted in it), and the value met as code."""
+    return _Md(markdown_text(detail) + (f", e.g. {markdown_code(example)}" if example else ""))
 
 
 def markdown(report: Report) -> str:
@@ -34,8 +53,9 @@ def markdown(report: Report) -> str:
     lines = [
         "# storeframes conformance report",
         "",
-        f"storeframes {report.version} against the service, {report.made}: country `{report.country}`, "
-        f'devices {", ".join(report.devices)}, keyword "{report.keyword}".',
+        f"storeframes {report.version} against the service, {markdown_text(report.made)}: country "
+        f"{markdown_code(report.country, table=False)}, devices {markdown_text(', '.join(report.devices))}, "
+        f'keyword "{markdown_text(report.keyword)}".',
         "",
         verdict,
         "",
@@ -59,10 +79,7 @@ def markdown(report: Report) -> str:
     ]
     if differences:
         lines += ["## Differences", ""]
-        found = [
-            (probe, d.kind, d.where, d.detail + (f", e.g. {d.example}" if d.example else ""), d.count)
-            for probe, d in differences
-        ]
+        found = [(probe, d.kind, _code(d.where), _what(d.detail, d.example), d.count) for probe, d in differences]
         lines += _table(("probe", "kind", "where", "what", "times"), found)
     lines += _unanswered(report)
     lines += ["## Probes", ""]
@@ -74,7 +91,7 @@ def markdown(report: Report) -> str:
         what = p.reason or p.raised or refused or frames
         status = " ".join(str(r.status) for _, r in p.readings)
         outcome = f"{p.outcome} (kept from an earlier run)" if p.reused else p.outcome
-        rows.append((p.name, f"`{p.endpoint}` {_request(p.params)}", outcome, status, p.cost, p.estimate, what))
+        rows.append((p.name, _request(p.endpoint, p.params), outcome, status, p.cost, p.estimate, what))
     lines += _table(("probe", "request", "outcome", "status", "credits", "estimate", "frames (rows), or why"), rows)
     lines += _costs(report)
     lines += _limits(report)
@@ -128,7 +145,7 @@ _WHY = {
 def _unanswered(report: Report) -> list[str]:
     """The probes sent that got no answer, each with why, as the client said it after its retries."""
     rows = [
-        (p.name, f"`{p.endpoint}` {_request(p.params)}", _WHY.get(p.no_answer or "", p.no_answer), p.raised)
+        (p.name, _request(p.endpoint, p.params), _WHY.get(p.no_answer or "", p.no_answer), p.raised)
         for p in report.probes
         if p.no_answer is not None
     ]
@@ -140,7 +157,8 @@ def _unanswered(report: Report) -> list[str]:
 def _dialect(report: Report, notes: Sequence[str]) -> str:
     if not any(r.status == 200 for p in report.probes for _, r in p.readings):
         return "none: no answer came"
-    return f"`{report.dialect_code}`" + (f" ({'; '.join(notes)})" if notes else "")
+    code = markdown_code(report.dialect_code, table=False)
+    return code + (f" ({markdown_text('; '.join(notes))})" if notes else "")
 
 
 def _empty(report: Report) -> str:
@@ -154,7 +172,7 @@ def _empty(report: Report) -> str:
     ]
     if not empty:
         return "nothing: every answer held items"
-    return f"{', '.join(empty)} answered with nothing in them, so the form of their items was not seen"
+    return f"{markdown_text(', '.join(empty))} answered with nothing in them, so the form of their items was not seen"
 
 
 def _forms(report: Report) -> str:
@@ -165,7 +183,7 @@ def _forms(report: Report) -> str:
                 met.setdefault(point, set()).update(str(n) for n in names)
     order = {name: i for i, name in enumerate(DIALECT_POINTS)}
     shown = sorted(met.items(), key=lambda item: (order.get(item[0], len(order)), item[0]))
-    return "; ".join(f"{point} {' and '.join(sorted(names))}" for point, names in shown) or "none"
+    return markdown_text("; ".join(f"{point} {' and '.join(sorted(names))}" for point, names in shown)) or "none"
 
 
 def _costs(report: Report) -> list[str]:
@@ -196,7 +214,7 @@ def _costs(report: Report) -> list[str]:
 
 def _limits(report: Report) -> list[str]:
     rows = [
-        (p.name, reading.status, name, value)
+        (p.name, reading.status, _code(name), _code(value))
         for p in report.probes
         for _, reading in p.readings
         for name, value in reading.limits.items()
@@ -209,7 +227,14 @@ def _limits(report: Report) -> list[str]:
 
 def _refusals(report: Report) -> list[str]:
     rows = [
-        (p.name, reading.status, reading.code, reading.message, reading.error_form or "none known", reading.error)
+        (
+            p.name,
+            reading.status,
+            _code(reading.code),
+            _code(reading.message),
+            reading.error_form or "none known",
+            reading.error,
+        )
         for p in report.probes
         for _, reading in p.readings
         if reading.status != 200
@@ -223,7 +248,7 @@ def _refusals(report: Report) -> list[str]:
 def _secrets(report: Report) -> list[str]:
     lines = ["## Secrets", ""]
     if report.leaks:
-        return [*lines, "Files that held a secret were deleted: " + "; ".join(report.leaks), ""]
+        return [*lines, "Files that held a secret were deleted: " + markdown_text("; ".join(report.leaks)), ""]
     return [
         *lines,
         f"No file written here holds the token, the wrong token of the 401 probe or the base URL's user name or "

@@ -34,11 +34,12 @@ import polars as pl
 from ..cache import EVENT_SCHEMA
 from ..errors import InvalidParameterError, plural
 from ..schemas import RANK_HISTORY
+from ..texts import markdown_text as _md
+from ..texts import plain as _plain
 from .digest_charts import HTTP as _HTTP
 from .digest_charts import SERIES as _SERIES
 from .digest_charts import chart as _chart
 from .digest_charts import chart_title as _chart_title
-from .digest_charts import plain as _plain
 from .digest_charts import series_keys as _series_keys
 from .rules import RULE_HEADINGS
 
@@ -59,7 +60,6 @@ _RANK_COLUMNS = {
     name: RANK_HISTORY.schema[name]
     for name in ("keyword", "app_id", "date", "rank", "status", "country", "language", "device")
 }
-_MD_SPECIAL = re.compile(r"([\\`*\[\]<>|])")
 _NONE = "—"
 _CHART_LINK = re.compile(r"^(!\[[^\n]*\]\()(rank-\d+\.png)\)$", re.MULTILINE)
 
@@ -172,11 +172,6 @@ def _write(path: Path, data: bytes) -> Path:
 def _h(value: Any) -> str:
     """A value as HTML text: escaped, and any "http" left in words written with an entity, so none is read as a link."""
     return _HTTP.sub(lambda m: f"{m.group(0)[:2]}&#{ord(m.group(0)[2])};{m.group(0)[3]}", html.escape(_plain(value)))
-
-
-def _md(value: Any) -> str:
-    """A value as Markdown text: the characters Markdown reads (pipes, brackets, ``<`` ...) escaped."""
-    return _MD_SPECIAL.sub(r"\\\1", _plain(value))
 
 
 def _share(spent: int, budget: int) -> float:

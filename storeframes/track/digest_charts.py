@@ -16,6 +16,8 @@ from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
+from ..texts import plain
+
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
 
@@ -26,15 +28,8 @@ SERIES = ("app_id", "keyword", "country", "language", "device")
 CHARTED = ("rank_drop", "top")
 """The rules whose events get a rank chart."""
 HTTP = re.compile("http", re.IGNORECASE)
-_SCHEME = re.compile(r"\b[A-Za-z][A-Za-z0-9+.-]*://")
 _FIGSIZE = (6.4, 2.6)
 _DPI = 100
-
-
-def plain(value: Any) -> str:
-    """A value as one line of text, any URL shown without its scheme (``https://x/a.png`` -> ``x/a.png``)."""
-    text = "" if value is None else str(value)
-    return _SCHEME.sub("", " ".join(text.split()))
 
 
 def series_keys(events: pl.DataFrame) -> list[tuple[Any, ...]]:

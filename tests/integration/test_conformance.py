@@ -16,6 +16,7 @@ from storeframes import catalog, conformance
 from storeframes.cli import main
 from storeframes.sandbox import SANDBOX_KEY, Dialect, Faults, SandboxServer, SandboxService
 from storeframes.sandbox.service import Reply
+from storeframes.texts import markdown_code
 
 from .._secrets import leaks_in
 
@@ -249,7 +250,7 @@ def test_every_form_the_sandbox_never_sends_is_named_in_the_report_and_fails_aga
     assert "## Differences" in text and "No difference" not in text
     for line in expected:
         where = line.split(" at ", 1)[1].split(": ", 1)[0]
-        assert f"| {where} |" in text
+        assert f"| {markdown_code(where)} |" in text  # the service's names, as code
     saved = json.loads((tmp_path / "kit" / "conformance.json").read_text())
     assert saved["differences"] == len(found) > 0
     # the saved report read again: the same differences, a failure naming each
@@ -281,7 +282,7 @@ def test_what_the_service_says_about_rate_limits_is_reported_and_a_retried_429_i
     assert limited and all(limits == {"retry-after": "1"} for _, limits in limited)
     assert lines(report) == []  # each probe was retried to its answer
     text = (tmp_path / "kit" / "report.md").read_text()
-    assert "| retry-after | 1 |" in text and "TooManyRequestsError" in text
+    assert "| `retry-after` | `1` |" in text and "TooManyRequestsError" in text
 
 
 # -- the budget ---------------------------------------------------------------------------------------------------
