@@ -46,7 +46,7 @@ from ..ledger import MOST_CREDITS
 from .body import ENCODINGS, _Fault, _finish, _layers, _through, _TooLarge
 from .envelope import _MISSING, _credits, _error_class, _error_details, _number, _request_meta, _retry_after, _whole
 from .faults import unanswered
-from .safety import Secret, _token_auth, check_base_url, clean_token, shown_url
+from .safety import Secret, _token_auth, check_base_url, clean_token, guard_logs, shown_url, without_user_info
 
 if TYPE_CHECKING:  # imported when a client is first made: importing storeframes stays quick
     import httpx
@@ -155,8 +155,10 @@ class Wire:
     ):
         self._secret = api_key if isinstance(api_key, Secret) else Secret(clean_token(api_key))
         del api_key  # no local of a construction that fails below shows the token
-        self._auth = _token_auth()(self._secret)
         self.base_url = check_base_url(base_url) if base_url else None
+        self._send_to, basic = without_user_info(self.base_url) if self.base_url else (None, None)
+        self._auth = _token_auth()(self._secret, basic)
+        guard_logs()
         if not _whole(max_tries) or max_tries < 1:
             raise ConfigurationError(f"max_tries must be a whole number >= 1, got {max_tries!r}")
         if (
@@ -297,7 +299,7 @@ class Wire:
         exception (whose frames hold the request as it was sent) as its ``__context__``."""
         import httpx
 
-        url = f"{self.base_url}{ep.path}"
+        url = f"{self._send_to}{ep.path}"  # without user info: it goes as basic authentication, never logged
         fault: str | None = None  # no complete answer: retried
         unsendable: str | None = None  # httpx cannot build the URL
         closed = False

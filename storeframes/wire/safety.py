@@ -6,15 +6,24 @@ it), cleaned by :func:`clean_token` (printable ASCII, as a header carries), and 
 the answer's headers arrived. A base URL is https (plain http only for loopback hosts) and
 ends with the service's prefix ``/api/public/store`` (:func:`check_base_url`), and every URL
 that is shown goes through :func:`shown_url`, which masks its user info and query.
+
+User info in a base URL (a gateway's ``https://user:password@host/...``) never reaches httpx: the wire
+sends to the URL without it (:func:`without_user_info`) and sets the user name and password as HTTP
+basic authentication in the same flow as the token, masked in the same way. As a second line,
+:func:`guard_logs` puts a filter on httpx's, httpcore's and storeframes' loggers that masks the user
+info of any URL in a record, whoever logs it.
 """
 
 from __future__ import annotations
 
+import base64
 import functools
 import ipaddress
+import logging
+import re
 from collections.abc import Callable, Generator
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import unquote, urlsplit, urlunsplit
 
 from ..catalog import API_PREFIX
 from ..errors import ConfigurationError
@@ -22,7 +31,18 @@ from ..errors import ConfigurationError
 if TYPE_CHECKING:  # imported when a client is first made: importing storeframes stays quick
     import httpx
 
-__all__ = ["MASK", "TOKEN_HEADER", "Secret", "_token_auth", "check_base_url", "clean_token", "shown_url"]
+__all__ = [
+    "MASK",
+    "TOKEN_HEADER",
+    "Secret",
+    "_token_auth",
+    "check_base_url",
+    "clean_token",
+    "guard_logs",
+    "mask_user_info",
+    "shown_url",
+    "without_user_info",
+]
 
 TOKEN_HEADER = "x-service-key"
 
@@ -66,15 +86,20 @@ def _token_auth() -> Callable[[Secret], httpx.Auth]:
         frames keep holds ``***``.
         """
 
-        def __init__(self, secret: Secret):
+        def __init__(self, secret: Secret, basic: Secret | None = None):
             self._secret = secret
+            self._basic = basic
 
         def sync_auth_flow(self, request: httpx.Request) -> Generator[httpx.Request, httpx.Response, None]:
             request.headers[TOKEN_HEADER] = self._secret.reveal()
+            if self._basic:
+                request.headers["authorization"] = self._basic.reveal()
             try:
                 yield request
             finally:
                 request.headers[TOKEN_HEADER] = MASK
+                if self._basic:
+                    request.headers["authorization"] = MASK
 
         def auth_flow(self, request: httpx.Request) -> Generator[httpx.Request, httpx.Response, None]:
             yield from self.sync_auth_flow(request)
@@ -126,6 +151,73 @@ def shown_url(url: Any) -> str:
         netloc = f"{MASK}@{netloc.rpartition('@')[2]}"
     shown = urlunsplit((parts.scheme, netloc, parts.path, "", ""))
     return f"{shown}?{MASK}" if parts.query else shown
+
+
+def without_user_info(url: str) -> tuple[str, Secret | None]:
+    """``url`` without its user info, and that user info as an HTTP basic ``Authorization`` header's value (held in
+    a :class:`Secret`), or None when it has none: what httpx is given, so that no line it logs holds a password.
+
+    >>> without_user_info("https://alice:pw@gw.example/api/public/store")
+    ('https://gw.example/api/public/store', '***')
+    """
+    parts = urlsplit(url)
+    if "@" not in parts.netloc:
+        return url, None
+    info, _, host = parts.netloc.rpartition("@")
+    user, _, password = info.partition(":")
+    pair = f"{unquote(user)}:{unquote(password)}".encode()
+    return urlunsplit(parts._replace(netloc=host)), Secret("Basic " + base64.b64encode(pair).decode("ascii"))
+
+
+_USER_INFO = re.compile(r"(\b[A-Za-z][A-Za-z0-9+.-]*://)[^\s/?#@]*@")
+
+
+def mask_user_info(text: str) -> str:
+    """``text`` with the user info of every URL in it masked.
+
+    >>> mask_user_info("HTTP Request: GET https://alice:pw@gw.example/x")
+    'HTTP Request: GET https://***@gw.example/x'
+    """
+    return _USER_INFO.sub(rf"\1{MASK}@", text)
+
+
+class _MaskUserInfo(logging.Filter):
+    """Masks the user info of any URL in a record's message (its arguments merged in, as a handler writes it)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        try:
+            message = record.getMessage()
+        except Exception:  # a record that cannot be formatted: left to logging's own error handling
+            return True
+        masked = mask_user_info(message)
+        if masked != message:
+            record.msg, record.args = masked, None
+        return True
+
+
+GUARDED_LOGGERS = (
+    "storeframes",
+    "httpx",
+    "httpcore",
+    "httpcore.connection",
+    "httpcore.http11",
+    "httpcore.http2",
+    "httpcore.proxy",
+    "httpcore.socks",
+)
+"""The loggers that may name the service's URL: storeframes' own, httpx's and each of httpcore's (a logger's
+filters see only the records made on it, not those of the loggers under it)."""
+
+
+@functools.cache
+def guard_logs() -> None:
+    """Put the filter that masks user info in URLs on each of :data:`GUARDED_LOGGERS`, once.
+
+    >>> guard_logs()
+    """
+    masking = _MaskUserInfo()
+    for name in GUARDED_LOGGERS:
+        logging.getLogger(name).addFilter(masking)
 
 
 def _is_loopback(host: str) -> bool:
