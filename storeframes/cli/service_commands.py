@@ -41,29 +41,40 @@ def _dialect(fields: list[tuple[str, str]]) -> Any:
 
 
 def serve(args: argparse.Namespace) -> int:
-    from ..errors import InvalidParameterError
+    """Serve the sandbox until Ctrl-C; a host that is not loopback, a port that cannot be listened on or a dialect
+    it cannot speak is one line on stderr and exit status 2."""
+    from ..errors import ConfigurationError, InvalidParameterError
     from ..sandbox import SANDBOX_KEY, Faults, SandboxServer
+    from ..sandbox.server import LOOPBACK_HOSTS
 
+    def refuse(text: str) -> int:
+        print(printable(f"storeframes sandbox serve: {text}"), file=sys.stderr)
+        return 2
+
+    if args.host not in LOOPBACK_HOSTS:
+        return refuse(f"--host must be a loopback address ({', '.join(LOOPBACK_HOSTS)}), not {args.host!r}")
     try:
         dialect = _dialect(args.dialect)
     except InvalidParameterError as exc:
-        print(f"storeframes sandbox serve: {type(exc).__name__}: {exc}", file=sys.stderr)
-        return 2
+        return refuse(f"{type(exc).__name__}: {exc}")
     share = args.fault_rate / 5
     faults = Faults(server_error=share, rate_limited=share, timeout=share, truncated=share, dropped=share)
-    server = SandboxServer(
-        host=args.host,
-        port=args.port,
-        verbose=args.verbose,
-        seed=args.seed,
-        today=args.today,
-        rate_limit=args.rate_limit,
-        latency=args.latency / 1000.0,
-        faults=faults,
-        retry_after_header=args.retry_after,
-        api_keys=(args.key,) if args.key else (SANDBOX_KEY,),
-        dialect=dialect,
-    )
+    try:
+        server = SandboxServer(
+            host=args.host,
+            port=args.port,
+            verbose=args.verbose,
+            seed=args.seed,
+            today=args.today,
+            rate_limit=args.rate_limit,
+            latency=args.latency / 1000.0,
+            faults=faults,
+            retry_after_header=args.retry_after,
+            api_keys=(args.key,) if args.key else (SANDBOX_KEY,),
+            dialect=dialect,
+        )
+    except ConfigurationError as exc:  # the port: in use, or not this user's to take
+        return refuse(str(exc))
     print(f"storeframes sandbox serving at {server.base_url}", flush=True)
     print(f"  STOREFRAMES_BASE_URL={server.base_url}", flush=True)
     print(f"  STOREFRAMES_API_KEY={'(the key given with --key)' if args.key else server.key}", flush=True)

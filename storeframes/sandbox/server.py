@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import errno
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
+from ..errors import ConfigurationError
 from .service import API_PREFIX, SANDBOX_KEY, SandboxService
 
 __all__ = ["SandboxServer"]
@@ -67,6 +69,21 @@ class _Server(ThreadingHTTPServer):
     verbose: bool
 
 
+LOOPBACK_HOSTS = ("127.0.0.1", "::1", "localhost")
+"""The addresses the sandbox serves on: loopback only."""
+
+
+def _why_not(exc: OSError) -> str:
+    """Why a port could not be listened on, in words, and what to do."""
+    if exc.errno == errno.EADDRINUSE:
+        why = "another program listens there"
+    elif exc.errno == errno.EACCES:
+        why = "this user may not listen on that port"
+    else:
+        why = exc.strerror or str(exc)
+    return f"{why}; pick another port (port 0 takes any free one)"
+
+
 class SandboxServer:
     """The sandbox on ``http://127.0.0.1:PORT/api/public/store``.
 
@@ -89,10 +106,15 @@ class SandboxServer:
         service: SandboxService | None = None,
         **options: Any,
     ):
-        if host not in ("127.0.0.1", "localhost", "::1"):
-            raise ValueError(f"the sandbox serves only on a loopback address, not {host!r}")
+        if host not in LOOPBACK_HOSTS:
+            raise ConfigurationError(
+                f"the sandbox serves only on a loopback address ({', '.join(LOOPBACK_HOSTS)}), not {host!r}"
+            )
         self.service = service or SandboxService(**options)
-        self._httpd = _Server((host, port), _Handler)
+        try:
+            self._httpd = _Server((host, port), _Handler)
+        except OSError as exc:
+            raise ConfigurationError(f"cannot listen on {host}:{port}: {_why_not(exc)}") from None
         self._httpd.service = self.service
         self._httpd.verbose = verbose
         self._thread: threading.Thread | None = None
