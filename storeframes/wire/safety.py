@@ -235,7 +235,9 @@ def check_base_url(base_url: str) -> str:
     """The base URL without a trailing slash; https only (plain http for ``localhost`` and loopback addresses),
     and its path ends with the service's prefix :data:`~storeframes.catalog.API_PREFIX` (``/api/public/store``,
     as ``https://<host>/api/public/store``, or under a gateway's path of its own), which every endpoint's path
-    follows: a base URL without it would send every request to a path the service does not serve."""
+    follows: a base URL without it would send every request to a path the service does not serve. A query or a
+    fragment is refused: each request's path and parameters follow the base URL, and a query there would go into
+    every URL sent and logged."""
     import httpx
 
     shown = shown_url(base_url)
@@ -252,6 +254,12 @@ def check_base_url(base_url: str) -> str:
         )
     if url.scheme not in ("http", "https") or not url.host:
         raise ConfigurationError(f"base_url {shown!r} must be an https:// URL")
+    if url.query or "#" in base_url:
+        raise ConfigurationError(
+            f"base_url {shown!r} has a query or a fragment (not shown); the service's base address takes no query: "
+            f"give it alone, as https://<host>{API_PREFIX} (a gateway's credentials go as https://user:password@<host>"
+            f"{API_PREFIX})"
+        )
     if not url.path.rstrip("/").endswith(API_PREFIX):
         raise ConfigurationError(
             f"base_url {shown!r} does not end with the service's prefix {API_PREFIX}: give the service's base "

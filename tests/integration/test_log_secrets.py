@@ -78,3 +78,21 @@ def test_a_url_with_user_info_that_reaches_httpxs_logger_anyway_is_masked(tmp_pa
     assert [line for line in said if PASSWORD in line] == []
     messages = [r.getMessage() for r in every_logger_at_debug.records]
     assert messages.count("HTTP Request: GET https://***@gw.example/api/public/store/x") == 3
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "https://gw.example/api/public/store?key=s3cretpw",
+        "https://gw.example/api/public/store/?sig=s3cretpw&x=1",
+        "https://gw.example/api/public/store#s3cretpw",
+    ],
+)
+def test_a_base_url_with_a_query_or_fragment_is_refused_without_showing_it(url):
+    """A query in the base URL would go into every request's URL (and httpx's log line) and break its path: it is
+    refused when the client is made, the query not shown."""
+    with pytest.raises(sf.ConfigurationError) as caught:
+        sf.Client("sk-live-gateway-0123456789", base_url=url, cache_dir=False, progress=False)
+    said = str(caught.value)
+    assert PASSWORD not in said
+    assert said.startswith("base_url 'https://gw.example/api/public/store") and "takes no query" in said
