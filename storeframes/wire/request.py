@@ -156,7 +156,10 @@ class Wire:
         self._secret = api_key if isinstance(api_key, Secret) else Secret(clean_token(api_key))
         del api_key  # no local of a construction that fails below shows the token
         self.base_url = check_base_url(base_url) if base_url else None
-        self._send_to, basic = without_user_info(self.base_url) if self.base_url else (None, None)
+        self._send_to: str | None = None
+        basic: Secret | None = None
+        if self.base_url:
+            self._send_to, basic = without_user_info(self.base_url)
         self._auth = _token_auth()(self._secret, basic)
         guard_logs()
         if not _whole(max_tries) or max_tries < 1:

@@ -74,7 +74,7 @@ class Secret:
 
 
 @functools.cache
-def _token_auth() -> Callable[[Secret], httpx.Auth]:
+def _token_auth() -> Callable[[Secret, Secret | None], httpx.Auth]:
     """The auth flow class, made when first needed (with httpx)."""
     import httpx
 
