@@ -134,6 +134,7 @@ def test_a_version_whose_files_a_vacuum_removed_names_the_versions_that_can_be_r
     lake = str(tmp_path / "lake")
     _published(tmp_path, lake, None, refreshes=2)  # versions 0 (empty) to 3
     before = sf.read_table(lake, "metrics", version=1)  # made before the vacuum, collected after it
+    made = sf.manifest(path=tmp_path / "analysis-manifest.json")
     table = deltalake.DeltaTable(f"{lake}/metrics")
     assert table.vacuum(retention_hours=0, enforce_retention_duration=False, dry_run=False)
     newest = deltalake.DeltaTable(f"{lake}/metrics").version()
@@ -151,6 +152,10 @@ def test_a_version_whose_files_a_vacuum_removed_names_the_versions_that_can_be_r
 
     with pytest.raises(sf.LakeError, match=r"version 1 of .* lost data files since sf\.read_table made this frame"):
         before.collect()
+    checked = sf.check_manifest(made)  # a manifest of an analysis that read version 1 before the vacuum
+    assert checked.missing == [f"{lake}/metrics@1"]
+    assert checked.items[0].note.startswith("not readable: invalid version=1 for read_table: a version of ")
+    assert "version 1's were removed (by a vacuum)" in checked.items[0].note
 
 
 def test_a_version_past_the_newest_says_which_is_the_newest(tmp_path):
