@@ -398,6 +398,18 @@ def _after_first(place: Where, moment: datetime, as_of: Any) -> None:
         )
 
 
+def _committed_by(delta: Any, place: Where, moment: datetime, newest: int) -> None:
+    """Load the newest version committed at or before ``moment`` by its commit's own time: delta-rs goes by
+    the time its log file was written, a few milliseconds later, so a version asked for at the moment of its
+    commit would otherwise be the one before it."""
+    at = moment.timestamp() * 1000
+    while delta.version() < newest:
+        after = _commit(place, delta.version() + 1)
+        if not after or "timestamp" not in after or int(after["timestamp"]) > at:
+            return
+        delta.load_as_version(delta.version() + 1)
+
+
 def _loaded(
     place: Where, table: str, version: int | None, moment: datetime | None, as_of: Any
 ) -> tuple[Any, StoreframesError | None]:
@@ -427,6 +439,7 @@ def _loaded(
                 raise ValueError(f"version {delta.version()} was loaded")
         elif moment is not None:
             delta.load_as_version(moment)
+            _committed_by(delta, place, moment, newest)
     except (DeltaError, OSError, ValueError) as exc:
         if isinstance(exc, OSError) and not isinstance(exc, FileNotFoundError):
             return None, failure(place, exc, what="read_table")

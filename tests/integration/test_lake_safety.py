@@ -6,8 +6,11 @@ cause in words (no colour codes, no credential, no request), against moto's S3 o
 from __future__ import annotations
 
 import base64
+import json
+import os
 import pickle
 import warnings
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -178,3 +181,15 @@ def test_the_reader_of_polars_before_1_35_gives_the_same_rows(tmp_path, monkeypa
     app = newest["app_id"][0]
     some = lazy.filter(pl.col("app_id") == app).select("metric").collect()
     assert some.columns == ["metric"] and some.height == newest.filter(pl.col("app_id") == app).height
+
+
+def test_as_of_the_moment_of_a_commit_reads_that_commit(tmp_path):
+    lake = str(tmp_path / "lake")
+    _published(tmp_path, lake, None)
+    log = Path(lake, "metrics", "_delta_log", f"{1:020d}.json")
+    committed = next(json.loads(line)["commitInfo"] for line in log.read_text().splitlines() if "commitInfo" in line)
+    at = datetime.fromtimestamp(committed["timestamp"] / 1000, tz=UTC)
+    later = (committed["timestamp"] + 40) / 1000  # the log file written 40 ms after the commit's own time
+    os.utime(log, (later, later))
+    assert sf.read_table(lake, "metrics", as_of=at).collect().height == len(APPS) * 2  # version 1, not 0
+    assert sf.lake.reads()[-1].version == 1
