@@ -46,6 +46,7 @@ _SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*)://")
 _ALLOWED = "a folder path or a bucket address such as s3://bucket/prefix"
 _SECRET = re.compile(r"secret|token|password|key|sas|credential", re.IGNORECASE)
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+_HTTP_STATUS = re.compile(r"[1-5][0-9]{2} [A-Za-z][A-Za-z \-]{0,40}")
 _CHECKED = 100
 """How many versions, from the newest, a refusal of a version whose files are gone looks at to say which can be read."""
 
@@ -122,16 +123,25 @@ def failure(place: Where, exc: BaseException, *, what: str, doing: str = "read")
     >>> failure(where("s3://no-such-bucket/lake", "metrics", None, what="publish"), exc, what="publish")  # doctest: +SKIP
     LakeError("sf.publish could not read the table 'metrics' of the lake s3://no-such-bucket/lake: no such bucket: ...")
     """
-    lines = [line.strip(" ↳") for line in _ANSI.sub("", str(exc)).splitlines() if line.strip(" ↳")]
-    cause = lines[-1][:300] if lines else type(exc).__name__  # the innermost cause, delta-rs's last line
+    text = _ANSI.sub("", str(exc))
+    lines = [line.strip(" ↳") for line in text.splitlines() if line.strip(" ↳")]
+    cause = lines[-1][:300] if lines else type(exc).__name__  # delta-rs's innermost cause (a folder's error)
     store = place.store
     if store is not None and hasattr(store, "_failure"):  # a bucket: what the store's own failures would say
-        said = exc if hasattr(exc, "cause") else store._failure(doing, place.table, exc)
-        reason = str(said).rsplit(": ", 1)[-1]  # a status, a code, a network failure, or only the error's type
+        if hasattr(exc, "cause"):  # the store's own already
+            said = exc
+        else:  # delta-rs's, its colour codes taken out (the server's answer in it is never repeated)
+            status = next((line for line in lines if _HTTP_STATUS.fullmatch(line)), None)
+            text += f"\nstatus code: {status}" if status else ""  # as the store's own library says it
+            plain = FileNotFoundError(text) if isinstance(exc, FileNotFoundError) else OSError(text)
+            said = store._failure(doing, place.table, plain)
+        reason = str(said).rsplit(": ", 1)[-1]  # a status and code, a network failure, or only the error's type
         if getattr(said, "cause", None) is not None:
-            cause = store.explain(said)
-        elif reason != type(exc).__name__:
+            cause = store.explain(said).replace("may not write under", f"may not {doing} under")
+        elif reason not in ("OSError", "FileNotFoundError", "not found"):
             cause = f"{reason} ({store.explain(said)})"
+        elif isinstance(exc, OSError):  # of the store, with nothing more to say than what to look at
+            cause = store.explain(said)
     return LakeError(
         f"sf.{what} could not {doing} the table {place.table!r} of the lake {place.lake}: {place.scrubbed(cause)}",
         lake=place.lake,

@@ -9,6 +9,7 @@ import base64
 import json
 import os
 import pickle
+import re
 import warnings
 from datetime import UTC, datetime
 from pathlib import Path
@@ -19,7 +20,16 @@ import pytest
 
 import storeframes as sf
 from storeframes.lake import read as lake_read
-from tests._s3 import ACCESS_KEY, SECRET_KEY, s3_bucket, s3_server  # noqa: F401 - the fixtures
+from tests._s3 import (  # noqa: F401 - the fixtures
+    ACCESS_KEY,
+    REGION,
+    SECRET_KEY,
+    SESSION_TOKEN,
+    clean_cloud_env,
+    refusing_server,
+    s3_bucket,
+    s3_server,
+)
 from tests._secrets import exposures
 from tests.integration.test_lake import APPS, DAYS, _client, _fill
 
@@ -193,3 +203,38 @@ def test_as_of_the_moment_of_a_commit_reads_that_commit(tmp_path):
     os.utime(log, (later, later))
     assert sf.read_table(lake, "metrics", as_of=at).collect().height == len(APPS) * 2  # version 1, not 0
     assert sf.lake.reads()[-1].version == 1
+
+
+@pytest.mark.parametrize(
+    ("code", "said"),
+    [
+        ("SignatureDoesNotMatch", "the S3 credentials were refused (wrong, expired or of another account)"),
+        ("AccessDenied", "permission denied: these credentials may not"),
+    ],
+)
+def test_credentials_refused_or_denied_are_lake_errors_without_the_answer(tmp_path, monkeypatch, code, said):
+    clean_cloud_env(monkeypatch)
+    cache = tmp_path / "cache"
+    _fill(cache, DAYS[0])
+    with refusing_server(403, code) as (endpoint, seen):
+        options = {
+            "aws_access_key_id": ACCESS_KEY,
+            "aws_secret_access_key": SECRET_KEY,
+            "aws_session_token": SESSION_TOKEN,
+            "aws_endpoint_url": endpoint,
+            "aws_region": REGION,
+        }
+        for call in (
+            lambda: sf.publish("metrics", "s3://team-bucket/lake", cache_dir=cache, storage_options=options),
+            lambda: sf.read_table("s3://team-bucket/lake", "metrics", storage_options=options),
+        ):
+            with pytest.raises(sf.LakeError, match=re.escape(said)) as failed:
+                call()
+            message = _clean(failed.value)
+            assert "the lake s3://team-bucket/lake" in message and "'metrics'" in message
+            if code == "AccessDenied":
+                doing = "write" if "sf.publish" in message else "read"
+                assert f"may not {doing} under s3://team-bucket/lake (a read-only policy or role?)" in message
+            assert SESSION_TOKEN not in message and "CanonicalRequest" not in message
+            assert not exposures(failed.value, SESSION_TOKEN)
+    assert seen  # the requests reached the server, which answered what S3 answers
