@@ -238,3 +238,21 @@ def test_credentials_refused_or_denied_are_lake_errors_without_the_answer(tmp_pa
             assert SESSION_TOKEN not in message and "CanonicalRequest" not in message
             assert not exposures(failed.value, SESSION_TOKEN)
     assert seen  # the requests reached the server, which answered what S3 answers
+
+
+def test_the_command_says_a_missing_bucket_in_one_line(s3_bucket, tmp_path, monkeypatch, capsys):  # noqa: F811
+    from storeframes.cli import main
+
+    for name, value in s3_bucket.env.items():
+        monkeypatch.setenv(name, value)
+    cache = tmp_path / "cache"
+    _fill(cache, DAYS[0])
+    capsys.readouterr()
+    code = main(["publish", "metrics", "s3://no-such-bucket-of-ours/lake", "--cache-dir", str(cache)])
+    said = capsys.readouterr().err
+    assert code == 1 and said.count("\n") == 1, said
+    assert said.startswith(
+        "storeframes publish: sf.publish could not write the table 'metrics' of the lake "
+        "s3://no-such-bucket-of-ours/lake: no such bucket: 'no-such-bucket-of-ours' does not exist at this endpoint"
+    )
+    assert "\x1b[" not in said and SECRET_KEY not in said
