@@ -444,5 +444,7 @@ def load_spec(path: str | Path) -> TrackerSpec:
     except OSError as exc:
         raise SpecError("spec", str(where), f"a readable TOML file ({exc.strerror or exc})", endpoint="track") from None
     except UnicodeDecodeError as exc:
-        raise SpecError("spec", str(where), f"a TOML file in UTF-8 (byte {exc.start} is not)", endpoint="track") from None
+        raise SpecError(
+            "spec", str(where), f"a TOML file in UTF-8 (byte {exc.start} is not)", endpoint="track"
+        ) from None
     return parse_spec(text, path=where)
