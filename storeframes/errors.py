@@ -71,6 +71,7 @@ __all__ = [
     "ForbiddenError",
     "ForkedProcessError",
     "InvalidParameterError",
+    "LakeError",
     "NoCacheError",
     "NotCachedError",
     "NotEnoughCreditsError",
@@ -318,6 +319,25 @@ class NoCacheError(CacheUnavailableError):
         location: the folder or address read, for people (never with credentials).
         operation: the read, for example ``"scan"``.
     """
+
+
+class LakeError(StoreframesError):
+    """A team table of a lake (:func:`~storeframes.publish`, :func:`~storeframes.read_table`) cannot be written or
+    read: its bucket does not exist, no credentials were found or they were refused, the endpoint cannot be
+    reached, its files cannot be read or written, or other publishers kept committing first. The message names
+    the lake, the table and the cause in words (never a credential, never the storage library's own text).
+
+    Attributes:
+        lake: the lake's folder or address, for people (never with credentials).
+        table: the table's name, for example ``"metrics"``.
+        operation: what was tried, ``"publish"`` or ``"read_table"``.
+    """
+
+    def __init__(self, message: str, *, lake: str = "", table: str = "", operation: str = ""):
+        self.lake = lake
+        self.table = table
+        self.operation = operation
+        super().__init__(message)
 
 
 class CoordinationError(StoreframesError):

@@ -40,7 +40,7 @@ from ..cache.opening import default_cache_dir
 from ..cache.stores import is_url
 from ..datasets import TABLES, lazy_rows, newest, service_of, spec_of
 from ..datasets import endpoints_of as _endpoints_of
-from ..errors import InvalidParameterError
+from ..errors import InvalidParameterError, StoreframesError
 from .read import LakeRead, opened, reads
 
 __all__ = ["CheckItem", "Manifest", "ManifestCheck", "check_manifest", "content_hash", "manifest"]
@@ -451,7 +451,9 @@ def _check_delta(recorded: DeltaRecord, storage_options: Mapping[str, str] | Non
     name = f"{recorded.uri}/{recorded.table}@{recorded.version}"
     try:
         rows = _delta_rows(LakeRead(recorded.uri, recorded.table, recorded.version), storage_options)
-    except Exception as exc:  # a table or version gone: delta-rs's errors vary; their text is not repeated
+    except StoreframesError as exc:  # said in words, without a credential: a version vacuumed, a bucket gone
+        return CheckItem("delta", name, "missing", recorded.rows, None, f"not readable: {exc}")
+    except Exception as exc:  # anything else of delta-rs: its text is not repeated
         return CheckItem("delta", name, "missing", recorded.rows, None, f"not readable ({type(exc).__name__})")
     if (rows.height, content_hash(rows)) == (recorded.rows, recorded.hash):
         return CheckItem("delta", name, "same", recorded.rows, rows.height)

@@ -42,12 +42,12 @@ from ..datasets import (
     spec_of,
     with_list,
 )
-from ..errors import CacheUnavailableError, InvalidParameterError
+from ..errors import CacheUnavailableError, InvalidParameterError, LakeError
 from ..pipeline import FrameSpec, cell_columns
 from ..schemas import read_schema
 from ..snapshots import SNAPSHOT_TABLES
 from ..snapshots import snapshots as snapshot_rows
-from .read import BOOKKEEPING, Where, is_address, needs_deltalake, scan, where
+from .read import BOOKKEEPING, Where, failure, is_address, needs_deltalake, scan, where
 
 __all__ = ["ATTEMPTS", "PublishResult", "last_commit", "merge_keys", "publish"]
 
@@ -398,9 +398,11 @@ def _publish_snapshots(table: str, cache: Cache, spec: FrameSpec, service: str, 
 
 
 def _retrying(place: Where, step: Any) -> Any:
-    """``step()``, tried again (it reads the table afresh) when another publisher committed first."""
+    """``step()``, tried again (it reads the table afresh) when another publisher committed first; a failure of
+    delta-rs or of the store is a :class:`~storeframes.LakeError` naming the lake, the table and the cause."""
     from deltalake.exceptions import DeltaError
 
+    failed: LakeError | None = None
     for attempt in range(ATTEMPTS):
         try:
             return step()
@@ -408,8 +410,18 @@ def _retrying(place: Where, step: Any) -> Any:
             if attempt + 1 < ATTEMPTS and _conflict(exc):
                 time.sleep(random.uniform(0.05, 0.2) * 2**attempt)
                 continue
-            raise type(exc)(place.scrubbed(str(exc))) from None
-    raise AssertionError("unreachable")
+            if _conflict(exc):
+                failed = LakeError(
+                    f"sf.publish could not write the table {place.table!r} of the lake {place.lake}: other "
+                    f"publishers committed first {ATTEMPTS} times in a row; publish again",
+                    lake=place.lake,
+                    table=place.table,
+                    operation="publish",
+                )
+            else:
+                failed = failure(place, exc, what="publish", doing="write")
+        break
+    raise failed or AssertionError("unreachable")  # outside the handling: delta-rs's error is not its context
 
 
 @user_facing

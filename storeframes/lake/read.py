@@ -16,16 +16,19 @@ import json
 import os
 import re
 import threading
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
+from urllib.parse import unquote
 
 import polars as pl
+from polars.io.plugins import register_io_source
 
 from .._tracebacks import user_facing
 from ..cache.stores import store_for
-from ..errors import ConfigurationError, InvalidParameterError
+from ..datasets import _SCANS_NEST
+from ..errors import ConfigurationError, InvalidParameterError, LakeError, StoreframesError
 from ..wire.safety import shown_url
 
 __all__ = ["BOOKKEEPING", "LAKE_EXTRA", "SCANS_DELTA", "LakeRead", "read_table", "reads", "scan"]
@@ -42,6 +45,10 @@ schema method it no longer has); before, a table is read through its pyarrow dat
 _SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*)://")
 _ALLOWED = "a folder path or a bucket address such as s3://bucket/prefix"
 _SECRET = re.compile(r"secret|token|password|key|sas|credential", re.IGNORECASE)
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+_HTTP_STATUS = re.compile(r"[1-5][0-9]{2} [A-Za-z][A-Za-z \-]{0,40}")
+_CHECKED = 100
+"""How many versions, from the newest, a refusal of a version whose files are gone looks at to say which can be read."""
 
 
 @dataclass(frozen=True)
@@ -108,6 +115,41 @@ def is_address(place: Any) -> bool:
     return found is not None and found.group(1).lower() != "file"
 
 
+def failure(place: Where, exc: BaseException, *, what: str, doing: str = "read") -> LakeError:
+    """A :class:`~storeframes.LakeError` for ``exc``, a failure of delta-rs or of the store while ``what``
+    (``"publish"``, ``"read_table"``) used the table at ``place``: the lake, the table and the cause in words,
+    never a credential nor the storage library's own text (its colour codes, the request it made).
+
+    >>> failure(where("s3://no-such-bucket/lake", "metrics", None, what="publish"), exc, what="publish")  # doctest: +SKIP
+    LakeError("sf.publish could not read the table 'metrics' of the lake s3://no-such-bucket/lake: no such bucket: ...")
+    """
+    text = _ANSI.sub("", str(exc))
+    lines = [line.strip(" ↳") for line in text.splitlines() if line.strip(" ↳")]
+    cause = lines[-1][:300] if lines else type(exc).__name__  # delta-rs's innermost cause (a folder's error)
+    store = place.store
+    if store is not None and hasattr(store, "_failure"):  # a bucket: what the store's own failures would say
+        if hasattr(exc, "cause"):  # the store's own already
+            said = exc
+        else:  # delta-rs's, its colour codes taken out (the server's answer in it is never repeated)
+            status = next((line for line in lines if _HTTP_STATUS.fullmatch(line)), None)
+            text += f"\nstatus code: {status}" if status else ""  # as the store's own library says it
+            plain = FileNotFoundError(text) if isinstance(exc, FileNotFoundError) else OSError(text)
+            said = store._failure(doing, place.table, plain)
+        reason = str(said).rsplit(": ", 1)[-1]  # a status and code, a network failure, or only the error's type
+        if getattr(said, "cause", None) is not None:
+            cause = store.explain(said).replace("may not write under", f"may not {doing} under")
+        elif reason not in ("OSError", "FileNotFoundError", "not found"):
+            cause = f"{reason} ({store.explain(said)})"
+        elif isinstance(exc, OSError):  # of the store, with nothing more to say than what to look at
+            cause = store.explain(said)
+    return LakeError(
+        f"sf.{what} could not {doing} the table {place.table!r} of the lake {place.lake}: {place.scrubbed(cause)}",
+        lake=place.lake,
+        table=place.table,
+        operation=what,
+    )
+
+
 def where(lake: Any, table: str, storage_options: Mapping[str, Any] | None, *, what: str) -> Where:
     """The Delta table ``table`` of ``lake`` (a folder, or a bucket address with ``storage_options``); a bad
     address is refused (credentials never shown) before anything is read or written."""
@@ -167,6 +209,116 @@ def scan(delta: Any) -> pl.LazyFrame:
     return pl.scan_pyarrow_dataset(delta.to_pyarrow_dataset())
 
 
+class _TableSource:
+    """What a :func:`read_table` LazyFrame calls when it is collected: the rows of the version it loaded."""
+
+    def __init__(self, delta: Any, place: Where, schema: pl.Schema):
+        self._delta = delta
+        self._place = place
+        self._schema = schema
+
+    def __call__(
+        self, with_columns: list[str] | None, predicate: pl.Expr | None, n_rows: int | None, _batch: int | None
+    ) -> Iterator[pl.DataFrame]:
+        columns = list(self._schema) if with_columns is None else list(with_columns)
+        wanted = [
+            *columns,
+            *(n for n in (predicate.meta.root_names() if predicate is not None else []) if n not in columns),
+        ]
+        try:
+            if _SCANS_NEST:  # polars 1.35 or newer: the files scanned here, filters pushed into their reads
+                lazy = scan(self._delta).select(wanted)
+            else:  # a Parquet scan collected inside a source waits for ever before 1.35: read by pyarrow
+                lazy = pl.DataFrame(self._delta.to_pyarrow_dataset().to_table(columns=wanted)).lazy()
+            if predicate is not None:
+                lazy = lazy.filter(predicate)
+            lazy = lazy.select([pl.col(name).cast(self._schema[name]) for name in columns])
+            frame = (lazy.head(n_rows) if n_rows is not None else lazy).collect()
+        except FileNotFoundError:
+            failed = LakeError(
+                f"version {self._delta.version()} of {self._place.shown} lost data files since sf.read_table made "
+                "this frame (a vacuum removed them): read the table again, at a version whose files are there",
+                lake=self._place.lake,
+                table=self._place.table,
+                operation="read_table",
+            )
+        except OSError as exc:
+            failed = failure(self._place, exc, what="read_table")
+        else:
+            yield frame
+            return
+        raise failed  # outside the handling: no error of the reader (the request in it) is its context
+
+    def __reduce__(self) -> Any:
+        # the Delta table it reads holds the bucket's access (its storage options): never written into a plan
+        raise ConfigurationError(
+            f"a LazyFrame of sf.read_table(..., {self._place.table!r}) reads the lake when it is collected and is "
+            "not serialised, as it would carry the lake's access: serialise the collected frame, or call "
+            "sf.read_table again where the plan is used"
+        )
+
+
+def _spans(versions: list[int]) -> str:
+    """``[0, 3, 4, 5]`` as ``"0 and 3 to 5"``."""
+    runs: list[list[int]] = []
+    for v in sorted(versions):
+        if runs and v == runs[-1][-1] + 1:
+            runs[-1].append(v)
+        else:
+            runs.append([v])
+    parts = [str(r[0]) if len(r) == 1 else f"{r[0]} to {r[-1]}" for r in runs]
+    return " and ".join([", ".join(parts[:-1]), parts[-1]]) if len(parts) > 1 else parts[0]
+
+
+def _stored(place: Where) -> set[str]:
+    """The files the table at ``place`` holds now, by their path in the table (``part-....parquet``)."""
+    if place.store is None:
+        found = set()
+        for folder, _, names in os.walk(place.uri):
+            relative = os.path.relpath(folder, place.uri)
+            found |= {name if relative == "." else f"{relative}/{name}".replace(os.sep, "/") for name in names}
+        return found
+    return {unquote(key.split("/", 1)[1]) for key in place.store.list(f"{place.table}/") if "/" in key}
+
+
+def _missing(delta: Any, place: Where, there: set[str]) -> bool:
+    """Whether a data file of ``delta``'s loaded version is not among ``there``."""
+    return any(unquote(uri).rsplit(f"/{place.table}/", 1)[-1] not in there for uri in delta.file_uris())
+
+
+def _files_there(delta: Any, place: Where, parameter: str, value: Any) -> None:
+    """Refuse the loaded version of ``delta`` when data files of it are gone (removed by a vacuum), saying which
+    versions (of the :data:`_CHECKED` newest) can still be read."""
+    from deltalake import DeltaTable
+
+    failed: OSError | None = None
+    try:
+        there = _stored(place)
+    except OSError as exc:
+        failed = exc
+    if failed is not None:
+        raise failure(place, failed, what="read_table")
+    if not _missing(delta, place, there):
+        return
+    version = delta.version()
+    other = DeltaTable(place.uri, storage_options=place.options)
+    newest = other.version()
+    readable = []
+    for each in range(newest, max(-1, newest - _CHECKED), -1):
+        other.load_as_version(each)
+        if not _missing(other, place, there):
+            readable.append(each)
+    oldest = max(0, newest - _CHECKED + 1)
+    which = f"versions {_spans(readable)}" if readable else "none of them"
+    raise InvalidParameterError(
+        parameter,
+        value,
+        f"a version of {place.shown} whose data files are still there: version {version}'s were removed (by a "
+        f"vacuum); of versions {oldest} to {newest} (the newest), {which} can be read",
+        endpoint="read_table",
+    )
+
+
 def _as_of(value: Any) -> datetime:
     if isinstance(value, str):
         try:
@@ -212,8 +364,9 @@ def read_table(
     >>> sf.read_table("team-lake", "versions").collect()  # doctest: +SKIP
     >>> sf.read_table("team-lake", "versions", as_of="2026-11-20T00:00:00Z").collect()  # doctest: +SKIP
     """
-    lazy, read = opened(lake, table, version, as_of, storage_options)
-    del storage_options
+    given = {"options": storage_options}
+    del storage_options  # a frame a failure's traceback shows holds no credential
+    lazy, read = opened(lake, table, version, as_of, given.pop("options"))
     with _LOCK:
         _READS.append(read)
     return lazy
@@ -255,6 +408,61 @@ def _after_first(place: Where, moment: datetime, as_of: Any) -> None:
         )
 
 
+def _committed_by(delta: Any, place: Where, moment: datetime, newest: int) -> None:
+    """Load the newest version committed at or before ``moment`` by its commit's own time: delta-rs goes by
+    the time its log file was written, a few milliseconds later, so a version asked for at the moment of its
+    commit would otherwise be the one before it."""
+    at = moment.timestamp() * 1000
+    while delta.version() < newest:
+        after = _commit(place, delta.version() + 1)
+        if not after or "timestamp" not in after or int(after["timestamp"]) > at:
+            return
+        delta.load_as_version(delta.version() + 1)
+
+
+def _loaded(
+    place: Where, table: str, version: int | None, moment: datetime | None, as_of: Any
+) -> tuple[Any, StoreframesError | None]:
+    """The Delta table at ``place`` loaded at ``version`` or ``moment`` (the newest without them), or the error
+    that says why it cannot be, made outside the handling of delta-rs's own."""
+    from deltalake import DeltaTable
+    from deltalake.exceptions import DeltaError, TableNotFoundError
+
+    try:
+        delta = DeltaTable(place.uri, storage_options=place.options)
+    except TableNotFoundError:
+        return None, InvalidParameterError(
+            "table", table, f"a table published to {place.lake} (none is at {place.shown})", endpoint="read_table"
+        )
+    except (DeltaError, OSError) as exc:
+        return None, failure(place, exc, what="read_table")
+    newest = delta.version()
+    parameter, value = ("version", version) if version is not None else ("as_of", as_of)
+    if version is not None and version > newest:
+        return None, InvalidParameterError(
+            "version", version, f"a version of {place.shown}: {newest} is its newest", endpoint="read_table"
+        )
+    try:
+        if version is not None:
+            delta.load_as_version(version)
+            if delta.version() != version:  # deltalake 1.1 stays at the newest version below one it lacks
+                raise ValueError(f"version {delta.version()} was loaded")
+        elif moment is not None:
+            delta.load_as_version(moment)
+            _committed_by(delta, place, moment, newest)
+    except (DeltaError, OSError, ValueError) as exc:
+        if isinstance(exc, OSError) and not isinstance(exc, FileNotFoundError):
+            return None, failure(place, exc, what="read_table")
+        cause = (_ANSI.sub("", place.scrubbed(str(exc))).strip().splitlines() or [type(exc).__name__])[0]
+        return None, InvalidParameterError(
+            parameter,
+            value,
+            f"a version of {place.shown} that can still be loaded, up to {newest} (the newest): {cause[:200]}",
+            endpoint="read_table",
+        )
+    return delta, None
+
+
 def opened(
     lake: Any, table: Any, version: Any, as_of: Any, storage_options: Mapping[str, Any] | None
 ) -> tuple[pl.LazyFrame, LakeRead]:
@@ -274,30 +482,14 @@ def opened(
     place = where(lake, table, storage_options, what="read_table")
     del storage_options
     needs_deltalake("read_table")
-    from deltalake import DeltaTable
-    from deltalake.exceptions import DeltaError, TableNotFoundError
-
     if moment is not None:
         _after_first(place, moment, as_of)
-    try:
-        delta = DeltaTable(place.uri, storage_options=place.options)
-        if version is not None:
-            delta.load_as_version(version)
-            if delta.version() != version:  # deltalake 1.1 stays at the newest version below one it lacks
-                raise ValueError(f"the newest version is {delta.version()}")
-        elif moment is not None:
-            delta.load_as_version(moment)
-    except TableNotFoundError:
-        raise InvalidParameterError(
-            "table", table, f"a table published to {place.lake} (none is at {place.shown})", endpoint="read_table"
-        ) from None
-    except (DeltaError, OSError, ValueError) as exc:
-        raise InvalidParameterError(
-            "version" if version is not None else "as_of",
-            version if version is not None else as_of,
-            f"a version of {place.shown} ({place.scrubbed(str(exc))})",
-            endpoint="read_table",
-        ) from None
-    lazy = scan(delta)
-    extra = [name for name in BOOKKEEPING if name in lazy.collect_schema()]
-    return (lazy.drop(extra) if extra else lazy), LakeRead(place.lake, table, delta.version())
+    delta, failed = _loaded(place, table, version, moment, as_of)
+    if failed is not None:  # raised here: no error of delta-rs (its frames hold the options) is its context
+        raise failed
+    if version is not None or moment is not None:
+        _files_there(delta, place, "as_of" if version is None else "version", as_of if version is None else version)
+    found = scan(delta).collect_schema()  # the table's schema only: its files are read when collected
+    schema = pl.Schema({name: dtype for name, dtype in found.items() if name not in BOOKKEEPING})
+    source = register_io_source(_TableSource(delta, place, schema), schema=schema)
+    return source, LakeRead(place.lake, table, delta.version())

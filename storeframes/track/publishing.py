@@ -100,7 +100,7 @@ def parse_publish(table: Any, fail: Fail, *, endpoints: Iterable[str], folder: P
         if key not in PUBLISH_KEYS:
             raise fail("publish", key, table[key], f"one of the keys {', '.join(PUBLISH_KEYS)}")
     lake = table.get("lake")
-    if not isinstance(lake, str) or not lake.strip():
+    if not isinstance(lake, str) or not lake.strip() or not lake.isprintable():
         raise fail("publish", "lake", lake, "a folder or a bucket address such as s3://bucket/prefix")
     lake = env_filled(
         lake.strip(), lambda name: fail("publish", "lake", "…", f"an environment variable {name} that is set")

@@ -45,7 +45,7 @@ from pathlib import Path
 from typing import Any
 
 from ..catalog import ENDPOINTS, texts, today_utc, validate
-from ..errors import InvalidParameterError, StoreframesError
+from ..errors import InvalidParameterError, StoreframesError, shown_value
 from ..frames.functions import resolve
 from .publishing import Publish, parse_publish
 from .rules import Alert, Notify, parse_alerts, parse_notify
@@ -80,8 +80,12 @@ _KEYS: Mapping[str, tuple[str, ...]] = {
 _REQUIRED = {"search": "keywords", "search_ads": "keywords", "search_history": "keywords",
              "metadata": "apps", "changes": "apps", "metrics": "apps"}  # fmt: skip
 _TRACKER_KEYS = ("name", "cache_dir", "budget_per_run", "budget_per_month", "country", "device", "language")
+_MOST_CREDITS = 2**63 - 1  # what the ledger's Int64 columns hold
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 _DAYS = re.compile(r"^([1-9][0-9]{0,2})d$")
+MOST_NESTED = 16
+"""How deep a spec's values may nest, tables in tables and lists in lists (a spec's own nest 4 deep): a spec
+nested deeper is refused before any of its values is looked at."""
 DEFAULT_LOOKBACK = 30
 """Days of history a first run of a history item fetches (its ``lookback``)."""
 
@@ -217,7 +221,13 @@ def _fail(lines: _Lines, table: int | str | None, key: str | None, value: Any, a
         what = f"[[alert]] {int(nth) + 1}" if kind == "alert" else f"[{kind}]"
     else:
         what = "[tracker]" if table is None else f"[[track]] {table + 1}"
-    return SpecError(f"{what}.{key}" if key else what, value, f"{allowed} ({lines.of(table, key)})", endpoint="track")
+    named = f"{what}.{_named(key)}" if key else what
+    return SpecError(named, value, f"{allowed} ({lines.of(table, key)})", endpoint="track")
+
+
+def _named(key: str) -> str:
+    """A key of the spec as a message shows it: as written when short and printable, else quoted and cut."""
+    return key if len(key) <= 64 and key.isprintable() else shown_value(key, 64)
 
 
 def _days(lines: _Lines, table: int, key: str, value: Any) -> int:
@@ -230,9 +240,27 @@ def _days(lines: _Lines, table: int, key: str, value: Any) -> int:
 def _budget(lines: _Lines, key: str, value: Any) -> int | None:
     if value is None:
         return None
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise _fail(lines, None, key, value, "a whole number of credits, 0 or more")
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= _MOST_CREDITS:
+        raise _fail(lines, None, key, value, f"a whole number of credits, 0 to {_MOST_CREDITS:,}")
     return value
+
+
+_NESTED = f"TOML whose tables and lists nest at most {MOST_NESTED} levels deep (tables in tables, lists in lists)"
+
+
+def _deeper(data: Any, most: int) -> bool:
+    """Whether ``data`` (what tomllib read) nests tables and lists more than ``most`` levels deep; found without
+    recursion, so any depth is measured."""
+    todo: list[tuple[Any, int]] = [(data, 0)]
+    while todo:
+        value, depth = todo.pop()
+        if depth > most:
+            return True
+        if isinstance(value, dict):
+            todo += [(v, depth + 1) for v in value.values()]
+        elif isinstance(value, list):
+            todo += [(v, depth + 1) for v in value]
+    return False
 
 
 def parse_spec(text: str, *, path: str | Path | None = None) -> TrackerSpec:
@@ -243,13 +271,27 @@ def parse_spec(text: str, *, path: str | Path | None = None) -> TrackerSpec:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise SpecError("spec", lines.where, f"TOML ({exc})", endpoint="track") from None
+    except RecursionError:  # tomllib follows nested lists and inline tables by recursion
+        raise SpecError("spec", lines.where, _NESTED, endpoint="track") from None
+    if _deeper(data, MOST_NESTED):
+        raise SpecError("spec", lines.where, _NESTED, endpoint="track")
+    try:
+        return _parsed(data, text, where, lines)
+    except StoreframesError:
+        raise
+    except (RecursionError, ValueError, TypeError, OverflowError) as exc:  # a shape no check above foresaw
+        cause = shown_value(str(exc), 120)
+        raise SpecError(
+            "spec", lines.where, f"a tracker spec ({type(exc).__name__}: {cause})", endpoint="track"
+        ) from None
+
+
+def _parsed(data: dict[str, Any], text: str, where: Path | None, lines: _Lines) -> TrackerSpec:
+    """The spec ``data`` (what tomllib read of ``text``) checked, as a :class:`TrackerSpec`."""
     for key in data:
         if key not in ("tracker", "track", "alert", "notify", "publish"):
-            raise SpecError(
-                key, "…", f"a [tracker] table, [[track]] and [[alert]] tables, a [notify] and a [publish] table "
-                f"({lines.where})",
-                endpoint="track",
-            )  # fmt: skip
+            allowed = "a [tracker] table, [[track]] and [[alert]] tables, a [notify] and a [publish] table"
+            raise SpecError(_named(key), "…", f"{allowed} ({lines.where})", endpoint="track")
     tracker = data.get("tracker")
     if not isinstance(tracker, dict):
         raise SpecError("tracker", None, f"a [tracker] table with a name ({lines.where})", endpoint="track")
@@ -260,7 +302,9 @@ def parse_spec(text: str, *, path: str | Path | None = None) -> TrackerSpec:
     if not isinstance(name, str) or not _NAME.match(name):
         raise _fail(lines, None, "name", name, "a name of letters, digits, '_', '.' and '-' (at most 64)")
     cache_dir = tracker.get("cache_dir")
-    if cache_dir is not None and (not isinstance(cache_dir, str) or not cache_dir.strip()):
+    if cache_dir is not None and (
+        not isinstance(cache_dir, str) or not cache_dir.strip() or not cache_dir.isprintable()
+    ):
         raise _fail(lines, None, "cache_dir", cache_dir, "a folder or a bucket address such as s3://bucket/prefix")
     if isinstance(cache_dir, str) and "://" not in cache_dir and where is not None:
         cache_dir = str((where.parent / Path(cache_dir).expanduser()).resolve())
@@ -399,4 +443,8 @@ def load_spec(path: str | Path) -> TrackerSpec:
         text = where.read_text(encoding="utf-8")
     except OSError as exc:
         raise SpecError("spec", str(where), f"a readable TOML file ({exc.strerror or exc})", endpoint="track") from None
+    except UnicodeDecodeError as exc:
+        raise SpecError(
+            "spec", str(where), f"a TOML file in UTF-8 (byte {exc.start} is not)", endpoint="track"
+        ) from None
     return parse_spec(text, path=where)
