@@ -1,20 +1,25 @@
 """sf.sql and the MCP ``sql`` tool touch only the cache: every way a query could reach a file of the machine
 (DuckDB's file-reading table functions, its temp folder ``.tmp`` under the working directory, a ``.tmp``
 link to anywhere, the ``:memory:.wal`` paths it allows itself, statements that write, attach, install or
-set) is refused or finds no file system, against DuckDB itself; and DuckDB runs within a memory limit."""
+set) is refused or finds no file system, against DuckDB itself; DuckDB runs within a memory limit; the
+tool makes only the rows it shows and counts the rest."""
 
 from __future__ import annotations
 
 import importlib
 import json
 import os
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
 
 import storeframes as sf
-from storeframes.lake.sql import MEMORY_LIMIT, TABLE_FUNCTIONS
-from tests.conftest import FAST_BACKOFF, SANDBOX_TODAY
+from storeframes.lake.sql import MEMORY_LIMIT, TABLE_FUNCTIONS, sql_head
+from tests._children import child_env
+from tests.conftest import FAST_BACKOFF, ROOT, SANDBOX_TODAY
 
 duckdb = pytest.importorskip("duckdb")
 
@@ -150,3 +155,49 @@ def test_a_query_past_the_memory_limit_is_refused_saying_how_to_allow_more(folde
         sf.sql(query, folder)
     with pytest.raises(sf.InvalidParameterError, match="invalid memory_limit='lots' for sql: a size DuckDB reads"):
         sf.sql("SELECT 1 AS one", folder, memory_limit="lots")
+
+
+SQL_TOOL_PEAK = """
+import json, sys
+from storeframes.agent import open_surface
+surface = open_surface(sys.argv[1], sandbox=True, today="2026-11-20", offline=True)
+shown = surface.sql("SELECT * FROM range(200000000)")
+status = dict(line.split(":", 1) for line in open("/proc/self/status").read().splitlines())
+peak = int(status["VmHWM"].split()[0]) // 1024  # this process's own peak (ru_maxrss keeps the parent's over exec)
+print(json.dumps({"peak_mb": peak, "title": shown.text.splitlines()[0], "shown": shown.data["shown_rows"],
+                  "total": shown.data["total_rows"], "last": shown.text.splitlines()[-1]}))
+"""
+
+
+@pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="the peak memory is read from /proc (Linux)")
+def test_the_sql_tool_makes_only_the_rows_it_shows_and_counts_the_rest(folder):
+    child = subprocess.run(
+        [sys.executable, "-c", SQL_TOOL_PEAK, str(folder)],
+        cwd=ROOT,
+        env=child_env(STOREFRAMES_API_KEY=None),
+        capture_output=True,
+        text=True,
+        timeout=240,
+    )
+    assert child.returncode == 0, child.stderr
+    said = json.loads(child.stdout.strip().splitlines()[-1])
+    print("peak RSS of the sql tool over range(200000000):", said["peak_mb"], "MB")
+    assert said["title"] == "sql: 200,000,000 rows, 1 column"
+    assert said["shown"] == 20 and said["total"] == 200_000_000
+    assert said["last"] == "(199,999,980 more rows not shown; add a LIMIT, a WHERE or an aggregate to the query)"
+    assert said["peak_mb"] < 400  # every row made was 1.7 GB
+
+
+def test_a_count_that_takes_too_long_is_said_to_be_unknown(folder, monkeypatch):
+    from storeframes.agent import open_surface
+
+    monkeypatch.setattr(sql_module, "COUNT_SECONDS", 1.0)
+    surface = open_surface(folder, sandbox=True, today=SANDBOX_TODAY, offline=True)
+    started = time.monotonic()
+    shown = surface.sql("SELECT * FROM range(1000000000000) WHERE hash(range) % 2 = 0", limit=5)  # hours to count
+    assert time.monotonic() - started < 30
+    assert shown.text.splitlines()[0] == "sql: count unknown, 1 column"
+    assert "(more rows may follow: they were not counted in time;" in shown.text
+    assert shown.data["total_rows"] is None and shown.data["shown_rows"] == 5
+    head = sql_head("SELECT * FROM range(7)", folder, rows=3)
+    assert head.frame["range"].to_list() == [0, 1, 2] and head.total == 7
