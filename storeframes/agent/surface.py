@@ -266,6 +266,11 @@ class Surface:
         query DuckDB runs) and the count of all, or ``count unknown`` when not counted in time."""
         if not isinstance(query, str) or not query.strip():
             raise _refused("query", query, "one SELECT over the cache's views (describe lists them)", "sql")
+        import os
+
+        from ..client import ENV_API_KEY
+        from .tables import holds_secret
+
         # DuckDB makes only the rows shown (the limit is in the query it runs), and counts the rest
         head = sql_head(query, self.cache, rows=max(0, min(int(limit), MOST_ROWS)), service=self.service)
         shown = show(
@@ -276,6 +281,14 @@ class Surface:
             hint="add a LIMIT, a WHERE or an aggregate to the query",
             total="unknown" if head.total is None else head.total,
         )
+        # a second line (a query reads no file, nor the environment): the token, even transformed, is not shown
+        if holds_secret(shown.text + json.dumps(shown.data, default=str), [os.environ.get(ENV_API_KEY, "").strip()]):
+            raise _refused(
+                "query",
+                query,
+                "a query whose answer holds no part of the API token, forwards or reversed, in any case",
+                "sql",
+            )
         return shown
 
     # -- the everyday questions -----------------------------------------------------------------

@@ -20,7 +20,7 @@ import polars as pl
 
 from ..errors import InvalidParameterError, plural
 
-__all__ = ["MOST_CHARACTERS", "MOST_COLUMNS", "MOST_ROWS", "Shown", "jsonable", "show"]
+__all__ = ["MOST_CHARACTERS", "MOST_COLUMNS", "MOST_ROWS", "Shown", "holds_secret", "jsonable", "show"]
 
 MOST_ROWS = 200
 """The most rows a result lists, whatever ``limit`` asks."""
@@ -145,6 +145,29 @@ def show(
     if notes:
         data["notes"] = list(notes)
     return Shown("\n".join(lines), data)
+
+
+SECRET_PIECE = 12
+"""The shortest piece of a secret :func:`holds_secret` looks for (a shorter secret is looked for whole)."""
+
+
+def holds_secret(text: str, secrets: Sequence[str]) -> bool:
+    """Whether ``text`` holds one of ``secrets``, or a piece of :data:`SECRET_PIECE` characters of one,
+    in any case, forwards or reversed: what a query's ``upper``, ``reverse`` or ``substr`` of a secret
+    would show. A second line: a query cannot read a secret in the first place.
+
+    >>> holds_secret("NEKOT-EVIL-KS", ["sk-live-token"])
+    True
+    """
+    folded = text.casefold()
+    for secret in secrets:
+        if not secret:
+            continue
+        size = min(SECRET_PIECE, len(secret))
+        for form in (secret.casefold(), secret[::-1].casefold()):
+            if any(form[at : at + size] in folded for at in range(len(form) - size + 1)):
+                return True
+    return False
 
 
 def _said(value: Any) -> str:

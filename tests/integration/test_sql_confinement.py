@@ -2,7 +2,8 @@
 (DuckDB's file-reading table functions, its temp folder ``.tmp`` under the working directory, a ``.tmp``
 link to anywhere, the ``:memory:.wal`` paths it allows itself, statements that write, attach, install or
 set) is refused or finds no file system, against DuckDB itself; DuckDB runs within a memory limit; the
-tool makes only the rows it shows and counts the rest."""
+tool makes only the rows it shows and counts the rest; and an answer holding the token, even transformed,
+is refused."""
 
 from __future__ import annotations
 
@@ -201,3 +202,25 @@ def test_a_count_that_takes_too_long_is_said_to_be_unknown(folder, monkeypatch):
     assert shown.data["total_rows"] is None and shown.data["shown_rows"] == 5
     head = sql_head("SELECT * FROM range(7)", folder, rows=3)
     assert head.frame["range"].to_list() == [0, 1, 2] and head.total == 7
+
+
+@pytest.mark.parametrize(
+    "select",
+    [
+        f"reverse('{TOKEN}')",
+        f"upper('{TOKEN}')",
+        f"substr('{TOKEN}', 9, 14)",
+        f"[reverse(upper('{TOKEN}'))]",
+    ],
+)
+def test_an_answer_holding_the_token_transformed_is_refused(select, folder, monkeypatch):
+    from storeframes.agent import open_surface
+
+    monkeypatch.setenv("STOREFRAMES_API_KEY", TOKEN)
+    surface = open_surface(folder, sandbox=True, today=SANDBOX_TODAY, offline=True)
+    with pytest.raises(sf.InvalidParameterError) as refused:
+        surface.sql(f"SELECT {select} AS t, app_id FROM metadata")
+    assert "a query whose answer holds no part of the API token, forwards or reversed, in any case" in str(
+        refused.value
+    )
+    assert "3233849169" in surface.sql("SELECT app_id FROM metadata").text  # the same query without it answers
