@@ -14,6 +14,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -224,3 +225,51 @@ def test_an_answer_holding_the_token_transformed_is_refused(select, folder, monk
         refused.value
     )
     assert "3233849169" in surface.sql("SELECT app_id FROM metadata").text  # the same query without it answers
+
+
+def _peak_of_child(command: str) -> int | None:
+    """The peak resident memory (MB) of this process's child running ``command``, while it runs."""
+    for status in Path("/proc").glob("[0-9]*/status"):
+        try:
+            fields = dict(line.split(":", 1) for line in status.read_text().splitlines() if ":" in line)
+            cmdline = (status.parent / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+        except OSError:
+            continue
+        if int(fields["PPid"]) == os.getpid() and command in cmdline:
+            return int(fields["VmHWM"].split()[0]) // 1024
+    return None
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="the peak memory is read from /proc (Linux)")
+def test_the_sql_tool_over_the_sdks_client_reads_no_file_and_stays_small(planted, folder):
+    pytest.importorskip("mcp")
+    import anyio
+    from mcp import Client, StdioServerParameters
+    from mcp.client.stdio import stdio_client
+
+    command = [sys.executable, "-m", "storeframes", "mcp", "--cache-dir", str(folder), "--offline"]
+    env = child_env(STOREFRAMES_API_KEY=TOKEN, STOREFRAMES_BASE_URL=None)
+    params = StdioServerParameters(command=command[0], args=command[1:], env=env, cwd=str(planted))
+    calls = [
+        {"query": "SELECT * FROM range(200000000)"},
+        {"query": "SELECT reverse(content) AS c FROM read_text('.tmp/*')"},
+        {"query": "SELECT app_id FROM metadata"},
+    ]
+
+    async def go() -> tuple[list[Any], int | None]:
+        with open(planted.parent / "server.log", "w", encoding="utf-8") as errlog:
+            async with Client(stdio_client(params, errlog=errlog)) as client:
+                results = [await client.call_tool("sql", arguments) for arguments in calls]
+                return results, _peak_of_child("storeframes mcp")
+
+    (counted, reading, answered), peak = anyio.run(go)
+    print("peak RSS of storeframes mcp after sql over range(200000000):", peak, "MB")
+    assert not counted.is_error and counted.structured_content["total_rows"] == 200_000_000
+    assert counted.structured_content["shown_rows"] == 20
+    assert counted.content[0].text.startswith("sql: 200,000,000 rows, 1 column")
+    assert peak is not None and peak < 400
+    said = reading.content[0].text
+    assert reading.is_error and "the table function read_text is not allowed" in said
+    assert TOKEN not in said and TOKEN[::-1] not in said
+    assert not answered.is_error and answered.structured_content["rows"] == [{"app_id": APP}]
