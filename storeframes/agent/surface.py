@@ -25,7 +25,7 @@ from ..client import Client
 from ..datasets import scan
 from ..engine import Plan
 from ..errors import InvalidParameterError, StoreframesError, plural
-from ..lake.sql import sql
+from ..lake.sql import sql_head
 from ..ledger import spend_summary
 from ..pipeline import FRAMES
 from ..snapshots import SNAPSHOT_TABLES, snapshots
@@ -262,12 +262,34 @@ class Surface:
                     provenance=provenance, hint=hint)  # fmt: skip
 
     def sql(self, query: str, limit: int = 20) -> Shown:
-        """A read-only SQL query over the cache's views."""
+        """A read-only SQL query over the cache's views: its first ``limit`` rows (made alone: the limit is in the
+        query DuckDB runs) and the count of all, or ``count unknown`` when not counted in time."""
         if not isinstance(query, str) or not query.strip():
             raise _refused("query", query, "one SELECT over the cache's views (describe lists them)", "sql")
-        frame = sql(query, self.cache, service=self.service)
-        return show(frame, title="sql", limit=limit, provenance={"requests sent": 0, "from": "the cache"},
-                    hint="add a LIMIT, a WHERE or an aggregate to the query")  # fmt: skip
+        import os
+
+        from ..client import ENV_API_KEY
+        from .tables import holds_secret
+
+        # DuckDB makes only the rows shown (the limit is in the query it runs), and counts the rest
+        head = sql_head(query, self.cache, rows=max(0, min(int(limit), MOST_ROWS)), service=self.service)
+        shown = show(
+            head.frame,
+            title="sql",
+            limit=limit,
+            provenance={"requests sent": 0, "from": "the cache"},
+            hint="add a LIMIT, a WHERE or an aggregate to the query",
+            total="unknown" if head.total is None else head.total,
+        )
+        # a second line (a query reads no file, nor the environment): the token, even transformed, is not shown
+        if holds_secret(shown.text + json.dumps(shown.data, default=str), [os.environ.get(ENV_API_KEY, "").strip()]):
+            raise _refused(
+                "query",
+                query,
+                "a query whose answer holds no part of the API token, forwards or reversed, in any case",
+                "sql",
+            )
+        return shown
 
     # -- the everyday questions -----------------------------------------------------------------
 

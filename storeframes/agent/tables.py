@@ -14,13 +14,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date, datetime
 from decimal import Decimal
-from typing import Any
+from typing import Any, Literal
 
 import polars as pl
 
 from ..errors import InvalidParameterError, plural
 
-__all__ = ["MOST_CHARACTERS", "MOST_COLUMNS", "MOST_ROWS", "Shown", "jsonable", "show"]
+__all__ = ["MOST_CHARACTERS", "MOST_COLUMNS", "MOST_ROWS", "Shown", "holds_secret", "jsonable", "show"]
 
 MOST_ROWS = 200
 """The most rows a result lists, whatever ``limit`` asks."""
@@ -100,15 +100,20 @@ def show(
     provenance: Mapping[str, Any] | None = None,
     notes: Sequence[str] = (),
     hint: str | None = None,
+    total: int | Literal["unknown"] | None = None,
 ) -> Shown:
     """``frame`` as a result: a title line, the provenance, a Markdown table of its first ``limit`` rows
     (at most :data:`MOST_ROWS`) and ``columns`` (by default the first :data:`MOST_COLUMNS`, key columns
-    last), and what was left out. ``hint`` says how to narrow a frame too large to list whole."""
+    last), and what was left out. ``hint`` says how to narrow a frame too large to list whole.
+    ``total`` is the rows of the whole answer when ``frame`` holds only its first ones (``"unknown"``
+    when they were not counted); by default ``frame``'s."""
     most = MOST_ROWS if limit is None else max(0, min(int(limit), MOST_ROWS))
     chosen = _columns(frame, columns)
     left_out = [c for c in frame.columns if c not in chosen]
     rows = frame.select(chosen).head(most)
-    lines = [f"{title}: {plural(frame.height, 'row')}, {plural(len(frame.columns), 'column')}"]
+    counted = frame.height if total is None else total
+    size = "count unknown" if counted == "unknown" else plural(counted, "row")
+    lines = [f"{title}: {size}, {plural(len(frame.columns), 'column')}"]
     if provenance:
         lines.append("source: " + "; ".join(f"{k} {_said(v)}" for k, v in provenance.items() if v is not None))
     lines += list(notes)
@@ -118,14 +123,17 @@ def show(
         lines.append("|" + "---|" * len(chosen))
         for row in rows.iter_rows():
             lines.append("| " + " | ".join(_cell(v) for v in row) + " |")
-    if frame.height > rows.height:
-        more = f"{frame.height - rows.height:,} more rows not shown"
+    if counted == "unknown" and rows.height == most:
+        more = "more rows may follow: they were not counted in time"
+        lines.append(f"({more}; {hint})" if hint else f"({more})")
+    elif isinstance(counted, int) and counted > rows.height:
+        more = f"{counted - rows.height:,} more rows not shown"
         lines.append(f"({more}; {hint})" if hint else f"({more})")
     if left_out:
         lines.append(f"columns left out: {', '.join(left_out)} (name them in `columns` to see them)")
     data: dict[str, Any] = {
         "title": title,
-        "total_rows": frame.height,
+        "total_rows": counted if isinstance(counted, int) else None,
         "shown_rows": rows.height,
         "columns": chosen,
         "columns_left_out": left_out,
@@ -137,6 +145,29 @@ def show(
     if notes:
         data["notes"] = list(notes)
     return Shown("\n".join(lines), data)
+
+
+SECRET_PIECE = 12
+"""The shortest piece of a secret :func:`holds_secret` looks for (a shorter secret is looked for whole)."""
+
+
+def holds_secret(text: str, secrets: Sequence[str]) -> bool:
+    """Whether ``text`` holds one of ``secrets``, or a piece of :data:`SECRET_PIECE` characters of one,
+    in any case, forwards or reversed: what a query's ``upper``, ``reverse`` or ``substr`` of a secret
+    would show. A second line: a query cannot read a secret in the first place.
+
+    >>> holds_secret("NEKOT-EVIL-KS", ["sk-live-token"])
+    True
+    """
+    folded = text.casefold()
+    for secret in secrets:
+        if not secret:
+            continue
+        size = min(SECRET_PIECE, len(secret))
+        for form in (secret.casefold(), secret[::-1].casefold()):
+            if any(form[at : at + size] in folded for at in range(len(form) - size + 1)):
+                return True
+    return False
 
 
 def _said(value: Any) -> str:

@@ -14,8 +14,11 @@ Only the tables a query names are read; nothing is sent and no token is needed.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping
-from typing import Any
+import os
+import threading
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager, suppress
+from typing import Any, NamedTuple
 
 import polars as pl
 
@@ -25,7 +28,7 @@ from ..datasets import TABLES, open_for, scan
 from ..errors import ConfigurationError, InvalidParameterError
 from ..snapshots import SNAPSHOT_TABLES, snapshots
 
-__all__ = ["VIEWS", "sql"]
+__all__ = ["COUNT_SECONDS", "MEMORY_LIMIT", "TABLE_FUNCTIONS", "VIEWS", "Head", "sql", "sql_head"]
 
 _SUFFIX = "_snapshots"
 
@@ -51,13 +54,40 @@ VIEWS: dict[str, Reader] = {
 """The tables a query of :func:`sql` may name, with what reads each: every table of :func:`~storeframes.scan`,
 ``<table>_snapshots`` of every table of :func:`~storeframes.snapshots`, and ``ledger``, ``runs`` and ``events``."""
 
+MEMORY_LIMIT = "2GB"
+"""The memory a query's DuckDB may use, unless ``memory_limit=`` or ``$STOREFRAMES_SQL_MEMORY_LIMIT`` says
+another (a size DuckDB reads: ``512MB``, ``4GB``). DuckDB has no folder to spill to: a query that needs
+more is refused, it never fills a disk."""
+
+ENV_MEMORY_LIMIT = "STOREFRAMES_SQL_MEMORY_LIMIT"
+
+TABLE_FUNCTIONS = ("range", "generate_series", "unnest", "duckdb_settings", "duckdb_functions", "duckdb_types")
+"""The table functions a query may call: those that make rows of their arguments or of DuckDB's own
+catalog. Every other one (``read_text``, ``read_csv``, ``glob``, ``query`` ...) is refused before
+anything runs: a query reads the cache's views and nothing else."""
+
+COUNT_SECONDS = 10.0
+"""How long :func:`sql_head` counts a query's rows before it says the count is unknown."""
+
 _CONFIG = {
-    "enable_external_access": False,  # no file, folder or address but the views: read_csv('/etc/...') is refused
+    "temp_directory": "",  # no folder to spill to: DuckDB's default, .tmp under the working directory, stays readable
     "autoinstall_known_extensions": False,  # nothing downloaded
     "autoload_known_extensions": False,
-    "lock_configuration": True,  # and the query cannot set them back
 }
-"""The DuckDB connection of a query: it reads the views it is given, and nothing else."""
+_LOCKS = (
+    # no file of this machine can be opened, whatever a path or a setting says (the temp folder and the
+    # ``:memory:.wal`` paths DuckDB allows itself even with external access off included)
+    "SET disabled_filesystems = 'LocalFileSystem'",
+    "SET enable_external_access = false",  # no address either
+    "SET lock_configuration = true",  # and a query cannot set any of it back
+)
+_QUIET = (
+    "SET allowed_paths = []",
+    "SET allowed_directories = []",
+    "SET secret_directory = ''",
+    "SET extension_directory = ''",
+)
+"""Paths of this machine that DuckDB's settings would show (set where the DuckDB release has them)."""
 
 
 def _duckdb() -> Any:
@@ -68,6 +98,39 @@ def _duckdb() -> Any:
     except ImportError as exc:
         raise ConfigurationError('sf.sql runs DuckDB, which is not installed: pip install "storeframes[sql]"') from exc
     return duckdb
+
+
+def _memory_limit(memory_limit: Any) -> str:
+    """The memory limit asked for, else ``$STOREFRAMES_SQL_MEMORY_LIMIT``, else :data:`MEMORY_LIMIT`."""
+    chosen = memory_limit if memory_limit is not None else os.environ.get(ENV_MEMORY_LIMIT, "").strip() or MEMORY_LIMIT
+    if not isinstance(chosen, str) or not chosen.strip():
+        raise InvalidParameterError(
+            "memory_limit", chosen, "a size as a text, such as '512MB' or '4GB'", endpoint="sql"
+        )
+    return chosen.strip()
+
+
+@contextmanager
+def _locked(duckdb: Any, memory_limit: str) -> Iterator[Any]:
+    """A DuckDB connection with no file system and no network: it reads the views registered on it and
+    nothing else, within ``memory_limit``, and a query cannot change that."""
+    try:
+        connection = duckdb.connect(config={**_CONFIG, "memory_limit": memory_limit})
+    except duckdb.Error as exc:
+        said = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise InvalidParameterError(
+            "memory_limit", memory_limit, f"a size DuckDB reads, such as '512MB' or '4GB' ({said})", endpoint="sql"
+        ) from None
+    try:
+        connection.execute(_LOCKS[0])
+        for setting in _QUIET:
+            with suppress(duckdb.Error):  # an older DuckDB has not all of them
+                connection.execute(setting)
+        for setting in _LOCKS[1:]:
+            connection.execute(setting)
+        yield connection
+    finally:
+        connection.close()
 
 
 def _checked(duckdb: Any, query: Any) -> list[str]:
@@ -92,7 +155,7 @@ def _checked(duckdb: Any, query: Any) -> list[str]:
             f"a SELECT: sf.sql reads the cache and never writes, and the query is a statement of type {kind}",
             endpoint="sql",
         )
-    named = _tables_named(duckdb, query)
+    named, functions = _named(duckdb, query)
     unknown = sorted(named - set(VIEWS))
     if unknown:
         tables = ", ".join(VIEWS)
@@ -103,15 +166,25 @@ def _checked(duckdb: Any, query: Any) -> list[str]:
             f"not one of them. The tables: {tables}",
             endpoint="sql",
         )
+    refused = sorted(functions - set(TABLE_FUNCTIONS))
+    if refused:
+        raise InvalidParameterError(
+            "query",
+            query,
+            f"a query of the cache's views alone; the table function {', '.join(refused)} is not allowed "
+            f"(sf.sql opens no file, folder, address or other query). Allowed: the tables {', '.join(VIEWS)}, "
+            f"and the table functions {', '.join(TABLE_FUNCTIONS)}",
+            endpoint="sql",
+        )
     return [name for name in VIEWS if name in named]
 
 
-def _tables_named(duckdb: Any, query: str) -> set[str]:
+def _named(duckdb: Any, query: str) -> tuple[set[str], set[str]]:
     """The tables (in lower case) that ``query``, one SELECT, names in its ``FROM`` clauses, CTEs left out,
-    read from DuckDB's parse of it (nothing is bound or run: ``get_table_names`` binds, and cannot
-    follow a join ``USING`` columns of tables it does not have). A table of another schema
-    (``information_schema.tables``) is DuckDB's and left to it."""
-    with duckdb.connect(config=dict(_CONFIG)) as parser:
+    and the table functions it calls anywhere, read from DuckDB's parse of it (nothing is bound or run:
+    ``get_table_names`` binds, and cannot follow a join ``USING`` columns of tables it does not have).
+    A table of another schema (``information_schema.tables``) is DuckDB's and left to it."""
+    with _locked(duckdb, MEMORY_LIMIT) as parser:
         row = parser.execute("SELECT json_serialize_sql(?::VARCHAR)", [query]).fetchone()
     tree = json.loads(row[0]) if row else {}
     if tree.get("error", True):
@@ -119,18 +192,22 @@ def _tables_named(duckdb: Any, query: str) -> set[str]:
         raise InvalidParameterError("query", query, f"a query DuckDB can read: {said}", endpoint="sql")
     tables: set[str] = set()
     ctes: set[str] = set()
+    functions: set[str] = set()
     todo: list[Any] = [tree]
     while todo:
         node = todo.pop()
         if isinstance(node, dict):
             if node.get("type") == "BASE_TABLE" and node.get("schema_name", "") in ("", "main"):
                 tables.add(str(node.get("table_name", "")).lower())
+            if node.get("type") == "TABLE_FUNCTION":
+                called = node.get("function") or {}
+                functions.add(str(called.get("function_name", "")).lower() if isinstance(called, dict) else "")
             for entry in (node.get("cte_map") or {}).get("map", ()):
                 ctes.add(str(entry.get("key", "")).lower())
             todo.extend(node.values())
         elif isinstance(node, list):
             todo.extend(node)
-    return tables - ctes
+    return tables - ctes, functions
 
 
 def _utc(frame: pl.DataFrame) -> pl.DataFrame:
@@ -143,13 +220,34 @@ def _utc(frame: pl.DataFrame) -> pl.DataFrame:
     return frame.with_columns(utc) if utc else frame
 
 
-def _run(duckdb: Any, query: str, views: Mapping[str, pl.DataFrame]) -> pl.DataFrame:
-    """``query`` run by DuckDB over ``views`` (each registered under its name), as a polars frame."""
-    with duckdb.connect(config=dict(_CONFIG)) as connection:
+class Head(NamedTuple):
+    """The first rows of a query's answer (:func:`sql_head`) and how many rows it has in all."""
+
+    frame: pl.DataFrame
+    total: int | None
+    """All the rows of the answer, counted by DuckDB; None when they could not be counted in time."""
+
+
+def _run(
+    duckdb: Any, query: str, views: Mapping[str, pl.DataFrame], memory_limit: str, rows: int | None = None
+) -> Head:
+    """``query`` run by DuckDB over ``views`` (each registered under its name), as a polars frame: all
+    of it, or its first ``rows`` only (the limit is DuckDB's: nothing past it is made) with their count."""
+    with _locked(duckdb, memory_limit) as connection:
         for name, frame in views.items():
             connection.register(name, frame.to_arrow())
         try:
-            frame = connection.sql(query).pl()
+            relation = connection.sql(query)
+            frame = (relation if rows is None else relation.limit(rows)).pl()
+        except duckdb.OutOfMemoryException as exc:
+            said = str(exc).splitlines()[0]
+            raise InvalidParameterError(
+                "query",
+                query,
+                f"a query DuckDB can answer within its memory limit of {memory_limit} ({said}); a LIMIT, a WHERE "
+                f"or an aggregate needs less, and memory_limit= or ${ENV_MEMORY_LIMIT} allows more",
+                endpoint="sql",
+            ) from None
         except (
             duckdb.BinderException,
             duckdb.CatalogException,
@@ -158,7 +256,23 @@ def _run(duckdb: Any, query: str, views: Mapping[str, pl.DataFrame]) -> pl.DataF
         ) as exc:
             # a column or a function that is not there: the query's fault, said as DuckDB says it
             raise InvalidParameterError("query", query, f"a query DuckDB can run: {exc}", endpoint="sql") from None
-    return _utc(frame)
+        total = frame.height if rows is None else _count(duckdb, connection, relation)
+    return Head(_utc(frame), total)
+
+
+def _count(duckdb: Any, connection: Any, relation: Any) -> int | None:
+    """How many rows ``relation`` has, counted by DuckDB as they stream by (within the memory limit),
+    or None when it takes longer than :data:`COUNT_SECONDS` or fails."""
+    timer = threading.Timer(COUNT_SECONDS, connection.interrupt)
+    timer.daemon = True
+    timer.start()
+    try:
+        counted = relation.aggregate("count(*)").fetchall()
+    except duckdb.Error:  # interrupted at COUNT_SECONDS, or past the memory limit: unknown, never a hang
+        return None
+    finally:
+        timer.cancel()
+    return int(counted[0][0])
 
 
 @user_facing
@@ -168,6 +282,7 @@ def sql(
     *,
     storage_options: Mapping[str, str] | None = None,
     service: str | None = None,
+    memory_limit: str | None = None,
 ) -> pl.DataFrame:
     """The answer of a SQL query over the tables the cache holds, run by DuckDB, as a polars frame.
 
@@ -194,11 +309,15 @@ def sql(
     day kept, for a snapshots view) before DuckDB runs, so a filter in the query does not
     spare the reading of a table's files (:func:`~storeframes.scan` with a polars filter
     does). The query reads nothing else: a statement that writes (``CREATE``, ``INSERT``,
-    ``COPY``, ``ATTACH``, ``SET`` ...), several statements, or a table that is not a view of
-    the cache is refused before anything is read, and a file or an address
-    (``read_parquet('...')``) when DuckDB would open it, each with
+    ``COPY``, ``ATTACH``, ``SET``, ``INSTALL`` ...), several statements, a table that is not a
+    view of the cache, or a table function but those of :data:`TABLE_FUNCTIONS` (``read_text``,
+    ``read_csv``, ``glob``, ``query`` ...) is refused before anything is read, each with
     :class:`~storeframes.InvalidParameterError` saying what is allowed; a column or a
-    function DuckDB cannot find is refused the same way, with DuckDB's words.
+    function DuckDB cannot find is refused the same way, with DuckDB's words. DuckDB runs with
+    no file system and no network (no file of the machine can be opened, its temp folder
+    included: it has none), its settings locked, within ``memory_limit`` (default
+    ``$STOREFRAMES_SQL_MEMORY_LIMIT``, else :data:`MEMORY_LIMIT`): a query that needs more
+    is refused the same way, saying so.
 
     Output: the query's columns, with DuckDB's types as polars gives them (``BIGINT`` ->
     ``Int64``, ``VARCHAR`` -> ``String``, ``DATE`` -> ``Date``, the tables' timestamps ->
@@ -223,7 +342,41 @@ def sql(
     └────────────┴────────────────┴─────────────────────────┘
     """
     duckdb = _duckdb()
+    limit = _memory_limit(memory_limit)
     names = _checked(duckdb, query)
     cache = open_for(cache_dir, storage_options, what="sql")
     views = {name: VIEWS[name](cache, service) for name in names}
-    return _run(duckdb, query, views)
+    return _run(duckdb, query, views, limit).frame
+
+
+@user_facing
+def sql_head(
+    query: str,
+    cache_dir: Any = None,
+    *,
+    rows: int = 20,
+    storage_options: Mapping[str, str] | None = None,
+    service: str | None = None,
+    memory_limit: str | None = None,
+) -> Head:
+    """The first ``rows`` rows of :func:`sql`'s answer to ``query``, and how many it has in all.
+
+    The limit is part of the query DuckDB runs, so nothing past the rows shown is made, however large
+    the answer (``SELECT * FROM range(200000000)`` included); the total is DuckDB's ``count(*)`` of
+    the query, streamed within the memory limit, or None when it is not counted within
+    :data:`COUNT_SECONDS`. What a query may read and name is :func:`sql`'s.
+
+    >>> import storeframes as sf
+    >>> from storeframes.lake.sql import sql_head
+    >>> head = sql_head("SELECT * FROM range(200000000)", "analysis-cache", rows=3)  # doctest: +SKIP
+    >>> head.frame.height, head.total  # doctest: +SKIP
+    (3, 200000000)
+    """
+    duckdb = _duckdb()
+    if isinstance(rows, bool) or not isinstance(rows, int) or rows < 0:
+        raise InvalidParameterError("rows", rows, "a whole number of rows >= 0", endpoint="sql")
+    limit = _memory_limit(memory_limit)
+    names = _checked(duckdb, query)
+    cache = open_for(cache_dir, storage_options, what="sql")
+    views = {name: VIEWS[name](cache, service) for name in names}
+    return _run(duckdb, query, views, limit, rows)

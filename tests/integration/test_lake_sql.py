@@ -278,7 +278,7 @@ def test_a_select_reads_no_file_and_no_address_but_the_views(folder, tmp_path):
     ):
         with pytest.raises(sf.InvalidParameterError) as refused:
             sf.sql(query, folder)
-        assert "disabled" in str(refused.value)  # DuckDB may open no file and no address
+        assert "is not allowed (sf.sql opens no file, folder, address or other query)" in str(refused.value)
     with pytest.raises(sf.InvalidParameterError, match="is not one of them"):
         sf.sql(f"SELECT * FROM '{outside}'", folder)  # a file named as a table: not a view of the cache
     with pytest.raises(sf.InvalidParameterError, match="nocolumn"):  # DuckDB's words, as a refusal
