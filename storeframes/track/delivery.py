@@ -18,12 +18,13 @@ import logging
 import threading
 from collections.abc import Coroutine
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
-
-import httpx
+from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigurationError
 from .rules import quietly
+
+if TYPE_CHECKING:  # httpx is imported when a webhook is first told, not with the package
+    import httpx
 
 __all__ = ["ANSWER_CAP", "deliver"]
 
@@ -97,6 +98,8 @@ async def _webhook(hook: Any, title: str, body: str, timeout: float) -> str | No
 
 
 async def _post(hook: Any, title: str, body: str, timeout: float) -> str | None:
+    import httpx
+
     payload: dict[str, Any] = {
         "version": getattr(hook, "json_version", "1.0"),
         "title": title,
@@ -150,6 +153,8 @@ async def _post(hook: Any, title: str, body: str, timeout: float) -> str | None:
 
 def _host(base: httpx.URL, location: str | None) -> str:
     """The host a redirect names (its path and query may hold a secret: never shown)."""
+    import httpx
+
     try:
         host = base.join(location).host if location else ""
     except (httpx.InvalidURL, ValueError, TypeError):
