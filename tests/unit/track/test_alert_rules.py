@@ -171,3 +171,19 @@ def test_a_bad_notify_table_is_refused_without_showing_the_address(monkeypatch: 
         parse_spec(BASE + '[notify]\ndigest = "reports/{when}.html"\n')
     with pytest.raises(SpecError, match="one of the keys urls, digest"):
         parse_spec(BASE + '[notify]\nwebhook = "json://127.0.0.1/x"\n')
+
+
+@pytest.mark.parametrize("value", ["0", "-1", "301", '"10"', "true"])
+def test_a_notify_timeout_is_seconds_above_0_and_at_most_300(value: str):
+    with pytest.raises(SpecError) as caught:
+        parse_spec(BASE + f'[notify]\nurls = ["json://127.0.0.1/hook"]\ntimeout = {value}\n')
+    assert "seconds one address's delivery may take, above 0 and at most 300 (default 10)" in str(caught.value)
+    assert parse_spec(BASE + "[notify]\ntimeout = 2.5\n").notify.timeout == 2.5
+    assert parse_spec(BASE + "[notify]\n").notify.timeout == 10
+
+
+def test_a_refused_address_is_shown_by_its_kind_and_place_with_nothing_derived_from_it():
+    with pytest.raises(SpecError) as caught:
+        parse_spec(BASE + '[notify]\nurls = ["json://127.0.0.1/hook", "nosuchservice://user:weakpw@example.test"]\n')
+    assert "address 2 (nosuchservice://…)" in str(caught.value)
+    assert re.search(r"[0-9a-f]{8}", str(caught.value)) is None
