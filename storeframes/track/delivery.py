@@ -13,6 +13,7 @@ the deadline is a failure (its events go at the next run). Nothing said of a fai
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 import threading
@@ -64,9 +65,21 @@ def _in_a_loop(work: Coroutine[Any, Any, str | None]) -> str | None:
     try:
         asyncio.get_running_loop()
     except RuntimeError:
-        return asyncio.run(work)
+        return _run(work)
     with ThreadPoolExecutor(1, thread_name_prefix="storeframes-notify") as pool:
-        return pool.submit(asyncio.run, work).result()
+        return pool.submit(_run, work).result()
+
+
+def _run(work: Coroutine[Any, Any, str | None]) -> str | None:
+    """``work`` run to its end in a new loop, closed without waiting for its helper threads (a name lookup
+    still under way past the deadline is left to end on its own: ``asyncio.run`` would wait for it)."""
+    loop = asyncio.new_event_loop()
+    try:
+        return loop.run_until_complete(work)
+    finally:
+        with contextlib.suppress(Exception):
+            loop.run_until_complete(loop.shutdown_asyncgens())
+        loop.close()
 
 
 class _ThisThread(logging.Filter):
