@@ -1,5 +1,6 @@
 """Loopback receivers of notifications: a JSON webhook (that can be told to fail) and an SMTP server
-(aiosmtpd, with a password), as a team's Slack-like hook and mail server would take them."""
+(aiosmtpd, with a password), as a team's Slack-like hook and mail server would take them; a webhook
+that misbehaves (trickles, answers a huge body, redirects) and a mail server that never answers."""
 
 from __future__ import annotations
 
@@ -9,12 +10,13 @@ import http.server
 import json
 import socket
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["Mailbox", "Webhook", "mailbox", "webhook"]
+__all__ = ["HUGE", "Mailbox", "Rogue", "Webhook", "mailbox", "rogue_webhook", "silent_smtp", "webhook"]
 
 
 @dataclass
@@ -130,3 +132,115 @@ def mailbox(password: str = "mail-pass-7731") -> Iterator[Mailbox]:
         yield box
     finally:
         controller.stop()
+
+
+@dataclass
+class Rogue:
+    """A JSON webhook on loopback that misbehaves as :attr:`mode` says: ``"trickle"`` (200, its answer one
+    byte a second for a minute), ``"huge"`` (500 with a 400 MB answer, made as it is sent, never held),
+    ``"redirect"`` (307 to :attr:`location`) or ``"ok"`` (200, the message taken)."""
+
+    mode: str
+    location: str = ""
+    port: int = 0
+    received: list[dict[str, Any]] = field(default_factory=list)
+    requests: int = 0
+    sent_bytes: int = 0
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    @property
+    def url(self) -> str:
+        return f"json://127.0.0.1:{self.port}/hook/rogue-secret-3390"
+
+    def texts(self) -> str:
+        with self.lock:
+            return "\n".join(m["title"] + "\n" + m["message"] for m in self.received)
+
+
+HUGE = 400 * 1024 * 1024
+"""The size of the ``huge`` rogue's answer."""
+
+
+@contextmanager
+def rogue_webhook(mode: str, *, location: str = "") -> Iterator[Rogue]:
+    hook = Rogue(mode, location)
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            body = self.rfile.read(int(self.headers.get("content-length", 0)))
+            with hook.lock:
+                hook.requests += 1
+                mode = hook.mode
+            try:
+                if mode == "trickle":
+                    self._answer(200, 60, (b"." for _ in range(60)), pause=1.0)
+                elif mode == "huge":
+                    chunk = b"x" * (1024 * 1024)
+                    self._answer(500, HUGE, (chunk for _ in range(HUGE // len(chunk))))
+                elif mode == "redirect":
+                    self.send_response(307)  # the method and body kept: the message would arrive
+                    self.send_header("location", hook.location)
+                    self.send_header("content-length", "0")
+                    self.end_headers()
+                else:
+                    with hook.lock:
+                        hook.received.append(json.loads(body))
+                    self._answer(200, 0, iter(()))
+            except OSError:  # the client went away: what a bounded client does
+                pass
+
+        def _answer(self, status: int, size: int, chunks: Iterator[bytes], *, pause: float = 0.0) -> None:
+            self.send_response(status)
+            self.send_header("content-length", str(size))
+            self.end_headers()
+            self.wfile.flush()
+            for chunk in chunks:
+                self.wfile.write(chunk)
+                self.wfile.flush()
+                with hook.lock:
+                    hook.sent_bytes += len(chunk)
+                if pause:
+                    time.sleep(pause)
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server.daemon_threads = True
+    hook.port = server.server_port
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield hook
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+@contextmanager
+def silent_smtp() -> Iterator[int]:
+    """A port on loopback that takes connections and never says a word (a mail server that hangs)."""
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(8)
+    held: list[socket.socket] = []
+    stop = threading.Event()
+
+    def accept() -> None:
+        listener.settimeout(0.2)
+        while not stop.is_set():
+            try:
+                held.append(listener.accept()[0])
+            except OSError:
+                continue
+
+    thread = threading.Thread(target=accept, daemon=True)
+    thread.start()
+    try:
+        yield listener.getsockname()[1]
+    finally:
+        stop.set()
+        thread.join(5)
+        for connection in held:
+            connection.close()
+        listener.close()

@@ -437,6 +437,10 @@ class Cache:
         """The alerts' events (of ``tracker``; of the days from ``since`` to ``until``), by day."""
         return self._events.read(tracker, since=since, until=until)
 
+    def address_key(self) -> bytes:
+        """The key of the notification addresses' ids in the events (made once, the same for every member)."""
+        return self._events.address_key()
+
     # -- the digests of the day ---------------------------------------------------------------
 
     def write_digest(self, row: Mapping[str, Any]) -> None:

@@ -17,6 +17,8 @@ overwrite each other)::
       storeframes-coordination.json             how the team sharing the cache coordinates (Redis at an
                                                 address without password, or none), written by the first
                                                 member that fetches into it (storeframes.cache.team)
+      storeframes-address-key.json              the key of the notification addresses' ids in the events
+                                                (random, written once by the first judgement that tells one)
       answers/endpoint=<name>/<entry>.json.zst  the raw answer: one zstd frame holding a line of JSON
                                                 (format, canonical request, service, fetched_at, cost,
                                                 max_credit_cost, status, the body's size and CRC-32)

@@ -5,8 +5,8 @@ At the end of every run (and by ``storeframes track alerts``, free), under the t
 1. the rules are judged on the last days' kept data (:mod:`storeframes.track.judge`), and the events
    not found before are written to the cache's ``events/`` table, with the day they happened on;
 2. each ``[notify]`` address gets one message with every event it has not had
-   (:mod:`storeframes.track.notify`); an event records who has it, so a failed address gets it at
-   the next run, and none gets it twice;
+   (:mod:`storeframes.track.notify`), within the ``[notify] timeout``; an event records who has it (by
+   the address's keyed id), so a failed address gets it at the next run, and none gets it twice;
 3. the digest of the day is kept in the cache (:mod:`storeframes.track.day_digest`): the events first
    seen that day, the day's finished runs and credits; a run keeps it once its own row is final.
 
@@ -31,7 +31,7 @@ from ..errors import InvalidParameterError, plural
 from .day_digest import keep_day_digest, render_period
 from .judge import Judged, find_events
 from .notify import send
-from .rules import shown_url, url_id
+from .rules import address_id, shown_address, unkeyed_id
 from .spec import TrackerSpec
 
 __all__ = ["KEEP_DAYS", "AlertResult", "events", "judge", "month_spent_of", "write_digest"]
@@ -84,16 +84,27 @@ def _record(cache: Cache, tracker: str, rows: pl.DataFrame, days: set[date]) -> 
         cache.write_events(tracker, day, rows.filter(pl.col("day") == day))
 
 
-def _told(known: pl.DataFrame, ids: list[str], url: str, urls: list[str], now: datetime) -> pl.DataFrame:
-    """``known`` with ``url`` among the addresses of the events ``ids``, and ``notified_at`` set where
-    every address of ``urls`` now has it."""
-    everyone = [url_id(u) for u in urls]
+def _rekeyed(known: pl.DataFrame, urls: list[str], key: bytes) -> tuple[pl.DataFrame, set[date]]:
+    """``known`` with the ids earlier versions wrote for ``urls`` (unkeyed digests) replaced by their keyed
+    ids, and the days whose events changed (to be written again)."""
+    renamed = {unkeyed_id(u): address_id(u, key) for u in urls}
+    old = pl.col("notified_to").list.eval(pl.element().is_in(list(renamed))).list.any().fill_null(False)
+    stale = known.filter(old)
+    if stale.is_empty():
+        return known, set()
+    fixed = known.with_columns(
+        notified_to=pl.col("notified_to").list.eval(pl.element().replace(renamed)).list.unique().list.sort()
+    )
+    return fixed, set(stale["day"].to_list())
+
+
+def _told(known: pl.DataFrame, ids: list[str], told: str, everyone: list[str], now: datetime) -> pl.DataFrame:
+    """``known`` with the address id ``told`` among the addresses of the events ``ids``, and ``notified_at`` set
+    where every address of ``everyone`` (their ids) now has it."""
     mine = pl.col("event_id").is_in(ids)
     updated = known.with_columns(
         notified_to=pl.when(mine)
-        .then(
-            pl.concat_list(pl.col("notified_to"), pl.lit([url_id(url)], pl.List(pl.String))).list.unique().list.sort()
-        )
+        .then(pl.concat_list(pl.col("notified_to"), pl.lit([told], pl.List(pl.String))).list.unique().list.sort())
         .otherwise(pl.col("notified_to"))
     )
     done = (
@@ -133,15 +144,19 @@ def judge(
         _record(cache, spec.name, known, set(found["day"].to_list()))
     urls = list(spec.notify.urls)
     if notify and urls:
+        key = cache.address_key()
+        known, rekeyed = _rekeyed(known, urls, key)
+        _record(cache, spec.name, known, rekeyed)
+        everyone = [address_id(u, key) for u in urls]
         for url in urls:
             pending = known.filter(pl.col("notified_at").is_null())
-            ids, error = send(url, pending, tracker=spec.name, day=day)
+            ids, error = send(url, pending, tracker=spec.name, day=day, key=key, timeout=spec.notify.timeout)
             if error is not None:
                 result.errors.append(error)
             if ids:
-                known = _told(known, ids, url, urls, now)
+                known = _told(known, ids, address_id(url, key), everyone, now)
                 _record(cache, spec.name, known, set(pending.filter(pl.col("event_id").is_in(ids))["day"].to_list()))
-                result.notified[shown_url(url)] = len(ids)
+                result.notified[shown_address(url, key)] = len(ids)
     if digest:
         result.digest = keep_day_digest(spec, cache, service, day, month_spent=month_spent)
     return result

@@ -2,20 +2,21 @@
 Discord, e-mail, JSON webhooks and many more.
 
 Each address gets one message a judgement with every event it has not had yet (a webhook that
-failed gets them at the next run, once). An address may hold credentials: it is never shown, in
-a message, an error or a log line; apprise's own log lines, which show parts of addresses, are
-kept from the log while it sends, and its errors are reported without addresses.
+failed, or did not answer within the ``[notify] timeout``, gets them at the next run, once); each
+delivery is bounded (:mod:`storeframes.track.delivery`). An address may hold credentials: it is never
+shown, in a message, an error or a log line, only its kind and its keyed id
+(:func:`~storeframes.track.rules.shown_address`); apprise's own log lines, which show parts of
+addresses, are kept from the log while it sends, and its errors are reported without addresses.
 """
 
 from __future__ import annotations
 
 from datetime import date
-from typing import Any
 
 import polars as pl
 
-from ..errors import ConfigurationError
-from .rules import RULE_HEADINGS, RULES, quietly, shown_url, url_id
+from .delivery import deliver
+from .rules import DEFAULT_TIMEOUT, RULE_HEADINGS, RULES, address_id, shown_address
 
 __all__ = ["MOST_LINES", "message", "send"]
 
@@ -46,31 +47,28 @@ def message(events: pl.DataFrame, *, tracker: str, day: date) -> tuple[str, str]
     return title, "\n".join(lines).strip()
 
 
-def _apprise() -> Any:
-    try:
-        import apprise
-    except ImportError:
-        raise ConfigurationError("notifications need apprise: pip install 'storeframes[alerts]'") from None
-    return apprise
-
-
-def send(url: str, events: pl.DataFrame, *, tracker: str, day: date) -> tuple[list[str], str | None]:
-    """Send the address ``url`` the ``events`` it has not had (by their ``notified_to``), in one message.
+def send(
+    url: str,
+    events: pl.DataFrame,
+    *,
+    tracker: str,
+    day: date,
+    key: bytes,
+    timeout: float = DEFAULT_TIMEOUT,
+) -> tuple[list[str], str | None]:
+    """Send the address ``url`` the ``events`` it has not had (by their ``notified_to``, the ids of
+    :func:`~storeframes.track.rules.address_id` under the cache's ``key``), in one message, within
+    ``timeout`` seconds in all.
 
     Returns the ids of the events it got (none when it had them all, or the sending failed) and
     the failure in words (the address shown by its kind and id only), or None.
     """
-    apprise = _apprise()
-    owed = events.filter(~pl.col("notified_to").list.contains(url_id(url)))
+    owed = events.filter(~pl.col("notified_to").list.contains(address_id(url, key)))
     if owed.is_empty():
         return [], None
     title, body = message(owed, tracker=tracker, day=day)
-    with quietly() as held:
-        sender = apprise.Apprise()
-        sent = bool(sender.add(url)) and bool(
-            sender.notify(title=title, body=body, body_format=apprise.NotifyFormat.TEXT)
-        )
-    if sent:
+    why = deliver(url, title, body, timeout=timeout)
+    if why is None:
         return owed["event_id"].to_list(), None
-    why = "; ".join(dict.fromkeys(held.complaints)) or "it was not sent"
-    return [], f"notification to {shown_url(url)} failed ({why}); its {owed.height} event(s) go at the next run"
+    shown = shown_address(url, key)
+    return [], f"notification to {shown} failed ({why}); its {owed.height} event(s) go at the next run"

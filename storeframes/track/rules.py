@@ -34,6 +34,7 @@
     [notify]
     urls = ["json://127.0.0.1:8080/hook", "mailto://user:${SMTP_PASSWORD}@mail.example.test?to=team@example.test"]
     digest = "reports/{tracker}-{day}.html"
+    timeout = 10                  # seconds one address's delivery may take in all (the default)
 
 Every rule is checked when the spec is read: its keys, that its apps and keywords are ones the
 tracker follows (the rank rules need a ``search``, ``search_ads`` or ``search_history`` item,
@@ -46,6 +47,7 @@ environment variable ``NAME``, so a spec kept in git holds no password.
 from __future__ import annotations
 
 import hashlib
+import hmac
 import logging
 import os
 import re
@@ -60,15 +62,18 @@ from ..errors import ConfigurationError, InvalidParameterError
 
 __all__ = [
     "DEFAULT_TARGETS",
+    "DEFAULT_TIMEOUT",
     "LISTING_TARGETS",
     "RULES",
     "RULE_HEADINGS",
     "TOP_MARGIN",
     "Alert",
     "Notify",
+    "address_id",
     "parse_alerts",
     "parse_notify",
     "quietly",
+    "shown_address",
 ]
 
 RULES = ("rank_drop", "top", "listing_change", "new_advertiser", "budget", "unknown_field")
@@ -128,7 +133,7 @@ _KEYS: Mapping[str, tuple[str, ...]] = {
 _RANKED = ("search", "search_ads", "search_history")
 _LISTED = ("metadata", "changes")
 _ENV = re.compile(r"\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*))")
-_NOTIFY_KEYS = ("urls", "digest")
+_NOTIFY_KEYS = ("urls", "digest", "timeout")
 _ADDRESS = re.compile(r"\S+://\S+|\S+:\S+@\S+")
 
 
@@ -168,6 +173,14 @@ class Alert:
         return f"{self.name}: {words}{keywords if self.rule in ('rank_drop', 'top', 'new_advertiser') else ''}"
 
 
+DEFAULT_TIMEOUT = 10.0
+"""Seconds one address's delivery may take in all (``[notify] timeout``): connecting, sending, the
+answer; past it, the delivery is a failure and its events go at the next run."""
+
+MOST_TIMEOUT = 300.0
+"""The longest ``[notify] timeout`` allowed: a run holds its tracker's lease while it tells."""
+
+
 @dataclass(frozen=True)
 class Notify:
     """The ``[notify]`` table: apprise addresses told of new events, and the digest's path."""
@@ -177,25 +190,58 @@ class Notify:
     digest: str | None = None
     """Where a run writes its digest: a path (relative ones from the spec's folder), with ``{tracker}``
     and ``{day}`` filled in; None for no digest."""
+    timeout: float = DEFAULT_TIMEOUT
+    """Seconds one address's delivery may take in all (:data:`DEFAULT_TIMEOUT`)."""
 
     def __repr__(self) -> str:
-        return f"Notify({len(self.urls)} address(es): {', '.join(self.shown)}; digest={self.digest!r})"
+        return (
+            f"Notify({len(self.urls)} address(es): {', '.join(self.shown)}; digest={self.digest!r}; "
+            f"timeout={self.timeout:g} s)"
+        )
 
     @property
     def shown(self) -> tuple[str, ...]:
-        """The addresses as they may be shown: their kind (``json``, ``mailto`` ...) and id only."""
-        return tuple(shown_url(u) for u in self.urls)
+        """The addresses as they may be shown where no cache is at hand: their kind and place in the spec.
+
+        >>> Notify(("json://127.0.0.1/hook/tok", "mailto://u:pw@mail.example.test")).shown
+        ('json://… (address 1)', 'mailto://… (address 2)')
+        """
+        return tuple(f"{_scheme(u)}://… (address {n + 1})" for n, u in enumerate(self.urls))
 
 
-def url_id(url: str) -> str:
-    """An address's id in the events' ``notified_to``: the first 12 hex digits of its SHA-256."""
+def _scheme(url: str) -> str:
+    scheme = url.split("://", 1)[0] if "://" in url else ""
+    return scheme if re.fullmatch(r"[A-Za-z][A-Za-z0-9+.-]{0,31}", scheme) else "?"
+
+
+def address_id(url: str, key: bytes) -> str:
+    """An address's id in the events' ``notified_to``, its failures and summaries: the first 12 hex digits
+    of the HMAC-SHA256 of the address under ``key`` (the cache's :meth:`~storeframes.cache.Cache.address_key`).
+    Without the key, an id says nothing of the address: no guess of a password can be checked against it.
+
+    >>> address_id("json://127.0.0.1/hook", b"k" * 32) == address_id("json://127.0.0.1/hook", b"j" * 32)
+    False
+    """
+    return hmac.new(key, url.encode(), hashlib.sha256).hexdigest()[:12]
+
+
+def shown_address(url: str, key: bytes) -> str:
+    """An address as it may be shown: its scheme and its id (:func:`address_id`), never its host, user or password.
+
+    >>> shown_address("mailtos://user:pw@mail.example.test", b"k" * 32).startswith("mailtos://…#")
+    True
+    """
+    return f"{_scheme(url)}://…#{address_id(url, key)}"
+
+
+def unkeyed_id(url: str) -> str:
+    """The id earlier versions wrote in the events' ``notified_to`` (an unkeyed digest of the address): read
+    only to recognise those events' addresses, and replaced by :func:`address_id` when they are rewritten.
+
+    >>> len(unkeyed_id("json://127.0.0.1/hook"))
+    12
+    """
     return hashlib.sha256(url.encode()).hexdigest()[:12]
-
-
-def shown_url(url: str) -> str:
-    """An address as it may be shown: its scheme and id, never its host, user or password."""
-    scheme = url.split("://", 1)[0] if "://" in url else "?"
-    return f"{scheme}://…#{url_id(url)}"
 
 
 Fail = Callable[[str | None, str | None, Any, str], InvalidParameterError]
@@ -363,7 +409,11 @@ def parse_notify(table: Any, fail: Fail, *, folder: Path | None) -> Notify:
         if not path.is_absolute() and folder is not None:
             path = folder / path
         digest = str(path)
-    return Notify(tuple(dict.fromkeys(urls)), digest)
+    timeout = table.get("timeout", DEFAULT_TIMEOUT)
+    if isinstance(timeout, bool) or not isinstance(timeout, int | float) or not 0 < timeout <= MOST_TIMEOUT:
+        allowed = f"seconds one address's delivery may take, above 0 and at most {MOST_TIMEOUT:g}"
+        raise fail("notify", "timeout", timeout, f"{allowed} (default {DEFAULT_TIMEOUT:g})")
+    return Notify(tuple(dict.fromkeys(urls)), digest, float(timeout))
 
 
 def _filled(fail: Fail, n: int, url: str) -> str:
@@ -434,7 +484,7 @@ def _check_urls(fail: Fail, urls: Sequence[str]) -> None:
             known = apprise.Apprise.instantiate(url) is not None
         if not known:
             raise fail(
-                "notify", "urls", f"address {n + 1} ({shown_url(url)})",
+                "notify", "urls", f"address {n + 1} ({_scheme(url)}://…)",
                 "an address apprise knows (json://host/path, mailto://…, slack://…, msteams://…, discord://…: "
                 "see apprise's list of services)",
             )  # fmt: skip

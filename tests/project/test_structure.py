@@ -113,14 +113,15 @@ def test_import_storeframes_leaves_the_heavy_libraries_until_a_call_needs_them()
 
 
 def test_only_the_alerts_notifications_reach_apprise():
-    """Notifications have one sender (apprise, behind ``track/notify.py``, which ``track/rules.py`` asks to check
-    an address and to keep its log quiet): no other module sends a message or reads apprise's log."""
+    """Notifications have one sender (``track/delivery.py``: apprise, and httpx for JSON webhooks under a deadline;
+    ``track/rules.py`` asks apprise to check an address and to keep its log quiet): no other module sends a
+    message or reads apprise's log."""
     users = {
         _module(path)
         for path in PACKAGE.rglob("*.py")
         if "apprise" in {n.split(".")[0] for n in _runtime_imports(path)}
     }
-    assert users == {"storeframes.track.notify", "storeframes.track.rules"}
+    assert users == {"storeframes.track.delivery", "storeframes.track.rules"}
 
 
 def test_only_the_agent_server_speaks_the_model_context_protocol():
@@ -184,6 +185,7 @@ def test_only_the_request_path_and_the_sandbox_send_http():
         "storeframes.wire.safety",  # the token's auth flow on that path, and base URLs checked
         "storeframes.sandbox._client",  # the in-process sandbox's client
         "storeframes.sandbox.transport",  # and its transport
+        "storeframes.track.delivery",  # a tracker's JSON webhooks, under a total deadline (never the service)
     }
 
 

@@ -11,11 +11,12 @@ import pytest
 
 from storeframes.cache import EVENT_SCHEMA
 from storeframes.track.notify import MOST_LINES, message, send
-from storeframes.track.rules import url_id
+from storeframes.track.rules import address_id
 
 pytest.importorskip("apprise")
 
 DAY = date(2026, 11, 20)
+KEY = b"k" * 32
 
 
 def _events(rules: list[str]) -> pl.DataFrame:
@@ -54,11 +55,11 @@ def test_a_storm_is_one_message_listing_at_most_most_lines_events():
 def test_an_address_that_cannot_be_reached_is_reported_without_its_credentials(caplog: pytest.LogCaptureFixture):
     caplog.set_level(logging.DEBUG)
     url = "json://robot:pw-4471@127.0.0.1:9/hook/tok-8812"  # port 9 (discard): nothing listens
-    got, error = send(url, _events(["top"]), tracker="watch", day=DAY)
+    got, error = send(url, _events(["top"]), tracker="watch", day=DAY, key=KEY)
     assert got == [] and error is not None
-    assert error.startswith(f"notification to json://…#{url_id(url)} failed (")
+    assert error.startswith(f"notification to json://…#{address_id(url, KEY)} failed (")
     for text in (error, caplog.text):
         assert "pw-4471" not in text and "tok-8812" not in text and "robot" not in text
     # an address that had every event is sent nothing
-    told = _events(["top"]).with_columns(notified_to=pl.lit([url_id(url)], pl.List(pl.String)))
-    assert send(url, told, tracker="watch", day=DAY) == ([], None)
+    told = _events(["top"]).with_columns(notified_to=pl.lit([address_id(url, KEY)], pl.List(pl.String)))
+    assert send(url, told, tracker="watch", day=DAY, key=KEY) == ([], None)
