@@ -116,5 +116,7 @@ def server_command(spec: Path, *flags: str) -> tuple[str, list[str]]:
 
 
 def rows(result: Any) -> list[dict[str, Any]]:
-    """The rows of a tool's structured result."""
-    return list(result.structured_content["rows"])
+    """The rows of a tool's structured result: inside ``untrusted_third_party_data`` for a tool whose rows come
+    from the service or the cache, at the top for the others (the server's own words)."""
+    data = result.structured_content
+    return list(data.get("untrusted_third_party_data", data)["rows"])

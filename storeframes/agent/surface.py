@@ -103,13 +103,19 @@ class Surface:
         return said
 
     def run(self, tool: str, call: Callable[[], Shown]) -> Shown:
-        """``call`` under the lock, its warnings kept as notes; a refusal or an error as an error result."""
+        """``call`` under the lock, its warnings kept as notes; a refusal or an error as an error result, a
+        failure of a native library (a ``BaseException`` such as a panic) too: only an interrupt or an exit
+        goes through, so the server answers the next call."""
         with self._lock, warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             try:
                 shown = call()
             except Exception as exc:  # a server answers every call: the assistant reads what went wrong
                 shown = Shown(f"{tool} failed: {type(exc).__name__}: {exc}", {"error": type(exc).__name__}, error=True)
+            except BaseException as exc:  # a native library's panic: this call fails, the server goes on
+                if isinstance(exc, KeyboardInterrupt | SystemExit | GeneratorExit):
+                    raise
+                shown = _broke(tool, exc)
         said = list(dict.fromkeys(f"{w.category.__name__}: {w.message}" for w in caught))
         if said:
             shown.text += (
@@ -478,6 +484,17 @@ class Surface:
 
     def describe(self, name: str | None = None) -> Shown:
         return describe(name, self.settings())
+
+
+def _broke(tool: str, exc: BaseException) -> Shown:
+    """The error result of a call a native library broke off (its first line said, no traceback)."""
+    said = (str(exc).strip().splitlines() or ["no message"])[0]
+    said = said if len(said) <= 200 else said[:199] + "…"
+    text = (
+        f"{tool} failed inside a native library ({type(exc).__name__}: {said}); the call was stopped and the "
+        "server goes on: ask a smaller question (a filter, fewer columns, a LIMIT), or another tool"
+    )
+    return Shown(text, {"error": type(exc).__name__}, error=True)
 
 
 def _request(params: str) -> str:

@@ -1,8 +1,10 @@
 """``storeframes mcp``: the Model Context Protocol server for AI assistants (see :mod:`storeframes.agent`).
 
 stdout belongs to the protocol over stdio, so everything said to people goes to stderr: one line
-saying which service, cache, budget and gate the server uses. Exit status 2 for bad input, a
-missing ``mcp`` extra, or (served offline) no cache at ``--cache-dir``, refused before the server starts.
+saying which service, cache, budget and gate the server uses. Over HTTP, every request must carry the
+owner's bearer token: ``$STOREFRAMES_MCP_TOKEN``, else a new one said once on stderr with the header to
+send. Exit status 2 for bad input (a short ``$STOREFRAMES_MCP_TOKEN`` too), a missing ``mcp`` extra, or
+(served offline) no cache at ``--cache-dir``, refused before the server starts.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ def run_mcp(args: argparse.Namespace) -> int:
         _err('the MCP server needs the mcp extra: pip install "storeframes[mcp]"')
         return 2
     from ..agent import open_surface, secrets
+    from ..agent.bearer import ENV_MCP_TOKEN, bearer_token
     from ..agent.server import build_server, is_loopback, run_server
 
     if args.transport == "http" and not is_loopback(args.host):
@@ -36,6 +39,13 @@ def run_mcp(args: argparse.Namespace) -> int:
     if args.today is not None and not args.sandbox:
         _err("--today pins the sandbox's clock: use it with --sandbox")
         return 2
+    bearer, chosen = None, False
+    if args.transport == "http":
+        try:
+            bearer, chosen = bearer_token()
+        except ConfigurationError as exc:
+            _err(str(exc))
+            return 2
     try:
         surface = open_surface(
             args.cache_dir,
@@ -53,7 +63,14 @@ def run_mcp(args: argparse.Namespace) -> int:
         _err(str(exc))
         return 1
     said = surface.settings()
-    where = f" on http://{args.host}:{args.port}/mcp" if args.transport == "http" else " on stdio"
+    url = f"http://{args.host}:{args.port}/mcp"
+    where = f" on {url}" if args.transport == "http" else " on stdio"
     _err("serving" + where + ": " + "; ".join(f"{k} {v}" for k, v in said.items()))
-    run_server(build_server(surface, secrets=secrets()), transport=args.transport, host=args.host, port=args.port)
+    if bearer is not None:
+        sent = f"${ENV_MCP_TOKEN}" if chosen else bearer
+        _err(f"every request to {url} must send the header: Authorization: Bearer {sent}")
+        if not chosen:
+            _err(f"(a new token each start, said only here; set {ENV_MCP_TOKEN} to keep one)")
+    server = build_server(surface, secrets=secrets(), bearer=bearer, url=url)
+    run_server(server, transport=args.transport, host=args.host, port=args.port)
     return 0

@@ -24,6 +24,8 @@ import anyio
 import httpx
 from mcp import Client, StdioServerParameters
 from mcp.client.stdio import stdio_client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import create_mcp_http_client
 
 import storeframes as sf
 from storeframes.analysis import movers
@@ -387,8 +389,10 @@ def _free_port() -> int:
 def test_over_streamable_http_on_loopback(spec, tmp_path):
     port = _free_port()
     command, args = server_command(spec, "--transport", "http", "--port", str(port))
+    owner = "the-owner-s-bearer-token-0123456789abcdef"
     with open(tmp_path / "http.log", "w") as log:
-        process = subprocess.Popen([command, *args], env=server_env(), stdout=log, stderr=subprocess.STDOUT)
+        env = server_env(STOREFRAMES_MCP_TOKEN=owner)
+        process = subprocess.Popen([command, *args], env=env, stdout=log, stderr=subprocess.STDOUT)
         try:
             deadline = time.monotonic() + 60
             while time.monotonic() < deadline:
@@ -400,7 +404,11 @@ def test_over_streamable_http_on_loopback(spec, tmp_path):
                     time.sleep(0.2)
 
             async def go() -> tuple[list[Any], Any]:
-                async with Client(f"http://127.0.0.1:{port}/mcp") as client:
+                http = create_mcp_http_client(headers={"Authorization": f"Bearer {owner}"})
+                async with (
+                    http,
+                    Client(streamable_http_client(f"http://127.0.0.1:{port}/mcp", http_client=http)) as client,
+                ):
                     tools = (await client.list_tools()).tools
                     return tools, await client.call_tool(
                         "plan", {"function": "search_frame", "arguments": {"keywords": ["maps"]}}
@@ -408,7 +416,11 @@ def test_over_streamable_http_on_loopback(spec, tmp_path):
 
             tools, planned = anyio.run(go)
             body = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
-            headers = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
+            headers = {
+                "Content-Type": "application/json",
+                "Accept": "application/json, text/event-stream",
+                "Authorization": f"Bearer {owner}",  # the owner's: only the Host or Origin is wrong
+            }
             rebound = httpx.post(f"http://127.0.0.1:{port}/mcp", json=body, headers={**headers, "Host": "evil.example"})
             foreign = httpx.post(
                 f"http://127.0.0.1:{port}/mcp", json=body, headers={**headers, "Origin": "https://evil.example"}
