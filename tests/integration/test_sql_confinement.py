@@ -272,4 +272,6 @@ def test_the_sql_tool_over_the_sdks_client_reads_no_file_and_stays_small(planted
     said = reading.content[0].text
     assert reading.is_error and "the table function read_text is not allowed" in said
     assert TOKEN not in said and TOKEN[::-1] not in said
-    assert not answered.is_error and answered.structured_content["rows"] == [{"app_id": APP}]
+    assert not answered.is_error and answered.structured_content["untrusted_third_party_data"]["rows"] == [
+        {"app_id": APP}
+    ]
