@@ -359,6 +359,17 @@ class Files:
             raise ValueError(f"it holds {len(data):,} bytes, more than the {most:,} it may hold")
         return data
 
+    def rows_of(self, key: str) -> tuple[dict[str, str], int, list[int]]:
+        """The key-value metadata, the rows and the rows of each row group of a Parquet file of the store, from its
+        footer alone (none of its rows read): in place from a folder, in ranges from a bucket, else from the
+        whole value."""
+        import pyarrow.parquet as pq
+
+        path = self.local(key)
+        found = pq.read_metadata(str(path) if path is not None else self.open(key))
+        groups = [found.row_group(i).num_rows for i in range(found.num_row_groups)]
+        return footer(found.metadata), found.num_rows, groups
+
     def footer_of(self, key: str) -> tuple[dict[str, str], pl.Schema]:
         """The key-value metadata and the columns (as polars reads them) of a Parquet file of the store,
         from its footer alone: read in place from a folder, else through the store's ``open`` (in ranges

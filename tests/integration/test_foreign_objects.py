@@ -10,7 +10,10 @@ where they are; files under good names that cannot be read are set aside, as any
 
 from __future__ import annotations
 
+import json
 import os
+import subprocess
+import sys
 import warnings
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
@@ -24,10 +27,13 @@ from storeframes.cache import Cache, CacheWarning
 from storeframes.cli import main
 from storeframes.sandbox import SANDBOX_KEY, SandboxServer, World
 from storeframes.track.alerts import month_spent_of
+from tests._children import child_env
 from tests.conftest import SANDBOX_TODAY
 
 WORLD = World(0)
-APPS = [a for a in WORLD.app_ids("ios") if a not in WORLD.UNAVAILABLE_IN_US][:3]
+APPS, OTHER = (lambda found: (found[:3], found[3:4]))(
+    [a for a in WORLD.app_ids("ios") if a not in WORLD.UNAVAILABLE_IN_US]
+)
 ID = "20261120T000000000000Z-000000000000-000000"
 DAY = date(2026, 11, 20)
 DIGEST_DAY = date(2026, 11, 21)
@@ -202,3 +208,89 @@ def test_links_and_named_pipes_in_a_cache_folder_are_passed_over_and_named_once(
             assert len(named) == 1 and "not a regular file" in named[0] and "passed over" in named[0], (key, said)
             assert where.holds(key)
     assert len(said) == len(planted) + 1, said
+
+
+# -- a kept frame of many more rows than its answer's ----------------------------------------------------------
+
+PLANTED_ROWS = 2_000_000
+_MEASURE = """
+import json, resource, sys, warnings
+import polars as pl
+import storeframes as sf
+from storeframes.cache import CacheWarning
+args = json.loads(sys.argv[1])
+options = {"rate_limit": (600, 1.0), "progress": False, **args["options"]}
+with sf.Client(None, cache_dir=args["url"], offline=True, **options) as client:
+    client.metadata_frame(args["other"])  # the same work once, on another answer: imports, caches, pools
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        frame = client.metadata_frame(args["apps"])
+    after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+print(json.dumps({
+    "grown": (after - before) * 1024,
+    "same": frame.equals(pl.read_parquet(args["expected"])),
+    "said": [str(w.message) for w in caught if issubclass(w.category, CacheWarning)],
+}))
+"""
+
+
+def _plant_rows(where: Where, key: str, rows: int) -> None:
+    """Write over the kept frame ``key`` a file with its columns, flattener and provenance, and ``rows`` rows
+    (its own repeated), written a row group at a time: a few MB of Parquet that read to hundreds of MB."""
+    import io
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    if where.bucket is None:
+        source = Path(where.url, *key.split("/")).read_bytes()
+    else:
+        source = where.bucket.objects()[f"{where.bucket.prefix}/{key}"]
+    kept = pq.read_table(pa.BufferReader(source))
+    said = {k: v for k, v in (pq.read_metadata(pa.BufferReader(source)).metadata or {}).items() if b"ARROW" not in k}
+    block = pa.concat_tables([kept] * (50_000 // kept.num_rows + 1)).slice(0, 50_000)
+    block = block.replace_schema_metadata(said)  # the provenance and flattener of the file it replaces
+    sink = io.BytesIO()
+    with pq.ParquetWriter(sink, block.schema, compression="zstd") as writer:
+        for _ in range(rows // block.num_rows):
+            writer.write_table(block)
+    where.plant(key, sink.getvalue())
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("place", ["folder", "bucket"])
+def test_a_kept_frame_of_two_million_rows_is_refused_before_its_rows_are_read(place, tmp_path, request):
+    if place == "folder":
+        where = Where(str(tmp_path / "cache"), {})
+    else:
+        bucket = request.getfixturevalue("s3_bucket")
+        where = Where(bucket.url, {"storage_options": bucket.storage_options}, bucket)
+    with SandboxServer(port=0, today=SANDBOX_TODAY) as server:
+        with where.client(server) as first:
+            fetched = first.metadata_frame(APPS)
+            first.metadata_frame(OTHER)  # another answer, read first by the child to warm it up
+    kept = Cache(where.url, **where.options)
+    [entry] = [e for e in kept.entries("metadata") if len(e.cells) == len(APPS)]
+    [key] = [k for k in kept.storage.list("frames/") if entry.id in k]
+    _plant_rows(where, key, PLANTED_ROWS)
+    expected = tmp_path / "expected.parquet"
+    fetched.write_parquet(expected)
+    args = {"url": where.url, "options": where.options, "apps": APPS, "other": OTHER, "expected": str(expected)}
+    done = subprocess.run(
+        [sys.executable, "-c", _MEASURE, json.dumps(args)],
+        env=child_env(),
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    measured = json.loads(done.stdout)
+    print(
+        f"peak memory growth reading a planted {PLANTED_ROWS:,}-row kept frame ({place}): {measured['grown']:,} bytes"
+    )
+    assert measured["same"]  # the right rows, built again from the kept answer
+    [said] = measured["said"]
+    assert f"{PLANTED_ROWS:,} rows where the index recorded {fetched.height:,}" in said and "set aside" in said
+    assert measured["grown"] < 150 << 20, f"{measured['grown']:,} bytes: the planted rows were read"
