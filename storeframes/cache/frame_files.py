@@ -63,6 +63,7 @@ class Part:
     version: str
     groups: dict[str, int]  # -1: the answer has no rows in this table
     columns: pl.Schema | None = None  # the frame's columns (without ``entry``)
+    rows: tuple[int, ...] | None = None  # the rows of each row group, as the footer says
 
 
 def _without_entry(columns: pl.Schema) -> pl.Schema:
@@ -344,7 +345,8 @@ class FrameFiles:
             groups = json.loads(meta["storeframes.row_groups"])
             held = {e: i for i, ids in enumerate(groups) for e in ids}
             held.update((e, -1) for e in json.loads(meta.get("storeframes.empty", "[]")))
-            return Part(meta["storeframes.flattener"], held, _without_entry(columns))
+            rows = tuple(files.rows_of(key)[2])
+            return Part(meta["storeframes.flattener"], held, _without_entry(columns), rows)
         except FileNotFoundError:
             return None
         except unreadable() as exc:
@@ -401,6 +403,11 @@ class FrameFiles:
         found: dict[str, pl.DataFrame] = {}
         for key, groups in wanted.items():
             ids = sorted({i for group in groups.values() for i in group})
+            if (why := self._part_misfit(parts[key], table, version, groups)) is not None:
+                self._mistrust(key, why)  # before any of its rows is read
+                with self._lock:
+                    self._parts.get(table, {}).pop(key, None)
+                continue
             try:
                 rows = self._part_rows(key, ids, [g for g in groups if g >= 0])
             except FileNotFoundError:  # replaced by a newer compaction: the caller looks again
@@ -420,6 +427,19 @@ class FrameFiles:
                 continue
             found.update(frames)
         return found
+
+    def _part_misfit(self, part: Part, table: str, version: str, groups: Collection[int]) -> str | None:
+        """Why the row groups ``groups`` of a compacted file (as its footer counts their rows) cannot hold the
+        frames of the answers it lists in them: not the rows the index recorded for those answers."""
+        for group in (g for g in groups if g >= 0):
+            members = [e for e, g in part.groups.items() if g == group]
+            recorded = [self._rows(e, table, version) for e in members]
+            if part.rows is None or any(r is None for r in recorded):
+                continue  # answers of an earlier version: checked once read
+            if group >= len(part.rows) or part.rows[group] != sum(r or 0 for r in recorded):
+                held = part.rows[group] if group < len(part.rows) else 0
+                return f"{held:,} rows in a row group where the index recorded {sum(r or 0 for r in recorded):,}"
+        return None
 
     def locate(
         self,

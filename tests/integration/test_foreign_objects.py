@@ -294,3 +294,35 @@ def test_a_kept_frame_of_two_million_rows_is_refused_before_its_rows_are_read(pl
     [said] = measured["said"]
     assert f"{PLANTED_ROWS:,} rows where the index recorded {fetched.height:,}" in said and "set aside" in said
     assert measured["grown"] < 150 << 20, f"{measured['grown']:,} bytes: the planted rows were read"
+
+
+def test_a_compacted_frame_file_whose_row_groups_hold_other_rows_is_refused_before_they_are_read(where):
+    import io
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    with SandboxServer(port=0, today=SANDBOX_TODAY) as server:
+        with where.client(server) as first:
+            fetched = first.metadata_frame(APPS)
+            first.metadata_frame(OTHER)
+    assert main(["cache", "compact", "--cache-dir", where.url]) == 0
+    kept = Cache(where.url, **where.options)
+    [key] = [k for k in kept.storage.list("frames/") if k.rpartition("/")[2].startswith("part-")]
+    source = kept.storage.get(key)
+    said = {k: v for k, v in (pq.read_metadata(pa.BufferReader(source)).metadata or {}).items() if b"ARROW" not in k}
+    compacted = pq.ParquetFile(pa.BufferReader(source))
+    sink = io.BytesIO()
+    with pq.ParquetWriter(sink, compacted.schema_arrow.with_metadata(said), compression="zstd") as writer:
+        for group in range(compacted.num_row_groups):  # each row group as listed, its rows repeated
+            rows = compacted.read_row_group(group)
+            many = pa.concat_tables([rows] * (100_000 // rows.num_rows + 1)).slice(0, 100_000)
+            writer.write_table(many.replace_schema_metadata(said), row_group_size=many.num_rows)
+    where.plant(key, sink.getvalue())
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with where.client(None) as offline:
+            assert offline.metadata_frame(APPS).equals(fetched)  # built again from the kept answer
+    [message] = [str(w.message) for w in caught]
+    assert "100,000 rows in a row group where the index recorded" in message and "set aside" in message
+    assert where.holds(key + ".corrupt")
