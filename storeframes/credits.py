@@ -103,12 +103,12 @@ _OPEN: weakref.WeakSet[Credits] = weakref.WeakSet()
 @atexit.register
 def _merge_at_exit() -> None:
     """Merge the open sessions' small files, on a daemon thread waited for until the exit's deadline
-    (:func:`~storeframes.cache.frame_files.exit_wait`): a cache that stopped answering holds the exit no longer.
+    (:func:`~storeframes.cache.behind.exit_wait`): a cache that stopped answering holds the exit no longer.
     A forked child's exit leaves its parent's sessions alone: they are the parent's to tidy."""
     sessions = [credits for credits in _OPEN if built_here(credits.pid)]
     if not sessions:
         return
-    from .cache.frame_files import at_exit, exit_deadline, exit_wait
+    from .cache.behind import at_exit, exit_deadline, exit_wait
 
     def merge() -> None:
         for credits in sessions:

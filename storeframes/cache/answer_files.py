@@ -259,7 +259,7 @@ class AnswerFiles:
         answer's name (``.json.zst``, or ``.json.gz`` of format 1); one listing."""
         folder = prefix("answers", endpoint)
         found: dict[str, str] = {}
-        for key in self._files.storage.list(folder):
+        for key in self._files.ours(self._files.storage.list(folder)):
             for suffix in ANSWERS:
                 if key.endswith(suffix) and in_folder(key, folder):
                     found.setdefault(name(key).removesuffix(suffix), suffix)

@@ -119,7 +119,11 @@ class Compaction:
         """A few compacted files of ``table`` holding the frames of the ``current`` answers (snapshots included);
         (files replaced, answers' frames left out, files written)."""
         folder = frames_prefix(table)
-        keys = [k for k in self._files.storage.list(folder) if k.endswith(".parquet") and in_folder(k, folder)]
+        keys = [
+            k
+            for k in self._files.ours(self._files.storage.list(folder))
+            if k.endswith(".parquet") and in_folder(k, folder)
+        ]
         parts = [k for k in keys if is_part(k)]
         if not keys or (len(parts) == len(keys) and len(parts) <= 1 and not self._superseded_in(parts, current)):
             return 0, 0, 0

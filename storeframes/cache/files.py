@@ -24,7 +24,7 @@ import polars as pl
 
 from .._version import __version__
 from ..errors import CacheUnavailableError, warn
-from .layout import ANSWERS, FORMAT, MARKER, name
+from .layout import ANSWERS, FORMAT, MARKER, foreign, name
 from .parquet import cannot_reach, footer, newer_format, unreadable
 from .stores import NotAFileError, StoreBase
 
@@ -37,6 +37,12 @@ PROBE = "leases/probe-"
 """Where :meth:`Files.probe` writes (and removes) its small object: beside the leases, under the cache's prefix."""
 _WRITABLE: set[str] = set()
 """The stores this process found writable (by their location): each is probed once."""
+_PASSED: dict[str, set[str]] = {}
+"""The objects each cache (by its location) was found to hold that storeframes did not write, reported once
+per process each."""
+_PASSED_LOCK = threading.Lock()
+_NAMED = 20
+"""How many such objects of one cache are named in a warning each; beyond them, one warning says there are more."""
 _HINT = (
     "nothing was sent. Give cache_dir= (or STOREFRAMES_CACHE_DIR) a cache this process can write, "
     "cache_dir=False to fetch without one, or offline=True to read what it holds"
@@ -101,15 +107,67 @@ class Files:
             return None
         with self.lock:
             self._unlisted.pop(prefix, None)
-        odd = self.storage.odd_keys()
-        if odd:
-            shown = ", ".join(repr(key) for key in odd[:3]) + (f" and {len(odd) - 3:,} more" if len(odd) > 3 else "")
-            self.warn_once(
-                f"odd {len(odd)}",
-                f"the cache at {self.location} holds {len(odd):,} object(s) it did not write, whose names have an "
-                f"empty, '.' or '..' part ({shown}): they were passed over; remove them",
+        for key in self.storage.odd_keys():
+            reason = foreign(key)
+            if reason is not None:
+                self.pass_over(key, reason)
+            else:  # a link, a named pipe...: never read, never followed
+                self.pass_over(
+                    key,
+                    f"cache file {key} is unreadable ({self._what(key)}, not a regular file: never read); storeframes "
+                    "did not write it: it is passed over, and set aside where the cache reads a file of that name",
+                    said=True,
+                )
+        return self.ours(listed)
+
+    def _what(self, key: str) -> str:
+        """What stands under ``key`` in the cache's folder that is not a regular file (a symbolic link...)."""
+        if self.path is None:
+            return "not a value"
+        try:
+            return NotAFileError.of(key, os.lstat(self.path.joinpath(*key.split("/"))).st_mode).what
+        except OSError:
+            return "gone since"
+
+    def ours(self, keys: list[str]) -> list[str]:
+        """``keys`` (of a listing) without those storeframes never writes (see
+        :func:`~storeframes.cache.layout.foreign`): each of those is passed over, reported once."""
+        kept = []
+        for key in keys:
+            reason = foreign(key)
+            if reason is None:
+                kept.append(key)
+            else:
+                self.pass_over(key, reason)
+        return kept
+
+    def pass_over(self, key: str, reason: str, *, said: bool = False) -> None:
+        """Report once per process that the store holds ``key``, which storeframes did not write (``reason``, or
+        the whole message when ``said``): it is never read, moved nor removed. The first :data:`_NAMED` of a
+        cache are named, then one says there are more."""
+        with _PASSED_LOCK:
+            seen = _PASSED.setdefault(self.location, set())
+            if key in seen:
+                return
+            seen.add(key)
+            count = len(seen)
+        if count <= _NAMED:
+            message = (
+                reason
+                if said
+                else (
+                    f"the cache at {self.location} holds {key!r}, which storeframes did not write ({reason}): it was "
+                    "passed over and left where it is; remove it"
+                )
             )
-        return listed
+        elif count == _NAMED + 1:
+            message = (
+                f"the cache at {self.location} holds more objects storeframes did not write than the {_NAMED} named: "
+                "they are passed over and left where they are, and not reported one by one"
+            )
+        else:
+            return
+        warn(message, CacheWarning)
 
     def listed(self, prefix: str) -> bool:
         """Whether the last listing of ``prefix`` (if any) succeeded."""
@@ -219,6 +277,9 @@ class Files:
         not moved: it is reported once and treated as not cached where it is.
         """
         called = name(key)
+        with _PASSED_LOCK:
+            if key in _PASSED.get(self.location, ()):
+                reason = None  # reported once already, when a listing passed over it
         if isinstance(reason, BaseException) and cannot_reach(reason):
             self.warn_once(
                 f"read {key}", f"cannot read cache file {called} ({reason}); treated as not cached and left where it is"
@@ -297,6 +358,17 @@ class Files:
         if len(data) > most:
             raise ValueError(f"it holds {len(data):,} bytes, more than the {most:,} it may hold")
         return data
+
+    def rows_of(self, key: str) -> tuple[dict[str, str], int, list[int]]:
+        """The key-value metadata, the rows and the rows of each row group of a Parquet file of the store, from its
+        footer alone (none of its rows read): in place from a folder, in ranges from a bucket, else from the
+        whole value."""
+        import pyarrow.parquet as pq
+
+        path = self.local(key)
+        found = pq.read_metadata(str(path) if path is not None else self.open(key))
+        groups = [found.row_group(i).num_rows for i in range(found.num_row_groups)]
+        return footer(found.metadata), found.num_rows, groups
 
     def footer_of(self, key: str) -> tuple[dict[str, str], pl.Schema]:
         """The key-value metadata and the columns (as polars reads them) of a Parquet file of the store,

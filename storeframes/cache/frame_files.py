@@ -1,25 +1,12 @@
 """Kept frames: a file per answer and table, or compacted files of many answers (a row group per few
 answers, listed in the footer); read a few row groups at a time, and large frames written behind the
-call on a writer thread.
-
-The writer thread is a daemon: when the interpreter exits, the frames still being written are waited
-for at most :func:`exit_wait` seconds (``$STOREFRAMES_EXIT_WAIT``, :data:`EXIT_WAIT` by default), then
-left, with a line on stderr saying how many and where. Nothing is lost that cannot be made again: a
-frame is made from an answer kept in the cache before it, so the frame is made again from it when
-next read, and no credit is spent for it."""
+call on a writer thread (:mod:`storeframes.cache.behind`, which says what the exit waits for)."""
 
 from __future__ import annotations
 
-import atexit
 import functools
 import json
-import os
-import queue
-import sys
-import threading
 import time
-import weakref
-from collections import Counter
 from collections.abc import Callable, Collection, Iterable, Mapping
 from concurrent.futures import Future
 from concurrent.futures import wait as wait_for
@@ -31,6 +18,7 @@ import polars as pl
 
 from ..answers import Entry
 from ..errors import warn
+from .behind import BEHIND, Writer
 from .files import CacheWarning, Files
 from .layout import (
     ENTRY,
@@ -44,7 +32,16 @@ from .layout import (
     provenance,
     relist_pause,
 )
-from .parquet import newer_format, newer_writer, parquet_bytes, parquet_columns, parquet_meta, read_parquet, unreadable
+from .parquet import (
+    newer_format,
+    newer_writer,
+    parquet_bytes,
+    parquet_columns,
+    parquet_meta,
+    read_parquet,
+    rows_in,
+    unreadable,
+)
 
 Check = Callable[[Entry, pl.DataFrame], str | None]
 """Why a kept frame is not its answer's, or None: the caller's check (rows of cells the answer does not
@@ -58,90 +55,6 @@ _SCAN_FILES = 16
 against 0.019 s)."""
 _FILE = "\x00storeframes-file"  # the column naming the file of each row, in a scan of many files
 
-ENV_EXIT_WAIT = "STOREFRAMES_EXIT_WAIT"
-EXIT_WAIT = 5.0
-"""Seconds the interpreter's exit waits, at most, for what is still being written to a cache (frames
-written behind the calls, the ledger's tidying), unless ``$STOREFRAMES_EXIT_WAIT`` says otherwise."""
-
-
-def exit_wait() -> float:
-    """Seconds the exit waits for writes to a cache: ``$STOREFRAMES_EXIT_WAIT`` (seconds >= 0), else :data:`EXIT_WAIT`."""
-    try:
-        seconds = float(os.environ.get(ENV_EXIT_WAIT, EXIT_WAIT))
-    except ValueError:
-        return EXIT_WAIT
-    return seconds if 0 <= seconds < float("inf") else EXIT_WAIT
-
-
-@functools.cache
-def exit_deadline() -> float:
-    """The monotonic time past which the exit waits no longer (fixed when first asked, at exit): every
-    wait at exit shares it, so the exit waits :func:`exit_wait` seconds in all, not each."""
-    return time.monotonic() + exit_wait()
-
-
-def at_exit(line: str) -> None:
-    """Say ``line`` on stderr at exit (warnings may be filtered, or shown nowhere, by then)."""
-    try:
-        sys.stderr.write(f"storeframes: {line}\n")
-        sys.stderr.flush()
-    except (OSError, ValueError):  # stderr closed
-        pass
-
-
-class _Writer:
-    """One daemon thread that runs the writes submitted to it, in order (a thread pool's non-daemon
-    workers would hold the interpreter's exit for as long as a stalled store takes)."""
-
-    def __init__(self) -> None:
-        self._jobs: queue.SimpleQueue[tuple[Future[None], Callable[[], None]] | None] = queue.SimpleQueue()
-        threading.Thread(target=self._run, name="storeframes-cache-writer", daemon=True).start()
-
-    def submit(self, job: Callable[[], None]) -> Future[None]:
-        future: Future[None] = Future()
-        self._jobs.put((future, job))
-        return future
-
-    def shutdown(self) -> None:
-        """End the thread once the writes submitted are done."""
-        self._jobs.put(None)
-
-    def _run(self) -> None:
-        while (item := self._jobs.get()) is not None:
-            future, job = item
-            if future.set_running_or_notify_cancel():
-                try:
-                    job()
-                except BaseException as exc:  # kept on the future, as a pool would
-                    future.set_exception(exc)
-                else:
-                    future.set_result(None)
-
-
-_BEHIND: weakref.WeakSet[FrameFiles] = weakref.WeakSet()
-"""The frame files of every cache that wrote behind the calls: waited for at exit."""
-
-
-@atexit.register
-def _wait_at_exit() -> None:
-    """Wait for the frames still being written, until :func:`exit_deadline`; then say what was left."""
-    while True:  # a write may submit another (a frame's, then its index's record of its rows): look again
-        pending = [(frames._files.location, future) for frames in list(_BEHIND) for future in frames.pending()]
-        if not pending:
-            return
-        wait_for([future for _, future in pending], timeout=max(0.0, exit_deadline() - time.monotonic()))
-        if time.monotonic() >= exit_deadline() or not all(future.done() for _, future in pending):
-            break
-    left = Counter(str(location) for location, future in pending if not future.done())
-    for location, count in left.items():
-        files = "file was" if count == 1 else "files were"
-        at_exit(
-            f"{count} frame {files} not written to the cache at {location}: it did not "
-            f"answer within {exit_wait():g} s of the exit (${ENV_EXIT_WAIT} sets how long to wait). The answers "
-            "they are made from were kept in the cache before them: the frames are made again from those when "
-            "next read, and no credit is spent again."
-        )
-
 
 @dataclass(frozen=True)
 class Part:
@@ -150,6 +63,7 @@ class Part:
     version: str
     groups: dict[str, int]  # -1: the answer has no rows in this table
     columns: pl.Schema | None = None  # the frame's columns (without ``entry``)
+    rows: tuple[int, ...] | None = None  # the rows of each row group, as the footer says
 
 
 def _without_entry(columns: pl.Schema) -> pl.Schema:
@@ -213,7 +127,7 @@ class FrameFiles:
         self._parts: dict[str, dict[str, Part]] = {}  # table -> compacted frame file -> what it holds
         self._own: dict[str, set[str]] = {}  # table -> the answers with a file of their own, as last listed:
         # their own file is read, not a compacted file's rows (a file planted as compacted never overrides them)
-        self._writer: _Writer | None = None  # writes large frames behind the calls
+        self._writer: Writer | None = None  # writes large frames behind the calls
         self._writing: dict[tuple[str, str], tuple[str, pl.DataFrame, Future[None]]] = {}  # (entry, table) ->
         # (flattener, frame, its write): frames not yet in their file, served from memory meanwhile
         self._jobs: set[Future[None]] = set()  # other writes behind the calls (the index recording rows)
@@ -263,10 +177,15 @@ class FrameFiles:
         """Why the kept frame ``frame`` of ``entry`` is not its answer's: its rows are not those the index
         recorded when it was written, or ``check`` finds rows of cells the answer does not hold; None
         when it agrees (a frame of an earlier version, with no rows recorded, is checked by ``check`` alone)."""
-        recorded = self._rows(entry.id, table, version)
-        if recorded is not None and frame.height != recorded:
-            return f"{frame.height:,} rows where the index recorded {recorded:,} for its answer"
-        return check(entry, frame) if check is not None else None
+        return self._misfit(entry.id, table, version, frame.height) or (check(entry, frame) if check else None)
+
+    def _misfit(self, entry_id: str, table: str, version: str, rows: int) -> str | None:
+        """Why a kept frame of ``rows`` rows (as read, or as its footer says) is not the answer's: not the rows the
+        index recorded when it was written; None when they agree or none are recorded."""
+        recorded = self._rows(entry_id, table, version)
+        if recorded is not None and rows != recorded:
+            return f"{rows:,} rows where the index recorded {recorded:,} for its answer"
+        return None
 
     def _mistrust(self, key: str, why: str) -> None:
         """Set the frame file ``key`` aside: what it holds is not its answers' frames (``why``)."""
@@ -284,16 +203,28 @@ class FrameFiles:
         """The frame of one entry from its own file; None if another flattener wrote it (or its columns
         are not ``schema``, or ``trust`` finds it is not its answer's: set aside), GONE if there is none.
 
-        Read by polars from the file's bytes: its footer first (the flattener, the columns),
-        then the columns, without going through pyarrow.
+        Its footer is read first, alone where the store reads in place or in ranges (a folder, a bucket): a file
+        whose rows are not those the index recorded is set aside before any of them is read. Then polars reads
+        the columns from the file's bytes.
         """
         files = self._files
         key = frame_key(entry, table)
         meta: dict[str, str] = {}
         try:
+            checked = files.path is not None or files.storage.capabilities.ranged_reads
+            if checked:
+                meta, rows, _ = files.rows_of(key)
+                if meta.get("storeframes.flattener") != version or newer_format(meta):
+                    return None
+                if (why := self._misfit(entry.id, table, version, rows)) is not None:
+                    self._mistrust(key, why)
+                    return None
             data = files.storage.get(key)
             meta = parquet_meta(data)
             if meta.get("storeframes.flattener") != version or newer_format(meta):
+                return None
+            if not checked and (why := self._misfit(entry.id, table, version, rows_in(data))) is not None:
+                self._mistrust(key, why)
                 return None
             if schema is not None and _without_entry(parquet_columns(data)) != schema:
                 return None  # built again from the raw answer, and written over
@@ -303,7 +234,7 @@ class FrameFiles:
                 self._mistrust(key, why)
                 return None
             return frame
-        except FileNotFoundError:
+        except (FileNotFoundError, IsADirectoryError):
             if files.is_folder(key):
                 files.warn_once(f"read {key}", f"cache file {name(key)} is a folder; the frame is built again")
                 return None
@@ -326,8 +257,13 @@ class FrameFiles:
             try:
                 path = self._files.local(key)
                 assert path is not None
-                if self._rows(entry.id, table, version) is not None:  # rows recorded by this flattener: no
-                    wanted.append((entry, path))  # footer read (other columns fail the scan, other rows ``trust``)
+                if self._rows(entry.id, table, version) is not None:  # rows recorded by this flattener: only
+                    # the rows of the footer looked at (other columns fail the scan)
+                    if (why := self._misfit(entry.id, table, version, self._files.rows_of(key)[1])) is not None:
+                        self._mistrust(key, why)
+                        out[entry.id] = None
+                    else:
+                        wanted.append((entry, path))
                     continue
                 meta = pl.read_parquet_metadata(path)
                 if meta.get("storeframes.flattener") != version or newer_format(meta):
@@ -409,7 +345,8 @@ class FrameFiles:
             groups = json.loads(meta["storeframes.row_groups"])
             held = {e: i for i, ids in enumerate(groups) for e in ids}
             held.update((e, -1) for e in json.loads(meta.get("storeframes.empty", "[]")))
-            return Part(meta["storeframes.flattener"], held, _without_entry(columns))
+            rows = tuple(files.rows_of(key)[2])
+            return Part(meta["storeframes.flattener"], held, _without_entry(columns), rows)
         except FileNotFoundError:
             return None
         except unreadable() as exc:
@@ -466,6 +403,11 @@ class FrameFiles:
         found: dict[str, pl.DataFrame] = {}
         for key, groups in wanted.items():
             ids = sorted({i for group in groups.values() for i in group})
+            if (why := self._part_misfit(parts[key], table, version, groups)) is not None:
+                self._mistrust(key, why)  # before any of its rows is read
+                with self._lock:
+                    self._parts.get(table, {}).pop(key, None)
+                continue
             try:
                 rows = self._part_rows(key, ids, [g for g in groups if g >= 0])
             except FileNotFoundError:  # replaced by a newer compaction: the caller looks again
@@ -485,6 +427,19 @@ class FrameFiles:
                 continue
             found.update(frames)
         return found
+
+    def _part_misfit(self, part: Part, table: str, version: str, groups: Collection[int]) -> str | None:
+        """Why the row groups ``groups`` of a compacted file (as its footer counts their rows) cannot hold the
+        frames of the answers it lists in them: not the rows the index recorded for those answers."""
+        for group in (g for g in groups if g >= 0):
+            members = [e for e, g in part.groups.items() if g == group]
+            recorded = [self._rows(e, table, version) for e in members]
+            if part.rows is None or any(r is None for r in recorded):
+                continue  # answers of an earlier version: checked once read
+            if group >= len(part.rows) or part.rows[group] != sum(r or 0 for r in recorded):
+                held = part.rows[group] if group < len(part.rows) else 0
+                return f"{held:,} rows in a row group where the index recorded {sum(r or 0 for r in recorded):,}"
+        return None
 
     def locate(
         self,
@@ -538,8 +493,8 @@ class FrameFiles:
             key = (entry.id, table)
             with self._lock:
                 if self._writer is None:
-                    self._writer = _Writer()
-                    _BEHIND.add(self)
+                    self._writer = Writer()
+                    BEHIND.add(self)
                 future = self._writer.submit(functools.partial(self._write, entry, table, version, frame))
                 self._writing[key] = (version, frame, future)
             future.add_done_callback(lambda done: self._written(key, done))
@@ -560,8 +515,8 @@ class FrameFiles:
         """Run ``job`` on the writer thread, after the writes already submitted; :meth:`flush` waits for it."""
         with self._lock:
             if self._writer is None:
-                self._writer = _Writer()
-                _BEHIND.add(self)
+                self._writer = Writer()
+                BEHIND.add(self)
             future = self._writer.submit(job)
             self._jobs.add(future)
         future.add_done_callback(functools.partial(self._written, None))

@@ -80,6 +80,7 @@ import functools
 import hashlib
 import json
 import random
+import re
 import secrets
 import time
 from collections.abc import Mapping
@@ -230,6 +231,56 @@ def is_part(key: str) -> bool:
 def in_folder(key: str, folder: str) -> bool:
     """Whether ``key`` is a file right in ``folder`` (not in a folder below it)."""
     return key.startswith(folder) and "/" not in key[len(folder) :]
+
+
+# -- what the cache did not write ------------------------------------------------------------
+
+FOLDERS = ("answers", "index", "frames", "ledger", "runs", "events", "digests", "leases")
+"""The folders of a cache whose every name storeframes writes: anything else in them is not its own."""
+_NAME = re.compile(r"[A-Za-z0-9_=+-][A-Za-z0-9_.=+-]*")
+"""The characters of every part of a name storeframes writes (endpoints, tables, trackers, entry ids, days)."""
+_DAY = re.compile(r"day=\d{4}-\d{2}-\d{2}\.parquet")
+_SHAPES: dict[str, tuple[str, tuple[str, ...], tuple[str, ...]]] = {
+    # folder: (what a name looks like, the start of its middle part, the ends of its file name)
+    "answers": ("answers/endpoint=<name>/<entry>.json.zst", ("endpoint=",), ANSWERS),
+    "index": ("index/endpoint=<name>/<entry>.parquet", ("endpoint=",), (".parquet",)),
+    "frames": ("frames/table=<table>/<entry>.parquet", ("",), (".parquet",)),
+    "ledger": ("ledger/<session>-<n>.parquet", (), (".parquet",)),
+    "runs": ("runs/tracker=<name>/<run>.parquet", ("tracker=",), (".parquet", ".running")),
+    "events": ("events/tracker=<name>/day=<day>.parquet", ("tracker=",), (".parquet",)),
+    "digests": ("digests/tracker=<name>/day=<day>.parquet", ("tracker=",), (".parquet",)),
+}
+
+
+def foreign(key: str) -> str | None:
+    """Why the store's key ``key`` is not a name storeframes writes, in words; None when it may be one (or lies
+    outside the cache's :data:`FOLDERS`, which the cache never reads by listing).
+
+    >>> foreign("index/endpoint=metadata/z..parquet")
+    "its name holds '..'"
+    >>> foreign("index/endpoint=metadata/x.parquet/y.parquet")
+    'storeframes keeps no file there (its files are index/endpoint=<name>/<entry>.parquet)'
+    >>> foreign("ledger/20261128T120000000000Z-41-a1b2c3-0000.parquet") is None
+    True
+    """
+    parts = key.split("/")
+    if parts[0] not in FOLDERS or len(parts) < 2:
+        return None
+    if any(part in ("", ".", "..") for part in parts):
+        return "its name has an empty, '.' or '..' part"
+    if ".." in key:
+        return "its name holds '..'"
+    if not all(_NAME.fullmatch(part) for part in parts):
+        return "its name holds characters storeframes never writes (spaces, accents, symbols, control characters)"
+    shape = _SHAPES.get(parts[0])
+    if shape is None:  # leases: named by their hash, never listed to be read
+        return None
+    shown, middles, ends = shape
+    if len(parts) != 2 + len(middles) or not all(p.startswith(m) for p, m in zip(parts[1:-1], middles, strict=True)):
+        return f"storeframes keeps no file there (its files are {shown})"
+    if not parts[-1].endswith(ends) or (parts[0] in ("events", "digests") and not _DAY.fullmatch(parts[-1])):
+        return f"its name is not one storeframes writes there ({shown})"
+    return None
 
 
 # -- what a file says of itself --------------------------------------------------------------

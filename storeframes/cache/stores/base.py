@@ -263,8 +263,9 @@ class StoreBase(ABC):
         raise NotImplementedError(f"{self.location}: polars cannot read the values of this store in place")
 
     def odd_keys(self) -> builtins.list[str]:
-        """The keys its listings passed over since the store was made, sorted: values it holds under names it
-        cannot give (an empty, ``.`` or ``..`` part), which the cache never writes. Here none."""
+        """The keys its listings passed over, sorted: what it holds that the cache never writes and the store cannot
+        give as a value (names with an empty, ``.`` or ``..`` part in a bucket; links and special files in a
+        folder). The cache reports each once. Here none."""
         return []
 
     def explain(self, error: OSError) -> str:

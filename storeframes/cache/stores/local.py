@@ -19,6 +19,7 @@ import io
 import os
 import secrets
 import stat
+import threading
 import time
 from collections.abc import Iterable
 from pathlib import Path
@@ -42,6 +43,9 @@ __all__ = ["LocalStore"]
 _READ = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
 """How a value is opened: never waiting for a writer (a named pipe), never through a link."""
 _READ |= getattr(os, "O_BINARY", 0)
+_ODD: dict[Path, set[str]] = {}
+"""What the listings of each folder passed over in this process (links, named pipes...), by the folder."""
+_ODD_LOCK = threading.Lock()
 
 
 class LocalStore(StoreBase):
@@ -257,22 +261,32 @@ class LocalStore(StoreBase):
                 with os.scandir(self.root / relative if relative else self.root) as scan:
                     for item in scan:
                         name = item.name
-                        if name[0] == "." or item.is_symlink():
-                            continue  # a temporary file, a folder where no key lives, or a link (never followed)
+                        if name[0] == ".":
+                            continue  # a temporary file, or a folder where no key lives
                         if item.is_dir(follow_symlinks=False):
                             folder = base + name
                             if inside or (folder + "/").startswith(prefix) or prefix.startswith(folder + "/"):
                                 stack.append(folder)
-                        elif (
-                            not name.endswith(_SET_ASIDE)
-                            and item.is_file(follow_symlinks=False)  # no named pipe, device or socket
-                            and (inside or (base + name).startswith(prefix))
-                        ):
+                        elif name.endswith(_SET_ASIDE) or not (inside or (base + name).startswith(prefix)):
+                            continue
+                        elif item.is_file(follow_symlinks=False):
                             keys.append(base + name)
+                        else:  # a link (never followed), a named pipe, a device or a socket: no value of the store's
+                            self._passed_over(base + name)
             except (FileNotFoundError, NotADirectoryError):
                 continue
         keys.sort()
         return keys
+
+    def _passed_over(self, key: str) -> None:
+        with _ODD_LOCK:
+            _ODD.setdefault(self.root, set()).add(key)
+
+    def odd_keys(self) -> builtins.list[str]:
+        """The names its listings passed over in this process, sorted: links (never followed), named pipes, devices
+        and sockets, which the store never writes (see :meth:`StoreBase.odd_keys`)."""
+        with _ODD_LOCK:
+            return sorted(_ODD.get(self.root, ()))
 
     def delete(self, key: str) -> None:
         """As :meth:`Store.delete`; a key under a linked folder has no value here (nothing is removed through
