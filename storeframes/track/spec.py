@@ -81,7 +81,7 @@ _REQUIRED = {"search": "keywords", "search_ads": "keywords", "search_history": "
              "metadata": "apps", "changes": "apps", "metrics": "apps"}  # fmt: skip
 _TRACKER_KEYS = ("name", "cache_dir", "budget_per_run", "budget_per_month", "country", "device", "language")
 _MOST_CREDITS = 2**63 - 1  # what the ledger's Int64 columns hold
-_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+_NAME = re.compile(r"^(?!.*\.\.)[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")  # never "..": it names files of the cache
 _DAYS = re.compile(r"^([1-9][0-9]{0,2})d$")
 MOST_NESTED = 16
 """How deep a spec's values may nest, tables in tables and lists in lists (a spec's own nest 4 deep): a spec
@@ -300,7 +300,7 @@ def _parsed(data: dict[str, Any], text: str, where: Path | None, lines: _Lines) 
             raise _fail(lines, None, key, tracker[key], f"one of the keys {', '.join(_TRACKER_KEYS)}")
     name = tracker.get("name")
     if not isinstance(name, str) or not _NAME.match(name):
-        raise _fail(lines, None, "name", name, "a name of letters, digits, '_', '.' and '-' (at most 64)")
+        raise _fail(lines, None, "name", name, "a name of letters, digits, '_', '.' and '-' (at most 64, never '..')")
     cache_dir = tracker.get("cache_dir")
     if cache_dir is not None and (
         not isinstance(cache_dir, str) or not cache_dir.strip() or not cache_dir.isprintable()
@@ -369,7 +369,7 @@ def _item(lines: _Lines, n: int, table: Any, defaults: Mapping[str, str], nth: i
         raise _fail(lines, n, required, table.get(required), f"a {endpoint} item's {required}: one or more")
     name = table.get("name", endpoint if nth == 1 else f"{endpoint}_{nth}")
     if not isinstance(name, str) or not _NAME.match(name):
-        raise _fail(lines, n, "name", name, "a name of letters, digits, '_', '.' and '-' (at most 64)")
+        raise _fail(lines, n, "name", name, "a name of letters, digits, '_', '.' and '-' (at most 64, never '..')")
     every = _days(lines, n, "every", table.get("every", "1d"))
     lookback = _days(lines, n, "lookback", table.get("lookback", f"{DEFAULT_LOOKBACK}d"))
     if "country" in table and "countries" in table:

@@ -109,6 +109,8 @@ def test_a_bucket_cache_dir_is_kept_as_it_is():
         (('channels = ["all", "search"]', 'channels = ["all", "tv"]'), 38, "channel"),
         (("budget_per_run = 20000", "budget_per_run = -5"), 5, "whole number of credits"),
         (('device = "iphone"', 'device = "iphone"\nmood = "happy"'), 9, "one of the keys name, cache_dir"),
+        (('name = "photo-editors"', 'name = "photo..editors"'), 3, "never '..'"),
+        (('name = "downloads"', 'name = "down..loads"'), 30, "never '..'"),
         (('metrics = ["downloads", "ratings"]', 'metrics = ["downloads", "fame"]'), 32, "downloads"),
         (('keywords = ["photo editor"]\nlookback', "keywords = []\nlookback"), 21, "one or more"),
     ],
