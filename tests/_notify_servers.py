@@ -19,8 +19,19 @@ from typing import Any
 __all__ = ["HUGE", "Mailbox", "Rogue", "Webhook", "mailbox", "rogue_webhook", "silent_smtp", "webhook"]
 
 
+class _Receiver:
+    """What a loopback webhook received, as one text: each message's title and body."""
+
+    received: list[dict[str, Any]]
+    lock: threading.Lock
+
+    def texts(self) -> str:
+        with self.lock:
+            return "\n".join(m["title"] + "\n" + m["message"] for m in self.received)
+
+
 @dataclass
-class Webhook:
+class Webhook(_Receiver):
     """A JSON webhook on loopback: ``received`` holds each message it accepted (apprise's JSON:
     ``title``, ``message``); ``failing`` answers 500 to that many requests first."""
 
@@ -39,10 +50,6 @@ class Webhook:
     @property
     def url(self) -> str:
         return f"json://127.0.0.1:{self.port}/hook/{self.secret}"
-
-    def texts(self) -> str:
-        with self.lock:
-            return "\n".join(m["title"] + "\n" + m["message"] for m in self.received)
 
 
 @contextmanager
@@ -135,7 +142,7 @@ def mailbox(password: str = "mail-pass-7731") -> Iterator[Mailbox]:
 
 
 @dataclass
-class Rogue:
+class Rogue(_Receiver):
     """A JSON webhook on loopback that misbehaves as :attr:`mode` says: ``"trickle"`` (200, its answer one
     byte a second for a minute), ``"huge"`` (500 with a 400 MB answer, made as it is sent, never held),
     ``"redirect"`` (307 to :attr:`location`) or ``"ok"`` (200, the message taken)."""
@@ -151,10 +158,6 @@ class Rogue:
     @property
     def url(self) -> str:
         return f"json://127.0.0.1:{self.port}/hook/rogue-secret-3390"
-
-    def texts(self) -> str:
-        with self.lock:
-            return "\n".join(m["title"] + "\n" + m["message"] for m in self.received)
 
 
 HUGE = 400 * 1024 * 1024
