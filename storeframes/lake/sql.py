@@ -28,7 +28,7 @@ from ..datasets import TABLES, open_for, scan
 from ..errors import ConfigurationError, InvalidParameterError
 from ..snapshots import SNAPSHOT_TABLES, snapshots
 
-__all__ = ["COUNT_SECONDS", "MEMORY_LIMIT", "TABLE_FUNCTIONS", "VIEWS", "Head", "sql", "sql_head"]
+__all__ = ["COUNT_SECONDS", "HEAD_SECONDS", "MEMORY_LIMIT", "TABLE_FUNCTIONS", "VIEWS", "Head", "sql", "sql_head"]
 
 _SUFFIX = "_snapshots"
 
@@ -68,6 +68,10 @@ anything runs: a query reads the cache's views and nothing else."""
 
 COUNT_SECONDS = 10.0
 """How long :func:`sql_head` counts a query's rows before it says the count is unknown."""
+
+HEAD_SECONDS = 60.0
+"""How long :func:`sql_head` lets DuckDB make the rows it shows before the query is stopped and refused
+(a filter no row passes over ``range(10**12)`` would otherwise hold an assistant's server for hours)."""
 
 _CONFIG = {
     "temp_directory": "",  # no folder to spill to: DuckDB's default, .tmp under the working directory, stays readable
@@ -236,9 +240,21 @@ def _run(
     with _locked(duckdb, memory_limit) as connection:
         for name, frame in views.items():
             connection.register(name, frame.to_arrow())
+        timer = threading.Timer(HEAD_SECONDS, connection.interrupt) if rows is not None else None
+        if timer is not None:
+            timer.daemon = True
+            timer.start()
         try:
             relation = connection.sql(query)
             frame = (relation if rows is None else relation.limit(rows)).pl()
+        except duckdb.InterruptException:  # stopped at HEAD_SECONDS: a refusal saying how to ask for less
+            raise InvalidParameterError(
+                "query",
+                query,
+                f"a query whose first {rows} rows DuckDB makes within {HEAD_SECONDS:g} s; a LIMIT, a narrower range "
+                "or a WHERE on a view's columns asks for less",
+                endpoint="sql",
+            ) from None
         except duckdb.OutOfMemoryException as exc:
             said = str(exc).splitlines()[0]
             raise InvalidParameterError(
@@ -256,6 +272,9 @@ def _run(
         ) as exc:
             # a column or a function that is not there: the query's fault, said as DuckDB says it
             raise InvalidParameterError("query", query, f"a query DuckDB can run: {exc}", endpoint="sql") from None
+        finally:
+            if timer is not None:
+                timer.cancel()
         total = frame.height if rows is None else _count(duckdb, connection, relation)
     return Head(_utc(frame), total)
 

@@ -205,6 +205,20 @@ def test_a_count_that_takes_too_long_is_said_to_be_unknown(folder, monkeypatch):
     assert head.frame["range"].to_list() == [0, 1, 2] and head.total == 7
 
 
+def test_rows_that_take_too_long_to_make_are_refused_and_the_tool_answers_on(folder, monkeypatch):
+    from storeframes.agent import open_surface
+
+    monkeypatch.setattr(sql_module, "HEAD_SECONDS", 1.0)
+    surface = open_surface(folder, sandbox=True, today=SANDBOX_TODAY, offline=True)
+    started = time.monotonic()
+    with pytest.raises(sf.InvalidParameterError) as refused:  # no row passes: hours to find the first 20
+        surface.sql("SELECT * FROM range(1000000000000) WHERE range < 0", limit=20)
+    assert time.monotonic() - started < 30
+    assert "a query whose first 20 rows DuckDB makes within 1 s; a LIMIT, a narrower range" in str(refused.value)
+    shown = surface.sql("SELECT * FROM range(7)", limit=3)  # the same server, the next call
+    assert shown.data["total_rows"] == 7 and shown.data["shown_rows"] == 3
+
+
 @pytest.mark.parametrize(
     "select",
     [
