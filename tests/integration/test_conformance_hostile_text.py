@@ -13,14 +13,13 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+import markdown_it
 import pytest
 
 from storeframes import conformance
 from storeframes.sandbox import SANDBOX_KEY, SandboxServer, SandboxService
 from storeframes.sandbox.service import Reply
 from storeframes.texts import markdown_code, markdown_text
-
-markdown_it = pytest.importorskip("markdown_it")
 
 HOSTILE = [
     "<img src=x onerror=alert(1)>",

@@ -134,6 +134,12 @@ def test_no_credentials_is_a_lake_error_saying_which_settings_give_them(s3_bucke
     lake = f"s3://{s3_bucket.name}/lake"
     cache = _published(tmp_path, lake, options)
     anonymous = {k: v for k, v in options.items() if k in ("aws_endpoint_url", "aws_region")}
+    try:
+        sf.read_table(lake, "metrics", storage_options=anonymous).collect()
+    except sf.LakeError:
+        pass
+    else:  # older delta-rs sends unsigned requests when it finds no credentials, and moto's server takes them
+        pytest.skip(f"deltalake {deltalake.__version__} reads without credentials here: nothing is refused")
     for call in (
         lambda: sf.read_table(lake, "metrics", storage_options=anonymous),
         lambda: sf.publish("versions", lake, cache_dir=cache, storage_options=anonymous),
@@ -163,7 +169,9 @@ def test_a_version_whose_files_a_vacuum_removed_names_the_versions_that_can_be_r
     assert sf.read_table(lake, "metrics", version=3).collect().height > 0
     assert sf.read_table(lake, "metrics", version=0).collect().height == 0  # the empty table holds no file
 
-    with pytest.raises(sf.LakeError, match=r"version 1 of .* lost data files since sf\.read_table made this frame"):
+    # polars before 2.0 wraps what a Python source raises in its ComputeError, whose message carries ours
+    raised = sf.LakeError if int(pl.__version__.split(".")[0]) >= 2 else pl.exceptions.ComputeError
+    with pytest.raises(raised, match=r"version 1 of .* lost data files since sf\.read_table made this frame"):
         before.collect()
     checked = sf.check_manifest(made)  # a manifest of an analysis that read version 1 before the vacuum
     assert checked.missing == [f"{lake}/metrics@1"]
