@@ -17,7 +17,6 @@ from .cache.stores import LocalStore, MemoryStore, Store
 from .catalog import CostModel, Endpoint, Freshness
 from .client import Client
 from .coord import Coordinator
-from .datasets import compact, scan
 from .defaults import (
     benchmarks_frame,
     changes_frame,
@@ -74,12 +73,13 @@ from .errors import (
 )
 from .flatteners import ResultCapWarning, UnknownFieldWarning
 from .interop import to_pandas
+from .kept.observed import observed_changes
+from .kept.snapshots import snapshots
+from .kept.tables import compact, scan
 from .lake import check_manifest, manifest, publish, read_table, sql
 from .ledger import LEDGER_SCHEMA
 from .limiter import SlidingWindowLimiter
-from .observed import observed_changes
 from .ranks import RANK_STATUSES, rank_history
-from .snapshots import snapshots
 from .track import Tracker, TrackerSpec, events
 
 __all__ = [

@@ -10,13 +10,13 @@ from typing import Any
 import polars as pl
 
 from ..catalog import DEFAULT_COSTS, ENDPOINTS, endpoint_rows
-from ..datasets import TABLES
 from ..errors import InvalidParameterError
 from ..frames.functions import FrameFunctions
+from ..kept.snapshots import SNAPSHOT_TABLES
+from ..kept.tables import TABLES
 from ..lake.sql import VIEWS
 from ..pipeline import FRAMES
 from ..schemas import SCHEMAS, read_schema
-from ..snapshots import SNAPSHOT_TABLES
 from .tables import Shown, show
 
 __all__ = ["FUNCTIONS", "describe", "function_table", "signature_of"]

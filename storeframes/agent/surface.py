@@ -22,13 +22,13 @@ from ..analysis import category_standing, changes_before, movers, with_names
 from ..answers import short_params
 from ..catalog import parse_day
 from ..client import Client
-from ..datasets import scan
 from ..engine import Plan
 from ..errors import InvalidParameterError, StoreframesError, plural
+from ..kept.snapshots import SNAPSHOT_TABLES, snapshots
+from ..kept.tables import scan
 from ..lake.sql import sql_head
 from ..ledger import spend_summary
 from ..pipeline import FRAMES
-from ..snapshots import SNAPSHOT_TABLES, snapshots
 from ..track import Tracker, events
 from ..track.judge import kept_changes, kept_ranks
 from .describe import FUNCTIONS, describe

@@ -262,7 +262,7 @@ def _cache_clear(cache: Cache, endpoint: str | None, older_than: float | None, y
 
 
 def _cache_compact(cache: Cache) -> int:
-    from ..datasets import flattener_versions
+    from ..kept.tables import flattener_versions
 
     before = cache.info()["files"]
     done = cache.compact(frames=flattener_versions())

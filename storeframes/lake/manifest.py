@@ -38,9 +38,9 @@ from .._version import __version__
 from ..cache import Cache, open_cache, require_cache
 from ..cache.opening import default_cache_dir
 from ..cache.stores import is_url
-from ..datasets import TABLES, lazy_rows, newest, service_of, spec_of
-from ..datasets import endpoints_of as _endpoints_of
 from ..errors import InvalidParameterError, StoreframesError
+from ..kept.tables import TABLES, lazy_rows, newest, service_of, spec_of
+from ..kept.tables import endpoints_of as _endpoints_of
 from .read import LakeRead, opened, reads
 
 __all__ = ["CheckItem", "Manifest", "ManifestCheck", "check_manifest", "content_hash", "manifest"]

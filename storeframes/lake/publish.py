@@ -30,7 +30,10 @@ from .._tracebacks import user_facing
 from .._version import __version__
 from ..answers import Entry
 from ..cache import RELISTS, Cache, relist_pause
-from ..datasets import (
+from ..errors import CacheUnavailableError, InvalidParameterError, LakeError
+from ..kept.snapshots import SNAPSHOT_TABLES
+from ..kept.snapshots import snapshots as snapshot_rows
+from ..kept.tables import (
     SNAPSHOT_DATE,
     TABLES,
     _build_missing,
@@ -42,11 +45,8 @@ from ..datasets import (
     spec_of,
     with_list,
 )
-from ..errors import CacheUnavailableError, InvalidParameterError, LakeError
 from ..pipeline import FrameSpec, cell_columns
 from ..schemas import read_schema
-from ..snapshots import SNAPSHOT_TABLES
-from ..snapshots import snapshots as snapshot_rows
 from .read import BOOKKEEPING, Where, failure, is_address, needs_deltalake, scan, where
 
 __all__ = ["ATTEMPTS", "PublishResult", "last_commit", "merge_keys", "publish"]

@@ -27,8 +27,8 @@ from polars.io.plugins import register_io_source
 
 from .._tracebacks import user_facing
 from ..cache.stores import store_for
-from ..datasets import _SCANS_NEST
 from ..errors import ConfigurationError, InvalidParameterError, LakeError, StoreframesError
+from ..kept.tables import _SCANS_NEST
 from ..wire.safety import shown_url
 
 __all__ = ["BOOKKEEPING", "LAKE_EXTRA", "SCANS_DELTA", "LakeRead", "read_table", "reads", "scan"]

@@ -24,9 +24,9 @@ import polars as pl
 
 from .._tracebacks import user_facing
 from ..cache import Cache
-from ..datasets import TABLES, open_for, scan
 from ..errors import ConfigurationError, InvalidParameterError
-from ..snapshots import SNAPSHOT_TABLES, snapshots
+from ..kept.snapshots import SNAPSHOT_TABLES, snapshots
+from ..kept.tables import TABLES, open_for, scan
 
 __all__ = ["COUNT_SECONDS", "HEAD_SECONDS", "MEMORY_LIMIT", "TABLE_FUNCTIONS", "VIEWS", "Head", "sql", "sql_head"]
 

@@ -26,8 +26,8 @@ import polars as pl
 from .._tracebacks import user_facing
 from ..cache import EVENT_SCHEMA, Cache
 from ..catalog import parse_day
-from ..datasets import open_for
 from ..errors import InvalidParameterError, plural
+from ..kept.tables import open_for
 from .day_digest import keep_day_digest, render_period
 from .judge import Judged, find_events
 from .notify import send

@@ -24,10 +24,10 @@ from typing import Any, Literal
 import polars as pl
 
 from ..cache import EVENT_SCHEMA, Cache
-from ..datasets import TABLES, endpoints_of, scan
-from ..observed import observed_changes
+from ..kept.observed import observed_changes
+from ..kept.snapshots import snapshots
+from ..kept.tables import TABLES, endpoints_of, scan
 from ..ranks import one_list, rank_history
-from ..snapshots import snapshots
 from .rules import Alert
 from .spec import TrackerSpec, followed
 from .wording import change_words, shown_values

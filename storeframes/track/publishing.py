@@ -33,8 +33,8 @@ from pathlib import Path
 from typing import Any
 
 from ..cache import Cache
-from ..datasets import TABLES, endpoints_of
-from ..snapshots import SNAPSHOT_TABLES
+from ..kept.snapshots import SNAPSHOT_TABLES
+from ..kept.tables import TABLES, endpoints_of
 from .rules import Fail, env_filled
 
 __all__ = ["PUBLISH_KEYS", "Publish", "Published", "filled_tables", "parse_publish", "publish_tables"]
@@ -50,7 +50,7 @@ class Publish:
     lake: str
     """A folder (made absolute from the spec's folder) or a bucket address, environment variables filled in."""
     tables: tuple[str, ...]
-    """The tables published at the end of every run, in :data:`storeframes.datasets.TABLES`' order."""
+    """The tables published at the end of every run, in :data:`storeframes.kept.tables.TABLES`' order."""
     snapshots: bool = False
     """Whether the current-only tables' snapshots are appended to ``<lake>/<table>_snapshots`` too."""
 

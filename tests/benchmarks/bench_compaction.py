@@ -56,7 +56,7 @@ from storeframes import planning
 from storeframes.answers import Response
 from storeframes.cache import Cache
 from storeframes.catalog import ENDPOINTS
-from storeframes.datasets import flattener_versions
+from storeframes.kept.tables import flattener_versions
 from storeframes.pipeline import FRAMES
 from storeframes.sandbox import World
 

@@ -49,8 +49,8 @@ from bench_track import FIRST_DAY, DayTransport, state_dir
 
 import storeframes as sf
 from storeframes.cache import open_cache
+from storeframes.kept.snapshots import SNAPSHOT_TABLES
 from storeframes.sandbox import SANDBOX_BASE_URL, SANDBOX_KEY, World
-from storeframes.snapshots import SNAPSHOT_TABLES
 from storeframes.track.publishing import filled_tables
 
 FULL = {"keywords": 50, "apps": 40, "days": 30}

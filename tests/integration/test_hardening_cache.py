@@ -32,8 +32,8 @@ from storeframes.cache import MARKER, Cache, CacheWarning
 from storeframes.cache.stores import LocalStore, MemoryStore
 from storeframes.catalog import ENDPOINTS
 from storeframes.cli import main
-from storeframes.datasets import flattener_versions
 from storeframes.errors import ResponseShapeError
+from storeframes.kept.tables import flattener_versions
 from storeframes.pipeline import FRAMES
 from storeframes.sandbox import World
 from tests import _summary

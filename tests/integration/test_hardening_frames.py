@@ -14,7 +14,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from storeframes.cache import Cache, CacheWarning
-from storeframes.datasets import flattener_versions
+from storeframes.kept.tables import flattener_versions
 from tests import _summary
 from tests.integration.test_hardening_cache import IOS, arrivals, filled, sandbox
 

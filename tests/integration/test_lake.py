@@ -294,7 +294,7 @@ def test_the_readme_lists_the_merge_keys_of_every_table():
         return ", ".join(f"`{name}`" for name in names) or "(one cell per scope)"
 
     assert listed == {table: (shown(keys["cell"]), shown(keys["scope"])) for table, keys in merge_keys().items()}
-    assert set(listed) == set(sf.datasets.TABLES)
+    assert set(listed) == set(sf.kept.tables.TABLES)
 
 
 def test_without_deltalake_publish_and_read_table_name_the_extra(filled, tmp_path, monkeypatch):

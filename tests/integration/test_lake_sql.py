@@ -15,10 +15,10 @@ from polars.testing import assert_frame_equal
 
 import storeframes as sf
 from storeframes.cache import EVENT_SCHEMA, RUN_SCHEMA
-from storeframes.datasets import TABLES
+from storeframes.kept.snapshots import SNAPSHOT_TABLES
+from storeframes.kept.tables import TABLES
 from storeframes.lake.sql import VIEWS
 from storeframes.sandbox import World
-from storeframes.snapshots import SNAPSHOT_TABLES
 from tests._secrets import exposures
 from tests.conftest import FAST_BACKOFF, SANDBOX_TODAY
 

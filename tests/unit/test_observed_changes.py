@@ -14,10 +14,10 @@ import polars as pl
 import pytest
 
 import storeframes as sf
-from storeframes import datasets
 from storeframes.answers import Response
 from storeframes.cache import Cache, open_cache
 from storeframes.cache.stores import MemoryStore
+from storeframes.kept import tables
 from storeframes.schemas import CHANGES
 from tests.conftest import FAST_BACKOFF, SANDBOX_TODAY
 
@@ -171,13 +171,13 @@ def test_start_and_end_bound_the_date_and_the_snapshot_before_start_is_read(fold
 
 def test_only_the_days_from_the_last_snapshot_before_start_are_read(folder, monkeypatch):
     read: list[date | None] = []
-    choose = datasets.newest
+    choose = tables.newest
 
     def newest(entries: list[Any], *, daily: bool = False) -> dict[str, Any]:
         read.append(min((e.day for e in entries), default=None))
         return choose(entries, daily=daily)
 
-    monkeypatch.setattr(importlib.import_module("storeframes.snapshots"), "newest", newest)  # the choice of days
+    monkeypatch.setattr(importlib.import_module("storeframes.kept.snapshots"), "newest", newest)  # the choice of days
     assert sf.observed_changes(folder, apps=C, start=D2).height == 1
     assert set(read) == {D0}  # C's snapshot before D2 is D0's
     read.clear()
@@ -213,7 +213,7 @@ def test_a_store_polars_cannot_read_gives_the_same_rows(folder):
     ],
 )
 def test_bad_input_is_refused_before_the_cache_is_opened(options, named, monkeypatch):
-    monkeypatch.setattr(datasets, "open_cache", lambda *_: pytest.fail("the cache was opened"))
+    monkeypatch.setattr(tables, "open_cache", lambda *_: pytest.fail("the cache was opened"))
     with pytest.raises(sf.InvalidParameterError) as refused:
         sf.observed_changes("anywhere", **options)
     message = str(refused.value)

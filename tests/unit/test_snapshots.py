@@ -14,11 +14,11 @@ import pytest
 from polars.testing import assert_frame_equal
 
 import storeframes as sf
-from storeframes import datasets
 from storeframes.cache import Cache
+from storeframes.kept import tables
+from storeframes.kept.snapshots import SNAPSHOT_TABLES
 from storeframes.sandbox import World
 from storeframes.schemas import read_schema
-from storeframes.snapshots import SNAPSHOT_TABLES
 from tests.conftest import FAST_BACKOFF, SANDBOX_TODAY
 
 WORLD = World(0)
@@ -181,7 +181,7 @@ def test_compaction_still_drops_a_frame_replaced_within_its_day(tmp_path):
 
 @pytest.mark.parametrize("table", ["changes", "search_history", "benchmarks", "privacy_changes_frame"])
 def test_a_history_table_is_refused_with_the_tables_allowed_and_scan_named(table, monkeypatch):
-    monkeypatch.setattr(datasets, "open_cache", lambda *_: pytest.fail("the cache was opened"))
+    monkeypatch.setattr(tables, "open_cache", lambda *_: pytest.fail("the cache was opened"))
     with pytest.raises(sf.InvalidParameterError) as refused:
         sf.snapshots(table, "anywhere")
     message = str(refused.value)
@@ -193,7 +193,7 @@ def test_a_history_table_is_refused_with_the_tables_allowed_and_scan_named(table
 
 
 def test_a_name_of_no_table_is_refused_with_the_tables_allowed(monkeypatch):
-    monkeypatch.setattr(datasets, "open_cache", lambda *_: pytest.fail("the cache was opened"))
+    monkeypatch.setattr(tables, "open_cache", lambda *_: pytest.fail("the cache was opened"))
     for table in ("metadatas", None, 3):
         with pytest.raises(sf.InvalidParameterError, match=r"one of metadata, versions, .*search_ads") as refused:
             sf.snapshots(table, "anywhere")  # type: ignore[arg-type]
@@ -211,14 +211,14 @@ def test_a_name_of_no_table_is_refused_with_the_tables_allowed(monkeypatch):
     ],
 )
 def test_a_bad_day_is_refused_before_the_cache_is_opened(options, named, monkeypatch):
-    monkeypatch.setattr(datasets, "open_cache", lambda *_: pytest.fail("the cache was opened"))
+    monkeypatch.setattr(tables, "open_cache", lambda *_: pytest.fail("the cache was opened"))
     with pytest.raises(sf.InvalidParameterError, match=r"a date: a datetime\.date or an ISO date text") as refused:
         sf.snapshots("metrics", "anywhere", **options)
     assert f"invalid {named}" in str(refused.value)
 
 
 def test_a_start_after_the_end_is_refused_before_the_cache_is_opened(monkeypatch):
-    monkeypatch.setattr(datasets, "open_cache", lambda *_: pytest.fail("the cache was opened"))
+    monkeypatch.setattr(tables, "open_cache", lambda *_: pytest.fail("the cache was opened"))
     with pytest.raises(sf.InvalidParameterError, match=r"invalid start='2026-11-20' .*on or before end=2026-11-19"):
         sf.snapshots("metrics", "anywhere", start="2026-11-20", end=date(2026, 11, 19))
 
@@ -229,9 +229,9 @@ def test_no_cache_is_refused_and_the_plan_is_not_serialised(tmp_path: Path, monk
     with _client(DAYS[0], tmp_path) as client:
         client.metrics_frame(APPS[:1], ["downloads"])
     sources: list[Any] = []
-    registered = datasets.register_io_source
+    registered = tables.register_io_source
     monkeypatch.setattr(
-        datasets, "register_io_source", lambda source, **kw: sources.append(source) or registered(source, **kw)
+        tables, "register_io_source", lambda source, **kw: sources.append(source) or registered(source, **kw)
     )
     lazy = sf.snapshots("metrics", tmp_path)
     assert lazy.select(pl.len()).collect().item() == 1  # one app, one metric, one day

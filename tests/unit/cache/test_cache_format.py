@@ -26,7 +26,7 @@ from storeframes.answers import Response
 from storeframes.cache import Cache, CacheWarning, _polars_writes_arrow_schema
 from storeframes.cache.stores import MemoryStore
 from storeframes.catalog import ENDPOINTS
-from storeframes.datasets import flattener_versions
+from storeframes.kept.tables import flattener_versions
 from storeframes.sandbox import SandboxService, World
 from tests._secrets import leaks_in
 from tests.conftest import SANDBOX_TODAY

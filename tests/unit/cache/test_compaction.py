@@ -18,7 +18,7 @@ import storeframes as sf
 from storeframes.cache import Cache
 from storeframes.cache.stores import LocalStore, MemoryStore, StoreBase
 from storeframes.cli import main
-from storeframes.datasets import flattener_versions, scan
+from storeframes.kept.tables import flattener_versions, scan
 from storeframes.sandbox import World
 from tests._children import child_env
 from tests.conftest import ROOT, SANDBOX_TODAY
@@ -227,7 +227,7 @@ _COMPACTOR = """
 import json, sys, time
 from storeframes.cache import Cache
 from storeframes.cli import main
-from storeframes.datasets import flattener_versions
+from storeframes.kept.tables import flattener_versions
 args = json.loads(sys.argv[1])
 end = time.monotonic() + args["seconds"]
 n = 0

@@ -18,13 +18,13 @@ from typing import Any
 
 import polars as pl
 
-from ._tracebacks import user_facing
-from .answers import Entry
-from .datasets import SNAPSHOT_DATE, endpoints_of, lazy_rows, newest, open_for, service_of
-from .errors import InvalidParameterError
-from .flatteners.changes import value_text
-from .schemas import CHANGES, Column, TableSchema
+from .._tracebacks import user_facing
+from ..answers import Entry
+from ..errors import InvalidParameterError
+from ..flatteners.changes import value_text
+from ..schemas import CHANGES, Column, TableSchema
 from .snapshots import SNAPSHOT_TABLES, _choose, _day
+from .tables import SNAPSHOT_DATE, endpoints_of, lazy_rows, newest, open_for, service_of
 
 __all__ = ["OBSERVED_CHANGES", "OBSERVED_TARGETS", "observed_changes"]
 

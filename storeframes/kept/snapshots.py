@@ -4,7 +4,7 @@ The service's metadata, metrics and live search are current-only: it answers wit
 today's values, and yesterday's are gone unless someone kept them. A cache keeps every
 answer it paid for, and :func:`snapshots` reads them all back, the newest of each cell
 on each UTC day, as one lazy frame (where :func:`storeframes.scan` shows only the newest
-answer of each cell). It reads what :func:`~storeframes.datasets.lazy_rows` finds, as a
+answer of each cell). It reads what :func:`~storeframes.kept.tables.lazy_rows` finds, as a
 scan does: offline, with no token, from a folder or a bucket.
 
 >>> import storeframes as sf
@@ -19,11 +19,11 @@ from typing import Any
 
 import polars as pl
 
-from ._tracebacks import user_facing
-from .answers import Entry
-from .datasets import TABLES, Cells, Chooser, endpoints_of, lazy_rows, newest, open_for, spec_of
-from .errors import InvalidParameterError
-from .pipeline import FrameSpec
+from .._tracebacks import user_facing
+from ..answers import Entry
+from ..errors import InvalidParameterError
+from ..pipeline import FrameSpec
+from .tables import TABLES, Cells, Chooser, endpoints_of, lazy_rows, newest, open_for, spec_of
 
 __all__ = ["SNAPSHOT_TABLES", "snapshots"]
 

@@ -23,14 +23,14 @@ from typing import Any
 import polars as pl
 from polars.io.plugins import register_io_source
 
-from ._tracebacks import user_facing
-from .answers import Entry
-from .cache import RELISTS, Cache, open_cache, relist_pause, require_cache
-from .catalog import ENDPOINTS, Endpoint
-from .errors import CacheUnavailableError, ConfigurationError, InvalidParameterError
-from .ledger import SERVICE
-from .pipeline import FRAMES, FrameSpec, cell_columns
-from .schemas import LISTS, SEARCH_LIST, read_schema
+from .._tracebacks import user_facing
+from ..answers import Entry
+from ..cache import RELISTS, Cache, open_cache, relist_pause, require_cache
+from ..catalog import ENDPOINTS, Endpoint
+from ..errors import CacheUnavailableError, ConfigurationError, InvalidParameterError
+from ..ledger import SERVICE
+from ..pipeline import FRAMES, FrameSpec, cell_columns
+from ..schemas import LISTS, SEARCH_LIST, read_schema
 
 __all__ = ["TABLES", "compact", "flattener_versions", "scan"]
 
