@@ -74,8 +74,8 @@ from .errors import (
 from .flatteners import ResultCapWarning, UnknownFieldWarning
 from .interop import to_pandas
 from .kept.observed import observed_changes
+from .kept.scan import compact, scan
 from .kept.snapshots import snapshots
-from .kept.tables import compact, scan
 from .lake import check_manifest, manifest, publish, read_table, sql
 from .ledger import LEDGER_SCHEMA
 from .limiter import SlidingWindowLimiter

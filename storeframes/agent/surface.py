@@ -24,13 +24,14 @@ from ..catalog import parse_day
 from ..client import Client
 from ..engine import Plan
 from ..errors import InvalidParameterError, StoreframesError, plural
+from ..kept.app_changes import kept_changes
+from ..kept.scan import scan
+from ..kept.search_ranks import kept_ranks
 from ..kept.snapshots import SNAPSHOT_TABLES, snapshots
-from ..kept.tables import scan
 from ..lake.sql import sql_head
 from ..ledger import spend_summary
 from ..pipeline import FRAMES
 from ..track import Tracker, events
-from ..track.judge import kept_changes, kept_ranks
 from .describe import FUNCTIONS, describe
 from .gate import Gate, Verdict
 from .tables import MOST_ROWS, Shown, show

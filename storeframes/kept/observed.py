@@ -23,8 +23,8 @@ from ..answers import Entry
 from ..errors import InvalidParameterError
 from ..flatteners.changes import value_text
 from ..schemas import CHANGES, Column, TableSchema
-from .snapshots import SNAPSHOT_TABLES, _choose, _day
-from .tables import SNAPSHOT_DATE, endpoints_of, lazy_rows, newest, open_for, service_of
+from .snapshots import SNAPSHOT_TABLES
+from .tables import SNAPSHOT_DATE, as_date, daily_chooser, endpoints_of, lazy_rows, newest, open_for, service_of
 
 __all__ = ["OBSERVED_CHANGES", "OBSERVED_TARGETS", "observed_changes"]
 
@@ -71,14 +71,6 @@ def _apps(apps: Any) -> list[str] | None:
     if not ids or not all(isinstance(a, str) and a.strip() for a in ids):
         raise InvalidParameterError("apps", apps, allowed, endpoint=_WHAT)
     return [a.strip() for a in ids]
-
-
-def _bound(name: str, value: Any) -> date | None:
-    """``start`` or ``end`` as a date, read as :func:`storeframes.snapshots` reads them."""
-    try:
-        return _day(name, value)
-    except InvalidParameterError as refused:
-        raise InvalidParameterError(name, value, refused.allowed, endpoint=_WHAT) from None
 
 
 def _read_from(entries: list[Entry], apps: list[str] | None, start: date | None) -> date | None:
@@ -217,7 +209,7 @@ def observed_changes(
     ... )  # doctest: +SKIP
     """
     wanted = _apps(apps)
-    first, last = _bound("start", start), _bound("end", end)
+    first, last = as_date("start", start, what=_WHAT), as_date("end", end, what=_WHAT)
     if first is not None and last is not None and first > last:
         raise InvalidParameterError("start", start, f"a date on or before end={last.isoformat()}", endpoint=_WHAT)
     cache = open_for(cache_dir, storage_options, what="observed_changes")
@@ -225,7 +217,7 @@ def observed_changes(
     endpoints = {ep.name for ep in endpoints_of(spec)}
     entries = [e for name in sorted(endpoints) for e in cache.entries(name)]
     chosen = service_of(entries, service, what=_WHAT)
-    choose = _choose(endpoints, _read_from([e for e in entries if e.service == chosen], wanted, first), last)
+    choose = daily_chooser(endpoints, _read_from([e for e in entries if e.service == chosen], wanted, first), last)
     only = pl.col("app_id").is_in(wanted) if wanted is not None else pl.lit(True)
     fields = sorted(set(_TEXT_TARGETS.values()))
     metadata = lazy_rows(cache, spec, chosen, choose, what=_WHAT, dated=True)

@@ -14,16 +14,15 @@ scan does: offline, with no token, from a folder or a bucket.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from datetime import date, datetime
+from datetime import date
 from typing import Any
 
 import polars as pl
 
 from .._tracebacks import user_facing
-from ..answers import Entry
 from ..errors import InvalidParameterError
 from ..pipeline import FrameSpec
-from .tables import TABLES, Cells, Chooser, endpoints_of, lazy_rows, newest, open_for, spec_of
+from .tables import TABLES, as_date, daily_chooser, endpoints_of, lazy_rows, open_for, spec_of
 
 __all__ = ["SNAPSHOT_TABLES", "snapshots"]
 
@@ -54,37 +53,6 @@ def _table(table: Any) -> tuple[FrameSpec, set[str]]:
             )
     spec = spec_of(table, SNAPSHOT_TABLES, what="snapshots", allowed=allowed)
     return spec, {ep.name for ep in endpoints_of(spec)}
-
-
-def _day(name: str, value: Any) -> date | None:
-    """``value`` as a date (a :class:`~datetime.date` or an ISO text ``"2026-11-20"``); None stays None."""
-    if value is None:
-        return None
-    if isinstance(value, date) and not isinstance(value, datetime):
-        return value
-    if isinstance(value, str):
-        try:
-            return date.fromisoformat(value.strip())
-        except ValueError:
-            pass
-    raise InvalidParameterError(
-        name, value, "a date: a datetime.date or an ISO date text such as '2026-11-20'", endpoint="snapshots"
-    )
-
-
-def _choose(endpoints: set[str], start: date | None, end: date | None) -> Chooser:
-    """The chooser of a snapshot dataset: of the answers of ``endpoints`` fetched between ``start`` and
-    ``end`` (UTC days, inclusive), the newest of each cell on each day."""
-
-    def choose(entries: list[Entry]) -> dict[str, Cells]:
-        within = [
-            e
-            for e in entries
-            if e.endpoint in endpoints and (start is None or e.day >= start) and (end is None or e.day <= end)
-        ]
-        return newest(within, daily=True)
-
-    return choose
 
 
 @user_facing
@@ -146,8 +114,8 @@ def snapshots(
     ... )  # doctest: +SKIP
     """
     spec, endpoints = _table(table)
-    first, last = _day("start", start), _day("end", end)
+    first, last = as_date("start", start, what="snapshots"), as_date("end", end, what="snapshots")
     if first is not None and last is not None and first > last:
         raise InvalidParameterError("start", start, f"a date on or before end={last.isoformat()}", endpoint="snapshots")
     cache = open_for(cache_dir, storage_options, what="snapshots")
-    return lazy_rows(cache, spec, service, _choose(endpoints, first, last), what="snapshots", dated=True)
+    return lazy_rows(cache, spec, service, daily_chooser(endpoints, first, last), what="snapshots", dated=True)

@@ -1,29 +1,26 @@
-"""Everything a cache holds, as datasets: lazy scans of a table, and compaction.
+"""The machinery of the cache's read side, shared by the wing's datasets: which answers, their files, their rows.
 
-:func:`scan` is a question asked of every answer the cache (a folder or a team's
-bucket) holds, without a frame call, a request or a token: the rows of one table
-(``"versions"``, ``"search_history"``, ``"changes"`` ...), the newest answer of each
-cell, with the schema of the frame function's frame. :func:`compact` merges the small
-files a cache grows, one or two per answer, into a few (see
-:meth:`storeframes.Cache.compact`). The machinery that finds, builds and reads the
-files of a table's chosen answers (:func:`lazy_rows`) serves
-:func:`storeframes.snapshots` too, which chooses other answers.
+A dataset (:func:`storeframes.scan`, :func:`storeframes.snapshots`, :func:`storeframes.observed_changes`,
+the lake's publishing) is a *chooser* of kept answers (:data:`Chooser`: :func:`newest` for a scan,
+:func:`daily_chooser` for the days kept) handed to :func:`lazy_rows`, which finds the files of the
+chosen answers when the frame is collected, builds the frames never made (:func:`build_missing`) and
+reads them (:func:`file_sources`). :data:`TABLES` names the tables, :func:`open_for` opens the cache a
+dataset reads, :func:`spec_of`, :func:`service_of` and :func:`as_date` read its parameters.
 
->>> import storeframes as sf
->>> sf.scan("versions", cache_dir="analysis-cache").filter(pl.col("position") == 1).collect()  # doctest: +SKIP
->>> sf.compact(cache_dir="s3://team-bucket/storeframes")  # doctest: +SKIP
+>>> from storeframes.kept.tables import TABLES, lazy_rows, newest, open_for
+>>> lazy_rows(open_for("analysis-cache", None), TABLES["versions"], None, newest, what="scan")  # doctest: +SKIP
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterator, Mapping
+from datetime import date, datetime
 from typing import Any
 
 import polars as pl
 from polars.io.plugins import register_io_source
 
-from .._tracebacks import user_facing
 from ..answers import Entry
 from ..cache import RELISTS, Cache, open_cache, relist_pause, require_cache
 from ..catalog import ENDPOINTS, Endpoint
@@ -32,7 +29,25 @@ from ..ledger import SERVICE
 from ..pipeline import FRAMES, FrameSpec, cell_columns
 from ..schemas import LISTS, SEARCH_LIST, read_schema
 
-__all__ = ["TABLES", "compact", "flattener_versions", "scan"]
+__all__ = [
+    "SCANS_NEST",
+    "SNAPSHOT_DATE",
+    "TABLES",
+    "Cells",
+    "Chooser",
+    "as_date",
+    "build_missing",
+    "daily_chooser",
+    "endpoints_of",
+    "file_sources",
+    "flattener_versions",
+    "lazy_rows",
+    "newest",
+    "open_for",
+    "service_of",
+    "spec_of",
+    "with_list",
+]
 
 Cells = list[tuple[str | None, str | None, Any]]
 """Cells of an entry whose rows a dataset keeps."""
@@ -44,7 +59,7 @@ SNAPSHOT_DATE = "snapshot_date"
 """The column a dated dataset puts first: the UTC day of the answer's ``fetched_at``."""
 
 TABLES: dict[str, FrameSpec] = {spec.table.name: spec for spec in FRAMES.values()}
-"""The tables :func:`scan` reads, by name (``"versions"``), with the frame spec that writes each."""
+"""The tables :func:`~storeframes.scan` reads, by name (``"versions"``), with the frame spec that writes each."""
 
 
 def flattener_versions() -> dict[str, str]:
@@ -118,47 +133,40 @@ def newest(entries: list[Entry], *, daily: bool = False) -> dict[str, Cells]:
     return cells
 
 
-@user_facing
-def scan(
-    table: str,
-    cache_dir: Any = None,
-    *,
-    service: str | None = None,
-    storage_options: Mapping[str, str] | None = None,
-) -> pl.LazyFrame:
-    """Every row of ``table`` the cache holds, the newest answer of each cell, as a lazy frame.
+def daily_chooser(endpoints: set[str], start: date | None, end: date | None) -> Chooser:
+    """The chooser of a dataset of the days kept: of the answers of ``endpoints`` fetched between ``start``
+    and ``end`` (UTC days, inclusive), the newest of each cell on each day."""
 
-    ``table`` is a table name (``"metadata"``, ``"versions"``, ``"search_history"``,
-    ``"changes"`` ...; a frame function's name works too). ``cache_dir`` is a folder or
-    a bucket address (``s3://bucket/prefix``, with ``storage_options`` as for
-    :class:`~storeframes.Client`), by default ``$STOREFRAMES_CACHE_DIR`` or the user's
-    cache. ``service`` chooses whose answers: by default the real service's, or the one
-    service a cache holds (a sandbox's is ``"sandbox-<seed>"``).
+    def choose(entries: list[Entry]) -> dict[str, Cells]:
+        within = [
+            e
+            for e in entries
+            if e.endpoint in endpoints and (start is None or e.day >= start) and (end is None or e.day <= end)
+        ]
+        return newest(within, daily=True)
 
-    A cell is an app (and metric, and day, for daily histories) in a scope (country,
-    language, device, and the date range of change history): of each, only the newest
-    answer's rows are kept, so an app fetched again shows its rows once. The schema is
-    the frame function's; ``search`` has a ``list`` column last (``organic`` or ``with_ads``:
-    :data:`~storeframes.schemas.SEARCH_LIST`), as a cache holds both live searches of a keyword.
-    Nothing is sent and no token is needed; answers whose frame of this table was never made are flattened from the raw answer first (and kept,
-    where the cache may be written). The files are read by polars when the frame is
-    collected, so filters and column choices are pushed down into the Parquet reads. A kept
-    frame whose columns are not the table's (an edited or damaged file) is built again from
-    its raw answer.
+    return choose
 
-    The files are found when the frame is collected, each time it is: a frame made before a
-    compaction (in this process or another) gives the same rows after it, and one collected
-    while a compaction replaces its files finds the new ones. Should they be replaced
-    :data:`~storeframes.cache.RELISTS` times in a row while they are read, collecting raises
-    :class:`~storeframes.CacheUnavailableError`; collect again.
 
-    A place with no cache is never read as an empty cache: a folder that does not exist (or
-    holds other things) and a bucket prefix without a cache raise :class:`~storeframes.NoCacheError`
-    naming it, a bucket that cannot be listed :class:`~storeframes.CacheUnavailableError`, when
-    the frame is made. An empty folder, or a cache with nothing of the table, gives 0 rows.
+def as_date(name: str, value: Any, *, what: str) -> date | None:
+    """``value`` as a date (a :class:`~datetime.date` or an ISO text ``"2026-11-20"``); None stays None. Any
+    other value is refused as parameter ``name`` of ``what``.
+
+    >>> as_date("start", "2026-11-20", what="snapshots")
+    datetime.date(2026, 11, 20)
     """
-    spec = spec_of(table, TABLES, what="scan")
-    return lazy_rows(open_for(cache_dir, storage_options, what="scan"), spec, service, newest, what="scan")
+    if value is None:
+        return None
+    if isinstance(value, date) and not isinstance(value, datetime):
+        return value
+    if isinstance(value, str):
+        try:
+            return date.fromisoformat(value.strip())
+        except ValueError:
+            pass
+    raise InvalidParameterError(
+        name, value, "a date: a datetime.date or an ISO date text such as '2026-11-20'", endpoint=what
+    )
 
 
 def lazy_rows(
@@ -231,7 +239,7 @@ def _rows(cache: Cache, spec: FrameSpec, service: str, choose: Chooser, *, dated
     by_id = {e.id: e for e in entries if e.id in chosen}
     kept_columns = spec.table.schema  # a kept frame with other columns is built again
     located = cache.frame_files(list(by_id.values()), spec.table.name, spec.version, schema=kept_columns, relist=relist)
-    built = _build_missing(cache, spec, [e for i, e in by_id.items() if i not in located])
+    built = build_missing(cache, spec, [e for i, e in by_id.items() if i not in located])
     located |= cache.frame_files([by_id[i] for i in built], spec.table.name, spec.version, schema=kept_columns)
     frames: list[pl.LazyFrame] = []
     for ep in eps:
@@ -240,7 +248,7 @@ def _rows(cache: Cache, spec: FrameSpec, service: str, choose: Chooser, *, dated
         if keep.is_empty():
             continue
         files = sorted(set(keep["_file"].to_list()) - {""})
-        sources = _sources(cache, files)
+        sources = file_sources(cache, files)
         if "" in keep["_file"]:  # frames that could not be kept: from memory
             sources.append(pl.concat([built[i].with_columns(_file=pl.lit(""), entry=pl.lit(i)) for i in built]).lazy())
         rows = pl.concat(sources, how="diagonal_relaxed") if len(sources) > 1 else sources[0]
@@ -265,7 +273,7 @@ def with_list(rows: pl.LazyFrame, spec: FrameSpec, endpoint: str) -> pl.LazyFram
     return rows.with_columns(pl.lit(LISTS[endpoint], pl.String).alias(SEARCH_LIST.name))
 
 
-def _build_missing(cache: Cache, spec: FrameSpec, entries: list[Entry]) -> dict[str, pl.DataFrame]:
+def build_missing(cache: Cache, spec: FrameSpec, entries: list[Entry]) -> dict[str, pl.DataFrame]:
     """Flatten the raw answers of ``entries`` into ``spec``'s table and keep the frames; the frames, by entry."""
     responses = [(e, cache.load(e)) for e in entries]
     todo = [(e, r) for e, r in responses if r is not None]
@@ -306,17 +314,17 @@ def _keep_table(
     return pl.DataFrame(columns, schema=schema)
 
 
-_SCANS_NEST = tuple(int(n) for n in pl.__version__.split(".")[:2] if n.isdigit()) >= (1, 35)
+SCANS_NEST = tuple(int(n) for n in pl.__version__.split(".")[:2] if n.isdigit()) >= (1, 35)
 """Whether polars can collect a Parquet scan inside an IO source's callback while it collects another: before
 1.35, two of them in one query (a join of two ``sf.scan`` frames) wait on each other for ever with as
 few threads as sources (2 CPUs); their files are then read by pyarrow."""
 
 
-def _sources(cache: Cache, keys: list[str]) -> list[pl.LazyFrame]:
+def file_sources(cache: Cache, keys: list[str]) -> list[pl.LazyFrame]:
     """Lazy frames of the files ``keys`` with a ``_file`` column naming each row's file (its key)."""
     if not keys:
         return []
-    if not _SCANS_NEST:
+    if not SCANS_NEST:
         import pyarrow as pa
         import pyarrow.parquet as pq
 
@@ -334,13 +342,3 @@ def _sources(cache: Cache, keys: list[str]) -> list[pl.LazyFrame]:
     names = dict(zip((os.fspath(a) for a in addresses), keys, strict=True))
     lazy = pl.scan_parquet(list(names), storage_options=options, include_file_paths="_address", hive_partitioning=False)
     return [lazy.with_columns(_file=pl.col("_address").replace_strict(names, return_dtype=pl.String)).drop("_address")]
-
-
-@user_facing
-def compact(cache_dir: Any = None, *, storage_options: Mapping[str, str] | None = None) -> dict[str, int]:
-    """Compact the cache (a folder or a bucket): see :meth:`storeframes.Cache.compact`.
-
-    The frames of this version's flatteners are merged, others left out (they are
-    rebuilt from the raw answers when a frame function needs them).
-    """
-    return open_for(cache_dir, storage_options, what="compact").compact(frames=flattener_versions())

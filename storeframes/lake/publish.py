@@ -36,9 +36,9 @@ from ..kept.snapshots import snapshots as snapshot_rows
 from ..kept.tables import (
     SNAPSHOT_DATE,
     TABLES,
-    _build_missing,
-    _sources,
+    build_missing,
     endpoints_of,
+    file_sources,
     newest,
     open_for,
     service_of,
@@ -193,7 +193,7 @@ def _rows(cache: Cache, spec: FrameSpec, cells: dict[str, tuple[Entry, Cell]]) -
         try:
             held = list(entries.values())
             located = cache.frame_files(held, spec.table.name, spec.version, schema=schema, relist=attempt > 0)
-            built = _build_missing(cache, spec, [e for e in held if e.id not in located])
+            built = build_missing(cache, spec, [e for e in held if e.id not in located])
             located |= cache.frame_files([entries[i] for i in built], spec.table.name, spec.version, schema=schema)
             frames: list[pl.LazyFrame] = []
             for ep in endpoints_of(spec):
@@ -201,7 +201,7 @@ def _rows(cache: Cache, spec: FrameSpec, cells: dict[str, tuple[Entry, Cell]]) -
                 keep = _keep(picked, [e for e in held if e.endpoint == ep.name], keys, located)
                 if keep.is_empty():
                     continue
-                sources = _sources(cache, sorted(set(keep["_file"].to_list()) - {""}))
+                sources = file_sources(cache, sorted(set(keep["_file"].to_list()) - {""}))
                 if "" in keep["_file"]:
                     sources += [f.with_columns(_file=pl.lit(""), entry=pl.lit(i)).lazy() for i, f in built.items()]
                 rows = pl.concat(sources, how="diagonal_relaxed") if len(sources) > 1 else sources[0]

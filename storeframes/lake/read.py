@@ -28,7 +28,7 @@ from polars.io.plugins import register_io_source
 from .._tracebacks import user_facing
 from ..cache.stores import store_for
 from ..errors import ConfigurationError, InvalidParameterError, LakeError, StoreframesError
-from ..kept.tables import _SCANS_NEST
+from ..kept.tables import SCANS_NEST
 from ..wire.safety import shown_url
 
 __all__ = ["BOOKKEEPING", "LAKE_EXTRA", "SCANS_DELTA", "LakeRead", "read_table", "reads", "scan"]
@@ -226,7 +226,7 @@ class _TableSource:
             *(n for n in (predicate.meta.root_names() if predicate is not None else []) if n not in columns),
         ]
         try:
-            if _SCANS_NEST:  # polars 1.35 or newer: the files scanned here, filters pushed into their reads
+            if SCANS_NEST:  # polars 1.35 or newer: the files scanned here, filters pushed into their reads
                 lazy = scan(self._delta).select(wanted)
             else:  # a Parquet scan collected inside a source waits for ever before 1.35: read by pyarrow
                 lazy = pl.DataFrame(self._delta.to_pyarrow_dataset().to_table(columns=wanted)).lazy()

@@ -25,8 +25,9 @@ import polars as pl
 from .._tracebacks import user_facing
 from ..cache import Cache
 from ..errors import ConfigurationError, InvalidParameterError
+from ..kept.scan import scan
 from ..kept.snapshots import SNAPSHOT_TABLES, snapshots
-from ..kept.tables import TABLES, open_for, scan
+from ..kept.tables import TABLES, open_for
 
 __all__ = ["COUNT_SECONDS", "HEAD_SECONDS", "MEMORY_LIMIT", "TABLE_FUNCTIONS", "VIEWS", "Head", "sql", "sql_head"]
 

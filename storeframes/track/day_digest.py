@@ -33,7 +33,7 @@ from ..errors import CacheUnavailableError, DigestNotKeptError, InvalidParameter
 from ..ranks import rank_history
 from ..schemas import RANK_HISTORY
 from .digest import Digest, Spend, render_digest
-from .judge import _LIVE, _followed, app_names, rank_frame
+from .judge import LIVE, app_names, followed_pairs, rank_frame
 from .spec import TrackerSpec
 
 __all__ = ["fetched_days", "keep_after_run", "keep_day_digest", "kept_digest", "not_fetched", "render_period"]
@@ -47,8 +47,8 @@ _SEEN_WITHIN = 62
 
 def _pairs(spec: TrackerSpec) -> tuple[set[tuple[str, str]], set[tuple[str, str]]]:
     """(keyword in lower case, country) followed live, and those followed by their history alone."""
-    live = _followed(spec, _LIVE)
-    return live, _followed(spec, ("search_history",)) - live
+    live = followed_pairs(spec, LIVE)
+    return live, followed_pairs(spec, ("search_history",)) - live
 
 
 def fetched_days(spec: TrackerSpec, cache: Cache, service: str, start: date, end: date) -> pl.DataFrame:

@@ -19,20 +19,32 @@ import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
-from typing import Any, Literal
+from typing import Any
 
 import polars as pl
 
 from ..cache import EVENT_SCHEMA, Cache
-from ..kept.observed import observed_changes
+from ..kept.app_changes import kept_changes
+from ..kept.scan import scan
+from ..kept.search_ranks import kept_ranks, of_pairs
 from ..kept.snapshots import snapshots
-from ..kept.tables import TABLES, endpoints_of, scan
-from ..ranks import one_list, rank_history
+from ..kept.tables import TABLES, endpoints_of
+from ..ranks import rank_history
 from .rules import Alert
 from .spec import TrackerSpec, followed
 from .wording import change_words, shown_values
 
-__all__ = ["ALERT_DAYS", "GAP_DAYS", "Judged", "app_names", "find_events", "first_run", "rank_frame"]
+__all__ = [
+    "ALERT_DAYS",
+    "GAP_DAYS",
+    "LIVE",
+    "Judged",
+    "app_names",
+    "find_events",
+    "first_run",
+    "followed_pairs",
+    "rank_frame",
+]
 
 ALERT_DAYS = 7
 """The days a judgement looks at, up to its day: a move of an earlier day is history, not news (a
@@ -42,7 +54,9 @@ GAP_DAYS = 14
 """How far back the last day with data may lie for a day to be compared with it (a keyword's search read
 further back costs a judgement its time: every day read is every result of every tracked search)."""
 
-_LIVE = ("search", "search_ads")
+LIVE = ("search", "search_ads")
+"""The endpoints of the live search: a keyword followed through one of them is read from its daily snapshots."""
+
 _UNKNOWN = re.compile(r"does not know at (?P<where>.+?), [^:]*: (?P<names>.+)$")
 
 
@@ -114,8 +128,12 @@ def _gap(since: date, day: date) -> str:
 # -- ranks ---------------------------------------------------------------------------------------------
 
 
-def _followed(spec: TrackerSpec, endpoints: Sequence[str]) -> set[tuple[str, str]]:
-    """(keyword in lower case, country) of the items of ``endpoints``."""
+def followed_pairs(spec: TrackerSpec, endpoints: Sequence[str]) -> set[tuple[str, str]]:
+    """(keyword in lower case, country) of ``spec``'s items of ``endpoints``.
+
+    >>> followed_pairs(spec, LIVE)  # doctest: +SKIP
+    {('photo editor', 'us')}
+    """
     pairs: set[tuple[str, str]] = set()
     for item in spec.items:
         if item.endpoint in endpoints:
@@ -125,72 +143,16 @@ def _followed(spec: TrackerSpec, endpoints: Sequence[str]) -> set[tuple[str, str
     return pairs
 
 
-def _pairs(frame: pl.LazyFrame, pairs: set[tuple[str, str]], how: Literal["semi", "anti"] = "semi") -> pl.LazyFrame:
-    """``frame``'s rows of ``pairs`` (keyword in lower case, country), or with ``how="anti"`` its other rows."""
-    wanted = pl.DataFrame(
-        {"_k": [k for k, _ in pairs], "_c": [c for _, c in pairs]}, schema={"_k": pl.String, "_c": pl.String}
-    )
-    keyed = frame.with_columns(_k=pl.col("keyword").str.to_lowercase(), _c=pl.col("country").str.to_lowercase())
-    return keyed.join(wanted.lazy(), on=["_k", "_c"], how=how).drop("_k", "_c")
-
-
 def rank_frame(spec: TrackerSpec, cache: Cache, service: str, start: date, end: date) -> pl.DataFrame:
     """The organic results the tracker kept from ``start`` to ``end``: ``keyword``, ``date``, ``rank``,
     ``app_id``, ``country``, ``language``, ``device``. A keyword's live search (with or without ads:
-    a snapshot a day, ads left out) where the tracker follows it live, else its recorded search history."""
-    live, history = _followed(spec, _LIVE), _followed(spec, ("search_history",))
+    a snapshot a day, ads left out) where the tracker follows it live, else its recorded search history
+    (:func:`~storeframes.kept.kept_ranks`).
+
+    >>> rank_frame(spec, cache, "appstore", date(2026, 11, 1), date(2026, 11, 7))  # doctest: +SKIP
+    """
+    live, history = followed_pairs(spec, LIVE), followed_pairs(spec, ("search_history",))
     return kept_ranks(cache, service, start, end, live=live, history=history)[0]
-
-
-def kept_ranks(
-    cache: Cache,
-    service: str,
-    start: date,
-    end: date,
-    *,
-    live: set[tuple[str, str]] | None,
-    history: set[tuple[str, str]] | None,
-    keywords: Iterable[str] | None = None,
-) -> tuple[pl.DataFrame, set[tuple[str, str]]]:
-    """:func:`rank_frame` of the (keyword in lower case, country) pairs followed ``live`` (the daily
-    snapshots of the live search) and those followed by their ``history`` alone; and the pairs read live.
-
-    ``None`` for either is every pair the cache keeps there (of ``keywords``, when given): a pair it
-    keeps live is never read from its history. Each source is read once."""
-    columns = ["keyword", "date", "rank", "app_id", "country", "language", "device"]
-    chosen = None if keywords is None else [k.lower() for k in keywords]
-
-    def of_keywords(frame: pl.LazyFrame) -> pl.LazyFrame:
-        return frame if chosen is None else frame.filter(pl.col("keyword").str.to_lowercase().is_in(chosen))
-
-    frames: list[pl.DataFrame] = []
-    read_live: set[tuple[str, str]] = set()
-    if live is None or live:
-        found = snapshots("search", cache, start=start, end=end, service=service).filter(
-            ~pl.col("is_ad").fill_null(False)
-        )
-        found = found.with_columns(
-            date=pl.col("snapshot_date"), rank=pl.coalesce("organic_rank", "rank").cast(pl.Int64)
-        )
-        found = one_list(found, ["keyword", "country", "language", "device", "date"]).select(columns)  # organic first
-        kept = (of_keywords(found) if live is None else _pairs(found, live)).collect()
-        frames.append(kept)
-        read_live = live if live is not None else set(kept.select(pl.col("keyword").str.to_lowercase(),
-                                                                  pl.col("country").str.to_lowercase()).unique().rows())  # fmt: skip
-    if history is None or history - read_live:
-        found = scan("search_history", cache, service=service).filter(
-            (pl.col("source") == "history") & pl.col("date").is_between(start, end)
-        )
-        found = found.select(columns)
-        found = _pairs(of_keywords(found), read_live, "anti") if history is None else _pairs(found, history - read_live)
-        frames.append(found.collect())
-    if not frames:
-        empty = pl.DataFrame(
-            schema={c: pl.Date if c == "date" else pl.Int64 if c == "rank" else pl.String for c in columns}
-        )
-        return empty, read_live
-    # each collected alone: before 1.35, polars hangs on two of the cache's sources in one query
-    return pl.concat(frames), read_live
 
 
 _SERIES = ["keyword", "country", "language", "device", "app_id"]
@@ -319,35 +281,6 @@ def _matching(targets: Iterable[str]) -> set[str]:
     return wanted | {_ALSO[t] for t in wanted if t in _ALSO}
 
 
-def kept_changes(
-    cache: Cache, service: str, apps: Sequence[str], first: date, last: date
-) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """The changes of ``apps`` from ``first`` to ``last`` the cache shows: the service's change history,
-    and those seen between consecutive metadata snapshots (:func:`~storeframes.observed_changes`), in the
-    same columns (``app_id``, scope, ``date``, ``target``, old and new value and size, ``since``, ``device_key``)."""
-    history = (
-        scan("changes", cache, service=service)
-        .filter(pl.col("app_id").is_in(list(apps)) & pl.col("date").is_between(first, last))
-        .select(
-            "app_id",
-            "country",
-            "language",
-            "device",
-            "date",
-            "target",
-            "old_value",
-            "new_value",
-            "old_size",
-            "new_size",
-            since=pl.lit(None, pl.Date),
-            device_key=pl.lit(None, pl.String),
-        )
-        .collect()
-    )
-    seen = observed_changes(cache, apps=list(apps), start=first, end=last, service=service)
-    return history, seen.select(history.columns)
-
-
 def _listing_events(
     spec: TrackerSpec, alerts: Sequence[Alert], at: Judged, existing: pl.DataFrame
 ) -> list[dict[str, Any]]:
@@ -414,8 +347,8 @@ def _same_change(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
 
 
 def _advertiser_events(spec: TrackerSpec, alerts: Sequence[Alert], at: Judged) -> list[dict[str, Any]]:
-    pairs = _followed(spec, ("search_ads",))
-    ads = _pairs(
+    pairs = followed_pairs(spec, ("search_ads",))
+    ads = of_pairs(
         snapshots("search_ads", at.cache, end=at.day, service=at.service).filter(pl.col("is_ad").fill_null(False)),
         pairs,
     ).collect()

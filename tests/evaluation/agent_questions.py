@@ -30,7 +30,7 @@ from mcp.client.stdio import stdio_client
 import storeframes as sf
 from storeframes.analysis import category_standing, changes_before, movers
 from storeframes.cache import open_cache
-from storeframes.track.judge import kept_changes
+from storeframes.kept.app_changes import kept_changes
 
 from .._agent_month import APP, APPS, DAYS, KEYWORDS, LAST_DAY, TRACKER, replay, server_command, server_env
 

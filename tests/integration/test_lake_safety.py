@@ -191,7 +191,7 @@ def test_the_reader_of_polars_before_1_35_gives_the_same_rows(tmp_path, monkeypa
     lake = str(tmp_path / "lake")
     cache = _published(tmp_path, lake, None)
     newest = sf.read_table(lake, "metrics").collect()
-    monkeypatch.setattr(lake_read, "_SCANS_NEST", False)  # the files read by pyarrow inside the source
+    monkeypatch.setattr(lake_read, "SCANS_NEST", False)  # the files read by pyarrow inside the source
     lazy = sf.read_table(lake, "metrics")
     got = lazy.collect()
     assert got.schema == newest.schema == sf.scan("metrics", cache).collect().schema

@@ -13,12 +13,12 @@ import pytest
 
 import storeframes as sf
 from storeframes.cache import Cache
+from storeframes.kept.search_ranks import kept_ranks
 from storeframes.lake import merge_keys
 from storeframes.lake.read import SCANS_DELTA
 from storeframes.sandbox import World
 from storeframes.schemas import SEARCH_LIST, read_schema
 from storeframes.track import Tracker
-from storeframes.track.judge import kept_ranks
 
 pytest.importorskip("deltalake")
 

@@ -5,7 +5,6 @@ against the sandbox's own change history over three weeks."""
 from __future__ import annotations
 
 import copy
-import importlib
 from collections.abc import Callable
 from datetime import UTC, date, datetime, time, timedelta
 from typing import Any
@@ -177,7 +176,7 @@ def test_only_the_days_from_the_last_snapshot_before_start_are_read(folder, monk
         read.append(min((e.day for e in entries), default=None))
         return choose(entries, daily=daily)
 
-    monkeypatch.setattr(importlib.import_module("storeframes.kept.snapshots"), "newest", newest)  # the choice of days
+    monkeypatch.setattr(tables, "newest", newest)  # the choice of days
     assert sf.observed_changes(folder, apps=C, start=D2).height == 1
     assert set(read) == {D0}  # C's snapshot before D2 is D0's
     read.clear()

@@ -18,7 +18,8 @@ import storeframes as sf
 from storeframes.cache import Cache
 from storeframes.cache.stores import LocalStore, MemoryStore, StoreBase
 from storeframes.cli import main
-from storeframes.kept.tables import flattener_versions, scan
+from storeframes.kept.scan import scan
+from storeframes.kept.tables import flattener_versions
 from storeframes.sandbox import World
 from tests._children import child_env
 from tests.conftest import ROOT, SANDBOX_TODAY

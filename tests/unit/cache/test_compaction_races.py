@@ -9,7 +9,8 @@ import pytest
 
 import storeframes as sf
 from storeframes.cache import RELISTS, Cache
-from storeframes.kept.tables import flattener_versions, scan
+from storeframes.kept.scan import scan
+from storeframes.kept.tables import flattener_versions
 from storeframes.sandbox import World
 from tests._secrets import check_plan_keeps
 
