@@ -105,8 +105,15 @@ def _row(
     where = [values.get(k) for k in (*_PLACE, "target")]
     ident = event_id(spec.name, alert.name, alert.rule, *(key if key is not None else (day, *where)))
     row = dict.fromkeys(EVENT_SCHEMA.names())
-    row |= {"event_id": ident, "tracker": spec.name, "alert": alert.name, "rule": alert.rule, "day": day,
-            "first_seen": at.now, "notified_to": []}  # fmt: skip
+    row.update(
+        event_id=ident,
+        tracker=spec.name,
+        alert=alert.name,
+        rule=alert.rule,
+        day=day,
+        first_seen=at.now,
+        notified_to=[],
+    )
     row.update(values)
     return row
 
@@ -322,9 +329,10 @@ def _screens_together(seen: pl.DataFrame) -> pl.DataFrame:
         return seen
     keys = ["app_id", "country", "language", "device", "date", "target"]
     merged = screens.group_by(keys, maintain_order=True).agg(
-        pl.col("old_value").first(), pl.col("new_value").first(), pl.col("old_size").first(),
-        pl.col("new_size").first(), pl.col("since").min(), pl.col("device_key").sort().str.join(", "),
-    )  # fmt: skip
+        pl.col("old_value", "new_value", "old_size", "new_size").first(),
+        pl.col("since").min(),
+        pl.col("device_key").sort().str.join(", "),
+    )
     return pl.concat([seen.filter(pl.col("target") != "screenshots"), merged.select(seen.columns)])
 
 

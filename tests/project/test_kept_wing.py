@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ast
 import importlib
+import importlib.util
 from pathlib import Path
 
 import storeframes as sf
@@ -70,6 +71,13 @@ def test_lake_track_and_agent_read_the_cache_through_the_kept_wing_and_its_publi
             if here.startswith("storeframes.agent") and source == "storeframes.track.judge":
                 crossing.append(f"{here} reads kept data through the tracker's judging ({names})")
     assert crossing == []
+
+
+def test_the_alert_judging_is_written_without_formatter_exemptions():
+    judge = importlib.util.find_spec("storeframes.track.judge")
+    assert judge is not None and judge.origin is not None
+    skipped = [n for n, line in enumerate(Path(judge.origin).read_text().splitlines(), 1) if "fmt: skip" in line]
+    assert skipped == []
 
 
 def test_the_wing_gives_its_functions_from_its_own_modules():
