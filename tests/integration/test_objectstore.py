@@ -195,7 +195,7 @@ def test_without_obstore_the_store_says_what_to_install_and_storeframes_still_im
     monkeypatch.setitem(sys.modules, "obstore", None)  # import obstore now raises ImportError
     with pytest.raises(ImportError, match=r'pip install "storeframes\[s3\]"'):
         ObjectStore("s3://bucket/cache")
-    script = "import sys; sys.modules['obstore'] = None; import storeframes, storeframes.objectstore; print('ok')"
+    script = "import sys; sys.modules['obstore'] = None; import storeframes, storeframes.cache.stores.bucket; print('ok')"
     child = subprocess.run([sys.executable, "-c", script], cwd=ROOT, env=child_env(), capture_output=True, text=True)
     assert child.returncode == 0 and child.stdout.strip() == "ok", child.stderr
 
