@@ -45,9 +45,8 @@ else:
 """
 
 
-# the modules' homes and their names from before (storeframes.widgets, storeframes.plots) say the same
-WIDGETS = ["storeframes.notebook.widgets", "storeframes.widgets"]
-PLOTS = ["storeframes.notebook.plots", "storeframes.plots"]
+WIDGETS = ["storeframes.widgets"]
+PLOTS = ["storeframes.plots"]
 
 
 @pytest.mark.parametrize("module", WIDGETS)

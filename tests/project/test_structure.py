@@ -1,5 +1,5 @@
 """The shape of the package: imports form no circle and run down the README's map, the wings keep their
-seams (stores, coordination backends, the notebook), sizes stay small, the sandbox loads only when used,
+seams (stores, coordination backends, the charts and widgets), sizes stay small, the sandbox loads only when used,
 flatteners do no I/O, and only the request path speaks HTTP."""
 
 from __future__ import annotations
@@ -85,7 +85,7 @@ def test_nothing_but_the_sandbox_and_the_package_facade_imports_the_sandbox():
         "storeframes",
         "storeframes.defaults",  # configure(sandbox=True) and connect(), inside the functions
         "storeframes.cli.service_commands",  # sandbox serve, inside the function
-        "storeframes.notebook.demo",
+        "storeframes.cli.demo",
         "storeframes.track.tracker",  # Tracker(sandbox=True): replays against the sandbox, inside the function
         "storeframes.conformance.report",  # the report names the matching sf.sandbox.Dialect, inside the function
     }
@@ -217,15 +217,6 @@ def _within(name: str, *packages: str) -> bool:
     return any(name == p or name.startswith(p + ".") for p in packages)
 
 
-EARLIER_PATHS = (
-    "storeframes.plots",
-    "storeframes.widgets",
-    "storeframes.cards",
-    "storeframes.demo",
-)
-"""Modules kept for earlier imports: re-exports of the names' new homes, and nothing else."""
-
-
 def test_the_engine_planning_catalog_and_answers_never_reach_the_cache():
     graph = _imports()
     for start in ("storeframes.engine", "storeframes.planning", "storeframes.catalog", "storeframes.answers"):
@@ -240,43 +231,25 @@ def test_the_engine_planning_catalog_and_answers_never_reach_the_cache():
         assert not [m for m in seen if _within(m, "storeframes.cache")], start
 
 
-def test_nothing_below_the_command_line_and_the_package_imports_the_notebook_wing():
-    importers = _importers(("storeframes.notebook",))
-    allowed = {"storeframes", *EARLIER_PATHS}
-    assert {
-        n for n in importers if n not in allowed and not _within(n, "storeframes.notebook", "storeframes.cli")
-    } == set()
+def test_nothing_below_the_command_line_imports_the_charts_or_the_widgets():
+    """What a person looks at (``plots/``, ``widgets/``) stands above the rest: the command line's demo uses it."""
+    importers = _importers(("storeframes.plots", "storeframes.widgets"))
+    assert importers, "the rule names packages that exist"
+    wings = ("storeframes.plots", "storeframes.widgets", "storeframes.cli")
+    assert {n for n in importers if not _within(n, *wings)} == set()
 
 
 def test_nothing_outside_the_cache_imports_a_concrete_store():
     concrete = ("storeframes.cache.stores.local", "storeframes.cache.stores.memory", "storeframes.cache.stores.bucket")
     outside = {n for n in _importers(concrete) if not _within(n, "storeframes.cache")}
-    assert outside <= set(EARLIER_PATHS), outside
+    assert outside == set(), outside
 
 
 def test_nothing_outside_coord_imports_a_coordination_backend():
     backends = ("storeframes.coord.machine", "storeframes.coord.redis", "storeframes.coord.bucket")
     assert set(_sources()) >= set(backends)
     outside = {n for n in _importers(backends) if not _within(n, "storeframes.coord")}
-    assert outside <= set(EARLIER_PATHS), outside
-
-
-def test_no_module_of_the_package_imports_an_earlier_path():
-    importers = _importers(EARLIER_PATHS) - {"storeframes"} - set(EARLIER_PATHS)
-    assert importers == set()
-
-
-def test_an_earlier_path_holds_imports_alone_and_gives_every_name_it_lists():
-    import importlib
-
-    for name in EARLIER_PATHS:
-        tree = ast.parse(_sources()[name].read_text())
-        for node in tree.body:
-            docstring = isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)
-            listing = isinstance(node, ast.Assign) and ast.unparse(node.targets[0]) == "__all__"
-            assert docstring or listing or isinstance(node, (ast.Import, ast.ImportFrom)), (name, ast.unparse(node))
-        module = importlib.import_module(name)
-        assert module.__all__ and all(hasattr(module, listed) for listed in module.__all__), name
+    assert outside == set(), outside
 
 
 MOST_LINES = 600

@@ -38,9 +38,9 @@ except ImportError as exc:  # pragma: no cover - depends on the installed extras
         name=exc.name,
     ) from exc
 
-from ..cards import AppCard, app_card
 from .benchmark_explorer import RATES as RATES  # public, though never in __all__
 from .benchmark_explorer import BenchmarkExplorer
+from .cards import AppCard, app_card
 from .credit_meter import CreditMeter
 from .rank_explorer import RankExplorer
 

@@ -15,10 +15,10 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 from matplotlib.ticker import FixedLocator
 
-from ..._tracebacks import user_facing
-from ...catalog import app_list, texts
-from ...errors import InvalidParameterError
-from ...ranks import _polars, rank_history
+from .._tracebacks import user_facing
+from ..catalog import app_list, texts
+from ..errors import InvalidParameterError
+from ..ranks import _polars, rank_history
 from .common import (
     _APP_COLORS,
     _WIDTH,

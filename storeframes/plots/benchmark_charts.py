@@ -10,9 +10,9 @@ import polars as pl
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
-from ..._tracebacks import user_facing
-from ...errors import InvalidParameterError
-from ...ranks import _polars
+from .._tracebacks import user_facing
+from ..errors import InvalidParameterError
+from ..ranks import _polars
 from .common import _APP_COLORS, _WIDTH, _figure, _need, _nothing, _short
 
 RATE_LABELS: dict[str, str] = {

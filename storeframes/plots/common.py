@@ -1,6 +1,6 @@
 """What the charts share: change markers, app colours, the figure or your Axes, the date axis, a chart of nothing.
 
-The package (:mod:`storeframes.notebook.plots`) says what to install when matplotlib is missing
+The package (:mod:`storeframes.plots`) says what to install when matplotlib is missing
 before this module is imported.
 """
 
@@ -17,9 +17,9 @@ import polars as pl
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
-from ...catalog import parse_day, texts
-from ...errors import InvalidParameterError
-from ...ranks import _polars
+from ..catalog import parse_day, texts
+from ..errors import InvalidParameterError
+from ..ranks import _polars
 
 TARGET_MARKERS: dict[str, str] = {
     "version": "D",

@@ -11,9 +11,9 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 
-from ..._tracebacks import user_facing
-from ...errors import InvalidParameterError
-from ...ranks import _polars
+from .._tracebacks import user_facing
+from ..errors import InvalidParameterError
+from ..ranks import _polars
 from .common import (
     _APP_COLORS,
     _WIDTH,

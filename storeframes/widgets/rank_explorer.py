@@ -1,6 +1,6 @@
 """The rank explorer: pick keywords, apps and days of a search history, see the rank chart.
 
-The package (:mod:`storeframes.notebook.widgets`) says what to install when ipywidgets or
+The package (:mod:`storeframes.widgets`) says what to install when ipywidgets or
 matplotlib is missing before this module is imported.
 """
 
@@ -15,11 +15,11 @@ import ipywidgets as widgets
 import polars as pl
 from matplotlib.figure import Figure
 
-from ... import catalog
-from ...errors import InvalidParameterError, plural
-from ...ranks import one_list
+from .. import catalog
+from ..errors import InvalidParameterError, plural
 from ..plots.common import _APP_COLORS, MAX_APPS, _labels, figure_png
 from ..plots.rank_charts import rank_chart
+from ..ranks import one_list
 from .base import _WIDE, _as_frame, _Charted, _close_parts, _close_widgets
 
 _HISTORY_COLUMNS = ("keyword", "date", "app_id", "rank")
