@@ -13,7 +13,7 @@ from typing import Any
 
 from .printing import printable
 
-__all__ = ["demo", "endpoints", "serve"]
+__all__ = ["demo_command", "endpoints", "serve"]
 
 
 def _dialect(fields: list[tuple[str, str]]) -> Any:
@@ -147,7 +147,7 @@ def _check_demo(args: argparse.Namespace) -> None:
         validate("metadata", apps=args.app, country=args.country, device="iphone")
 
 
-def demo(args: argparse.Namespace) -> int:
+def demo_command(args: argparse.Namespace) -> int:
     """Run the demo, once its arguments are checked (:func:`_check_demo`); a refusal is one line on stderr."""
     from ..errors import StoreframesError
     from .demo import run_demo
