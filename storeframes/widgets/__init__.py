@@ -22,26 +22,52 @@ In a notebook cell::
     RankExplorer(history, names=client.metadata_frame(["3233849169", "1395556972"]))
     BenchmarkExplorer(client)                # asks before spending: "Fetch: up to 1,001 credits"
 
-:func:`app_card` (from :mod:`storeframes.cards`) is re-exported here.
+The app cards (:mod:`storeframes.widgets.cards`: :func:`app_card`, plain HTML) and the device
+names (:mod:`storeframes.widgets.device_names`) need neither ipywidgets nor matplotlib: importing
+this package loads them alone, and the explorers and the meter load their libraries when first
+asked for (``from storeframes.widgets import RankExplorer``), saying what to install if missing.
+
+>>> from storeframes.widgets import app_card
+>>> app_card.__name__
+'app_card'
 """
 
 from __future__ import annotations
 
-try:  # before any module of the package imports them
-    import ipywidgets  # noqa: F401
-    import matplotlib.figure  # noqa: F401
-except ImportError as exc:  # pragma: no cover - depends on the installed extras (tests/test_conventions.py)
-    _missing = f"{exc.name} is not installed" if exc.name else str(exc)
-    raise ImportError(
-        f"storeframes.widgets needs ipywidgets and matplotlib ({_missing}): "
-        'pip install "storeframes[notebook]" (or ipywidgets>=8.1 and matplotlib>=3.9)',
-        name=exc.name,
-    ) from exc
+import importlib
+from typing import TYPE_CHECKING, Any
 
-from .benchmark_explorer import RATES as RATES  # public, though never in __all__
-from .benchmark_explorer import BenchmarkExplorer
 from .cards import AppCard, app_card
-from .credit_meter import CreditMeter
-from .rank_explorer import RankExplorer
+
+if TYPE_CHECKING:
+    from .benchmark_explorer import BenchmarkExplorer
+    from .credit_meter import CreditMeter
+    from .rank_explorer import RankExplorer
 
 __all__ = ["AppCard", "BenchmarkExplorer", "CreditMeter", "RankExplorer", "app_card"]
+
+_WIDGETS = {"BenchmarkExplorer": "benchmark_explorer", "CreditMeter": "credit_meter", "RankExplorer": "rank_explorer"}
+
+
+def __getattr__(name: str) -> Any:
+    """The explorers and the meter, imported when first asked for: they need the ``notebook`` extra."""
+    if name not in _WIDGETS:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    try:
+        import ipywidgets  # noqa: F401
+        import matplotlib.figure  # noqa: F401
+    except ImportError as exc:
+        missing = f"{exc.name} is not installed" if exc.name else str(exc)
+        raise ImportError(
+            f"storeframes.widgets needs ipywidgets and matplotlib ({missing}): "
+            'pip install "storeframes[notebook]" (or ipywidgets>=8.1 and matplotlib>=3.9)',
+            name=exc.name,
+        ) from exc
+    value = getattr(importlib.import_module(f"{__name__}.{_WIDGETS[name]}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    """The public names, the explorers among them before they are imported (tab completion)."""
+    return sorted({*globals(), *__all__})
