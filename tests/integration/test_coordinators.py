@@ -20,7 +20,7 @@ import storeframes as sf
 from storeframes.cache import CacheWarning
 from storeframes.cache.stores import Capabilities, MemoryStore
 from storeframes.coord import ENV_COORDINATOR, Coordinator, coordinator_for
-from storeframes.coord.bucket import ObjectLeases
+from storeframes.coord.bucket_leases import ObjectLeases
 from storeframes.coord.file_leases import FileLeases
 from storeframes.coord.leases import digest, machine
 from storeframes.coord.redis import RedisLeases

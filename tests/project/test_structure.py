@@ -246,7 +246,7 @@ def test_nothing_outside_the_cache_imports_a_concrete_store():
 
 
 def test_nothing_outside_coord_imports_a_coordination_backend():
-    backends = ("storeframes.coord.machine", "storeframes.coord.redis", "storeframes.coord.bucket")
+    backends = ("storeframes.coord.machine", "storeframes.coord.redis", "storeframes.coord.bucket_leases")
     assert set(_sources()) >= set(backends)
     outside = {n for n in _importers(backends) if not _within(n, "storeframes.coord")}
     assert outside == set(), outside
