@@ -99,8 +99,8 @@ def benchmark_chart(
         raise InvalidParameterError("rate", rate, f"one of {', '.join(RATE_LABELS)}", endpoint=function)
     _need(frame, ("category", "category_name", rate), "benchmarks", function, what)
     if frame.height == 0:
-        return _nothing(ax, "No benchmarks: the frame has no rows (no category had data for the countries, "
-                            "devices and channels asked for).")  # fmt: skip
+        why = "no category had data for the countries, devices and channels asked for"
+        return _nothing(ax, f"No benchmarks: the frame has no rows ({why}).")
     varying = [c for c in _SERIES_COLUMNS if c in frame.columns and frame[c].n_unique() > 1]
     if by is not None and by not in frame.columns:
         raise InvalidParameterError(

@@ -37,8 +37,17 @@ TARGET_MARKERS: dict[str, str] = {
 """Marker of each change target; a target not listed gets ``"o"``."""
 
 _APP_COLORS = (
-    "#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#7f7f7f", "#bcbd22",
-)  # fmt: skip
+    "#1f77b4",  # blue
+    "#d62728",  # red
+    "#2ca02c",  # green
+    "#ff7f0e",  # orange
+    "#9467bd",  # purple
+    "#8c564b",  # brown
+    "#e377c2",  # pink
+    "#17becf",  # cyan
+    "#7f7f7f",  # grey
+    "#bcbd22",  # olive
+)
 MAX_APPS = len(_APP_COLORS)
 """The most apps :func:`rank_chart` draws at once: each keeps a colour of its own."""
 _WIDTH = 10.0  # inches: shown at 100 % of a notebook's width, the labels stay readable

@@ -147,10 +147,9 @@ def rank_chart(
         raise InvalidParameterError(exc.parameter, exc.value, exc.allowed, endpoint=function) from None
     if ranks.height == 0:  # nothing was recorded or fetched, and no days were asked for
         who = "the app" if len(ids) == 1 else f"the {len(ids)} apps"
-        return _nothing(
-            ax, f"No ranks for {who}: the history has no rows (no search was recorded or fetched); give start= "
-            "and end= to show those days as days without data."
-        )  # fmt: skip
+        why = "no search was recorded or fetched"
+        hint = "give start= and end= to show those days as days without data"
+        return _nothing(ax, f"No ranks for {who}: the history has no rows ({why}); {hint}.")
     labels = _labels(names, function)
     palette = _app_colors(ids, colors, function)
     first, last = _day_span(ranks)
@@ -370,11 +369,11 @@ def _change_markers(ax: Axes, moves: pl.DataFrame, line: pl.DataFrame, color: An
 
 def _key(marker: str, label: str, *, hollow: bool = False) -> Line2D:
     """A legend entry of a change marker: grey, or hollow as on a day with no data."""
-    if hollow:
-        return Line2D([], [], linestyle="none", marker=marker, markersize=7, markerfacecolor="white",
-                      markeredgecolor="#777777", markeredgewidth=1.4, label=label)  # fmt: skip
-    return Line2D([], [], linestyle="none", marker=marker, markersize=7, markerfacecolor="#777777",
-                  markeredgecolor="black", label=label)  # fmt: skip
+    face, edge, width = ("white", "#777777", 1.4) if hollow else ("#777777", "black", None)  # None: matplotlib's width
+    key = Line2D([], [], linestyle="none", marker=marker, markersize=7, label=label, markeredgewidth=width)
+    key.set_markerfacecolor(face)
+    key.set_markeredgecolor(edge)
+    return key
 
 
 def _legend(
