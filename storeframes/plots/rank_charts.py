@@ -18,20 +18,20 @@ from matplotlib.ticker import FixedLocator
 from .._tracebacks import user_facing
 from ..catalog import app_list, texts
 from ..errors import InvalidParameterError
-from ..ranks import _polars, rank_history
+from ..ranks import polars_frame, rank_history
 from .common import (
-    _APP_COLORS,
     _WIDTH,
+    APP_COLORS,
     MAX_APPS,
     TARGET_MARKERS,
     _app_label,
     _chosen_targets,
     _date_axis,
     _figure,
-    _labels,
     _need,
     _nothing,
     _range,
+    app_labels,
 )
 
 _LINE_STYLES = ("-", "--", ":", "-.")
@@ -125,7 +125,7 @@ def rank_chart(
     """
     function = "rank_chart"
     what = "a search_history_frame, search_frame or rank_history frame"
-    frame = _polars(history, "history", function, what)
+    frame = polars_frame(history, "history", function, what)
     try:
         ids = app_list(apps)
     except InvalidParameterError:
@@ -150,7 +150,7 @@ def rank_chart(
         why = "no search was recorded or fetched"
         hint = "give start= and end= to show those days as days without data"
         return _nothing(ax, f"No ranks for {who}: the history has no rows ({why}); {hint}.")
-    labels = _labels(names, function)
+    labels = app_labels(names, function)
     palette = _app_colors(ids, colors, function)
     first, last = _day_span(ranks)
     moves = _changes(changes, ids, first, last, function)
@@ -232,7 +232,7 @@ def _app_colors(ids: Sequence[str], given: Mapping[str, Any] | None, function: s
         )
     charted = {to_hex(chosen[app]) for app in ids if app in chosen}
     elsewhere = {to_hex(color) for color in chosen.values()} - charted  # kept for apps charted another time
-    free = [c for c in _APP_COLORS if c not in charted | elsewhere] + [c for c in _APP_COLORS if c in elsewhere]
+    free = [c for c in APP_COLORS if c not in charted | elsewhere] + [c for c in APP_COLORS if c in elsewhere]
     cycle = iter(free)
     return {app: chosen[app] if app in chosen else next(cycle) for app in ids}
 
@@ -314,7 +314,7 @@ def _changes(changes: Any, ids: Sequence[str], first: Any, last: Any, function: 
     if changes is None:
         return None
     what = "a changes_frame (app_id, date, target)"
-    frame = _polars(changes, "changes", function, what)
+    frame = polars_frame(changes, "changes", function, what)
     _need(frame, ("app_id", "date", "target"), "changes", function, what)
     return (
         frame.select("app_id", pl.col("date").cast(pl.Date), "target")
