@@ -29,7 +29,7 @@ import polars as pl
 from ._tracebacks import user_facing
 from .catalog import ANDROID_CATEGORIES, IOS_CATEGORIES, app_list, parse_day
 from .errors import InvalidParameterError
-from .ranks import _polars, one_list
+from .ranks import one_list, polars_frame
 from .schemas import BENCHMARK_RATES, Column, TableSchema
 
 __all__ = ["CHANGES_BEFORE", "MOVERS", "RATES", "category_standing", "changes_before", "movers", "with_names"]
@@ -80,7 +80,7 @@ CHANGES_BEFORE = TableSchema(
 
 def _frame(value: Any, name: str, function: str, what: str, needed: Sequence[str]) -> pl.DataFrame:
     """A polars frame from ``value`` that has the ``needed`` columns, or an error naming the missing ones."""
-    frame = _polars(value, name, function, f"{what} (a polars or pandas DataFrame)")
+    frame = polars_frame(value, name, function, f"{what} (a polars or pandas DataFrame)")
     missing = [c for c in needed if c not in frame.columns]
     if missing:
         raise InvalidParameterError(
@@ -186,7 +186,7 @@ def movers(
     """
     function = "movers"
     what = "a search_history_frame or rank_history frame (a polars or pandas DataFrame)"
-    raw = _polars(history_or_ranks, "history_or_ranks", function, what)
+    raw = polars_frame(history_or_ranks, "history_or_ranks", function, what)
     is_ranks = "status" in raw.columns
     ranks_needed = ("keyword", "app_id", "date", "rank", "status", "results")
     needed = ranks_needed if is_ranks else ("keyword", "date", "rank", "app_id")

@@ -32,8 +32,14 @@ def _day(name: str, value: Any) -> date | None:
     return None if value is None else parse_day(name, value, endpoint="rank_history")
 
 
-def _polars(value: Any, name: str, function: str, what: str) -> pl.DataFrame:
-    """A polars DataFrame from a polars, lazy or pandas frame; anything else is refused."""
+def polars_frame(value: Any, name: str, function: str, what: str) -> pl.DataFrame:
+    """A polars DataFrame from a polars, lazy or pandas frame; anything else is refused.
+
+    The frames' readers (the analysis, the charts, the widgets) take any of the three through it.
+
+    >>> polars_frame(pl.LazyFrame({"rank": [1, 2]}), "history", "movers", "a rank_history frame").height
+    2
+    """
     if isinstance(value, pl.LazyFrame):
         return value.collect()
     if isinstance(value, pl.DataFrame):
@@ -66,7 +72,7 @@ def _fetched(value: Any) -> pl.DataFrame:
         if not all(isinstance(d, date) for d in value):
             raise InvalidParameterError("fetched", value, what, endpoint="rank_history")
         return pl.DataFrame({"date": sorted(set(value))}, schema={"date": pl.Date})
-    frame = _polars(value, "fetched", "rank_history", what)
+    frame = polars_frame(value, "fetched", "rank_history", what)
     if "date" not in frame.columns:
         raise InvalidParameterError("fetched", "a frame without date", what, endpoint="rank_history")
     on = [c for c in _SERIES if c in frame.columns]
@@ -146,7 +152,7 @@ def rank_history(
     │ 2026-01-03 ┆ null ┆ not_ranked ┆ 1       │
     └────────────┴──────┴────────────┴─────────┘
     """
-    history = _polars(history, "history", "rank_history", "a search_history_frame (a polars or pandas DataFrame)")
+    history = polars_frame(history, "history", "rank_history", "a search_history_frame (a polars or pandas DataFrame)")
     missing = [c for c in _NEEDED if c not in history.columns]
     if missing:
         raise InvalidParameterError(

@@ -26,6 +26,7 @@ from ..errors import CacheUnavailableError, shown_when_half_built, warn
 from ..planning import Cell
 from .answer_files import AnswerFiles, answer_file
 from .compaction import Compaction
+from .coordination_record import Coordination, read_record, write_record
 from .digest_files import DigestFiles
 from .event_files import EventFiles
 from .files import CacheWarning, Files
@@ -35,7 +36,6 @@ from .layout import index_key, new_id, prefix
 from .ledger_files import LedgerFiles
 from .run_files import RunFiles
 from .stores import Store, StoreBase, store_for
-from .team import Coordination, read_record, write_record
 from .upkeep import Aged, Upkeep
 
 if TYPE_CHECKING:  # pyarrow is imported when first needed, not with the package
@@ -142,7 +142,7 @@ class Cache:
 
     def coordination(self) -> Coordination | None:
         """How the team sharing this cache coordinates, as recorded by the first member that fetched into it
-        (:mod:`storeframes.cache.team`); None when nothing is recorded. An OSError when the store cannot be
+        (:mod:`storeframes.cache.coordination_record`); None when nothing is recorded. An OSError when the store cannot be
         read, a ValueError when the record is damaged."""
         return read_record(self._files)
 
@@ -242,7 +242,7 @@ class Cache:
         """The cached answer of ``entry``; None when its file is gone or unreadable.
 
         An answer of format 2 is the body as it arrived, read by
-        :func:`~storeframes.bodies.parse_answer` as a fresh one is (its result, and its echo:
+        :func:`~storeframes.wire.json_bodies.parse_answer` as a fresh one is (its result, and its echo:
         the body's ``metadata.request.params``); one of format 1 is the result as it was kept.
         An unreadable answer is set aside with its index file (a warning says so), so
         the cells it held count as not cached from then on, in every process.

@@ -16,7 +16,7 @@ overwrite each other)::
                                                 (its format number), written with the first file
       storeframes-coordination.json             how the team sharing the cache coordinates (Redis at an
                                                 address without password, or none), written by the first
-                                                member that fetches into it (storeframes.cache.team)
+                                                member that fetches into it (storeframes.cache.coordination_record)
       storeframes-address-key.json              the key of the notification addresses' ids in the events
                                                 (random, written once by the first judgement that tells one)
       answers/endpoint=<name>/<entry>.json.zst  the raw answer: one zstd frame holding a line of JSON
@@ -50,7 +50,7 @@ Nothing in the folder holds the API token: requests are keyed by their canonical
 parameters, and answers are scrubbed of the token before they are written.
 
 An answer is kept as the bytes that arrived (a cached answer is then read by the same
-:func:`~storeframes.bodies.parse_answer` as a fresh one, and is the same object), compressed
+:func:`~storeframes.wire.json_bodies.parse_answer` as a fresh one, and is the same object), compressed
 with zstd (a standard frame: ``zstd -dc <entry>.json.zst`` shows it). Its first line says
 whose answer it is; the body follows. An answer made or changed by the client (``body`` None)
 is kept as ``{"result": ..., "metadata": {"request": {"params": <echo>}}}``, written by orjson

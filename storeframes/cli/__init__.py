@@ -40,7 +40,7 @@ from .cache_commands import run_cache
 from .conformance_commands import run_conformance
 from .lake_commands import run_publish
 from .mcp_commands import run_mcp
-from .service_commands import demo, endpoints, serve
+from .service_commands import demo_command, endpoints, serve
 from .track_commands import run_track
 
 __all__ = ["main"]
@@ -56,7 +56,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _run(args: argparse.Namespace) -> int:
     if args.command == "demo":
-        return demo(args)
+        return demo_command(args)
     if args.command == "endpoints":
         return endpoints()
     if args.command == "cache":

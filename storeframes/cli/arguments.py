@@ -445,14 +445,12 @@ def _mcp(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "(a missing folder or bucket prefix is never served as an empty cache).",
     )
     server.add_argument("--cache-dir", metavar="PATH", help="the cache folder or bucket (default: the tracker's)")
-    server.add_argument(
-        "--budget", type=_whole("credits", 0, "2000"), default=2000, metavar="CREDITS",
-        help="the most credits the server may spend from its start to its stop, whoever connects (default 2000)",
-    )  # fmt: skip
-    server.add_argument(
-        "--confirm-above", type=_whole("credits", 0, "100"), default=100, metavar="CREDITS",
-        help="credits a call may cost without the assistant's confirm=true (default 100; 0: every paid call asks)",
-    )  # fmt: skip
+    budget = _whole("credits", 0, "2000")
+    spends = "the most credits the server may spend from its start to its stop, whoever connects (default 2000)"
+    server.add_argument("--budget", type=budget, default=2000, metavar="CREDITS", help=spends)
+    confirm_above = _whole("credits", 0, "100")
+    asks = "credits a call may cost without the assistant's confirm=true (default 100; 0: every paid call asks)"
+    server.add_argument("--confirm-above", type=confirm_above, default=100, metavar="CREDITS", help=asks)
     server.add_argument("--offline", action="store_true", help="serve only what the cache holds; send nothing")
     server.add_argument("--tracker", type=Path, metavar="SPEC", help="a tracker's spec: its month budget, runs, events")
     server.add_argument("--sandbox", action="store_true", help="the built-in sandbox instead of the real service")

@@ -13,7 +13,7 @@ from typing import Any
 
 from .printing import printable
 
-__all__ = ["demo", "endpoints", "serve"]
+__all__ = ["demo_command", "endpoints", "serve"]
 
 
 def _dialect(fields: list[tuple[str, str]]) -> Any:
@@ -106,8 +106,8 @@ def _check_demo(args: argparse.Namespace) -> None:
     from ..catalog import EARLIEST_DAY, today_utc, validate
     from ..client import ENV_API_KEY, ENV_BASE_URL
     from ..errors import ConfigurationError, InvalidParameterError
-    from ..notebook.demo import DEMO_KEYWORDS, DEMO_TODAY
     from ..wire import check_base_url
+    from .demo import DEMO_KEYWORDS, DEMO_TODAY
 
     if args.out.exists() and not args.out.is_dir():
         raise ConfigurationError(
@@ -147,10 +147,10 @@ def _check_demo(args: argparse.Namespace) -> None:
         validate("metadata", apps=args.app, country=args.country, device="iphone")
 
 
-def demo(args: argparse.Namespace) -> int:
+def demo_command(args: argparse.Namespace) -> int:
     """Run the demo, once its arguments are checked (:func:`_check_demo`); a refusal is one line on stderr."""
     from ..errors import StoreframesError
-    from ..notebook.demo import run_demo
+    from .demo import run_demo
 
     try:
         _check_demo(args)

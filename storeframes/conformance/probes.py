@@ -34,9 +34,9 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl, urlsplit
 
 from .. import catalog
-from ..bodies import parse_answer
 from ..errors import ApiError, BudgetExceededError, StoreframesError
 from ..pipeline import FRAMES
+from ..wire.json_bodies import parse_answer
 from .reading import Exchange, Reading, read, response_of
 from .report import ProbeReport
 from .scrub import Scrubber

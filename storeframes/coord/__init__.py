@@ -9,7 +9,7 @@ reaches; :func:`coordinator_for` is the one place that picks it:
 - ``Coordinator()`` (``"machine"``, the default; :mod:`storeframes.coord.machine`): the
   threads and processes of this machine, through a small SQLite file in :func:`state_dir`.
   The leases of a cache follow what its store declares: lock files in a folder, objects
-  of a bucket (:mod:`storeframes.coord.bucket`), or the process's own;
+  of a bucket (:mod:`storeframes.coord.bucket_leases`), or the process's own;
 - ``Coordinator("redis://host:6379/0")`` (or ``rediss://``, ``unix://``;
   :mod:`storeframes.coord.redis`): every machine that names the same Redis server
   (``pip install "storeframes[redis]"``), which keeps the window and the leases.

@@ -13,7 +13,7 @@ two layers:
   the operating system drops the lock of a process that dies, so a killed process never
   leaves a lease behind, and one whose heartbeat beside it is older than its TTL, a
   stopped process, is taken over), an object of the cache's bucket
-  (:class:`~storeframes.coord.bucket.ObjectLeases`), or, with a Redis coordinator, a Redis
+  (:class:`~storeframes.coord.bucket_leases.ObjectLeases`), or, with a Redis coordinator, a Redis
   key with an expiry that its holder keeps renewing
   (:class:`~storeframes.coord.redis.RedisLeases`: a holder that dies lets it expire within
   its TTL). A caller that finds the lease taken waits until it is free and reads the
@@ -38,7 +38,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from ..cache import CacheWarning
+from ..cache.files import CacheWarning
 from ..errors import CoordinationError, StoreframesError, shown_when_half_built, warn
 
 __all__ = ["WAIT_LIMIT", "Held", "LeaseLost", "Leases", "Remote", "digest", "holding", "leases_for", "machine"]

@@ -5,7 +5,7 @@ SQLite file in :func:`~storeframes.coord.state_dir` (``window.sqlite3``), which 
 process of the user on this machine shares, whatever its cache; see
 :mod:`storeframes.coord.window` for the rule it keeps. The leases of a cache follow what
 its store declares (``Capabilities.leases``): lock files in a folder on this machine
-(:class:`~storeframes.coord.file_leases.FileLeases`), objects of a bucket (:class:`~storeframes.coord.bucket.ObjectLeases`),
+(:class:`~storeframes.coord.file_leases.FileLeases`), objects of a bucket (:class:`~storeframes.coord.bucket_leases.ObjectLeases`),
 or, for a store that has neither, the process's own with a warning that recommends a
 Redis coordinator.
 """
@@ -24,11 +24,11 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from ..cache import CacheWarning
-from ..cache.team import canonical_location
+from ..cache.coordination_record import canonical_location
+from ..cache.files import CacheWarning
 from ..errors import CoordinationError, warn
 from .base import Coordinator
-from .bucket import ObjectLeases
+from .bucket_leases import ObjectLeases
 from .file_leases import FileLeases
 from .leases import Leases, Remote, leases_for
 from .state import ENV_STATE_DIR, ForkSafeLock, alive, private_folder, state_path

@@ -22,7 +22,7 @@ from collections.abc import Callable
 from functools import partial
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from ..cache.team import canonical_location
+from ..cache.coordination_record import canonical_location
 from ..errors import ConfigurationError, CoordinationError, plural
 from .base import Coordinator
 from .leases import Leases, digest, leases_for, machine

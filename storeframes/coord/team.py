@@ -4,7 +4,7 @@ Every member of a team must share the token's one rate window and the cache's on
 member that coordinates differently (without ``$STOREFRAMES_COORDINATOR`` beside members that set
 it, or naming another Redis server) would count its requests in a window of its own and take leases
 the others never see: the limit tripped, cells paid twice. So the coordination is recorded in the
-cache (:mod:`storeframes.cache.team`) by the first member that fetches into it, and a member whose
+cache (:mod:`storeframes.cache.coordination_record`) by the first member that fetches into it, and a member whose
 coordination differs is refused with a :class:`~storeframes.CoordinationMismatchError` before it
 sends anything (:func:`agree`, called when a client first needs the cache's leases).
 
@@ -27,8 +27,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Protocol
 from urllib.parse import parse_qs, urlsplit
 
-from ..cache import CacheWarning
-from ..cache.team import Coordination
+from ..cache.coordination_record import Coordination
+from ..cache.files import CacheWarning
 from ..errors import CoordinationMismatchError, warn
 from .state import ENV_COORDINATOR
 

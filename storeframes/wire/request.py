@@ -24,7 +24,6 @@ from typing import TYPE_CHECKING, Any
 
 from .._version import __version__
 from ..answers import Attempt, Response
-from ..bodies import DEFAULT_MAX_BODY_BYTES, parse_answer
 from ..catalog import Endpoint
 from ..coord.window import Limiter
 from ..errors import (
@@ -46,6 +45,7 @@ from ..ledger import MOST_CREDITS
 from .body import ENCODINGS, _Fault, _finish, _layers, _through, _TooLarge
 from .envelope import _MISSING, _credits, _error_class, _error_details, _number, _request_meta, _retry_after, _whole
 from .faults import unanswered
+from .json_bodies import DEFAULT_MAX_BODY_BYTES, parse_answer
 from .safety import Secret, _token_auth, check_base_url, clean_token, guard_logs, shown_url, without_user_info
 
 if TYPE_CHECKING:  # imported when a client is first made: importing storeframes stays quick

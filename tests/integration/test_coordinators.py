@@ -20,7 +20,7 @@ import storeframes as sf
 from storeframes.cache import CacheWarning
 from storeframes.cache.stores import Capabilities, MemoryStore
 from storeframes.coord import ENV_COORDINATOR, Coordinator, coordinator_for
-from storeframes.coord.bucket import ObjectLeases
+from storeframes.coord.bucket_leases import ObjectLeases
 from storeframes.coord.file_leases import FileLeases
 from storeframes.coord.leases import digest, machine
 from storeframes.coord.redis import RedisLeases
@@ -105,19 +105,3 @@ def test_with_a_redis_url_the_window_and_the_leases_are_the_servers(redis_url, t
             chosen._leases()
     with _client(tmp_path / "own", coordinator="machine") as chosen:
         assert isinstance(chosen._leases().remote, FileLeases)
-
-
-def test_the_old_import_paths_of_coordination_still_work():
-    from storeframes import coord, coordination, leases, objectstore, window
-    from storeframes.coord import base, bucket, machine, redis
-
-    assert coordination.Coordinator is coord.Coordinator and coordination.coordinator is coord.coordinator_for
-    assert coordination.token_id is coord.token_id and coordination.state_dir is coord.state_dir
-    assert window.SharedLimiter is coord.SharedLimiter and window.shared_limiter is base.shared_limiter
-    assert window.STATE_FILE == "window.sqlite3" and window._SqliteSlots is machine._SqliteSlots
-    assert window._RedisSlots is redis._RedisSlots
-    assert leases.FileLeases is machine.FileLeases and leases.RedisLeases is redis.RedisLeases
-    assert leases.Leases is coord.Leases and leases._digest("x") == coord.leases.digest("x")
-    assert objectstore.ObjectLeases is bucket.ObjectLeases
-    limiter = window.shared_limiter("token", "https://example.test/api", coordinator=coordination.Coordinator(), hold=5)
-    assert repr(limiter) == "Limiter(limit=60, window=10.0, shared by token, machine)"

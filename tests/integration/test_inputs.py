@@ -16,8 +16,8 @@ import pytest
 import storeframes as sf
 from storeframes import codes
 from storeframes.catalog import validate
-from storeframes.notebook.cards import app_card
 from storeframes.sandbox import world as sandbox_world
+from storeframes.widgets.cards import app_card
 
 IPE = sf.InvalidParameterError
 START, END = "2026-11-10", "2026-11-12"

@@ -32,7 +32,7 @@ from tests.conftest import ROOT
 pytest.importorskip("obstore", reason='obstore not installed (pip install "storeframes[s3]")')
 
 from storeframes.cache.stores.bucket import ObjectStore
-from storeframes.coord.bucket import ObjectLeases
+from storeframes.coord.bucket_leases import ObjectLeases
 
 CREDENTIALS = (ACCESS_KEY, SECRET_KEY, SESSION_TOKEN)
 
@@ -195,7 +195,9 @@ def test_without_obstore_the_store_says_what_to_install_and_storeframes_still_im
     monkeypatch.setitem(sys.modules, "obstore", None)  # import obstore now raises ImportError
     with pytest.raises(ImportError, match=r'pip install "storeframes\[s3\]"'):
         ObjectStore("s3://bucket/cache")
-    script = "import sys; sys.modules['obstore'] = None; import storeframes, storeframes.objectstore; print('ok')"
+    script = (
+        "import sys; sys.modules['obstore'] = None; import storeframes, storeframes.cache.stores.bucket; print('ok')"
+    )
     child = subprocess.run([sys.executable, "-c", script], cwd=ROOT, env=child_env(), capture_output=True, text=True)
     assert child.returncode == 0 and child.stdout.strip() == "ok", child.stderr
 
@@ -461,7 +463,7 @@ def test_a_lease_holds_no_name_and_no_credential(s3_bucket):
 
 _HOLDER = """
 import os, signal, sys
-from storeframes.coord.bucket import ObjectLeases
+from storeframes.coord.bucket_leases import ObjectLeases
 from storeframes.cache.stores.bucket import ObjectStore
 ObjectLeases.TTL = 0.5
 leases = ObjectLeases(ObjectStore(sys.argv[1]))  # credentials and endpoint from the environment

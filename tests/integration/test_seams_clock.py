@@ -18,7 +18,7 @@ import pytest
 import storeframes as sf
 from storeframes import engine
 from storeframes.answers import Entry
-from storeframes.coord.bucket import ObjectLeases
+from storeframes.coord.bucket_leases import ObjectLeases
 from storeframes.sandbox import SANDBOX_KEY, SandboxServer, World
 from tests._summary import paid_twice, record
 from tests.conftest import SANDBOX_TODAY

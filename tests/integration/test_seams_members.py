@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 import storeframes as sf
-from storeframes.cache.team import RECORD, canonical_location
+from storeframes.cache.coordination_record import RECORD, canonical_location
 from storeframes.cli import main
 from storeframes.sandbox import SANDBOX_KEY, SandboxServer, World
 from tests._children import child_env
@@ -276,7 +276,7 @@ def test_a_team_that_drops_redis_on_purpose_records_it_and_the_old_setting_is_re
 def test_the_first_members_to_record_race_and_one_record_stands(tmp_path):
     from concurrent.futures import ThreadPoolExecutor
 
-    from storeframes.cache.team import Coordination
+    from storeframes.cache.coordination_record import Coordination
 
     caches = [sf.Cache(tmp_path / "team-cache") for _ in range(8)]
     mine = [Coordination("redis", f"redis://127.0.0.1:{6000 + i}/0") for i in range(8)]

@@ -26,7 +26,7 @@ from typing import Any
 
 import pytest
 
-from storeframes.coord.bucket import ObjectLeases
+from storeframes.coord.bucket_leases import ObjectLeases
 from storeframes.coord.file_leases import FileLeases
 from storeframes.coord.redis import RedisLeases
 from storeframes.sandbox import SANDBOX_KEY, SandboxServer, World
@@ -42,7 +42,7 @@ LIMIT, WINDOW, TTL = 2, 4.0, 1.0
 HOLDER = """
 import json, sys
 from datetime import UTC, date, datetime
-from storeframes.coord.bucket import ObjectLeases
+from storeframes.coord.bucket_leases import ObjectLeases
 from storeframes.coord.file_leases import FileLeases
 from storeframes.coord.redis import RedisLeases
 ObjectLeases.TTL = FileLeases.TTL = RedisLeases.TTL = %(ttl)r

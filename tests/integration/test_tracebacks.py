@@ -22,10 +22,10 @@ import pytest
 import storeframes as sf
 from storeframes import analysis
 from storeframes._tracebacks import ENV_FULL_TRACEBACK, user_facing
-from storeframes.notebook.cards import app_card
-from storeframes.notebook.plots import benchmark_chart, changes_timeline, rank_chart
 from storeframes.pipeline import FRAMES
+from storeframes.plots import benchmark_chart, changes_timeline, rank_chart
 from storeframes.sandbox import World
+from storeframes.widgets.cards import app_card
 from tests._children import child_env
 from tests._ipython import ipython_shell
 from tests.conftest import ROOT, SANDBOX_TODAY

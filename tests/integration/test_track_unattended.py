@@ -28,7 +28,7 @@ import pytest
 
 import storeframes as sf
 from storeframes.cli import main
-from storeframes.coord.bucket import ObjectLeases
+from storeframes.coord.bucket_leases import ObjectLeases
 from storeframes.sandbox import SANDBOX_KEY, Arrival, SandboxServer, World
 from tests._children import child_env, sigkill_when
 from tests._summary import Repaid, paid_twice, record
@@ -48,7 +48,7 @@ from datetime import date
 import storeframes as sf
 args = json.loads(sys.argv[1])
 if args.get("ttl"):  # leases that lapse sooner when their holder dies
-    from storeframes.coord.bucket import ObjectLeases
+    from storeframes.coord.bucket_leases import ObjectLeases
     ObjectLeases.TTL = args["ttl"]
 tracker = sf.Tracker.from_toml(args["spec"], progress=False, backoff=(0.01, 0.1), **args["options"])
 print("ready", flush=True)

@@ -11,8 +11,8 @@ import polars as pl
 import pytest
 
 import storeframes as sf
-from storeframes.notebook.cards import AppCard, app_card
 from storeframes.sandbox import SANDBOX_KEY
+from storeframes.widgets.cards import AppCard, app_card
 
 SHOT = 'class="sf-shot"'
 
@@ -330,6 +330,6 @@ def test_repr_and_html_hooks(client):
 
 
 def test_module_needs_no_notebook_packages():
-    code = "import sys, storeframes.notebook.cards; print(sorted(m for m in sys.modules if m.split('.')[0] in ('IPython', 'ipywidgets')))"
+    code = "import sys, storeframes.widgets.cards; print(sorted(m for m in sys.modules if m.split('.')[0] in ('IPython', 'ipywidgets')))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"

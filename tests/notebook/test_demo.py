@@ -10,10 +10,10 @@ import polars as pl
 import pytest
 
 import storeframes as sf
-from storeframes import notebook, schemas
+from storeframes import schemas
 from storeframes.analysis import MOVERS, category_standing, changes_before, movers
 from storeframes.cli import main
-from storeframes.notebook.demo import DEMO_KEYWORDS, DEMO_TODAY, run_demo
+from storeframes.cli.demo import DEMO_KEYWORDS, DEMO_TODAY, run_demo
 from storeframes.sandbox import SANDBOX_KEY
 
 TABLES = {
@@ -136,7 +136,7 @@ def test_demo_says_when_a_keyword_has_no_recorded_day(tmp_path, capsys, fresh_de
 
 
 def test_demo_says_when_no_app_moved_in_the_first_places(tmp_path, capsys, monkeypatch, fresh_default):
-    from storeframes.notebook import demo
+    from storeframes.cli import demo
 
     asked = []
     monkeypatch.setattr(demo, "movers", lambda ranks, **kwargs: asked.append(kwargs) or MOVERS.empty())
@@ -182,8 +182,8 @@ def test_demo_on_the_sandbox_ignores_a_token_in_the_environment(tmp_path, capsys
 
 
 def test_demo_without_matplotlib_writes_the_tables_and_says_why(tmp_path, capsys, monkeypatch, fresh_default):
-    monkeypatch.setitem(sys.modules, "storeframes.notebook.plots", None)  # as if matplotlib were not installed
-    monkeypatch.delattr(notebook, "plots", raising=False)
+    monkeypatch.setitem(sys.modules, "storeframes.plots", None)  # as if matplotlib were not installed
+    monkeypatch.delattr(sf, "plots", raising=False)
     result = run_demo(tmp_path, keywords=["photo editor"], days=20)
     out = capsys.readouterr().out
     assert "charts skipped: matplotlib is missing" in out

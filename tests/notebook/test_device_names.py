@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 import storeframes as sf
-from storeframes.notebook.device_names import DEVICE_NAMES, device_name
 from storeframes.sandbox.world import SCREENSHOT_KEYS
+from storeframes.widgets.device_names import DEVICE_NAMES, device_name
 
 CONTRACT = {  # the keys of the iphone/ipad screenshots and videos objects, and the android forms
     "iphone_6_5": "iPhone 6.5-inch",

@@ -21,8 +21,8 @@ from matplotlib.colors import same_color
 from matplotlib.figure import Figure
 
 import storeframes as sf
-from storeframes.notebook import plots
-from storeframes.notebook.plots import RATE_LABELS, TARGET_MARKERS
+from storeframes import plots
+from storeframes.plots import RATE_LABELS, TARGET_MARKERS
 from tests.conftest import ROOT, SANDBOX_TODAY
 
 KEYWORDS = ["photo editor", "photo filters", "collage maker"]
@@ -759,7 +759,7 @@ def test_drawing_never_imports_pyplot():
         import sys
         from datetime import date
         import polars as pl
-        from storeframes.notebook import plots
+        from storeframes import plots
         history = pl.DataFrame({"keyword": ["maps"] * 3, "date": [date(2026, 1, d) for d in (1, 2, 4)],
                                 "rank": [1, 2, 1], "app_id": ["1", "1", "2"]})
         fig = plots.rank_chart(history, ["1", "2"])

@@ -16,9 +16,8 @@ from IPython.display import display
 from ipywidgets.widgets import widget as widget_module
 
 import storeframes as sf
-from storeframes import catalog
-from storeframes.notebook import widgets
-from storeframes.notebook.widgets import BenchmarkExplorer, CreditMeter, RankExplorer
+from storeframes import catalog, widgets
+from storeframes.widgets import BenchmarkExplorer, CreditMeter, RankExplorer
 from tests._ipython import ipython_shell
 from tests.conftest import SANDBOX_TODAY
 

@@ -36,7 +36,7 @@ def _run(code: str, *missing: str) -> dict:
 IMPORT_FAILS = """
 import json
 try:
-    import {module}
+    {statement}
 except ImportError as exc:
     print(json.dumps({{"type": type(exc).__name__, "is_import_error": isinstance(exc, ImportError),
                       "message": str(exc), "name": exc.name}}))
@@ -45,15 +45,15 @@ else:
 """
 
 
-# the modules' homes and their names from before (storeframes.widgets, storeframes.plots) say the same
-WIDGETS = ["storeframes.notebook.widgets", "storeframes.widgets"]
-PLOTS = ["storeframes.notebook.plots", "storeframes.plots"]
+# the explorers and the meter need the extra; the package itself imports without it (the app cards)
+WIDGETS = ["from storeframes.widgets import RankExplorer", "from storeframes.widgets import CreditMeter"]
+PLOTS = ["import storeframes.plots", "from storeframes.plots import rank_chart"]
 
 
-@pytest.mark.parametrize("module", WIDGETS)
+@pytest.mark.parametrize("statement", WIDGETS)
 @pytest.mark.parametrize("missing", ["ipywidgets", "matplotlib"])
-def test_widgets_without_the_notebook_extra_say_what_to_install(missing, module):
-    got = _run(IMPORT_FAILS.format(module=module), missing)
+def test_widgets_without_the_notebook_extra_say_what_to_install(missing, statement):
+    got = _run(IMPORT_FAILS.format(statement=statement), missing)
     assert got["type"] == "ImportError" and got["is_import_error"]
     assert got["message"] == (
         f"storeframes.widgets needs ipywidgets and matplotlib ({missing} is not installed): "
@@ -64,8 +64,8 @@ def test_widgets_without_the_notebook_extra_say_what_to_install(missing, module)
 
 @pytest.mark.parametrize(("widgets_module", "plots_module"), list(zip(WIDGETS, PLOTS, strict=True)))
 def test_widgets_message_is_worded_as_the_plots_one(widgets_module, plots_module):
-    widgets = _run(IMPORT_FAILS.format(module=widgets_module), "ipywidgets", "matplotlib")
-    plots = _run(IMPORT_FAILS.format(module=plots_module), "matplotlib")
+    widgets = _run(IMPORT_FAILS.format(statement=widgets_module), "ipywidgets", "matplotlib")
+    plots = _run(IMPORT_FAILS.format(statement=plots_module), "matplotlib")
     assert widgets["type"] == plots["type"] == "ImportError"
     for got in (widgets, plots):
         assert " needs " in got["message"] and 'pip install "storeframes[notebook]"' in got["message"]
@@ -90,8 +90,35 @@ def test_the_package_imports_and_works_without_ipywidgets_and_matplotlib():
     assert got["version"] and got["rows"] == 2 and got["loaded"] == []
 
 
+def test_the_app_cards_and_device_names_need_neither_ipywidgets_nor_matplotlib():
+    got = _run(
+        """
+        import json, sys
+        import storeframes.widgets
+        from storeframes.widgets import AppCard, app_card
+        from storeframes.widgets.device_names import device_name
+        loaded = sorted(m for m in sys.modules if m.split(".")[0] in ("ipywidgets", "matplotlib", "IPython"))
+        print(json.dumps({"card": app_card.__name__, "device": device_name("iphone_6_5"), "loaded": loaded}))
+        """,
+        "ipywidgets",
+        "matplotlib",
+    )
+    assert got == {"card": "app_card", "device": "iPhone 6.5-inch", "loaded": []}
+
+
+def test_the_charts_load_no_widgets_library():
+    got = _run(
+        """
+        import json, sys
+        from storeframes import plots
+        print(json.dumps({"chart": plots.rank_chart.__name__, "loaded": "ipywidgets" in sys.modules}))
+        """
+    )
+    assert got == {"chart": "rank_chart", "loaded": False}
+
+
 def test_storeframes_dagster_without_dagster_says_what_to_install():
-    got = _run(IMPORT_FAILS.format(module="storeframes.dagster"), "dagster")
+    got = _run(IMPORT_FAILS.format(statement="import storeframes.dagster"), "dagster")
     assert got["type"] == "ImportError" and got["is_import_error"] and got["name"] == "dagster"
     assert got["message"] == (
         'storeframes.dagster needs Dagster (dagster is not installed): pip install "storeframes[dagster]" '

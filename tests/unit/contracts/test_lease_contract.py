@@ -3,7 +3,7 @@
 The backends: the process's own flights (a cache nobody else sees), lock files in a
 folder (:class:`~storeframes.coord.file_leases.FileLeases`), keys of a real Redis server on
 loopback (:class:`~storeframes.coord.redis.RedisLeases`, tests/_redis.py) and objects of
-a bucket on moto's S3 server (:class:`~storeframes.coord.bucket.ObjectLeases`,
+a bucket on moto's S3 server (:class:`~storeframes.coord.bucket_leases.ObjectLeases`,
 tests/_s3.py). Each is used the way a client uses it, through
 :class:`~storeframes.coord.leases.Leases`; a *taker* is a caller of its own: another
 thread of the process for the flights, as good as another process for the others.
@@ -30,7 +30,7 @@ from typing import Any
 import pytest
 
 import storeframes as sf
-from storeframes.coord.bucket import ObjectLeases
+from storeframes.coord.bucket_leases import ObjectLeases
 from storeframes.coord.file_leases import FileLeases
 from storeframes.coord.leases import Leases, Remote
 from storeframes.coord.redis import RedisCoordinator, RedisLeases
@@ -198,7 +198,7 @@ def test_a_wait_while_the_lease_is_held_ends_when_its_time_is_up(kit):
 _HOLDER = """
 import json, sys
 from tests.unit.contracts.test_lease_contract import TTL, _remote
-from storeframes.coord.bucket import ObjectLeases
+from storeframes.coord.bucket_leases import ObjectLeases
 from storeframes.coord.leases import Leases
 from storeframes.coord.file_leases import FileLeases
 from storeframes.coord.redis import RedisCoordinator, RedisLeases

@@ -1,6 +1,6 @@
 """The credit meter: credits spent and saved in this session against the client's budget, live.
 
-The package (:mod:`storeframes.notebook.widgets`) says what to install when ipywidgets or
+The package (:mod:`storeframes.widgets`) says what to install when ipywidgets or
 matplotlib is missing before this module is imported.
 """
 
@@ -13,9 +13,9 @@ from typing import Any
 
 import ipywidgets as widgets
 
-from ...client import Client
-from ...defaults import default_client
-from ...errors import plural
+from ..client import Client
+from ..defaults import default_client
+from ..errors import plural
 from .base import _close_parts, _close_widgets, _Mirrored
 
 

@@ -15,23 +15,23 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 from matplotlib.ticker import FixedLocator
 
-from ..._tracebacks import user_facing
-from ...catalog import app_list, texts
-from ...errors import InvalidParameterError
-from ...ranks import _polars, rank_history
+from .._tracebacks import user_facing
+from ..catalog import app_list, texts
+from ..errors import InvalidParameterError
+from ..ranks import polars_frame, rank_history
 from .common import (
-    _APP_COLORS,
     _WIDTH,
+    APP_COLORS,
     MAX_APPS,
     TARGET_MARKERS,
     _app_label,
     _chosen_targets,
     _date_axis,
     _figure,
-    _labels,
     _need,
     _nothing,
     _range,
+    app_labels,
 )
 
 _LINE_STYLES = ("-", "--", ":", "-.")
@@ -125,7 +125,7 @@ def rank_chart(
     """
     function = "rank_chart"
     what = "a search_history_frame, search_frame or rank_history frame"
-    frame = _polars(history, "history", function, what)
+    frame = polars_frame(history, "history", function, what)
     try:
         ids = app_list(apps)
     except InvalidParameterError:
@@ -147,11 +147,10 @@ def rank_chart(
         raise InvalidParameterError(exc.parameter, exc.value, exc.allowed, endpoint=function) from None
     if ranks.height == 0:  # nothing was recorded or fetched, and no days were asked for
         who = "the app" if len(ids) == 1 else f"the {len(ids)} apps"
-        return _nothing(
-            ax, f"No ranks for {who}: the history has no rows (no search was recorded or fetched); give start= "
-            "and end= to show those days as days without data."
-        )  # fmt: skip
-    labels = _labels(names, function)
+        why = "no search was recorded or fetched"
+        hint = "give start= and end= to show those days as days without data"
+        return _nothing(ax, f"No ranks for {who}: the history has no rows ({why}); {hint}.")
+    labels = app_labels(names, function)
     palette = _app_colors(ids, colors, function)
     first, last = _day_span(ranks)
     moves = _changes(changes, ids, first, last, function)
@@ -233,7 +232,7 @@ def _app_colors(ids: Sequence[str], given: Mapping[str, Any] | None, function: s
         )
     charted = {to_hex(chosen[app]) for app in ids if app in chosen}
     elsewhere = {to_hex(color) for color in chosen.values()} - charted  # kept for apps charted another time
-    free = [c for c in _APP_COLORS if c not in charted | elsewhere] + [c for c in _APP_COLORS if c in elsewhere]
+    free = [c for c in APP_COLORS if c not in charted | elsewhere] + [c for c in APP_COLORS if c in elsewhere]
     cycle = iter(free)
     return {app: chosen[app] if app in chosen else next(cycle) for app in ids}
 
@@ -315,7 +314,7 @@ def _changes(changes: Any, ids: Sequence[str], first: Any, last: Any, function: 
     if changes is None:
         return None
     what = "a changes_frame (app_id, date, target)"
-    frame = _polars(changes, "changes", function, what)
+    frame = polars_frame(changes, "changes", function, what)
     _need(frame, ("app_id", "date", "target"), "changes", function, what)
     return (
         frame.select("app_id", pl.col("date").cast(pl.Date), "target")
@@ -370,11 +369,11 @@ def _change_markers(ax: Axes, moves: pl.DataFrame, line: pl.DataFrame, color: An
 
 def _key(marker: str, label: str, *, hollow: bool = False) -> Line2D:
     """A legend entry of a change marker: grey, or hollow as on a day with no data."""
-    if hollow:
-        return Line2D([], [], linestyle="none", marker=marker, markersize=7, markerfacecolor="white",
-                      markeredgecolor="#777777", markeredgewidth=1.4, label=label)  # fmt: skip
-    return Line2D([], [], linestyle="none", marker=marker, markersize=7, markerfacecolor="#777777",
-                  markeredgecolor="black", label=label)  # fmt: skip
+    face, edge, width = ("white", "#777777", 1.4) if hollow else ("#777777", "black", None)  # None: matplotlib's width
+    key = Line2D([], [], linestyle="none", marker=marker, markersize=7, label=label, markeredgewidth=width)
+    key.set_markerfacecolor(face)
+    key.set_markeredgecolor(edge)
+    return key
 
 
 def _legend(

@@ -10,10 +10,10 @@ import polars as pl
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
-from ..._tracebacks import user_facing
-from ...errors import InvalidParameterError
-from ...ranks import _polars
-from .common import _APP_COLORS, _WIDTH, _figure, _need, _nothing, _short
+from .._tracebacks import user_facing
+from ..errors import InvalidParameterError
+from ..ranks import polars_frame
+from .common import _WIDTH, APP_COLORS, _figure, _need, _nothing, _short
 
 RATE_LABELS: dict[str, str] = {
     "page_views_to_installs": "page views → installs (conversion rate, %)",
@@ -94,13 +94,13 @@ def benchmark_chart(
     """
     function = "benchmark_chart"
     what = "a benchmarks_frame"
-    frame = _polars(benchmarks, "benchmarks", function, what)
+    frame = polars_frame(benchmarks, "benchmarks", function, what)
     if rate not in RATE_LABELS:
         raise InvalidParameterError("rate", rate, f"one of {', '.join(RATE_LABELS)}", endpoint=function)
     _need(frame, ("category", "category_name", rate), "benchmarks", function, what)
     if frame.height == 0:
-        return _nothing(ax, "No benchmarks: the frame has no rows (no category had data for the countries, "
-                            "devices and channels asked for).")  # fmt: skip
+        why = "no category had data for the countries, devices and channels asked for"
+        return _nothing(ax, f"No benchmarks: the frame has no rows ({why}).")
     varying = [c for c in _SERIES_COLUMNS if c in frame.columns and frame[c].n_unique() > 1]
     if by is not None and by not in frame.columns:
         raise InvalidParameterError(
@@ -332,7 +332,7 @@ def _dots(
         ax.scatter(
             rows[rate].to_list(),
             [position[c] for c in rows["category"].to_list()],
-            color=_APP_COLORS[index % len(_APP_COLORS)],
+            color=APP_COLORS[index % len(APP_COLORS)],
             s=30,
             zorder=3,
             label=name,

@@ -11,21 +11,21 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 
-from ..._tracebacks import user_facing
-from ...errors import InvalidParameterError
-from ...ranks import _polars
+from .._tracebacks import user_facing
+from ..errors import InvalidParameterError
+from ..ranks import polars_frame
 from .common import (
-    _APP_COLORS,
     _WIDTH,
+    APP_COLORS,
     TARGET_MARKERS,
     _app_label,
     _chosen_targets,
     _date_axis,
     _figure,
-    _labels,
     _need,
     _nothing,
     _range,
+    app_labels,
 )
 
 
@@ -87,7 +87,7 @@ def changes_timeline(
     """
     function = "changes_timeline"
     what = "a changes_frame (app_id, date, target)"
-    frame = _polars(changes, "changes", function, what)
+    frame = polars_frame(changes, "changes", function, what)
     _need(frame, ("app_id", "date", "target"), "changes", function, what)
     asked_first, asked_last = _range(start, end, function)
     if frame.height == 0 and (asked_first is None or asked_last is None):
@@ -98,7 +98,7 @@ def changes_timeline(
             endpoint=function,
         )
     frame = frame.select("app_id", pl.col("date").cast(pl.Date), "target").unique(maintain_order=True)
-    labels = _labels(names, function)
+    labels = app_labels(names, function)
     keep = _chosen_targets(targets, frame, function)
     apps = frame["app_id"].unique(maintain_order=True).to_list()
     first = asked_first if asked_first is not None else cast(date, frame["date"].min())
@@ -146,7 +146,7 @@ def changes_timeline(
                 days.to_list(),
                 [y + offset] * days.len(),
                 TARGET_MARKERS.get(target, "o"),
-                color=_APP_COLORS[index % len(_APP_COLORS)],
+                color=APP_COLORS[index % len(APP_COLORS)],
                 markeredgecolor="black",
                 markeredgewidth=0.5,
                 markersize=7 if target != "size" else 9,
@@ -158,7 +158,7 @@ def changes_timeline(
             [],
             linestyle="none",
             marker=TARGET_MARKERS.get(target, "o"),
-            color=_APP_COLORS[index % len(_APP_COLORS)],
+            color=APP_COLORS[index % len(APP_COLORS)],
             markeredgecolor="black",
             markeredgewidth=0.5,
             markersize=7,

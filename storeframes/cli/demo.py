@@ -260,7 +260,7 @@ def _write(result: DemoResult, title: str, names: pl.DataFrame, category: str | 
         table.write_parquet(path)
         result.files.append(path)
     try:
-        from . import plots
+        from .. import plots
     except ImportError:
         result.notes.append('charts skipped: matplotlib is missing (pip install "storeframes[notebook]")')
         return

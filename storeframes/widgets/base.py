@@ -1,6 +1,6 @@
 """What the widgets share: a box that also writes an ordinary output of what it shows, the chart area, closing.
 
-The package (:mod:`storeframes.notebook.widgets`) says what to install when ipywidgets or
+The package (:mod:`storeframes.widgets`) says what to install when ipywidgets or
 matplotlib is missing before this module is imported.
 """
 
@@ -16,7 +16,7 @@ from typing import Any, cast
 import ipywidgets as widgets
 import polars as pl
 
-from ...ranks import _polars
+from ..ranks import polars_frame
 
 _WIDE = {"description_width": "initial"}  # a description as wide as its words, never cut off
 
@@ -37,7 +37,7 @@ def _close_widgets(items: Iterable[widgets.Widget]) -> None:
 
 
 def _as_frame(value: Any, name: str, what: str) -> pl.DataFrame:
-    return _polars(value, name, "widgets", what)  # as rank_history and the charts read frames
+    return polars_frame(value, name, "widgets", what)  # as rank_history and the charts read frames
 
 
 def _note(text: str) -> dict[str, str]:

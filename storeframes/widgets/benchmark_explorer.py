@@ -1,6 +1,6 @@
 """The benchmark explorer: pick a country, device, type and channel, see the categories' conversion rates.
 
-The package (:mod:`storeframes.notebook.widgets`) says what to install when ipywidgets or
+The package (:mod:`storeframes.widgets`) says what to install when ipywidgets or
 matplotlib is missing before this module is imported.
 """
 
@@ -15,10 +15,10 @@ import ipywidgets as widgets
 import polars as pl
 from matplotlib.figure import Figure
 
-from ... import catalog
-from ...client import Client, Plan
-from ...defaults import default_client
-from ...errors import (
+from .. import catalog
+from ..client import Client, Plan
+from ..defaults import default_client
+from ..errors import (
     ApiError,
     AuthenticationError,
     BudgetExceededError,

@@ -1,6 +1,6 @@
 """What the charts share: change markers, app colours, the figure or your Axes, the date axis, a chart of nothing.
 
-The package (:mod:`storeframes.notebook.plots`) says what to install when matplotlib is missing
+The package (:mod:`storeframes.plots`) says what to install when matplotlib is missing
 before this module is imported.
 """
 
@@ -17,9 +17,9 @@ import polars as pl
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
-from ...catalog import parse_day, texts
-from ...errors import InvalidParameterError
-from ...ranks import _polars
+from ..catalog import parse_day, texts
+from ..errors import InvalidParameterError
+from ..ranks import polars_frame
 
 TARGET_MARKERS: dict[str, str] = {
     "version": "D",
@@ -36,10 +36,19 @@ TARGET_MARKERS: dict[str, str] = {
 }
 """Marker of each change target; a target not listed gets ``"o"``."""
 
-_APP_COLORS = (
-    "#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#7f7f7f", "#bcbd22",
-)  # fmt: skip
-MAX_APPS = len(_APP_COLORS)
+APP_COLORS = (
+    "#1f77b4",  # blue
+    "#d62728",  # red
+    "#2ca02c",  # green
+    "#ff7f0e",  # orange
+    "#9467bd",  # purple
+    "#8c564b",  # brown
+    "#e377c2",  # pink
+    "#17becf",  # cyan
+    "#7f7f7f",  # grey
+    "#bcbd22",  # olive
+)
+MAX_APPS = len(APP_COLORS)
 """The most apps :func:`rank_chart` draws at once: each keeps a colour of its own."""
 _WIDTH = 10.0  # inches: shown at 100 % of a notebook's width, the labels stay readable
 _DAY_STEPS = (1, 2, 3, 7, 14)
@@ -64,14 +73,18 @@ def _need(frame: pl.DataFrame, columns: Sequence[str], name: str, function: str,
         raise InvalidParameterError(name, f"a frame without {', '.join(missing)}", what, endpoint=function)
 
 
-def _labels(names: Any, function: str) -> dict[str, str]:
-    """App labels from a mapping or a frame with ``app_id`` and ``title``."""
+def app_labels(names: Any, function: str) -> dict[str, str]:
+    """App labels from a mapping or a frame with ``app_id`` and ``title`` (the charts' and the explorers' ``names=``).
+
+    >>> app_labels(pl.DataFrame({"app_id": ["394079159"], "title": ["Photo Lab"]}), "rank_chart")
+    {'394079159': 'Photo Lab'}
+    """
     if names is None:
         return {}
     if isinstance(names, Mapping):
         return {str(k): str(v) for k, v in names.items()}
     what = "a mapping of app id to name, or a metadata_frame (app_id, title)"
-    frame = _polars(names, "names", function, what)
+    frame = polars_frame(names, "names", function, what)
     _need(frame, ("app_id", "title"), "names", function, what)
     rows = frame.select("app_id", "title").drop_nulls().unique("app_id", keep="first", maintain_order=True)
     return dict(zip(rows["app_id"].to_list(), rows["title"].to_list(), strict=True))

@@ -110,7 +110,7 @@ def app_card(
 
     The strip holds up to ``max_screenshots`` screenshots of one device key (the first in
     the frame, e.g. ``iphone_6_5``) by position, names the device in words ("iPhone
-    6.5-inch", see :func:`~storeframes.notebook.device_names.device_name`) and says ``+N more``
+    6.5-inch", see :func:`~storeframes.widgets.device_names.device_name`) and says ``+N more``
     when there are more.
     Every text is HTML-escaped and only ``http(s)`` image URLs are used (anything else is
     dropped); images have alt text and fixed sizes, so a broken image keeps the layout.

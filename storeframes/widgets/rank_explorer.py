@@ -1,6 +1,6 @@
 """The rank explorer: pick keywords, apps and days of a search history, see the rank chart.
 
-The package (:mod:`storeframes.notebook.widgets`) says what to install when ipywidgets or
+The package (:mod:`storeframes.widgets`) says what to install when ipywidgets or
 matplotlib is missing before this module is imported.
 """
 
@@ -15,11 +15,11 @@ import ipywidgets as widgets
 import polars as pl
 from matplotlib.figure import Figure
 
-from ... import catalog
-from ...errors import InvalidParameterError, plural
-from ...ranks import one_list
-from ..plots.common import _APP_COLORS, MAX_APPS, _labels, figure_png
+from .. import catalog
+from ..errors import InvalidParameterError, plural
+from ..plots.common import APP_COLORS, MAX_APPS, app_labels, figure_png
 from ..plots.rank_charts import rank_chart
+from ..ranks import one_list
 from .base import _WIDE, _as_frame, _Charted, _close_parts, _close_widgets
 
 _HISTORY_COLUMNS = ("keyword", "date", "app_id", "rank")
@@ -98,7 +98,7 @@ class RankExplorer(_Charted, widgets.VBox):
             )
         self.history = frame
         self.changes = None if changes is None else _as_frame(changes, "changes", "a changes_frame (polars or pandas)")
-        self.names = _labels(names, "widgets")
+        self.names = app_labels(names, "widgets")
         self.max_apps = max_apps
         self.figure: Figure | None = None
         self.colors: dict[str, str] = {}
@@ -200,7 +200,7 @@ class RankExplorer(_Charted, widgets.VBox):
 
     def _colors_for(self, apps: Sequence[str]) -> dict[str, str]:
         """Each app's colour: the one it had, else a colour none of the others drawn has (a new one first)."""
-        palette = _APP_COLORS
+        palette = APP_COLORS
         chosen: dict[str, str] = {}
         for app in apps:
             color = self.colors.get(app)
