@@ -53,7 +53,7 @@ from .pipeline import FRAMES, CallParts, FrameMaker, collector_paused
 from .wire import DEFAULT_DEADLINE, DEFAULT_MAX_BODY_BYTES, Secret, Wire, clean_token, shown_url
 
 if TYPE_CHECKING:
-    import httpx
+    from .wire.http import HttpClient
 
 __all__ = ["Client"]
 
@@ -113,9 +113,9 @@ class Client(FrameFunctions):
             ``$STOREFRAMES_COORDINATOR``.
         max_workers: threads sending the requests of one call; by default the rate limit's
             requests (at least 8, at most 64), so a whole window leaves at once.
-        http_client: an ``httpx.Client`` to send with (its transport, proxies and
-            timeouts are kept, its ``follow_redirects`` is not); the client adds the
-            token per request.
+        http_client: an ``httpx2.Client`` or an ``httpx.Client`` to send with (its transport,
+            proxies and timeouts are kept, its ``follow_redirects`` is not); the client adds
+            the token per request.
         timeout: seconds for each network operation (connecting, each read) when no
             ``http_client`` is given.
         deadline: seconds one attempt may take in all, from sending to the last byte
@@ -180,7 +180,7 @@ class Client(FrameFunctions):
         rate_limit: tuple[int, float] = (60, 10.0),
         coordinator: str | Coordinator | None = None,
         max_workers: int | None = None,
-        http_client: httpx.Client | None = None,
+        http_client: HttpClient | None = None,
         timeout: float = 30.0,
         deadline: float | None = DEFAULT_DEADLINE,
         max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,

@@ -12,7 +12,7 @@ from .catalog import CostModel, Endpoint, Freshness
 from .errors import ConfigurationError, InvalidParameterError
 
 if TYPE_CHECKING:
-    import httpx
+    from .wire.http import HttpClient
 
 __all__ = ["ENV_OFFLINE", "ENV_PROGRESS", "MOST_DEFAULT_WORKERS", "default_workers"]
 
@@ -43,7 +43,7 @@ def endpoints_with(
     return {name: ep.with_cost(costs[name]).with_freshness(policies[name]) for name, ep in catalog.ENDPOINTS.items()}
 
 
-def slot_hold(timeout: Any, http_client: httpx.Client | None, deadline: Any = None) -> float:
+def slot_hold(timeout: Any, http_client: HttpClient | None, deadline: Any = None) -> float:
     """The longest one attempt may hold a slot: its deadline and 5 s; without one, the HTTP timeout and
     5 s, or 60 s when it is not known."""
     if isinstance(deadline, (int, float)) and not isinstance(deadline, bool) and deadline > 0:

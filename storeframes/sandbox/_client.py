@@ -7,10 +7,9 @@ import tempfile
 import weakref
 from typing import Any
 
-import httpx
-
 from .._tracebacks import user_facing
 from ..client import Client
+from ..wire import http as http_library
 from .service import API_PREFIX, SANDBOX_KEY, SandboxService
 from .transport import SandboxTransport
 
@@ -45,7 +44,7 @@ class SandboxClient(Client):
     """
 
     def __init__(self, service: SandboxService, *, scratch: str | None = None, **options: Any):
-        http = httpx.Client(transport=SandboxTransport(service), timeout=options.pop("timeout", 30.0))
+        http = http_library.Client(transport=SandboxTransport(service), timeout=options.pop("timeout", 30.0))
         try:
             options.setdefault("clock", service.now)
             super().__init__(SANDBOX_KEY, base_url=SANDBOX_BASE_URL, http_client=http, **options)

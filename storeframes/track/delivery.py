@@ -1,10 +1,10 @@
 """Delivering one message to one address, bounded: a total deadline, a cap on the answer read, no redirect.
 
 A JSON webhook (``json://``, ``jsons://``: any server a spec names) is sent by storeframes itself, with
-httpx, as apprise would send it (its address read by apprise: headers, method, payload fields, basic
-auth): the whole delivery (connecting, sending, the answer's head and body) ends by the deadline, at most
-:data:`ANSWER_CAP` bytes of the answer are read (the rest never is), and an answer that redirects is a
-failure, never followed (the message would reach an address the spec does not name). Every other address
+the HTTP library in use (httpx2, else httpx: :mod:`storeframes.wire.http`), as apprise would send it (its
+address read by apprise: headers, method, payload fields, basic auth): the whole delivery (connecting,
+sending, the answer's head and body) ends by the deadline, at most :data:`ANSWER_CAP` bytes of the answer
+are read (the rest never is), and an answer that redirects is a failure, never followed (the message would reach an address the spec does not name). Every other address
 (Slack, Teams, Discord, e-mail ...) is sent by apprise, its HTTP redirects not followed where apprise
 allows it, under the same deadline: apprise works in a thread of its own, and a delivery not finished by
 the deadline is a failure (its events go at the next run). Nothing said of a failure shows the address.
@@ -24,8 +24,8 @@ from typing import TYPE_CHECKING, Any
 from ..errors import ConfigurationError
 from .rules import quietly
 
-if TYPE_CHECKING:  # httpx is imported when a webhook is first told, not with the package
-    import httpx
+if TYPE_CHECKING:  # the HTTP library is imported when a webhook is first told, not with the package
+    from ..wire import http
 
 __all__ = ["ANSWER_CAP", "deliver"]
 
@@ -83,7 +83,7 @@ def _run(work: Coroutine[Any, Any, str | None]) -> str | None:
 
 
 class _ThisThread(logging.Filter):
-    """Keeps one thread's log lines out (httpx's name the webhook's address, whose path may be its secret)."""
+    """Keeps one thread's log lines out (the HTTP library's name the webhook's address, whose path may be its secret)."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -93,25 +93,23 @@ class _ThisThread(logging.Filter):
         return record.thread != self.thread
 
 
-_HTTP_LOGGERS = ("httpx", "httpcore.connection", "httpcore.http11", "httpcore.http2", "httpcore.proxy")
-"""The loggers whose lines name a webhook's host, port or path (a filter holds for its own logger only)."""
-
-
 async def _webhook(hook: Any, title: str, body: str, timeout: float) -> str | None:
     """Send apprise's JSON message to the webhook ``hook`` (apprise's reading of its address), the HTTP
     libraries' log lines of this thread kept out of the log meanwhile."""
+    from ..wire.http import LOGGERS  # the lines that name a webhook's host, port or path (each logger's own)
+
     quiet = _ThisThread()
-    for name in _HTTP_LOGGERS:
+    for name in LOGGERS:
         logging.getLogger(name).addFilter(quiet)
     try:
         return await _post(hook, title, body, timeout)
     finally:
-        for name in _HTTP_LOGGERS:
+        for name in LOGGERS:
             logging.getLogger(name).removeFilter(quiet)
 
 
 async def _post(hook: Any, title: str, body: str, timeout: float) -> str | None:
-    import httpx
+    from ..wire import http
 
     payload: dict[str, Any] = {
         "version": getattr(hook, "json_version", "1.0"),
@@ -134,7 +132,7 @@ async def _post(hook: Any, title: str, body: str, timeout: float) -> str | None:
     auth = (str(hook.user), str(hook.password or "")) if getattr(hook, "user", None) else None
     try:
         async with asyncio.timeout(timeout):
-            async with httpx.AsyncClient(
+            async with http.AsyncClient(
                 follow_redirects=False, verify=bool(getattr(hook, "verify_certificate", True)), timeout=timeout
             ) as client:
                 request = client.build_request(
@@ -153,9 +151,9 @@ async def _post(hook: Any, title: str, body: str, timeout: float) -> str | None:
                             break
                 finally:
                     await answer.aclose()
-    except (TimeoutError, httpx.TimeoutException):
+    except (TimeoutError, http.TimeoutException):
         return f"no answer within {timeout:g} s"
-    except (httpx.HTTPError, OSError, ValueError) as exc:  # its words may name the address: only its kind
+    except (http.HTTPError, OSError, ValueError) as exc:  # its words may name the address: only its kind
         return f"could not reach it ({type(exc).__name__})"
     if answer.is_redirect or 300 <= answer.status_code < 400:
         return f"redirected to {_host(request.url, answer.headers.get('location'))} — not followed"
@@ -164,13 +162,13 @@ async def _post(hook: Any, title: str, body: str, timeout: float) -> str | None:
     return None
 
 
-def _host(base: httpx.URL, location: str | None) -> str:
+def _host(base: http.URL, location: str | None) -> str:
     """The host a redirect names (its path and query may hold a secret: never shown)."""
-    import httpx
+    from ..wire import http
 
     try:
         host = base.join(location).host if location else ""
-    except (httpx.InvalidURL, ValueError, TypeError):
+    except (http.InvalidURL, ValueError, TypeError):
         host = ""
     return host if host and host.isprintable() and len(host) <= 253 else "an address it did not say well"
 

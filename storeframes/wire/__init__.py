@@ -4,10 +4,10 @@
 checked :class:`~storeframes.Response`, or raises the error of the
 :mod:`~storeframes.errors` hierarchy that says what went wrong. On the way it:
 
-- adds the token in the ``x-service-key`` header through an ``httpx.Auth`` flow that
+- adds the token in the ``x-service-key`` header through an auth flow of the HTTP library that
   masks it again (``***``) once the answer's headers arrived, so no frame of a traceback,
   no ``request.headers`` of a response and no chained exception shows it: the errors it
-  raises carry no ``__context__`` (the httpx exception, whose frames hold the request as
+  raises carry no ``__context__`` (the library's exception, whose frames hold the request as
   it was sent, is dropped);
 - never follows a redirect, whatever the ``http_client`` says: a 3xx is a
   :class:`~storeframes.RedirectError` naming its target (user info and query masked);
@@ -30,8 +30,9 @@ Every attempt, failed ones included, is reported to the caller's hook as a
 ``cost_unknown`` when that cost could not be read); the request path never counts
 credits itself.
 
-Where it lives: :mod:`~storeframes.wire.request` holds :class:`Wire`, the one module that
-sends; :mod:`~storeframes.wire.safety` the token and the addresses (:class:`~storeframes.wire.safety.Secret`,
+Where it lives: :mod:`~storeframes.wire.http` is the one module that speaks to the HTTP library
+(httpx2 where it is installed, else httpx); :mod:`~storeframes.wire.request` holds :class:`Wire`, the one
+module that sends; :mod:`~storeframes.wire.safety` the token and the addresses (:class:`~storeframes.wire.safety.Secret`,
 :func:`clean_token`, :func:`check_base_url`, :func:`shown_url`);
 :mod:`~storeframes.wire.body` the decoding of a body within the cap;
 :mod:`~storeframes.wire.envelope` what an answer says (its credits, its error, its

@@ -6,7 +6,7 @@ checked :class:`~storeframes.Response`, or raises the error of the
 for all it does on the way). The token's rules live in :mod:`~storeframes.wire.safety`, the
 body's decoding in :mod:`~storeframes.wire.body` and the reading of an answer's envelope
 and errors in :mod:`~storeframes.wire.envelope`; this module puts them together around
-httpx and tenacity.
+the HTTP library (through :mod:`~storeframes.wire.http`) and tenacity.
 """
 
 from __future__ import annotations
@@ -49,8 +49,12 @@ from .json_bodies import DEFAULT_MAX_BODY_BYTES, parse_answer
 from .safety import Secret, _token_auth, check_base_url, clean_token, guard_logs, shown_url, without_user_info
 
 if TYPE_CHECKING:  # imported when a client is first made: importing storeframes stays quick
-    import httpx
+    from types import ModuleType
+
     import tenacity
+
+    from .http import Headers, HttpClient, HTTPError, Request, Timeout
+    from .http import Response as HttpResponse
 
 __all__ = ["DEFAULT_DEADLINE", "DEFAULT_MAX_BODY_BYTES", "Report", "Wire", "keep_alive"]
 
@@ -69,14 +73,13 @@ def _seconds(value: Any) -> bool:
     return _number(value) and 0 < value < math.inf
 
 
-def _within(timeout: httpx.Timeout, deadline: float) -> httpx.Timeout:
+def _within(timeout: Timeout, deadline: float, lib: ModuleType) -> Timeout:
     """``timeout`` with no part longer than ``deadline``: a read that gets nothing ends by then."""
-    import httpx
 
     def bound(seconds: float | None) -> float:
         return deadline if seconds is None else min(seconds, deadline)
 
-    return httpx.Timeout(
+    return lib.Timeout(
         connect=bound(timeout.connect), read=bound(timeout.read), write=bound(timeout.write), pool=bound(timeout.pool)
     )
 
@@ -93,13 +96,11 @@ def keep_alive(window: float) -> float:
     return max(5.0, float(window) + 5.0)
 
 
-def _what_failed(exc: httpx.HTTPError) -> str:
-    import httpx
-
+def _what_failed(exc: HTTPError, lib: ModuleType) -> str:
     name = type(exc).__name__
-    if isinstance(exc, httpx.TimeoutException):
+    if isinstance(exc, lib.TimeoutException):
         return f"timed out ({name})"
-    if isinstance(exc, httpx.DecodingError):
+    if isinstance(exc, lib.DecodingError):
         return f"the body could not be decoded ({name})"
     return unanswered(exc)
 
@@ -112,7 +113,8 @@ class Wire:
             held in a :class:`Secret`).
         base_url: the service's base address, or None (then :meth:`send` refuses).
         limiter: the rate limiter every attempt takes a slot of.
-        http_client: an ``httpx.Client`` to send with; one with ``timeout`` is made when None.
+        http_client: an ``httpx2.Client`` or ``httpx.Client`` to send with (sent through its own library, see
+            :func:`~storeframes.wire.http.library_of`); one with ``timeout`` is made when None.
             Its redirects are never followed (see :class:`~storeframes.RedirectError`).
         timeout: seconds for each network operation (connect, each read ...), when no
             ``http_client`` is given.
@@ -144,8 +146,8 @@ class Wire:
         base_url: str | None,
         *,
         limiter: Limiter,
-        http_client: httpx.Client | None = None,
-        timeout: float | httpx.Timeout | None = 30.0,
+        http_client: HttpClient | None = None,
+        timeout: float | Timeout | None = 30.0,
         max_tries: int = 5,
         backoff: tuple[float, float] = (0.5, 30.0),
         deadline: float | None = DEFAULT_DEADLINE,
@@ -160,7 +162,6 @@ class Wire:
         basic: Secret | None = None
         if self.base_url:
             self._send_to, basic = without_user_info(self.base_url)
-        self._auth = _token_auth()(self._secret, basic)
         guard_logs()
         if not _whole(max_tries) or max_tries < 1:
             raise ConfigurationError(f"max_tries must be a whole number >= 1, got {max_tries!r}")
@@ -170,9 +171,11 @@ class Wire:
             or not all(_number(b) and b >= 0 for b in backoff)
         ):
             raise ConfigurationError(f"backoff must be (first, most), two numbers of seconds >= 0, got {backoff!r}")
-        import httpx
+        from .http import lib as in_use
+        from .http import library_of
 
-        seconds = timeout is None or isinstance(timeout, httpx.Timeout) or (_number(timeout) and timeout > 0)
+        lib: ModuleType = in_use if http_client is None else library_of(http_client)
+        seconds = timeout is None or isinstance(timeout, lib.Timeout) or (_number(timeout) and timeout > 0)  # type: ignore[operator]
         if http_client is None and not seconds:
             raise ConfigurationError(f"timeout must be seconds > 0 (or None for no limit), got {timeout!r}")
         if deadline is not None and not _seconds(deadline):
@@ -193,18 +196,20 @@ class Wire:
         self.max_body_bytes = max_body_bytes
         self.owns_http = http_client is None
         kept = max(20, connections)
-        self.http = http_client or httpx.Client(
+        self._lib = lib
+        self._auth = _token_auth(lib)(self._secret, basic)
+        self.http: HttpClient = http_client or lib.Client(
             timeout=timeout,
             follow_redirects=False,
-            limits=httpx.Limits(
+            limits=lib.Limits(
                 max_connections=max(100, kept),
                 max_keepalive_connections=kept,
                 keepalive_expiry=keep_alive(limiter.window),
             ),
         )
-        self._timeout: Any = httpx.USE_CLIENT_DEFAULT  # the client's own, unless the deadline is shorter
-        if self.deadline is not None and _within(self.http.timeout, self.deadline) != self.http.timeout:
-            self._timeout = _within(self.http.timeout, self.deadline)
+        self._timeout: Any = lib.USE_CLIENT_DEFAULT  # the client's own, unless the deadline is shorter
+        if self.deadline is not None and _within(self.http.timeout, self.deadline, lib) != self.http.timeout:
+            self._timeout = _within(self.http.timeout, self.deadline, lib)
         self._headers = {
             "accept": "application/json",
             "accept-encoding": ENCODINGS,
@@ -237,7 +242,7 @@ class Wire:
                 "this client is closed: build a new Client to send requests (its cache still serves offline)"
             )
         if self.http.is_closed:
-            raise ConfigurationError("the http_client is closed: give the Client an open httpx.Client")
+            raise ConfigurationError("the http_client is closed: give the Client an open httpx2.Client or httpx.Client")
         hint = "(or use storeframes.sandbox.client() / storeframes.configure(sandbox=True))"
         if not self.base_url:
             raise ConfigurationError(f"no base URL: set $STOREFRAMES_BASE_URL or pass base_url= {hint}")
@@ -298,21 +303,20 @@ class Wire:
     def _attempt(
         self, ep: Endpoint, params: dict[str, str], attempt: int, report: Report, before: Callable[[], None] | None
     ) -> Response:
-        """One attempt. Errors are raised outside any ``except`` block, so none carries the httpx
+        """One attempt. Errors are raised outside any ``except`` block, so none carries the library's
         exception (whose frames hold the request as it was sent) as its ``__context__``."""
-        import httpx
-
+        lib = self._lib
         url = f"{self._send_to}{ep.path}"  # without user info: it goes as basic authentication, never logged
         fault: str | None = None  # no complete answer: retried
-        unsendable: str | None = None  # httpx cannot build the URL
+        unsendable: str | None = None  # the HTTP library cannot build the URL
         closed = False
         too_large: _TooLarge | None = None
         answered: list[int] = []  # the status, once the answer's headers arrived
-        status, headers, body_bytes = 0, httpx.Headers(), b""
+        status, headers, body_bytes = 0, lib.Headers(), b""
         elapsed = 0.0
         try:  # built before the slot is taken: nothing but the sending between the grant and the send
             request = self.http.build_request("GET", url, params=params, headers=self._headers, timeout=self._timeout)
-        except httpx.InvalidURL as exc:
+        except lib.InvalidURL as exc:
             unsendable = str(exc)[:200]
         if unsendable is None:
             limiter = self.limiter
@@ -332,15 +336,15 @@ class Wire:
                     self.requests_sent += 1
                 try:
                     status, headers, body_bytes = self._exchange(request, started, answered, free)
-                except httpx.HTTPError as exc:
-                    fault = _what_failed(exc)
+                except lib.HTTPError as exc:
+                    fault = _what_failed(exc, lib)
                 except _Fault as exc:
                     fault = str(exc)
                 except _TooLarge as exc:
                     too_large = exc
-                except httpx.InvalidURL as exc:
+                except lib.InvalidURL as exc:
                     unsendable = str(exc)[:200]
-                except RuntimeError:  # httpx: "the client has been closed", by another thread meanwhile
+                except RuntimeError:  # the library: "the client has been closed", by another thread meanwhile
                     if not self.http.is_closed:
                         raise
                     closed = True
@@ -351,7 +355,7 @@ class Wire:
             self.check_ready()  # raises: says which was closed
         if unsendable is not None:
             raise InvalidParameterError(
-                "params", params, f"parameters httpx can send in a URL ({unsendable})", endpoint=ep.name
+                "params", params, f"parameters the HTTP library can send in a URL ({unsendable})", endpoint=ep.name
             )
         if fault is not None:
             if answered == [200]:  # an answer began, and may have been charged: its estimate counts
@@ -368,8 +372,8 @@ class Wire:
         return self._read(ep, params, url, status, headers, body_bytes, attempt, elapsed, report)
 
     def _exchange(
-        self, request: httpx.Request, started: float, answered: list[int], free: Callable[[], None]
-    ) -> tuple[int, httpx.Headers, bytes]:
+        self, request: Request, started: float, answered: list[int], free: Callable[[], None]
+    ) -> tuple[int, Headers, bytes]:
         """Send the request and read its body: (status, headers, body), never following a redirect.
 
         The status goes to ``answered`` as soon as the headers arrive, so a body that never
@@ -387,7 +391,7 @@ class Wire:
         finally:
             response.close()
 
-    def _body(self, response: httpx.Response, started: float) -> bytes:
+    def _body(self, response: HttpResponse, started: float) -> bytes:
         """The decoded body, read as it arrives, within the cap and the deadline."""
         cap, status = self.max_body_bytes, response.status_code
         if response.is_stream_consumed:  # a transport that read it already (a mock, a replay)
@@ -432,7 +436,7 @@ class Wire:
         params: dict[str, str],
         url: str,
         http_status: int,
-        headers: httpx.Headers,
+        headers: Headers,
         body_bytes: bytes,
         attempt: int,
         elapsed: float,
@@ -526,7 +530,7 @@ class Wire:
         status: int,
         body: Any,
         body_bytes: bytes,
-        headers: httpx.Headers,
+        headers: Headers,
         attempt: int,
     ) -> ApiError:
         code, message = _error_details(body)
@@ -534,11 +538,9 @@ class Wire:
         cls = _error_class(status, code)
         kwargs: dict[str, Any] = {"code": code, "path": ep.path, "params": params, "attempts": attempt}
         if cls is RedirectError:
-            import httpx
-
             location = headers.get("location")
             try:
-                target = shown_url(httpx.URL(url).join(location)) if location else None
+                target = shown_url(self._lib.URL(url).join(location)) if location else None
             except Exception:  # an unreadable Location
                 target = shown_url(location)
             kwargs["location"] = target

@@ -2,15 +2,15 @@
 
 The token is held in a :class:`Secret` (no repr, ``vars()`` dump or traceback local shows
 it), cleaned by :func:`clean_token` (printable ASCII, as a header carries), and set in the
-:data:`TOKEN_HEADER` header by an ``httpx.Auth`` flow that masks it again (``***``) once
+:data:`TOKEN_HEADER` header by an auth flow of the HTTP library that masks it again (``***``) once
 the answer's headers arrived. A base URL is https (plain http only for loopback hosts) and
 ends with the service's prefix ``/api/public/store`` (:func:`check_base_url`), and every URL
 that is shown goes through :func:`shown_url`, which masks its user info and query.
 
-User info in a base URL (a gateway's ``https://user:password@host/...``) never reaches httpx: the wire
+User info in a base URL (a gateway's ``https://user:password@host/...``) never reaches the HTTP library: the wire
 sends to the URL without it (:func:`without_user_info`) and sets the user name and password as HTTP
 basic authentication in the same flow as the token, masked in the same way. As a second line,
-:func:`guard_logs` puts a filter on httpx's, httpcore's and storeframes' loggers that masks the user
+:func:`guard_logs` puts a filter on the HTTP library's and storeframes' loggers that masks the user
 info of any URL in a record, whoever logs it.
 """
 
@@ -29,7 +29,10 @@ from ..catalog import API_PREFIX
 from ..errors import ConfigurationError
 
 if TYPE_CHECKING:  # imported when a client is first made: importing storeframes stays quick
-    import httpx
+    from types import ModuleType
+
+    from .http import Request, Response
+    from .http import lib as http_lib
 
 __all__ = [
     "MASK",
@@ -74,15 +77,15 @@ class Secret:
 
 
 @functools.cache
-def _token_auth() -> Callable[[Secret, Secret | None], httpx.Auth]:
-    """The auth flow class, made when first needed (with httpx)."""
-    import httpx
+def _token_auth(lib: ModuleType) -> Callable[[Secret, Secret | None], http_lib.Auth]:
+    """The auth flow class of the HTTP library ``lib`` (httpx2 or httpx: a client takes its own library's flow),
+    made when first needed."""
 
-    class _TokenAuth(httpx.Auth):
-        """Sets the token header on a request as httpx sends it, and masks it once the request is done.
+    class _TokenAuth(lib.Auth):  # type: ignore[name-defined]
+        """Sets the token header on a request as the library sends it, and masks it once the request is done.
 
-        httpx resumes the flow when the answer's headers arrived (or closes it when sending
-        failed), so from then on the request that the response, the exception and httpx's own
+        The library resumes the flow when the answer's headers arrived (or closes it when sending
+        failed), so from then on the request that the response, the exception and the library's own
         frames keep holds ``***``.
         """
 
@@ -90,7 +93,7 @@ def _token_auth() -> Callable[[Secret, Secret | None], httpx.Auth]:
             self._secret = secret
             self._basic = basic
 
-        def sync_auth_flow(self, request: httpx.Request) -> Generator[httpx.Request, httpx.Response, None]:
+        def sync_auth_flow(self, request: Request) -> Generator[Request, Response, None]:
             request.headers[TOKEN_HEADER] = self._secret.reveal()
             if self._basic:
                 request.headers["authorization"] = self._basic.reveal()
@@ -101,7 +104,7 @@ def _token_auth() -> Callable[[Secret, Secret | None], httpx.Auth]:
                 if self._basic:
                     request.headers["authorization"] = MASK
 
-        def auth_flow(self, request: httpx.Request) -> Generator[httpx.Request, httpx.Response, None]:
+        def auth_flow(self, request: Request) -> Generator[Request, Response, None]:
             yield from self.sync_auth_flow(request)
 
     return _TokenAuth
@@ -155,7 +158,7 @@ def shown_url(url: Any) -> str:
 
 def without_user_info(url: str) -> tuple[str, Secret | None]:
     """``url`` without its user info, and that user info as an HTTP basic ``Authorization`` header's value (held in
-    a :class:`Secret`), or None when it has none: what httpx is given, so that no line it logs holds a password.
+    a :class:`Secret`), or None when it has none: what the library is given, so that no line it logs holds a password.
 
     >>> without_user_info("https://alice:pw@gw.example/api/public/store")
     ('https://gw.example/api/public/store', '***')
@@ -195,28 +198,19 @@ class _MaskUserInfo(logging.Filter):
         return True
 
 
-GUARDED_LOGGERS = (
-    "storeframes",
-    "httpx",
-    "httpcore",
-    "httpcore.connection",
-    "httpcore.http11",
-    "httpcore.http2",
-    "httpcore.proxy",
-    "httpcore.socks",
-)
-"""The loggers that may name the service's URL: storeframes' own, httpx's and each of httpcore's (a logger's
-filters see only the records made on it, not those of the loggers under it)."""
-
-
 @functools.cache
 def guard_logs() -> None:
-    """Put the filter that masks user info in URLs on each of :data:`GUARDED_LOGGERS`, once.
+    """Put the filter that masks user info in URLs, once, on each logger that may name the service's URL:
+    storeframes' own, and those of httpx2, httpx and each of their connection layers
+    (:data:`~storeframes.wire.http.LOGGERS`, whichever library is in use: a logger's filters see only the records
+    made on it, not those of the loggers under it).
 
     >>> guard_logs()
     """
+    from .http import LOGGERS
+
     masking = _MaskUserInfo()
-    for name in GUARDED_LOGGERS:
+    for name in ("storeframes", *LOGGERS):
         logging.getLogger(name).addFilter(masking)
 
 
@@ -238,12 +232,12 @@ def check_base_url(base_url: str) -> str:
     follows: a base URL without it would send every request to a path the service does not serve. A query or a
     fragment is refused: each request's path and parameters follow the base URL, and a query there would go into
     every URL sent and logged."""
-    import httpx
+    from .http import URL
 
     shown = shown_url(base_url)
     try:
-        url = httpx.URL(base_url)
-    except Exception as exc:  # httpx raises InvalidURL and friends
+        url = URL(base_url)
+    except Exception as exc:  # the library raises InvalidURL and friends
         reason = str(exc).replace(str(base_url), shown)
         raise ConfigurationError(f"base_url {shown!r} is not a URL: {shown_url(reason)}") from None
     if url.scheme == "http" and not _is_loopback(url.host):

@@ -46,7 +46,7 @@ from datetime import date, timedelta
 from pathlib import Path
 from typing import Any
 
-import httpx
+from storeframes.wire.http import lib as httpx
 
 sys.path.insert(0, str(Path(__file__).parent))
 

@@ -52,7 +52,6 @@ from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
-import httpx
 import orjson
 import polars as pl
 from _flatten_timing import Figure, json_lines, machine, proc_status, reset_peak
@@ -62,6 +61,7 @@ import storeframes as sf
 from storeframes.errors import AppsUnavailableWarning
 from storeframes.flatteners import UnknownFieldWarning
 from storeframes.sandbox import SANDBOX_KEY, SandboxService, SandboxTransport, World
+from storeframes.wire.http import lib as httpx
 
 TODAY = date(2026, 11, 20)  # the sandbox's fixed "today"; history ends the day before (bench_search.END)
 BASE_URL = "https://service.invalid/api/public/store"
@@ -284,7 +284,7 @@ def import_time(repeat: int = 5) -> Figure:
 
     package = min(once("storeframes") for _ in range(repeat))
     polars = min(once("polars") for _ in range(repeat))
-    check = "import sys, storeframes; print(','.join(m for m in ('pyarrow', 'pandas', 'httpx', 'tqdm') if m in sys.modules))"
+    check = "import sys, storeframes; print(','.join(m for m in ('pyarrow', 'pandas', 'httpx', 'httpx2', 'tqdm') if m in sys.modules))"
     loaded = subprocess.run([sys.executable, "-c", check], capture_output=True, text=True, check=True).stdout.strip()
     return {
         "bench": "import",

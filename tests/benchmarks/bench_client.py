@@ -57,9 +57,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-import httpx
-
 import storeframes as sf
+from storeframes.wire.http import lib as httpx
 
 LATENCIES = (0.0, 0.05, 0.1, 0.333, 0.5)
 """Mean latencies (seconds) measured at the service's own limit."""

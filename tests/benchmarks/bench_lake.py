@@ -40,8 +40,9 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
-import httpx
 import polars as pl
+
+from storeframes.wire.http import lib as httpx
 
 sys.path.insert(0, str(Path(__file__).parent))
 

@@ -52,7 +52,6 @@ from collections.abc import Callable
 from datetime import timedelta
 from typing import Any
 
-import httpx
 import orjson
 from _flatten_timing import Figure, json_lines, machine
 from bench_call import Call, _key, best, recorded
@@ -61,6 +60,7 @@ from bench_search import END, history_bodies
 from storeframes.errors import AppsUnavailableWarning
 from storeframes.flatteners import UnknownFieldWarning
 from storeframes.sandbox import World
+from storeframes.wire.http import lib as httpx
 
 FULL = {"apps": 500, "keywords": 200, "history_keywords": 5, "history_days": 180, "countries": 10, "repeat": 3}
 QUICK = {"apps": 50, "keywords": 20, "history_keywords": 2, "history_days": 20, "countries": 2, "repeat": 1}

@@ -52,11 +52,10 @@ from datetime import date, timedelta
 from pathlib import Path
 from typing import Any
 
-import httpx
-
 import storeframes as sf
 from storeframes.sandbox import SANDBOX_BASE_URL, SANDBOX_KEY, SandboxService, SandboxTransport, World
 from storeframes.track import TrackPlan
+from storeframes.wire.http import lib as httpx
 
 sys.path.insert(0, str(Path(__file__).parent))
 

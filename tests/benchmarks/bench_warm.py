@@ -57,7 +57,6 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
-import httpx
 import orjson
 import polars as pl
 from _flatten_timing import proc_status, reset_peak
@@ -68,6 +67,7 @@ import storeframes as sf
 from storeframes.errors import AppsUnavailableWarning
 from storeframes.flatteners import UnknownFieldWarning
 from storeframes.sandbox import World
+from storeframes.wire.http import lib as httpx
 
 FULL = {"keywords": 800, "apps": 500, "days": 90, "track_keywords": 1550, "track_apps": 750, "track_days": 1,
         "repeat": 5}  # fmt: skip

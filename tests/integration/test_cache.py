@@ -9,12 +9,12 @@ import warnings
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 
-import httpx
 import polars as pl
 import pytest
 
 import storeframes as sf
 from storeframes.sandbox import SandboxService, World
+from storeframes.wire.http import lib as httpx
 from tests.conftest import SANDBOX_TODAY
 from tests.unit.cache.test_cache_format import read_answer
 

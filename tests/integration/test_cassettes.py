@@ -8,14 +8,17 @@ with ``STOREFRAMES_RECORD=all python -m pytest tests/integration/test_cassettes.
 from __future__ import annotations
 
 import re
+import socket
+from urllib.parse import urlsplit
 
 import pytest
 from vcr.errors import CannotOverwriteExistingCassetteException
 
 import storeframes as sf
-from storeframes.sandbox import Faults, World
+from storeframes.sandbox import SANDBOX_KEY, Faults, World
+from storeframes.wire import http
 from tests._secrets import leaks_in
-from tests.conftest import CASSETTES, RECORD_MODE, recorded
+from tests.conftest import CASSETTES, RECORD_MODE, REPLAY_BASE_URL, recorded, recorder
 
 WORLD = World(0)
 IOS = list(WORLD.EXAMPLE_IOS_APPS)
@@ -50,6 +53,24 @@ def test_metadata_both_stores_in_batches():
         answer.result[IOS[0]]["metadata"]["screenshots"]["ipad"]
         or answer.result[IOS[0]]["metadata"]["screenshots"]["ipadPro"]
     )
+
+
+@pytest.mark.skipif(RECORD_MODE != "none", reason="recording: a loopback sandbox answers")
+def test_every_request_of_a_replay_is_served_by_the_cassette_through_the_library_in_use():
+    """Nothing listens at the replay address: each request the client sends (through httpx2 where it is installed,
+    else httpx) is one vcrpy intercepted and played from the cassette, none reached the network."""
+    where = urlsplit(REPLAY_BASE_URL)
+    with socket.socket() as probe:
+        assert probe.connect_ex((where.hostname, where.port)) != 0  # refused: no server to fall through to
+    options = {"max_workers": 1, "max_tries": 1, "cache_dir": False, "progress": False}
+    with (
+        recorder.use_cassette("metadata_iphone.yaml") as cassette,
+        sf.Client(SANDBOX_KEY, base_url=REPLAY_BASE_URL, **options) as client,
+    ):
+        answer = client.get("metadata", apps=IOS, device="iphone")
+        assert type(client.wire.http).__module__.partition(".")[0] == http.NAME
+        assert cassette.play_count == client.wire.requests_sent == len(answer.responses) == 2
+    assert sorted(answer.result) == sorted(IOS)
 
 
 def test_change_history_both_stores():

@@ -7,12 +7,12 @@ import logging
 import time
 import warnings
 
-import httpx
 import polars as pl
 import pytest
 
 import storeframes as sf
 from storeframes.sandbox import SANDBOX_KEY, Faults, World
+from storeframes.wire.http import lib as httpx
 from tests.conftest import SANDBOX_TODAY
 
 WORLD = World(0)

@@ -17,7 +17,6 @@ from datetime import UTC, datetime, timedelta
 from email.utils import format_datetime
 from typing import Any
 
-import httpx
 import pytest
 
 import storeframes as sf
@@ -27,6 +26,7 @@ from storeframes.catalog import ENDPOINTS, MAX_APP_ID_LENGTH, MAX_KEYWORD_LENGTH
 from storeframes.limiter import SlidingWindowLimiter
 from storeframes.wire import Wire, clean_token, shown_url
 from storeframes.wire.envelope import _retry_after
+from storeframes.wire.http import lib as httpx
 from tests._hostile import PREFIX, Hostile, Reply, envelope
 from tests._secrets import exposures
 

@@ -12,6 +12,7 @@ import pytest
 
 import storeframes as sf
 from storeframes.sandbox import SANDBOX_KEY, Faults, SandboxServer, SandboxService, World
+from storeframes.wire.http import LOGGERS
 from tests._hostile import Hostile, Reply, envelope
 
 PASSWORD = "s3cretpw"
@@ -35,7 +36,7 @@ def _everything_said(records: list[logging.LogRecord]) -> list[str]:
 @pytest.fixture
 def every_logger_at_debug(caplog: pytest.LogCaptureFixture) -> Any:
     caplog.set_level(logging.DEBUG)
-    for name in ("httpx", "httpcore", "storeframes"):
+    for name in (*LOGGERS, "storeframes"):
         caplog.set_level(logging.DEBUG, logger=name)
     return caplog
 
@@ -52,7 +53,7 @@ def test_no_log_record_at_any_level_holds_the_base_urls_user_info(tmp_path, ever
     said = _everything_said(caplog.records)
     requests = [line for line in said if line.startswith("HTTP Request: GET")]
     assert requests and all(f"{server.base_url}/" in line for line in requests)  # httpx's lines, without user info
-    assert any(r.name.startswith("httpcore") for r in caplog.records)  # httpcore's debug lines were there too
+    assert any(r.name.startswith("httpcore") for r in caplog.records)  # httpcore's (or httpcore2's) debug lines too
     assert [line for line in said if PASSWORD in line or "alice:" in line] == []
 
 
@@ -69,15 +70,16 @@ def test_the_user_name_and_password_reach_the_gateway_as_basic_authentication(tm
 
 
 def test_a_url_with_user_info_that_reaches_httpxs_logger_anyway_is_masked(tmp_path, every_logger_at_debug):
-    """The second line: a URL with user info logged through httpx's or httpcore's loggers (a caller's own
-    http_client, a proxy) is masked once a client is made."""
+    """The second line: a URL with user info logged through the loggers of httpx2, httpx or their connection
+    layers (a caller's own http_client, of either library; a proxy) is masked once a client is made."""
     sf.Client(SANDBOX_KEY, base_url="http://127.0.0.1:9/api/public/store", cache_dir=False, progress=False).close()
-    for name in ("httpx", "httpcore.connection", "httpcore.proxy"):
+    names = ("httpx", "httpcore.connection", "httpcore.proxy", "httpx2", "httpcore2.connection", "httpcore2.proxy")
+    for name in names:
         logging.getLogger(name).info("HTTP Request: GET %s", f"https://bob:{PASSWORD}@gw.example/api/public/store/x")
     said = _everything_said(every_logger_at_debug.records)
     assert [line for line in said if PASSWORD in line] == []
     messages = [r.getMessage() for r in every_logger_at_debug.records]
-    assert messages.count("HTTP Request: GET https://***@gw.example/api/public/store/x") == 3
+    assert messages.count("HTTP Request: GET https://***@gw.example/api/public/store/x") == len(names)
 
 
 @pytest.mark.parametrize(

@@ -11,7 +11,6 @@ import threading
 import warnings
 from typing import Any
 
-import httpx
 import pytest
 
 import storeframes as sf
@@ -20,6 +19,7 @@ from storeframes.sandbox import SANDBOX_KEY, World
 from storeframes.sandbox._client import SANDBOX_BASE_URL
 from storeframes.sandbox.service import SandboxService
 from storeframes.sandbox.transport import SandboxTransport
+from storeframes.wire.http import lib as httpx
 from tests.conftest import SANDBOX_TODAY
 
 WORLD = World(0)

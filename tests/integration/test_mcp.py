@@ -21,7 +21,6 @@ import pytest
 pytest.importorskip("mcp")
 
 import anyio
-import httpx
 from mcp import Client, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
@@ -30,6 +29,7 @@ from mcp.shared._httpx_utils import create_mcp_http_client
 import storeframes as sf
 from storeframes.analysis import movers
 from storeframes.cache import open_cache
+from storeframes.wire.http import lib as httpx
 
 from .._agent_month import (
     APP,

@@ -24,12 +24,12 @@ import pytest
 pytest.importorskip("mcp")
 
 import anyio
-import httpx
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
 from storeframes.cache import open_cache
+from storeframes.wire.http import lib as httpx
 
 from .._agent_month import replay, server_command, server_env
 

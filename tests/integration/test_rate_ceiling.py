@@ -323,7 +323,12 @@ class _PortsHandler(BaseHTTPRequestHandler):
 def test_a_connection_left_idle_for_a_whole_window_is_used_again_by_the_next_window(monkeypatch):
     """The next window's request goes on the connection of the last one (no new handshake while it holds
     its slot); one idle for longer than the window and 5 s is closed and opened anew."""
-    import httpcore._sync.http11 as http11  # the clock httpcore's idle connections expire by
+    import importlib
+
+    from storeframes.wire.http import NAME
+
+    # the clock the connection layer's idle connections expire by (httpcore2 under httpx2, httpcore under httpx)
+    http11 = importlib.import_module(f"{NAME.replace('httpx', 'httpcore')}._sync.http11")
 
     ahead = [0.0]
 

@@ -22,7 +22,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 
 import storeframes as sf
@@ -34,6 +33,7 @@ from storeframes.coord.machine import STATE_FILE, TABLE, _SqliteSlots
 from storeframes.coord.redis import _RedisSlots
 from storeframes.coord.window import SharedLimiter
 from storeframes.sandbox import SANDBOX_KEY, SandboxServer, World
+from storeframes.wire.http import lib as httpx
 from tests._children import child_env
 from tests._redis import redis_url  # noqa: F401 - the fixture
 from tests._summary import max_in_window, record

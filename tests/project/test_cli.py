@@ -14,13 +14,13 @@ import warnings
 from datetime import date
 from urllib.parse import urlsplit
 
-import httpx
 import pytest
 
 from storeframes import AppsUnavailableWarning, Cache
 from storeframes.cli import main
 from storeframes.sandbox import SANDBOX_KEY, Dialect, World
 from storeframes.sandbox import client as sandbox_client
+from storeframes.wire.http import lib as httpx
 from tests.conftest import ROOT
 
 APPS = World(0).EXAMPLE_IOS_APPS

@@ -103,7 +103,18 @@ def test_import_storeframes_does_not_load_the_sandbox_until_it_is_used():
 
 def test_import_storeframes_leaves_the_heavy_libraries_until_a_call_needs_them():
     """``import storeframes`` (every CLI command pays it) loads polars and the package, nothing it can defer."""
-    deferred = ("pyarrow", "pandas", "numpy", "httpx", "tenacity", "tqdm", "filelock", "matplotlib", "ipywidgets")
+    deferred = (
+        "pyarrow",
+        "pandas",
+        "numpy",
+        "httpx",
+        "httpx2",
+        "tenacity",
+        "tqdm",
+        "filelock",
+        "matplotlib",
+        "ipywidgets",
+    )
     deferred += ("dagster",)  # storeframes.dagster is imported on demand only
     deferred += ("apprise",)  # a tracker's notifications: imported when a spec names addresses
     deferred += ("mcp", "pydantic", "starlette", "uvicorn")  # storeframes mcp: imported when the server starts
@@ -150,11 +161,13 @@ def test_flatteners_import_nothing_that_does_io():
         assert not any(word in text for word in ("import httpx", "import os", "pathlib", "open(")), path.name
 
 
-HTTP_CLIENTS = ("httpx", "urllib.request", "urllib3", "http.client", "requests", "aiohttp")
+HTTP_LIBRARIES = ("httpx", "httpx2", "httpcore", "httpcore2")
+HTTP_CLIENTS = (*HTTP_LIBRARIES, "urllib.request", "urllib3", "http.client", "requests", "aiohttp")
 
 
 def _runtime_imports(path: Path) -> set[str]:
-    """Every module ``path`` imports when it runs, at any depth of its code; imports for type checkers aside."""
+    """Every module ``path`` imports when it runs, at any depth of its code (a relative import by its whole
+    name, ``storeframes.wire.http``); imports for type checkers aside."""
     tree = ast.parse(path.read_text())
     typing_only = {
         id(inner)
@@ -171,15 +184,30 @@ def _runtime_imports(path: Path) -> set[str]:
             found.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
             found.add(node.module)
+        elif isinstance(node, ast.ImportFrom) and node.level and path.is_relative_to(PACKAGE):
+            base = _module(path) if path.name == "__init__.py" else _module(path).rpartition(".")[0]
+            for _ in range(node.level - 1):
+                base = base.rpartition(".")[0]
+            base = f"{base}.{node.module}" if node.module else base
+            found.update([base, *(f"{base}.{alias.name}" for alias in node.names)])
     return found
 
 
+def test_only_the_seam_speaks_to_the_http_library():
+    """One module (``wire/http.py``) imports httpx2 or httpx, type checkers' imports included; every other
+    module takes the library's names from it, and no module sends with another HTTP client."""
+    speakers = set()
+    for path in PACKAGE.rglob("*.py"):
+        tree = ast.parse(path.read_text())
+        names = {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
+        names |= {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and not n.level and n.module}
+        if any(name == lib or name.startswith(f"{lib}.") for name in names for lib in HTTP_CLIENTS):
+            speakers.add(_module(path))
+    assert speakers == {"storeframes.wire.http"}
+
+
 def test_only_the_request_path_and_the_sandbox_send_http():
-    senders = {
-        _module(path)
-        for path in PACKAGE.rglob("*.py")
-        if any(name == lib or name.startswith(f"{lib}.") for name in _runtime_imports(path) for lib in HTTP_CLIENTS)
-    }
+    senders = {_module(path) for path in PACKAGE.rglob("*.py") if "storeframes.wire.http" in _runtime_imports(path)}
     assert senders == {
         "storeframes.wire.request",  # the one request path
         "storeframes.wire.safety",  # the token's auth flow on that path, and base URLs checked

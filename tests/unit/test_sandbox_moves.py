@@ -10,12 +10,12 @@ import json
 from datetime import date, timedelta
 from itertools import pairwise
 
-import httpx
 import pytest
 
 from storeframes import InvalidParameterError, catalog
 from storeframes.sandbox import API_PREFIX, SANDBOX_KEY, SandboxServer, SandboxService, World
 from storeframes.sandbox.moves import WEEKEND_THEMES, demand, episodes
+from storeframes.wire.http import lib as httpx
 
 WORLD = World(0)
 MONTH = [date(2026, 10, 21) + timedelta(days=n) for n in range(30)]

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import json
 
-import httpx
 import pytest
 
 from storeframes import catalog
 from storeframes.sandbox import API_PREFIX, SANDBOX_KEY, Faults, SandboxService, SandboxTransport, World
+from storeframes.wire.http import lib as httpx
 from tests.conftest import SANDBOX_TODAY
 
 WORLD = World(0)

@@ -6,7 +6,6 @@ import json
 import sys
 from datetime import UTC, datetime
 
-import httpx
 import pytest
 
 import storeframes as sf
@@ -15,6 +14,7 @@ from storeframes.catalog import ENDPOINTS
 from storeframes.credits import Credits
 from storeframes.limiter import SlidingWindowLimiter
 from storeframes.wire import TOKEN_HEADER, Wire
+from storeframes.wire.http import lib as httpx
 
 TOKEN = "sk-live-wire-test-0123456789"
 NOW = datetime(2026, 11, 20, 12, tzinfo=UTC)

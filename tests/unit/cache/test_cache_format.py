@@ -13,7 +13,6 @@ from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-import httpx
 import orjson
 import polars as pl
 import pyarrow as pa
@@ -28,6 +27,7 @@ from storeframes.cache.stores import MemoryStore
 from storeframes.catalog import ENDPOINTS
 from storeframes.kept.tables import flattener_versions
 from storeframes.sandbox import SandboxService, World
+from storeframes.wire.http import lib as httpx
 from tests._secrets import leaks_in
 from tests.conftest import SANDBOX_TODAY
 

@@ -21,6 +21,7 @@ from storeframes.cli import main
 from storeframes.kept.scan import scan
 from storeframes.kept.tables import flattener_versions
 from storeframes.sandbox import World
+from storeframes.wire import http
 from tests._children import child_env
 from tests.conftest import ROOT, SANDBOX_TODAY
 
@@ -334,7 +335,7 @@ def test_scan_needs_no_token_and_sends_nothing_and_reads_with_duckdb(make_client
         c.metrics_frame(APPS[:3], metrics=["downloads", "ratings"])
         expected = c.metrics_frame(APPS[:3], metrics=["downloads", "ratings", "revenues"])
     monkeypatch.delenv("STOREFRAMES_API_KEY", raising=False)
-    monkeypatch.setattr("httpx.Client.send", lambda *a, **k: pytest.fail("a scan sent a request"))
+    monkeypatch.setattr(http.Client, "send", lambda *a, **k: pytest.fail("a scan sent a request"))
     rows = sf.scan("metrics", cache_dir=str(tmp_path)).collect()
     assert rows.sort("app_id", "metric").equals(expected.sort("app_id", "metric"))
     dataset = f"read_parquet('{tmp_path}/frames/*/*.parquet', hive_partitioning = true, union_by_name = true)"
