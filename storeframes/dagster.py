@@ -44,8 +44,8 @@ from typing import Any
 
 from .catalog import today_utc
 from .errors import InvalidParameterError
+from .track import RunResult, Tracker
 from .track.spec import DEFAULT_LOOKBACK, Item, TrackerSpec, load_spec
-from .track.tracker import RunResult, Tracker
 
 DAGSTER_EXTRA = 'pip install "storeframes[dagster]"'
 """How to install what this module needs: Dagster 1.11.3 or newer."""
@@ -154,7 +154,7 @@ def run_partitions(
     >>> [run.requests for run in run_partitions(tracker, "search", "2026-11-20")]  # doctest: +SKIP
     [2]
 
-    Each :class:`~storeframes.track.tracker.RunResult` has ``status``, ``kind``, ``requests``,
+    Each :class:`~storeframes.track.result.RunResult` has ``status``, ``kind``, ``requests``,
     ``credits_spent``, ``credits_saved``, ``cells_new``, ``cells_cached``, ``errors`` ...
     """
     chosen = tracker.spec.item(item)

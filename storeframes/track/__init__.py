@@ -18,9 +18,12 @@ table (:mod:`~storeframes.track.publishing`) names a Delta Lake each run publish
 
 from .alerts import AlertResult, events
 from .day_digest import kept_digest
+from .plan import TrackPlan
+from .result import EXIT_CODES, RunResult
 from .rules import RULES, Alert, Notify
 from .spec import CURRENT_ONLY, HISTORY, Item, SpecError, TrackerSpec, load_spec, parse_spec
-from .tracker import EXIT_CODES, RunResult, Tracker, TrackPlan, TrackStatus
+from .status import TrackStatus
+from .tracker import Tracker
 
 __all__ = [
     "CURRENT_ONLY",
