@@ -47,7 +47,6 @@ class PaidTools(Tools):
             )
         return dict(arguments)
 
-
     def plan(self, function: str, arguments: Mapping[str, Any] | None = None) -> Shown:
         """What ``function(**arguments)`` would send and cost, what the cache already holds; nothing sent."""
         name, args = self._function(function, "plan"), self._arguments(arguments, "plan")
@@ -56,22 +55,35 @@ class PaidTools(Tools):
 
     def _planned(self, name: str, args: dict[str, Any], planned: Plan, verdict: Verdict) -> Shown:
         """A plan as a result: its requests, what they cost, what the cache holds, and the gate's verdict."""
-        gate = "free: the cache answers it" if planned.cached else (
-            "fetch_frame would go through" if verdict.passed else
-            ("fetch_frame needs confirm=true: " if verdict.confirmable else "fetch_frame would be refused: ") + verdict.reason
-        )  # fmt: skip
+        if planned.cached:
+            gate = "free: the cache answers it"
+        elif verdict.passed:
+            gate = "fetch_frame would go through"
+        elif verdict.confirmable:
+            gate = f"fetch_frame needs confirm=true: {verdict.reason}"
+        else:
+            gate = f"fetch_frame would be refused: {verdict.reason}"
         requests = (
             planned.requests.select("source", "params", "cells", "credits")
             .with_columns(request=pl.Series([_request(p) for p in planned.requests["params"]], dtype=pl.String))
             .select("source", "request", "cells", "credits")
         )
-        notes = [f"{planned.to_send:,} requests to send, at most {plural(planned.estimate, 'credit')}; "
-                 f"{planned.cached_cells:,} of {planned.cells:,} cells cached (saving {planned.saved:,} credits)",
-                 f"gate: {gate}"]  # fmt: skip
+        notes = [
+            f"{planned.to_send:,} requests to send, at most {plural(planned.estimate, 'credit')}; "
+            f"{planned.cached_cells:,} of {planned.cells:,} cells cached (saving {planned.saved:,} credits)",
+            f"gate: {gate}",
+        ]
         shown = show(requests, title=f"plan of {name}", limit=20, notes=notes)
-        shown.data.update(function=name, arguments=args, to_send=planned.to_send, estimate=planned.estimate,
-                          cells=planned.cells, cached_cells=planned.cached_cells, saved=planned.saved,
-                          gate={"passes": verdict.passed, "confirmable": verdict.confirmable, "reason": verdict.reason})  # fmt: skip
+        shown.data.update(
+            function=name,
+            arguments=args,
+            to_send=planned.to_send,
+            estimate=planned.estimate,
+            cells=planned.cells,
+            cached_cells=planned.cached_cells,
+            saved=planned.saved,
+            gate={"passes": verdict.passed, "confirmable": verdict.confirmable, "reason": verdict.reason},
+        )
         return shown
 
     def fetch_frame(

@@ -44,8 +44,10 @@ class QuestionTools(Tools):
             if value is not None:
                 frame = frame.filter(pl.col(column) == str(value).lower())
         read_live = {k for k, _ in live}
-        sources = {k: "live search snapshots" if k in read_live else "search history"
-                   for k in frame["keyword"].str.to_lowercase().unique().to_list()}  # fmt: skip
+        sources = {
+            k: "live search snapshots" if k in read_live else "search history"
+            for k in frame["keyword"].str.to_lowercase().unique().to_list()
+        }
         return frame, sources
 
     def _names(self) -> pl.DataFrame:
@@ -55,8 +57,16 @@ class QuestionTools(Tools):
             .collect()
         )
 
-    def movers(self, keywords: Any = None, apps: Any = None, start: Any = None, end: Any = None,
-               top: int | None = 10, within: int | None = None, **scope: Any) -> Shown:  # fmt: skip
+    def movers(
+        self,
+        keywords: Any = None,
+        apps: Any = None,
+        start: Any = None,
+        end: Any = None,
+        top: int | None = 10,
+        within: int | None = None,
+        **scope: Any,
+    ) -> Shown:
         """Per keyword and app, the rank on the first and the last day with data in range, biggest moves first."""
         moved, notes, provenance, _ = self._moved("movers", keywords, apps, start, end, top, within, scope)
         named = with_names(moved, self._names())
@@ -72,11 +82,19 @@ class QuestionTools(Tools):
             "move",
             "days_ranked",
         ]
-        return show(named, title="movers", limit=MOST_ROWS if top else 20, columns=[c for c in columns if c in named.columns],
-                    provenance=provenance, notes=notes, hint="name keywords or apps, or set top")  # fmt: skip
+        return show(
+            named,
+            title="movers",
+            limit=MOST_ROWS if top else 20,
+            columns=[c for c in columns if c in named.columns],
+            provenance=provenance,
+            notes=notes,
+            hint="name keywords or apps, or set top",
+        )
 
-    def _moved(self, tool: str, keywords: Any, apps: Any, start: Any, end: Any, top: Any, within: Any,
-               scope: Mapping[str, Any]) -> tuple[pl.DataFrame, list[str], dict[str, Any], tuple[date, date]]:  # fmt: skip
+    def _moved(
+        self, tool: str, keywords: Any, apps: Any, start: Any, end: Any, top: Any, within: Any, scope: Mapping[str, Any]
+    ) -> tuple[pl.DataFrame, list[str], dict[str, Any], tuple[date, date]]:
         first, last = self._range(start, end, tool)
         chosen = texts(keywords, "keywords", tool)
         ranks, sources = self.ranks(chosen, first, last, scope)
@@ -94,9 +112,18 @@ class QuestionTools(Tools):
         ]
         return moved, notes, {"requests sent": 0, "from": "the cache"}, (first, last)
 
-    def changes_before(self, keywords: Any = None, apps: Any = None, start: Any = None, end: Any = None,
-                       top: int | None = 10, within: int | None = None, days: int | None = 30,
-                       targets: Any = None, **scope: Any) -> Shown:  # fmt: skip
+    def changes_before(
+        self,
+        keywords: Any = None,
+        apps: Any = None,
+        start: Any = None,
+        end: Any = None,
+        top: int | None = 10,
+        within: int | None = None,
+        days: int | None = 30,
+        targets: Any = None,
+        **scope: Any,
+    ) -> Shown:
         """The movers, each with what its app changed in the ``days`` before the end of its move."""
         moved, notes, provenance, (first, last) = self._moved(
             "changes_before", keywords, apps, start, end, top, within, scope
@@ -118,13 +145,29 @@ class QuestionTools(Tools):
             "changes",
             "what_changed",
         ]
-        notes.append("changes: the service's change history and those seen between daily metadata snapshots; size left out"
-                     if not wanted else f"changes of {', '.join(wanted)}")  # fmt: skip
-        return show(before, title=f"movers and their changes in the {days} days before", limit=MOST_ROWS,
-                    columns=columns, provenance=provenance, notes=notes)  # fmt: skip
+        if wanted:
+            notes.append(f"changes of {', '.join(wanted)}")
+        else:
+            notes.append(
+                "changes: the service's change history and those seen between daily metadata snapshots; size left out"
+            )
+        return show(
+            before,
+            title=f"movers and their changes in the {days} days before",
+            limit=MOST_ROWS,
+            columns=columns,
+            provenance=provenance,
+            notes=notes,
+        )
 
-    def category_standing(self, category: str, countries: Any = None, channels: Any = None,
-                          device: str | None = None, rate: str = "page_views_to_installs") -> Shown:  # fmt: skip
+    def category_standing(
+        self,
+        category: str,
+        countries: Any = None,
+        channels: Any = None,
+        device: str | None = None,
+        rate: str = "page_views_to_installs",
+    ) -> Shown:
         """Where a category stands in the cached conversion benchmarks, per country and channel."""
         frame = scan("benchmarks", self.cache, service=self.service)
         for column, value in (("country", countries), ("channel", channels), ("device", device)):
@@ -138,5 +181,9 @@ class QuestionTools(Tools):
                 "(1,001 credits a request at the catalog's estimate), fetch_frame fetches them"
             )
         standing = category_standing(benchmarks, category, rate=rate)
-        return show(standing, title=f"where {category} stands ({rate})", limit=MOST_ROWS,
-                    provenance={"requests sent": 0, "from": "the cache"})  # fmt: skip
+        return show(
+            standing,
+            title=f"where {category} stands ({rate})",
+            limit=MOST_ROWS,
+            provenance={"requests sent": 0, "from": "the cache"},
+        )

@@ -72,8 +72,14 @@ class ReadingTools(Tools):
         if "fetched_at" in collected.columns and collected.height:
             provenance["fetched"] = fetched_when(collected)
         hint = 'add filters (such as {"app_id": "..."} or {"date": {"min": "2026-11-01"}}) or columns'
-        return show(collected, title=f"{kind}{table} in the cache", limit=limit, columns=columns,
-                    provenance=provenance, hint=hint)  # fmt: skip
+        return show(
+            collected,
+            title=f"{kind}{table} in the cache",
+            limit=limit,
+            columns=columns,
+            provenance=provenance,
+            hint=hint,
+        )
 
     def sql(self, query: str, limit: int = 20) -> Shown:
         """A read-only SQL query over the cache's views: its first ``limit`` rows (made alone: the limit is in the

@@ -33,8 +33,14 @@ class TrackerTools(Tools):
             found = found.filter(pl.col("rule").is_in(rules))
         found = found.sort("day", descending=True, maintain_order=True)
         columns = ["day", "since", "rule", "app_id", "keyword", "target", "before", "after", "detail"]
-        return show(found, title=f"events since {first}", limit=limit, columns=columns,
-                    provenance={"requests sent": 0, "from": "the cache"}, hint="name a rule or a later since")  # fmt: skip
+        return show(
+            found,
+            title=f"events since {first}",
+            limit=limit,
+            columns=columns,
+            provenance={"requests sent": 0, "from": "the cache"},
+            hint="name a rule or a later since",
+        )
 
     def track_status(self) -> Shown:
         """The tracker's items (last snapshot, due, days missing), its last runs and the month's spend; ``missing``
@@ -50,8 +56,13 @@ class TrackerTools(Tools):
         runs = status.runs.select("day", "kind", "status", "requests", "credits_spent", "cells_new").tail(5)
         shown.text += "\n\n" + show(runs, title="last runs", limit=5).text
         missing = {item: [d.isoformat() for d in days] for item, days in status.missing.items()}
-        shown.data.update(missing=missing, month_spent=status.month_spent, budget_per_month=status.budget_per_month,
-                          runs=status.runs.height, last_runs=show(runs, title="", limit=5).data["rows"])  # fmt: skip
+        shown.data.update(
+            missing=missing,
+            month_spent=status.month_spent,
+            budget_per_month=status.budget_per_month,
+            runs=status.runs.height,
+            last_runs=show(runs, title="", limit=5).data["rows"],
+        )
         return shown
 
     def spend(self, since: Any = None, by: str = "endpoint") -> Shown:
