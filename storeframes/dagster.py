@@ -343,9 +343,11 @@ def tracker_definitions(
         taken = names.setdefault(dagster_name(item.name), item.name)
         if taken != item.name:
             raise InvalidParameterError(
-                "name", item.name, f"a name that is not {taken!r} once '-' and '.' are '_' (Dagster's asset keys)",
+                "name",
+                item.name,
+                f"a name that is not {taken!r} once '-' and '.' are '_' (Dagster's asset keys)",
                 endpoint="track",
-            )  # fmt: skip
+            )
     first = _day(start, "start") if start is not None else first_partition(tracker)
     if first > today_utc():
         raise InvalidParameterError("start", first.isoformat(), f"a day up to today ({today_utc()})", endpoint="track")

@@ -115,12 +115,27 @@ def make_plan(
     rows, calls, cut = [], [], {}
     for item in chosen:
         due = due_calls(item, day, fetched, backfill=backfill)
-        row = {"item": item.name, "endpoint": item.endpoint, "every_days": item.every_days, "due": due is not None,
-               "entities": 0, "requests": 0, "cells": 0, "cached_cells": 0, "credits": 0, "fits": True}  # fmt: skip
+        row = {
+            "item": item.name,
+            "endpoint": item.endpoint,
+            "every_days": item.every_days,
+            "due": due is not None,
+            "entities": 0,
+            "requests": 0,
+            "cells": 0,
+            "cached_cells": 0,
+            "credits": 0,
+            "fits": True,
+        }
         if due is not None:
             plan = plan_requests(client, due.endpoint, due.calls, refresh=due.refresh)  # type: ignore[arg-type]
-            row |= {"entities": due.entities, "requests": plan.to_send, "cells": plan.cells,
-                    "cached_cells": plan.cached_cells, "credits": plan.estimate}  # fmt: skip
+            row |= {
+                "entities": due.entities,
+                "requests": plan.to_send,
+                "cells": plan.cells,
+                "cached_cells": plan.cached_cells,
+                "credits": plan.estimate,
+            }
             fits = all(left is None or plan.estimate <= left for left in (run_left, month_left))
             part = None if fits or not item.history else part_that_fits(client, due, run_left, month_left)
             if part is not None:  # a long catch-up of history: its oldest days that fit, the rest next time
@@ -136,6 +151,7 @@ def make_plan(
     frame = pl.DataFrame(rows, schema=PLAN_SCHEMA, orient="row") if rows else pl.DataFrame(schema=PLAN_SCHEMA)
     budgets = (spec.budget_per_run, spec.budget_per_month)
     return TrackPlan(spec.name, day, frame, spent, *budgets, tuple(calls), cut)
+
 
 def part_that_fits(client: Client, due: DueCall, *lefts: int | None) -> tuple[DueCall, Any, date] | None:
     """The most days of a history item's due calls, from its oldest, whose estimate fits what is left of the

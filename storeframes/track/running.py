@@ -69,8 +69,9 @@ def run_locked(
         finally:
             result.requests, result.credits_spent = client.requests_sent, client.spent
             result.credits_saved = client.saved
-            if cache is not None and not taken_over(spec, cache, run_id):  # what it spent so far, in its
-                cache.write_run(result.row(started, None, spec.spec_hash))  # row: a run killed shows it
+            # what it spent so far, in its row: a run killed shows it
+            if cache is not None and not taken_over(spec, cache, run_id):
+                cache.write_run(result.row(started, None, spec.spec_hash))
         done += 1
         result.cells_new += row["cells"] - row["cached_cells"]
         result.cells_cached += row["cached_cells"]
@@ -90,11 +91,16 @@ def run_locked(
             result.errors.append(f"alerts: {type(exc).__name__}: {exc}".splitlines()[0])
             untold = True
     unpublished = 0
-    if cache is not None and spec.publish is not None:  # after the fetching, a backfill's too: a failure
-        published = publish_tables(  # loses nothing fetched; a day's snapshots wait for the day to be whole
-            spec.publish, cache, client.namespace, storage_options=storage_options,
+    # after the fetching, a backfill's too: a failure loses nothing fetched; a day's snapshots wait for the day
+    # to be whole
+    if cache is not None and spec.publish is not None:
+        published = publish_tables(
+            spec.publish,
+            cache,
+            client.namespace,
+            storage_options=storage_options,
             snapshots=not failed and not result.left_out and not result.missing,
-        )  # fmt: skip
+        )
         result.published, unpublished = published.versions, len(published.errors)
         result.errors += published.errors
     if failed and not done:
@@ -111,14 +117,16 @@ def run_locked(
     if cache is not None:
         final = result.row(started, datetime.now(UTC), spec.spec_hash)
         mine = cache.read_run(spec.name, run_id)
-        if mine is not None and mine["status"] == "interrupted":  # stopped past its lease, then resumed:
-            final["status"] = result.status = "interrupted"  # the run that took over said so, and stays said
+        # stopped past its lease, then resumed: the run that took over said so, and it stays said
+        if mine is not None and mine["status"] == "interrupted":
+            final["status"] = result.status = "interrupted"
             note = "resumed after another run took over, and ended"
             final["errors"] = "\n".join(filter(None, [mine["errors"], note, *result.errors]))
         cache.write_run(final)
         if kind == "run" and (spec.alerts or spec.notify.digest):  # the day's digest, this run finished
             keep_after_run(spec, cache, client.namespace, result, final)
     return result
+
 
 def taken_over(spec: TrackerSpec, cache: Cache, run_id: str) -> bool:
     """Whether another run marked this one ``interrupted`` (it was stopped past its lease)."""

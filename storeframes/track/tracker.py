@@ -163,15 +163,21 @@ class Tracker:
         current = [i.name for i in chosen if not i.history]
         if items is not None and current:
             raise InvalidParameterError(
-                "items", current, "history items only (search_history, changes): the service keeps no past days "
-                "of the present's answers (metadata, metrics, search), so they cannot be backfilled", endpoint="track",
-            )  # fmt: skip
+                "items",
+                current,
+                "history items only (search_history, changes): the service keeps no past days "
+                "of the present's answers (metadata, metrics, search), so they cannot be backfilled",
+                endpoint="track",
+            )
         history = [i.name for i in chosen if i.history]
         if not history:
             raise InvalidParameterError(
-                "items", [i.name for i in chosen], "a spec with search_history or changes items: the others' answers "
-                "are the present only, so they cannot be backfilled", endpoint="track",
-            )  # fmt: skip
+                "items",
+                [i.name for i in chosen],
+                "a spec with search_history or changes items: the others' answers "
+                "are the present only, so they cannot be backfilled",
+                endpoint="track",
+            )
         return self._run(_day(today), kind="backfill", items=history, backfill=(first, last))
 
     def _run(
@@ -201,9 +207,17 @@ class Tracker:
             if kind == "dry_run":
                 plan = make_plan(self.spec, client, day, chosen, backfill=span)
                 status = "over_budget" if plan.left_out else "ok"
-                return RunResult(run_id, self.spec.name, day, kind, status, items_due=len(plan.calls),
-                                 left_out=plan.left_out, month_spent=plan.month_spent,
-                                 budget_per_month=self.spec.budget_per_month)  # fmt: skip
+                return RunResult(
+                    run_id,
+                    self.spec.name,
+                    day,
+                    kind,
+                    status,
+                    items_due=len(plan.calls),
+                    left_out=plan.left_out,
+                    month_spent=plan.month_spent,
+                    budget_per_month=self.spec.budget_per_month,
+                )
             storage_options = self._options.get("storage_options")
             leases = client.coordinator.leases(client.cache, client)
             with holding(leases, f"track:{self.spec.name}|tracker", timeout=RUN_WAIT):
@@ -223,8 +237,9 @@ class Tracker:
             day, cache = client.today(), client.cache
             assert cache is not None  # a tracker's cache is its spec's cache_dir
             with holding(client.coordinator.leases(cache, client), f"track:{self.spec.name}|tracker", timeout=RUN_WAIT):
-                return judge(self.spec, cache, client.namespace, day, month_spent=month_spent(client, day),
-                             notify=notify)  # fmt: skip
+                return judge(
+                    self.spec, cache, client.namespace, day, month_spent=month_spent(client, day), notify=notify
+                )
 
     def events(self, since: date | str | None = None, until: date | str | None = None) -> pl.DataFrame:
         """The events this tracker's alerts found (:func:`storeframes.events`); offline, no token."""
