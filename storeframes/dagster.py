@@ -44,8 +44,8 @@ from typing import Any
 
 from .catalog import today_utc
 from .errors import InvalidParameterError
+from .track import RunResult, Tracker
 from .track.spec import DEFAULT_LOOKBACK, Item, TrackerSpec, load_spec
-from .track.tracker import RunResult, Tracker
 
 DAGSTER_EXTRA = 'pip install "storeframes[dagster]"'
 """How to install what this module needs: Dagster 1.11.3 or newer."""
@@ -154,7 +154,7 @@ def run_partitions(
     >>> [run.requests for run in run_partitions(tracker, "search", "2026-11-20")]  # doctest: +SKIP
     [2]
 
-    Each :class:`~storeframes.track.tracker.RunResult` has ``status``, ``kind``, ``requests``,
+    Each :class:`~storeframes.track.result.RunResult` has ``status``, ``kind``, ``requests``,
     ``credits_spent``, ``credits_saved``, ``cells_new``, ``cells_cached``, ``errors`` ...
     """
     chosen = tracker.spec.item(item)
@@ -343,9 +343,11 @@ def tracker_definitions(
         taken = names.setdefault(dagster_name(item.name), item.name)
         if taken != item.name:
             raise InvalidParameterError(
-                "name", item.name, f"a name that is not {taken!r} once '-' and '.' are '_' (Dagster's asset keys)",
+                "name",
+                item.name,
+                f"a name that is not {taken!r} once '-' and '.' are '_' (Dagster's asset keys)",
                 endpoint="track",
-            )  # fmt: skip
+            )
     first = _day(start, "start") if start is not None else first_partition(tracker)
     if first > today_utc():
         raise InvalidParameterError("start", first.isoformat(), f"a day up to today ({today_utc()})", endpoint="track")

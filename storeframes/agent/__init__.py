@@ -28,7 +28,7 @@ from ..defaults import connected
 from ..errors import ConfigurationError
 from ..track import Tracker, load_spec
 from ..track.alerts import month_spent_of
-from ..track.tracker import month_budget_lease
+from ..track.budget import month_budget_lease
 from .gate import Gate
 from .surface import Surface
 

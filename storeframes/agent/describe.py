@@ -103,8 +103,14 @@ def _overview(settings: dict[str, Any]) -> Shown:
         + priced.text
         + "\n\ndescribe(name) gives a function's arguments or a table's columns."
     )
-    data = {"functions": shown.data["rows"], "endpoints": priced.data["rows"], "tables": sorted(TABLES),
-            "snapshot_tables": sorted(SNAPSHOT_TABLES), "sql_views": sorted(VIEWS), "settings": settings}  # fmt: skip
+    data = {
+        "functions": shown.data["rows"],
+        "endpoints": priced.data["rows"],
+        "tables": sorted(TABLES),
+        "snapshot_tables": sorted(SNAPSHOT_TABLES),
+        "sql_views": sorted(VIEWS),
+        "settings": settings,
+    }
     return Shown(text, data)
 
 

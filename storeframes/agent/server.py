@@ -91,6 +91,7 @@ def build_server(
         owner = {"token_verifier": _Owner(bearer), "auth": settings}
     server = MCPServer("storeframes", instructions=INSTRUCTIONS, version=__version__, **owner)
     free = ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=False)
+    paid = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True, open_world_hint=True)
 
     def answer(tool: str, call: Any) -> CallToolResult:
         shown: Shown = marked(tool, surface.run(tool, call))
@@ -100,13 +101,16 @@ def build_server(
             content=[TextContent(type="text", text=text)], structured_content=data, is_error=shown.error
         )
 
-    Function = Annotated[str, Field(description="a frame function's name, such as 'metadata_frame' or 'search_history_frame' (describe lists them)")]  # fmt: skip
+    function_said = "a frame function's name, such as 'metadata_frame' or 'search_history_frame' (describe lists them)"
+    Function = Annotated[str, Field(description=function_said)]
     Arguments = Annotated[
         dict[str, Any] | None,
         Field(description='the function\'s arguments as an object, such as {"apps": ["284882215"], "country": "us"}'),
     ]
-    Limit = Annotated[int, Field(ge=0, le=MOST_ROWS, description=f"rows to list (at most {MOST_ROWS}); the total is always given")]  # fmt: skip
-    Columns = Annotated[list[str] | None, Field(description="the columns to list (by default the first 12, key columns last)")]  # fmt: skip
+    limit_said = f"rows to list (at most {MOST_ROWS}); the total is always given"
+    Limit = Annotated[int, Field(ge=0, le=MOST_ROWS, description=limit_said)]
+    columns_said = "the columns to list (by default the first 12, key columns last)"
+    Columns = Annotated[list[str] | None, Field(description=columns_said)]
     Day = Annotated[str | None, Field(description="a day as YYYY-MM-DD")]
     Texts = Annotated[list[str] | str | None, Field(description="a list, or one comma-separated text")]
     Apps = Annotated[list[str] | str | None, Field(description="app ids to keep (default: every app)")]
@@ -134,7 +138,7 @@ def build_server(
         the spend gate or needs confirm=true. Free."""
         return answer("plan", lambda: surface.plan(function, arguments))
 
-    @server.tool(annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True, open_world_hint=True))  # fmt: skip
+    @server.tool(annotations=paid)
     def fetch_frame(
         function: Function,
         arguments: Arguments = None,
@@ -147,7 +151,10 @@ def build_server(
         the server's confirmation threshold is refused with its price unless confirm=true; a call past the session
         budget or the tracker's month budget is refused whatever confirm says. The result says what was sent, what
         it cost and what came from the cache; the whole frame is kept in the cache for scan and sql."""
-        return answer("fetch_frame", lambda: surface.fetch_frame(function, arguments, confirm=confirm, columns=columns, limit=limit))  # fmt: skip
+        return answer(
+            "fetch_frame",
+            lambda: surface.fetch_frame(function, arguments, confirm=confirm, columns=columns, limit=limit),
+        )
 
     @server.tool(annotations=free)
     def scan(
@@ -178,7 +185,10 @@ def build_server(
         """Read a table from the cache: the newest answer of each app or keyword (or, with snapshots=true, one
         snapshot a day of a current-only table: the history a tracker kept). Free and offline: never sends a
         request."""
-        return answer("scan", lambda: surface.scan(table, filters, columns, limit, snapshots_=snapshots, start=start, end=end, sort=sort))  # fmt: skip
+        return answer(
+            "scan",
+            lambda: surface.scan(table, filters, columns, limit, snapshots_=snapshots, start=start, end=end, sort=sort),
+        )
 
     @server.tool(annotations=free)
     def sql(
@@ -205,7 +215,9 @@ def build_server(
         between start and end (default: the 30 days up to today), the change (positive = up) and the move (up,
         down, entered, left). Reads the ranks the cache kept: daily live-search snapshots where a tracker keeps
         them, else the search history. A day without data is never a drop. Free."""
-        return answer("movers", lambda: surface.movers(keywords, apps, start, end, top, within, country=country, device=device))  # fmt: skip
+        return answer(
+            "movers", lambda: surface.movers(keywords, apps, start, end, top, within, country=country, device=device)
+        )
 
     @server.tool(annotations=free)
     def changes_before(
@@ -228,7 +240,12 @@ def build_server(
         """The movers (as the movers tool finds them), each with what its app changed in the days before its move
         ended: the count and the targets (title, subtitle, screenshots, version ...), from the service's change
         history and from consecutive daily metadata snapshots. Free."""
-        return answer("changes_before", lambda: surface.changes_before(keywords, apps, start, end, top, within, days, targets, country=country, device=device))  # fmt: skip
+        return answer(
+            "changes_before",
+            lambda: surface.changes_before(
+                keywords, apps, start, end, top, within, days, targets, country=country, device=device
+            ),
+        )
 
     @server.tool(annotations=free)
     def category_standing(
@@ -244,7 +261,9 @@ def build_server(
         """Where a category stands in the conversion benchmarks the cache holds, per country and channel: its rate,
         its place (1 = highest), how many categories have a rate, and the median. Free; fetch benchmarks_frame
         first if none are cached (plan shows their price)."""
-        return answer("category_standing", lambda: surface.category_standing(category, countries, channels, device, rate))  # fmt: skip
+        return answer(
+            "category_standing", lambda: surface.category_standing(category, countries, channels, device, rate)
+        )
 
     @server.tool(annotations=free)
     def events(

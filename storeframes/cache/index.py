@@ -174,8 +174,9 @@ class Index:
         # look for them needs no filter of its rows
         self._looked: dict[str, set[tuple[str | None, str | None, Any]]] = {}
         self._dead: set[str] = set()  # entries whose answer is gone, still listed by a compacted file
-        self._cells: dict[tuple[str, str, str], dict[Cell, Entry | list[Entry]]] = {}  # the entry holding a
-        # cell, or those holding it, oldest first (a list only where several do: a cell of one answer costs no list)
+        # the entry holding a cell, or those holding it, oldest first (a list only where several do: a cell of one
+        # answer costs no list)
+        self._cells: dict[tuple[str, str, str], dict[Cell, Entry | list[Entry]]] = {}
         self._rows: dict[str, FrameRows] = {}  # entry id -> the rows of its kept frames, as recorded
         self._format_1: set[str] = set()  # entries whose own index file is of format 1: never written over
         self._to_record: set[str] = set()  # answers whose index file is waiting to record their frames' rows

@@ -36,8 +36,9 @@ class LedgerFiles:
             return True
         meta = {"storeframes.version": __version__, "storeframes.format": str(TABLE_FORMAT)}
         try:
-            if isinstance(rows, pl.DataFrame):  # by polars: no pyarrow to import for a call's few rows (the
-                data = parquet_bytes(rows, meta, arrow=False)  # ledger's readers take the file's metadata)
+            # by polars: no pyarrow to import for a call's few rows (the ledger's readers take the file's metadata)
+            if isinstance(rows, pl.DataFrame):
+                data = parquet_bytes(rows, meta, arrow=False)
             else:
                 import pyarrow.parquet as pq
 

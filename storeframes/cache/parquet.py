@@ -23,8 +23,9 @@ if TYPE_CHECKING:  # pyarrow is imported when first needed, not with the package
     import pyarrow as pa
 
 ZSTD_LEVEL = 3  # zstd's default: 23.6 MB of history JSON in 25 ms to 1.6 MB (level 1: 22 ms, the same size)
-_MOST_RATIO = 64  # a zstd frame saying it holds more than this many times its size (or 1 MB) is read as a
-# stream, as its content comes, never allocated at once on its word
+# a zstd frame saying it holds more than this many times its size (or 1 MB) is read as a stream, as its content
+# comes, never allocated at once on its word
+_MOST_RATIO = 64
 
 
 # -- Parquet through polars ----------------------------------------------------------------

@@ -72,15 +72,36 @@ __all__ = [
 
 _EP = "metadata"
 
-_IOS_FIELDS = {
-    "title", "subtitle", "promotional_text", "description", "id", "categories", "icon", "screenshots", "videos",
-    "size", "rating", "developer", "price", "versions", "release_date", "customers_also_bought", "dna",
-    "features", "in_app_purchases",
-}  # fmt: skip
-_ANDROID_FIELDS = {
-    "title", "short_description", "long_description", "id", "categories", "icon", "screenshots", "videos", "size",
-    "rating", "developer", "price", "released_at", "versions", "similar_apps", "release_date", "dna", "permissions",
-}  # fmt: skip
+_SHARED_FIELDS = {
+    "title",
+    "id",
+    "categories",
+    "icon",
+    "screenshots",
+    "videos",
+    "size",
+    "rating",
+    "developer",
+    "price",
+    "versions",
+    "release_date",
+    "dna",
+}
+_IOS_FIELDS = _SHARED_FIELDS | {
+    "subtitle",
+    "promotional_text",
+    "description",
+    "customers_also_bought",
+    "features",
+    "in_app_purchases",
+}
+_ANDROID_FIELDS = _SHARED_FIELDS | {
+    "short_description",
+    "long_description",
+    "released_at",
+    "similar_apps",
+    "permissions",
+}
 _METADATA_FIELDS = frozenset(_IOS_FIELDS | _ANDROID_FIELDS | {"genres"})
 _DEVELOPER_FIELDS = frozenset({"id", "name", "email", "website"})
 _DNA_FIELDS = frozenset({"class_id", "class_label", "subclass_id", "subclass_label"})
@@ -91,11 +112,21 @@ _VERSION_FIELDS = frozenset(
 _CONTROLLER_FIELDS = frozenset({"required", "supported", "requirement_label"})
 _PURCHASE_FIELDS = frozenset(
     {
-        "id", "recurring_subscription_period", "is_family_shareable", "is_merchandise_enabled", "is_subscription",
-        "is_merchandise_visible", "subscription_family_name", "artwork", "rank", "name", "description", "price",
+        "id",
+        "recurring_subscription_period",
+        "is_family_shareable",
+        "is_merchandise_enabled",
+        "is_subscription",
+        "is_merchandise_visible",
+        "subscription_family_name",
+        "artwork",
+        "rank",
+        "name",
+        "description",
+        "price",
         "discounts",
     }
-)  # fmt: skip
+)
 _RELATIONS = ("customers_also_bought", "similar_apps")
 
 

@@ -105,9 +105,12 @@ class ScriptedWorld:
         return [
             m
             for m in self.script.moves
-            if isinstance(m, _SearchMove) and m.kind == kind and m.keyword == keyword and _during(day, m.start, m.end)
+            if isinstance(m, _SearchMove)
+            and m.kind == kind
+            and m.keyword == keyword
+            and _during(day, m.start, m.end)
             and m.scope.covers(device, country, language)
-        ]  # fmt: skip
+        ]
 
     def _ranked(
         self, ids: list[str], keyword: str, device: str, country: str, language: str, day: date, cap: int

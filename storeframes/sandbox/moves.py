@@ -45,9 +45,26 @@ RATINGS_EPOCH = date(2026, 1, 1).toordinal()
 """The day on which an app's number of ratings equals its base number (it grows after, shrinks before)."""
 
 WEEKEND_THEMES = frozenset(
-    {"puzzle", "racing", "action", "strategy", "casual", "word", "cards", "rpg", "kids", "music", "video",
-     "recipes", "travel", "books", "dating", "shopping", "sports"}
-)  # fmt: skip
+    {
+        "puzzle",
+        "racing",
+        "action",
+        "strategy",
+        "casual",
+        "word",
+        "cards",
+        "rpg",
+        "kids",
+        "music",
+        "video",
+        "recipes",
+        "travel",
+        "books",
+        "dating",
+        "shopping",
+        "sports",
+    }
+)
 """Themes whose demand peaks at the weekend; the others peak on weekdays."""
 
 _WEEK = 7

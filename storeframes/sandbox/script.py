@@ -51,10 +51,33 @@ _LISTING_FIELDS = {
 }
 """The fields :meth:`Script.listing` takes, and the field each one sets (the stores name two of them apart)."""
 _DOCUMENTED_FIELDS = frozenset(
-    {"title", "subtitle", "promotional_text", "description", "id", "categories", "icon", "screenshots", "videos",
-     "size", "rating", "developer", "price", "versions", "release_date", "customers_also_bought", "dna", "features",
-     "in_app_purchases", "short_description", "long_description", "released_at", "similar_apps", "permissions"}
-)  # fmt: skip
+    {
+        "title",
+        "subtitle",
+        "promotional_text",
+        "description",
+        "id",
+        "categories",
+        "icon",
+        "screenshots",
+        "videos",
+        "size",
+        "rating",
+        "developer",
+        "price",
+        "versions",
+        "release_date",
+        "customers_also_bought",
+        "dna",
+        "features",
+        "in_app_purchases",
+        "short_description",
+        "long_description",
+        "released_at",
+        "similar_apps",
+        "permissions",
+    }
+)
 """The metadata fields the service documents (iphone/ipad and android): no extra field may take their names."""
 
 

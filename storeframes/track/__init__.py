@@ -5,8 +5,9 @@
 :class:`~storeframes.track.tracker.Tracker` plans, runs and backfills it through the ordinary
 client (the cache, single flight, the shared window, the ledger), leaving a row in the cache's
 run log per run; :mod:`~storeframes.track.due` decides what is due on a day,
-:mod:`~storeframes.track.plan` says what a run would send and :mod:`~storeframes.track.status` where the
-tracker stands and the days missing. ``storeframes track``
+:mod:`~storeframes.track.plan` says what a run would send, :mod:`~storeframes.track.running` runs it
+(what it did: :mod:`~storeframes.track.result`; the month's spending and its lease: :mod:`~storeframes.track.budget`)
+and :mod:`~storeframes.track.status` says where the tracker stands and the days missing. ``storeframes track``
 is its command line, and :mod:`storeframes.dagster` schedules it on Dagster. Its ``[[alert]]`` rules
 (:mod:`~storeframes.track.rules`) are judged on what it keeps (:mod:`~storeframes.track.judge`) at the
 end of every run, each event kept once and told through apprise (:mod:`~storeframes.track.alerts`,
@@ -18,9 +19,12 @@ table (:mod:`~storeframes.track.publishing`) names a Delta Lake each run publish
 
 from .alerts import AlertResult, events
 from .day_digest import kept_digest
+from .plan import TrackPlan
+from .result import EXIT_CODES, RunResult
 from .rules import RULES, Alert, Notify
 from .spec import CURRENT_ONLY, HISTORY, Item, SpecError, TrackerSpec, load_spec, parse_spec
-from .tracker import EXIT_CODES, RunResult, Tracker, TrackPlan, TrackStatus
+from .status import TrackStatus
+from .tracker import Tracker
 
 __all__ = [
     "CURRENT_ONLY",

@@ -53,9 +53,21 @@ MAX_CHARTS = 12
 _FUNCTION = "render_digest"
 _EVENT_COLUMNS = {
     name: EVENT_SCHEMA[name]
-    for name in ("event_id", "rule", "day", "app_id", "keyword", "country", "language", "device", "target", "before",
-                 "after", "detail")
-}  # fmt: skip
+    for name in (
+        "event_id",
+        "rule",
+        "day",
+        "app_id",
+        "keyword",
+        "country",
+        "language",
+        "device",
+        "target",
+        "before",
+        "after",
+        "detail",
+    )
+}
 _RANK_COLUMNS = {
     name: RANK_HISTORY.schema[name]
     for name in ("keyword", "app_id", "date", "rank", "status", "country", "language", "device")

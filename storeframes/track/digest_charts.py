@@ -132,8 +132,17 @@ def _draw(ax: Axes, ranks: pl.DataFrame, marks: pl.DataFrame, changes: pl.DataFr
             targets[day].append(target or "listing")
     for day, names in sorted(targets.items()):
         ax.axvline(float(date2num(day)), color="#8e44ad", linestyle="--", linewidth=1, alpha=0.8)
-        ax.annotate(", ".join(names), (float(date2num(day)), 0), xycoords=("data", "axes fraction"), xytext=(3, 3),
-                    textcoords="offset points", fontsize=7, color="#8e44ad", rotation=90, va="bottom")  # fmt: skip
+        ax.annotate(
+            ", ".join(names),
+            (float(date2num(day)), 0),
+            xycoords=("data", "axes fraction"),
+            xytext=(3, 3),
+            textcoords="offset points",
+            fontsize=7,
+            color="#8e44ad",
+            rotation=90,
+            va="bottom",
+        )
     if targets:
         handles.append(Line2D([], [], color="#8e44ad", linestyle="--", label="listing change"))
     ticks = [t for t in MaxNLocator(nbins=5, integer=True, min_n_ticks=2).tick_values(1, worst) if 1 <= t <= worst]

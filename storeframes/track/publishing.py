@@ -126,9 +126,11 @@ def parse_publish(table: Any, fail: Fail, *, endpoints: Iterable[str], folder: P
     chosen = tuple(t for t in filled if t in raw)
     if snapshots and not any(t in SNAPSHOT_TABLES for t in chosen):
         raise fail(
-            "publish", "snapshots", snapshots,
+            "publish",
+            "snapshots",
+            snapshots,
             f"false for these tables: snapshots are kept of the current-only tables ({', '.join(SNAPSHOT_TABLES)})",
-        )  # fmt: skip
+        )
     return Publish(lake, chosen, snapshots)
 
 
@@ -161,9 +163,13 @@ def publish_tables(
     for table in publish.tables:
         try:
             result = publish_table(
-                table, publish.lake, cache_dir=cache, storage_options=options,
-                snapshots=snapshots and publish.with_snapshots(table), service=service,
-            )  # fmt: skip
+                table,
+                publish.lake,
+                cache_dir=cache,
+                storage_options=options,
+                snapshots=snapshots and publish.with_snapshots(table),
+                service=service,
+            )
         except Exception as exc:  # deltalake's errors too: the run's fetched answers stay kept whatever happens
             errors.append(f"publish {table}: {type(exc).__name__}: {exc}".splitlines()[0])
             continue

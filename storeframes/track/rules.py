@@ -484,7 +484,9 @@ def _check_urls(fail: Fail, urls: Sequence[str]) -> None:
             known = apprise.Apprise.instantiate(url) is not None
         if not known:
             raise fail(
-                "notify", "urls", f"address {n + 1} ({_scheme(url)}://…)",
+                "notify",
+                "urls",
+                f"address {n + 1} ({_scheme(url)}://…)",
                 "an address apprise knows (json://host/path, mailto://…, slack://…, msteams://…, discord://…: "
                 "see apprise's list of services)",
-            )  # fmt: skip
+            )

@@ -77,8 +77,14 @@ _KEYS: Mapping[str, tuple[str, ...]] = {
     "metrics": ("apps", "metrics", "country", "countries", "device"),
     "benchmarks": ("country", "countries", "device", "type", "channels"),
 }
-_REQUIRED = {"search": "keywords", "search_ads": "keywords", "search_history": "keywords",
-             "metadata": "apps", "changes": "apps", "metrics": "apps"}  # fmt: skip
+_REQUIRED = {
+    "search": "keywords",
+    "search_ads": "keywords",
+    "search_history": "keywords",
+    "metadata": "apps",
+    "changes": "apps",
+    "metrics": "apps",
+}
 _TRACKER_KEYS = ("name", "cache_dir", "budget_per_run", "budget_per_month", "country", "device", "language")
 _MOST_CREDITS = 2**63 - 1  # what the ledger's Int64 columns hold
 _NAME = re.compile(r"^(?!.*\.\.)[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")  # never "..": it names files of the cache

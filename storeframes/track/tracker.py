@@ -18,43 +18,30 @@ from __future__ import annotations
 
 import os
 import secrets
-import socket
 import time
-from collections.abc import Callable, Sequence
-from contextlib import AbstractContextManager
-from dataclasses import dataclass, field
+from collections.abc import Sequence
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import polars as pl
 
-from ..answers import Entry
 from ..cache import RUN_SCHEMA, Cache, open_cache
-from ..client import Client, plan_requests
+from ..client import Client
 from ..coord import holding
-from ..errors import ConfigurationError, InvalidParameterError, StoreframesError, plural, shown_when_half_built
+from ..errors import ConfigurationError, InvalidParameterError, plural, shown_when_half_built
 from ..pipeline import collector_paused
-from .alerts import AlertResult, judge, month_spent_of, write_digest
-from .day_digest import fetched_days, keep_after_run
-from .due import DueCall, days_text, due_calls, fetched_by_endpoint, trimmed
-from .plan import PLAN_SCHEMA, TrackPlan
-from .publishing import publish_tables
-from .runs import end_interrupted, stops_the_run
+from .alerts import AlertResult, judge, write_digest
+from .budget import RUN_WAIT, month_budget_lease, month_spent
+from .day_digest import fetched_days
+from .due import fetched_by_endpoint
+from .plan import TrackPlan, client_entries, make_plan
+from .result import RunResult
+from .running import run_locked
 from .spec import Item, TrackerSpec, load_spec
-from .status import STATUS_DAYS, TrackStatus, item_rows, unfetched
+from .status import STATUS_DAYS, TrackStatus, item_rows
 
-__all__ = ["EXIT_CODES", "RunResult", "TrackPlan", "TrackStatus", "Tracker", "month_budget_lease"]
-
-EXIT_CODES = {"ok": 0, "partial": 3, "failed": 3, "interrupted": 3, "over_budget": 4}
-"""The exit code of ``storeframes track run`` and ``track backfill`` (and :attr:`RunResult.exit_code`) for
-each status: 0 ``ok``, 3 ``partial`` (an item failed, a day was left unfetched, a table not published) or
-``failed``, 4 ``over_budget`` (2 is a spec or command line refused). A run that leaves a day unfetched is
-never ``ok``: :attr:`RunResult.missing` names the days."""
-
-RUN_WAIT = 6 * 3600.0
-"""Seconds a run waits for another run of its tracker (or of the month's spending) to end: a run
-whose holder lives keeps its lease alive, one whose holder died lapses within the lease's TTL."""
+__all__ = ["Tracker"]
 
 
 def _day(today: date | str | None) -> date | None:
@@ -64,110 +51,6 @@ def _day(today: date | str | None) -> date | None:
         return date.fromisoformat(today)
     except (TypeError, ValueError):
         raise InvalidParameterError("today", today, "a date as YYYY-MM-DD", endpoint="track") from None
-
-
-def _entries(client: Client) -> Callable[[str], list[Entry]]:
-    """The cache's entries of an endpoint (none without a cache)."""
-    cache = client.cache
-    return cache.entries if cache is not None else (lambda _: [])
-
-
-def month_budget_lease(client: Client, day: date) -> AbstractContextManager[Any]:
-    """The lease on the month's spending of ``client``'s service: the runs of trackers with a month budget (and
-    an assistant's paid calls) spend one after another, on every machine of the cache."""
-    leases = client.coordinator.leases(client.cache, client)
-    return holding(leases, f"track-budget:{client.namespace}:{day:%Y-%m}|budget", timeout=RUN_WAIT)
-
-
-@dataclass
-class RunResult:
-    """What a run did (the row it left in the run log, as an object)."""
-
-    run_id: str
-    tracker: str
-    day: date
-    kind: str
-    status: str
-    requests: int = 0
-    cells_new: int = 0
-    cells_cached: int = 0
-    credits_spent: int = 0
-    credits_saved: int = 0
-    items_due: int = 0
-    left_out: tuple[str, ...] = ()
-    errors: list[str] = field(default_factory=list)
-    seconds: float = 0.0
-    month_spent: int | None = None
-    budget_per_month: int | None = None
-    interrupted: tuple[str, ...] = ()
-    """The runs found killed half-way (marked ``interrupted``) and finished by this one."""
-    events: int = 0
-    """New events its alerts found (:func:`storeframes.events` lists them)."""
-    notified: int = 0
-    """Events it sent to the ``[notify]`` addresses (one message an address)."""
-    published: dict[str, int] = field(default_factory=dict)
-    """The version of each Delta table of the ``[publish]`` lake after the run (``metadata``,
-    ``metadata_snapshots`` ...); a table that failed to publish is missing, and named in :attr:`errors`."""
-    missing: dict[str, list[date]] = field(default_factory=dict)
-    """The days the run left unfetched, by item (over the budget, failed): a run that leaves one is not ``ok``."""
-    session: str = ""
-    """Its client's ledger session (:mod:`storeframes.track.runs`)."""
-
-    @property
-    def exit_code(self) -> int:
-        """The command's exit code for :attr:`status` (:data:`EXIT_CODES`)."""
-        return EXIT_CODES.get(self.status, 3)
-
-    def summary(self) -> str:
-        """A few lines for people."""
-        month = (
-            f" (month: {self.month_spent:,} of {self.budget_per_month:,})"
-            if self.month_spent is not None and self.budget_per_month is not None
-            else ""
-        )
-        lines = [
-            f"{self.tracker} {self.kind} on {self.day}: {self.status} in {self.seconds:.1f} s; "
-            f"{plural(self.requests, 'request')}, {plural(self.credits_spent, 'credit')} spent{month}, "
-            f"{self.credits_saved:,} saved; {self.cells_new:,} cells new, {self.cells_cached:,} cached"
-        ]
-        if self.events or self.notified:
-            lines.append(f"  alerts: {plural(self.events, 'new event')}, {plural(self.notified, 'event')} sent")
-        if self.published:
-            lines.append("  published: " + ", ".join(f"{t} v{v}" for t, v in self.published.items()))
-        if self.interrupted:
-            lines.append(f"  finished what the interrupted run(s) {', '.join(self.interrupted)} left")
-        if self.left_out:
-            lines.append(f"  left out for the budget: {', '.join(self.left_out)}")
-        lines += [f"  not fetched: {line}" for line in self.missing_lines()]
-        lines += [f"  error: {e}" for e in self.errors]
-        return "\n".join(lines)
-
-    def missing_lines(self) -> list[str]:
-        """A line per item with days left unfetched: ``ranks: 3 days (2026-10-09..2026-10-11)``."""
-        return [f"{item}: {plural(len(d), 'day')} ({days_text(d)})" for item, d in self.missing.items()]
-
-    def row(self, started_at: datetime, ended_at: datetime | None, spec_hash: str) -> dict[str, Any]:
-        """The run log's row (:data:`~storeframes.cache.RUN_SCHEMA`)."""
-        return {
-            "run_id": self.run_id,
-            "tracker": self.tracker,
-            "spec_hash": spec_hash,
-            "kind": self.kind,
-            "day": self.day,
-            "started_at": started_at,
-            "ended_at": ended_at,
-            "status": self.status,
-            "requests": self.requests,
-            "cells_new": self.cells_new,
-            "cells_cached": self.cells_cached,
-            "credits_spent": self.credits_spent,
-            "credits_saved": self.credits_saved,
-            "items_due": self.items_due,
-            "items_left_out": ",".join(self.left_out),
-            "errors": "\n".join([*self.errors, *(f"not fetched: {line}" for line in self.missing_lines())]),
-            "host": socket.gethostname(),
-            "session": self.session or None,
-        }
 
 
 class Tracker:
@@ -243,64 +126,7 @@ class Tracker:
         """What a run on ``today`` would send and what it would cost, item by item; free."""
         chosen = self.spec.chosen(items)
         with self.client(today) as client, collector_paused():  # thousands of calls planned: no cycle among them
-            return self._plan(client, client.today(), chosen)
-
-    def _plan(
-        self, client: Client, day: date, chosen: Sequence[Item], *, backfill: tuple[date, date] | None = None
-    ) -> TrackPlan:
-        fetched = {} if backfill else fetched_by_endpoint(_entries(client), chosen, client.namespace)
-        month_spent = self._month_spent(client, day)
-        run_left = self.spec.budget_per_run
-        month_left = None if self.spec.budget_per_month is None else max(0, self.spec.budget_per_month - month_spent)
-        rows, calls, cut = [], [], {}
-        for item in chosen:
-            due = due_calls(item, day, fetched, backfill=backfill)
-            row = {"item": item.name, "endpoint": item.endpoint, "every_days": item.every_days, "due": due is not None,
-                   "entities": 0, "requests": 0, "cells": 0, "cached_cells": 0, "credits": 0, "fits": True}  # fmt: skip
-            if due is not None:
-                plan = plan_requests(client, due.endpoint, due.calls, refresh=due.refresh)  # type: ignore[arg-type]
-                row |= {"entities": due.entities, "requests": plan.to_send, "cells": plan.cells,
-                        "cached_cells": plan.cached_cells, "credits": plan.estimate}  # fmt: skip
-                fits = all(left is None or plan.estimate <= left for left in (run_left, month_left))
-                part = None if fits or not item.history else self._part_that_fits(client, due, run_left, month_left)
-                if part is not None:  # a long catch-up of history: its oldest days that fit, the rest next time
-                    due, plan, cut[item.name] = part
-                    row |= {"entities": due.entities, "requests": plan.to_send, "cells": plan.cells}
-                    row |= {"cached_cells": plan.cached_cells, "credits": plan.estimate}
-                row["fits"] = fits = fits or part is not None
-                if fits:
-                    calls.append(due)
-                    run_left = None if run_left is None else run_left - plan.estimate
-                    month_left = None if month_left is None else month_left - plan.estimate
-            rows.append(row)
-        frame = pl.DataFrame(rows, schema=PLAN_SCHEMA, orient="row") if rows else pl.DataFrame(schema=PLAN_SCHEMA)
-        budgets = (self.spec.budget_per_run, self.spec.budget_per_month)
-        return TrackPlan(self.spec.name, day, frame, month_spent, *budgets, tuple(calls), cut)
-
-    @staticmethod
-    def _part_that_fits(client: Client, due: DueCall, *lefts: int | None) -> tuple[DueCall, Any, date] | None:
-        """The most days of a history item's due calls, from its oldest, whose estimate fits what is left of the
-        budgets: the calls, their plan and the last day; None when not even its first day fits."""
-        left = min(x for x in lefts if x is not None)
-        first = min(date.fromisoformat(c["start_date"]) for c in due.calls)
-        low, high, found = 0, (max(date.fromisoformat(c["end_date"]) for c in due.calls) - first).days - 1, None
-        while low <= high:  # the estimate grows with the days asked: the last day that fits, found by halving
-            middle = (low + high) // 2
-            last = first + timedelta(days=middle)
-            part = trimmed(due, last)
-            if part is not None:
-                plan = plan_requests(client, part.endpoint, part.calls, refresh=part.refresh)  # type: ignore[arg-type]
-                if plan.estimate <= left:
-                    found, low = (part, plan, last), middle + 1
-                    continue
-            high = middle - 1
-        return found
-
-    @staticmethod
-    def _month_spent(client: Client, day: date) -> int:
-        """Credits the token spent in ``day``'s calendar month (UTC), by the cache's ledger: every machine's."""
-        return month_spent_of(client.cache.read_ledger() if client.cache is not None else client.ledger,
-                              client.namespace, day)  # fmt: skip
+            return make_plan(self.spec, client, client.today(), chosen)
 
     # -- running --------------------------------------------------------------------------------
 
@@ -337,15 +163,21 @@ class Tracker:
         current = [i.name for i in chosen if not i.history]
         if items is not None and current:
             raise InvalidParameterError(
-                "items", current, "history items only (search_history, changes): the service keeps no past days "
-                "of the present's answers (metadata, metrics, search), so they cannot be backfilled", endpoint="track",
-            )  # fmt: skip
+                "items",
+                current,
+                "history items only (search_history, changes): the service keeps no past days "
+                "of the present's answers (metadata, metrics, search), so they cannot be backfilled",
+                endpoint="track",
+            )
         history = [i.name for i in chosen if i.history]
         if not history:
             raise InvalidParameterError(
-                "items", [i.name for i in chosen], "a spec with search_history or changes items: the others' answers "
-                "are the present only, so they cannot be backfilled", endpoint="track",
-            )  # fmt: skip
+                "items",
+                [i.name for i in chosen],
+                "a spec with search_history or changes items: the others' answers "
+                "are the present only, so they cannot be backfilled",
+                endpoint="track",
+            )
         return self._run(_day(today), kind="backfill", items=history, backfill=(first, last))
 
     def _run(
@@ -373,112 +205,26 @@ class Tracker:
                 span = (backfill[0], last)
             run_id = f"{day:%Y%m%d}-{datetime.now(UTC):%H%M%S}-{secrets.token_hex(3)}"
             if kind == "dry_run":
-                plan = self._plan(client, day, chosen, backfill=span)
+                plan = make_plan(self.spec, client, day, chosen, backfill=span)
                 status = "over_budget" if plan.left_out else "ok"
-                return RunResult(run_id, self.spec.name, day, kind, status, items_due=len(plan.calls),
-                                 left_out=plan.left_out, month_spent=plan.month_spent,
-                                 budget_per_month=self.spec.budget_per_month)  # fmt: skip
+                return RunResult(
+                    run_id,
+                    self.spec.name,
+                    day,
+                    kind,
+                    status,
+                    items_due=len(plan.calls),
+                    left_out=plan.left_out,
+                    month_spent=plan.month_spent,
+                    budget_per_month=self.spec.budget_per_month,
+                )
+            storage_options = self._options.get("storage_options")
             leases = client.coordinator.leases(client.cache, client)
             with holding(leases, f"track:{self.spec.name}|tracker", timeout=RUN_WAIT):
                 if self.spec.budget_per_month is None:
-                    return self._locked(client, run_id, day, kind, chosen, span, began)
+                    return run_locked(self.spec, client, run_id, day, kind, chosen, span, began, storage_options)
                 with month_budget_lease(client, day):
-                    return self._locked(client, run_id, day, kind, chosen, span, began)
-
-    def _locked(
-        self,
-        client: Client,
-        run_id: str,
-        day: date,
-        kind: str,
-        chosen: Sequence[Item],
-        span: tuple[date, date] | None,
-        began: float,
-    ) -> RunResult:
-        """A run, its leases held: the interrupted runs marked, the plan, the requests, the run log."""
-        cache = client.cache
-        started = datetime.now(UTC)
-        result = RunResult(run_id, self.spec.name, day, kind, "running", budget_per_month=self.spec.budget_per_month)
-        result.session = client.credits.session
-        if cache is not None:
-            result.interrupted = end_interrupted(cache, self.spec.name, run_id)
-            cache.write_run(result.row(started, None, self.spec.spec_hash))
-        plan = self._plan(client, day, chosen, backfill=span)
-        result.items_due = int(plan.items["due"].sum())
-        result.left_out = plan.left_out
-        month_left = None if plan.budget_per_month is None else plan.budget_per_month - plan.month_spent
-        run_left = plan.budget_per_run
-        limits = [x for x in (run_left, month_left) if x is not None]
-        client.budget = max(0, min(limits)) if limits else None
-        done = failed = 0
-        for due in plan.calls:
-            row = plan.items.filter(pl.col("item") == due.item.name).row(0, named=True)
-            try:
-                client.get_many(due.endpoint, list(due.calls), refresh=due.refresh)  # type: ignore[arg-type]
-            except StoreframesError as exc:
-                failed += 1
-                result.errors.append(f"{due.item.name}: {type(exc).__name__}: {exc}".splitlines()[0])
-                if stops_the_run(exc):  # the cache keeps neither the ledger nor the answers: nothing more is sent
-                    break
-                continue
-            finally:
-                result.requests, result.credits_spent = client.requests_sent, client.spent
-                result.credits_saved = client.saved
-                if cache is not None and not self._taken_over(cache, run_id):  # what it spent so far, in its
-                    cache.write_run(result.row(started, None, self.spec.spec_hash))  # row: a run killed shows it
-            done += 1
-            result.cells_new += row["cells"] - row["cached_cells"]
-            result.cells_cached += row["cached_cells"]
-        result.month_spent = plan.month_spent + client.spent
-        if cache is not None:  # the days it was to fetch and did not, named: a hole is never ok
-            due_items = set(plan.items.filter("due")["item"])
-            asked = [i for i in chosen if i.name in due_items]
-            result.missing = unfetched(cache.entries, client.namespace, asked, day, span=span)
-        untold = False
-        if kind == "run" and cache is not None and (self.spec.alerts or self.spec.notify.digest):
-            try:
-                judged = judge(self.spec, cache, client.namespace, day, month_spent=result.month_spent, digest=False)
-                result.events, result.notified = judged.events.height, sum(judged.notified.values())
-                result.errors += [f"alerts: {e}" for e in judged.errors]
-                untold = bool(judged.errors)  # an address not told is said in the status: the events go next run
-            except (StoreframesError, OSError) as exc:  # the fetched stays kept; the next run judges again
-                result.errors.append(f"alerts: {type(exc).__name__}: {exc}".splitlines()[0])
-                untold = True
-        unpublished = 0
-        if cache is not None and self.spec.publish is not None:  # after the fetching, a backfill's too: a failure
-            published = publish_tables(  # loses nothing fetched; a day's snapshots wait for the day to be whole
-                self.spec.publish, cache, client.namespace, storage_options=self._options.get("storage_options"),
-                snapshots=not failed and not result.left_out and not result.missing,
-            )  # fmt: skip
-            result.published, unpublished = published.versions, len(published.errors)
-            result.errors += published.errors
-        if failed and not done:
-            result.status = "failed"
-        elif failed:
-            result.status = "partial"
-        elif result.left_out:
-            result.status = "over_budget"
-        elif unpublished or result.missing or untold:
-            result.status = "partial"
-        else:
-            result.status = "ok"
-        result.seconds = time.monotonic() - began
-        if cache is not None:
-            final = result.row(started, datetime.now(UTC), self.spec.spec_hash)
-            mine = cache.read_run(self.spec.name, run_id)
-            if mine is not None and mine["status"] == "interrupted":  # stopped past its lease, then resumed:
-                final["status"] = result.status = "interrupted"  # the run that took over said so, and stays said
-                note = "resumed after another run took over, and ended"
-                final["errors"] = "\n".join(filter(None, [mine["errors"], note, *result.errors]))
-            cache.write_run(final)
-            if kind == "run" and (self.spec.alerts or self.spec.notify.digest):  # the day's digest, this run finished
-                keep_after_run(self.spec, cache, client.namespace, result, final)
-        return result
-
-    def _taken_over(self, cache: Cache, run_id: str) -> bool:
-        """Whether another run marked this one ``interrupted`` (it was stopped past its lease)."""
-        mine = cache.read_run(self.spec.name, run_id)
-        return mine is not None and mine["status"] == "interrupted"
+                    return run_locked(self.spec, client, run_id, day, kind, chosen, span, began, storage_options)
 
     # -- alerts ---------------------------------------------------------------------------------
 
@@ -491,8 +237,9 @@ class Tracker:
             day, cache = client.today(), client.cache
             assert cache is not None  # a tracker's cache is its spec's cache_dir
             with holding(client.coordinator.leases(cache, client), f"track:{self.spec.name}|tracker", timeout=RUN_WAIT):
-                return judge(self.spec, cache, client.namespace, day, month_spent=self._month_spent(client, day),
-                             notify=notify)  # fmt: skip
+                return judge(
+                    self.spec, cache, client.namespace, day, month_spent=month_spent(client, day), notify=notify
+                )
 
     def events(self, since: date | str | None = None, until: date | str | None = None) -> pl.DataFrame:
         """The events this tracker's alerts found (:func:`storeframes.events`); offline, no token."""
@@ -548,11 +295,11 @@ class Tracker:
             day = client.today()
             if first is not None and first > day:
                 raise InvalidParameterError("since", first, f"a day on or before {day}", endpoint="track")
-            fetched = fetched_by_endpoint(_entries(client), self.spec.items, client.namespace)
+            fetched = fetched_by_endpoint(client_entries(client), self.spec.items, client.namespace)
             first = first if first is not None else day - timedelta(days=STATUS_DAYS - 1)
             rows = item_rows(self.spec.items, day, fetched, since=first)
             runs = (
                 client.cache.read_runs(self.spec.name) if client.cache is not None else pl.DataFrame(schema=RUN_SCHEMA)
             )
-            month = self._month_spent(client, day)
+            month = month_spent(client, day)
             return TrackStatus(self.spec.name, day, rows, month, self.spec.budget_per_month, runs, since=first)

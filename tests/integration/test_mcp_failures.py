@@ -49,7 +49,7 @@ collect = pl.LazyFrame.collect
 
 def panicking(self, *args, **kwargs):
     caller = sys._getframe(1).f_code
-    if caller.co_name == "scan" and caller.co_filename.endswith("surface.py"):
+    if caller.co_name == "scan" and caller.co_filename.endswith("reading.py"):
         raise PanicException("polars: memory allocation of 8589934592 bytes failed")
     return collect(self, *args, **kwargs)
 

@@ -5,8 +5,11 @@ flatteners do no I/O, and only the request path speaks HTTP."""
 from __future__ import annotations
 
 import ast
+import io
+import re
 import subprocess
 import sys
+import tokenize
 from pathlib import Path
 
 import storeframes
@@ -350,26 +353,156 @@ def test_no_private_name_is_imported_across_wings_but_the_ones_listed():
 
 
 MOST_LINES = 600
+MOST_CLASS_LINES = 500
+MOST_CLIENT_LINES = 400
 LARGER_ALLOWED = {
     "storeframes.sandbox.world": "the sandbox world's data",
     "storeframes.cache.stores.bucket": "the settings of three clouds",
 }
+FMT_SKIP_ALLOWED = {"storeframes.sandbox.world": "the sandbox world's declared data tables, a row a line"}
+SPLIT = "split it by concern into its wing; do not pack lines"
+
+
+def _file(module: str) -> str:
+    """The file of ``module``, as the package names it: ``storeframes/track/tracker.py``."""
+    return _sources()[module].relative_to(PACKAGE.parent).as_posix() if module in _sources() else module
+
+
+def _texts() -> dict[str, str]:
+    return {name: path.read_text() for name, path in _sources().items()}
+
+
+def long_modules(texts: dict[str, str], files: dict[str, str] | None = None) -> list[str]:
+    """An alarm a module over :data:`MOST_LINES` (but the larger ones allowed), naming it, its size and the limit."""
+    files = files or {}
+    return [
+        f"{files.get(name, name)} is {lines} lines, over the limit of {MOST_LINES}: {SPLIT}"
+        for name, text in sorted(texts.items())
+        if (lines := len(text.splitlines())) > MOST_LINES and name not in LARGER_ALLOWED
+    ]
+
+
+def long_classes(texts: dict[str, str], files: dict[str, str] | None = None) -> list[str]:
+    """An alarm a class over :data:`MOST_CLASS_LINES` (the ``Client`` over :data:`MOST_CLIENT_LINES`)."""
+    files = files or {}
+    said = []
+    for name, text in sorted(texts.items()):
+        if name in LARGER_ALLOWED:
+            continue
+        for node in ast.walk(ast.parse(text)):
+            if isinstance(node, ast.ClassDef) and node.end_lineno is not None:
+                lines = node.end_lineno - node.lineno + 1
+                limit = MOST_CLIENT_LINES if f"{name}.{node.name}" == "storeframes.client.Client" else MOST_CLASS_LINES
+                if lines > limit:
+                    where = f"{files.get(name, name)}:{node.lineno}"
+                    said.append(f"class {node.name} ({where}) is {lines} lines, over the limit of {limit}: {SPLIT}")
+    return said
+
+
+def format_skips(texts: dict[str, str], files: dict[str, str] | None = None) -> list[str]:
+    """Each ``# fmt: skip`` (or ``fmt: off``) comment outside the declared data tables, as ``file:line``: a line
+    the formatter may not touch is a line packed to meet the size rules."""
+    files = files or {}
+    said = []
+    for name, text in sorted(texts.items()):
+        if name in FMT_SKIP_ALLOWED:
+            continue
+        for token in tokenize.generate_tokens(io.StringIO(text).readline):
+            if token.type == tokenize.COMMENT and re.search(r"fmt:\s*(skip|off)", token.string):
+                said.append(f"{files.get(name, name)}:{token.start[0]}: {token.string.strip()}")
+    return said
+
+
+CUT_ENDINGS = frozenset({"a", "an", "the", "its", "their", "of", "and", "or"})
+"""Words no sentence ends on: a comment after code that ends on one was cut short to keep the line short."""
+
+
+def cut_comments(texts: dict[str, str], files: dict[str, str] | None = None) -> list[str]:
+    """Each comment after code cut short (ending on an article, ``of``, ``and``, ``or``, or with a parenthesis left
+    open) and carried on the next line, as ``file:line``: a comment too long for its line goes whole above it."""
+    files = files or {}
+    said = []
+    for name, text in sorted(texts.items()):
+        lines = text.splitlines()
+        for token in tokenize.generate_tokens(io.StringIO(text).readline):
+            row, column = token.start
+            if token.type != tokenize.COMMENT or not lines[row - 1][:column].strip():
+                continue
+            comment = token.string.lstrip("#").strip()
+            last = re.findall(r"[A-Za-z']+$", comment)
+            if (last and last[0].lower() in CUT_ENDINGS) or comment.count("(") > comment.count(")"):
+                said.append(f"{files.get(name, name)}:{row}: {token.string.strip()}")
+    return said
 
 
 def test_no_module_is_over_600_lines_but_the_sandbox_world_and_the_bucket_store():
-    large = {n: len(p.read_text().splitlines()) for n, p in _sources().items()}
-    assert {n: lines for n, lines in large.items() if lines > MOST_LINES and n not in LARGER_ALLOWED} == {}
+    texts = _texts()
+    alarms = long_modules(texts, {name: _file(name) for name in texts})
+    assert alarms == [], "\n".join(alarms)
 
 
 def test_no_class_is_over_500_lines_and_the_client_is_at_most_400():
-    sizes: dict[str, int] = {}
-    for name, path in _sources().items():
-        for node in ast.walk(ast.parse(path.read_text())):
-            if isinstance(node, ast.ClassDef) and node.end_lineno is not None:
-                sizes[f"{name}.{node.name}"] = node.end_lineno - node.lineno + 1
-    larger = {n: s for n, s in sizes.items() if s > 500 and n.rpartition(".")[0] not in LARGER_ALLOWED}
-    assert larger == {}
-    assert sizes["storeframes.client.Client"] <= 400
+    texts = _texts()
+    alarms = long_classes(texts, {name: _file(name) for name in texts})
+    assert alarms == [], "\n".join(alarms)
+
+
+def test_the_formatter_formats_every_line_but_the_sandbox_worlds_data_tables():
+    texts = _texts()
+    skips = format_skips(texts, {name: _file(name) for name in texts})
+    assert skips == [], "\n".join(skips) + (
+        "\nwrite each line so the formatter's output reads well (name the parts of a long expression), and split "
+        "a module that grows too long by concern"
+    )
+
+
+def test_no_comment_after_code_is_cut_short_and_carried_on_the_next_line():
+    texts = _texts()
+    cut = cut_comments(texts, {name: _file(name) for name in texts})
+    assert cut == [], "\n".join(cut) + "\nwrite a comment too long for its line whole, on the lines above the code"
+
+
+def test_the_cut_comment_check_finds_a_comment_cut_short():
+    text = (
+        "x = 1  # the days of the\n"
+        "y = 2  # month, counted (by the\n"
+        "z = 3  # ledger)\n"
+        "# a comment of its own line may wrap at the\n"
+        "w = 4  # whole: it ends on a word that ends a sentence\n"
+        's = "# the"\n'
+    )
+    assert cut_comments({"storeframes.cut": text}, {"storeframes.cut": "storeframes/cut.py"}) == [
+        "storeframes/cut.py:1: # the days of the",
+        "storeframes/cut.py:2: # month, counted (by the",
+    ]
+
+
+def test_the_size_alarms_name_what_to_split_its_size_and_the_limit():
+    long = "x = 1\n" * 601
+    assert long_modules({"storeframes.big": long}, {"storeframes.big": "storeframes/big.py"}) == [
+        "storeframes/big.py is 601 lines, over the limit of 600: split it by concern into its wing; do not pack lines"
+    ]
+    assert long_modules({"storeframes.sandbox.world": long, "storeframes.small": "x = 1\n" * 600}) == []
+    wide = "\n\nclass Wide:\n" + "    x = 1\n" * 500
+    assert long_classes({"storeframes.w": wide}, {"storeframes.w": "storeframes/w.py"}) == [
+        "class Wide (storeframes/w.py:3) is 501 lines, over the limit of 500: split it by concern into its wing; "
+        "do not pack lines"
+    ]
+    client = "class Client:\n" + "    x = 1\n" * 400
+    assert long_classes({"storeframes.client": client}) == [
+        "class Client (storeframes.client:1) is 401 lines, over the limit of 400: split it by concern into its wing; "
+        "do not pack lines"
+    ]
+
+
+def test_the_format_skip_check_names_the_file_and_the_line():
+    text = 'x = 1\ny = [1,2]  # fmt: skip\ns = "# fmt: skip in a text is no comment"\n# fmt: off\n'
+    files = {"storeframes.packed": "storeframes/packed.py"}
+    assert format_skips({"storeframes.packed": text}, files) == [
+        "storeframes/packed.py:2: # fmt: skip",
+        "storeframes/packed.py:4: # fmt: off",
+    ]
+    assert format_skips({"storeframes.sandbox.world": text}) == []
 
 
 # -- the README's map ---------------------------------------------------------------------------------------
