@@ -15,8 +15,8 @@ from typing import Any
 import polars as pl
 
 from ..kept.scan import scan
-from ..lake.sql import sql_head
 from ..kept.snapshots import SNAPSHOT_TABLES, snapshots
+from ..lake.sql import sql_head
 from .tables import MOST_ROWS, Shown, show
 from .tools import Tools, day_of, fetched_when, refused, texts
 
