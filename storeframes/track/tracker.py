@@ -299,7 +299,7 @@ class Tracker:
     @staticmethod
     def _month_spent(client: Client, day: date) -> int:
         """Credits the token spent in ``day``'s calendar month (UTC), by the cache's ledger: every machine's."""
-        return month_spent_of(client.cache.read_ledger() if client.cache is not None else client.ledger,
+        return month_spent_of(client.cache.ledger.read() if client.cache is not None else client.ledger,
                               client.namespace, day)  # fmt: skip
 
     # -- running --------------------------------------------------------------------------------
@@ -402,7 +402,7 @@ class Tracker:
         result.session = client.credits.session
         if cache is not None:
             result.interrupted = end_interrupted(cache, self.spec.name, run_id)
-            cache.write_run(result.row(started, None, self.spec.spec_hash))
+            cache.runs.write(result.row(started, None, self.spec.spec_hash))
         plan = self._plan(client, day, chosen, backfill=span)
         result.items_due = int(plan.items["due"].sum())
         result.left_out = plan.left_out
@@ -425,7 +425,7 @@ class Tracker:
                 result.requests, result.credits_spent = client.requests_sent, client.spent
                 result.credits_saved = client.saved
                 if cache is not None and not self._taken_over(cache, run_id):  # what it spent so far, in its
-                    cache.write_run(result.row(started, None, self.spec.spec_hash))  # row: a run killed shows it
+                    cache.runs.write(result.row(started, None, self.spec.spec_hash))  # row: a run killed shows it
             done += 1
             result.cells_new += row["cells"] - row["cached_cells"]
             result.cells_cached += row["cached_cells"]
@@ -465,19 +465,19 @@ class Tracker:
         result.seconds = time.monotonic() - began
         if cache is not None:
             final = result.row(started, datetime.now(UTC), self.spec.spec_hash)
-            mine = cache.read_run(self.spec.name, run_id)
+            mine = cache.runs.one(self.spec.name, run_id)
             if mine is not None and mine["status"] == "interrupted":  # stopped past its lease, then resumed:
                 final["status"] = result.status = "interrupted"  # the run that took over said so, and stays said
                 note = "resumed after another run took over, and ended"
                 final["errors"] = "\n".join(filter(None, [mine["errors"], note, *result.errors]))
-            cache.write_run(final)
+            cache.runs.write(final)
             if kind == "run" and (self.spec.alerts or self.spec.notify.digest):  # the day's digest, this run finished
                 keep_after_run(self.spec, cache, client.namespace, result, final)
         return result
 
     def _taken_over(self, cache: Cache, run_id: str) -> bool:
         """Whether another run marked this one ``interrupted`` (it was stopped past its lease)."""
-        mine = cache.read_run(self.spec.name, run_id)
+        mine = cache.runs.one(self.spec.name, run_id)
         return mine is not None and mine["status"] == "interrupted"
 
     # -- alerts ---------------------------------------------------------------------------------
@@ -497,7 +497,7 @@ class Tracker:
     def events(self, since: date | str | None = None, until: date | str | None = None) -> pl.DataFrame:
         """The events this tracker's alerts found (:func:`storeframes.events`); offline, no token."""
         first, last = _day(since), _day(until)
-        return self._open_cache(self._options.get("storage_options")).read_events(
+        return self._open_cache(self._options.get("storage_options")).events.read(
             self.spec.name, since=first, until=last
         )
 
@@ -519,7 +519,7 @@ class Tracker:
 
     def runs(self) -> pl.DataFrame:
         """The run log of this tracker, oldest first (:data:`~storeframes.cache.RUN_SCHEMA`); offline, no token."""
-        return self._open_cache(self._options.get("storage_options")).read_runs(self.spec.name)
+        return self._open_cache(self._options.get("storage_options")).runs.read(self.spec.name)
 
     def fetched(self, start: date | str, end: date | str) -> pl.DataFrame:
         """The days from ``start`` to ``end`` each followed keyword was fetched (``keyword``, ``country``,
@@ -552,7 +552,7 @@ class Tracker:
             first = first if first is not None else day - timedelta(days=STATUS_DAYS - 1)
             rows = item_rows(self.spec.items, day, fetched, since=first)
             runs = (
-                client.cache.read_runs(self.spec.name) if client.cache is not None else pl.DataFrame(schema=RUN_SCHEMA)
+                client.cache.runs.read(self.spec.name) if client.cache is not None else pl.DataFrame(schema=RUN_SCHEMA)
             )
             month = self._month_spent(client, day)
             return TrackStatus(self.spec.name, day, rows, month, self.spec.budget_per_month, runs, since=first)
