@@ -206,7 +206,8 @@ class Client(FrameFunctions):
             self.cache: Cache | None = open_cache(cache_dir, storage_options)
         finally:
             del storage_options  # no credential among this frame's locals when the cache cannot be opened
-        self.credits = Credits(budget, clock=self._now, service=lambda: self.namespace, sink=self.cache)
+        ledger = None if self.cache is None else self.cache.ledger
+        self.credits = Credits(budget, clock=self._now, service=lambda: self.namespace, sink=ledger)
         url = base_url if base_url is not None else os.environ.get(ENV_BASE_URL) or None
         self.coordinator = coordinator_for(coordinator)
         self.limiter = _limiter(rate_limit, key, url, self.coordinator, slot_hold(timeout, http_client, deadline))
@@ -274,11 +275,10 @@ class Client(FrameFunctions):
     def close(self) -> None:
         """Close the thread pool and the HTTP connections this client opened, and tidy the ledger.
 
-        Waits for the large frames the cache writes behind the calls
-        (:meth:`~storeframes.cache.Cache.write_frame`). The session's ledger rows, kept in
-        the cache one small file per request, are merged into a few files (see
-        :mod:`storeframes.credits`). A closed client sends
-        nothing more: a call that would is a :class:`~storeframes.ConfigurationError`
+        Waits for the large frames the cache writes behind the calls (``cache.frames.flush()``). The
+        session's ledger rows, kept in the cache one small file per request, are merged into a few files
+        (see :mod:`storeframes.credits`). A closed client sends nothing more: a call that would is a
+        :class:`~storeframes.ConfigurationError`
         ("this client is closed"); closing twice is harmless. In a child forked from the
         process that built it, closing leaves the parent's parts alone (:mod:`storeframes.forking`).
         """
@@ -286,8 +286,8 @@ class Client(FrameFunctions):
             return
         self._workers.shutdown()
         if self.cache is not None:
-            self.cache.flush()  # the large frames written behind the calls
-            self.credits.sink = self.cache
+            self.cache.frames.flush()  # the large frames written behind the calls
+            self.credits.sink = self.cache.ledger
             self.credits.close()
         self.wire.close()
 
@@ -375,7 +375,7 @@ class Client(FrameFunctions):
             ledger = self.ledger
         else:
             self._fetcher.flush()
-            ledger = self.cache.read_ledger()
+            ledger = self.cache.ledger.read()
         if service is None:
             service = self.namespace
         if service != "all":

@@ -79,14 +79,14 @@ Watcher = Callable[[Mapping[str, Any]], None]
 
 
 class LedgerSink(Protocol):
-    """Where ledger rows are kept (the cache): named files of rows."""
+    """Where ledger rows are kept (the cache's ``cache.ledger``): named files of rows."""
 
-    def write_ledger(self, name: str, rows: pl.DataFrame, *, must: bool = False) -> bool:
+    def write(self, name: str, rows: pl.DataFrame, *, must: bool = False) -> bool:
         """Keep ``rows`` as the file ``name`` (replacing it); False, with a warning, when it cannot (with
         ``must``, a :class:`~storeframes.CacheUnavailableError` instead)."""
         ...
 
-    def remove_ledger(self, name: str) -> None:
+    def remove(self, name: str) -> None:
         """Remove the file ``name``, if there is one (a failure is ignored: the rows are counted once anyway)."""
         ...
 
@@ -243,7 +243,7 @@ class Credits:
         name = self._name()
         row = self._row(endpoint, params, cost=estimate, max_cost=None, status=None, attempt=0, elapsed=0.0,
                         estimated=True, reserved=True)  # fmt: skip
-        if not sink.write_ledger(name, ledger_table([row]), must=True):  # a sink that does not raise
+        if not sink.write(name, ledger_table([row]), must=True):  # a sink that does not raise
             raise CacheUnavailableError(
                 f"cannot write the ledger file {name}; nothing was sent: a request goes out only once its "
                 "ledger row is kept"
@@ -263,7 +263,7 @@ class Credits:
         if sink is None:
             return
         try:
-            sink.remove_ledger(name)
+            sink.remove(name)
         except Exception as exc:  # counted at its estimate: on the safe side
             log.info("could not remove the reservation %s: %s", name, exc)
 
@@ -361,7 +361,7 @@ class Credits:
             if name is None:
                 name = self._name()
             try:
-                written = sink.write_ledger(name, ledger_table(rows))
+                written = sink.write(name, ledger_table(rows))
             except Exception as exc:  # a sink that raises rather than warns: the rows wait, the request goes on
                 log.warning("could not write ledger rows: %s", exc)
         with self._lock:
@@ -426,7 +426,7 @@ class Credits:
             for chunk in range(base // LEDGER_CHUNK, (len(merged) + LEDGER_CHUNK - 1) // LEDGER_CHUNK):
                 part = merged[chunk * LEDGER_CHUNK : (chunk + 1) * LEDGER_CHUNK]
                 try:
-                    if not sink.write_ledger(f"{self.session}-{chunk:04d}", ledger_table(part)):
+                    if not sink.write(f"{self.session}-{chunk:04d}", ledger_table(part)):
                         return
                 except Exception as exc:  # a sink that raises rather than warns: merged another time
                     log.warning("could not merge ledger rows: %s", exc)
@@ -437,7 +437,7 @@ class Credits:
                 del self._small[: len(names)]
             for name in names:
                 try:
-                    sink.remove_ledger(name)
+                    sink.remove(name)
                 except OSError as exc:  # its rows are in the chunks too: a reader counts them once
                     log.info("could not remove ledger file %s: %s", name, exc)
         finally:

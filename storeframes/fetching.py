@@ -283,7 +283,7 @@ class Fetcher:
         """Keep the call's cache hits, and any ledger row whose write failed, in the cache."""
         self.guard.check()
         if self.cache is not None:
-            self.credits.sink = self.cache
+            self.credits.sink = self.cache.ledger
             self.credits.flush()
 
     def plan_calls(

@@ -468,7 +468,7 @@ class FrameMaker:
         if cache is not None:
             kept = [(i, e) for i, e in enumerate(entries) if e is not None]
             # Parquet reads release the GIL: many small files go faster on the source's threads
-            found = cache.read_frames(
+            found = cache.frames.read(
                 {e.id: e for _, e in kept}.values(),
                 spec.table.name,
                 spec.version,
@@ -499,7 +499,7 @@ class FrameMaker:
                 frames[i] = frame
                 entry = entries[i]
                 if entry is not None and cache is not None:
-                    cache.write_frame(entry, spec.table.name, spec.version, frame, later=True)
+                    cache.frames.write(entry, spec.table.name, spec.version, frame, later=True)
         return [frame if frame is not None else spec.table.empty() for frame in frames]
 
 

@@ -80,7 +80,7 @@ def open_surface(
     def month() -> tuple[int, int] | None:
         if followed is None or followed.spec.budget_per_month is None or client.cache is None:
             return None
-        spent = month_spent_of(client.cache.read_ledger(), client.namespace, client.today())
+        spent = month_spent_of(client.cache.ledger.read(), client.namespace, client.today())
         return spent, followed.spec.budget_per_month
 
     def lease() -> AbstractContextManager[Any]:

@@ -70,7 +70,7 @@ class TrackerTools(Tools):
         if by not in ("endpoint", "day"):
             raise refused("by", by, "endpoint or day", "spend")
         first = day_of(since, "since", "spend") or self.today().replace(day=1)
-        ledger = self.cache.read_ledger().filter(pl.col("service") == self.service)
+        ledger = self.cache.ledger.read().filter(pl.col("service") == self.service)
         ledger = ledger.filter(pl.col("time") >= datetime.combine(first, time(), UTC))
         summary = spend_summary(ledger)
         month = self.gate.month()

@@ -8,17 +8,19 @@ and the reporter of troubles, and the index): :class:`~storeframes.cache.index.I
 :class:`~storeframes.cache.ledger_files.LedgerFiles`, :class:`~storeframes.cache.run_files.RunFiles`,
 :class:`~storeframes.cache.event_files.EventFiles`, :class:`~storeframes.cache.digest_files.DigestFiles`,
 :class:`~storeframes.cache.compaction.Compaction` and :class:`~storeframes.cache.upkeep.Upkeep`.
+
+The parts a user reads and writes are attributes of the cache: ``cache.frames``, ``cache.ledger``,
+``cache.runs``, ``cache.events`` and ``cache.digests``, each with its own methods (``cache.ledger.read()``,
+``cache.runs.write(row)``). A new kept table is a new part, not new methods of :class:`Cache`.
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Callable, Collection, Iterable, Mapping
-from datetime import date, timedelta
+from datetime import timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
-
-import polars as pl
 
 from ..answers import Entry, Response
 from ..catalog import Endpoint
@@ -38,9 +40,7 @@ from .run_files import RunFiles
 from .stores import Store, StoreBase, store_for
 from .upkeep import Aged, Upkeep
 
-if TYPE_CHECKING:  # pyarrow is imported when first needed, not with the package
-    import pyarrow as pa
-
+if TYPE_CHECKING:
     from .. import engine
 
     def _is_the_engines_index(cache: Cache) -> engine.Index:
@@ -66,11 +66,8 @@ class Cache:
     >>> cache = Cache("./storeframes-cache")  # doctest: +SKIP
     >>> client = Client(cache_dir=cache)      # doctest: +SKIP
     >>> scratch = Cache(MemoryStore())        # doctest: +SKIP
+    >>> cache.ledger.read()                   # doctest: +SKIP
     """
-
-    WRITE_BEHIND_ROWS = 100_000
-    """A frame of at least this many rows is written after the call that built it returns (see
-    :meth:`write_frame`); smaller ones are written before."""
 
     def __init__(
         self, path_or_store: str | os.PathLike[str] | Store, *, storage_options: Mapping[str, str] | None = None
@@ -92,13 +89,23 @@ class Cache:
         self._files = files
         self._answers = AnswerFiles(files)
         self._index = Index(files, of_format_1=self._answers.of_format_1)
-        self._frames = FrameFiles(files, rows=self._index.frame_rows, record=self._index.record_rows)
-        self._ledger = LedgerFiles(files)
-        self._runs = RunFiles(files)
-        self._events = EventFiles(files)
-        self._digests = DigestFiles(files)
-        self._compaction = Compaction(files, self._index, self._answers, self._frames)
-        self._upkeep = Upkeep(files, self._index, self._answers, self._frames, self._ledger, self._compaction)
+        self.frames = FrameFiles(files, rows=self._index.frame_rows, record=self._index.record_rows)
+        """The kept frames: :meth:`~storeframes.cache.frame_files.FrameFiles.read`, ``locate``, ``write`` and
+        ``flush`` (the frames written behind the calls)."""
+        self.ledger = LedgerFiles(files)
+        """The ledger of credits: :meth:`~storeframes.cache.ledger_files.LedgerFiles.read`, ``write`` and
+        ``remove``."""
+        self.runs = RunFiles(files)
+        """The trackers' run log: :meth:`~storeframes.cache.run_files.RunFiles.read`, ``one``, ``running``
+        and ``write``."""
+        self.events = EventFiles(files)
+        """The alerts' events: :meth:`~storeframes.cache.event_files.EventFiles.read`, ``write`` and
+        ``address_key``."""
+        self.digests = DigestFiles(files)
+        """The digests of the day: :meth:`~storeframes.cache.digest_files.DigestFiles.read`, ``days`` and
+        ``write``."""
+        self._compaction = Compaction(files, self._index, self._answers, self.frames)
+        self._upkeep = Upkeep(files, self._index, self._answers, self.frames, self.ledger, self._compaction)
 
     @property
     def location(self) -> str:
@@ -271,82 +278,7 @@ class Cache:
         """
         return self._upkeep.holds(service)
 
-    # -- frames ---------------------------------------------------------------------------
-
-    def read_frame(
-        self, entry: Entry, table: str, version: str, *, schema: pl.Schema | None = None
-    ) -> pl.DataFrame | None:
-        """The kept frame ``table`` of ``entry`` if the flattener ``version`` wrote it, else None."""
-        return self.read_frames([entry], table, version, schema=schema).get(entry.id)
-
-    def read_frames(
-        self,
-        entries: Collection[Entry],
-        table: str,
-        version: str,
-        *,
-        schema: pl.Schema | None = None,
-        map: Callable[[Callable[[Entry], Any], list[Entry]], Iterable[Any]] = map,
-        check: Callable[[Entry, pl.DataFrame], str | None] | None = None,
-    ) -> dict[str, pl.DataFrame]:
-        """The kept frames ``table`` of ``entries`` that the flattener ``version`` wrote, by entry id.
-
-        Entries in a compacted file are read from it, a few row groups at a time; the
-        others from their own files (through ``map``, which may read them on threads).
-        An entry whose frame is not kept, or was kept by another flattener, is left out.
-        Unreadable files are set aside (with a warning) and count as absent. With
-        ``schema``, a kept frame whose columns are not exactly those (a column dropped,
-        renamed or of another type) counts as absent too: the caller builds it again from
-        the raw answer, at no cost, and its own file is written over; a compacted file
-        whose columns are off is set aside (with a warning).
-
-        A kept frame is held to its answer: its rows must be as many as the index recorded
-        when it was written (caches of earlier versions recorded none), and ``check`` (which
-        says why a frame holds rows of cells its answer does not, or None) must pass it. A
-        frame that fails is not served: its file (a compacted file whole) is set aside with
-        a warning, and the caller builds the frame again from the raw answer, at no cost.
-        """
-        return self._frames.read(entries, table, version, schema=schema, map=map, check=check)
-
-    def frame_files(
-        self,
-        entries: Collection[Entry],
-        table: str,
-        version: str,
-        *,
-        schema: pl.Schema | None = None,
-        relist: bool = False,
-    ) -> dict[str, str]:
-        """The key of the file holding each entry's kept frame ``table`` of the flattener ``version``.
-
-        Entries whose frame is not kept (or was kept by another flattener, or, with
-        ``schema``, has other columns) are left out. Reads the footers of compacted files
-        once (``relist=True``: lists them again first, as after a file was found gone), and
-        of each entry's own file.
-        """
-        return self._frames.locate(entries, table, version, schema=schema, relist=relist)
-
-    def write_frame(self, entry: Entry, table: str, version: str, frame: pl.DataFrame, *, later: bool = False) -> None:
-        """Keep ``frame`` as the table ``table`` of ``entry``, written by the flattener ``version``.
-
-        The file holds the frame's columns and an ``entry`` column naming the answer its
-        rows come from, so the files of a table are one dataset with compacted ones. It is
-        written by polars, zstd, without column statistics (a file holds one answer; the
-        compacted files, which hold many, have them).
-
-        With ``later``, a frame of at least :attr:`WRITE_BEHIND_ROWS` rows is written on
-        the cache's writer thread and this returns at once: a year of search history spends
-        no time encoding Parquet before the user has the frame. Until its file is there,
-        :meth:`read_frames` serves it from memory; :meth:`flush` waits for it (a client
-        does when it is closed), and so does the interpreter at exit. Nothing paid for
-        waits: the raw answer is kept before, and a frame whose write never happened (a
-        killed process) is built from it again, at no cost.
-        """
-        self._frames.write(entry, table, version, frame, behind=later and frame.height >= self.WRITE_BEHIND_ROWS)
-
-    def flush(self, timeout: float | None = None) -> bool:
-        """Wait until every frame :meth:`write_frame` writes behind is in its file; False if ``timeout`` passed first."""
-        return self._frames.flush(timeout)
+    # -- the whole cache ------------------------------------------------------------------
 
     def compact(self, *, frames: Mapping[str, str] | None = None, endpoint: str | None = None) -> dict[str, int]:
         """Merge the small files into a few, so that the cache opens and reads quickly; returns what it did.
@@ -370,91 +302,8 @@ class Cache:
         either state (an answer held by two files counts once); files written meanwhile
         are left for the next compaction. Two compactions at once waste work, never data.
         """
-        self.flush()  # the frames still being written first
+        self.frames.flush()  # the frames still being written first
         return self._compaction.compact(frames=frames, endpoint=endpoint)
-
-    # -- the ledger -------------------------------------------------------------------------
-
-    def write_ledger(self, name: str, rows: pl.DataFrame | pa.Table, *, must: bool = False) -> bool:
-        """Keep ledger rows (schema :data:`~storeframes.ledger.LEDGER_SCHEMA`) as ``ledger/<name>.parquet``.
-
-        Returns False, with a :class:`CacheWarning`, when the file cannot be written (the
-        client keeps the rows and tries again at the end of the call); with ``must`` (a
-        request's reservation, written before it is sent) raises
-        :class:`~storeframes.CacheUnavailableError` instead, naming the file and the cause. A
-        session writes a small file per request, its reservation first, then its rows over it,
-        merged into files of up to 1000 rows now and then (see :mod:`storeframes.credits`).
-        """
-        return self._ledger.write(name, rows, must=must)
-
-    def remove_ledger(self, name: str) -> None:
-        """Remove the ledger file ``ledger/<name>.parquet`` (once its rows are merged into another)."""
-        self._ledger.remove(name)
-
-    def read_ledger(self) -> pl.DataFrame:
-        """Every ledger row kept in the cache, oldest first, each once.
-
-        A row is known by its ``row`` id: one found in two files (a session's small file
-        and the chunk it was merged into, when a process stopped between writing the one
-        and removing the other) is counted once. Files of earlier versions are read with
-        ``service`` ``"unknown"`` and ids made of the file's name and the row's position.
-        A ``reserved`` row is a request in flight, or one whose end was never written (its
-        process killed): its estimate, counted as spent.
-        """
-        return self._ledger.read()
-
-    # -- the run log ----------------------------------------------------------------------------
-
-    def write_run(self, row: Mapping[str, Any]) -> bool:
-        """Keep a tracker run's row (:data:`~storeframes.cache.run_files.RUN_SCHEMA`) as
-        ``runs/tracker=<name>/<run id>.parquet``, replacing the run's earlier row; False, with a
-        :class:`CacheWarning`, when it cannot be written."""
-        return self._runs.write(row)
-
-    def read_runs(self, tracker: str | None = None) -> pl.DataFrame:
-        """The run log: every run of ``tracker`` (of every tracker by default), oldest first."""
-        return self._runs.read(tracker)
-
-    def running_runs(self, tracker: str) -> pl.DataFrame:
-        """The runs of ``tracker`` whose row still reads ``running`` (killed or stopped, or running now)."""
-        return self._runs.running(tracker)
-
-    def read_run(self, tracker: str, run_id: str) -> dict[str, Any] | None:
-        """The row of one run of ``tracker``; None when the log has none."""
-        return self._runs.one(tracker, run_id)
-
-    # -- the alerts' events --------------------------------------------------------------------
-
-    def write_events(self, tracker: str, day: date, rows: pl.DataFrame) -> bool:
-        """Keep ``rows`` (:data:`~storeframes.cache.event_files.EVENT_SCHEMA`) as the whole of ``tracker``'s
-        events of ``day`` (``events/tracker=<name>/day=<day>.parquet``); False, with a :class:`CacheWarning`,
-        when they cannot be written."""
-        return self._events.write(tracker, day, rows)
-
-    def read_events(
-        self, tracker: str | None = None, *, since: date | None = None, until: date | None = None
-    ) -> pl.DataFrame:
-        """The alerts' events (of ``tracker``; of the days from ``since`` to ``until``), by day."""
-        return self._events.read(tracker, since=since, until=until)
-
-    def address_key(self) -> bytes:
-        """The key of the notification addresses' ids in the events (made once, the same for every member)."""
-        return self._events.address_key()
-
-    # -- the digests of the day ---------------------------------------------------------------
-
-    def write_digest(self, row: Mapping[str, Any]) -> None:
-        """Keep a tracker's digest of a day (:data:`~storeframes.cache.digest_files.DIGEST_SCHEMA`) as
-        ``digests/tracker=<name>/day=<day>.parquet``, replacing the day's earlier one; an OSError when it cannot."""
-        self._digests.write(row)
-
-    def read_digest(self, tracker: str, day: date) -> dict[str, Any] | None:
-        """``tracker``'s kept digest of ``day`` (its row); None when none is kept."""
-        return self._digests.read(tracker, day)
-
-    def digest_days(self, tracker: str) -> list[date]:
-        """The days of ``tracker`` with a kept digest, oldest first."""
-        return self._digests.days(tracker)
 
     # -- looking around and clearing ----------------------------------------------------------
 
@@ -475,7 +324,7 @@ class Cache:
         (``superseded``) whose frames it would drop (not counting a current-only endpoint's
         newest answer of a cell on its day, a snapshot, whose frames it keeps).
         """
-        self.flush()  # the frames still being written first
+        self.frames.flush()  # the frames still being written first
         return self._upkeep.info()
 
     def aged(self, older_than: timedelta, *, endpoint: str | None = None) -> Aged:
@@ -522,5 +371,5 @@ class Cache:
         >>> cache.clear(older_than=timedelta(days=30))  # doctest: +SKIP
         12
         """
-        self.flush()  # the frames still being written first
+        self.frames.flush()  # the frames still being written first
         return self._upkeep.clear(endpoint=endpoint, older_than=older_than, failed=failed, redated=redated)

@@ -44,8 +44,10 @@ def digest_key(tracker: str, day: date) -> str:
 
 
 class DigestFiles:
-    """The kept digests of a cache (see :meth:`storeframes.cache.Cache.write_digest` and
-    :meth:`~storeframes.cache.Cache.read_digest`)."""
+    """The kept digests of the day of a cache, as ``cache.digests``: a row of :data:`DIGEST_SCHEMA` per tracker and day.
+
+    >>> sf.Cache("cache").digests.days("keywords")  # doctest: +SKIP
+    """
 
     def __init__(self, files: Files):
         self._files = files

@@ -82,7 +82,10 @@ def _day_of(key: str) -> date | None:
 
 
 class EventFiles:
-    """The events of a cache (see :meth:`storeframes.cache.Cache.write_events` and :meth:`~storeframes.cache.Cache.read_events`)."""
+    """The alerts' events of a cache, as ``cache.events``: rows of :data:`EVENT_SCHEMA`, a file per tracker and day.
+
+    >>> sf.Cache("cache").events.read("keywords", since=date(2026, 11, 1))  # doctest: +SKIP
+    """
 
     def __init__(self, files: Files):
         self._files = files

@@ -110,8 +110,15 @@ def _by_entry(rows: pl.DataFrame, ids: Iterable[str]) -> dict[str, pl.DataFrame]
 
 
 class FrameFiles:
-    """The kept frames of a cache: reading them (from frames still being written, compacted files, or
-    an answer's own file), locating them, and writing them, now or behind the call."""
+    """The kept frames of a cache, as ``cache.frames``: reading them (from frames still being written,
+    compacted files, or an answer's own file), locating them, and writing them, now or behind the call.
+
+    >>> cache.frames.read(cache.entries("metadata"), "metadata", "1")  # doctest: +SKIP
+    """
+
+    WRITE_BEHIND_ROWS = 100_000
+    """A frame of at least this many rows is written after the call that built it returns (see
+    :meth:`write`); smaller ones are written before."""
 
     def __init__(
         self,
@@ -144,8 +151,15 @@ class FrameFiles:
         map: Callable[[Callable[[Entry], Any], list[Entry]], Iterable[Any]] = map,
         check: Check | None = None,
     ) -> dict[str, pl.DataFrame]:
-        """The kept frames ``table`` of ``entries`` that the flattener ``version`` wrote, by entry id
-        (see :meth:`storeframes.cache.Cache.read_frames`)."""
+        """The kept frames ``table`` of ``entries`` that the flattener ``version`` wrote, by entry id.
+
+        Entries in a compacted file are read from it, a few row groups at a time; the others from their
+        own files (through ``map``, which may read them on threads). An entry whose frame is not kept, or
+        was kept by another flattener, is left out; so is one whose columns are not exactly ``schema``'s.
+        Unreadable files are set aside (with a warning). A kept frame is held to its answer: its rows must
+        be as many as the index recorded, and ``check`` (why a frame holds rows of cells its answer does
+        not, or None) must pass it; one that fails is set aside, and the caller builds it again from the
+        raw answer, at no cost."""
         found: dict[str, pl.DataFrame] = self._written_later(entries, table, version, schema)
         trust = functools.partial(self._disagrees, table=table, version=version, check=check)
         for attempt in range(RELISTS):
@@ -450,7 +464,9 @@ class FrameFiles:
         schema: pl.Schema | None = None,
         relist: bool = False,
     ) -> dict[str, str]:
-        """The key of the file holding each entry's kept frame (see :meth:`storeframes.cache.Cache.frame_files`)."""
+        """The key of the file holding each entry's kept frame ``table`` of the flattener ``version``; entries
+        whose frame is not kept (or by another flattener, or with other columns than ``schema``) are left out.
+        ``relist=True`` lists the compacted files again first, as after a file was found gone."""
         self.flush()  # the frames still being written first
         located: dict[str, str] = {}
         for again in (True,) if relist else (False, True):
@@ -486,10 +502,12 @@ class FrameFiles:
 
     # -- writing --------------------------------------------------------------------------
 
-    def write(self, entry: Entry, table: str, version: str, frame: pl.DataFrame, *, behind: bool = False) -> None:
-        """Keep ``frame`` as the table ``table`` of ``entry``, written by the flattener ``version``: now,
-        or (``behind``) on the writer thread, served from memory until its file is there."""
-        if behind:
+    def write(self, entry: Entry, table: str, version: str, frame: pl.DataFrame, *, later: bool = False) -> None:
+        """Keep ``frame`` as the table ``table`` of ``entry``, written by the flattener ``version`` (with an
+        ``entry`` column naming the answer its rows come from). With ``later``, a frame of at least
+        :attr:`WRITE_BEHIND_ROWS` rows is written on the writer thread and this returns at once, served
+        from memory until its file is there; :meth:`flush` waits for it (a client does when closed)."""
+        if later and frame.height >= self.WRITE_BEHIND_ROWS:
             key = (entry.id, table)
             with self._lock:
                 if self._writer is None:

@@ -19,8 +19,12 @@ if TYPE_CHECKING:  # pyarrow is imported when first needed, not with the package
 
 
 class LedgerFiles:
-    """The ledger files of a cache (see :meth:`storeframes.cache.Cache.write_ledger` and
-    :meth:`~storeframes.cache.Cache.read_ledger`)."""
+    """The ledger of a cache, as ``cache.ledger``: rows of :data:`~storeframes.ledger.LEDGER_SCHEMA` kept as
+    ``ledger/<name>.parquet``. A session writes a small file per request, its reservation first, then its rows
+    over it, merged into files of up to 1000 rows now and then (see :mod:`storeframes.credits`).
+
+    >>> sf.Cache("cache").ledger.read()["cost"].sum()  # doctest: +SKIP
+    """
 
     def __init__(self, files: Files):
         self._files = files
@@ -70,11 +74,19 @@ class LedgerFiles:
         )
 
     def remove(self, name: str) -> None:
-        """Remove the ledger file ``ledger/<name>.parquet``."""
+        """Remove the ledger file ``ledger/<name>.parquet`` (once its rows are merged into another)."""
         self._files.storage.delete(ledger_key(name))
 
     def read(self) -> pl.DataFrame:
-        """Every ledger row kept in the cache, oldest first, each once (a row found in two files counted once)."""
+        """Every ledger row kept in the cache, oldest first, each once.
+
+        A row is known by its ``row`` id: one found in two files (a session's small file
+        and the chunk it was merged into, when a process stopped between writing the one
+        and removing the other) is counted once. Files of earlier versions are read with
+        ``service`` ``"unknown"`` and ids made of the file's name and the row's position.
+        A ``reserved`` row is a request in flight, or one whose end was never written (its
+        process killed): its estimate, counted as spent.
+        """
         import pyarrow as pa
         import pyarrow.parquet as pq
 

@@ -67,7 +67,10 @@ def run_key(tracker: str, run_id: str) -> str:
 
 
 class RunFiles:
-    """The run log of a cache (see :meth:`storeframes.cache.Cache.write_run` and :meth:`~storeframes.cache.Cache.read_runs`)."""
+    """The run log of a cache, as ``cache.runs``: rows of :data:`RUN_SCHEMA`.
+
+    >>> sf.Cache("cache").runs.read("keywords").select("run_id", "status")  # doctest: +SKIP
+    """
 
     def __init__(self, files: Files):
         self._files = files

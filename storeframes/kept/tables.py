@@ -238,9 +238,11 @@ def _rows(cache: Cache, spec: FrameSpec, service: str, choose: Chooser, *, dated
     chosen = choose(entries)
     by_id = {e.id: e for e in entries if e.id in chosen}
     kept_columns = spec.table.schema  # a kept frame with other columns is built again
-    located = cache.frame_files(list(by_id.values()), spec.table.name, spec.version, schema=kept_columns, relist=relist)
+    located = cache.frames.locate(
+        list(by_id.values()), spec.table.name, spec.version, schema=kept_columns, relist=relist
+    )
     built = build_missing(cache, spec, [e for i, e in by_id.items() if i not in located])
-    located |= cache.frame_files([by_id[i] for i in built], spec.table.name, spec.version, schema=kept_columns)
+    located |= cache.frames.locate([by_id[i] for i in built], spec.table.name, spec.version, schema=kept_columns)
     frames: list[pl.LazyFrame] = []
     for ep in eps:
         keys = cell_columns(ep)
@@ -282,7 +284,7 @@ def build_missing(cache: Cache, spec: FrameSpec, entries: list[Entry]) -> dict[s
     frames: dict[str, pl.DataFrame] = {}
     for (entry, _), frame in zip(todo, spec.build_each([r for _, r in todo]), strict=True):
         frames[entry.id] = frame
-        cache.write_frame(entry, spec.table.name, spec.version, frame)
+        cache.frames.write(entry, spec.table.name, spec.version, frame)
     return frames
 
 

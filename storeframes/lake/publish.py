@@ -192,9 +192,9 @@ def _rows(cache: Cache, spec: FrameSpec, cells: dict[str, tuple[Entry, Cell]]) -
         relist_pause(attempt)
         try:
             held = list(entries.values())
-            located = cache.frame_files(held, spec.table.name, spec.version, schema=schema, relist=attempt > 0)
+            located = cache.frames.locate(held, spec.table.name, spec.version, schema=schema, relist=attempt > 0)
             built = build_missing(cache, spec, [e for e in held if e.id not in located])
-            located |= cache.frame_files([entries[i] for i in built], spec.table.name, spec.version, schema=schema)
+            located |= cache.frames.locate([entries[i] for i in built], spec.table.name, spec.version, schema=schema)
             frames: list[pl.LazyFrame] = []
             for ep in endpoints_of(spec):
                 keys = cell_columns(ep)

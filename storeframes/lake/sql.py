@@ -48,9 +48,9 @@ def _snapshots(name: str) -> Reader:
 VIEWS: dict[str, Reader] = {
     **{name: _table(name) for name in TABLES},
     **{name + _SUFFIX: _snapshots(name) for name in SNAPSHOT_TABLES},
-    "ledger": lambda cache, _: cache.read_ledger(),
-    "runs": lambda cache, _: cache.read_runs(),
-    "events": lambda cache, _: cache.read_events(),
+    "ledger": lambda cache, _: cache.ledger.read(),
+    "runs": lambda cache, _: cache.runs.read(),
+    "events": lambda cache, _: cache.events.read(),
 }
 """The tables a query of :func:`sql` may name, with what reads each: every table of :func:`~storeframes.scan`,
 ``<table>_snapshots`` of every table of :func:`~storeframes.snapshots`, and ``ledger``, ``runs`` and ``events``."""

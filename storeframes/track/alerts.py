@@ -81,7 +81,7 @@ class AlertResult:
 def _record(cache: Cache, tracker: str, rows: pl.DataFrame, days: set[date]) -> None:
     """Write the whole of ``tracker``'s events of ``days`` (``rows`` holds every event of them)."""
     for day in sorted(days):
-        cache.write_events(tracker, day, rows.filter(pl.col("day") == day))
+        cache.events.write(tracker, day, rows.filter(pl.col("day") == day))
 
 
 def _rekeyed(known: pl.DataFrame, urls: list[str], key: bytes) -> tuple[pl.DataFrame, set[date]]:
@@ -136,7 +136,7 @@ def judge(
     (:func:`~storeframes.track.day_digest.keep_day_digest`), so the digest counts it as finished.
     """
     now = datetime.combine(day, datetime.now(UTC).time(), UTC)
-    known = cache.read_events(spec.name, since=day - timedelta(days=KEEP_DAYS))
+    known = cache.events.read(spec.name, since=day - timedelta(days=KEEP_DAYS))
     found = find_events(spec, Judged(cache, service, day, now, month_spent), known)
     result = AlertResult(spec.name, day, found)
     if not found.is_empty():
@@ -144,7 +144,7 @@ def judge(
         _record(cache, spec.name, known, set(found["day"].to_list()))
     urls = list(spec.notify.urls)
     if notify and urls:
-        key = cache.address_key()
+        key = cache.events.address_key()
         known, rekeyed = _rekeyed(known, urls, key)
         _record(cache, spec.name, known, rekeyed)
         everyone = [address_id(u, key) for u in urls]
@@ -174,7 +174,7 @@ def write_digest(
 ) -> tuple[Path, ...]:
     """Write the digest of ``start`` to ``end`` (the events whose day is in it) at ``path`` (by default the
     spec's ``[notify] digest``, its ``{day}`` the period); the files written."""
-    events = cache.read_events(spec.name, since=start, until=end)
+    events = cache.events.read(spec.name, since=start, until=end)
     target = path if path is not None else spec.notify.digest
     if target is None:
         raise InvalidParameterError(
@@ -183,7 +183,7 @@ def write_digest(
     named = start.isoformat() if start == end else f"{start}_{end}"
     where = Path(str(target).format(tracker=spec.name, day=named))
     if month_spent is None:
-        month_spent = month_spent_of(cache.read_ledger(), service, end)
+        month_spent = month_spent_of(cache.ledger.read(), service, end)
     made = render_period(spec, cache, service, start, end, events=events, month_spent=month_spent)
     return tuple(made.write(where))
 
@@ -229,4 +229,4 @@ def events(
         raise InvalidParameterError("since", since, f"a date on or before until={last}", endpoint="events")
     if tracker is not None and (not isinstance(tracker, str) or not tracker or "/" in tracker):
         raise InvalidParameterError("tracker", tracker, "a tracker's name, as in its spec", endpoint="events")
-    return open_for(cache_dir, storage_options, what="events").read_events(tracker, since=first, until=last)
+    return open_for(cache_dir, storage_options, what="events").events.read(tracker, since=first, until=last)

@@ -32,5 +32,5 @@ def month_budget_lease(client: Client, day: date) -> AbstractContextManager[Any]
 
 def month_spent(client: Client, day: date) -> int:
     """Credits the token spent in ``day``'s calendar month (UTC), by the cache's ledger: every machine's."""
-    ledger = client.cache.read_ledger() if client.cache is not None else client.ledger
+    ledger = client.cache.ledger.read() if client.cache is not None else client.ledger
     return month_spent_of(ledger, client.namespace, day)

@@ -127,7 +127,7 @@ def render_period(
             end=end,
             fetched=fetched_days(spec, cache, service, first, end),
         )
-    runs = cache.read_runs(spec.name).filter(pl.col("day").is_between(*own) & (pl.col("kind") != "dry_run"))
+    runs = cache.runs.read(spec.name).filter(pl.col("day").is_between(*own) & (pl.col("kind") != "dry_run"))
     finished = runs.filter(pl.col("status") != "running")
     spend = Spend(
         month=f"{end:%Y-%m}",
@@ -163,7 +163,7 @@ def keep_day_digest(
     >>> keep_day_digest(spec, cache, "sandbox-0", date(2026, 11, 5), month_spent=1_628)  # doctest: +SKIP
     ()
     """
-    known = cache.read_events(spec.name, since=day - timedelta(days=_SEEN_WITHIN))
+    known = cache.events.read(spec.name, since=day - timedelta(days=_SEEN_WITHIN))
     today = known.filter(pl.col("first_seen").dt.date() == day)  # found that day, of that day or the days before
     first = min([day, *today["day"].to_list()])
     made = render_period(spec, cache, service, first, day, events=today, month_spent=month_spent, day=day)
@@ -178,7 +178,7 @@ def keep_day_digest(
         "images": [{"name": name, "png": data} for name, data in made.images.items()],
     }
     try:
-        cache.write_digest(row)
+        cache.digests.write(row)
     except OSError as exc:
         raise CacheUnavailableError(
             f"could not keep the digest of {day} in the cache at {cache.location}: {exc}",
@@ -202,7 +202,7 @@ def keep_after_run(spec: TrackerSpec, cache: Cache, service: str, result: Any, f
         result.errors.append(f"digest: {type(exc).__name__}: {exc}".splitlines()[0])
         if result.status == "ok":
             result.status = final["status"] = "partial"
-        cache.write_run(final | {"errors": "\n".join(filter(None, [final["errors"], result.errors[-1]]))})
+        cache.runs.write(final | {"errors": "\n".join(filter(None, [final["errors"], result.errors[-1]]))})
 
 
 def kept_digest(spec: TrackerSpec, day: date | str, *, storage_options: Mapping[str, str] | None = None) -> Digest:
@@ -217,8 +217,8 @@ def kept_digest(spec: TrackerSpec, day: date | str, *, storage_options: Mapping[
     chosen = parse_day("day", day, endpoint="kept_digest")
     cache = open_cache(spec.cache_dir, storage_options)
     assert cache is not None  # a spec's cache_dir is never False
-    row: dict[str, Any] | None = cache.read_digest(spec.name, chosen)
+    row: dict[str, Any] | None = cache.digests.read(spec.name, chosen)
     if row is None:
-        raise DigestNotKeptError(spec.name, chosen, cache.digest_days(spec.name), location=cache.location)
+        raise DigestNotKeptError(spec.name, chosen, cache.digests.days(spec.name), location=cache.location)
     images = {image["name"]: image["png"] for image in row["images"] or []}
     return Digest(html=row["html"], markdown=row["markdown"], images=images)

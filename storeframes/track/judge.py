@@ -488,7 +488,7 @@ def first_run(cache: Cache, tracker: str) -> date | None:
     >>> first_run(open_for("tracking-cache", None), "photo-editors")  # doctest: +SKIP
     datetime.date(2026, 10, 22)
     """
-    runs = cache.read_runs(tracker)
+    runs = cache.runs.read(tracker)
     return None if runs.is_empty() else runs["day"].min()  # type: ignore[return-value]
 
 

@@ -216,7 +216,7 @@ def _scheme(url: str) -> str:
 
 def address_id(url: str, key: bytes) -> str:
     """An address's id in the events' ``notified_to``, its failures and summaries: the first 12 hex digits
-    of the HMAC-SHA256 of the address under ``key`` (the cache's :meth:`~storeframes.cache.Cache.address_key`).
+    of the HMAC-SHA256 of the address under ``key`` (the cache's :meth:`cache.events.address_key() <storeframes.cache.event_files.EventFiles.address_key>`).
     Without the key, an id says nothing of the address: no guess of a password can be checked against it.
 
     >>> address_id("json://127.0.0.1/hook", b"k" * 32) == address_id("json://127.0.0.1/hook", b"j" * 32)

@@ -47,7 +47,7 @@ def run_locked(
     result.session = client.credits.session
     if cache is not None:
         result.interrupted = end_interrupted(cache, spec.name, run_id)
-        cache.write_run(result.row(started, None, spec.spec_hash))
+        cache.runs.write(result.row(started, None, spec.spec_hash))
     plan = make_plan(spec, client, day, chosen, backfill=span)
     result.items_due = int(plan.items["due"].sum())
     result.left_out = plan.left_out
@@ -98,7 +98,7 @@ def _fetch_items(
             result.requests, result.credits_spent = client.requests_sent, client.spent
             result.credits_saved = client.saved
             if cache is not None and not taken_over(spec, cache, result.run_id):
-                cache.write_run(result.row(started, None, spec.spec_hash))
+                cache.runs.write(result.row(started, None, spec.spec_hash))
         done += 1
         result.cells_new += row["cells"] - row["cached_cells"]
         result.cells_cached += row["cached_cells"]
@@ -145,18 +145,18 @@ def _status(result: RunResult, done: int, failed: int, *, unpublished: int, unto
 def _end(spec: TrackerSpec, cache: Cache, client: Client, result: RunResult, started: datetime) -> None:
     """The run log's final row written, and the day's digest kept once the run that finishes the day ends."""
     final = result.row(started, datetime.now(UTC), spec.spec_hash)
-    mine = cache.read_run(spec.name, result.run_id)
+    mine = cache.runs.one(spec.name, result.run_id)
     # stopped past its lease, then resumed: the run that took over said so, and it stays said
     if mine is not None and mine["status"] == "interrupted":
         final["status"] = result.status = "interrupted"
         note = "resumed after another run took over, and ended"
         final["errors"] = "\n".join(filter(None, [mine["errors"], note, *result.errors]))
-    cache.write_run(final)
+    cache.runs.write(final)
     if result.kind == "run" and (spec.alerts or spec.notify.digest):
         keep_after_run(spec, cache, client.namespace, result, final)
 
 
 def taken_over(spec: TrackerSpec, cache: Cache, run_id: str) -> bool:
     """Whether another run marked this one ``interrupted`` (it was stopped past its lease)."""
-    mine = cache.read_run(spec.name, run_id)
+    mine = cache.runs.one(spec.name, run_id)
     return mine is not None and mine["status"] == "interrupted"

@@ -10,7 +10,7 @@ what the service answered, and, at their estimates, the requests whose answers w
 written.
 
 >>> from storeframes.track.runs import ledger_counts
->>> ledger_counts(sf.Cache("cache").read_ledger(), "20261120T061500000000Z-4242-a1b2c3")  # doctest: +SKIP
+>>> ledger_counts(sf.Cache("cache").ledger.read(), "20261120T061500000000Z-4242-a1b2c3")  # doctest: +SKIP
 {'requests': 34, 'credits_spent': 340, 'credits_saved': 0, 'reserved': 2, 'credits_reserved': 20}
 """
 
@@ -30,7 +30,7 @@ def ledger_counts(ledger: pl.DataFrame, session: str | None) -> dict[str, int] |
     estimates), ``credits_saved``, and of them the ``reserved`` requests and their ``credits_reserved``.
     None without a session (a row written by an earlier version).
 
-    >>> ledger_counts(sf.Cache("cache").read_ledger(), None) is None  # doctest: +SKIP
+    >>> ledger_counts(sf.Cache("cache").ledger.read(), None) is None  # doctest: +SKIP
     True
     """
     if not session:
@@ -55,10 +55,10 @@ def end_interrupted(cache: Cache, tracker: str, run_id: str) -> tuple[str, ...]:
     >>> end_interrupted(sf.Cache("cache"), "keywords", "20261121-061500-a1b2c3")  # doctest: +SKIP
     ('20261120-061500-d4e5f6',)
     """
-    running = cache.running_runs(tracker)
+    running = cache.runs.running(tracker)
     if running.is_empty():
         return ()
-    ledger = cache.read_ledger()
+    ledger = cache.ledger.read()
     ended = []
     for row in running.iter_rows(named=True):
         notes = [row["errors"], f"stopped before it ended; run {run_id} fetched what it had not kept"]
@@ -76,7 +76,7 @@ def end_interrupted(cache: Cache, tracker: str, run_id: str) -> tuple[str, ...]:
                 )
         row["status"] = "interrupted"
         row["errors"] = "\n".join(filter(None, notes))
-        cache.write_run(row)
+        cache.runs.write(row)
         ended.append(row["run_id"])
     return tuple(ended)
 

@@ -244,7 +244,7 @@ class Tracker:
     def events(self, since: date | str | None = None, until: date | str | None = None) -> pl.DataFrame:
         """The events this tracker's alerts found (:func:`storeframes.events`); offline, no token."""
         first, last = _day(since), _day(until)
-        return self._open_cache(self._options.get("storage_options")).read_events(
+        return self._open_cache(self._options.get("storage_options")).events.read(
             self.spec.name, since=first, until=last
         )
 
@@ -266,7 +266,7 @@ class Tracker:
 
     def runs(self) -> pl.DataFrame:
         """The run log of this tracker, oldest first (:data:`~storeframes.cache.RUN_SCHEMA`); offline, no token."""
-        return self._open_cache(self._options.get("storage_options")).read_runs(self.spec.name)
+        return self._open_cache(self._options.get("storage_options")).runs.read(self.spec.name)
 
     def fetched(self, start: date | str, end: date | str) -> pl.DataFrame:
         """The days from ``start`` to ``end`` each followed keyword was fetched (``keyword``, ``country``,
@@ -299,7 +299,7 @@ class Tracker:
             first = first if first is not None else day - timedelta(days=STATUS_DAYS - 1)
             rows = item_rows(self.spec.items, day, fetched, since=first)
             runs = (
-                client.cache.read_runs(self.spec.name) if client.cache is not None else pl.DataFrame(schema=RUN_SCHEMA)
+                client.cache.runs.read(self.spec.name) if client.cache is not None else pl.DataFrame(schema=RUN_SCHEMA)
             )
             month = month_spent(client, day)
             return TrackStatus(self.spec.name, day, rows, month, self.spec.budget_per_month, runs, since=first)

@@ -13,8 +13,8 @@ its kept ``versions`` and ``metadata`` frames, as a client leaves them: four sma
 an answer (raw answer, index, two frames). Filling 100,000 answers through the sandbox
 client would take long, so a few real sandbox answers serve as templates and each cached
 answer is one of them given an app id of its own, written straight through
-:meth:`Cache.store <storeframes.Cache.store>` and :meth:`Cache.write_frame
-<storeframes.Cache.write_frame>` (on every CPU). Then, before and after
+:meth:`Cache.store <storeframes.Cache.store>` and :meth:`cache.frames.write
+<storeframes.cache.frame_files.FrameFiles.write>` (on every CPU). Then, before and after
 :meth:`Cache.compact <storeframes.Cache.compact>` (with this version's flatteners, as
 ``storeframes cache compact`` does), each in a fresh process:
 
@@ -137,7 +137,7 @@ def fill_chunk(folder: str, models: list[Response], start: int, stop: int) -> in
         built, counts = spec.build(responses)
         offset = 0
         for entry, count in zip(entries, counts, strict=True):
-            cache.write_frame(entry, spec.table.name, spec.version, built.slice(offset, count))
+            cache.frames.write(entry, spec.table.name, spec.version, built.slice(offset, count))
             offset += count
     return stop - start
 

@@ -125,7 +125,7 @@ def test_a_replayed_fortnight_fires_each_rank_move_once_and_tells_both_addresses
         assert not events.filter(pl.col("day") == skipped).height
         # every event reached both addresses, once, and is marked so
         assert events["notified_at"].null_count() == 0
-        key = Cache(tracker.spec.cache_dir).address_key()
+        key = Cache(tracker.spec.cache_dir).events.address_key()
         assert all(
             sorted(t) == sorted([address_id(hook.url, key), address_id(box.url, key)]) for t in events["notified_to"]
         )
@@ -176,7 +176,7 @@ def test_a_webhook_that_fails_gets_its_events_at_the_next_run_once(tmp_path: Pat
         assert str(hook.port) not in " ".join(failed.errors)
         pending = tracker.events().filter(pl.col("day") == day)
         assert pending["notified_at"].null_count() == pending.height
-        key = Cache(tracker.spec.cache_dir).address_key()
+        key = Cache(tracker.spec.cache_dir).events.address_key()
         assert all(t.to_list() == [address_id(box.url, key)] for t in pending["notified_to"]), pending.select(
             "rule", "notified_to"
         )
@@ -291,7 +291,7 @@ def test_track_alerts_exits_3_when_an_address_could_not_be_told_and_0_once_it_is
         hook.failing = 0
         up = subprocess.run(command, capture_output=True, text=True, timeout=120)
         assert up.returncode == 0, up.stdout + up.stderr
-        key = Cache(tracker.spec.cache_dir).address_key()
+        key = Cache(tracker.spec.cache_dir).events.address_key()
         assert f"told json://…#{address_id(hook.url, key)}: {kept.height} events" in up.stdout
         told = hook.texts()
         assert len(hook.received) == 1 and all(told.count(detail) == 1 for detail in kept["detail"])

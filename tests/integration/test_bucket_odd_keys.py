@@ -62,7 +62,7 @@ def test_objects_with_odd_keys_in_a_bucket_are_passed_over_and_nothing_is_paid_a
             scanned = sf.scan("metadata", cache_dir=s3_bucket.url, storage_options=s3_bucket.storage_options).collect()
             assert scanned.sort("app_id").equals(fetched.sort("app_id"))
             kept = sf.Cache(s3_bucket.url, storage_options=s3_bucket.storage_options)
-            assert kept.read_ledger()["cost"].sum() == first.spent > 0
+            assert kept.ledger.read()["cost"].sum() == first.spent > 0
     said = [str(w.message) for w in caught if issubclass(w.category, CacheWarning)]
     assert len(said) == len(caught) == len(ODD), said  # each named once in this process, not at every read
     for key in ODD:

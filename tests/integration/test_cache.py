@@ -489,20 +489,20 @@ def test_frames_are_kept_as_parquet_and_rebuilt_for_a_new_flattener(tmp_path):
 
     def frame(version: str) -> pl.DataFrame:
         """The kept frame of the flattener ``version``, built and kept when there is none."""
-        kept = cache.read_frame(entry, "search_results", version)
+        kept = cache.frames.read([entry], "search_results", version).get(entry.id)
         if kept is not None:
             return kept
         built = build()
-        cache.write_frame(entry, "search_results", version, built)
+        cache.frames.write(entry, "search_results", version, built)
         return built
 
-    assert cache.read_frame(entry, "search_results", "1") is None
+    assert cache.frames.read([entry], "search_results", "1").get(entry.id) is None
     first = frame("1")
     second = frame("1")
     assert len(builds) == 1 and first.equals(second) and second.schema == first.schema
     path = tmp_path / "frames" / "table=search_results" / f"{entry.id}.parquet"
     assert pl.read_parquet(path).height == len(answer.result["value"])
-    assert cache.read_frame(entry, "search_results", "2") is None  # another flattener wrote it
+    assert cache.frames.read([entry], "search_results", "2").get(entry.id) is None  # another flattener wrote it
     frame("2")
     assert len(builds) == 2
     path.write_bytes(b"garbage")
@@ -546,11 +546,11 @@ def test_the_ledger_is_kept_in_a_few_files_per_session(tmp_path, monkeypatch):
         client.get("search", keyword=keyword)
     small = sorted((tmp_path / "ledger").glob("*.parquet"))
     assert [pl.read_parquet(f).height for f in small] == [1] * 5  # one small file per request, as it ends
-    assert client.cache.read_ledger().equals(client.ledger)
+    assert client.cache.ledger.read().equals(client.ledger)
     client.close()  # merged into chunks of LEDGER_CHUNK rows, the small files removed
     files = sorted((tmp_path / "ledger").glob("*.parquet"))
     assert [pl.read_parquet(f).height for f in files] == [2, 2, 1]
-    assert client.cache.read_ledger().equals(client.ledger)
+    assert client.cache.ledger.read().equals(client.ledger)
     assert client.spend()["requests"].to_list() == [5]
 
 

@@ -204,7 +204,7 @@ def test_the_offline_notebook_reproduces_the_changes(make_client, tmp_path):
 def test_the_token_is_in_no_change_frame_file(client):
     for name in CHANGE_FRAMES:
         getattr(client, name)(IOS[:2], **MONTH)
-    client.cache.flush()  # what the cache writes behind the calls (an index's record of rows), written
+    client.cache.frames.flush()  # what the cache writes behind the calls (an index's record of rows), written
     files = [p for p in client.cache.path.rglob("*") if p.is_file()]
     tables = {"table=changes", "table=privacy_changes", "table=screenshot_changes", "table=version_changes"}
     assert tables <= {p.parent.name for p in files}

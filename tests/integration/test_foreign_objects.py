@@ -128,9 +128,9 @@ def _everything(where: Where, server: SandboxServer, fetched: Any, before: dict[
         scanned = sf.scan("metadata", cache_dir=where.url, **where.options).collect()
         assert scanned.sort("app_id").equals(fetched.sort("app_id"))
         kept = Cache(where.url, **where.options)
-        assert month_spent_of(kept.read_ledger(), "service", before["day"]) == before["month"] > 0
-        assert kept.read_runs().height == 0 and kept.read_events().height == 0
-        assert kept.read_digest("t", DIGEST_DAY) is None and kept.digest_days("t") == []
+        assert month_spent_of(kept.ledger.read(), "service", before["day"]) == before["month"] > 0
+        assert kept.runs.read().height == 0 and kept.events.read().height == 0
+        assert kept.digests.read("t", DIGEST_DAY) is None and kept.digests.days("t") == []
         assert kept.info()["entries"] == 1
     assert all(issubclass(w.category, CacheWarning) for w in caught), [str(w.message) for w in caught]
     return [str(w.message) for w in caught]
@@ -142,7 +142,7 @@ def _filled(where: Where, server: SandboxServer) -> tuple[Any, dict[str, Any], s
         fetched = first.metadata_frame(APPS)
         spent = first.spent
     kept = Cache(where.url, **where.options)
-    ledger = kept.read_ledger()
+    ledger = kept.ledger.read()
     day = ledger["time"].max().date()
     [table] = {key.split("/")[1].removeprefix("table=") for key in kept.storage.list("frames/")}
     return fetched, {"spent": spent, "day": day, "month": month_spent_of(ledger, "service", day)}, table

@@ -129,7 +129,7 @@ def test_the_token_is_in_no_frame_file(client):
     for name in METADATA_FRAMES:
         getattr(client, name)(IOS)
     client.metrics_frame(IOS)
-    client.cache.flush()  # what the cache writes behind the calls (an index's record of rows), written
+    client.cache.frames.flush()  # what the cache writes behind the calls (an index's record of rows), written
     files = [p for p in client.cache.path.rglob("*") if p.is_file()]
     assert any("frames" in p.parts for p in files)
     for path in files:

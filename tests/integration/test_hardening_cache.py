@@ -529,7 +529,7 @@ def test_files_of_a_newer_format_are_left_in_place_and_reported_once(tmp_path):
     fresh = Cache(store)
     with pytest.warns(CacheWarning, match="newer storeframes"):
         assert look(fresh, "search", SEARCH, NOON) == {}
-        assert fresh.read_ledger().is_empty()
+        assert fresh.ledger.read().is_empty()
     assert tree(store.root) == before
 
 

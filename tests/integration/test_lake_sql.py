@@ -153,7 +153,7 @@ def test_the_apps_that_gained_most_places_with_their_title_changes_in_one_query(
 def test_the_credits_spent_per_endpoint_are_the_ledgers(folder):
     got = sf.sql(CREDITS, folder)
 
-    ledger = sf.Cache(folder).read_ledger()
+    ledger = sf.Cache(folder).ledger.read()
     expected = (
         ledger.group_by("endpoint")
         .agg(
@@ -202,7 +202,7 @@ def test_the_readme_shows_the_three_queries():
 
 def test_the_logs_are_views_with_their_schemas(folder):
     ledger = sf.sql('SELECT * FROM ledger ORDER BY time, "row"', folder)
-    assert_frame_equal(ledger, sf.Cache(folder).read_ledger())
+    assert_frame_equal(ledger, sf.Cache(folder).ledger.read())
     assert ledger.height == 25  # metadata: 2 sent, 1 from the cache; 1 search history; 21 change histories
     runs, events = sf.sql("SELECT * FROM runs", folder), sf.sql("SELECT * FROM events", folder)
     assert runs.is_empty() and runs.schema == RUN_SCHEMA
@@ -311,7 +311,7 @@ def test_a_buckets_tables_are_queried_offline_and_its_keys_never_shown(s3_bucket
     )
     assert rated.height > 0
     credits = sf.sql(CREDITS, s3_bucket.url, **options)
-    assert credits["credits"].sum() == sf.Cache(s3_bucket.url, **options).read_ledger()["cost"].sum() > 0
+    assert credits["credits"].sum() == sf.Cache(s3_bucket.url, **options).ledger.read()["cost"].sum() > 0
     for query in ("SELECT * FROM nope", "SELECT nocolumn FROM metadata"):
         with pytest.raises(sf.InvalidParameterError) as refused:
             sf.sql(query, s3_bucket.url, **options)

@@ -75,7 +75,7 @@ def test_a_run_that_fills_the_disk_leaves_no_charged_credit_out_of_the_ledger(tm
             assert 0 < len(first) < len(KEYWORDS) and charged > 0
 
             # not one credit the service charged is missing from the ledger
-            ledger = sf.Cache(cache_dir).read_ledger()
+            ledger = sf.Cache(cache_dir).ledger.read()
             assert ledger["cost"].sum() == charged
             assert {a.params["keyword"] for a in first} <= {json.loads(p)["keyword"] for p in ledger["params"]}
 
@@ -87,7 +87,7 @@ def test_a_run_that_fills_the_disk_leaves_no_charged_credit_out_of_the_ledger(tm
             row = log.row(0, named=True)
             assert row["status"] in ("failed", "interrupted") and row["status"] != "running"
             assert row["requests"] == len(first) and row["credits_spent"] == charged
-            assert sf.Cache(cache_dir).read_ledger()["cost"].sum() == sum(a.cost for a in arrivals)
+            assert sf.Cache(cache_dir).ledger.read()["cost"].sum() == sum(a.cost for a in arrivals)
             kept = {entry.params["keyword"] for entry in sf.Cache(cache_dir).entries("search")}
             assert kept == set(KEYWORDS)
     finally:

@@ -75,7 +75,7 @@ def spec(month: Path, tmp_path: Path) -> Path:
 def ledger(spec: Path) -> pl.DataFrame:
     cache = open_cache(str(spec.parent / "cache"), None)
     assert cache is not None
-    return cache.read_ledger().filter(pl.col("service") == SERVICE)
+    return cache.ledger.read().filter(pl.col("service") == SERVICE)
 
 
 def reference(spec: Path) -> Any:
@@ -313,7 +313,7 @@ def test_with_a_token_over_http_the_token_is_sent_only_to_the_service(tmp_path):
     assert absent.structured_content["total_rows"] == 0 and "999999999" in absent.content[0].text
     assert planned.structured_content["estimate"] == 100 and not planned.is_error
     assert refused.is_error and "InvalidParameterError" in refused.content[0].text
-    kept = open_cache(str(tmp_path / "cache"), None).read_ledger()
+    kept = open_cache(str(tmp_path / "cache"), None).ledger.read()
     assert set(kept["service"]) == {"service"}
     assert spent.structured_content["credits_spent"] == int(kept["cost"].sum()) == 21
     assert described.structured_content["settings"]["service"] == "service"

@@ -52,7 +52,7 @@ def spec(tmp_path_factory) -> Path:
 def spent(spec: Path) -> pl.DataFrame:
     cache = open_cache(str(spec.parent / "cache"), None)
     assert cache is not None
-    return cache.read_ledger().filter(pl.col("service") == SERVICE)
+    return cache.ledger.read().filter(pl.col("service") == SERVICE)
 
 
 def _free_port() -> int:

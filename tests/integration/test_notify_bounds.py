@@ -195,7 +195,7 @@ def test_the_members_of_a_cache_in_a_bucket_share_one_key_made_once(s3_bucket):
     keys: list[bytes] = []
 
     def member() -> None:
-        keys.append(Cache(s3_bucket.url, storage_options=options).address_key())
+        keys.append(Cache(s3_bucket.url, storage_options=options).events.address_key())
 
     racing = [threading.Thread(target=member) for _ in range(4)]
     for thread in racing:
@@ -203,7 +203,7 @@ def test_the_members_of_a_cache_in_a_bucket_share_one_key_made_once(s3_bucket):
     for thread in racing:
         thread.join(60)
     assert len(keys) == 4 and len(set(keys)) == 1 and len(keys[0]) == 32
-    assert Cache(s3_bucket.url, storage_options=options).address_key() == keys[0]  # read back, never made again
+    assert Cache(s3_bucket.url, storage_options=options).events.address_key() == keys[0]  # read back, never made again
     assert len([k for k in s3_bucket.objects() if k.endswith("/storeframes-address-key.json")]) == 1
 
 
@@ -216,7 +216,7 @@ def test_events_told_under_the_earlier_ids_are_not_told_again_and_lose_those_ids
             rows = kept.filter(pl.col("day") == day).with_columns(
                 notified_to=pl.lit([_unkeyed(first.url)], pl.List(pl.String))
             )
-            cache.write_events("watch", day, rows)
+            cache.events.write("watch", day, rows)
         judged = Tracker.from_toml(_loud(tmp_path, [first.url, second.url]), sandbox=True).alerts(DAY)
         assert judged.errors == []
         assert first.received == []  # it had them: not told twice

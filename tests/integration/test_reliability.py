@@ -497,7 +497,7 @@ def test_four_processes_with_faults_share_one_folder_and_lose_nothing(tmp_path):
     most = max_in_window([a.time for a in arrivals], WINDOW[1])
     assert most <= WINDOW[0]
     # credits: the ledgers kept in the folder hold what each process was charged, and failures cost nothing
-    kept_ledger = sf.Cache(folder).read_ledger()
+    kept_ledger = sf.Cache(folder).ledger.read()
     assert kept_ledger["cost"].sum() == sum(r["spent"] for r in reports) > 0
     assert kept_ledger.filter(pl.col("status") != 200)["cost"].sum() == 0
     assert all(a.cost == 0 for a in arrivals if a.fault or a.status != 200)

@@ -275,8 +275,8 @@ client = sf.sandbox.client(cache_dir=args["url"], storage_options=args["options"
 client.get("search", keyword="maps")  # an answer, and its ledger rows, kept in the bucket
 entry = client.cache.entries("search")[0]
 open(args["flag"], "w").close()  # the bucket stalls from now on
-client.cache.WRITE_BEHIND_ROWS = 1
-client.cache.write_frame(entry, "seams", "v1", pl.DataFrame({"n": [1, 2, 3]}), later=True)
+client.cache.frames.WRITE_BEHIND_ROWS = 1
+client.cache.frames.write(entry, "seams", "v1", pl.DataFrame({"n": [1, 2, 3]}), later=True)
 print("submitted", flush=True)
 # the script ends here, without closing the client: the interpreter exits
 """

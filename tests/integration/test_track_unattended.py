@@ -200,7 +200,7 @@ def test_a_run_killed_half_way_is_marked_interrupted_and_the_rerun_pays_again_on
         # the killed run's row counts what the service answered and charged it, from the ledger: each
         # request settled, or (sent or about to be when it died) reserved at its estimate
         row = log.row(0, named=True)
-        mine = sf.Cache(folder).read_ledger().filter(pl.col("row").str.starts_with(row["session"] + "-"))
+        mine = sf.Cache(folder).ledger.read().filter(pl.col("row").str.starts_with(row["session"] + "-"))
         reserved = mine.filter("reserved")
         assert reserved.height <= KILL_WORKERS and (reserved["cost"] == SEARCH_COST).all()
         assert {a.params["keyword"] for a in first} <= {json.loads(p)["keyword"] for p in mine["params"]}
@@ -269,7 +269,7 @@ def test_two_machines_running_one_spec_at_once_on_a_bucket_pay_for_each_keyword_
     with sf.Client(SANDBOX_KEY, cache_dir=s3_bucket.url, storage_options=s3_bucket.storage_options) as reader:
         assert reader.cache is not None
         assert _kept_keywords(reader.cache) == sorted(keywords)
-        ledger = reader.cache.read_ledger()
+        ledger = reader.cache.ledger.read()
     assert ledger.filter(~pl.col("from_cache"))["cost"].sum() == SEARCH_COST * len(keywords)
     record(
         "tracker: two machines, one spec, one bucket",
@@ -445,7 +445,7 @@ def test_two_trackers_started_together_on_two_machines_stay_within_the_month_bud
     assert sent == sorted(wanted[first] + wanted[second][:SMALL])
     with sf.Client(SANDBOX_KEY, cache_dir=s3_bucket.url, storage_options=s3_bucket.storage_options) as reader:
         assert reader.cache is not None
-        ledger = reader.cache.read_ledger()
+        ledger = reader.cache.ledger.read()
     month = ledger.filter(pl.col("time").dt.year() == TODAY.year, pl.col("time").dt.month() == TODAY.month)
     assert month["cost"].sum() == charged <= MONTH_BUDGET
 
@@ -519,7 +519,7 @@ def test_a_month_replayed_day_after_day_runs_what_is_due_each_day_and_then_fills
 
     with tracker.client(days[-1]) as client:
         assert client.cache is not None
-        ledger = client.cache.read_ledger()
+        ledger = client.cache.ledger.read()
     for k, day in enumerate(days):
         sent = _sent(ledger, day)
         counts = dict(sent.group_by("endpoint").len().iter_rows())
@@ -549,7 +549,7 @@ def test_a_month_replayed_day_after_day_runs_what_is_due_each_day_and_then_fills
     assert result.status == "ok" and result.requests == 3 + 1 + 0 + 2
     with tracker.client(back) as client:
         assert client.cache is not None
-        history = _sent(client.cache.read_ledger(), back).filter(pl.col("endpoint") == "search_history")
+        history = _sent(client.cache.ledger.read(), back).filter(pl.col("endpoint") == "search_history")
     assert history["end"].to_list() == [back - timedelta(days=1)] * 2
     assert history["start"].to_list() == [days[-1] - timedelta(days=SETTLE - 1)] * 2  # from the first day not final
     after = _gaps(tracker.status(back))

@@ -153,7 +153,7 @@ def test_a_charged_answer_that_fails_counts_in_spent_the_ledger_and_the_budget(t
                 client.get("search", keyword="maps")
             # the failure was charged: it counts at once, in memory and in the folder
             assert client.spent == client.ledger["cost"].sum() > 0
-            assert Cache(tmp_path).read_ledger()["cost"].sum() == client.spent
+            assert Cache(tmp_path).ledger.read()["cost"].sum() == client.spent
         assert client.spent == 3 * 7 and len(server.arrivals) == 3
         with pytest.raises(sf.BudgetExceededError):  # 21 + 10 would pass the budget: nothing is sent
             client.get("search", keyword="maps")
@@ -207,7 +207,7 @@ def test_an_attempt_without_an_answer_is_a_row_with_no_status_and_no_cost(tmp_pa
         ledger = client.ledger
         assert ledger.height == 2 and ledger["status"].null_count() == 2 and ledger["cost"].sum() == 0
         assert ledger["attempt"].to_list() == [1, 2]
-        kept = Cache(tmp_path).read_ledger()
+        kept = Cache(tmp_path).ledger.read()
         assert kept["row"].to_list() == ledger["row"].to_list()  # kept as soon as the request ended
         spend = client.spend().row(0, named=True)
         assert spend["requests"] == 0 and spend["credits_spent"] == 0  # requests counts answers received
@@ -256,7 +256,7 @@ def test_a_process_killed_half_way_leaves_a_paid_row_for_every_answer_it_kept(tm
 
         with _quiet():
             cached = Cache(folder).entries("metadata")
-            ledger = Cache(folder).read_ledger()
+            ledger = Cache(folder).ledger.read()
         assert 0 < len(cached) < 40
         paid = ledger.filter(~pl.col("from_cache") & (pl.col("status") == 200))
         cost_of = dict(zip(paid["params"], paid["cost"], strict=True))
@@ -322,17 +322,17 @@ def test_a_ledger_write_that_fails_is_tried_again_and_no_row_is_lost_or_doubled(
     with sf.sandbox.client(today=SANDBOX_TODAY, cache_dir=cache, progress=False) as client, _quiet() as caught:
         store.passing, store.failures = 1, 2  # the reservation passes; the request's rows, then the call's end fail
         client.get("search", keyword="maps")
-        held = cache.read_ledger()  # the reservation stays, counted at the request's estimate
+        held = cache.ledger.read()  # the reservation stays, counted at the request's estimate
         assert held.select("reserved", "cost_estimated", "status").rows() == [(True, True, None)]
         assert held["cost"].sum() >= client.spent > 0 and client.ledger.height == 1
         client.get("search", keyword="notes")  # its row, and the first one's over its reservation, now
-        assert cache.read_ledger().height == client.ledger.height == 2
-        assert not cache.read_ledger()["reserved"].any()
+        assert cache.ledger.read().height == client.ledger.height == 2
+        assert not cache.ledger.read()["reserved"].any()
         store.failures = 1  # the last write of the session: a cache hit's row
         client.get("search", keyword="maps")
-        assert cache.read_ledger().height == 2 and client.ledger.height == 3
+        assert cache.ledger.read().height == 2 and client.ledger.height == 3
     assert [issubclass(w.category, sf.CacheWarning) for w in caught] == [True] * 3  # one per failure
-    kept = cache.read_ledger()
+    kept = cache.ledger.read()
     assert kept.height == 3  # close() wrote the hit
     assert _ids(kept) == _ids(client.ledger) and kept["row"].n_unique() == 3
     assert kept["saved"].sum() == client.saved > 0 and kept["cost"].sum() == client.spent > 0
@@ -341,16 +341,16 @@ def test_a_ledger_write_that_fails_is_tried_again_and_no_row_is_lost_or_doubled(
 def test_a_merge_that_fails_keeps_the_small_files_and_is_tried_again():
     store = FlakyStore()
     cache = Cache(store)
-    credits = Credits(clock=_clock, sink=cache)
+    credits = Credits(clock=_clock, sink=cache.ledger)
     for i in range(3):
         _settle(credits, i)
     store.failures = 1
     with _quiet() as caught:
         credits.close()  # the chunk cannot be written: nothing is removed
-    assert len(caught) == 1 and len(store.list("ledger/")) == 3 and cache.read_ledger().height == 3
+    assert len(caught) == 1 and len(store.list("ledger/")) == 3 and cache.ledger.read().height == 3
     credits.close()
     assert store.list("ledger/") == [f"ledger/{credits.session}-0000.parquet"]
-    assert _ids(cache.read_ledger()) == _ids(credits.ledger)
+    assert _ids(cache.ledger.read()) == _ids(credits.ledger)
 
 
 # -- small files and their merge ---------------------------------------------------------------
@@ -365,7 +365,7 @@ def _settle(credits: Credits, i: int, *, cost: int = 10) -> None:
 def test_the_small_files_of_a_session_are_merged_into_chunks_each_row_counted_once():
     store = FlakyStore()
     cache = Cache(store)
-    credits = Credits(clock=_clock, sink=cache)
+    credits = Credits(clock=_clock, sink=cache.ledger)
     most = 0
     for i in range(3000):
         _settle(credits, i)
@@ -375,7 +375,7 @@ def test_the_small_files_of_a_session_are_merged_into_chunks_each_row_counted_on
             credits.flush()  # the end of a call: the hits in one small file
         most = max(most, sum("-r" in key for key in store.list("ledger/")))
     assert most <= MERGE_AFTER + 1  # never many small files: they are merged as they come
-    kept = cache.read_ledger()
+    kept = cache.ledger.read()
     assert credits.ledger.height == 3000 + 1500
     assert kept.height == 4500 - 4  # the hits since the last flush (2992 ... 2998) wait for the next one
     credits.close()
@@ -383,7 +383,7 @@ def test_the_small_files_of_a_session_are_merged_into_chunks_each_row_counted_on
     assert names == [f"ledger/{credits.session}-{chunk:04d}.parquet" for chunk in range(5)]
     heights = [pq.read_metadata(pa.BufferReader(store.get(name))).num_rows for name in names]
     assert heights == [LEDGER_CHUNK] * 4 + [4500 - 4 * LEDGER_CHUNK]
-    kept = cache.read_ledger()
+    kept = cache.ledger.read()
     assert kept.height == 4500 and kept["row"].n_unique() == 4500 and _ids(kept) == _ids(credits.ledger)
     assert kept["cost"].sum() == credits.spent == 30000 and kept["saved"].sum() == credits.saved == 15000
     assert kept.schema == LEDGER_SCHEMA
@@ -394,7 +394,7 @@ def test_a_row_in_a_small_file_and_in_its_chunk_is_counted_once():
     store = FlakyStore()
     store.keep_removed = True  # as if the process stopped after writing the chunk, before removing
     cache = Cache(store)
-    credits = Credits(clock=_clock, sink=cache)
+    credits = Credits(clock=_clock, sink=cache.ledger)
     for i in range(5):
         _settle(credits, i)
     credits.close()
@@ -402,7 +402,7 @@ def test_a_row_in_a_small_file_and_in_its_chunk_is_counted_once():
     assert len(files) == 6  # five small files and the chunk holding their rows
     raw = sum(pq.read_metadata(pa.BufferReader(store.get(name))).num_rows for name in files)
     assert raw == 10
-    kept = cache.read_ledger()
+    kept = cache.ledger.read()
     assert kept.height == 5 and _ids(kept) == _ids(credits.ledger) and kept["cost"].sum() == 50
 
 
@@ -430,7 +430,7 @@ def test_ledger_files_of_an_earlier_version_are_read_as_an_unknown_service(tmp_p
     old.write_parquet(tmp_path / "ledger" / "20261101T120000000000Z-1-abcdef-0000.parquet")
     with sf.sandbox.client(today=SANDBOX_TODAY, cache_dir=tmp_path, progress=False) as client:
         client.get("search", keyword="maps")
-        kept = Cache(tmp_path).read_ledger()
+        kept = Cache(tmp_path).ledger.read()
         assert kept.schema == LEDGER_SCHEMA and kept.height == 3
         assert kept["service"].to_list() == ["unknown", "unknown", "sandbox-0"]
         assert kept["row"].to_list()[:2] == [
@@ -511,7 +511,7 @@ def test_the_token_never_appears_in_a_ledger_file(tmp_path):
         client.close()
     assert len(server.arrivals) == 4
     files = list((tmp_path / "ledger").glob("*.parquet"))
-    assert files and Cache(tmp_path).read_ledger()["cost"].sum() == client.spent > 0
+    assert files and Cache(tmp_path).ledger.read()["cost"].sum() == client.spent > 0
     for path in files:
         assert token.encode() not in path.read_bytes()
         table = pq.read_table(path)
@@ -561,7 +561,7 @@ def test_retries_of_a_charged_failure_stop_before_they_could_pass_the_budget(tmp
             client.get("search", keyword="maps")  # 7 charged, then 14: a third attempt could reach 24
         assert len(server.arrivals) == 2
         assert client.spent == 14 == client.ledger["cost"].sum() <= client.budget
-        assert Cache(tmp_path).read_ledger()["cost"].sum() == 14
+        assert Cache(tmp_path).ledger.read()["cost"].sum() == 14
         client.close()
 
 
@@ -577,7 +577,7 @@ print(len(client.ledger))
     done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, check=True)
     names = sorted(p.name for p in (tmp_path / "ledger").glob("*.parquet"))
     assert len(names) == 1 and "-r" not in names[0]  # three small files merged into one chunk
-    assert Cache(tmp_path).read_ledger().height == int(done.stdout) == 3
+    assert Cache(tmp_path).ledger.read().height == int(done.stdout) == 3
 
 
 def test_cache_info_separates_thousands(tmp_path, capsys):

@@ -36,14 +36,14 @@ def test_a_request_is_sent_only_once_its_reservation_is_in_the_ledger(tmp_path):
     seen: list[list[tuple[Any, ...]]] = []
 
     def look(number: int, path: str, query: dict[str, str], headers: dict[str, str]) -> None:
-        seen.append(Cache(tmp_path).read_ledger().select("endpoint", "cost", "reserved", "status").rows())
+        seen.append(Cache(tmp_path).ledger.read().select("endpoint", "cost", "reserved", "status").rows())
 
     with Loopback(look) as server, _client(server, tmp_path) as client:
         client.get("search", keyword="maps")
         client.get("search", keyword="notes")
         assert seen[0] == [("search", SEARCH_ESTIMATE, True, None)]  # on the service's side: already counted
         assert seen[1] == [("search", 10, False, 200), ("search", SEARCH_ESTIMATE, True, None)]
-        kept = Cache(tmp_path).read_ledger()
+        kept = Cache(tmp_path).ledger.read()
         assert not kept["reserved"].any()  # each replaced by the rows of its request
         assert kept["cost"].sum() == client.spent == 20 and kept.height == 2
 
@@ -71,7 +71,7 @@ def test_a_reservation_that_cannot_be_written_stops_the_request_before_it_is_sen
         assert client.spent == 0 and client.credits.reserved == 0 and client.ledger.is_empty()
         store.failures = 0  # space again: the same call goes out, counted once
         client.get("search", keyword="maps")
-        assert len(server.arrivals) == 1 and Cache(store).read_ledger()["cost"].sum() == client.spent == 10
+        assert len(server.arrivals) == 1 and Cache(store).ledger.read()["cost"].sum() == client.spent == 10
 
 
 HANGING_CALL = """
@@ -104,7 +104,7 @@ def test_a_request_killed_before_its_answer_counts_at_its_estimate_in_spend_and_
             sigkill_when(HANGING_CALL, args, tmp_path, lambda: len(server.arrivals) == 1)
             release.set()
             with _quiet():
-                ledger = Cache(folder).read_ledger()
+                ledger = Cache(folder).ledger.read()
             assert ledger.select("endpoint", "cost", "cost_estimated", "reserved", "status").rows() == [
                 ("search", SEARCH_ESTIMATE, True, True, None)
             ]

@@ -411,17 +411,17 @@ def test_many_kept_frames_of_a_folder_read_together_as_each_alone(tmp_path):
         )
         assert entry is not None
         frame = pl.DataFrame({"rank": list(range(i)), "app_id": [f"{i}-{r}" for r in range(i)]}, schema=schema)
-        cache.write_frame(entry, "t", "2" if i == 3 else "1", frame)  # another flattener's
+        cache.frames.write(entry, "t", "2" if i == 3 else "1", frame)  # another flattener's
         entries.append(entry)
         expected[entry.id] = frame
-    cache.write_frame(entries[4], "t", "1", pl.DataFrame({"other": [1]}))  # other columns: built again
+    cache.frames.write(entries[4], "t", "1", pl.DataFrame({"other": [1]}))  # other columns: built again
     (tmp_path / "frames" / "table=t" / f"{entries[5].id}.parquet").unlink()  # not kept
     (tmp_path / "frames" / "table=t" / f"{entries[6].id}.parquet").write_bytes(b"PAR1 cut short")
     folder = tmp_path / "frames" / "table=t"  # a file copied over another's: read alone, as before
     (folder / f"{entries[8].id}.parquet").write_bytes((folder / f"{entries[7].id}.parquet").read_bytes())
     expected[entries[8].id] = expected[entries[7].id]
     with pytest.warns(CacheWarning, match="unreadable"):
-        found = Cache(tmp_path).read_frames(entries, "t", "1", schema=schema)
+        found = Cache(tmp_path).frames.read(entries, "t", "1", schema=schema)
     assert sorted(found) == sorted(e.id for i, e in enumerate(entries) if i not in (3, 4, 5, 6))
     for entry_id, frame in found.items():
         assert frame.equals(expected[entry_id]) and frame.schema == schema

@@ -70,7 +70,7 @@ def test_a_scan_made_before_a_compaction_gives_the_same_rows_after_it(make_clien
 def test_a_scan_collected_while_a_compaction_replaces_its_files_reads_the_new_ones(make_client, tmp_path, monkeypatch):
     expected = _fill(make_client, tmp_path)
     cache = Cache(tmp_path)
-    locate = cache.frame_files
+    locate = cache.frames.locate
     compacted = []
 
     def located_then_compacted(*args: Any, **kwargs: Any) -> dict[str, str]:
@@ -79,7 +79,7 @@ def test_a_scan_collected_while_a_compaction_replaces_its_files_reads_the_new_on
             compacted.append(Cache(tmp_path).compact(frames=flattener_versions()))
         return found
 
-    monkeypatch.setattr(cache, "frame_files", located_then_compacted)
+    monkeypatch.setattr(cache.frames, "locate", located_then_compacted)
     rows = scan("versions", cache_dir=cache).collect()
     assert compacted and compacted[0]["frame_files_merged"] >= 2
     assert rows.filter(pl.col("app_id").is_in(APPS[:6])).sort("app_id", "position").equals(expected)
@@ -89,14 +89,14 @@ def test_a_scan_collected_while_a_compaction_replaces_its_files_reads_the_new_on
 def test_a_scan_whose_files_keep_vanishing_says_so_in_a_storeframes_error(make_client, tmp_path, monkeypatch):
     _fill(make_client, tmp_path)
     cache = Cache(tmp_path)
-    locate = cache.frame_files
+    locate = cache.frames.locate
     calls = []
 
     def located_elsewhere(*args: Any, **kwargs: Any) -> dict[str, str]:
         calls.append(kwargs.get("relist", False))
         return {entry_id: "frames/table=versions/part-gone.parquet" for entry_id in locate(*args, **kwargs)}
 
-    monkeypatch.setattr(cache, "frame_files", located_elsewhere)
+    monkeypatch.setattr(cache.frames, "locate", located_elsewhere)
     early = scan("versions", cache_dir=cache)
     # polars before 2.0 wraps what a Python source raises in its ComputeError, whose message carries ours
     raised = sf.CacheUnavailableError if int(pl.__version__.split(".")[0]) >= 2 else pl.exceptions.ComputeError

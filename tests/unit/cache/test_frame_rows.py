@@ -37,16 +37,17 @@ def _reader(store) -> Cache:
 @pytest.mark.parametrize("compacted", [False, True], ids=["own index file", "compacted index"])
 def test_a_kept_frame_with_more_rows_than_recorded_is_not_served_by_another_process(store, cache, compacted):
     entry = keep(cache, "metadata", METADATA)
-    cache.write_frame(entry, "metadata", "1", FRAME)
-    cache.flush()  # its rows recorded in the index file behind the call: done before another process looks
+    cache.frames.write(entry, "metadata", "1", FRAME)
+    cache.frames.flush()  # its rows recorded in the index file behind the call: done before another process looks
     if compacted:
         cache.compact()  # the index merged; the frame file stays as it is
         assert [k for k in store.list("index/")] == [k for k in store.list("index/") if "/part-" in k]
     key = f"frames/table=metadata/{entry.id}.parquet"
-    assert _reader(store).read_frame(entry, "metadata", "1").equals(FRAME)
+    assert _reader(store).frames.read([entry], "metadata", "1").get(entry.id).equals(FRAME)
     _write_over(store, key, pl.concat([FRAME] * 3))
     with pytest.warns(CacheWarning, match="6 rows where the index recorded 2"):
-        assert _reader(store).read_frame(entry, "metadata", "1") is None  # built again from the answer by the caller
+        found = _reader(store).frames.read([entry], "metadata", "1")
+        assert entry.id not in found  # built again from the answer by the caller
     assert key not in store.list() and store.usage().set_aside == 1
 
 
@@ -67,8 +68,8 @@ def test_frames_whose_rows_the_index_recorded_are_read_in_one_scan_without_their
     entries = [keep(writer, "metadata", {**METADATA, "apps": f"{1000 + n},{2000 + n}"}) for n in range(20)]
     frames = {e.id: FRAME.with_columns(app_id=pl.Series([f"{1000 + n}", f"{2000 + n}"])) for n, e in enumerate(entries)}
     for entry in entries:
-        writer.write_frame(entry, "metadata", "1", frames[entry.id])
-    writer.flush()
+        writer.frames.write(entry, "metadata", "1", frames[entry.id])
+    writer.frames.flush()
     footers: list[str] = []
     read_metadata = pl.read_parquet_metadata
     monkeypatch.setattr(
@@ -77,7 +78,7 @@ def test_frames_whose_rows_the_index_recorded_are_read_in_one_scan_without_their
     reader = Cache(tmp_path)
     reader.entries("metadata")
     footers.clear()  # the index files' footers, read to open the cache
-    found = reader.read_frames(entries, "metadata", "1", schema=FRAME.schema)
+    found = reader.frames.read(entries, "metadata", "1", schema=FRAME.schema)
     assert {i: f.to_dicts() for i, f in found.items()} == {i: f.to_dicts() for i, f in frames.items()}
     assert [f for f in footers if "frames" in f] == []  # one scan, no footer opened one by one
     # a file written over with other columns fails the scan: each file is then read alone, and it is built again
@@ -87,6 +88,6 @@ def test_frames_whose_rows_the_index_recorded_are_read_in_one_scan_without_their
     )
     again = Cache(tmp_path)
     again.entries("metadata")
-    found = again.read_frames(entries, "metadata", "1", schema=FRAME.schema)
+    found = again.frames.read(entries, "metadata", "1", schema=FRAME.schema)
     assert sorted(found) == sorted(e.id for e in entries[1:])
     assert found[entries[5].id].to_dicts() == frames[entries[5].id].to_dicts()

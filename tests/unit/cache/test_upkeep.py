@@ -17,9 +17,9 @@ def test_clear_by_endpoint_removes_its_answers_and_frames_only(store, cache):
     gone = keep(cache, "metadata", METADATA, cost=21)
     stays = keep(cache, "search", SEARCH, cost=11)
     frame = pl.DataFrame({"x": [1]})
-    cache.write_frame(gone, "metadata", "1", frame)
-    cache.write_frame(stays, "search_results", "1", frame)
-    cache.write_ledger("s-0001", ledger_rows(1))
+    cache.frames.write(gone, "metadata", "1", frame)
+    cache.frames.write(stays, "search_results", "1", frame)
+    cache.ledger.write("s-0001", ledger_rows(1))
     assert cache.info()["by_service"]["unit"]["paid"] == 32 and cache.info()["credits_paid"] == 0
 
     assert cache.clear(endpoint="metadata") == 1

@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 import storeframes as sf
-from storeframes.cache import Cache
+from storeframes.cache.frame_files import FrameFiles
 from storeframes.sandbox import World
 from tests._children import child_env
 from tests.conftest import ROOT, SANDBOX_TODAY
@@ -53,7 +53,7 @@ def run_child(script: str, folder: Path) -> subprocess.CompletedProcess[str]:
 @pytest.fixture
 def every_frame_behind(monkeypatch):
     """Every frame is large enough to be written behind the call."""
-    monkeypatch.setattr(Cache, "WRITE_BEHIND_ROWS", 1)
+    monkeypatch.setattr(FrameFiles, "WRITE_BEHIND_ROWS", 1)
 
 
 def test_the_call_returns_before_its_frame_is_written_and_reads_it_from_memory(tmp_path, every_frame_behind):
@@ -75,7 +75,7 @@ def test_the_call_returns_before_its_frame_is_written_and_reads_it_from_memory(t
         assert again.equals(first)
         assert len(client.sandbox_service.arrivals) == 1
         gate.set()
-        assert client.cache.flush(timeout=30)
+        assert client.cache.frames.flush(timeout=30)
         assert len(frame_files(folder)) == 1
     with sandbox(folder, offline=True) as client:  # a new client reads the file
         assert client.versions_frame(APPS).equals(first)
@@ -128,9 +128,9 @@ def test_clear_and_compact_wait_for_the_frames_written_behind(tmp_path, every_fr
 _EXITS = """
 import json, sys
 import storeframes as sf
-from storeframes.cache import Cache
+from storeframes.cache.frame_files import FrameFiles
 args = json.loads(sys.argv[1])
-Cache.WRITE_BEHIND_ROWS = 1
+FrameFiles.WRITE_BEHIND_ROWS = 1
 client = sf.sandbox.client(today=args["today"], cache_dir=args["folder"])
 put = client.cache.storage.put
 def slow(key, data):
@@ -156,9 +156,9 @@ def test_the_frame_is_written_when_the_process_exits_without_closing(tmp_path):
 _KILLED = """
 import json, os, signal, sys, threading
 import storeframes as sf
-from storeframes.cache import Cache
+from storeframes.cache.frame_files import FrameFiles
 args = json.loads(sys.argv[1])
-Cache.WRITE_BEHIND_ROWS = 1
+FrameFiles.WRITE_BEHIND_ROWS = 1
 client = sf.sandbox.client(today=args["today"], cache_dir=args["folder"])
 put = client.cache.storage.put
 def stuck(key, data):

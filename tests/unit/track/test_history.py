@@ -38,7 +38,7 @@ def _spec(tmp_path: Path, file: str = "tracking.toml", *, extra: str = "", metad
 
 def _history_requests(tracker: Tracker, day: date) -> list[tuple[date, date]]:
     """The (start, end) of each search_history request sent on ``day``, from the ledger."""
-    ledger = open_cache(tracker.spec.cache_dir).read_ledger()
+    ledger = open_cache(tracker.spec.cache_dir).ledger.read()
     rows = ledger.filter(pl.col("attempt") > 0, pl.col("endpoint") == "search_history", pl.col("time").dt.date() == day)
     params = [json.loads(p) for p in rows["params"]]
     return [(date.fromisoformat(p["start_date"]), date.fromisoformat(p["end_date"])) for p in params]

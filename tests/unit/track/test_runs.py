@@ -31,20 +31,20 @@ def _spend(credits: Credits, keyword: str, cost: int, *, settle: bool = True) ->
 
 def test_a_killed_runs_row_counts_its_sessions_ledger_rows_and_its_reservations_at_their_estimates(tmp_path):
     cache = Cache(tmp_path)
-    killed = Credits(clock=lambda: STARTED, sink=cache)
-    other = Credits(clock=lambda: STARTED, sink=cache)  # another process's, at the same time: not the run's
+    killed = Credits(clock=lambda: STARTED, sink=cache.ledger)
+    other = Credits(clock=lambda: STARTED, sink=cache.ledger)  # another process's, at the same time: not the run's
     for n, cost in enumerate([10, 10, 7]):
         _spend(killed, f"k{n}", cost)
     _spend(killed, "in flight", 0, settle=False)  # sent when it was killed: its reservation stays
     _spend(other, "elsewhere", 10)
     killed.record_hit("search", {"keyword": "k0"}, saved=10)
     killed.flush()
-    assert ledger_counts(cache.read_ledger(), killed.session) == {
+    assert ledger_counts(cache.ledger.read(), killed.session) == {
         "requests": 4, "credits_spent": 37, "credits_saved": 10, "reserved": 1, "credits_reserved": 10,
     }  # fmt: skip
-    cache.write_run(_row("r1", killed.session, requests=2, credits_spent=20))  # its last own count
+    cache.runs.write(_row("r1", killed.session, requests=2, credits_spent=20))  # its last own count
     assert end_interrupted(cache, "keywords", "r2") == ("r1",)
-    row = cache.read_run("keywords", "r1")
+    row = cache.runs.one("keywords", "r1")
     assert row is not None and row["status"] == "interrupted"
     assert (row["requests"], row["credits_spent"], row["credits_saved"]) == (4, 37, 10)
     assert row["errors"].splitlines() == [
@@ -53,14 +53,14 @@ def test_a_killed_runs_row_counts_its_sessions_ledger_rows_and_its_reservations_
         "1 request sent or about to be sent when it stopped, whose answers were never written, counted at their "
         "estimates (10 credits)",
     ]
-    assert cache.running_runs("keywords").is_empty() and end_interrupted(cache, "keywords", "r3") == ()
+    assert cache.runs.running("keywords").is_empty() and end_interrupted(cache, "keywords", "r3") == ()
 
 
 def test_a_row_of_an_earlier_version_keeps_its_own_counts(tmp_path):
     cache = Cache(tmp_path)
-    cache.write_run(_row("r1", None, requests=3, credits_spent=30))
+    cache.runs.write(_row("r1", None, requests=3, credits_spent=30))
     assert end_interrupted(cache, "keywords", "r2") == ("r1",)
-    row = cache.read_run("keywords", "r1")
+    row = cache.runs.one("keywords", "r1")
     assert row is not None and (row["status"], row["requests"], row["credits_spent"]) == ("interrupted", 3, 30)
     assert row["errors"] == "stopped before it ended; run r2 fetched what it had not kept"
 

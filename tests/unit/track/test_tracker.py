@@ -54,7 +54,7 @@ lookback = "10d"
 def _sent(tracker: Tracker) -> pl.DataFrame:
     """Every request the sandbox answered into the tracker's cache, from the ledger."""
     cache = open_cache(tracker.spec.cache_dir)
-    return cache.read_ledger().filter(pl.col("attempt") > 0)
+    return cache.ledger.read().filter(pl.col("attempt") > 0)
 
 
 def test_a_run_fetches_every_item_and_a_rerun_the_same_day_sends_nothing(tmp_path):
@@ -145,7 +145,7 @@ def test_a_run_left_running_is_marked_interrupted_by_the_next(tmp_path):
         "run_id": "20261102-000000-dead00", "tracker": "watch", "kind": "run", "day": DAY, "status": "running",
         "started_at": datetime(2026, 11, 2, tzinfo=UTC), "requests": 0,
     }  # fmt: skip
-    assert cache.write_run(killed)
+    assert cache.runs.write(killed)
     result = tracker.run(DAY)
     assert result.status == "ok" and result.interrupted == ("20261102-000000-dead00",)
     log = tracker.runs()
