@@ -72,11 +72,11 @@ from .errors import (
     StoreframesError,
     TransportError,
 )
+from .fetch.limiter import SlidingWindowLimiter
 from .flatteners import ResultCapWarning, UnknownFieldWarning
 from .interop import to_pandas
 from .lake import check_manifest, manifest, publish, read_table, sql
 from .ledger import LEDGER_SCHEMA
-from .limiter import SlidingWindowLimiter
 from .observed import observed_changes
 from .ranks import RANK_STATUSES, rank_history
 from .snapshots import snapshots

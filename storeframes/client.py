@@ -11,7 +11,7 @@ A call goes down the layers and comes back up:
    rate limiter, keeping each answer in the :class:`~storeframes.Cache` as it arrives;
 4. the engine says which entry or response provides which cells, and merges them into
    an :class:`~storeframes.Answer` (:meth:`Client.get`), or the
-   :class:`~storeframes.pipeline.FrameMaker` turns them into a frame (the frame
+   :class:`~storeframes.fetch.pipeline.FrameMaker` turns them into a frame (the frame
    functions, declared in :mod:`storeframes.frames`).
 
 There is no asyncio, so the client works inside a notebook's running event loop.
@@ -45,11 +45,11 @@ from .errors import (
     plural,
     shown_when_half_built,
 )
-from .fetching import Fetcher, Workers
+from .fetch.fetcher import Fetcher, Workers
+from .fetch.pipeline import FRAMES, CallParts, FrameMaker, collector_paused
+from .fetch.settings import endpoints_with, refresh_mode, slot_hold, switches
 from .frames import FrameFunctions, plan_find_apps, resolve
 from .ledger import spend_summary
-from .options import endpoints_with, refresh_mode, slot_hold, switches
-from .pipeline import FRAMES, CallParts, FrameMaker, collector_paused
 from .wire import DEFAULT_DEADLINE, DEFAULT_MAX_BODY_BYTES, Secret, Wire, clean_token, shown_url
 
 if TYPE_CHECKING:
@@ -280,7 +280,7 @@ class Client(FrameFunctions):
         :mod:`storeframes.credits`). A closed client sends
         nothing more: a call that would is a :class:`~storeframes.ConfigurationError`
         ("this client is closed"); closing twice is harmless. In a child forked from the
-        process that built it, closing leaves the parent's parts alone (:mod:`storeframes.forking`).
+        process that built it, closing leaves the parent's parts alone (:mod:`storeframes.fetch.forking`).
         """
         if self._fetcher.guard.forked:
             return

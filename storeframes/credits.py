@@ -62,7 +62,7 @@ import polars as pl
 
 from .answers import Attempt
 from .errors import BudgetExceededError, CacheUnavailableError, ConfigurationError
-from .forking import built_here
+from .fetch.forking import built_here
 from .ledger import LEDGER_SCHEMA, SERVICE, ledger_table
 
 __all__ = ["Credits", "Reservation"]

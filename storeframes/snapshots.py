@@ -23,7 +23,7 @@ from ._tracebacks import user_facing
 from .answers import Entry
 from .datasets import TABLES, Cells, Chooser, endpoints_of, lazy_rows, newest, open_for, spec_of
 from .errors import InvalidParameterError
-from .pipeline import FrameSpec
+from .fetch.pipeline import FrameSpec
 
 __all__ = ["SNAPSHOT_TABLES", "snapshots"]
 

@@ -12,9 +12,9 @@ import polars as pl
 from ..catalog import DEFAULT_COSTS, ENDPOINTS, endpoint_rows
 from ..datasets import TABLES
 from ..errors import InvalidParameterError
+from ..fetch.pipeline import FRAMES
 from ..frames.functions import FrameFunctions
 from ..lake.sql import VIEWS
-from ..pipeline import FRAMES
 from ..schemas import SCHEMAS, read_schema
 from ..snapshots import SNAPSHOT_TABLES
 from .tables import Shown, show

@@ -25,9 +25,9 @@ from ..client import Client
 from ..datasets import scan
 from ..engine import Plan
 from ..errors import InvalidParameterError, StoreframesError, plural
+from ..fetch.pipeline import FRAMES
 from ..lake.sql import sql_head
 from ..ledger import spend_summary
-from ..pipeline import FRAMES
 from ..snapshots import SNAPSHOT_TABLES, snapshots
 from ..track import Tracker, events
 from ..track.judge import kept_changes, kept_ranks

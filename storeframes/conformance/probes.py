@@ -36,7 +36,7 @@ from urllib.parse import parse_qsl, urlsplit
 from .. import catalog
 from ..bodies import parse_answer
 from ..errors import ApiError, BudgetExceededError, StoreframesError
-from ..pipeline import FRAMES
+from ..fetch.pipeline import FRAMES
 from .reading import Exchange, Reading, read, response_of
 from .report import ProbeReport
 from .scrub import Scrubber

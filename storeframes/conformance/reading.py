@@ -22,8 +22,8 @@ from .. import catalog
 from ..answers import Response
 from ..bodies import parse_answer
 from ..errors import StoreframesError
+from ..fetch.pipeline import FRAMES
 from ..flatteners import ResultCapWarning
-from ..pipeline import FRAMES
 from ..wire.envelope import _credits, _error_class, _error_details, _request_meta
 from .forms import ENVELOPE, error_form, store_of
 from .shapes import Comparison, Context, Difference, compare

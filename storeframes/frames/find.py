@@ -14,7 +14,7 @@ from ..answers import RefreshOption
 from ..catalog import MAX_APPS_PER_REQUEST, Endpoint
 from ..engine import PLAN_SCHEMA, Plan, key
 from ..errors import InvalidParameterError
-from ..pipeline import FRAMES
+from ..fetch.pipeline import FRAMES
 from .apps import AppFrames
 from .market import MarketFrames
 

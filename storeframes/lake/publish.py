@@ -43,7 +43,7 @@ from ..datasets import (
     with_list,
 )
 from ..errors import CacheUnavailableError, InvalidParameterError, LakeError
-from ..pipeline import FrameSpec, cell_columns
+from ..fetch.pipeline import FrameSpec, cell_columns
 from ..schemas import read_schema
 from ..snapshots import SNAPSHOT_TABLES
 from ..snapshots import snapshots as snapshot_rows

@@ -34,7 +34,7 @@ from ..cache import RUN_SCHEMA, Cache, open_cache
 from ..client import Client, plan_requests
 from ..coord import holding
 from ..errors import ConfigurationError, InvalidParameterError, StoreframesError, plural, shown_when_half_built
-from ..pipeline import collector_paused
+from ..fetch.pipeline import collector_paused
 from .alerts import AlertResult, judge, month_spent_of, write_digest
 from .day_digest import fetched_days, keep_after_run
 from .due import DueCall, days_text, due_calls, fetched_by_endpoint, trimmed

@@ -57,7 +57,7 @@ from storeframes.answers import Response
 from storeframes.cache import Cache
 from storeframes.catalog import ENDPOINTS
 from storeframes.datasets import flattener_versions
-from storeframes.pipeline import FRAMES
+from storeframes.fetch.pipeline import FRAMES
 from storeframes.sandbox import World
 
 TODAY = date(2026, 11, 20)

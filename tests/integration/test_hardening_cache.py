@@ -34,7 +34,7 @@ from storeframes.catalog import ENDPOINTS
 from storeframes.cli import main
 from storeframes.datasets import flattener_versions
 from storeframes.errors import ResponseShapeError
-from storeframes.pipeline import FRAMES
+from storeframes.fetch.pipeline import FRAMES
 from storeframes.sandbox import World
 from tests import _summary
 from tests.conftest import SANDBOX_TODAY

@@ -17,8 +17,8 @@ from polars.testing import assert_frame_equal
 import storeframes as sf
 from storeframes import schemas
 from storeframes.analysis import category_standing, movers, with_names
+from storeframes.fetch.pipeline import FRAMES
 from storeframes.notebook.cards import app_card
-from storeframes.pipeline import FRAMES
 from storeframes.sandbox import World
 from tests.conftest import SANDBOX_TODAY
 

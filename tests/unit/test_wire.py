@@ -13,7 +13,7 @@ import storeframes as sf
 from storeframes.answers import Attempt
 from storeframes.catalog import ENDPOINTS
 from storeframes.credits import Credits
-from storeframes.limiter import SlidingWindowLimiter
+from storeframes.fetch.limiter import SlidingWindowLimiter
 from storeframes.wire import TOKEN_HEADER, Wire
 
 TOKEN = "sk-live-wire-test-0123456789"

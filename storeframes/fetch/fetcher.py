@@ -19,14 +19,14 @@ from datetime import date, datetime
 from functools import partial
 from typing import Any, Protocol, TypeVar
 
-from . import catalog, engine, planning
-from .answers import Part, Refresh, RefreshOption, Response
-from .cache import Cache
-from .catalog import Endpoint
-from .coord import LeaseLost, Leases
-from .credits import Credits
-from .engine import CallPlan, Fetched
-from .errors import (
+from .. import catalog, engine, planning
+from ..answers import Part, Refresh, RefreshOption, Response
+from ..cache import Cache
+from ..catalog import Endpoint
+from ..coord import LeaseLost, Leases
+from ..credits import Credits
+from ..engine import CallPlan, Fetched
+from ..errors import (
     AnswerWarning,
     AppNotAvailableError,
     AppsUnavailableWarning,
@@ -37,9 +37,9 @@ from .errors import (
     plural,
     warn,
 )
+from ..wire import Wire
 from .forking import ForkGuard
-from .options import refresh_mode
-from .wire import Wire
+from .settings import refresh_mode
 
 __all__ = ["Caller", "Fetcher", "Spent", "Workers"]
 
@@ -50,7 +50,7 @@ R = TypeVar("R")
 
 
 def _progress_bar(name: str, futures: Sequence[Future[Any]], spent: Callable[[], int]) -> Any:
-    """A bar counting requests as they finish, with the credits spent so far (see :mod:`storeframes.progress`)."""
+    """A bar counting requests as they finish, with the credits spent so far (see :mod:`storeframes.fetch.progress`)."""
     from .progress import progress_bar
 
     return progress_bar(name, futures, spent)
@@ -265,7 +265,7 @@ class Fetcher:
         """Validate every call (unless ``canonical``: validated already), then plan each against the cache
         (reading its answers when ``load``).
 
-        The first step of every call: in a forked child it is refused (:mod:`storeframes.forking`)
+        The first step of every call: in a forked child it is refused (:mod:`storeframes.fetch.forking`)
         before anything is read or sent.
         """
         self.guard.check()

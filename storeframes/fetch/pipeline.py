@@ -37,13 +37,13 @@ from typing import Any, Protocol, TypeVar
 
 import polars as pl
 
-from . import catalog, planning
-from ._version import __version__
-from .answers import Part, Response
-from .cache import Cache, Entry, RefreshOption
-from .catalog import Endpoint
-from .errors import InvalidParameterError, ResponseShapeError, StoreframesError, plural
-from .flatteners import (
+from .. import catalog, planning
+from .._version import __version__
+from ..answers import Part, Response
+from ..cache import Cache, Entry, RefreshOption
+from ..catalog import Endpoint
+from ..errors import InvalidParameterError, ResponseShapeError, StoreframesError, plural
+from ..flatteners import (
     Answers,
     Flat,
     Keys,
@@ -63,7 +63,7 @@ from .flatteners import (
     batch_versions,
     batch_videos,
 )
-from .schemas import (
+from ..schemas import (
     BENCHMARKS,
     CHANGES,
     IN_APP_PURCHASES,

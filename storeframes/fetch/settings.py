@@ -6,10 +6,10 @@ import os
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from . import catalog
-from .answers import REFRESH_MODES, Refresh
-from .catalog import CostModel, Endpoint, Freshness
-from .errors import ConfigurationError, InvalidParameterError
+from .. import catalog
+from ..answers import REFRESH_MODES, Refresh
+from ..catalog import CostModel, Endpoint, Freshness
+from ..errors import ConfigurationError, InvalidParameterError
 
 if TYPE_CHECKING:
     import httpx
