@@ -72,7 +72,6 @@ from .errors import (
     StoreframesError,
     TransportError,
 )
-from .fetch.limiter import SlidingWindowLimiter
 from .flatteners import ResultCapWarning, UnknownFieldWarning
 from .interop import to_pandas
 from .lake import check_manifest, manifest, publish, read_table, sql
@@ -125,7 +124,6 @@ __all__ = [
     "ResultCapWarning",
     "ServerError",
     "ServiceValidationError",
-    "SlidingWindowLimiter",
     "Store",
     "StoreframesError",
     "Tracker",
