@@ -1,9 +1,12 @@
-"""The options of a :class:`~storeframes.Client`, checked: what each may be, and the defaults the environment sets."""
+"""The options of a :class:`~storeframes.Client`, checked (what each may be, and the defaults the environment
+sets), and the :class:`Settings` they make: what the client's fetcher reads on every call."""
 
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from .. import catalog
@@ -14,7 +17,7 @@ from ..errors import ConfigurationError, InvalidParameterError
 if TYPE_CHECKING:
     import httpx
 
-__all__ = ["ENV_OFFLINE", "ENV_PROGRESS", "MOST_DEFAULT_WORKERS", "default_workers"]
+__all__ = ["ENV_OFFLINE", "ENV_PROGRESS", "MOST_DEFAULT_WORKERS", "Settings", "default_workers", "utc_now"]
 
 ENV_OFFLINE = "STOREFRAMES_OFFLINE"
 ENV_PROGRESS = "STOREFRAMES_PROGRESS"
@@ -94,3 +97,42 @@ def switches(max_workers: Any, offline: Any, progress: Any, limit: int) -> tuple
         raise ConfigurationError(f"progress must be True, False or None (when many requests), got {progress!r}")
     workers = max_workers or default_workers(limit)
     return workers, _env_flag(ENV_OFFLINE) is True if offline is None else offline, progress
+
+
+def utc_now() -> datetime:
+    """The current time in UTC: a client's clock unless it is given one.
+
+    >>> utc_now().tzinfo
+    datetime.timezone.utc
+    """
+    return datetime.now(UTC)
+
+
+@dataclass(frozen=True)
+class Settings:
+    """What a client is set to, as its fetcher reads it on every call (as httpx's ``BaseClient`` keeps its settings).
+
+    The client owns it: changing one of them on the client (``client.offline = True``) replaces the
+    settings with a copy holding the new value, which the next call reads. The parts a call goes
+    through (the cache, the credits, the wire, the rate window) are the fetcher's, not settings.
+
+    >>> settings = Settings(endpoints_with(None, None), refresh="auto", offline=False, progress=None)
+    >>> settings.namespace, settings.endpoints["metadata"].path
+    ('service', '/apps/metadata.json')
+    """
+
+    endpoints: Mapping[str, Endpoint]
+    """The catalog's endpoints with the client's prices and freshness policies."""
+    refresh: Refresh
+    """The cache policy of a call that names none."""
+    offline: bool
+    """Never send: every cached answer serves, however old."""
+    progress: bool | None
+    """Show a progress bar: None when a call sends more than :attr:`progress_after` requests."""
+    progress_after: int = 5
+    namespace: str = "service"
+    """Which service the cached answers come from (a sandbox's are kept apart)."""
+    offline_reason: str = "offline"
+    """Why an offline client sends nothing, as a :class:`~storeframes.NotCachedError` says it."""
+    clock: Callable[[], datetime] = utc_now
+    """The current UTC datetime (a replay's or a test's clock)."""
