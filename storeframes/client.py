@@ -51,7 +51,7 @@ from .errors import (
 )
 from .fetch.fetcher import Fetcher
 from .fetch.pipeline import FRAMES, FrameMaker, collector_paused
-from .fetch.settings import Settings, endpoints_with, refresh_mode, slot_hold, switches, utc_now
+from .fetch.settings import Settings, settings_of, slot_hold, utc_now, workers_for
 from .fetch.workers import Workers
 from .frames import FrameFunctions, find_apps_search, plan_find_apps, resolve
 from .ledger import spend_summary
@@ -240,12 +240,20 @@ class Client(FrameFunctions):
             self.cache: Cache | None = open_cache(cache_dir, storage_options)
         finally:
             del storage_options  # no credential among this frame's locals when the cache cannot be opened
-        now = clock or utc_now
-        self.credits = Credits(budget, clock=now, sink=self.cache)
+        self.credits = Credits(budget, clock=clock or utc_now, sink=self.cache)
         url = base_url if base_url is not None else os.environ.get(ENV_BASE_URL) or None
         self.coordinator = coordinator_for(coordinator)
         self.limiter = _limiter(rate_limit, key, url, self.coordinator, slot_hold(timeout, http_client, deadline))
-        self.max_workers, offline, progress = switches(max_workers, offline, progress, self.limiter.limit)
+        self.max_workers = workers_for(max_workers, self.limiter.limit)
+        settings = settings_of(
+            cost_model=cost_model,
+            freshness=freshness,
+            refresh=refresh,
+            offline=offline,
+            progress=progress,
+            clock=clock,
+            progress_after=self.PROGRESS_AFTER,
+        )
         self.wire = Wire(
             key,
             url,
@@ -256,20 +264,12 @@ class Client(FrameFunctions):
             backoff=backoff,
             deadline=deadline,
             max_body_bytes=max_body_bytes,
-            clock=now,
+            clock=settings.clock,
             connections=self.max_workers,
         )
         if self.cache is not None:  # kept answers are read within the body cap (a shared Cache's only grows)
             shared = isinstance(cache_dir, Cache)
             self.cache.max_answer_bytes = max(self.cache.max_answer_bytes, max_body_bytes) if shared else max_body_bytes
-        settings = Settings(
-            endpoints_with(cost_model, freshness),
-            refresh_mode(refresh),
-            offline,
-            progress,
-            progress_after=self.PROGRESS_AFTER,
-            clock=now,
-        )
         self.fetcher = Fetcher(
             settings,
             cache=self.cache,

@@ -17,7 +17,16 @@ from ..errors import ConfigurationError, InvalidParameterError
 if TYPE_CHECKING:
     import httpx
 
-__all__ = ["ENV_OFFLINE", "ENV_PROGRESS", "MOST_DEFAULT_WORKERS", "Settings", "default_workers", "utc_now"]
+__all__ = [
+    "ENV_OFFLINE",
+    "ENV_PROGRESS",
+    "MOST_DEFAULT_WORKERS",
+    "Settings",
+    "default_workers",
+    "settings_of",
+    "utc_now",
+    "workers_for",
+]
 
 ENV_OFFLINE = "STOREFRAMES_OFFLINE"
 ENV_PROGRESS = "STOREFRAMES_PROGRESS"
@@ -80,8 +89,12 @@ def default_workers(limit: int) -> int:
     return min(max(8, limit), MOST_DEFAULT_WORKERS)
 
 
-def switches(max_workers: Any, offline: Any, progress: Any, limit: int) -> tuple[int, bool, bool | None]:
-    """The checked ``max_workers``, ``offline`` and ``progress`` options, environment defaults applied."""
+def workers_for(max_workers: Any, limit: int) -> int:
+    """The checked ``max_workers`` option: None means the rate limit's requests (8 to 64).
+
+    >>> workers_for(None, 60), workers_for(3, 60)
+    (60, 3)
+    """
     if max_workers is not None and (
         not isinstance(max_workers, int) or isinstance(max_workers, bool) or max_workers < 1
     ):
@@ -89,14 +102,39 @@ def switches(max_workers: Any, offline: Any, progress: Any, limit: int) -> tuple
             f"max_workers must be a whole number >= 1 (or None for the rate limit's requests, "
             f"{default_workers(limit)}), got {max_workers!r}"
         )
+    return max_workers or default_workers(limit)
+
+
+def settings_of(
+    *,
+    cost_model: Mapping[str, CostModel] | None = None,
+    freshness: Mapping[str, Freshness] | None = None,
+    refresh: Any = "auto",
+    offline: Any = None,
+    progress: Any = None,
+    clock: Callable[[], datetime] | None = None,
+    progress_after: int = 5,
+) -> Settings:
+    """A client's :class:`Settings` from its options, each checked, the environment's defaults applied
+    (``$STOREFRAMES_OFFLINE``, ``$STOREFRAMES_PROGRESS``).
+
+    >>> settings_of(refresh=True).refresh, settings_of(offline=True).offline
+    ('always', True)
+    """
     if offline is not None and not isinstance(offline, bool):
         raise ConfigurationError(f"offline must be True, False or None (${ENV_OFFLINE}), got {offline!r}")
     if progress is None and _env_flag(ENV_PROGRESS) is False:
         progress = False
     if progress is not None and not isinstance(progress, bool):
         raise ConfigurationError(f"progress must be True, False or None (when many requests), got {progress!r}")
-    workers = max_workers or default_workers(limit)
-    return workers, _env_flag(ENV_OFFLINE) is True if offline is None else offline, progress
+    return Settings(
+        endpoints_with(cost_model, freshness),
+        refresh_mode(refresh),
+        _env_flag(ENV_OFFLINE) is True if offline is None else offline,
+        progress,
+        progress_after=progress_after,
+        clock=clock or utc_now,
+    )
 
 
 def utc_now() -> datetime:
