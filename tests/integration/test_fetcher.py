@@ -35,6 +35,7 @@ def _reaches(start: object, target: object, most: int = 200_000) -> bool:
             if module.startswith("storeframes") or plain:
                 seen.add(id(ref))
                 todo.append(ref)
+    assert not todo, f"the walk stopped at {most:,} objects before it ended"  # not found means not there
     return False
 
 
