@@ -76,3 +76,13 @@ def test_settings_are_a_frozen_dataclass_of_what_the_fetcher_reads():
     names = {field.name for field in dataclasses.fields(Settings)}
     assert {"endpoints", "refresh", "offline", "progress", "namespace", "offline_reason", "clock"} <= names
     assert dataclasses.is_dataclass(Settings) and Settings.__dataclass_params__.frozen  # type: ignore[attr-defined]
+
+
+def test_the_settings_the_fetcher_reads_never_hold_the_token(tmp_path):
+    token = "sf-live-token-7f3c9a1e5b2d4c6e"
+    with Client(token, base_url="https://store.example.invalid/api/public/store", cache_dir=tmp_path) as client:
+        shown = repr(client.settings) + "".join(
+            repr(getattr(client.settings, f.name)) for f in dataclasses.fields(Settings)
+        )
+        assert token not in shown and "7f3c9a1e" not in shown
+        assert client.settings.endpoints["metadata"].name == "metadata"  # what the fetcher needs is there
