@@ -78,7 +78,6 @@ from .kept.scan import compact, scan
 from .kept.snapshots import snapshots
 from .lake import check_manifest, manifest, publish, read_table, sql
 from .ledger import LEDGER_SCHEMA
-from .limiter import SlidingWindowLimiter
 from .ranks import RANK_STATUSES, rank_history
 from .track import Tracker, TrackerSpec, events
 
@@ -125,7 +124,6 @@ __all__ = [
     "ResultCapWarning",
     "ServerError",
     "ServiceValidationError",
-    "SlidingWindowLimiter",
     "Store",
     "StoreframesError",
     "Tracker",

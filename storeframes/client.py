@@ -1,18 +1,21 @@
 """The client: one facade that wires the parts together.
 
-A call goes down the layers and comes back up:
+The client turns its options into its parts (cache, credits, rate window, wire) and its
+:class:`~storeframes.fetch.settings.Settings`, and hands both to its
+:class:`~storeframes.fetch.fetcher.Fetcher`. A call goes down the layers and comes back up,
+never climbing back into the client:
 
 1. :func:`storeframes.catalog.validate` turns arguments into canonical parameters
    (or refuses them before anything is spent);
 2. :mod:`storeframes.engine` plans it against the cache's index: which cells cached
    entries serve, which requests fetch the rest;
-3. the client checks the budget (:mod:`storeframes.credits`) and sends the requests on a
+3. the fetcher checks the budget (:mod:`storeframes.credits`) and sends the requests on a
    small thread pool, each through :class:`~storeframes.wire.Wire` under one shared
    rate limiter, keeping each answer in the :class:`~storeframes.Cache` as it arrives;
 4. the engine says which entry or response provides which cells, and merges them into
    an :class:`~storeframes.Answer` (:meth:`Client.get`), or the
-   :class:`~storeframes.pipeline.FrameMaker` turns them into a frame (the frame
-   functions, declared in :mod:`storeframes.frames`).
+   :class:`~storeframes.fetch.pipeline.FrameMaker` turns the parts the fetcher gathered into
+   a frame (the frame functions, declared in :mod:`storeframes.frames`).
 
 There is no asyncio, so the client works inside a notebook's running event loop.
 """
@@ -22,7 +25,8 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from datetime import UTC, date, datetime
+from dataclasses import replace
+from datetime import date, datetime
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import polars as pl
@@ -32,10 +36,10 @@ from ._tracebacks import user_facing
 from .answers import Answer
 from .cache import Cache, RefreshOption, open_cache
 from .cache.stores import Store
-from .catalog import CostModel, Endpoint, Freshness
-from .coord import Coordinator, Leases, SharedLimiter, coordinator_for
+from .catalog import CostModel, Freshness
+from .coord import Coordinator, SharedLimiter, coordinator_for
 from .credits import Credits
-from .engine import CallPlan, Plan
+from .engine import Plan
 from .errors import (
     CallWarnings,
     ConfigurationError,
@@ -45,11 +49,12 @@ from .errors import (
     plural,
     shown_when_half_built,
 )
-from .fetching import Fetcher, Workers
-from .frames import FrameFunctions, plan_find_apps, resolve
+from .fetch.fetcher import Fetcher
+from .fetch.pipeline import FRAMES, FrameMaker, collector_paused
+from .fetch.settings import Settings, settings_of, slot_hold, utc_now, workers_for
+from .fetch.workers import Workers
+from .frames import FrameFunctions, find_apps_search, plan_find_apps, resolve
 from .ledger import spend_summary
-from .options import endpoints_with, refresh_mode, slot_hold, switches
-from .pipeline import FRAMES, CallParts, FrameMaker, collector_paused
 from .wire import DEFAULT_DEADLINE, DEFAULT_MAX_BODY_BYTES, Secret, Wire, clean_token, shown_url
 
 if TYPE_CHECKING:
@@ -82,6 +87,23 @@ def _limiter(
 def _tail(text: str, most: int) -> str:
     """``text``, its start cut away when it is longer than ``most`` (a path's end says the most)."""
     return text if len(text) <= most else "…" + text[-(most - 1) :]
+
+
+class _Setting:
+    """An attribute of the client kept in its :class:`~storeframes.fetch.settings.Settings`, which its fetcher
+    reads on every call: setting it replaces the settings with a copy holding the new value.
+    On the class it is the settings' default (``Client.namespace`` is ``"service"``)."""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    def __get__(self, client: Client | None, owner: type | None = None) -> Any:
+        if client is None:
+            return Settings.__dataclass_fields__[self.name].default
+        return getattr(client.settings, self.name)
+
+    def __set__(self, client: Client, value: Any) -> None:
+        client.settings = replace(client.settings, **{self.name: value})
 
 
 class Client(FrameFunctions):
@@ -152,7 +174,8 @@ class Client(FrameFunctions):
             whenever it sends, ``False`` never. ``$STOREFRAMES_PROGRESS=0`` turns it off by default.
 
     The parts are attributes: :attr:`wire` (the request path), :attr:`credits` (budget
-    and ledger), :attr:`cache` and :attr:`limiter`. :func:`storeframes.sandbox.client`
+    and ledger), :attr:`cache`, :attr:`limiter`, and :attr:`fetcher`, which makes the calls
+    with them, reading the client's :attr:`settings`. :func:`storeframes.sandbox.client`
     builds a client of the built-in sandbox.
 
     >>> from storeframes import sandbox
@@ -165,12 +188,25 @@ class Client(FrameFunctions):
     PROGRESS_AFTER = 5
     """With ``progress=None``, a call sending more requests than this shows a progress bar."""
 
-    offline_reason = "offline"
+    refresh = _Setting()
+    """The cache policy of a call that names none: ``"auto"``, ``"always"`` or ``"never"``."""
+
+    offline = _Setting()
+    """Never open a connection: every cached answer serves, and a call the cache cannot answer is refused."""
+
+    progress = _Setting()
+    """Show a progress bar: True whenever a call sends, False never, None when it sends many."""
+
+    endpoints = _Setting()
+    """The catalog's endpoints with this client's prices and freshness policies, by name."""
+
+    offline_reason = _Setting()
     """Why an offline client sends nothing, as a :class:`NotCachedError` says it (``connect`` says more)."""
 
-    namespace = "service"
+    namespace = _Setting()
     """Which service the cached answers come from: a cache folder keeps each one's apart."""
 
+    @user_facing
     def __init__(
         self,
         api_key: str | None = None,
@@ -200,18 +236,25 @@ class Client(FrameFunctions):
             key = Secret(clean_token(api_key if api_key is not None else os.environ.get(ENV_API_KEY, "")))
         finally:
             del api_key
-        super().__init__(FrameMaker(self))
-        self._clock = clock
         try:
             self.cache: Cache | None = open_cache(cache_dir, storage_options)
         finally:
             del storage_options  # no credential among this frame's locals when the cache cannot be opened
         ledger = None if self.cache is None else self.cache.ledger
-        self.credits = Credits(budget, clock=self._now, service=lambda: self.namespace, sink=ledger)
+        self.credits = Credits(budget, clock=clock or utc_now, sink=ledger)
         url = base_url if base_url is not None else os.environ.get(ENV_BASE_URL) or None
         self.coordinator = coordinator_for(coordinator)
         self.limiter = _limiter(rate_limit, key, url, self.coordinator, slot_hold(timeout, http_client, deadline))
-        self.max_workers, self.offline, self.progress = switches(max_workers, offline, progress, self.limiter.limit)
+        self.max_workers = workers_for(max_workers, self.limiter.limit)
+        settings = settings_of(
+            cost_model=cost_model,
+            freshness=freshness,
+            refresh=refresh,
+            offline=offline,
+            progress=progress,
+            clock=clock,
+            progress_after=self.PROGRESS_AFTER,
+        )
         self.wire = Wire(
             key,
             url,
@@ -222,32 +265,36 @@ class Client(FrameFunctions):
             backoff=backoff,
             deadline=deadline,
             max_body_bytes=max_body_bytes,
-            clock=self._now,
+            clock=settings.clock,
             connections=self.max_workers,
         )
         if self.cache is not None:  # kept answers are read within the body cap (a shared Cache's only grows)
             shared = isinstance(cache_dir, Cache)
             self.cache.max_answer_bytes = max(self.cache.max_answer_bytes, max_body_bytes) if shared else max_body_bytes
-        self.endpoints = endpoints_with(cost_model, freshness)
-        self.refresh = refresh_mode(refresh)
-        self._lease_table: Leases | None = None
-        self._workers = Workers(self.max_workers)
-        self._fetcher = Fetcher(
-            self,
+        self.fetcher = Fetcher(
+            settings,
             cache=self.cache,
             credits=self.credits,
             wire=self.wire,
-            workers=self._workers,
-            leases=self._leases,
-            now=self._now,
+            workers=Workers(self.max_workers),
+            coordinator=self.coordinator,
         )
+        """The steps of a call below the facade: plan, send, keep, serve (:mod:`storeframes.fetch`)."""
+        self.credits.service = self.fetcher.namespace
+        super().__init__(FrameMaker(self.fetcher))
 
-    def _now(self) -> datetime:
-        return self._clock() if self._clock is not None else datetime.now(UTC)
+    @property
+    def settings(self) -> Settings:
+        """What the client is set to (refresh, offline, progress, endpoints ...), as its fetcher reads it."""
+        return self.fetcher.settings
+
+    @settings.setter
+    def settings(self, settings: Settings) -> None:
+        self.fetcher.settings = settings
 
     def today(self) -> date:
         """Today's date (UTC) by the client's clock: what relative dates resolve against."""
-        return self._now().astimezone(UTC).date()
+        return self.fetcher.today()
 
     def _settings(self) -> list[tuple[str, Any]]:
         """What the client is, as (name, value) pairs for its reprs: never the token."""
@@ -280,16 +327,9 @@ class Client(FrameFunctions):
         (see :mod:`storeframes.credits`). A closed client sends nothing more: a call that would is a
         :class:`~storeframes.ConfigurationError`
         ("this client is closed"); closing twice is harmless. In a child forked from the
-        process that built it, closing leaves the parent's parts alone (:mod:`storeframes.forking`).
+        process that built it, closing leaves the parent's parts alone (:mod:`storeframes.fetch.forking`).
         """
-        if self._fetcher.guard.forked:
-            return
-        self._workers.shutdown()
-        if self.cache is not None:
-            self.cache.frames.flush()  # the large frames written behind the calls
-            self.credits.sink = self.cache.ledger
-            self.credits.close()
-        self.wire.close()
+        self.fetcher.close()
 
     def __enter__(self) -> Client:
         return self
@@ -297,6 +337,7 @@ class Client(FrameFunctions):
     def __exit__(self, *exc: object) -> None:
         self.close()
 
+    @user_facing
     def estimate(self, endpoint: str, **params: Any) -> int:
         """The estimated maximum credits of a call, without sending anything (what the cache holds is free)."""
         return self.plan(endpoint, **params).estimate
@@ -359,6 +400,7 @@ class Client(FrameFunctions):
         """
         return self.credits.watch(callback)
 
+    @user_facing
     def spend(self, *, session: bool = False, service: str | None = None) -> pl.DataFrame:
         """Credits spent and saved by the cache, per service, UTC day and endpoint.
 
@@ -374,7 +416,7 @@ class Client(FrameFunctions):
         if session or self.cache is None:
             ledger = self.ledger
         else:
-            self._fetcher.flush()
+            self.fetcher.flush()
             ledger = self.cache.ledger.read()
         if service is None:
             service = self.namespace
@@ -382,6 +424,7 @@ class Client(FrameFunctions):
             ledger = ledger.filter(pl.col("service") == service)
         return spend_summary(ledger)
 
+    @user_facing
     def plan(self, endpoint: str, *, refresh: RefreshOption | None = None, **params: Any) -> Plan:
         """What a call would send, what the cache already answers, and the estimated credits.
 
@@ -392,9 +435,13 @@ class Client(FrameFunctions):
         Plan(changes: 1 request to send, at most 42 credits; 0 cached answers used, ...)
         """
         if endpoint == "find_apps":
-            return plan_find_apps(self, params, refresh=refresh)
+            search, found = find_apps_search(params)
+            return plan_find_apps(
+                self.plan_many("search_frame", [search], refresh=refresh), self.endpoints["metadata"], found
+            )
         return self.plan_many(endpoint, [params], refresh=refresh)
 
+    @user_facing
     def plan_many(
         self, endpoint: str, calls: Sequence[Mapping[str, Any]], *, refresh: RefreshOption | None = None
     ) -> Plan:
@@ -403,11 +450,12 @@ class Client(FrameFunctions):
         endpoint, calls = resolve(endpoint, calls, today=self.today())
         with CallWarnings(), collector_paused():
             try:
-                ep, _, plans, _ = self._fetcher.plan(endpoint, calls, refresh, load=False)
+                ep, _, plans, _ = self.fetcher.plan(endpoint, calls, refresh, load=False)
             except InvalidParameterError as exc:
                 raise (spec.speak(exc) if spec else exc) from None
             return engine.summarize(ep, plans)
 
+    @user_facing
     def get(self, endpoint: str, *, refresh: RefreshOption | None = None, **params: Any) -> Answer:
         """Fetch one call's answer: validate, consult the cache, send what is missing, merge.
 
@@ -418,6 +466,7 @@ class Client(FrameFunctions):
         """
         return self.get_many(endpoint, [params], refresh=refresh)[0]
 
+    @user_facing
     def get_many(
         self, endpoint: str, calls: Sequence[Mapping[str, Any]], *, refresh: RefreshOption | None = None
     ) -> list[Answer]:
@@ -433,38 +482,7 @@ class Client(FrameFunctions):
         raised with ``error.partial`` holding the :class:`Response` objects that did
         succeed (they are in the cache too, so calling again sends only the rest).
         """
-        with CallWarnings():
-            ep, mode, plans, loaded = self._fetcher.plan(endpoint, calls, refresh, load=True)
-            try:
-                plans, pool = self._fetcher.fetch(ep, mode, plans, loaded)
-                answers, counted = [], set[int]()
-                for plan in plans:
-                    parts, unavailable = self._fetcher.served(ep, plan, pool, loaded, counted)
-                    answers.append(engine.compose(ep, plan.params, parts, unavailable))
-                return answers
-            finally:
-                self._fetcher.flush()
-
-    def gather(
-        self, endpoint: str, calls: Sequence[Mapping[str, Any]], refresh: RefreshOption | None
-    ) -> tuple[Endpoint, list[CallParts]]:
-        """Each call's canonical parameters and parts, fetching what the cache lacks: what frames build on.
-
-        Cached parts name their entry only (``response`` None), so a frame already kept
-        in the cache is read from Parquet and the raw answer is never decompressed.
-        Calls that mean the same request are answered once.
-        """
-        with CallWarnings():
-            ep, mode, plans, _ = self._fetcher.plan(endpoint, calls, refresh, load=False)
-            unique: dict[str, CallPlan] = {}
-            for plan in plans:
-                unique.setdefault(engine.key(plan.params), plan)
-            try:
-                plans, pool = self._fetcher.fetch(ep, mode, list(unique.values()), None)
-                counted = set[int]()
-                return ep, [(plan.params, self._fetcher.served(ep, plan, pool, {}, counted)[0]) for plan in plans]
-            finally:
-                self._fetcher.flush()
+        return self.fetcher.answers(endpoint, calls, refresh)
 
     def _frame(self, name: str, arguments: Mapping[str, Any], refresh: RefreshOption | None) -> pl.DataFrame:
         """A frame function's frame; the warnings of the call, its threads' too, given at the caller's line."""
@@ -477,20 +495,7 @@ class Client(FrameFunctions):
         Called from one of those threads (a frame function run by :meth:`map` itself),
         it runs in the caller's thread: a pool waiting on itself would never finish.
         """
-        return self._workers.map(function, items)
-
-    def _leases(self) -> Leases:
-        """The leases of this client's cache: one table for every client of the process that uses it."""
-        if self._lease_table is None:
-            self._lease_table = self.coordinator.leases(self.cache, self)
-        return self._lease_table
-
-
-# The facade's public methods raise a refusal of their input at the caller's line (the frame functions are
-# user-facing where they are declared); applied here, the class keeps to its size.
-for _public in ("__init__", "estimate", "spend", "plan", "plan_many", "get", "get_many"):
-    setattr(Client, _public, user_facing(getattr(Client, _public)))
-del _public
+        return self.fetcher.map(function, items)
 
 
 def plan_requests(
@@ -499,5 +504,5 @@ def plan_requests(
     """:meth:`Client.plan_many` of requests of ``endpoint`` that are canonical already (as
     :func:`~storeframes.catalog.validate` returns them: a tracker's due calls), not validated again."""
     with CallWarnings(), collector_paused():
-        ep, _, plans, _ = client._fetcher.plan(endpoint, requests, refresh, load=False, canonical=True)
+        ep, _, plans, _ = client.fetcher.plan(endpoint, requests, refresh, load=False, canonical=True)
         return engine.summarize(ep, plans)

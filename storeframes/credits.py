@@ -62,7 +62,7 @@ import polars as pl
 
 from .answers import Attempt
 from .errors import BudgetExceededError, CacheUnavailableError, ConfigurationError
-from .forking import built_here
+from .fetch.forking import built_here
 from .ledger import LEDGER_SCHEMA, SERVICE, ledger_table
 
 __all__ = ["Credits", "Reservation"]
@@ -182,8 +182,12 @@ class Credits:
 
     @property
     def service(self) -> str:
-        """The service the rows made now belong to."""
+        """The service the rows made now belong to; a name, or a function saying it, may be set."""
         return self._service() if callable(self._service) else self._service
+
+    @service.setter
+    def service(self, service: str | Callable[[], str]) -> None:
+        self._service = service
 
     @property
     def spent(self) -> int:
@@ -241,8 +245,17 @@ class Credits:
     def _hold(self, sink: LedgerSink, endpoint: str, params: Mapping[str, str], estimate: int) -> str:
         """Write a request's reservation as a small file of its own; its name."""
         name = self._name()
-        row = self._row(endpoint, params, cost=estimate, max_cost=None, status=None, attempt=0, elapsed=0.0,
-                        estimated=True, reserved=True)  # fmt: skip
+        row = self._row(  # the estimate held, before any attempt
+            endpoint,
+            params,
+            cost=estimate,
+            max_cost=None,
+            status=None,
+            attempt=0,
+            elapsed=0.0,
+            estimated=True,
+            reserved=True,
+        )
         if not sink.write(name, ledger_table([row]), must=True):  # a sink that does not raise
             raise CacheUnavailableError(
                 f"cannot write the ledger file {name}; nothing was sent: a request goes out only once its "

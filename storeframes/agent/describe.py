@@ -11,11 +11,11 @@ import polars as pl
 
 from ..catalog import DEFAULT_COSTS, ENDPOINTS, endpoint_rows
 from ..errors import InvalidParameterError
+from ..fetch.pipeline import FRAMES
 from ..frames.functions import FrameFunctions
 from ..kept.snapshots import SNAPSHOT_TABLES
 from ..kept.tables import TABLES
 from ..lake.sql import VIEWS
-from ..pipeline import FRAMES
 from ..schemas import SCHEMAS, read_schema
 from .tables import Shown, show
 

@@ -16,7 +16,7 @@ import polars as pl
 from ..answers import short_params
 from ..engine import Plan
 from ..errors import plural
-from ..pipeline import FRAMES
+from ..fetch.pipeline import FRAMES
 from .describe import FUNCTIONS
 from .gate import Verdict
 from .tables import Shown, show

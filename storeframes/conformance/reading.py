@@ -21,8 +21,8 @@ from typing import Any
 from .. import catalog
 from ..answers import Response
 from ..errors import StoreframesError
+from ..fetch.pipeline import FRAMES
 from ..flatteners import ResultCapWarning
-from ..pipeline import FRAMES
 from ..wire.envelope import _credits, _error_class, _error_details, _request_meta
 from ..wire.json_bodies import parse_answer
 from .forms import ENVELOPE, error_form, store_of

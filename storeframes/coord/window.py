@@ -118,7 +118,7 @@ sharing a token with a shorter one may see fewer completions than there were."""
 
 
 class Limiter(Protocol):
-    """What the request path needs of a rate limiter (:class:`SharedLimiter`, :class:`~storeframes.SlidingWindowLimiter`)."""
+    """What the request path needs of a rate limiter (:class:`SharedLimiter`, :class:`~storeframes.fetch.limiter.SlidingWindowLimiter`)."""
 
     @property
     def limit(self) -> int: ...

@@ -8,7 +8,7 @@ import polars as pl
 
 from .._tracebacks import user_facing
 from ..answers import RefreshOption
-from ..pipeline import DEFAULT_METRICS
+from ..fetch.pipeline import DEFAULT_METRICS
 from .base import FrameBase, documented
 
 __all__ = ["AppFrames"]

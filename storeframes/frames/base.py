@@ -14,7 +14,7 @@ import polars as pl
 from ..answers import RefreshOption
 from ..catalog import EARLIEST_DAY, parse_day, today_utc
 from ..errors import InvalidParameterError
-from ..pipeline import FRAMES, FrameMaker
+from ..fetch.pipeline import FRAMES, FrameMaker
 
 __all__ = ["FrameBase", "documented", "with_days"]
 
@@ -76,7 +76,7 @@ def documented(function: F) -> F:
 
 class FrameBase:
     """What the frame functions share: each binds its arguments and hands them to ``maker``, a
-    :class:`~storeframes.pipeline.FrameMaker`, which makes the frame."""
+    :class:`~storeframes.fetch.pipeline.FrameMaker`, which makes the frame."""
 
     def __init__(self, maker: FrameMaker):
         self._maker = maker

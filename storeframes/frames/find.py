@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Mapping
-from typing import Any, Protocol
+from typing import Any
 
 import polars as pl
 
@@ -14,11 +14,11 @@ from ..answers import RefreshOption
 from ..catalog import MAX_APPS_PER_REQUEST, Endpoint
 from ..engine import PLAN_SCHEMA, Plan, key
 from ..errors import InvalidParameterError
-from ..pipeline import FRAMES
+from ..fetch.pipeline import FRAMES
 from .apps import AppFrames
 from .market import MarketFrames
 
-__all__ = ["FIND_APPS_COLUMNS", "MOST_FOUND_APPS", "AppFinder", "Planner", "plan_find_apps"]
+__all__ = ["FIND_APPS_COLUMNS", "MOST_FOUND_APPS", "AppFinder", "find_apps_search", "plan_find_apps"]
 
 MOST_FOUND_APPS = 100
 """The most apps :meth:`FrameFunctions.find_apps` looks up (``top``): their metadata is paid per app."""
@@ -95,21 +95,13 @@ def _check_find(term: Any, top: Any) -> None:
         )
 
 
-class Planner(Protocol):
-    """What :func:`plan_find_apps` needs of a client: its endpoints (with their prices) and :meth:`plan`."""
+def find_apps_search(params: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The arguments of the ``search_frame`` call :meth:`FrameFunctions.find_apps` with ``params`` makes
+    first, and its own arguments, checked and with their defaults (what :func:`plan_find_apps` reads).
 
-    @property
-    def endpoints(self) -> Mapping[str, Endpoint]: ...
-
-    def plan(self, endpoint: str, **params: Any) -> Plan: ...
-
-
-def plan_find_apps(client: Planner, params: Mapping[str, Any], *, refresh: RefreshOption | None = None) -> Plan:
-    """What :meth:`FrameFunctions.find_apps` called with ``params`` would send and cost, nothing sent.
-
-    Its rows are the live search (sent or cached, as for ``search_frame``) and the
-    metadata of ``top`` apps, 5 to a request, counted as sent: an upper bound, as the
-    apps are not known before the search runs (those already cached cost nothing).
+    >>> search, found = find_apps_search({"term": "notes", "top": 3})
+    >>> search, found["top"]
+    ({'keywords': ['notes'], 'country': 'us', 'device': 'iphone'}, 3)
     """
     signature = inspect.signature(AppFinder.find_apps)
     try:
@@ -117,10 +109,20 @@ def plan_find_apps(client: Planner, params: Mapping[str, Any], *, refresh: Refre
     except TypeError as exc:
         raise InvalidParameterError("arguments", dict(params), f"those of find_apps{signature}: {exc}") from None
     bound.apply_defaults()
-    term, country, device, top = (bound.arguments[name] for name in ("term", "country", "device", "top"))
-    _check_find(term, top)
-    search = client.plan("search_frame", keywords=[term], country=country, device=device, refresh=refresh)
-    ep = client.endpoints["metadata"]
+    found = {k: v for k, v in bound.arguments.items() if k not in ("self", "refresh")}
+    _check_find(found["term"], found["top"])
+    return {"keywords": [found["term"]], "country": found["country"], "device": found["device"]}, found
+
+
+def plan_find_apps(search: Plan, metadata: Endpoint, found: Mapping[str, Any]) -> Plan:
+    """What :meth:`FrameFunctions.find_apps` would send and cost, nothing sent: the ``search`` plan of its
+    live search (sent or cached, as for ``search_frame``) and the ``metadata`` of ``top`` apps, 5 to a
+    request, counted as sent: an upper bound, as the apps are not known before the search runs (those
+    already cached cost nothing). ``found`` are its arguments as :func:`find_apps_search` returns them.
+
+    >>> plan = sf.plan("find_apps", term="notes", top=3)  # doctest: +SKIP
+    """
+    country, device, top = (found[name] for name in ("country", "device", "top"))
     where = {"country": country.strip().lower(), "device": device.strip().lower()}
     rows = []
     for first in range(0, top, MAX_APPS_PER_REQUEST):
@@ -129,17 +131,17 @@ def plan_find_apps(client: Planner, params: Mapping[str, Any], *, refresh: Refre
         request = {"apps": ",".join(["0"] * (last - first)), **where}
         rows.append(
             {
-                "endpoint": ep.name,
+                "endpoint": metadata.name,
                 "params": key(shown),
                 "source": "send",
                 "cells": last - first,
-                "credits": ep.estimate(request),
+                "credits": metadata.estimate(request),
             }
         )
-    metadata = pl.DataFrame(rows, schema=PLAN_SCHEMA, orient="row")
+    requests = pl.DataFrame(rows, schema=PLAN_SCHEMA, orient="row")
     return Plan(
         endpoint="find_apps",
-        requests=pl.concat([search.requests, metadata]),
+        requests=pl.concat([search.requests, requests]),
         cells=search.cells + top,
         cached_cells=search.cached_cells,
     )

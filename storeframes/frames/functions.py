@@ -15,7 +15,7 @@ from .._tracebacks import user_facing
 from ..answers import RefreshOption
 from ..catalog import today_utc
 from ..errors import InvalidParameterError
-from ..pipeline import FRAMES
+from ..fetch.pipeline import FRAMES
 from .base import documented, with_days
 from .find import AppFinder
 
@@ -61,7 +61,7 @@ class FrameFunctions(AppFinder):
     """The frame functions, declared once; :class:`~storeframes.Client` has them as methods.
 
     Each binds its arguments and hands them to ``maker``, a
-    :class:`~storeframes.pipeline.FrameMaker`, which makes the frame.
+    :class:`~storeframes.fetch.pipeline.FrameMaker`, which makes the frame.
     The families are declared apart and inherited (:class:`~storeframes.frames.apps.AppFrames`,
     :class:`~storeframes.frames.market.MarketFrames`, :class:`~storeframes.frames.find.AppFinder`);
     the metadata change history is declared here.

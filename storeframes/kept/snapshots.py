@@ -21,7 +21,7 @@ import polars as pl
 
 from .._tracebacks import user_facing
 from ..errors import InvalidParameterError
-from ..pipeline import FrameSpec
+from ..fetch.pipeline import FrameSpec
 from .tables import TABLES, as_date, daily_chooser, endpoints_of, lazy_rows, open_for, spec_of
 
 __all__ = ["SNAPSHOT_TABLES", "snapshots"]

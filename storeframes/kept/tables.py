@@ -25,8 +25,8 @@ from ..answers import Entry
 from ..cache import RELISTS, Cache, open_cache, relist_pause, require_cache
 from ..catalog import ENDPOINTS, Endpoint
 from ..errors import CacheUnavailableError, ConfigurationError, InvalidParameterError
+from ..fetch.pipeline import FRAMES, FrameSpec, cell_columns
 from ..ledger import SERVICE
-from ..pipeline import FRAMES, FrameSpec, cell_columns
 from ..schemas import LISTS, SEARCH_LIST, read_schema
 
 __all__ = [

@@ -31,6 +31,7 @@ from .._version import __version__
 from ..answers import Entry
 from ..cache import RELISTS, Cache, relist_pause
 from ..errors import CacheUnavailableError, InvalidParameterError, LakeError
+from ..fetch.pipeline import FrameSpec, cell_columns
 from ..kept.snapshots import SNAPSHOT_TABLES
 from ..kept.snapshots import snapshots as snapshot_rows
 from ..kept.tables import (
@@ -45,7 +46,6 @@ from ..kept.tables import (
     spec_of,
     with_list,
 )
-from ..pipeline import FrameSpec, cell_columns
 from ..schemas import read_schema
 from .read import BOOKKEEPING, Where, failure, is_address, needs_deltalake, scan, where
 

@@ -30,7 +30,7 @@ from ..cache import RUN_SCHEMA, Cache, open_cache
 from ..client import Client
 from ..coord import holding
 from ..errors import ConfigurationError, InvalidParameterError, plural, shown_when_half_built
-from ..pipeline import collector_paused
+from ..fetch.pipeline import collector_paused
 from .alerts import AlertResult, judge, write_digest
 from .budget import RUN_WAIT, month_budget_lease, month_spent
 from .day_digest import fetched_days

@@ -56,8 +56,8 @@ from storeframes import planning
 from storeframes.answers import Response
 from storeframes.cache import Cache
 from storeframes.catalog import ENDPOINTS
+from storeframes.fetch.pipeline import FRAMES
 from storeframes.kept.tables import flattener_versions
-from storeframes.pipeline import FRAMES
 from storeframes.sandbox import World
 
 TODAY = date(2026, 11, 20)

@@ -54,25 +54,25 @@ def no_coordinator_set(monkeypatch):
 def test_on_this_machine_the_leases_follow_what_the_store_declares(tmp_path, no_coordinator_set):
     with _client(False) as alone:
         assert alone.coordinator == Coordinator() == coordinator_for()
-        assert alone._leases().remote is None  # no cache: the threads of this client only
+        assert alone.fetcher.leases().remote is None  # no cache: the threads of this client only
     with _client(tmp_path / "cache") as folder, _client(tmp_path / "cache") as again:
-        leases = folder._leases()
+        leases = folder.fetcher.leases()
         assert isinstance(leases.remote, FileLeases)
         assert leases.remote.folder == tmp_path.resolve() / "cache" / "leases"
-        assert again._leases() is leases  # one table for every client of the process that uses the folder
+        assert again.fetcher.leases() is leases  # one table for every client of the process that uses the folder
     with _client(MemoryStore()) as memory:
-        assert memory._leases().remote is None  # nobody outside the process sees the store
+        assert memory.fetcher.leases().remote is None  # nobody outside the process sees the store
     toy = SharedToy()
     with _client(toy) as shared:
         with pytest.warns(CacheWarning, match="cannot write conditionally.*give the clients a Redis coordinator"):
-            leases = shared._leases()
+            leases = shared.fetcher.leases()
         assert leases.remote is None
 
 
 def test_a_bucket_keeps_its_leases_as_its_own_objects(s3_bucket, no_coordinator_set):  # noqa: F811
     with _client(s3_bucket.url, storage_options=s3_bucket.storage_options) as client:
         assert client.coordinator == Coordinator()
-        leases = client._leases()
+        leases = client.fetcher.leases()
         assert isinstance(leases.remote, ObjectLeases)
         assert leases.remote.store is client.cache.storage
         assert repr(leases.remote) == f"ObjectLeases('s3://{s3_bucket.name}/cache')"
@@ -83,25 +83,25 @@ def test_with_a_redis_url_the_window_and_the_leases_are_the_servers(redis_url, t
     with _client(tmp_path / "cache", coordinator=url) as folder:
         assert folder.coordinator == Coordinator(url) and folder.coordinator.url == url
         assert folder.limiter.where == url.replace("hunter2", "***")
-        leases = folder._leases()
+        leases = folder.fetcher.leases()
         assert isinstance(leases.remote, RedisLeases)
         space = f"folder:{machine()}:{os.path.realpath(tmp_path / 'cache')}"  # as every version names it
         assert leases.remote._prefix == f"storeframes:lease:{digest(space)}:"
     toy = SharedToy()
     with _client(toy, coordinator=url) as shared, warnings.catch_warnings():
         warnings.simplefilter("error", CacheWarning)  # a Redis coordinator is what the warning recommends
-        leases = shared._leases()
+        leases = shared.fetcher.leases()
         assert isinstance(leases.remote, RedisLeases)
         assert leases.remote._prefix == f"storeframes:lease:{digest(f'store:{toy.location}')}:"
     with _client(MemoryStore(), coordinator=url) as memory:
-        assert memory._leases().remote is None  # nobody outside the process sees the store, Redis or not
+        assert memory.fetcher.leases().remote is None  # nobody outside the process sees the store, Redis or not
     monkeypatch.setenv(ENV_COORDINATOR, redis_url)
     with _client(tmp_path / "other") as from_env:
         assert from_env.coordinator.url == redis_url
-        assert isinstance(from_env._leases().remote, RedisLeases)
+        assert isinstance(from_env.fetcher.leases().remote, RedisLeases)
     with _client(tmp_path / "other", coordinator="machine") as chosen:
         assert chosen.coordinator == Coordinator()  # an explicit choice wins over the environment
         with pytest.raises(sf.CoordinationMismatchError):  # but that folder's team coordinates through Redis
-            chosen._leases()
+            chosen.fetcher.leases()
     with _client(tmp_path / "own", coordinator="machine") as chosen:
-        assert isinstance(chosen._leases().remote, FileLeases)
+        assert isinstance(chosen.fetcher.leases().remote, FileLeases)

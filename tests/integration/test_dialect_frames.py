@@ -13,7 +13,7 @@ import warnings
 import polars as pl
 import pytest
 
-from storeframes.pipeline import FRAMES
+from storeframes.fetch.pipeline import FRAMES
 from storeframes.sandbox import Dialect, World
 from tests.conftest import SANDBOX_TODAY
 

@@ -10,7 +10,7 @@ import pytest
 from polars.testing import assert_frame_equal
 
 import storeframes as sf
-from storeframes.frames import FIND_APPS_COLUMNS, MOST_FOUND_APPS, plan_find_apps, with_days
+from storeframes.frames import FIND_APPS_COLUMNS, MOST_FOUND_APPS, with_days
 from storeframes.sandbox import World
 from tests.conftest import SANDBOX_TODAY
 
@@ -168,7 +168,7 @@ def test_find_apps_costs_what_its_plan_said_at_most(pinned):
     again = sf.plan("find_apps", term=KEYWORD, top=12, country="US")
     assert again.requests.filter(pl.col("endpoint") == "search")["source"].to_list() == ["cache"]
     assert again.estimate == 51 + 51 + 21  # the metadata part stays an upper bound
-    assert plan_find_apps(pinned, {"term": KEYWORD, "top": 3}).estimate == 31  # the search cached
+    assert pinned.plan("find_apps", term=KEYWORD, top=3).estimate == 31  # the search cached
 
 
 def test_find_apps_on_android_and_a_term_with_a_comma(pinned):

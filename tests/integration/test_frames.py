@@ -13,8 +13,8 @@ import pytest
 
 import storeframes as sf
 from storeframes import schemas
+from storeframes.fetch.pipeline import collector_paused
 from storeframes.frames import FRAMES
-from storeframes.pipeline import collector_paused
 from storeframes.sandbox import SANDBOX_KEY, World
 from tests.conftest import SANDBOX_TODAY
 

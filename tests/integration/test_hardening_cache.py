@@ -33,8 +33,8 @@ from storeframes.cache.stores import LocalStore, MemoryStore
 from storeframes.catalog import ENDPOINTS
 from storeframes.cli import main
 from storeframes.errors import ResponseShapeError
+from storeframes.fetch.pipeline import FRAMES
 from storeframes.kept.tables import flattener_versions
-from storeframes.pipeline import FRAMES
 from storeframes.sandbox import World
 from tests import _summary
 from tests.conftest import SANDBOX_TODAY

@@ -23,7 +23,7 @@ import storeframes as sf
 from storeframes import defaults
 from storeframes.answers import Attempt
 from storeframes.catalog import ENDPOINTS, MAX_APP_ID_LENGTH, MAX_KEYWORD_LENGTH
-from storeframes.limiter import SlidingWindowLimiter
+from storeframes.fetch.limiter import SlidingWindowLimiter
 from storeframes.wire import Wire, clean_token, shown_url
 from storeframes.wire.envelope import _retry_after
 from storeframes.wire.http import lib as httpx

@@ -94,7 +94,7 @@ def test_warnings_raised_on_the_pool_threads_reach_the_caller_in_order():
 
 
 def test_warnings_of_flattening_on_the_pool_threads_point_at_the_call(monkeypatch):
-    from storeframes.pipeline import FrameSpec
+    from storeframes.fetch.pipeline import FrameSpec
 
     build, threads = FrameSpec.build, set()
 

@@ -17,7 +17,7 @@ from polars.testing import assert_frame_equal
 import storeframes as sf
 from storeframes import schemas
 from storeframes.analysis import category_standing, movers, with_names
-from storeframes.pipeline import FRAMES
+from storeframes.fetch.pipeline import FRAMES
 from storeframes.sandbox import World
 from storeframes.widgets.cards import app_card
 from tests.conftest import SANDBOX_TODAY

@@ -12,8 +12,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from storeframes import progress
-from storeframes.progress import NotebookProgress, TerminalProgress, in_kernel, progress_bar
+from storeframes.fetch import progress
+from storeframes.fetch.progress import NotebookProgress, TerminalProgress, in_kernel, progress_bar
 from tests._ipython import ipython_shell
 
 
@@ -71,7 +71,7 @@ def test_in_kernel_needs_an_ipython_shell_with_a_kernel(monkeypatch):
 
 
 def test_importing_storeframes_imports_neither_ipython_nor_tqdm():
-    code = "import sys, storeframes, storeframes.progress; print(sorted({'IPython', 'tqdm'} & set(sys.modules)))"
+    code = "import sys, storeframes, storeframes.fetch.progress; print(sorted({'IPython', 'tqdm'} & set(sys.modules)))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
 

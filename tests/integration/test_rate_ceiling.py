@@ -30,6 +30,7 @@ from storeframes.catalog import ENDPOINTS
 from storeframes.coord import Coordinator
 from storeframes.coord.base import shared_limiter
 from storeframes.coord.window import ProcessWindow, SharedLimiter
+from storeframes.fetch.limiter import SlidingWindowLimiter
 from storeframes.sandbox import SANDBOX_KEY, SandboxServer
 from storeframes.sandbox.service import Latency
 from storeframes.wire import Wire
@@ -54,7 +55,7 @@ HOSTILE = {
 
 def _limiter(kind: str, url: str | None, limit: int = LIMIT, window: float = WINDOW) -> Any:
     if kind == "sliding":
-        return sf.SlidingWindowLimiter(limit, window)
+        return SlidingWindowLimiter(limit, window)
     if kind == "process":
         return SharedLimiter(ProcessWindow(), limit, window, hold=30.0)
     base = f"https://api.example.test/{kind}/{time.monotonic_ns()}"  # a record of its own
@@ -341,7 +342,7 @@ def test_a_connection_left_idle_for_a_whole_window_is_used_again_by_the_next_win
     server = _Ports()
     threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
     base = f"http://127.0.0.1:{server.server_address[1]}/api/public/store"
-    wire = Wire(TOKEN, base, limiter=sf.SlidingWindowLimiter(60, 10.0), clock=lambda: datetime.now(UTC))
+    wire = Wire(TOKEN, base, limiter=SlidingWindowLimiter(60, 10.0), clock=lambda: datetime.now(UTC))
     try:
         for idle in (0.0, 10.5, 10.5 + 14.0, 10.5 + 14.0 + 15.5):  # idle 10.5 s, then 14 s, then 15.5 s
             ahead[0] = idle

@@ -22,7 +22,7 @@ import pytest
 import storeframes as sf
 from storeframes import analysis
 from storeframes._tracebacks import ENV_FULL_TRACEBACK, user_facing
-from storeframes.pipeline import FRAMES
+from storeframes.fetch.pipeline import FRAMES
 from storeframes.plots import benchmark_chart, changes_timeline, rank_chart
 from storeframes.sandbox import World
 from storeframes.widgets.cards import app_card
@@ -181,7 +181,7 @@ def test_in_ipython_a_bug_keeps_its_frames_but_the_wrappers(tmp_path, monkeypatc
     shown = captured.stdout
     assert "[... skipping hidden 1 frame]" in shown
     assert f"File {PACKAGE}_tracebacks.py" not in shown
-    assert f"File {PACKAGE}catalog/validation.py" in shown and f"File {PACKAGE}fetching.py" in shown
+    assert f"File {PACKAGE}catalog/validation.py" in shown and f"File {PACKAGE}fetch/fetcher.py" in shown
     assert "RuntimeError: a bug in storeframes" in shown
 
 
@@ -194,7 +194,7 @@ def test_a_bug_keeps_its_whole_traceback(make_client, monkeypatch):
     with pytest.raises(RuntimeError) as bug:
         make_client().metadata_frame(IOS, country="zz")
     shown = "".join(traceback.format_exception(bug.value))
-    for where in ("frames/apps.py", "pipeline.py", "fetching.py", "catalog/validation.py"):
+    for where in ("frames/apps.py", "fetch/pipeline.py", "fetch/fetcher.py", "catalog/validation.py"):
         assert f'File "{PACKAGE}{where}"' in shown, where
     assert traceback.extract_tb(bug.value.__traceback__)[-1].name == "_a_bug"
 

@@ -3,7 +3,7 @@
 The summary table of the endpoints (names, paths, parameters, devices, apps per request,
 prices, frame functions), each endpoint's parameter table (required, defaults, allowed
 values) and the limits table are read from the page and compared with
-:mod:`storeframes.catalog` and :data:`storeframes.pipeline.FRAMES`, so a change to either
+:mod:`storeframes.catalog` and :data:`storeframes.fetch.pipeline.FRAMES`, so a change to either
 that the page does not follow fails here.
 """
 
@@ -16,7 +16,7 @@ import pytest
 import storeframes as sf
 from storeframes import catalog
 from storeframes.catalog import CHANNELS, ENDPOINTS, METRICS
-from storeframes.pipeline import FRAMES
+from storeframes.fetch.pipeline import FRAMES
 from tests.conftest import ROOT
 
 DOC = ROOT / "docs" / "service.md"

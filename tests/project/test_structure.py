@@ -248,6 +248,42 @@ def _within(name: str, *packages: str) -> bool:
     return any(name == p or name.startswith(p + ".") for p in packages)
 
 
+BELOW_THE_CLIENT = (
+    "storeframes.fetch",
+    "storeframes.frames",
+    "storeframes.wire",
+    "storeframes.cache",
+    "storeframes.coord",
+)
+"""The wings a call goes down through from the client: none climbs back into it."""
+
+
+def test_nothing_below_the_client_imports_it():
+    climbing = {name for name in _importers(("storeframes.client",)) if _within(name, *BELOW_THE_CLIENT)}
+    assert climbing == set(), f"modules below the client that import it: {sorted(climbing)}"
+    protocols = [  # nor reaches it through a protocol the client implements (the Caller, Source, Planner of before)
+        f"{name}.{node.name}"
+        for name, path in _sources().items()
+        if _within(name, *BELOW_THE_CLIENT)
+        for node in ast.walk(ast.parse(path.read_text()))
+        if isinstance(node, ast.ClassDef) and node.name in ("Caller", "Source", "Planner")
+    ]
+    assert protocols == []
+
+
+def test_the_clients_public_methods_carry_their_decorator_where_they_are_defined():
+    tree = ast.parse((PACKAGE / "client.py").read_text())
+    client = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "Client")
+    decorated = {
+        node.name
+        for node in client.body
+        if isinstance(node, ast.FunctionDef) and any(ast.unparse(d) == "user_facing" for d in node.decorator_list)
+    }
+    assert {"__init__", "estimate", "spend", "plan", "plan_many", "get", "get_many"} <= decorated
+    loops = [ast.unparse(n)[:60] for n in tree.body if isinstance(n, ast.For)]  # no decorating after the class
+    assert loops == []
+
+
 def test_the_engine_planning_catalog_and_answers_never_reach_the_cache():
     graph = _imports()
     for start in ("storeframes.engine", "storeframes.planning", "storeframes.catalog", "storeframes.answers"):

@@ -10,7 +10,7 @@ import polars as pl
 import pytest
 
 import storeframes as sf
-from storeframes import pipeline
+from storeframes.fetch import pipeline
 
 mypy_api = pytest.importorskip("mypy.api")
 

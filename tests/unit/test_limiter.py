@@ -8,6 +8,7 @@ import time
 import pytest
 
 import storeframes as sf
+from storeframes.fetch.limiter import SlidingWindowLimiter
 from storeframes.sandbox import SandboxServer
 from tests.conftest import SANDBOX_TODAY
 
@@ -30,13 +31,13 @@ def test_max_in_any_window_counts_what_it_should():
 
 def test_limiter_rejects_bad_settings():
     with pytest.raises(ValueError, match="whole number"):
-        sf.SlidingWindowLimiter(0, 1.0)
+        SlidingWindowLimiter(0, 1.0)
     with pytest.raises(ValueError, match="positive"):
-        sf.SlidingWindowLimiter(5, 0)
+        SlidingWindowLimiter(5, 0)
 
 
 def test_limiter_never_admits_more_than_the_limit_in_any_window_across_threads():
-    limiter = sf.SlidingWindowLimiter(10, 0.5)
+    limiter = SlidingWindowLimiter(10, 0.5)
     starts: list[float] = []
     lock = threading.Lock()
 
@@ -58,7 +59,7 @@ def test_limiter_never_admits_more_than_the_limit_in_any_window_across_threads()
 
 def test_a_slot_held_by_a_slow_request_is_dated_by_its_completion():
     clock = [0.0]
-    limiter = sf.SlidingWindowLimiter(1, 1.0, clock=lambda: clock[0])
+    limiter = SlidingWindowLimiter(1, 1.0, clock=lambda: clock[0])
     limiter.acquire()
     clock[0] = 5.0  # the request took 5 s
     limiter.release()

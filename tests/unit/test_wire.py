@@ -12,7 +12,7 @@ import storeframes as sf
 from storeframes.answers import Attempt
 from storeframes.catalog import ENDPOINTS
 from storeframes.credits import Credits
-from storeframes.limiter import SlidingWindowLimiter
+from storeframes.fetch.limiter import SlidingWindowLimiter
 from storeframes.wire import TOKEN_HEADER, Wire
 from storeframes.wire.http import lib as httpx
 

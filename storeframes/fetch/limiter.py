@@ -32,7 +32,7 @@ from collections import deque
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
-from .errors import shown_when_half_built
+from ..errors import shown_when_half_built
 
 __all__ = ["SlidingWindowLimiter"]
 

@@ -5,8 +5,8 @@ to the endpoint's parameters (renames, values fanned out one request each, a swi
 another endpoint) and which pure flattener (:mod:`storeframes.flatteners`) turns answers
 into its table. :data:`FRAMES` holds one spec per frame function.
 
-:class:`FrameMaker` runs a spec: it asks its source (the client) for the parts of each
-call (the engine's plan, then fetching what is missing), reads the frame kept beside
+:class:`FrameMaker` runs a spec: it asks the client's :class:`~storeframes.fetch.fetcher.Fetcher` to
+gather the parts of each call (the engine's plan, then fetching what is missing), reads the frame kept beside
 each cached entry (``frames/table=<table>/``) or flattens the raw answers in
 one walk and keeps their frames, keeps only the cells each part provides, and orders
 the rows as the user asked. So the tables of one metadata answer (metadata, versions,
@@ -33,17 +33,17 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import date
-from typing import Any, Protocol, TypeVar
+from typing import Any
 
 import polars as pl
 
-from . import catalog, planning
-from ._version import __version__
-from .answers import Part, Response
-from .cache import Cache, Entry, RefreshOption
-from .catalog import Endpoint
-from .errors import InvalidParameterError, ResponseShapeError, StoreframesError, plural
-from .flatteners import (
+from .. import catalog, planning
+from .._version import __version__
+from ..answers import Part, Response
+from ..cache import Entry, RefreshOption
+from ..catalog import Endpoint
+from ..errors import InvalidParameterError, ResponseShapeError, StoreframesError, plural
+from ..flatteners import (
     Answers,
     Flat,
     Keys,
@@ -63,7 +63,7 @@ from .flatteners import (
     batch_versions,
     batch_videos,
 )
-from .schemas import (
+from ..schemas import (
     BENCHMARKS,
     CHANGES,
     IN_APP_PURCHASES,
@@ -81,8 +81,9 @@ from .schemas import (
     VIDEOS,
     TableSchema,
 )
+from .fetcher import Fetcher
 
-__all__ = ["DEFAULT_METRICS", "FRAMES", "FrameMaker", "FrameSpec", "Source", "cell_columns", "collector_paused"]
+__all__ = ["DEFAULT_METRICS", "FRAMES", "FrameMaker", "FrameSpec", "cell_columns", "collector_paused"]
 
 DEFAULT_METRICS = ("downloads", "revenues", "app-power", "ratings")
 
@@ -173,7 +174,7 @@ class FrameSpec:
     ) -> list[pl.DataFrame]:
         """Each answer's frame, flattened together in one walk (one walk per share of ``map``'s threads).
 
-        With ``map`` (the source's threads), the answers are flattened in up to
+        With ``map`` (the client's threads), the answers are flattened in up to
         :data:`FLATTEN_SHARES` shares at once: polars builds the columns of one share while
         Python walks the next. A failure of the flattener that is not a
         :class:`StoreframesError` already is raised as a
@@ -209,7 +210,7 @@ class FrameSpec:
 
 
 FLATTEN_SHARES = 2
-"""The most shares a batch of answers is flattened in at once, on the source's threads."""
+"""The most shares a batch of answers is flattened in at once, on the client's threads."""
 _SHARE_BYTES = 1 << 20  # a share worth its thread: about a megabyte of answers
 
 
@@ -352,29 +353,6 @@ def _keep_cells(frame: pl.DataFrame, ep: Endpoint, cells: Iterable[planning.Cell
     return frame.filter(key.is_in(list(wanted)))
 
 
-T = TypeVar("T")
-R = TypeVar("R")
-
-CallParts = tuple[dict[str, str], list[Part]]
-"""One call's canonical parameters and the parts that provide its cells."""
-
-
-class Source(Protocol):
-    """Where a :class:`FrameMaker` gets its parts (the client)."""
-
-    cache: Cache | None
-
-    def gather(
-        self, endpoint: str, calls: Sequence[Mapping[str, Any]], refresh: RefreshOption | None
-    ) -> tuple[Endpoint, list[CallParts]]:
-        """The endpoint and each call's parts, fetching what the cache lacks (answers of entries not read)."""
-        ...
-
-    def map(self, function: Callable[[T], R], items: Sequence[T]) -> Iterator[R]:
-        """``function`` over ``items``, on the source's threads when that is worth it."""
-        ...
-
-
 _pause_lock = threading.Lock()
 _pauses = 0  # calls under way that paused the collector
 _resume = False  # whether the collector was on when the first of them began
@@ -414,10 +392,17 @@ def collector_paused() -> Iterator[None]:
 
 
 class FrameMaker:
-    """Makes the frame of a frame function's call from the parts its :class:`Source` gathers."""
+    """Makes the frame of a frame function's call from the parts a :class:`~storeframes.fetch.fetcher.Fetcher` gathers.
 
-    def __init__(self, source: Source):
-        self.source = source
+    >>> from storeframes import sandbox
+    >>> client = sandbox.client()
+    >>> FrameMaker(client.fetcher).make("metadata_frame", {"apps": "3233849169"}, None).height
+    1
+    >>> client.close()
+    """
+
+    def __init__(self, fetcher: Fetcher):
+        self.fetcher = fetcher
 
     def make(self, name: str, arguments: Mapping[str, Any], refresh: RefreshOption | None) -> pl.DataFrame:
         """The frame of the frame function ``name`` called with ``arguments`` (the collector paused meanwhile)."""
@@ -432,7 +417,7 @@ class FrameMaker:
             raise spec.speak(exc) from None
         for _ in range(3):
             try:
-                ep, gathered = self.source.gather(endpoint, calls, refresh)
+                ep, gathered = self.fetcher.gather(endpoint, calls, refresh)
                 frames = self._part_frames(spec, [part for _, parts in gathered for part in parts])
                 break
             except _Vanished:
@@ -440,7 +425,7 @@ class FrameMaker:
             except InvalidParameterError as exc:
                 raise spec.speak(exc) from None
         else:
-            raise StoreframesError(f"the cache at {self.source.cache} keeps losing answers while {name} reads them")
+            raise StoreframesError(f"the cache at {self.fetcher.cache} keeps losing answers while {name} reads them")
         call_frames: list[pl.DataFrame] = []
         taken = 0
         for canonical, parts in gathered:
@@ -461,19 +446,19 @@ class FrameMaker:
     def _part_frames(self, spec: FrameSpec, parts: Sequence[Part]) -> list[pl.DataFrame]:
         """Each part's frame: kept frames are read from the cache; the others are built in one walk and kept."""
         frames: list[pl.DataFrame | None] = [None] * len(parts)
-        cache = self.source.cache
+        cache = self.fetcher.cache
         entries: list[Entry | None] = [
             cache.entry(p.entry) if cache is not None and p.entry is not None else None for p in parts
         ]
         if cache is not None:
             kept = [(i, e) for i, e in enumerate(entries) if e is not None]
-            # Parquet reads release the GIL: many small files go faster on the source's threads
+            # Parquet reads release the GIL: many small files go faster on the client's threads
             found = cache.frames.read(
                 {e.id: e for _, e in kept}.values(),
                 spec.table.name,
                 spec.version,
                 schema=spec.table.schema,  # a kept frame with other columns is built again
-                map=self.source.map if len(kept) > 4 else map,
+                map=self.fetcher.map if len(kept) > 4 else map,
                 check=_strays,  # a kept frame holding rows of cells its answer does not is built again
             )
             for i, kept_entry in kept:
@@ -493,7 +478,7 @@ class FrameMaker:
             built = spec.build_each(
                 [response for _, response in todo],
                 entries=[parts[i].entry for i, _ in todo],
-                map=self.source.map,
+                map=self.fetcher.map,
             )
             for (i, _), frame in zip(todo, built, strict=True):
                 frames[i] = frame

@@ -1,47 +1,49 @@
 """The steps of a call that reach beyond the engine: plan against the cache, fetch the cells it lacks (once,
 whoever sends them), keep each answer as it arrives, and serve the parts.
 
-:class:`Fetcher` does them for a :class:`~storeframes.Client` with the client's parts
-(cache, credits, wire, leases), on the client's threads (:class:`Workers`); it reads the
-settings that may change between calls (offline, progress, the service's name) from the
-client through :class:`Caller`. The engine decides; the fetcher does what it says.
+:class:`Fetcher` does them with a client's parts (cache, credits, wire, the coordinator's
+leases), on the client's threads (:class:`Workers`), reading the client's
+:class:`~storeframes.fetch.settings.Settings` (offline, progress, the service's name ...) on
+every call. It answers the client's calls (:meth:`Fetcher.answers`) and gathers the parts
+the :class:`~storeframes.fetch.pipeline.FrameMaker` makes frames of (:meth:`Fetcher.gather`);
+it never reaches back into the client. The engine decides; the fetcher does what it says.
 """
 
 from __future__ import annotations
 
 import logging
 import threading
-import weakref
 from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
-from concurrent.futures import FIRST_EXCEPTION, Future, ThreadPoolExecutor, wait
+from concurrent.futures import FIRST_EXCEPTION, Future, wait
 from dataclasses import replace
-from datetime import date, datetime
+from datetime import UTC, date, datetime
 from functools import partial
-from typing import Any, Protocol, TypeVar
+from typing import Any, TypeVar
 
-from . import catalog, engine, planning
-from .answers import Part, Refresh, RefreshOption, Response
-from .cache import Cache
-from .catalog import Endpoint
-from .coord import LeaseLost, Leases
-from .credits import Credits
-from .engine import CallPlan, Fetched
-from .errors import (
+from .. import catalog, engine, planning
+from ..answers import Answer, Part, Refresh, RefreshOption, Response
+from ..cache import Cache
+from ..catalog import Endpoint
+from ..coord import Coordinator, LeaseLost, Leases
+from ..credits import Credits
+from ..engine import CallPlan, Fetched
+from ..errors import (
     AnswerWarning,
     AppNotAvailableError,
     AppsUnavailableWarning,
     CacheUnavailableError,
+    CallWarnings,
     NotCachedError,
     StoreframesError,
-    carry,
     plural,
     warn,
 )
+from ..wire import Wire
 from .forking import ForkGuard
-from .options import refresh_mode
-from .wire import Wire
+from .settings import Settings, refresh_mode
+from .workers import Spent, Workers
 
-__all__ = ["Caller", "Fetcher", "Spent", "Workers"]
+__all__ = ["CallParts", "Fetcher"]
 
 log = logging.getLogger("storeframes")
 
@@ -50,32 +52,14 @@ R = TypeVar("R")
 
 
 def _progress_bar(name: str, futures: Sequence[Future[Any]], spent: Callable[[], int]) -> Any:
-    """A bar counting requests as they finish, with the credits spent so far (see :mod:`storeframes.progress`)."""
+    """A bar counting requests as they finish, with the credits spent so far (see :mod:`storeframes.fetch.progress`)."""
     from .progress import progress_bar
 
     return progress_bar(name, futures, spent)
 
 
-class Spent:
-    """The credits a round of a call's requests was charged: each adds its attempts' cost as it ends.
-
-    A call's progress bar shows this, not the client's total: the credits of earlier calls,
-    and of calls other threads make at the same time, are not this call's.
-
-    >>> spent = Spent()
-    >>> spent.add(20); spent.add(10); spent.credits
-    30
-    """
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self.credits = 0
-
-    def add(self, credits: int) -> None:
-        """Count what one request was charged (from the worker thread that sent it)."""
-        with self._lock:
-            self.credits += credits
-
+CallParts = tuple[dict[str, str], list[Part]]
+"""One call's canonical parameters and the parts that provide its cells."""
 
 Group = tuple[list[Fetched], dict[str, Any], bool]
 """What a group of requests gave: what it fetched, the leases others held, whether the cache had some of it."""
@@ -146,112 +130,105 @@ def _asked_only(ep: Endpoint, response: Response) -> tuple[Response | None, list
     return changed, absent
 
 
-_POOL_THREAD = threading.local()
-"""In a pool's threads, ``workers`` refers (weakly) to the :class:`Workers` that owns the thread."""
-
-
-def _mark_pool_thread(workers: Workers) -> None:
-    _POOL_THREAD.workers = weakref.ref(workers)
-
-
-class Workers:
-    """A client's threads: made on first use, ``max_workers`` of them, shut down with the client.
-
-    A forked child has none of its parent's threads: there the pool is made afresh (the
-    parent's, with its lock, is left alone).
-    """
-
-    def __init__(self, max_workers: int):
-        self.max_workers = max_workers
-        self._lock = threading.Lock()
-        self._pool: ThreadPoolExecutor | None = None
-        self._guard = ForkGuard()
-
-    def _forked(self) -> None:
-        """In a child forked from the process that made the pool: forget the parent's threads and lock."""
-        if self._guard.forked:
-            self._lock, self._pool, self._guard = threading.Lock(), None, ForkGuard()
-
-    def in_pool(self) -> bool:
-        """Whether this thread is one of these workers."""
-        ref = getattr(_POOL_THREAD, "workers", None)
-        return ref is not None and ref() is self
-
-    def executor(self) -> ThreadPoolExecutor:
-        self._forked()
-        with self._lock:
-            if self._pool is None:
-                self._pool = ThreadPoolExecutor(
-                    self.max_workers, thread_name_prefix="storeframes", initializer=_mark_pool_thread, initargs=(self,)
-                )
-            return self._pool
-
-    def shutdown(self) -> None:
-        self._forked()
-        with self._lock:
-            pool, self._pool = self._pool, None
-        if pool is not None:
-            pool.shutdown(wait=True)
-
-    def map(self, function: Callable[[T], R], items: Sequence[T]) -> Iterator[R]:
-        """``function`` over ``items`` on the threads, results in order; in the caller's thread when it is one
-        of them (a pool waiting on itself would never finish)."""
-        if self.in_pool():
-            return iter([function(item) for item in items])
-        return self.executor().map(carry(function), items)
-
-    def start(self, function: Callable[[T], Group], items: Sequence[T]) -> list[Future[Group]]:
-        """Run ``function`` over ``items`` on the thread pool; a lone item (or any, from one of the pool's
-        own threads) runs in the caller's thread."""
-        if len(items) != 1 and not self.in_pool():
-            pool = self.executor()
-            working = carry(function)  # its warnings are given in the caller's thread when the call ends
-            return [pool.submit(working, item) for item in items]
-        futures: list[Future[Group]] = []
-        for item in items:
-            future: Future[Group] = Future()
-            try:
-                future.set_result(function(item))
-            except Exception as exc:
-                future.set_exception(exc)
-            futures.append(future)
-        return futures
-
-
-class Caller(Protocol):
-    """What the steps of a call read from the client that makes it: settings that may change between calls."""
-
-    PROGRESS_AFTER: int
-    refresh: Refresh
-    namespace: str
-    offline: bool
-    offline_reason: str
-    progress: bool | None
-
-    @property
-    def endpoints(self) -> Mapping[str, Endpoint]: ...
-
-    def today(self) -> date: ...
-
-
 class Fetcher:
-    """The steps of a call that plan against the cache, send what it lacks and serve the parts (see the module)."""
+    """The steps of a call that plan against the cache, send what it lacks and serve the parts (see the module).
+
+    >>> from storeframes import sandbox
+    >>> client = sandbox.client()
+    >>> ep, gathered = client.fetcher.gather("metadata", [{"apps": "3233849169"}], None)
+    >>> [params["apps"] for params, parts in gathered]
+    ['3233849169']
+    >>> client.close()
+    """
 
     def __init__(
         self,
-        caller: Caller,
+        settings: Settings,
         *,
         cache: Cache | None,
         credits: Credits,
         wire: Wire,
         workers: Workers,
-        leases: Callable[[], Leases],
-        now: Callable[[], datetime],
+        coordinator: Coordinator,
     ):
-        self.caller, self.cache, self.credits, self.wire = caller, cache, credits, wire
-        self.workers, self.leases, self.now = workers, leases, now
+        self.settings = settings
+        """What the client is set to, read on every call; the client replaces it when a setting changes."""
+        self.cache, self.credits, self.wire, self.workers = cache, credits, wire, workers
+        self.coordinator = coordinator
+        self._leases: Leases | None = None
         self.guard = ForkGuard()
         """The process that built the client's parts: a call in a child forked from it is refused."""
+
+    def now(self) -> datetime:
+        """The current UTC datetime by the settings' clock."""
+        return self.settings.clock()
+
+    def today(self) -> date:
+        """Today's date (UTC) by the settings' clock: what relative dates resolve against."""
+        return self.now().astimezone(UTC).date()
+
+    def namespace(self) -> str:
+        """The service the answers and ledger rows of the calls made now belong to."""
+        return self.settings.namespace
+
+    def leases(self) -> Leases:
+        """The leases of the cache: one table for every client of the process that uses it."""
+        if self._leases is None:
+            self._leases = self.coordinator.leases(self.cache, self)
+        return self._leases
+
+    def map(self, function: Callable[[T], R], items: Sequence[T]) -> Iterator[R]:
+        """``function`` over ``items`` on the client's threads, results in order (see :meth:`Workers.map`)."""
+        return self.workers.map(function, items)
+
+    def answers(self, endpoint: str, calls: Sequence[Mapping[str, Any]], refresh: RefreshOption | None) -> list[Answer]:
+        """Each call's answer: validated, planned against the cache, what it lacks sent, the parts merged."""
+        with CallWarnings():
+            ep, mode, plans, loaded = self.plan(endpoint, calls, refresh, load=True)
+            try:
+                plans, pool = self.fetch(ep, mode, plans, loaded)
+                answers, counted = [], set[int]()
+                for plan in plans:
+                    parts, unavailable = self.served(ep, plan, pool, loaded, counted)
+                    answers.append(engine.compose(ep, plan.params, parts, unavailable))
+                return answers
+            finally:
+                self.flush()
+
+    def gather(
+        self, endpoint: str, calls: Sequence[Mapping[str, Any]], refresh: RefreshOption | None
+    ) -> tuple[Endpoint, list[CallParts]]:
+        """Each call's canonical parameters and parts, fetching what the cache lacks: what frames build on.
+
+        Cached parts name their entry only (``response`` None), so a frame already kept
+        in the cache is read from Parquet and the raw answer is never decompressed.
+        Calls that mean the same request are answered once.
+        """
+        with CallWarnings():
+            ep, mode, plans, _ = self.plan(endpoint, calls, refresh, load=False)
+            unique: dict[str, CallPlan] = {}
+            for plan in plans:
+                unique.setdefault(engine.key(plan.params), plan)
+            try:
+                plans, pool = self.fetch(ep, mode, list(unique.values()), None)
+                counted = set[int]()
+                return ep, [(plan.params, self.served(ep, plan, pool, {}, counted)[0]) for plan in plans]
+            finally:
+                self.flush()
+
+    def close(self) -> None:
+        """Close the threads, wait for the frames written behind the calls, tidy the ledger, close the wire.
+
+        In a child forked from the process that built the parts, it leaves them alone (they are the parent's).
+        """
+        if self.guard.forked:
+            return
+        self.workers.shutdown()
+        if self.cache is not None:
+            self.cache.frames.flush()  # the large frames written behind the calls
+            self.credits.sink = self.cache.ledger
+            self.credits.close()
+        self.wire.close()
 
     def plan(
         self,
@@ -265,16 +242,16 @@ class Fetcher:
         """Validate every call (unless ``canonical``: validated already), then plan each against the cache
         (reading its answers when ``load``).
 
-        The first step of every call: in a forked child it is refused (:mod:`storeframes.forking`)
+        The first step of every call: in a forked child it is refused (:mod:`storeframes.fetch.forking`)
         before anything is read or sent.
         """
         self.guard.check()
-        caller = self.caller
-        ep = caller.endpoints[catalog.endpoint(endpoint).name]
-        mode = refresh_mode(caller.refresh if refresh is None else refresh)
-        if caller.offline and mode == "auto":  # no fetching: every cached answer serves, however old
+        settings = self.settings
+        ep = settings.endpoints[catalog.endpoint(endpoint).name]
+        mode = refresh_mode(settings.refresh if refresh is None else refresh)
+        if settings.offline and mode == "auto":  # no fetching: every cached answer serves, however old
             mode = "never"
-        today = caller.today()
+        today = self.today()
         valid = [dict(call) if canonical else catalog.validate(ep, call, today=today) for call in calls]
         loaded: dict[str, Response] = {}
         return ep, mode, self.plan_calls(ep, valid, mode, loaded if load else None), loaded
@@ -303,7 +280,7 @@ class Fetcher:
                 wanted: dict[str, set[Any]] = {}
                 for scope, mine in zip(scopes, cells, strict=True):
                     wanted.setdefault(scope, set()).update(cell[0] for cell in mine)
-                self.cache.prepare(ep, service=self.caller.namespace, wanted=wanted)
+                self.cache.prepare(ep, service=self.settings.namespace, wanted=wanted)
         plans: list[CallPlan] = []
         for params, mine, scope in zip(calls, cells, scopes, strict=True):
             while True:
@@ -311,7 +288,7 @@ class Fetcher:
                     ep,
                     params,
                     self.cache,
-                    service=self.caller.namespace,
+                    service=self.settings.namespace,
                     now=self.now(),
                     refresh=mode,
                     since=since,
@@ -343,14 +320,15 @@ class Fetcher:
             return plans, pool
         requests = engine.requests_over(ep, plans, cells)
         estimate = sum(ep.estimate(r) for r in requests)
-        if self.caller.offline or mode == "never":
+        settings = self.settings
+        if settings.offline or mode == "never":
             if self.cache is not None:  # what could not be listed is not missing
                 self.cache.check_listed(ep.name)
             raise NotCachedError(
                 ep.name,
                 requests,
                 estimate,
-                reason=self.caller.offline_reason if self.caller.offline else 'refresh="never"',
+                reason=settings.offline_reason if settings.offline else 'refresh="never"',
             )
         self.credits.check(ep.name, estimate)
         self.wire.check_ready()
@@ -360,7 +338,7 @@ class Fetcher:
         self.leases()  # here, not on a worker: a member coordinating differently from its team is refused first
         since = self.now() if mode == "always" else None
         for _ in range(1000):
-            groups = engine.lease_groups(ep, self.caller.namespace, requests)
+            groups = engine.lease_groups(ep, self.settings.namespace, requests)
             stop = threading.Event()  # set by a group that failed: the others send no further request
             spent = Spent()  # what this round's requests are charged: its bar's credits
             work = partial(self._fetch_group, ep, mode=mode, since=since, stop=stop, spent=spent)
@@ -391,8 +369,8 @@ class Fetcher:
 
         The bar shows the credits these requests were charged (``spent``), not the client's total.
         """
-        progress = self.caller.progress
-        show = progress is not False and len(futures) > (0 if progress else self.caller.PROGRESS_AFTER)
+        progress = self.settings.progress
+        show = progress is not False and len(futures) > (0 if progress else self.settings.progress_after)
         bar = _progress_bar(ep.name, futures, lambda: spent.credits) if show else None
         try:
             return wait(futures, return_when=FIRST_EXCEPTION)
@@ -435,7 +413,7 @@ class Fetcher:
                         ep,
                         request,
                         self.cache,
-                        service=self.caller.namespace,
+                        service=self.settings.namespace,
                         now=self.now(),
                         refresh="never" if since else mode,
                         since=since,
@@ -522,7 +500,7 @@ class Fetcher:
         try:
             entry = self.cache.store(
                 response,
-                service=self.caller.namespace,
+                service=self.settings.namespace,
                 scope=planning.scope_of(ep, response.params),
                 cells=planning.cells_of(ep, response.params),
                 available=available,

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import os
 
-from .errors import ForkedProcessError
+from ..errors import ForkedProcessError
 
 __all__ = ["ForkGuard", "built_here"]
 
