@@ -327,7 +327,7 @@ class Client(FrameFunctions):
         (see :mod:`storeframes.credits`). A closed client sends nothing more: a call that would is a
         :class:`~storeframes.ConfigurationError`
         ("this client is closed"); closing twice is harmless. In a child forked from the
-        process that built it, closing leaves the parent's parts alone (:mod:`storeframes.fetch.forking`).
+        process that built it, closing leaves the parent's parts alone (:mod:`storeframes.coord.forking`).
         """
         self.fetcher.close()
 

@@ -61,8 +61,8 @@ from typing import Any, Protocol
 import polars as pl
 
 from .answers import Attempt
+from .coord.forking import built_here
 from .errors import BudgetExceededError, CacheUnavailableError, ConfigurationError
-from .fetch.forking import built_here
 from .ledger import LEDGER_SCHEMA, SERVICE, ledger_table
 
 __all__ = ["Credits", "Reservation"]

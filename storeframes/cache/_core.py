@@ -249,7 +249,7 @@ class Cache:
         """The cached answer of ``entry``; None when its file is gone or unreadable.
 
         An answer of format 2 is the body as it arrived, read by
-        :func:`~storeframes.wire.json_bodies.parse_answer` as a fresh one is (its result, and its echo:
+        :func:`~storeframes.json_bodies.parse_answer` as a fresh one is (its result, and its echo:
         the body's ``metadata.request.params``); one of format 1 is the result as it was kept.
         An unreadable answer is set aside with its index file (a warning says so), so
         the cells it held count as not cached from then on, in every process.

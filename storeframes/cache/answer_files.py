@@ -4,7 +4,7 @@ format 2 or 1 (gzip JSON of the parsed result), named, listed, and asked their f
 A kept answer is read within a cap, as the request path reads a body: its file and its
 content may hold at most :attr:`AnswerFiles.most` bytes (the largest body a client accepts,
 ``max_body_bytes``) plus :data:`HEAD_ROOM` for its header, decompressed a piece at a time
-(:func:`~storeframes.wire.json_bodies.inflate`), so a few kilobytes that would inflate to gigabytes
+(:func:`~storeframes.json_bodies.inflate`), so a few kilobytes that would inflate to gigabytes
 are stopped at the cap and set aside, never held in memory whole."""
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ import orjson
 
 from .._version import __version__
 from ..answers import Entry, Response
-from ..wire.json_bodies import DEFAULT_MAX_BODY_BYTES, TooLarge, inflate, parse_answer
+from ..json_bodies import DEFAULT_MAX_BODY_BYTES, TooLarge, inflate, parse_answer
 from .files import Files
 from .layout import ANSWERS, FORMAT, GZ, ZST, answer_stem, in_folder, index_key, name, prefix
 from .parquet import unreadable, unzstd, zstd
@@ -128,7 +128,7 @@ def _answer_parts(data: bytes, limit: int) -> tuple[Any, bytes]:
 def _answer_of(head: Mapping[str, Any], body: bytes) -> tuple[Any, Mapping[str, Any]]:
     """The result and the echo (``metadata.request.params``) of a kept body; raises ValueError when damaged.
 
-    A body that arrived is read as a fresh one is (:func:`~storeframes.wire.json_bodies.parse_answer`);
+    A body that arrived is read as a fresh one is (:func:`~storeframes.json_bodies.parse_answer`);
     the JSON of a result the client made is read as written (the standard library where
     orjson refuses it: a lone surrogate comes back as it was kept).
     """

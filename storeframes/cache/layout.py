@@ -50,7 +50,7 @@ Nothing in the folder holds the API token: requests are keyed by their canonical
 parameters, and answers are scrubbed of the token before they are written.
 
 An answer is kept as the bytes that arrived (a cached answer is then read by the same
-:func:`~storeframes.wire.json_bodies.parse_answer` as a fresh one, and is the same object), compressed
+:func:`~storeframes.json_bodies.parse_answer` as a fresh one, and is the same object), compressed
 with zstd (a standard frame: ``zstd -dc <entry>.json.zst`` shows it). Its first line says
 whose answer it is; the body follows. An answer made or changed by the client (``body`` None)
 is kept as ``{"result": ..., "metadata": {"request": {"params": <echo>}}}``, written by orjson

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 import polars as pl
 
 from .._version import __version__
-from ..wire.json_bodies import TooLarge, inflate
+from ..json_bodies import TooLarge, inflate
 from .layout import FORMAT
 
 if TYPE_CHECKING:  # pyarrow is imported when first needed, not with the package
@@ -130,7 +130,7 @@ def _zstd_size(data: bytes) -> int | None:
 
 def unzstd(data: bytes, *, most: int | None = None, limit: int | None = None) -> bytes:
     """The content of a zstd file (``most``: at least its first ``most`` bytes); raises OSError when damaged,
-    and :class:`~storeframes.wire.json_bodies.TooLarge` when it holds more than ``limit`` bytes (decompressed a
+    and :class:`~storeframes.json_bodies.TooLarge` when it holds more than ``limit`` bytes (decompressed a
     piece at a time, never past the limit; refused at once when the frame states a larger size)."""
     import pyarrow as pa
 

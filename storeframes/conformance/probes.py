@@ -36,7 +36,7 @@ from urllib.parse import parse_qsl, urlsplit
 from .. import catalog
 from ..errors import ApiError, BudgetExceededError, StoreframesError
 from ..fetch.pipeline import FRAMES
-from ..wire.json_bodies import parse_answer
+from ..json_bodies import parse_answer
 from .reading import Exchange, Reading, read, response_of
 from .report import ProbeReport
 from .scrub import Scrubber

@@ -23,8 +23,8 @@ from ..answers import Response
 from ..errors import StoreframesError
 from ..fetch.pipeline import FRAMES
 from ..flatteners import ResultCapWarning
+from ..json_bodies import parse_answer
 from ..wire.envelope import _credits, _error_class, _error_details, _request_meta
-from ..wire.json_bodies import parse_answer
 from .forms import ENVELOPE, error_form, store_of
 from .shapes import Comparison, Context, Difference, compare
 

@@ -7,9 +7,9 @@
   ``client.get``, ``gather`` for frames); :mod:`~storeframes.fetch.workers` are the client's threads;
 - :mod:`~storeframes.fetch.pipeline`: the frame specs (``FRAMES``) and the ``FrameMaker``, which asks the
   fetcher to gather the parts of a frame function's call and makes one tidy frame of them;
-- :mod:`~storeframes.fetch.progress` (a call's progress bar), :mod:`~storeframes.fetch.forking` (refused in a
-  forked child) and :mod:`~storeframes.fetch.limiter` (a sliding window of one process).
+- :mod:`~storeframes.fetch.progress` (a call's progress bar) and :mod:`~storeframes.fetch.limiter` (a sliding
+  window of one process).
 
-Nothing here imports or calls back into the client. The package itself imports nothing, so its small
-parts (the fork guard, which the credits use) are reached without loading the fetcher.
+Nothing here imports or calls back into the client. The package itself imports nothing, so its small parts are
+reached without loading the fetcher.
 """

@@ -25,6 +25,7 @@ from ..answers import Answer, Part, Refresh, RefreshOption, Response
 from ..cache import Cache
 from ..catalog import Endpoint
 from ..coord import Coordinator, LeaseLost, Leases
+from ..coord.forking import ForkGuard
 from ..credits import Credits
 from ..engine import CallPlan, Fetched
 from ..errors import (
@@ -39,7 +40,6 @@ from ..errors import (
     warn,
 )
 from ..wire import Wire
-from .forking import ForkGuard
 from .settings import Settings, refresh_mode
 from .workers import Spent, Workers
 
@@ -242,7 +242,7 @@ class Fetcher:
         """Validate every call (unless ``canonical``: validated already), then plan each against the cache
         (reading its answers when ``load``).
 
-        The first step of every call: in a forked child it is refused (:mod:`storeframes.fetch.forking`)
+        The first step of every call: in a forked child it is refused (:mod:`storeframes.coord.forking`)
         before anything is read or sent.
         """
         self.guard.check()

@@ -9,8 +9,8 @@ from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import TypeVar
 
+from ..coord.forking import ForkGuard
 from ..errors import carry
-from .forking import ForkGuard
 
 __all__ = ["Spent", "Workers"]
 

@@ -42,9 +42,9 @@ answer (the connection refused, the host name not resolved, the TLS handshake fa
 
 from __future__ import annotations
 
+from ..json_bodies import parse_answer
 from .body import ENCODINGS as ENCODINGS
 from .envelope import _retry_after as _retry_after
-from .json_bodies import parse_answer
 from .request import DEFAULT_DEADLINE, DEFAULT_MAX_BODY_BYTES, Wire
 from .request import Report as Report
 from .safety import MASK as MASK

@@ -1,7 +1,7 @@
 """Reading a body: gzip and deflate decoded a piece at a time, within the cap.
 
 The request path asks for the codings it decodes itself (:data:`ENCODINGS`) and streams
-the body through :func:`_layers` of :class:`~storeframes.wire.json_bodies.Inflate` (the cache reads
+the body through :func:`_layers` of :class:`~storeframes.json_bodies.Inflate` (the cache reads
 its kept answers with it too), so a compressed body never inflates past the
 ``max_body_bytes`` cap (:class:`_TooLarge`) before it is stopped. A body that
 cannot be decoded, or one that stacks codings that were not asked for, is a :class:`_Fault`:
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from .json_bodies import Inflate as _Inflate
+from ..json_bodies import Inflate as _Inflate
 
 __all__ = ["ENCODINGS", "_Fault", "_Inflate", "_TooLarge", "_finish", "_layers", "_through"]
 """What the request path uses; the names with an underscore are its own, not the package's."""

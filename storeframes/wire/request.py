@@ -41,11 +41,11 @@ from ..errors import (
     plural,
     warn,
 )
+from ..json_bodies import DEFAULT_MAX_BODY_BYTES, parse_answer
 from ..ledger import MOST_CREDITS
 from .body import ENCODINGS, _Fault, _finish, _layers, _through, _TooLarge
 from .envelope import _MISSING, _credits, _error_class, _error_details, _number, _request_meta, _retry_after, _whole
 from .faults import unanswered
-from .json_bodies import DEFAULT_MAX_BODY_BYTES, parse_answer
 from .safety import Secret, _token_auth, check_base_url, clean_token, guard_logs, shown_url, without_user_info
 
 if TYPE_CHECKING:  # imported when a client is first made: importing storeframes stays quick
