@@ -6,7 +6,7 @@ Client tests replay HTTP interactions recorded in ``cassettes/`` (vcrpy). By def
 they replay only (record mode ``none``): no server runs and a missing interaction fails
 the test. To re-record from the loopback sandbox::
 
-    rm cassettes/*.yaml && STOREFRAMES_RECORD=all python -m pytest tests/integration/test_cassettes.py tests/integration/test_cassette_frames.py
+    rm cassettes/*.yaml && STOREFRAMES_RECORD=all python -m pytest tests/frames/test_cassettes.py tests/frames/test_cassette_frames.py
 
 Against the real service (costs credits), with a token and base URL; tests marked
 ``live`` are skipped when either is missing. With ``STOREFRAMES_RECORD=all`` their traffic
