@@ -5,6 +5,7 @@ flatteners do no I/O, and only the request path speaks HTTP."""
 from __future__ import annotations
 
 import ast
+import functools
 import subprocess
 import sys
 from pathlib import Path
@@ -19,14 +20,21 @@ def _module(path: Path) -> str:
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
+@functools.cache
+def _tree(path: Path) -> ast.Module:
+    """The module at ``path``, parsed once for every rule of the run."""
+    return ast.parse(path.read_text())
+
+
+@functools.cache
 def _imports() -> dict[str, set[str]]:
-    """Each module of the package and the package modules it imports, at any depth of its code."""
-    modules = {_module(p): p for p in PACKAGE.rglob("*.py")}
+    """Each module of the package and the package modules it imports, at any depth of its code (found once)."""
+    modules = _sources()
     graph: dict[str, set[str]] = {}
     for name, path in modules.items():
         package = name if path.name == "__init__.py" else name.rpartition(".")[0]
         found: set[str] = set()
-        for node in ast.walk(ast.parse(path.read_text())):
+        for node in ast.walk(_tree(path)):
             targets: list[str] = []
             if isinstance(node, ast.Import):
                 targets = [alias.name for alias in node.names]
@@ -117,9 +125,7 @@ def test_only_the_alerts_notifications_reach_apprise():
     ``track/rules.py`` asks apprise to check an address and to keep its log quiet): no other module sends a
     message or reads apprise's log."""
     users = {
-        _module(path)
-        for path in PACKAGE.rglob("*.py")
-        if "apprise" in {n.split(".")[0] for n in _runtime_imports(path)}
+        _module(path) for path in _sources().values() if "apprise" in {n.split(".")[0] for n in _runtime_imports(path)}
     }
     assert users == {"storeframes.track.delivery", "storeframes.track.rules"}
 
@@ -129,7 +135,7 @@ def test_only_the_agent_server_speaks_the_model_context_protocol():
     that the extra is installed): the tools themselves are plain methods, and send through the client alone."""
     users = {
         _module(path)
-        for path in PACKAGE.rglob("*.py")
+        for path in _sources().values()
         if {"mcp", "pydantic"} & {n.split(".")[0] for n in _runtime_imports(path)}
     }
     assert users == {"storeframes.agent.server", "storeframes.cli.mcp_commands"}
@@ -155,7 +161,7 @@ HTTP_CLIENTS = ("httpx", "urllib.request", "urllib3", "http.client", "requests",
 
 def _runtime_imports(path: Path) -> set[str]:
     """Every module ``path`` imports when it runs, at any depth of its code; imports for type checkers aside."""
-    tree = ast.parse(path.read_text())
+    tree = _tree(path)
     typing_only = {
         id(inner)
         for node in ast.walk(tree)
@@ -177,7 +183,7 @@ def _runtime_imports(path: Path) -> set[str]:
 def test_only_the_request_path_and_the_sandbox_send_http():
     senders = {
         _module(path)
-        for path in PACKAGE.rglob("*.py")
+        for path in _sources().values()
         if any(name == lib or name.startswith(f"{lib}.") for name in _runtime_imports(path) for lib in HTTP_CLIENTS)
     }
     assert senders == {
@@ -200,8 +206,9 @@ def test_imports_for_type_checkers_are_not_counted_as_run_time_imports(tmp_path)
 # -- the house's rules ---------------------------------------------------------------------------------------
 
 
+@functools.cache
 def _sources() -> dict[str, Path]:
-    return {_module(p): p for p in PACKAGE.rglob("*.py")}
+    return {_module(p): p for p in sorted(PACKAGE.rglob("*.py"))}
 
 
 def _importers(prefixes: tuple[str, ...]) -> set[str]:
@@ -275,7 +282,7 @@ def test_an_earlier_path_holds_imports_alone_and_gives_every_name_it_lists():
     import importlib
 
     for name in EARLIER_PATHS:
-        tree = ast.parse(_sources()[name].read_text())
+        tree = _tree(_sources()[name])
         for node in tree.body:
             docstring = isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)
             listing = isinstance(node, ast.Assign) and ast.unparse(node.targets[0]) == "__all__"
@@ -299,7 +306,7 @@ def test_no_module_is_over_600_lines_but_the_sandbox_world_and_the_bucket_store(
 def test_no_class_is_over_500_lines_and_the_client_is_at_most_400():
     sizes: dict[str, int] = {}
     for name, path in _sources().items():
-        for node in ast.walk(ast.parse(path.read_text())):
+        for node in ast.walk(_tree(path)):
             if isinstance(node, ast.ClassDef) and node.end_lineno is not None:
                 sizes[f"{name}.{node.name}"] = node.end_lineno - node.lineno + 1
     larger = {n: s for n, s in sizes.items() if s > 500 and n.rpartition(".")[0] not in LARGER_ALLOWED}
