@@ -22,7 +22,7 @@ import os
 import re
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from datetime import date
+from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any
 
@@ -144,6 +144,25 @@ def _own_cache_folder(tmp_path_factory, monkeypatch):
 
 FAST_BACKOFF = (0.001, 0.01)
 """The retries' backoff in the tests: a fault costs milliseconds, not seconds."""
+
+
+def sandbox_clock() -> datetime:
+    """The sandbox's today at the current time of day, as :func:`storeframes.sandbox.client` keeps it.
+
+    A plain function (not a fixture): clients of child processes are given it, so it must pickle.
+    """
+    return datetime.combine(SANDBOX_TODAY, datetime.now(UTC).time(), UTC)
+
+
+def sandbox_client_on(day: date, cache_dir: Any, **options: Any) -> Client:
+    """An in-process sandbox client whose today is ``day``, caching in ``cache_dir``, with fast retries."""
+    return sandbox_client(today=day, cache_dir=cache_dir, progress=False, backoff=FAST_BACKOFF, **options)
+
+
+def loopback_client(base_url: str, cache_dir: Any, **options: Any) -> Client:
+    """A client of a sandbox (or a misbehaving server) on loopback, with the sandbox's key and clock."""
+    options = {"progress": False, "clock": sandbox_clock, **options}
+    return Client(SANDBOX_KEY, base_url=base_url, cache_dir=cache_dir, **options)
 
 
 @pytest.fixture

@@ -16,7 +16,7 @@ import subprocess
 import sys
 import warnings
 from dataclasses import dataclass
-from datetime import UTC, date, datetime
+from datetime import date
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +28,7 @@ from storeframes.cli import main
 from storeframes.sandbox import SANDBOX_KEY, SandboxServer, World
 from storeframes.track.alerts import month_spent_of
 from tests._children import child_env
-from tests.conftest import SANDBOX_TODAY
+from tests.conftest import SANDBOX_TODAY, sandbox_clock
 
 WORLD = World(0)
 APPS, OTHER = (lambda found: (found[:3], found[3:4]))(
@@ -66,10 +66,6 @@ FOREIGN = {
 NAMES = ("dots", "spaces and accents")
 
 
-def _clock() -> datetime:
-    return datetime.combine(SANDBOX_TODAY, datetime.now(UTC).time(), UTC)
-
-
 @dataclass
 class Where:
     """A cache's place: a folder or a bucket, and how to plant an object there as another tool would."""
@@ -97,7 +93,7 @@ class Where:
         return os.path.lexists(Path(self.url, *key.split("/")))
 
     def client(self, server: SandboxServer | None) -> sf.Client:
-        options: dict[str, Any] = {"rate_limit": (600, 1.0), "progress": False, "clock": _clock, **self.options}
+        options: dict[str, Any] = {"rate_limit": (600, 1.0), "progress": False, "clock": sandbox_clock, **self.options}
         if server is None:
             return sf.Client(None, cache_dir=self.url, offline=True, **options)
         return sf.Client(SANDBOX_KEY, base_url=server.base_url, cache_dir=self.url, **options)

@@ -6,7 +6,6 @@ import gzip
 import json
 import subprocess
 import sys
-from datetime import UTC, datetime
 from typing import Any
 
 import polars as pl
@@ -17,7 +16,7 @@ from storeframes.cli import main
 from storeframes.sandbox import SANDBOX_KEY, SandboxServer, World
 from tests._children import child_env
 from tests._summary import paid_twice
-from tests.conftest import ROOT, SANDBOX_TODAY
+from tests.conftest import ROOT, SANDBOX_TODAY, loopback_client, sandbox_clock
 
 WORLD = World(0)
 APPS = [a for a in WORLD.app_ids("ios") if a not in WORLD.UNAVAILABLE_IN_US][:12]
@@ -25,15 +24,11 @@ KEYWORDS = list(WORLD.EXAMPLE_KEYWORDS[:2])
 MONTH = {"start": "2026-10-01", "end": "2026-10-31"}
 
 
-def _clock() -> datetime:
-    return datetime.combine(SANDBOX_TODAY, datetime.now(UTC).time(), UTC)
-
-
 def _client(server: SandboxServer | None, bucket: Any, **options: Any) -> sf.Client:
-    options = {"rate_limit": (600, 1.0), "backoff": (0.01, 0.1), "progress": False, "clock": _clock, **options}
+    options = {"rate_limit": (600, 1.0), "backoff": (0.01, 0.1), "progress": False, "clock": sandbox_clock, **options}
     if server is None:  # no token and no service: what the bucket holds
         return sf.Client(None, cache_dir=bucket.url, offline=True, **options)
-    return sf.Client(SANDBOX_KEY, base_url=server.base_url, cache_dir=bucket.url, **options)
+    return loopback_client(server.base_url, bucket.url, **options)
 
 
 def _frames(client: sf.Client) -> dict[str, pl.DataFrame]:

@@ -19,7 +19,7 @@ import storeframes as sf
 from storeframes.cache import Cache
 from storeframes.ledger import SERVICE
 from storeframes.sandbox import SANDBOX_KEY, SandboxClient, SandboxServer, World
-from tests.conftest import SANDBOX_TODAY
+from tests.conftest import SANDBOX_TODAY, sandbox_clock
 
 WORLD = World(0)
 APPS = [a for a in WORLD.app_ids("ios") if a not in WORLD.UNAVAILABLE_IN_US][:6]
@@ -27,10 +27,6 @@ OTHER_APP = [a for a in WORLD.app_ids("ios") if a not in WORLD.UNAVAILABLE_IN_US
 KEYWORDS = list(WORLD.EXAMPLE_KEYWORDS[:2])
 MONTH = {"start": "2026-10-01", "end": "2026-10-31"}
 TOKEN = "sk-live-connect-secret-0123456789"
-
-
-def _clock() -> datetime:
-    return datetime.combine(SANDBOX_TODAY, datetime.now(UTC).time(), UTC)
 
 
 def _frames() -> dict[str, pl.DataFrame]:
@@ -47,7 +43,7 @@ def _frames() -> dict[str, pl.DataFrame]:
 def _fill_from_service(folder: Path | str, **options: Any) -> dict[str, pl.DataFrame]:
     """Fill ``folder`` from the stand-in of the real service on loopback; the frames it made."""
     with SandboxServer(port=0, today=SANDBOX_TODAY) as server:
-        client = sf.Client(SANDBOX_KEY, base_url=server.base_url, cache_dir=folder, clock=_clock, **options)
+        client = sf.Client(SANDBOX_KEY, base_url=server.base_url, cache_dir=folder, clock=sandbox_clock, **options)
         with client:
             sf.configure(client)
             frames = _frames()

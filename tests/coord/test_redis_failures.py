@@ -13,7 +13,6 @@ import sys
 import threading
 import time
 from collections.abc import Iterator
-from datetime import UTC, datetime
 from typing import Any
 
 import pytest
@@ -26,19 +25,15 @@ from tests._children import child_env
 from tests._redis import RestartableRedis, redis_server
 from tests._secrets import chain, exposures
 from tests._summary import faults_of, max_in_window, paid_twice, record
-from tests.conftest import SANDBOX_TODAY
+from tests.conftest import SANDBOX_TODAY, sandbox_clock
 
 WORLD = World(0)
 APPS = [a for a in WORLD.app_ids("ios") if a not in WORLD.UNAVAILABLE_IN_US][:40]
 PASSWORD = "rotated-out-pass-7731"
 
 
-def _clock() -> datetime:
-    return datetime.combine(SANDBOX_TODAY, datetime.now(UTC).time(), UTC)
-
-
 def _options(url: str, rate: tuple[int, float]) -> dict[str, Any]:
-    return {"coordinator": url, "rate_limit": rate, "backoff": (0.01, 0.1), "clock": _clock, "cache_dir": False}
+    return {"coordinator": url, "rate_limit": rate, "backoff": (0.01, 0.1), "clock": sandbox_clock, "cache_dir": False}
 
 
 def _no_redis_error(exc: BaseException) -> None:

@@ -13,7 +13,6 @@ import subprocess
 import sys
 import threading
 import time
-from datetime import UTC, datetime
 from typing import Any
 
 import polars as pl
@@ -27,17 +26,13 @@ from storeframes.sandbox import SANDBOX_KEY, SandboxServer, World
 from tests._children import child_env
 from tests._redis import redis_url  # noqa: F401 - the fixture
 from tests._summary import paid_twice, record
-from tests.conftest import SANDBOX_TODAY
+from tests.conftest import SANDBOX_TODAY, sandbox_clock
 
 WORLD = World(0)
 APPS = [a for a in WORLD.app_ids("ios") if a not in WORLD.UNAVAILABLE_IN_US][:40]
 
 
-def _clock() -> datetime:
-    return datetime.combine(SANDBOX_TODAY, datetime.now(UTC).time(), UTC)
-
-
-ON_LOOPBACK: dict[str, Any] = {"rate_limit": (600, 1.0), "backoff": (0.01, 0.1), "clock": _clock}
+ON_LOOPBACK: dict[str, Any] = {"rate_limit": (600, 1.0), "backoff": (0.01, 0.1), "clock": sandbox_clock}
 """The clients' options on the loopback sandbox (with ``make_client(server=...)``): a wide window, the sandbox's day."""
 
 

@@ -20,7 +20,6 @@ import sys
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -33,7 +32,7 @@ from storeframes.sandbox import SANDBOX_KEY, SandboxServer, World
 from tests._children import child_env
 from tests._redis import RestartableRedis
 from tests._summary import max_in_window, paid_twice, record
-from tests.conftest import SANDBOX_TODAY
+from tests.conftest import SANDBOX_TODAY, sandbox_clock
 
 WORLD = World(0)
 APPS = [a for a in WORLD.app_ids("ios") if a not in WORLD.UNAVAILABLE_IN_US][:10]
@@ -60,10 +59,6 @@ with sf.Client(args["key"], base_url=args["base_url"], cache_dir=args["cache"], 
     print(json.dumps(sorted(frame["app_id"].to_list())), flush=True)
 print("finished")
 """
-
-
-def _clock() -> datetime:
-    return datetime.combine(SANDBOX_TODAY, datetime.now(UTC).time(), UTC)
 
 
 @contextmanager
@@ -154,7 +149,7 @@ def test_a_bucket_lease_holder_stopped_past_its_ttl_does_not_pay_again_when_resu
 
     with SandboxServer(port=0, today=SANDBOX_TODAY) as server:
         with _stopped_holder(server, s3_bucket.url, holds, s3_bucket.env) as (_, resume):
-            options = {"rate_limit": (LIMIT, WINDOW), "backoff": (0.01, 0.1), "clock": _clock}
+            options = {"rate_limit": (LIMIT, WINDOW), "backoff": (0.01, 0.1), "clock": sandbox_clock}
             with make_client(
                 server=server, cache_dir=s3_bucket.url, storage_options=s3_bucket.storage_options, **options
             ) as other:
@@ -180,7 +175,7 @@ def test_a_redis_lease_holder_stopped_past_its_ttl_does_not_pay_again_when_resum
 
         with SandboxServer(port=0, today=SANDBOX_TODAY) as server:
             with _stopped_holder(server, str(folder), holds, {}, coordinator=redis.url) as (_, resume):
-                options = {"rate_limit": (LIMIT, WINDOW), "backoff": (0.01, 0.1), "clock": _clock}
+                options = {"rate_limit": (LIMIT, WINDOW), "backoff": (0.01, 0.1), "clock": sandbox_clock}
                 with make_client(server=server, cache_dir=folder, coordinator=redis.url, **options) as other:
                     frame = other.metadata_frame(wanted)
                 out, _ = resume()
@@ -209,7 +204,7 @@ def test_a_folder_lease_holder_stopped_past_its_ttl_is_taken_over_and_does_not_p
 
     with SandboxServer(port=0, today=SANDBOX_TODAY) as server:
         with _stopped_holder(server, str(folder), holds, {}, pids) as (pid, resume):
-            options = {"rate_limit": (LIMIT, WINDOW), "backoff": (0.01, 0.1), "clock": _clock}
+            options = {"rate_limit": (LIMIT, WINDOW), "backoff": (0.01, 0.1), "clock": sandbox_clock}
             started = time.monotonic()
             with caplog.at_level(logging.WARNING, logger="storeframes"):
                 with make_client(server=server, cache_dir=folder, **options) as other:

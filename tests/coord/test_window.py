@@ -18,7 +18,6 @@ import sys
 import threading
 import time
 import traceback
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -37,7 +36,7 @@ from storeframes.sandbox import SANDBOX_KEY, SandboxServer, World
 from tests._children import child_env
 from tests._redis import redis_url  # noqa: F401 - the fixture
 from tests._summary import max_in_window, record
-from tests.conftest import SANDBOX_TODAY
+from tests.conftest import SANDBOX_TODAY, loopback_client
 
 WORLD = World(0)
 APPS = [a for a in WORLD.app_ids("ios") if a not in WORLD.UNAVAILABLE_IN_US][:200]
@@ -46,20 +45,14 @@ TOKEN = "sk-live-windowtoken0123456789"  # found by the suite's leak check if it
 BASE = "https://api.example.test/api/public/store"
 
 
-def _clock() -> datetime:
-    return datetime.combine(SANDBOX_TODAY, datetime.now(UTC).time(), UTC)
-
-
 def _client(base_url: str, cache_dir: Any, **options: Any) -> sf.Client:
     options = {
         "rate_limit": WINDOW,
         "max_workers": 4,
         "max_tries": 1,  # a 429 is an error, not a retry: it cannot hide
-        "progress": False,
-        "clock": _clock,
         **options,
     }
-    return sf.Client(SANDBOX_KEY, base_url=base_url, cache_dir=cache_dir, **options)
+    return loopback_client(base_url, cache_dir, **options)
 
 
 def _files_hold(folder: Path, secret: str) -> list[str]:

@@ -14,7 +14,6 @@ import sqlite3
 import subprocess
 import sys
 import time
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -31,17 +30,13 @@ from storeframes.coord.window import ProcessWindow, SharedLimiter
 from storeframes.sandbox import SANDBOX_KEY, SandboxServer, World
 from tests._children import child_env
 from tests._summary import max_in_window, paid_twice, record
-from tests.conftest import ROOT, SANDBOX_TODAY
+from tests.conftest import ROOT, SANDBOX_TODAY, sandbox_clock
 
 WORLD = World(0)
 APPS = [a for a in WORLD.app_ids("ios") if a not in WORLD.UNAVAILABLE_IN_US][:200]
 TOKEN = "sk-live-seamwindow0123456789"  # found by the suite's leak check if it is ever written
 BASE = "https://api.example.test/api/public/store"
 TABLE = getattr(machine_module, "TABLE", "slots")  # the table of slots (earlier versions: "slots", wall-clock times)
-
-
-def _clock() -> datetime:
-    return datetime.combine(SANDBOX_TODAY, datetime.now(UTC).time(), UTC)
 
 
 def _most(arrivals: list[Any], window: float) -> int:
@@ -276,7 +271,7 @@ def test_an_unusable_state_folder_stops_the_call_before_anything_is_sent(tmp_pat
     monkeypatch.setenv(coord.ENV_STATE_DIR, str(blocker / "state"))
     with SandboxServer(port=0, today=SANDBOX_TODAY, rate_limit=(6, 1.0)) as server:
         with sf.Client(
-            SANDBOX_KEY, base_url=server.base_url, cache_dir=False, max_tries=1, progress=False, clock=_clock
+            SANDBOX_KEY, base_url=server.base_url, cache_dir=False, max_tries=1, progress=False, clock=sandbox_clock
         ) as client:
             with pytest.raises(sf.CoordinationError, match=r"STOREFRAMES_STATE_DIR") as caught:
                 client.metadata_frame(APPS[:10])
@@ -313,7 +308,9 @@ def test_a_wall_clock_step_of_more_than_a_window_readmits_nothing(step, monkeypa
     start = time.monotonic()
     with SandboxServer(port=0, today=SANDBOX_TODAY, rate_limit=(limit, window)) as server:
         options = {"rate_limit": (limit, window), "max_workers": limit, "max_tries": 1, "progress": False}
-        with sf.Client(SANDBOX_KEY, base_url=server.base_url, cache_dir=False, clock=_clock, **options) as client:
+        with sf.Client(
+            SANDBOX_KEY, base_url=server.base_url, cache_dir=False, clock=sandbox_clock, **options
+        ) as client:
             assert client.limiter.where == "machine"
             client.metadata_frame(APPS[:30])  # six requests: a full window
             clock.offset = step  # the system's clock is set, by more than a window

@@ -16,7 +16,7 @@ import warnings
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
-from datetime import UTC, date, datetime, timedelta
+from datetime import date, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -29,10 +29,10 @@ from polars.testing import assert_frame_equal
 import storeframes as sf
 from storeframes import catalog
 from storeframes.engine import Plan
-from storeframes.sandbox import API_PREFIX, SANDBOX_KEY, Arrival, Faults, SandboxServer, World
+from storeframes.sandbox import API_PREFIX, Arrival, Faults, SandboxServer, World
 from tests._children import sigkill_when
 from tests._summary import faults_of, max_in_window, paid_twice, record
-from tests.conftest import SANDBOX_TODAY
+from tests.conftest import SANDBOX_TODAY, loopback_client
 
 WORLD = World(0)
 APPS = [a for a in WORLD.app_ids("ios") if a not in WORLD.UNAVAILABLE_IN_US][:200]
@@ -59,14 +59,8 @@ FAST_BACKOFF = (0.01, 0.1)
 WINDOW = (60, 1.0)  # the service's limit of 60 requests a window, with the window scaled down to a second
 
 
-def _clock() -> datetime:
-    """The sandbox's today at the current time of day, as :func:`storeframes.sandbox.client` keeps it."""
-    return datetime.combine(SANDBOX_TODAY, datetime.now(UTC).time(), UTC)
-
-
 def _client(base_url: str, cache_dir: Any, **options: Any) -> sf.Client:
-    options = {"rate_limit": WINDOW, "backoff": FAST_BACKOFF, "progress": False, "clock": _clock, **options}
-    return sf.Client(SANDBOX_KEY, base_url=base_url, cache_dir=cache_dir, **options)
+    return loopback_client(base_url, cache_dir, **{"rate_limit": WINDOW, "backoff": FAST_BACKOFF, **options})
 
 
 def _key(path: str, params: Any) -> tuple[str, str]:

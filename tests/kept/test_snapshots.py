@@ -19,7 +19,7 @@ from storeframes.cache import Cache
 from storeframes.sandbox import World
 from storeframes.schemas import read_schema
 from storeframes.snapshots import SNAPSHOT_TABLES
-from tests.conftest import FAST_BACKOFF, SANDBOX_TODAY
+from tests.conftest import SANDBOX_TODAY, sandbox_client_on
 
 WORLD = World(0)
 APPS = [a for a in WORLD.app_ids("ios") if a not in WORLD.UNAVAILABLE_IN_US][:3]
@@ -27,10 +27,6 @@ GONE = sorted(WORLD.UNAVAILABLE_IN_US)[0]  # an app the US store does not have: 
 KEYWORDS = list(WORLD.EXAMPLE_KEYWORDS[:2])
 DAYS = [SANDBOX_TODAY - timedelta(days=n) for n in (3, 2, 0)]  # a day left out: no snapshot of it
 TABLES = ["metadata", "versions", "screenshots", "metrics", "search", "search_ads"]
-
-
-def _client(day: date, folder: Any, **options: Any) -> sf.Client:
-    return sf.sandbox.client(today=day, cache_dir=folder, progress=False, backoff=FAST_BACKOFF, **options)
 
 
 def _fetch(client: sf.Client) -> dict[str, pl.DataFrame]:
@@ -54,7 +50,7 @@ def replay(folder: Any, **options: Any) -> dict[date, dict[str, pl.DataFrame]]:
     """Each day of :data:`DAYS` fetched into ``folder`` by a client whose today is that day."""
     fetched = {}
     for day in DAYS:
-        with _client(day, folder, **options) as client:
+        with sandbox_client_on(day, folder, **options) as client:
             fetched[day] = _fetch(client)
     return fetched
 
@@ -113,13 +109,13 @@ def test_a_cell_fetched_twice_in_a_day_shows_the_later_answer_once(tmp_path):
     day = DAYS[0]
     morning = datetime.combine(day, time(8), UTC)
     evening = datetime.combine(day, time(20), UTC)
-    with _client(day, tmp_path, clock=lambda: morning) as early:
+    with sandbox_client_on(day, tmp_path, clock=lambda: morning) as early:
         early.metrics_frame(APPS, ["downloads", "ratings"])
         early.search_frame(KEYWORDS)
-    with _client(day, tmp_path, clock=lambda: evening, refresh="always") as late:
+    with sandbox_client_on(day, tmp_path, clock=lambda: evening, refresh="always") as late:
         metrics = late.metrics_frame(APPS[:2], ["downloads", "ratings"])  # the third app: morning's stands
         search = late.search_frame(KEYWORDS)
-    with _client(day + timedelta(days=1), tmp_path) as next_day:
+    with sandbox_client_on(day + timedelta(days=1), tmp_path) as next_day:
         next_day.search_frame(KEYWORDS)
     assert len(Cache(tmp_path).entries("search")) == 3 * len(KEYWORDS)  # every answer kept: one a keyword a time
 
@@ -168,9 +164,9 @@ def test_compaction_keeps_every_snapshots_rows(tmp_path):
 
 def test_compaction_still_drops_a_frame_replaced_within_its_day(tmp_path):
     day = DAYS[0]
-    with _client(day, tmp_path, clock=lambda: datetime.combine(day, time(8), UTC)) as early:
+    with sandbox_client_on(day, tmp_path, clock=lambda: datetime.combine(day, time(8), UTC)) as early:
         early.metrics_frame(APPS, ["downloads"])
-    with _client(day, tmp_path, clock=lambda: datetime.combine(day, time(9), UTC), refresh="always") as late:
+    with sandbox_client_on(day, tmp_path, clock=lambda: datetime.combine(day, time(9), UTC), refresh="always") as late:
         late.metrics_frame(APPS, ["downloads"])
     expected = sf.snapshots("metrics", tmp_path).collect()
     assert Cache(tmp_path).info()["files"]["superseded"] == 1
@@ -226,7 +222,7 @@ def test_a_start_after_the_end_is_refused_before_the_cache_is_opened(monkeypatch
 def test_no_cache_is_refused_and_the_plan_is_not_serialised(tmp_path: Path, monkeypatch):
     with pytest.raises(sf.ConfigurationError, match="scan, snapshots and compact need a cache"):
         sf.snapshots("metrics", False)
-    with _client(DAYS[0], tmp_path) as client:
+    with sandbox_client_on(DAYS[0], tmp_path) as client:
         client.metrics_frame(APPS[:1], ["downloads"])
     sources: list[Any] = []
     registered = datasets.register_io_source

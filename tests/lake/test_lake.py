@@ -23,7 +23,7 @@ from storeframes.lake import LakeRead, merge_keys, reads
 from storeframes.lake.read import BOOKKEEPING, SCANS_DELTA
 from storeframes.sandbox import World
 from tests._children import child_env
-from tests.conftest import FAST_BACKOFF, ROOT, SANDBOX_TODAY
+from tests.conftest import ROOT, SANDBOX_TODAY, sandbox_client_on
 
 deltalake = pytest.importorskip("deltalake")
 
@@ -33,13 +33,9 @@ DAYS = [SANDBOX_TODAY - timedelta(days=n) for n in (2, 1, 0)]
 TABLES = ["metadata", "versions", "metrics", "search_history"]
 
 
-def _client(day: date, cache: Any, **options: Any) -> sf.Client:
-    return sf.sandbox.client(today=day, cache_dir=cache, progress=False, backoff=FAST_BACKOFF, **options)
-
-
 def _fill(cache: Any, day: date, **options: Any) -> None:
     """One day's tracking of :data:`APPS` into ``cache``."""
-    with _client(day, cache, **options) as client:
+    with sandbox_client_on(day, cache, **options) as client:
         client.metadata_frame(APPS)
         client.metrics_frame(APPS, ["downloads", "ratings"])
         client.search_history_frame(WORLD.EXAMPLE_KEYWORDS[0], days=5)
@@ -116,7 +112,7 @@ def test_a_refresh_changes_exactly_its_cells_rows_and_the_version_before_stays_r
     time.sleep(0.05)
     between = datetime.now(UTC)  # after version 1 of each table, before version 2
     time.sleep(0.05)
-    with _client(DAYS[1], filled) as client:  # a day later, the first app fetched again
+    with sandbox_client_on(DAYS[1], filled) as client:  # a day later, the first app fetched again
         client.metadata_frame(APPS[:1], refresh=True)
         client.metrics_frame(APPS[:1], ["downloads", "ratings"], refresh=True)
 
@@ -190,7 +186,7 @@ def test_two_processes_publishing_at_once_leave_every_row_once(filled, tmp_path)
     assert sorted(s["written"] for s in said) == [False, True]
     _check_published(lake, "versions", filled)
     made = deltalake.DeltaTable(f"{lake}/versions").version()  # 1, or 2 when both made the empty table
-    with _client(DAYS[1], filled) as client:
+    with sandbox_client_on(DAYS[1], filled) as client:
         client.metadata_frame(APPS[:2], refresh=True)
     said = _at_once("versions", lake, str(filled), None, {})  # both merge the same change
     assert sorted(s["written"] for s in said) == [False, True] and {s["version"] for s in said} == {made + 1}
@@ -207,13 +203,13 @@ def test_a_bucket_lake_equals_the_scan_merges_a_refresh_and_keeps_credentials_ou
         assert done.written and done.uri == f"{lake}/{table}"
         _check_published(lake, table, cache, options)
         assert not sf.publish(table, lake, cache_dir=cache, storage_options=options).written
-    with _client(DAYS[1], cache) as client:
+    with sandbox_client_on(DAYS[1], cache) as client:
         client.metrics_frame(APPS[:1], ["downloads", "ratings"], refresh=True)
     assert sf.publish("metrics", lake, cache_dir=cache, storage_options=options).version == 2
     _check_published(lake, "metrics", cache, options)
     said = _at_once("versions", lake, str(cache), options, {})
     assert [s["written"] for s in said] == [False, False]
-    with _client(DAYS[1], cache) as client:
+    with sandbox_client_on(DAYS[1], cache) as client:
         client.metadata_frame(APPS[:2], refresh=True)
     said = _at_once("versions", lake, str(cache), options, {})  # conditional writes on S3: one wins
     assert sorted(s["written"] for s in said) == [False, True]
@@ -312,7 +308,7 @@ def test_a_publish_that_loses_the_race_reads_the_table_again_and_adds_no_row_twi
     publishing = sys.modules["storeframes.lake.publish"]  # the module (sf.lake.publish is the function)
     lake = str(tmp_path / "lake")
     sf.publish("versions", lake, cache_dir=filled)
-    with _client(DAYS[1], filled) as client:
+    with sandbox_client_on(DAYS[1], filled) as client:
         client.metadata_frame(APPS[:2], refresh=True)
     rows, raced, failures = publishing._rows, [], []
     racing = []
@@ -352,7 +348,7 @@ def test_a_publish_that_loses_the_race_reads_the_table_again_and_adds_no_row_twi
 def test_two_caches_publish_to_one_lake_and_the_newest_answer_of_each_cell_wins(tmp_path):
     older, newer, lake = tmp_path / "older", tmp_path / "newer", str(tmp_path / "lake")
     _fill(older, DAYS[0])
-    with _client(DAYS[1], newer) as client:
+    with sandbox_client_on(DAYS[1], newer) as client:
         client.metrics_frame(APPS[:2], ["downloads", "ratings"])  # two of the three apps, a day later
     assert sf.publish("metrics", lake, cache_dir=newer).written
     late = sf.publish("metrics", lake, cache_dir=older)  # only its third app is new to the lake

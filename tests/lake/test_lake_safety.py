@@ -31,7 +31,8 @@ from tests._s3 import (  # noqa: F401 - the fixtures
     s3_server,
 )
 from tests._secrets import exposures
-from tests.lake.test_lake import APPS, DAYS, _client, _fill
+from tests.conftest import sandbox_client_on
+from tests.lake.test_lake import APPS, DAYS, _fill
 
 deltalake = pytest.importorskip("deltalake")
 
@@ -49,7 +50,7 @@ def _published(tmp_path: Path, lake: str, options: dict[str, str] | None, refres
     _fill(cache, DAYS[0])
     sf.publish("metrics", lake, cache_dir=cache, storage_options=options)
     for day in DAYS[1 : 1 + refreshes]:
-        with _client(day, cache) as client:
+        with sandbox_client_on(day, cache) as client:
             client.metrics_frame(APPS[:1], ["downloads", "ratings"], refresh=True)
         assert sf.publish("metrics", lake, cache_dir=cache, storage_options=options).written
     return cache

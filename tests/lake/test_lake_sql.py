@@ -20,7 +20,7 @@ from storeframes.lake.sql import VIEWS
 from storeframes.sandbox import World
 from storeframes.snapshots import SNAPSHOT_TABLES
 from tests._secrets import exposures
-from tests.conftest import FAST_BACKOFF, SANDBOX_TODAY
+from tests.conftest import SANDBOX_TODAY, sandbox_client_on
 
 pytest.importorskip("duckdb")
 
@@ -70,16 +70,12 @@ ORDER BY rating_average DESC, app_id
 """
 
 
-def _client(day, folder, **options) -> sf.Client:
-    return sf.sandbox.client(today=day, cache_dir=folder, progress=False, backoff=FAST_BACKOFF, **options)
-
-
 def _fill(folder, **options) -> None:
     """Metadata a week apart (asked twice the second day: once from the cache), a keyword's month of ranks,
     and the change history of every app ranked."""
-    with _client(EARLIER, folder, **options) as client:
+    with sandbox_client_on(EARLIER, folder, **options) as client:
         client.metadata_frame(APPS)
-    with _client(SANDBOX_TODAY, folder, **options) as client:
+    with sandbox_client_on(SANDBOX_TODAY, folder, **options) as client:
         client.metadata_frame(APPS)
         client.metadata_frame(APPS)
         ranked = client.search_history_frame(KEYWORD, days=30)["app_id"].unique().sort().to_list()
@@ -212,7 +208,7 @@ def test_the_logs_are_views_with_their_schemas(folder):
 
 
 def test_only_the_tables_a_query_names_are_read(tmp_path):
-    with _client(SANDBOX_TODAY, tmp_path) as client:
+    with sandbox_client_on(SANDBOX_TODAY, tmp_path) as client:
         client.metadata_frame(APPS)  # its answers make the versions table too, never built yet
 
     def built(table: str) -> list[Path]:

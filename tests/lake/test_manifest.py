@@ -19,7 +19,7 @@ import storeframes as sf
 from storeframes.lake import read as lake_read
 from storeframes.lake.manifest import NOT_CHECKABLE, Manifest, content_hash
 from storeframes.sandbox import World
-from tests.conftest import FAST_BACKOFF, SANDBOX_TODAY
+from tests.conftest import SANDBOX_TODAY, sandbox_client_on
 
 WORLD = World(0)
 APPS = [a for a in WORLD.app_ids("ios") if a not in WORLD.UNAVAILABLE_IN_US][:3]
@@ -33,13 +33,9 @@ def _write(frame: pl.DataFrame, path: Any, mode: str = "error") -> None:
     deltalake.write_deltalake(str(path), frame.to_arrow(compat_level=pl.CompatLevel.oldest()), mode=mode)
 
 
-def _client(day: date, folder: Any, **options: Any) -> sf.Client:
-    return sf.sandbox.client(today=day, cache_dir=folder, progress=False, backoff=FAST_BACKOFF, **options)
-
-
 def fill(folder: Any, **options: Any) -> dict[str, pl.DataFrame]:
     """The metadata and the downloads of three apps, fetched on :data:`DAY` into ``folder``."""
-    with _client(DAY, folder, **options) as client:
+    with sandbox_client_on(DAY, folder, **options) as client:
         return {"metadata": client.metadata_frame(APPS), "metrics": client.metrics_frame(APPS, ["downloads"])}
 
 
@@ -154,7 +150,9 @@ def test_checked_against_the_same_cache_every_table_is_the_same_and_frames_are_l
 def test_after_a_refresh_of_some_cells_the_check_names_exactly_the_table_that_changed(tmp_path):
     fill(tmp_path / "cache")
     sf.manifest("metadata", "metrics", cache_dir=tmp_path / "cache", path=tmp_path / "m.json")
-    with _client(SANDBOX_TODAY, tmp_path / "cache") as client:  # one app's downloads fetched again, a day later
+    with sandbox_client_on(
+        SANDBOX_TODAY, tmp_path / "cache"
+    ) as client:  # one app's downloads fetched again, a day later
         client.metrics_frame(APPS[:1], ["downloads"], refresh="always")
 
     checked = sf.check_manifest(tmp_path / "m.json", tmp_path / "cache")
@@ -168,10 +166,10 @@ def test_after_a_refresh_of_some_cells_the_check_names_exactly_the_table_that_ch
 
 
 def test_a_cache_without_a_table_is_said_to_miss_it(tmp_path):
-    with _client(DAY, tmp_path / "cache") as client:
+    with sandbox_client_on(DAY, tmp_path / "cache") as client:
         client.metadata_frame(APPS)
     shutil.copytree(tmp_path / "cache", tmp_path / "other")  # a colleague's copy, before the metrics were fetched
-    with _client(DAY, tmp_path / "cache") as client:
+    with sandbox_client_on(DAY, tmp_path / "cache") as client:
         client.metrics_frame(APPS, ["downloads"])
     sf.manifest("metadata", "metrics", cache_dir=tmp_path / "cache", path=tmp_path / "m.json")
 

@@ -37,17 +37,13 @@ from storeframes.credits import LEDGER_CHUNK, MERGE_AFTER, Credits
 from storeframes.ledger import LEDGER_SCHEMA, SPEND_SCHEMA
 from storeframes.sandbox import API_PREFIX, SANDBOX_KEY, Faults, SandboxServer, SandboxService, World
 from tests._children import child_env, sigkill_when
-from tests.conftest import SANDBOX_TODAY
+from tests.conftest import SANDBOX_TODAY, sandbox_clock
 
 WORLD = World(0)
 APPS = [a for a in WORLD.app_ids("ios") if a not in WORLD.UNAVAILABLE_IN_US][:200]
 SEARCH_PATH = API_PREFIX + catalog.ENDPOINTS["search"].path
 METADATA_PATH = API_PREFIX + catalog.ENDPOINTS["metadata"].path
 FAST = {"backoff": (0.0, 0.0), "progress": False}
-
-
-def _clock() -> datetime:
-    return datetime.combine(SANDBOX_TODAY, datetime.now(UTC).time(), UTC)
 
 
 def _params(params: Any) -> str:
@@ -274,7 +270,7 @@ def test_a_process_killed_half_way_leaves_a_paid_row_for_every_answer_it_kept(tm
 
         # a rerun saves only what was really cached, and pays for the rest
         with sf.Client(
-            server.key, base_url=server.base_url, cache_dir=folder, rate_limit=(60, 1.0), clock=_clock, **FAST
+            server.key, base_url=server.base_url, cache_dir=folder, rate_limit=(60, 1.0), clock=sandbox_clock, **FAST
         ) as rerun:
             rerun.metadata_frame(APPS)
             hits = rerun.ledger.filter(pl.col("from_cache"))
@@ -341,7 +337,7 @@ def test_a_ledger_write_that_fails_is_tried_again_and_no_row_is_lost_or_doubled(
 def test_a_merge_that_fails_keeps_the_small_files_and_is_tried_again():
     store = FlakyStore()
     cache = Cache(store)
-    credits = Credits(clock=_clock, sink=cache)
+    credits = Credits(clock=sandbox_clock, sink=cache)
     for i in range(3):
         _settle(credits, i)
     store.failures = 1
@@ -365,7 +361,7 @@ def _settle(credits: Credits, i: int, *, cost: int = 10) -> None:
 def test_the_small_files_of_a_session_are_merged_into_chunks_each_row_counted_once():
     store = FlakyStore()
     cache = Cache(store)
-    credits = Credits(clock=_clock, sink=cache)
+    credits = Credits(clock=sandbox_clock, sink=cache)
     most = 0
     for i in range(3000):
         _settle(credits, i)
@@ -394,7 +390,7 @@ def test_a_row_in_a_small_file_and_in_its_chunk_is_counted_once():
     store = FlakyStore()
     store.keep_removed = True  # as if the process stopped after writing the chunk, before removing
     cache = Cache(store)
-    credits = Credits(clock=_clock, sink=cache)
+    credits = Credits(clock=sandbox_clock, sink=cache)
     for i in range(5):
         _settle(credits, i)
     credits.close()
@@ -452,7 +448,7 @@ def test_a_sandbox_and_the_service_in_one_folder_are_counted_apart(tmp_path, cap
         sandbox.get("metadata", apps=APPS[:3])  # saved by the cache
         with (
             SandboxServer(port=0, today=SANDBOX_TODAY) as server,
-            sf.Client(server.key, base_url=server.base_url, cache_dir=tmp_path, clock=_clock, **FAST) as real,
+            sf.Client(server.key, base_url=server.base_url, cache_dir=tmp_path, clock=sandbox_clock, **FAST) as real,
         ):
             real.get("metadata", apps=APPS[:3])  # the sandbox's answers are not the service's: fetched
             real.get("search", keyword="maps")

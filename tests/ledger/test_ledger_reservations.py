@@ -21,15 +21,15 @@ from storeframes.cache import Cache
 from storeframes.sandbox import SANDBOX_KEY
 from storeframes.track.alerts import month_spent_of
 from tests._children import sigkill_when
-from tests.conftest import SANDBOX_TODAY
-from tests.ledger.test_ledger import FAST, FlakyStore, Loopback, _clock, _quiet
+from tests.conftest import SANDBOX_TODAY, loopback_client
+from tests.ledger.test_ledger import FAST, FlakyStore, Loopback, _quiet
 
 SEARCH_ESTIMATE = catalog.ENDPOINTS["search"].estimate({"keyword": "maps", "country": "us", "device": "iphone"})
 """What a search request may cost: the reservation's ``cost``."""
 
 
 def _client(server: Loopback, cache: Any, **options: Any) -> sf.Client:
-    return sf.Client(SANDBOX_KEY, base_url=server.base_url, cache_dir=cache, clock=_clock, **FAST, **options)
+    return loopback_client(server.base_url, cache, **FAST, **options)
 
 
 def test_a_request_is_sent_only_once_its_reservation_is_in_the_ledger(tmp_path):

@@ -16,7 +16,6 @@ import sys
 import tempfile
 import threading
 from collections.abc import Iterator
-from datetime import UTC, datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -31,7 +30,7 @@ from tests._redis import redis_url  # noqa: F401 - fixture: a real redis-server 
 from tests._s3 import ACCESS_KEY, REGION, SECRET_KEY, SESSION_TOKEN, free_port, refusing_server
 from tests._secrets import exposures
 from tests._summary import Repaid, max_in_window, paid_twice, record
-from tests.conftest import ROOT, SANDBOX_TODAY
+from tests.conftest import ROOT, SANDBOX_TODAY, loopback_client
 
 WORLD = World(0)
 APPS = [a for a in WORLD.app_ids("ios") if a not in WORLD.UNAVAILABLE_IN_US][:40]
@@ -39,13 +38,8 @@ MONTH = {"start": "2026-10-01", "end": "2026-10-31"}
 LIMIT = (600, 1.0)
 
 
-def _clock() -> datetime:
-    return datetime.combine(SANDBOX_TODAY, datetime.now(UTC).time(), UTC)
-
-
 def _client(server: SandboxServer, cache_dir: Any, **options: Any) -> sf.Client:
-    options = {"rate_limit": LIMIT, "backoff": (0.01, 0.1), "progress": False, "clock": _clock, **options}
-    return sf.Client(SANDBOX_KEY, base_url=server.base_url, cache_dir=cache_dir, **options)
+    return loopback_client(server.base_url, cache_dir, **{"rate_limit": LIMIT, "backoff": (0.01, 0.1), **options})
 
 
 def _options(endpoint: str, **more: str) -> dict[str, str]:

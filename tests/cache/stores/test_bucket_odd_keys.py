@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import warnings
-from datetime import UTC, datetime
 from typing import Any
 
 import pytest
@@ -12,8 +11,8 @@ import pytest
 import storeframes as sf
 from storeframes.cache import CacheWarning
 from storeframes.cli import main
-from storeframes.sandbox import SANDBOX_KEY, SandboxServer, World
-from tests.conftest import SANDBOX_TODAY
+from storeframes.sandbox import SandboxServer, World
+from tests.conftest import SANDBOX_TODAY, loopback_client, sandbox_clock
 
 pytest.importorskip("obstore")
 from storeframes.cache.stores.bucket import ObjectStore
@@ -29,16 +28,12 @@ ODD = [
 ]
 
 
-def _clock() -> datetime:
-    return datetime.combine(SANDBOX_TODAY, datetime.now(UTC).time(), UTC)
-
-
 def _client(server: SandboxServer | None, bucket: Any) -> sf.Client:
-    options: dict[str, Any] = {"rate_limit": (600, 1.0), "progress": False, "clock": _clock}
+    options: dict[str, Any] = {"rate_limit": (600, 1.0), "progress": False, "clock": sandbox_clock}
     options["storage_options"] = bucket.storage_options
     if server is None:
         return sf.Client(None, cache_dir=bucket.url, offline=True, **options)
-    return sf.Client(SANDBOX_KEY, base_url=server.base_url, cache_dir=bucket.url, **options)
+    return loopback_client(server.base_url, bucket.url, **options)
 
 
 def _plant(bucket: Any, keys: list[str]) -> None:
