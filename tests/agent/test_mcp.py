@@ -100,6 +100,7 @@ def ask(spec: Path, calls: list[tuple[str, dict[str, Any]]], *flags: str, env: d
     return anyio.run(go)
 
 
+@pytest.mark.mcp
 def test_the_tools_are_listed_with_typed_arguments_and_descriptions(spec):
     tools, (described,) = ask(spec, [("describe", {})])
     by_name = {tool.name: tool for tool in tools}
@@ -117,6 +118,7 @@ def test_the_tools_are_listed_with_typed_arguments_and_descriptions(spec):
     assert prices["benchmarks"] == "base=1001"
 
 
+@pytest.mark.mcp
 def test_plan_sends_nothing_and_tells_the_price_and_what_is_cached(spec):
     before = ledger(spec).height
     arguments = {"apps": [APP, *NEW_APPS[:2]]}
@@ -132,6 +134,7 @@ def test_plan_sends_nothing_and_tells_the_price_and_what_is_cached(spec):
     assert "at most 21 credits" in planned.content[0].text
 
 
+@pytest.mark.mcp
 def test_fetch_over_the_gate_is_refused_with_its_price_and_then_goes_through_with_confirm(spec):
     arguments = {"apps": NEW_APPS[:5]}  # 51 credits at the catalog's estimate, above --confirm-above 20
     before = ledger(spec)
@@ -159,6 +162,7 @@ def test_fetch_over_the_gate_is_refused_with_its_price_and_then_goes_through_wit
     assert "title" in data["columns"] and "developer_name" in data["columns_left_out"]
 
 
+@pytest.mark.mcp
 def test_the_session_budget_stops_a_loop_of_paid_calls(spec):
     before = ledger(spec).height
     calls = [("fetch_frame", {"function": "metadata_frame", "arguments": {"apps": [app]}, "confirm": True, "limit": 1})
@@ -172,6 +176,7 @@ def test_the_session_budget_stops_a_loop_of_paid_calls(spec):
     assert all(r.structured_content.get("refused") for r in refused)
 
 
+@pytest.mark.mcp
 def test_the_tracker_month_budget_holds_whatever_confirm_says(spec):
     spent = int(ledger(spec).filter(pl.col("time").dt.month() == LAST_DAY.month)["cost"].sum())
     left = MONTH_BUDGET - spent
@@ -185,6 +190,7 @@ def test_the_tracker_month_budget_holds_whatever_confirm_says(spec):
     assert ledger(spec).height == before
 
 
+@pytest.mark.mcp
 def test_scan_sql_and_the_analysis_tools_work_offline_with_no_token(spec):
     calls = [
         ("scan", {"table": "search", "snapshots": True, "filters": {"keyword": KEYWORDS[0], "app_id": APP},
@@ -235,6 +241,7 @@ FREE_CALLS = [
 """Every free tool, with arguments a user gives: none of them may send a request."""
 
 
+@pytest.mark.mcp
 def test_the_free_tools_send_nothing_and_the_gate_still_holds_after_them(spec):
     before = ledger(spec).height
     _, results = ask(spec, FREE_CALLS)
@@ -254,6 +261,8 @@ def test_the_free_tools_send_nothing_and_the_gate_still_holds_after_them(spec):
             assert result.structured_content["provenance"]["requests sent"] == 0, name
 
 
+@pytest.mark.processes
+@pytest.mark.mcp
 def test_scan_and_sql_need_no_token_and_no_network(spec):
     """No --sandbox and no token: the folder's own answers, offline; every proxy a dead port, so that a
     request that left would fail."""
@@ -283,6 +292,8 @@ def test_scan_and_sql_need_no_token_and_no_network(spec):
     assert ledger(spec).height == before
 
 
+@pytest.mark.processes
+@pytest.mark.mcp
 def test_with_a_token_over_http_the_token_is_sent_only_to_the_service(tmp_path):
     """The real path: a token and a base URL (the sandbox on loopback, taking that token), a paid call, a
     refusal by the service, bad input; the token in no output and no log line, every request in the ledger."""
@@ -323,6 +334,7 @@ def test_with_a_token_over_http_the_token_is_sent_only_to_the_service(tmp_path):
     assert not [t for t in [*texts, log.read_text()] if TOKEN in t]
 
 
+@pytest.mark.mcp
 def test_no_output_description_or_error_holds_the_token(spec, tmp_path):
     log = tmp_path / "stderr.log"
     calls = [
@@ -344,6 +356,7 @@ def test_no_output_description_or_error_holds_the_token(spec, tmp_path):
     assert not results[3].is_error
 
 
+@pytest.mark.mcp
 def test_spend_equals_the_ledger(spec):
     calls = [
         ("fetch_frame", {"function": "metrics_frame", "arguments": {"apps": NEW_APPS[:2], "metrics": ["ratings"]}, "confirm": True}),
@@ -367,6 +380,7 @@ def test_spend_equals_the_ledger(spec):
     )
 
 
+@pytest.mark.mcp
 def test_track_status_and_events_are_the_trackers(spec):
     _, (status, found) = ask(spec, [("track_status", {}), ("events", {"since": "2026-10-22", "limit": 200})])
     tracker = sf.Tracker.from_toml(spec, sandbox=True)
@@ -386,6 +400,7 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
+@pytest.mark.processes
 def test_over_streamable_http_on_loopback(spec, tmp_path):
     port = _free_port()
     command, args = server_command(spec, "--transport", "http", "--port", str(port))
@@ -441,6 +456,8 @@ def test_over_streamable_http_on_loopback(spec, tmp_path):
         (["--budget", "-5"], "credits >= 0"),
     ],
 )
+@pytest.mark.processes
+@pytest.mark.mcp
 def test_the_command_refuses_bad_input_before_it_serves(tmp_path, flags, said):
     done = subprocess.run([sys.executable, "-m", "storeframes", "mcp", "--cache-dir", str(tmp_path), *flags],
                           env=server_env(), capture_output=True, text=True, timeout=60)  # fmt: skip

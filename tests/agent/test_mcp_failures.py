@@ -19,7 +19,7 @@ from mcp.client.stdio import stdio_client
 
 from .._agent_month import replay, server_command, server_env
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.processes, pytest.mark.mcp]
 
 
 @pytest.fixture(scope="module")

@@ -33,7 +33,7 @@ from storeframes.cache import open_cache
 
 from .._agent_month import replay, server_command, server_env
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.processes]
 
 SERVICE = "sandbox-0"
 NEW_APPS = ["2787512886", "361252007"]
@@ -162,6 +162,7 @@ def test_a_token_chosen_in_the_environment_is_the_one_and_is_never_said(spec, tm
 
 
 @pytest.mark.parametrize("chosen", ["short-token-123", "x" * 20 + " with spaces " + "y" * 20])
+@pytest.mark.mcp
 def test_a_short_or_odd_chosen_token_is_refused_before_the_server_starts(tmp_path, chosen):
     done = subprocess.run(
         [sys.executable, "-m", "storeframes", "mcp", "--sandbox", "--cache-dir", str(tmp_path), "--transport", "http"],
@@ -193,6 +194,7 @@ except BaseException as exc:
 """
 
 
+@pytest.mark.mcp
 def test_another_local_user_cannot_get_in_without_the_token(spec, tmp_path):
     setpriv = shutil.which("setpriv")
     if os.geteuid() != 0 or setpriv is None:

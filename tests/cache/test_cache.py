@@ -401,6 +401,7 @@ def _fetch_into(folder: str, apps: list[str]) -> int:
         return len(client.sandbox_service.arrivals)
 
 
+@pytest.mark.processes
 def test_four_processes_share_one_folder_and_lose_nothing(tmp_path):
     groups = [MORE_IOS[i : i + 6] for i in (0, 2, 4, 6)]  # overlapping sets of apps
     with multiprocessing.get_context("spawn").Pool(4) as pool:

@@ -371,6 +371,7 @@ def test_an_answer_of_a_newer_format_is_left_in_place(tmp_path):
     assert path.read_bytes() == before
 
 
+@pytest.mark.processes
 def test_importing_the_cache_imports_neither_pyarrow_nor_pandas():
     code = "import sys, storeframes.cache; print(sorted(m for m in ('pyarrow', 'pandas') if m in sys.modules))"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

@@ -239,6 +239,7 @@ print(n)
 
 
 @pytest.mark.slow
+@pytest.mark.processes
 def test_compaction_is_safe_while_other_processes_read_and_write(make_client, tmp_path):
     fill(make_client(cache_dir=tmp_path), APPS[:4])
     env = child_env()

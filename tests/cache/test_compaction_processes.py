@@ -23,6 +23,8 @@ from tests._children import child_env
 from tests._summary import record
 from tests.conftest import ROOT, SANDBOX_TODAY
 
+pytestmark = [pytest.mark.processes, pytest.mark.s3]
+
 WORLD = World(0)
 _IOS = [a for a in WORLD.app_ids("ios") if a not in WORLD.UNAVAILABLE_IN_US]
 KEPT = _IOS[:10]  # in the cache before the race: every reader must find each of them, every time

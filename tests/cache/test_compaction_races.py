@@ -50,6 +50,7 @@ def test_an_offline_reader_finds_answers_whose_index_a_compaction_replaced_while
 
 
 @pytest.mark.parametrize("where", ["folder", "bucket"])
+@pytest.mark.s3
 def test_a_scan_made_before_a_compaction_gives_the_same_rows_after_it(make_client, tmp_path, request, where):
     options: dict[str, Any] = {}
     cache_dir: Any = tmp_path
@@ -104,6 +105,7 @@ def test_a_scan_whose_files_keep_vanishing_says_so_in_a_storeframes_error(make_c
     assert calls.count(True) == RELISTS - 1  # each attempt after the first lists the files again
 
 
+@pytest.mark.s3
 def test_a_bucket_scan_that_finds_its_files_when_collected_never_writes_the_secret_key_into_its_plan(
     make_client, s3_bucket
 ):

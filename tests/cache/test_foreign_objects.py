@@ -30,6 +30,8 @@ from storeframes.track.alerts import month_spent_of
 from tests._children import child_env
 from tests.conftest import SANDBOX_TODAY, sandbox_clock
 
+pytestmark = pytest.mark.s3
+
 WORLD = World(0)
 APPS, OTHER = (lambda found: (found[:3], found[3:4]))(
     [a for a in WORLD.app_ids("ios") if a not in WORLD.UNAVAILABLE_IN_US]
@@ -256,6 +258,7 @@ def _plant_rows(where: Where, key: str, rows: int) -> None:
 
 @pytest.mark.slow
 @pytest.mark.parametrize("place", ["folder", "bucket"])
+@pytest.mark.processes
 def test_a_kept_frame_of_two_million_rows_is_refused_before_its_rows_are_read(place, tmp_path, request):
     if place == "folder":
         where = Where(str(tmp_path / "cache"), {})

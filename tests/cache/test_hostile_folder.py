@@ -318,6 +318,7 @@ def test_clear_older_than_judges_an_answer_by_when_it_was_kept_not_by_the_day_it
     assert Cache(folder).entries() == []  # an age of 0: everything, the answer dated ahead too
 
 
+@pytest.mark.s3
 def test_a_bucket_answer_dated_long_ago_by_the_service_but_uploaded_now_survives_clearing_by_age(s3_bucket):
     from storeframes.cache.stores.bucket import ObjectStore
 
@@ -599,6 +600,7 @@ def test_cache_ls_and_info_escape_control_characters(tmp_path, capsys):
     )
 
 
+@pytest.mark.s3
 def test_a_bucket_is_marked_and_refused_when_not_a_cache(s3_bucket, capsys):
     from storeframes.cache.stores.bucket import ObjectStore
 

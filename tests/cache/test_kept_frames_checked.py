@@ -122,6 +122,7 @@ def test_a_planted_compacted_frame_file_in_a_compacted_cache_is_set_aside_and_bu
     _quiet(filled, expected)
 
 
+@pytest.mark.s3
 def test_a_kept_frame_written_over_in_a_bucket_is_built_again_for_free(s3_bucket):
     _summary.hostile("bucket: frame of one row many times")
     options = {"storage_options": s3_bucket.storage_options}

@@ -241,6 +241,7 @@ def test_a_planted_file_in_place_of_a_kept_one_is_set_aside_and_built_again(tmp_
     assert not os.path.lexists(aside)  # clear removes what was set aside, never reading through it
 
 
+@pytest.mark.s3
 def test_a_bomb_kept_in_a_bucket_is_set_aside_and_fetched_again_in_bounded_memory(s3_bucket):
     _summary.hostile("cache: .json.zst bomb in a bucket")
     bucket = {"cache_dir": s3_bucket.url, "storage_options": s3_bucket.storage_options, "max_body_bytes": CAP}

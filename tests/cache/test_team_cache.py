@@ -44,6 +44,7 @@ def _unpacked(objects: dict[str, bytes]) -> dict[str, bytes]:
     return {k: gzip.decompress(v) if k.endswith(".gz") else v for k, v in objects.items()}
 
 
+@pytest.mark.s3
 def test_a_bucket_serves_a_team_fetch_once_reproduce_anywhere(s3_bucket, monkeypatch):
     for name, value in s3_bucket.env.items():  # credentials as a team sets them: the cloud's variables
         monkeypatch.setenv(name, value)
@@ -77,6 +78,7 @@ def test_a_bucket_serves_a_team_fetch_once_reproduce_anywhere(s3_bucket, monkeyp
         assert SANDBOX_KEY.encode() not in data, key
 
 
+@pytest.mark.s3
 def test_compaction_in_a_bucket_keeps_every_frame(s3_bucket):
     options = {"storage_options": s3_bucket.storage_options}
     with SandboxServer(port=0, today=SANDBOX_TODAY) as server:
@@ -95,6 +97,7 @@ def test_compaction_in_a_bucket_keeps_every_frame(s3_bucket):
         assert not any(value in shown for value in s3_bucket.storage_options.values() if "http" not in value)
 
 
+@pytest.mark.s3
 def test_cache_info_ls_and_clear_on_a_bucket(s3_bucket, monkeypatch, capsys):
     for name, value in s3_bucket.env.items():
         monkeypatch.setenv(name, value)
@@ -137,6 +140,8 @@ with sf.Client(args["key"], base_url=args["url"], cache_dir=args["bucket"], rate
 """
 
 
+@pytest.mark.processes
+@pytest.mark.s3
 def test_two_machines_sharing_only_a_bucket_pay_once(s3_bucket, tmp_path):
     with SandboxServer(port=0, today=SANDBOX_TODAY, latency=0.3) as server:
         args = {"key": SANDBOX_KEY, "url": server.base_url, "bucket": s3_bucket.url, "apps": APPS[:10]}

@@ -145,6 +145,7 @@ print("returned", flush=True)
 """
 
 
+@pytest.mark.processes
 def test_the_frame_is_written_when_the_process_exits_without_closing(tmp_path):
     folder = tmp_path / "cache"
     done = run_child(_EXITS, folder)
@@ -172,6 +173,7 @@ print("finished", flush=True)
 """
 
 
+@pytest.mark.processes
 def test_a_process_killed_before_its_frame_is_written_loses_no_credit(tmp_path):
     folder = tmp_path / "cache"
     done = run_child(_KILLED, folder)

@@ -200,6 +200,7 @@ def test_a_token_without_the_address_serves_the_folder_and_never_shows_the_token
     assert TOKEN not in str(missed.value)
 
 
+@pytest.mark.s3
 def test_a_bucket_of_the_real_service_reproduces_with_no_token(fresh_default, no_token, s3_bucket, capsys):
     fetched = _fill_from_service(s3_bucket.url, storage_options=s3_bucket.storage_options)
     keys = sorted(k for k in s3_bucket.objects() if "/answers/" in k or "/index/" in k)

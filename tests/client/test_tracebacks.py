@@ -126,6 +126,7 @@ def test_an_error_raised_from_another_keeps_the_one_it_came_from():
     assert "OSError: the disk is full" in shown and "direct cause" in shown
 
 
+@pytest.mark.processes
 def test_a_refusal_in_plain_python_shows_the_users_line_and_one_frame(tmp_path):
     script = (
         "import storeframes as sf\n"

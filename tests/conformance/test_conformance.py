@@ -461,6 +461,7 @@ if __name__ == "__main__":
 
 
 @pytest.mark.heavy
+@pytest.mark.processes
 def test_a_run_killed_half_way_is_finished_by_the_next_without_paying_twice_or_passing_the_budget(tmp_path):
     import os
     import signal

@@ -69,6 +69,7 @@ def _a_member_behind_reads_a_colleagues_answer(scenario: str, cache_dir: str, **
 
 
 @pytest.mark.heavy
+@pytest.mark.s3
 def test_a_member_30_s_behind_reads_a_colleagues_fresh_answer_from_the_bucket_without_paying(s3_bucket):
     _a_member_behind_reads_a_colleagues_answer(
         "clock step: bucket member 30 s behind", s3_bucket.url, storage_options=s3_bucket.storage_options

@@ -69,6 +69,7 @@ def test_on_this_machine_the_leases_follow_what_the_store_declares(tmp_path, no_
         assert leases.remote is None
 
 
+@pytest.mark.s3
 def test_a_bucket_keeps_its_leases_as_its_own_objects(s3_bucket, no_coordinator_set):  # noqa: F811
     with _client(s3_bucket.url, storage_options=s3_bucket.storage_options) as client:
         assert client.coordinator == Coordinator()
@@ -78,6 +79,7 @@ def test_a_bucket_keeps_its_leases_as_its_own_objects(s3_bucket, no_coordinator_
         assert repr(leases.remote) == f"ObjectLeases('s3://{s3_bucket.name}/cache')"
 
 
+@pytest.mark.redis
 def test_with_a_redis_url_the_window_and_the_leases_are_the_servers(redis_url, tmp_path, monkeypatch):  # noqa: F811
     url = redis_url.replace("redis://", "redis://:hunter2@")
     with _client(tmp_path / "cache", coordinator=url) as folder:

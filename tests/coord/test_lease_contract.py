@@ -39,6 +39,8 @@ from tests._redis import redis_url  # noqa: F401 - the fixture
 from tests._s3 import s3_bucket, s3_server  # noqa: F401 - the fixtures
 from tests.conftest import ROOT
 
+pytestmark = [pytest.mark.redis, pytest.mark.s3]
+
 TTL = 1.5
 """The lease lifetime of the backends that have one, in the tests of holders that die or stall: a lease lapses
 this long after its last renewal (a live holder renews it every third of that; elsewhere they keep 15 s)."""
@@ -138,6 +140,7 @@ def _race(spec: dict[str, Any], n: int, rounds: int, barrier: Any, results: Any)
     barrier.wait(timeout=60)  # nobody ends (dropping its leases) before every one has tried the last name
 
 
+@pytest.mark.processes
 def test_of_several_processes_taking_one_name_exactly_one_wins(kit):
     if kit.spec is None:
         pytest.skip("the process's flights are seen by its own threads only")
@@ -218,6 +221,7 @@ def short_ttl(monkeypatch):
     monkeypatch.setattr(FileLeases, "TTL", TTL)
 
 
+@pytest.mark.processes
 def test_the_lease_of_a_holder_that_died_is_taken_over(kit, short_ttl):
     if kit.spec is None:
         pytest.skip("a holder of the process's flights dies with the process")

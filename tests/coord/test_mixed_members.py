@@ -141,6 +141,8 @@ def _check_one_refused(reports: list[dict[str, Any]], arrivals: list[Any], name:
 
 @pytest.mark.heavy
 @pytest.mark.timeout(180)
+@pytest.mark.processes
+@pytest.mark.redis
 def test_a_member_without_the_teams_redis_is_refused_before_it_pays_on_a_folder(tmp_path, redis_url):  # noqa: F811
     team_redis = _with_password(redis_url)
     folder = str(tmp_path / "team-cache")
@@ -155,6 +157,9 @@ def test_a_member_without_the_teams_redis_is_refused_before_it_pays_on_a_folder(
 
 @pytest.mark.heavy
 @pytest.mark.timeout(180)
+@pytest.mark.processes
+@pytest.mark.redis
+@pytest.mark.s3
 def test_a_member_without_the_teams_redis_is_refused_before_it_pays_on_a_bucket(tmp_path, redis_url, s3_bucket):  # noqa: F811
     team_redis = _with_password(redis_url)
     with SandboxServer(port=0, today=SANDBOX_TODAY, rate_limit=LIMIT) as server:
@@ -168,6 +173,9 @@ def test_a_member_without_the_teams_redis_is_refused_before_it_pays_on_a_bucket(
 
 @pytest.mark.heavy
 @pytest.mark.timeout(180)
+@pytest.mark.processes
+@pytest.mark.redis
+@pytest.mark.s3
 def test_s3_and_s3a_spellings_of_one_bucket_share_one_lease_space(tmp_path, redis_url, s3_bucket):  # noqa: F811
     team_redis = _with_password(redis_url)
     spellings = [s3_bucket.url, f"s3a://{s3_bucket.name}/{s3_bucket.prefix}/"]
@@ -220,6 +228,7 @@ def test_one_canonical_name_per_bucket_whatever_its_spelling():
     assert canonical_location("/srv/team-cache") == "/srv/team-cache"  # a folder is left as it is
 
 
+@pytest.mark.redis
 def test_a_member_without_redis_reads_a_redis_teams_cache_offline_but_cannot_fetch(tmp_path, monkeypatch, redis_url):  # noqa: F811
     team_redis = _with_password(redis_url)
     folder = tmp_path / "team-cache"
@@ -242,6 +251,7 @@ def test_a_member_without_redis_reads_a_redis_teams_cache_offline_but_cannot_fet
     assert refused.value.location == str(folder)
 
 
+@pytest.mark.redis
 def test_a_team_that_drops_redis_on_purpose_records_it_and_the_old_setting_is_refused(
     tmp_path,
     monkeypatch,

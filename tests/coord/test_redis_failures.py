@@ -27,6 +27,8 @@ from tests._secrets import chain, exposures
 from tests._summary import faults_of, max_in_window, paid_twice, record
 from tests.conftest import SANDBOX_TODAY, sandbox_clock
 
+pytestmark = pytest.mark.redis
+
 WORLD = World(0)
 APPS = [a for a in WORLD.app_ids("ios") if a not in WORLD.UNAVAILABLE_IN_US][:40]
 PASSWORD = "rotated-out-pass-7731"
@@ -208,6 +210,7 @@ print("finished")
 
 
 @pytest.mark.heavy
+@pytest.mark.processes
 def test_redis_members_whose_wall_clocks_step_share_one_window(tmp_path):
     """The window is dated by the Redis server's clock (TIME in its scripts): a member's wall clock a whole
     hour ahead or behind, or stepping, changes nothing."""

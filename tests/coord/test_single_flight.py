@@ -142,6 +142,7 @@ print("finished")
 
 
 @pytest.mark.timeout(120)
+@pytest.mark.processes
 def test_a_process_killed_while_holding_a_lease_does_not_block_the_others(make_client, tmp_path):
     folder = tmp_path / "cache"
     apps = APPS[:5]
@@ -176,6 +177,7 @@ def test_a_process_killed_while_holding_a_lease_does_not_block_the_others(make_c
         assert 1 <= len(server.service.arrivals) <= 2
 
 
+@pytest.mark.processes
 def test_file_leases_exclude_other_processes_and_share_a_stripe_within_one(tmp_path):
     leases = FileLeases(tmp_path)
     names = [f"metadata|service|{{}}|{n}" for n in range(2000)]
@@ -231,6 +233,8 @@ def test_in_process_flights_hand_the_holders_answers_to_the_waiters():
 # -- leases in Redis -----------------------------------------------------------------------------
 
 
+@pytest.mark.processes
+@pytest.mark.redis
 def test_redis_leases_exclude_expire_when_their_holder_dies_and_hold_no_token(redis_url):  # noqa: F811
     import redis
 
@@ -263,6 +267,7 @@ os.kill(os.getpid(), signal.SIGKILL)
         assert SANDBOX_KEY.encode() not in key and b"|" not in key  # names are hashed
 
 
+@pytest.mark.redis
 def test_a_renewed_redis_lease_outlives_its_ttl_while_held(redis_url, monkeypatch):  # noqa: F811
     monkeypatch.setattr(RedisLeases, "TTL", 0.6)
     leases = RedisLeases(RedisCoordinator(redis_url), "renew")

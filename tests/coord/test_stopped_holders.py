@@ -138,6 +138,8 @@ def _check(scenario: str, server: SandboxServer, frame: Any, out: bytes) -> None
 
 @pytest.mark.heavy
 @pytest.mark.timeout(180)
+@pytest.mark.processes
+@pytest.mark.s3
 def test_a_bucket_lease_holder_stopped_past_its_ttl_does_not_pay_again_when_resumed(
     make_client, s3_bucket, monkeypatch
 ):
@@ -160,6 +162,8 @@ def test_a_bucket_lease_holder_stopped_past_its_ttl_does_not_pay_again_when_resu
 
 @pytest.mark.heavy
 @pytest.mark.timeout(180)
+@pytest.mark.processes
+@pytest.mark.redis
 def test_a_redis_lease_holder_stopped_past_its_ttl_does_not_pay_again_when_resumed(make_client, tmp_path, monkeypatch):
     import redis as redispy
 
@@ -186,6 +190,7 @@ def test_a_redis_lease_holder_stopped_past_its_ttl_does_not_pay_again_when_resum
 
 @pytest.mark.heavy
 @pytest.mark.timeout(180)
+@pytest.mark.processes
 def test_a_folder_lease_holder_stopped_past_its_ttl_is_taken_over_and_does_not_pay_again_when_resumed(
     make_client, tmp_path, monkeypatch, caplog
 ):
@@ -219,6 +224,7 @@ def test_a_folder_lease_holder_stopped_past_its_ttl_is_taken_over_and_does_not_p
 
 @pytest.mark.heavy
 @pytest.mark.timeout(60)
+@pytest.mark.processes
 def test_a_caller_waiting_for_a_folder_lease_says_which_process_holds_it(tmp_path, monkeypatch, caplog):
     """A live holder is not taken over; a waiter says who holds it (pid and host) instead of waiting silently."""
     monkeypatch.setattr(FileLeases, "TTL", TTL)

@@ -102,6 +102,7 @@ def test_a_coordinator_never_shows_a_password():
     assert repr(Coordinator("redis://host:6379/0")) == "Coordinator('redis://host:6379/0')"
 
 
+@pytest.mark.redis
 def test_one_redis_client_per_process_and_url(redis_url):  # noqa: F811
     one, two = Coordinator(redis_url), Coordinator(redis_url)
     assert one.redis() is two.redis()
@@ -152,6 +153,7 @@ def test_limiters_refuse_bad_settings_and_clients_say_rate_limit():
             sf.Client(TOKEN, base_url=BASE, rate_limit=bad, cache_dir=False)  # type: ignore[arg-type]
 
 
+@pytest.mark.redis
 def test_a_limiter_says_what_it_shares_and_never_the_token(redis_url):  # noqa: F811
     machine = shared_limiter(TOKEN, BASE, coordinator=Coordinator(), hold=35.0)
     assert repr(machine) == "Limiter(limit=60, window=10.0, shared by token, machine)"
@@ -223,6 +225,7 @@ def _records(kind: str, url: str | None, tid: str) -> Any:
 
 
 @pytest.mark.parametrize("kind", ["machine", "redis"])
+@pytest.mark.redis
 def test_each_limiter_admits_by_its_own_limit_and_window_over_one_record(kind, request):
     url = request.getfixturevalue("redis_url") if kind == "redis" else None
     slots = _records(kind, url, token_id(TOKEN, BASE + kind))
@@ -244,6 +247,7 @@ def test_each_limiter_admits_by_its_own_limit_and_window_over_one_record(kind, r
     assert slots.take(4, 0.05, 30.0)[0] is not None
 
 
+@pytest.mark.processes
 def test_the_machine_record_counts_a_gone_holder_as_completed_and_forgets_times_from_before_a_boot(tmp_path):
     tid = token_id(TOKEN, BASE + "/gone")
     slots = _SqliteSlots(state_dir() / STATE_FILE, tid)
@@ -268,6 +272,7 @@ def test_the_machine_record_counts_a_gone_holder_as_completed_and_forgets_times_
 
 
 @pytest.mark.parametrize("kind", ["machine", "redis"])
+@pytest.mark.redis
 def test_threads_through_two_limiters_of_one_token_never_exceed_the_limit(kind, request):
     url = request.getfixturevalue("redis_url") if kind == "redis" else None
     where = Coordinator(url)
@@ -323,6 +328,7 @@ def _fetch(i: int, base_url: str, folder: str, start: Any, results: Any) -> None
 
 
 @pytest.mark.timeout(180)
+@pytest.mark.processes
 def test_three_clients_and_two_processes_on_one_token_get_no_429(tmp_path):
     context = multiprocessing.get_context("spawn")
     start, results = context.Barrier(5), context.Queue()
@@ -391,6 +397,8 @@ def _waiter(limiter: SharedLimiter) -> tuple[threading.Thread, threading.Event]:
 
 @pytest.mark.timeout(120)
 @pytest.mark.parametrize("kind", ["machine", "redis"])
+@pytest.mark.processes
+@pytest.mark.redis
 def test_a_process_killed_while_holding_slots_does_not_block_the_others(kind, request):
     url = request.getfixturevalue("redis_url") if kind == "redis" else None
     # a machine's record sees the holder is gone; Redis (other machines' pids mean nothing) waits for the deadline
@@ -412,6 +420,7 @@ def test_a_process_killed_while_holding_slots_does_not_block_the_others(kind, re
 
 
 @pytest.mark.timeout(120)
+@pytest.mark.processes
 def test_a_live_holder_that_hangs_past_its_deadline_does_not_block_the_others():
     child = _holder(None, 1.0)
     try:
@@ -437,6 +446,7 @@ PARENT_WINDOW: list[Any] = []
 
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork on this platform")
+@pytest.mark.processes
 def test_a_forked_child_counts_in_the_parents_window_through_its_own_connection():
     limiter = shared_limiter(TOKEN, BASE + "/fork", (2, 60.0), coordinator=Coordinator(), hold=5.0)
     with limiter.slot():  # the parent's connection is open
@@ -533,6 +543,8 @@ def _two_machines(tmp_path: Path, url: str | None, apps_each: int) -> tuple[list
 
 
 @pytest.mark.timeout(240)
+@pytest.mark.processes
+@pytest.mark.redis
 def test_two_machines_share_the_window_through_redis_and_exceed_it_without(tmp_path, redis_url):  # noqa: F811
     apps_each = 60  # 12 requests each: 24, more than two windows' worth
     outcomes, arrivals = _two_machines(tmp_path, redis_url, apps_each)
@@ -560,6 +572,7 @@ def test_two_machines_share_the_window_through_redis_and_exceed_it_without(tmp_p
     assert all(connection.pttl(k) > 0 for k in keys if k.startswith(b"storeframes:window:"))
 
 
+@pytest.mark.redis
 def test_the_token_is_never_written_to_redis(redis_url):  # noqa: F811
     import redis
 

@@ -88,6 +88,7 @@ def _report(child: subprocess.Popen[str], timeout: float = 150) -> dict[str, Any
 
 @pytest.mark.heavy
 @pytest.mark.timeout(240)
+@pytest.mark.processes
 def test_five_processes_on_two_base_urls_never_find_the_machine_window_malformed(tmp_path):
     """Two long-lived members use both base URLs throughout; three short ones come and go beside them.
 
@@ -158,6 +159,7 @@ def test_five_processes_on_two_base_urls_never_find_the_machine_window_malformed
 
 @pytest.mark.heavy
 @pytest.mark.timeout(240)
+@pytest.mark.processes
 def test_a_damaged_machine_window_is_rebuilt_and_three_processes_keep_the_limit():
     """A window file damaged at rest (a power cut, an earlier version's lost locks) used to leave each
     process a window of its own: together they tripped the limit. Now it is rebuilt, once."""

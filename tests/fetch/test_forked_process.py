@@ -21,7 +21,7 @@ from tests._children import child_env
 from tests._summary import paid_twice, record
 from tests.conftest import ROOT, SANDBOX_TODAY
 
-pytestmark = pytest.mark.heavy
+pytestmark = [pytest.mark.heavy, pytest.mark.processes]
 
 WORLD = World(0)
 APPS = [a for a in WORLD.app_ids("ios") if a not in WORLD.UNAVAILABLE_IN_US][:9]

@@ -70,6 +70,7 @@ def test_in_kernel_needs_an_ipython_shell_with_a_kernel(monkeypatch):
     assert in_kernel() is True
 
 
+@pytest.mark.processes
 def test_importing_storeframes_imports_neither_ipython_nor_tqdm():
     code = "import sys, storeframes, storeframes.progress; print(sorted({'IPython', 'tqdm'} & set(sys.modules)))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout

@@ -281,6 +281,7 @@ def _wait_quiet(arrivals: list[Arrival], *, quiet: float = 0.3, limit: float = 1
 
 @pytest.mark.slow
 @pytest.mark.timeout(120)
+@pytest.mark.processes
 def test_a_fetch_killed_half_way_resumes_sending_only_what_is_missing(tmp_path):
     folder = tmp_path / "cache"
     with SandboxServer(port=0, today=SANDBOX_TODAY, rate_limit=WINDOW, latency=0.08, faults=KILL_FAULTS) as server:
@@ -435,6 +436,7 @@ def _fetch_share(i: int, base_url: str, folder: str, start: Any, results: Any) -
 
 @pytest.mark.slow
 @pytest.mark.timeout(180)
+@pytest.mark.processes
 def test_four_processes_with_faults_share_one_folder_and_lose_nothing(tmp_path):
     folder = tmp_path / "shared"
     context = multiprocessing.get_context("spawn")

@@ -209,6 +209,7 @@ def test_anything_but_a_polars_frame_is_refused_with_what_was_given(value, named
     assert str(caught.value).endswith(named)
 
 
+@pytest.mark.processes
 def test_without_pandas_the_error_names_the_extra_to_install():
     code = (
         "import sys; sys.modules['pandas'] = None\n"
@@ -222,6 +223,7 @@ def test_without_pandas_the_error_names_the_extra_to_install():
     assert done.stdout.strip() == 'storeframes.to_pandas needs pandas 2.2 or newer: pip install "storeframes[pandas]"'
 
 
+@pytest.mark.processes
 def test_importing_storeframes_imports_neither_pandas_nor_pyarrow():
     code = "import sys, storeframes; print(sorted(m for m in ('pyarrow', 'pandas') if m in sys.modules))"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120)

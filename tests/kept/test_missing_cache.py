@@ -74,6 +74,7 @@ def test_an_empty_folder_and_a_cache_without_the_table_give_0_rows(tmp_path):
 
 
 @pytest.mark.parametrize("read", list(READS))
+@pytest.mark.s3
 def test_a_bucket_prefix_holding_no_cache_is_no_cache(read, s3_bucket):
     options = {"storage_options": s3_bucket.storage_options}
     _fill(s3_bucket.url, **options)
@@ -89,6 +90,7 @@ def test_a_bucket_prefix_holding_no_cache_is_no_cache(read, s3_bucket):
     assert not any(key.startswith("cahce/") for key in s3_bucket.objects())
 
 
+@pytest.mark.s3
 def test_a_bucket_prefix_holding_a_cache_without_the_table_gives_0_rows(s3_bucket):
     options = {"storage_options": s3_bucket.storage_options}
     _fill(s3_bucket.url, **options)
@@ -97,6 +99,7 @@ def test_a_bucket_prefix_holding_a_cache_without_the_table_gives_0_rows(s3_bucke
 
 
 @pytest.mark.parametrize("read", ["scan", "snapshots", "sql", "events"])
+@pytest.mark.s3
 def test_a_bucket_that_does_not_exist_is_an_error_not_a_warning_and_0_rows(read, s3_bucket):
     options = {"storage_options": s3_bucket.storage_options}
     with warnings.catch_warnings():
@@ -109,6 +112,7 @@ def test_a_bucket_that_does_not_exist_is_an_error_not_a_warning_and_0_rows(read,
     assert "likely cause" in message and SECRET_KEY not in message
 
 
+@pytest.mark.s3
 def test_a_bucket_that_refuses_access_is_an_error_naming_it(monkeypatch):
     with refusing_server(403, "AccessDenied") as (endpoint, seen):
         options = {

@@ -12,9 +12,13 @@ import subprocess
 import sys
 from datetime import date
 
+import pytest
+
 import storeframes as sf
 from storeframes.sandbox import World
 from tests._children import child_env
+
+pytestmark = pytest.mark.processes
 
 APPS = list(World(0).EXAMPLE_IOS_APPS[:3])
 

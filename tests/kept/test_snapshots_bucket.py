@@ -11,6 +11,8 @@ import storeframes as sf
 from tests._secrets import check_plan_keeps
 from tests.kept.test_snapshots import APPS, DAYS, TABLES, check_days, replay, same_rows
 
+pytestmark = pytest.mark.s3
+
 pytest.importorskip("obstore")
 
 

@@ -82,6 +82,7 @@ def filled(tmp_path: Path) -> Path:
     return cache
 
 
+@pytest.mark.s3
 def test_every_table_published_equals_its_scan_and_a_second_publish_writes_nothing(filled, tmp_path):
     lake = str(tmp_path / "lake")
     for table in TABLES:
@@ -104,6 +105,7 @@ def test_every_table_published_equals_its_scan_and_a_second_publish_writes_nothi
     assert re.fullmatch(r"[0-9a-f]{64}", commit["storeframes.digest"])
 
 
+@pytest.mark.s3
 def test_a_refresh_changes_exactly_its_cells_rows_and_the_version_before_stays_readable(filled, tmp_path):
     lake = str(tmp_path / "lake")
     before = {table: sf.scan(table, filled).collect() for table in ("metrics", "versions")}
@@ -180,6 +182,8 @@ def _at_once(table: str, lake: str, cache: str, options: dict[str, str] | None, 
     return said
 
 
+@pytest.mark.processes
+@pytest.mark.s3
 def test_two_processes_publishing_at_once_leave_every_row_once(filled, tmp_path):
     lake = str(tmp_path / "lake")
     said = _at_once("versions", lake, str(filled), None, {})  # both create the table
@@ -193,6 +197,8 @@ def test_two_processes_publishing_at_once_leave_every_row_once(filled, tmp_path)
     _check_published(lake, "versions", filled)
 
 
+@pytest.mark.processes
+@pytest.mark.s3
 def test_a_bucket_lake_equals_the_scan_merges_a_refresh_and_keeps_credentials_out(s3_bucket, tmp_path):
     options = s3_bucket.storage_options
     cache = tmp_path / "cache"
@@ -264,6 +270,7 @@ def test_what_is_refused_before_anything_is_written(filled, tmp_path):
     assert deltalake.DeltaTable(str(lake / "versions")).version() == 0
 
 
+@pytest.mark.processes
 def test_the_command_publishes_and_says_what_it_did(filled, tmp_path):
     lake = str(tmp_path / "lake")
     command = [sys.executable, "-m", "storeframes", "publish", "metrics", lake, "--cache-dir", str(filled)]
@@ -304,6 +311,7 @@ def test_without_deltalake_publish_and_read_table_name_the_extra(filled, tmp_pat
     assert not (tmp_path / "lake").exists()
 
 
+@pytest.mark.s3
 def test_a_publish_that_loses_the_race_reads_the_table_again_and_adds_no_row_twice(filled, tmp_path, monkeypatch):
     publishing = sys.modules["storeframes.lake.publish"]  # the module (sf.lake.publish is the function)
     lake = str(tmp_path / "lake")
@@ -361,6 +369,7 @@ def test_two_caches_publish_to_one_lake_and_the_newest_answer_of_each_cell_wins(
     assert not sf.publish("metrics", lake, cache_dir=newer).written
 
 
+@pytest.mark.s3
 def test_rows_made_by_another_flattener_version_are_all_written_again(filled, tmp_path, monkeypatch):
     publishing = sys.modules["storeframes.lake.publish"]
     lake = str(tmp_path / "lake")

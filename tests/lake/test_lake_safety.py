@@ -64,6 +64,7 @@ def _clean(error: BaseException) -> str:
     return message
 
 
+@pytest.mark.s3
 def test_a_read_table_lazyframe_of_a_bucket_carries_no_credential(s3_bucket, tmp_path, monkeypatch):  # noqa: F811
     options = s3_bucket.storage_options
     lake = f"s3://{s3_bucket.name}/lake"
@@ -112,6 +113,7 @@ def test_a_read_table_lazyframe_of_a_bucket_carries_no_credential(s3_bucket, tmp
 
 
 @pytest.mark.parametrize("call", ["publish", "read_table"])
+@pytest.mark.s3
 def test_a_missing_bucket_is_a_lake_error_naming_bucket_lake_and_table(s3_bucket, tmp_path, call):  # noqa: F811
     options = s3_bucket.storage_options
     cache = tmp_path / "cache"
@@ -130,6 +132,7 @@ def test_a_missing_bucket_is_a_lake_error_naming_bucket_lake_and_table(s3_bucket
     assert isinstance(failed.value, sf.StoreframesError)
 
 
+@pytest.mark.s3
 def test_no_credentials_is_a_lake_error_saying_which_settings_give_them(s3_bucket, tmp_path):  # noqa: F811
     options = s3_bucket.storage_options
     lake = f"s3://{s3_bucket.name}/lake"
@@ -221,6 +224,7 @@ def test_as_of_the_moment_of_a_commit_reads_that_commit(tmp_path):
         ("AccessDenied", "permission denied: these credentials may not"),
     ],
 )
+@pytest.mark.s3
 def test_credentials_refused_or_denied_are_lake_errors_without_the_answer(tmp_path, monkeypatch, code, said):
     clean_cloud_env(monkeypatch)
     cache = tmp_path / "cache"
@@ -249,6 +253,7 @@ def test_credentials_refused_or_denied_are_lake_errors_without_the_answer(tmp_pa
     assert seen  # the requests reached the server, which answered what S3 answers
 
 
+@pytest.mark.s3
 def test_the_command_says_a_missing_bucket_in_one_line(s3_bucket, tmp_path, monkeypatch, capsys):  # noqa: F811
     from storeframes.cli import main
 

@@ -289,6 +289,7 @@ def test_without_duckdb_the_extra_to_install_is_named(monkeypatch):
         sf.sql("SELECT * FROM metadata", cache_dir=False)
 
 
+@pytest.mark.s3
 def test_a_buckets_tables_are_queried_offline_and_its_keys_never_shown(s3_bucket):
     pytest.importorskip("obstore")
     options = {"storage_options": s3_bucket.storage_options}

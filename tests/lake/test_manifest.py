@@ -65,6 +65,7 @@ MIXED_HASH = "sha256:8944e26297b2fc4206565d83b937bc82f01abc874d39336e304b5cc1c05
 """The hash of :data:`MIXED`, kept here: a manifest written by one version must be checked by the next."""
 
 
+@pytest.mark.processes
 def test_the_content_hash_is_the_same_in_any_row_or_column_order_and_in_another_process():
     shuffled = MIXED.reverse().select(reversed(MIXED.columns))
     assert content_hash(MIXED) == content_hash(shuffled) == content_hash(MIXED.lazy()) == MIXED_HASH

@@ -9,6 +9,8 @@ import storeframes as sf
 from tests._s3 import ACCESS_KEY, SECRET_KEY
 from tests.lake.test_manifest import fill
 
+pytestmark = pytest.mark.s3
+
 pytest.importorskip("obstore")
 
 

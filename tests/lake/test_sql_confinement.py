@@ -172,6 +172,7 @@ print(json.dumps({"peak_mb": peak, "title": shown.text.splitlines()[0], "shown":
 
 
 @pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="the peak memory is read from /proc (Linux)")
+@pytest.mark.processes
 def test_the_sql_tool_makes_only_the_rows_it_shows_and_counts_the_rest(folder):
     child = subprocess.run(
         [sys.executable, "-c", SQL_TOOL_PEAK, str(folder)],
@@ -256,6 +257,8 @@ def _peak_of_child(command: str) -> int | None:
 
 @pytest.mark.slow
 @pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="the peak memory is read from /proc (Linux)")
+@pytest.mark.processes
+@pytest.mark.mcp
 def test_the_sql_tool_over_the_sdks_client_reads_no_file_and_stays_small(planted, folder):
     pytest.importorskip("mcp")
     import anyio

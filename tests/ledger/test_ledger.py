@@ -235,6 +235,7 @@ print("finished the whole plan")
 
 @pytest.mark.slow
 @pytest.mark.timeout(120)
+@pytest.mark.processes
 def test_a_process_killed_half_way_leaves_a_paid_row_for_every_answer_it_kept(tmp_path):
     folder = tmp_path / "cache"
     with SandboxServer(port=0, today=SANDBOX_TODAY, rate_limit=(60, 1.0), latency=0.08) as server:
@@ -561,6 +562,7 @@ def test_retries_of_a_charged_failure_stop_before_they_could_pass_the_budget(tmp
         client.close()
 
 
+@pytest.mark.processes
 def test_a_session_nobody_closed_is_merged_when_the_interpreter_exits(tmp_path):
     script = f"""
 import storeframes as sf

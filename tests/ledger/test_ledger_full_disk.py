@@ -22,6 +22,8 @@ from storeframes.cli import main
 from storeframes.sandbox import SANDBOX_KEY, SandboxServer
 from tests.conftest import SANDBOX_TODAY
 
+pytestmark = pytest.mark.processes
+
 KEYWORDS = [f"photo editor {n}" for n in range(40)]
 FREE = 150_000
 """Bytes left on the disk when the run starts: room for the run's first few answers."""

@@ -90,6 +90,7 @@ print("finished")
 
 @pytest.mark.slow
 @pytest.mark.timeout(120)
+@pytest.mark.processes
 def test_a_request_killed_before_its_answer_counts_at_its_estimate_in_spend_and_budgets(tmp_path):
     folder = tmp_path / "cache"
     release = threading.Event()

@@ -329,6 +329,7 @@ def test_repr_and_html_hooks(client):
         card.title = "changed"  # type: ignore[misc]
 
 
+@pytest.mark.processes
 def test_module_needs_no_notebook_packages():
     code = "import sys, storeframes.notebook.cards; print(sorted(m for m in sys.modules if m.split('.')[0] in ('IPython', 'ipywidgets')))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

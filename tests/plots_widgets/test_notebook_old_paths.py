@@ -43,6 +43,7 @@ def test_the_widgets_rates_keep_their_old_path():
     assert widgets.RATES is home.RATES
 
 
+@pytest.mark.processes
 def test_old_paths_are_attributes_of_the_package_once_imported():
     code = (
         "import storeframes as sf, storeframes.plots, storeframes.widgets, storeframes.cards, storeframes.demo\n"

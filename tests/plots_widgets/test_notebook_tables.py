@@ -17,6 +17,7 @@ from html.parser import HTMLParser
 import matplotlib.pyplot as plt
 import nbformat
 import polars as pl
+import pytest
 
 from tests._ipython import ipython_shell
 from tests.conftest import ROOT
@@ -148,6 +149,7 @@ def _run(name: str, tmp_path, monkeypatch) -> list[tuple[str, Table]]:
     return shown
 
 
+@pytest.mark.notebooks
 def test_conversion_analysis_shows_every_table_whole_and_within_its_cell(tmp_path, monkeypatch, fresh_default):
     shown = _run("conversion_analysis.ipynb", tmp_path, monkeypatch)
     assert len(shown) >= 4

@@ -208,6 +208,7 @@ def _check_run(nb: nbformat.NotebookNode) -> list[tuple[int, bytes]]:
 
 
 @pytest.mark.parametrize("name", NAMES)
+@pytest.mark.notebooks
 def test_committed_notebook_is_valid_and_has_no_outputs(name):
     nb = nbformat.read(NOTEBOOKS / name, as_version=nbformat.NO_CONVERT)
     nbformat.validate(nb)
@@ -221,6 +222,7 @@ def test_committed_notebook_is_valid_and_has_no_outputs(name):
 
 
 @pytest.mark.parametrize("name", NAMES)
+@pytest.mark.notebooks
 def test_the_first_code_cell_connects_and_the_cell_before_says_how(name):
     nb = nbformat.read(NOTEBOOKS / name, as_version=4)
     first = _code_cells(nb)[0]
@@ -236,6 +238,7 @@ WIDGET_STATE = ("Save Widget State Automatically", "Save Notebook Widget State")
 
 
 @pytest.mark.parametrize("name", [name for name in NAMES if any("Explorer" in w for w in WIDGETS[name])])
+@pytest.mark.notebooks
 def test_the_cell_before_the_first_explorer_says_what_a_reopened_notebook_keeps(name):
     nb = nbformat.read(NOTEBOOKS / name, as_version=4)
     first = next(i for i, cell in enumerate(nb.cells) if cell.cell_type == "code" and "Explorer(" in cell.source)
@@ -252,6 +255,7 @@ def test_the_readme_says_what_a_reopened_notebook_keeps():
         assert needed in section, needed
 
 
+@pytest.mark.notebooks
 def test_rank_trackings_biggest_movers_are_moves_near_the_top_each_named():
     """Its movers keep within= beside top= (without it the biggest moves are those deep in the list) and show move."""
     nb = nbformat.read(NOTEBOOKS / "rank_tracking.ipynb", as_version=4)
@@ -261,6 +265,7 @@ def test_rank_trackings_biggest_movers_are_moves_near_the_top_each_named():
     assert '"change", "move"' in source  # entered and left rows have no change: move says what happened
 
 
+@pytest.mark.notebooks
 def test_the_check_of_saved_widgets_finds_a_widget_that_left_nothing_to_see():
     from nbformat.v4 import new_code_cell, new_notebook, new_output
 
@@ -288,6 +293,7 @@ def test_the_check_of_saved_widgets_finds_a_widget_that_left_nothing_to_see():
         _static_views(nb)
 
 
+@pytest.mark.notebooks
 def test_the_check_of_progress_bars_finds_one_left_at_its_start():
     from nbformat.v4 import new_code_cell, new_notebook, new_output
 
@@ -307,6 +313,7 @@ def test_the_check_of_progress_bars_finds_one_left_at_its_start():
         _progress(nb)
 
 
+@pytest.mark.processes
 def test_the_kernel_runs_this_python():
     """The python3 kernelspec says ``python``: jupyter_client runs it as this interpreter."""
     from jupyter_client.manager import KernelManager
@@ -331,6 +338,7 @@ def _given_warnings(nb: nbformat.NotebookNode) -> set[str]:
     return {w for cell in _code_cells(nb) for output in cell.outputs for w in WARNING.findall(_text(output))}
 
 
+@pytest.mark.notebooks
 def test_the_check_of_promised_warnings_finds_one_never_given():
     nb = nbformat.v4.new_notebook()
     nb.cells = [
@@ -347,6 +355,7 @@ def test_the_check_of_promised_warnings_finds_one_never_given():
 
 @pytest.mark.slow
 @pytest.mark.parametrize("name", NAMES)
+@pytest.mark.notebooks
 def test_notebook_runs_on_the_sandbox_then_offline_for_0_credits(name, tmp_path, monkeypatch):
     for variable in ENVIRONMENT:
         monkeypatch.delenv(variable, raising=False)
@@ -431,6 +440,7 @@ def _whole_month(tracking: nbformat.NotebookNode) -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.notebooks
 def test_in_one_folder_in_either_order_each_notebook_tells_its_whole_story(tmp_path, monkeypatch):
     """The four run one after another in one folder, in the README's order and in another: each keeps its
     own cache and manifest, and shows the same tables, row for row, and spends the same, either way."""
@@ -460,6 +470,7 @@ def test_in_one_folder_in_either_order_each_notebook_tells_its_whole_story(tmp_p
 
 
 @pytest.mark.slow
+@pytest.mark.notebooks
 def test_a_month_budget_that_binds_is_said_with_the_runs_and_the_days_it_left_out(tmp_path, monkeypatch):
     """The tracking notebook's cache shared with the benchmarks' 9,009 credits (a reader pointing both at one
     folder): its November budget binds, and the notebook says so, run by run and day by day, above tables

@@ -753,6 +753,7 @@ def test_figure_png_gives_png_bytes():
     assert len(plots.figure_png(fig, dpi=50)) < len(png)
 
 
+@pytest.mark.processes
 def test_drawing_never_imports_pyplot():
     code = textwrap.dedent(
         """

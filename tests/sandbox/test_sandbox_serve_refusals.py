@@ -26,6 +26,7 @@ def _serve(*args: str) -> subprocess.CompletedProcess[str]:
 
 
 @pytest.mark.parametrize("host", ["0.0.0.0", "192.0.2.7", "example.com"])
+@pytest.mark.processes
 def test_a_host_that_is_not_loopback_is_one_line_and_exit_2(host):
     done = _serve("--host", host, "--port", "0")
     assert done.returncode == 2
@@ -35,6 +36,7 @@ def test_a_host_that_is_not_loopback_is_one_line_and_exit_2(host):
     assert "serving" not in done.stdout
 
 
+@pytest.mark.processes
 def test_a_port_in_use_is_one_line_and_exit_2():
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))

@@ -126,6 +126,7 @@ def test_same_seed_same_answers_other_seed_differs(world):
     assert calls[4](world) != calls[4](other)
 
 
+@pytest.mark.processes
 def test_answers_do_not_depend_on_the_process_hash_seed(world):
     script = (
         "import json; from datetime import date; from storeframes.sandbox.world import World; w = World(0);"

@@ -104,6 +104,7 @@ def _rank_events(frame: pl.DataFrame) -> set[tuple[str, date, str]]:
     return set(zip(ranked["rule"], ranked["day"], ranked["app_id"], strict=True))
 
 
+@pytest.mark.processes
 def test_a_replayed_fortnight_fires_each_rank_move_once_and_tells_both_addresses_once(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ):
@@ -214,6 +215,7 @@ def test_events_are_read_as_a_frame_offline(tmp_path: Path):
         sf.events(cache_dir, tracker="a/b")
 
 
+@pytest.mark.processes
 def test_two_processes_judging_at_once_tell_each_event_once(tmp_path: Path):
     quiet = _spec(tmp_path, [])
     tracker = Tracker.from_toml(quiet, sandbox=True)
@@ -236,6 +238,7 @@ def test_two_processes_judging_at_once_tell_each_event_once(tmp_path: Path):
     assert after.height == kept.height and after["notified_at"].null_count() == 0
 
 
+@pytest.mark.processes
 def test_a_judgement_killed_while_it_sends_loses_no_event(tmp_path: Path):
     quiet = _spec(tmp_path, [])
     tracker = Tracker.from_toml(quiet, sandbox=True)
@@ -251,7 +254,7 @@ def test_a_judgement_killed_while_it_sends_loses_no_event(tmp_path: Path):
         judging = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         assert hook.stalled.wait(60), judging.communicate(timeout=5)
         judging.send_signal(signal.SIGKILL)
-        judging.wait(timeout=30)
+        judging.communicate(timeout=30)  # its pipes read to the end and closed
         assert hook.received == []
         assert tracker.events()["notified_at"].null_count() == kept.height  # nothing recorded as told
         again = Tracker.from_toml(loud, sandbox=True).alerts(DAYS[5])
@@ -261,6 +264,7 @@ def test_a_judgement_killed_while_it_sends_loses_no_event(tmp_path: Path):
     assert tracker.events()["notified_at"].null_count() == 0
 
 
+@pytest.mark.processes
 def test_track_alerts_exits_3_when_an_address_could_not_be_told_and_0_once_it_is(tmp_path: Path):
     quiet = _spec(tmp_path, [])
     tracker = Tracker.from_toml(quiet, sandbox=True)

@@ -60,6 +60,8 @@ def _cli(*args: str, capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]
     return code, out, err
 
 
+@pytest.mark.processes
+@pytest.mark.s3
 def test_two_machines_running_the_same_day_on_one_bucket_keep_one_digest_with_the_day_s_credits(
     tmp_path: Path,
     s3_bucket,  # noqa: F811

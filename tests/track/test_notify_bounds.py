@@ -96,6 +96,7 @@ print(json.dumps({"growth_kib": after - before, "resident_kib": kept - held, "er
 """
 
 
+@pytest.mark.processes
 def test_a_webhook_answering_500_with_400_mb_costs_the_run_little_memory_and_is_not_read(tmp_path: Path):
     _, kept = _kept(tmp_path)
     with rogue_webhook("huge") as hook:
@@ -190,6 +191,7 @@ def test_an_addresss_id_is_no_oracle_of_its_password_and_differs_between_caches(
     assert not seen["cache"] & seen["other-cache"], "the same address has the same id in two caches"
 
 
+@pytest.mark.s3
 def test_the_members_of_a_cache_in_a_bucket_share_one_key_made_once(s3_bucket):
     options = s3_bucket.storage_options
     keys: list[bytes] = []

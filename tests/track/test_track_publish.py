@@ -120,6 +120,7 @@ def test_a_publish_that_fails_is_said_in_the_run_keeps_what_was_fetched_and_the_
         _same(tmp_path / "lake", table, sf.scan(table, tmp_path / "cache"))
 
 
+@pytest.mark.s3
 def test_a_tracker_on_a_bucket_publishes_to_a_bucket_lake_named_by_an_environment_variable(
     s3_bucket, monkeypatch, tmp_path
 ):

@@ -146,6 +146,7 @@ KILL_WORKERS = 4
 
 @pytest.mark.heavy
 @pytest.mark.timeout(180)
+@pytest.mark.processes
 def test_a_run_killed_half_way_is_marked_interrupted_and_the_rerun_pays_again_only_what_was_in_flight(
     tmp_path, monkeypatch, capsys
 ):
@@ -237,6 +238,8 @@ def test_a_run_killed_half_way_is_marked_interrupted_and_the_rerun_pays_again_on
 
 @pytest.mark.heavy
 @pytest.mark.timeout(180)
+@pytest.mark.processes
+@pytest.mark.s3
 def test_two_machines_running_one_spec_at_once_on_a_bucket_pay_for_each_keyword_once(tmp_path, s3_bucket):
     keywords = KEYWORDS[:24]
     spec = _spec(tmp_path / "tracking.toml", "keywords", s3_bucket.url, [{"endpoint": "search", "keywords": keywords}])
@@ -281,6 +284,8 @@ def test_two_machines_running_one_spec_at_once_on_a_bucket_pay_for_each_keyword_
 
 @pytest.mark.heavy
 @pytest.mark.timeout(180)
+@pytest.mark.processes
+@pytest.mark.s3
 def test_a_machine_killed_half_way_while_another_waits_for_the_run_hands_it_over_on_a_bucket(
     tmp_path, s3_bucket, monkeypatch
 ):
@@ -339,6 +344,8 @@ def test_a_machine_killed_half_way_while_another_waits_for_the_run_hands_it_over
 
 @pytest.mark.heavy
 @pytest.mark.timeout(180)
+@pytest.mark.processes
+@pytest.mark.s3
 def test_a_run_stopped_past_its_lease_on_a_bucket_is_taken_over_and_pays_nothing_more_when_resumed(
     tmp_path, s3_bucket, monkeypatch
 ):
@@ -411,6 +418,8 @@ MONTH_BUDGET = SEARCH_COST * (2 * SMALL + LARGE)
 
 @pytest.mark.heavy
 @pytest.mark.timeout(180)
+@pytest.mark.processes
+@pytest.mark.s3
 def test_two_trackers_started_together_on_two_machines_stay_within_the_month_budget(tmp_path, s3_bucket):
     specs, wanted = {}, {}
     for n, name in enumerate(("alpha", "beta")):

@@ -284,6 +284,8 @@ print("submitted", flush=True)
 
 @pytest.mark.heavy
 @pytest.mark.timeout(120)
+@pytest.mark.processes
+@pytest.mark.s3
 def test_the_exit_waits_a_few_seconds_for_a_stalled_bucket_and_says_what_was_not_written(stalling_bucket, tmp_path):
     bucket, proxy = stalling_bucket
     wait = 2.0

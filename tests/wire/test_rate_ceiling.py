@@ -108,6 +108,7 @@ def test_a_request_is_counted_when_it_arrives_and_answered_its_latency_later():
 
 @pytest.mark.parametrize("kind", ["sliding", "process", "machine", "redis"])
 @pytest.mark.parametrize("name", ["random", "slow in, fast out"])
+@pytest.mark.redis
 def test_arrivals_anywhere_between_send_and_completion_never_exceed_the_limit(kind, name, request):
     """Twelve threads, each request arriving at a moment the latency draws between its send and its
     completion: the arrivals, counted the service's way, never exceed the limit in any window."""
@@ -173,6 +174,7 @@ def _check(arrivals: list[Any], sent: int, name: str) -> None:
 
 @pytest.mark.parametrize("kind", ["process", "machine", "redis"])
 @pytest.mark.parametrize("name", list(HOSTILE))
+@pytest.mark.redis
 def test_threads_of_a_client_get_every_answer_and_no_429_whatever_the_latency(kind, name, request):
     url = request.getfixturevalue("redis_url") if kind == "redis" else None
     keywords = [f"ceiling {name} {i}" for i in range(30)]
@@ -197,6 +199,8 @@ def _fetch(base_url: str, kind: str, url: str | None, keywords: list[str], start
 
 @pytest.mark.timeout(180)
 @pytest.mark.parametrize("kind", ["machine", "redis"])
+@pytest.mark.processes
+@pytest.mark.redis
 def test_processes_sharing_the_window_get_every_answer_and_no_429_whatever_the_latency(kind, request):
     """Three processes of one token, twelve threads each, random latency with bursts slow on either way."""
     url = request.getfixturevalue("redis_url") if kind == "redis" else None
@@ -262,6 +266,7 @@ class _HeadersFirstHandler(BaseHTTPRequestHandler):
 
 
 @pytest.mark.parametrize("kind", ["sliding", "process", "machine", "redis"])
+@pytest.mark.redis
 def test_a_slot_is_free_a_window_after_the_headers_while_its_body_is_still_coming(kind, request):
     """One request a window: the second is sent a window after the first answer's headers, while the
     first body is still held back by the server (it waits for the second's arrival), and the two arrive

@@ -70,6 +70,8 @@ def _record(name: str, server: SandboxServer, *, faults: dict[str, int], repaid:
 
 @pytest.mark.heavy
 @pytest.mark.parametrize("coordinated", [False, True], ids=["machine", "redis"])
+@pytest.mark.redis
+@pytest.mark.s3
 def test_a_mistyped_bucket_is_refused_before_the_first_credit(s3_bucket, request, monkeypatch, coordinated):
     if coordinated:  # as the README recommends for a team: the leases are Redis's, not the bucket's
         monkeypatch.setenv("STOREFRAMES_COORDINATOR", request.getfixturevalue("redis_url"))
@@ -92,6 +94,7 @@ def test_a_mistyped_bucket_is_refused_before_the_first_credit(s3_bucket, request
 
 
 @pytest.mark.heavy
+@pytest.mark.s3
 def test_refused_credentials_are_named_before_the_first_credit(monkeypatch):
     with (
         refusing_server(403, "InvalidAccessKeyId") as (endpoint, seen),
@@ -209,6 +212,7 @@ def _gate(endpoint: str, allow: int) -> Iterator[tuple[str, dict[str, Any]]]:
 
 
 @pytest.mark.heavy
+@pytest.mark.s3
 def test_a_bucket_that_stops_taking_writes_mid_call_stops_the_call(s3_bucket):
     with SandboxServer(port=0, today=SANDBOX_TODAY) as server, _gate(s3_bucket.endpoint, allow=3) as (gated, gate):
         options = {"storage_options": {**s3_bucket.storage_options, "aws_endpoint_url": gated}, "max_workers": 2}
@@ -295,6 +299,7 @@ print(json.dumps(out))
 
 
 @pytest.mark.heavy
+@pytest.mark.processes
 def test_a_read_only_cache_folder_serves_what_it_holds_and_refuses_to_pay(monkeypatch):
     # chmod does not stop root: as root the child runs without the capabilities that pass over permissions
     # (CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH), for which a folder of mode 0555 is read-only as for anyone

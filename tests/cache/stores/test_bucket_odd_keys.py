@@ -17,6 +17,8 @@ from tests.conftest import SANDBOX_TODAY, loopback_client, sandbox_clock
 pytest.importorskip("obstore")
 from storeframes.cache.stores.bucket import ObjectStore
 
+pytestmark = pytest.mark.s3
+
 WORLD = World(0)
 APPS = [a for a in WORLD.app_ids("ios") if a not in WORLD.UNAVAILABLE_IN_US][:3]
 ODD = [

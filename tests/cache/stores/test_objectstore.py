@@ -58,6 +58,7 @@ def _shows_no_credential(exc: BaseException) -> None:
 # -- what a store is ------------------------------------------------------------------------------------
 
 
+@pytest.mark.s3
 def test_an_object_store_is_a_store_and_shows_only_its_url(s3_bucket):
     store = _store(s3_bucket, aws_session_token=SESSION_TOKEN)
     assert isinstance(store, Store)
@@ -73,6 +74,7 @@ def test_an_object_store_is_a_store_and_shows_only_its_url(s3_bucket):
         store.url("../x")
 
 
+@pytest.mark.s3
 def test_credentials_from_storage_options_with_or_without_the_aws_prefix(s3_bucket):
     prefixed = _store(s3_bucket)
     prefixed.put("answers/a.json.gz", b"a")
@@ -89,6 +91,7 @@ def test_credentials_from_storage_options_with_or_without_the_aws_prefix(s3_buck
     assert s3_bucket.objects() == {"cache/answers/a.json.gz": b"a"}
 
 
+@pytest.mark.s3
 def test_credentials_and_endpoint_from_the_environment(s3_bucket, monkeypatch):
     for name, value in s3_bucket.env.items():  # AWS_ENDPOINT_URL: an S3-compatible server, as for MinIO
         monkeypatch.setenv(name, value)
@@ -98,6 +101,7 @@ def test_credentials_and_endpoint_from_the_environment(s3_bucket, monkeypatch):
     assert s3_bucket.objects() == {"cache/answers/a.json.gz": b"from the environment"}
 
 
+@pytest.mark.s3
 def test_requests_are_signed_with_the_given_key_and_options_win_over_the_environment(monkeypatch):
     clean_cloud_env(monkeypatch)
     with refusing_server() as (endpoint, seen):
@@ -191,6 +195,7 @@ def test_a_bad_option_is_refused_without_its_value(monkeypatch):
         ObjectStore("s3://bucket", storage_options={"max_retries": "many"})
 
 
+@pytest.mark.processes
 def test_without_obstore_the_store_says_what_to_install_and_storeframes_still_imports(monkeypatch):
     monkeypatch.setitem(sys.modules, "obstore", None)  # import obstore now raises ImportError
     with pytest.raises(ImportError, match=r'pip install "storeframes\[s3\]"'):
@@ -216,6 +221,7 @@ def _every_operation(store: ObjectStore) -> list[Any]:
     ]
 
 
+@pytest.mark.s3
 def test_a_bucket_that_does_not_exist_is_an_os_error_that_says_so(s3_bucket):
     store = ObjectStore("s3://no-such-bucket-here/cache", storage_options=s3_bucket.storage_options)
     for operation in _every_operation(store):
@@ -225,6 +231,7 @@ def test_a_bucket_that_does_not_exist_is_an_os_error_that_says_so(s3_bucket):
         _shows_no_credential(caught.value)
 
 
+@pytest.mark.s3
 def test_refused_credentials_are_an_os_error_without_any_credential(monkeypatch):
     import obstore
 
@@ -249,6 +256,7 @@ def test_refused_credentials_are_an_os_error_without_any_credential(monkeypatch)
             store.get("answers/a.json.gz")
 
 
+@pytest.mark.s3
 def test_a_stopped_server_is_an_os_error_that_says_connection_refused(s3_bucket):
     store = _store(s3_bucket, aws_endpoint_url=f"http://127.0.0.1:{free_port()}", max_retries="0")
     for operation in _every_operation(store):
@@ -257,6 +265,7 @@ def test_a_stopped_server_is_an_os_error_that_says_connection_refused(s3_bucket)
         _shows_no_credential(caught.value)
 
 
+@pytest.mark.s3
 def test_a_missing_key_is_file_not_found_naming_the_key(s3_bucket):
     store = _store(s3_bucket)
     with pytest.raises(FileNotFoundError, match=r"answers/none\.json\.gz") as caught:
@@ -266,6 +275,7 @@ def test_a_missing_key_is_file_not_found_naming_the_key(s3_bucket):
     store.delete("answers/none.json.gz")
 
 
+@pytest.mark.s3
 def test_a_server_without_conditional_writes_is_told_once(monkeypatch):
     clean_cloud_env(monkeypatch)
     with refusing_server(501, "NotImplemented") as (endpoint, seen):
@@ -284,6 +294,7 @@ def test_a_server_without_conditional_writes_is_told_once(monkeypatch):
 # -- what the store holds ----------------------------------------------------------------------------------
 
 
+@pytest.mark.s3
 def test_set_aside_sweep_and_usage_on_a_bucket(s3_bucket):
     store = _store(s3_bucket)
     store.put("frames/t/a.parquet", b"123")
@@ -301,6 +312,7 @@ def test_set_aside_sweep_and_usage_on_a_bucket(s3_bucket):
     assert s3_bucket.objects() == {"cache/frames/t/a.parquet": b"123"} and store.usage() == Usage(3, 0)
 
 
+@pytest.mark.s3
 def test_list_matches_the_prefix_by_characters_not_by_folder(s3_bucket):
     store = _store(s3_bucket)
     for key in ("ledger/abc-1.parquet", "ledger/abc-2.parquet", "ledger/abd-1.parquet", "ledger-x/abc.parquet"):
@@ -312,6 +324,7 @@ def test_list_matches_the_prefix_by_characters_not_by_folder(s3_bucket):
     assert store.usage("ledger/ab") == Usage(3, 0)
 
 
+@pytest.mark.s3
 def test_keys_with_spaces_percents_and_accents_are_kept_as_written(s3_bucket):
     store = _store(s3_bucket)
     keys = ["frames/table=x/a b.parquet", "frames/table=x/p%20q.parquet", "frames/table=x/é+ü.parquet", "ledger/s:1"]
@@ -322,6 +335,7 @@ def test_keys_with_spaces_percents_and_accents_are_kept_as_written(s3_bucket):
     assert sorted(s3_bucket.objects()) == sorted(f"cache/{key}" for key in keys)  # as other tools see them
 
 
+@pytest.mark.s3
 def test_polars_reads_what_locate_names(s3_bucket, tmp_path, monkeypatch):
     one, two = pl.DataFrame({"app": ["a", "b"], "n": [1, 2]}), pl.DataFrame({"app": ["c"], "n": [3]})
     keys = ["frames/t/endpoint=metadata/one.parquet", "frames/t/endpoint=metadata/two.parquet"]
@@ -351,6 +365,7 @@ def test_polars_reads_what_locate_names(s3_bucket, tmp_path, monkeypatch):
         MemoryStore().locate(keys)
 
 
+@pytest.mark.s3
 def test_a_store_pickles_as_its_url_and_options(s3_bucket):
     store = _store(s3_bucket)
     store.put("a/b", b"x")
@@ -359,6 +374,8 @@ def test_a_store_pickles_as_its_url_and_options(s3_bucket):
 
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
+@pytest.mark.processes
+@pytest.mark.s3
 def test_a_child_forked_after_requests_is_told_instead_of_hanging(s3_bucket):
     store = _store(s3_bucket)
     store.put("a/b", b"x")
@@ -380,6 +397,7 @@ def test_a_child_forked_after_requests_is_told_instead_of_hanging(s3_bucket):
 # -- leases -----------------------------------------------------------------------------------------------
 
 
+@pytest.mark.s3
 def test_of_many_threads_taking_one_lease_exactly_one_wins(s3_bucket):
     store = _store(s3_bucket)
     rounds, barrier = 6, threading.Barrier(8)
@@ -411,6 +429,8 @@ def _take_in_a_process(url: str, options: dict[str, str], n: int, barrier: Any, 
         results.put((r, n, leases.try_take(f"contested|{r}") is not None))
 
 
+@pytest.mark.processes
+@pytest.mark.s3
 def test_of_four_processes_taking_one_lease_exactly_one_wins(s3_bucket):
     context = multiprocessing.get_context("spawn")
     barrier, results = context.Barrier(4), context.Queue()
@@ -425,6 +445,7 @@ def test_of_four_processes_taking_one_lease_exactly_one_wins(s3_bucket):
     assert sorted(r for r, _, won in outcomes if won) == [0, 1, 2, 3]
 
 
+@pytest.mark.s3
 def test_a_released_lease_can_be_taken_and_waiting_ends_with_the_release(s3_bucket):
     store = _store(s3_bucket)
     one, two = ObjectLeases(store), ObjectLeases(store)
@@ -444,6 +465,7 @@ def test_a_released_lease_can_be_taken_and_waiting_ends_with_the_release(s3_buck
     assert s3_bucket.objects() == {}
 
 
+@pytest.mark.s3
 def test_a_lease_holds_no_name_and_no_credential(s3_bucket):
     store = _store(s3_bucket)
     leases = ObjectLeases(store)
@@ -471,6 +493,8 @@ os.kill(os.getpid(), signal.SIGKILL)
 """
 
 
+@pytest.mark.processes
+@pytest.mark.s3
 def test_the_lease_of_a_killed_holder_is_taken_over_after_the_ttl(s3_bucket, monkeypatch):
     monkeypatch.setattr(ObjectLeases, "TTL", 0.5)
     child = subprocess.run(
@@ -494,6 +518,7 @@ def test_the_lease_of_a_killed_holder_is_taken_over_after_the_ttl(s3_bucket, mon
     assert s3_bucket.objects() == {}
 
 
+@pytest.mark.s3
 def test_a_renewed_lease_outlives_its_ttl_while_held(s3_bucket, monkeypatch):
     monkeypatch.setattr(ObjectLeases, "TTL", 0.6)
     store = _store(s3_bucket)
@@ -510,6 +535,7 @@ def test_a_renewed_lease_outlives_its_ttl_while_held(s3_bucket, monkeypatch):
     other.release(again)
 
 
+@pytest.mark.s3
 def test_of_many_callers_taking_over_one_dead_lease_exactly_one_wins(s3_bucket):
     store = _store(s3_bucket)
     dead = ObjectLeases(store).try_take("z")
@@ -535,6 +561,7 @@ def test_of_many_callers_taking_over_one_dead_lease_exactly_one_wins(s3_bucket):
     leases.release(handle)
 
 
+@pytest.mark.s3
 def test_a_lease_long_dead_is_taken_at_once_and_its_old_holder_leaves_the_new_one_alone(s3_bucket):
     store = _store(s3_bucket)
     old, new, third = ObjectLeases(store), ObjectLeases(store), ObjectLeases(store)
@@ -552,6 +579,7 @@ def test_a_lease_long_dead_is_taken_at_once_and_its_old_holder_leaves_the_new_on
     assert s3_bucket.objects() == {}
 
 
+@pytest.mark.s3
 def test_open_reads_ranges_of_an_object_and_a_parquet_reader_takes_one_row_group(s3_bucket):
     import pyarrow as pa
     import pyarrow.parquet as pq

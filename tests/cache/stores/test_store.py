@@ -100,6 +100,7 @@ def test_both_stores_are_stores(tmp_path):
 # -- the contract -------------------------------------------------------------------------
 
 
+@pytest.mark.s3
 def test_put_then_get_returns_the_same_bytes(kit):
     data = bytes(range(256)) * 3
     kit.store.put(f"{META}/a.json.gz", data)
@@ -108,6 +109,7 @@ def test_put_then_get_returns_the_same_bytes(kit):
     assert kit.store.get("ledger/s-0001.parquet") == b""
 
 
+@pytest.mark.s3
 def test_put_replaces_the_value(kit):
     kit.store.put("index/endpoint=search/e.parquet", b"first")
     kit.store.put("index/endpoint=search/e.parquet", b"second, longer")
@@ -115,6 +117,7 @@ def test_put_replaces_the_value(kit):
     assert kit.store.list("index/") == ["index/endpoint=search/e.parquet"]
 
 
+@pytest.mark.s3
 def test_put_if_absent_writes_only_the_first_value(kit):
     assert kit.store.put_if_absent("leases/metadata.lock", b"mine") is True
     assert kit.store.put_if_absent("leases/metadata.lock", b"yours") is False
@@ -126,6 +129,7 @@ def test_put_if_absent_writes_only_the_first_value(kit):
     assert kit.store.list("leases/") == ["leases/metadata.lock"]
 
 
+@pytest.mark.s3
 def test_getting_a_missing_key_raises_file_not_found(kit):
     with pytest.raises(FileNotFoundError):
         kit.store.get("answers/endpoint=search/none.json.gz")
@@ -136,6 +140,7 @@ def test_getting_a_missing_key_raises_file_not_found(kit):
         kit.store.get(f"{META}/a.json.gz/deeper")
 
 
+@pytest.mark.s3
 def test_list_is_sorted_and_holds_only_the_keys_under_the_prefix(kit):
     keys = [
         f"{META}/b.json.gz",
@@ -155,6 +160,7 @@ def test_list_is_sorted_and_holds_only_the_keys_under_the_prefix(kit):
     assert kit.store.list("index/") == [] and kit.store.list("answers/endpoint=changes/") == []
 
 
+@pytest.mark.s3
 def test_list_leaves_out_set_aside_values_and_temporary_files(kit):
     kit.store.put(f"{META}/good.json.gz", b"good")
     kit.store.put(f"{META}/bad.json.gz", b"bad")
@@ -165,6 +171,7 @@ def test_list_leaves_out_set_aside_values_and_temporary_files(kit):
     assert kit.store.list() == [f"{META}/good.json.gz"]
 
 
+@pytest.mark.s3
 def test_delete_removes_the_value_and_an_absent_key_is_fine(kit):
     kit.store.put(f"{META}/a.json.gz", b"a")
     kit.store.put(f"{META}/b.json.gz", b"b")
@@ -177,6 +184,7 @@ def test_delete_removes_the_value_and_an_absent_key_is_fine(kit):
     assert kit.store.mtime(f"{META}/a.json.gz") is None
 
 
+@pytest.mark.s3
 def test_mtime_is_when_the_value_was_written(kit):
     assert kit.store.mtime(f"{META}/a.json.gz") is None
     before = time.time()
@@ -188,6 +196,7 @@ def test_mtime_is_when_the_value_was_written(kit):
     assert old is not None and abs(time.time() - 7200 - old) < 5
 
 
+@pytest.mark.s3
 def test_set_aside_hides_the_value_under_its_key(kit):
     key = "index/endpoint=search/e.parquet"
     kit.store.put(key, b"not parquet")
@@ -208,6 +217,7 @@ def test_set_aside_hides_the_value_under_its_key(kit):
     assert kit.store.get(key) == b"fetched again" and len(kit.store.list("index/")) == 2
 
 
+@pytest.mark.s3
 def test_sweep_removes_only_old_set_aside_values_and_temporary_files(kit):
     for name in ("old", "new", "other"):
         kit.store.put(f"{META}/{name}.json.gz", name.encode())
@@ -242,6 +252,7 @@ def test_sweep_removes_only_old_set_aside_values_and_temporary_files(kit):
     assert kit.store.list() == live and kit.store.get(f"{META}/live.json.gz") == b"live"
 
 
+@pytest.mark.s3
 def test_usage_counts_every_byte_and_the_set_aside_values(kit):
     assert kit.store.usage() == Usage(0, 0)
     kit.store.put(f"{META}/a.json.gz", b"12345")
@@ -257,6 +268,7 @@ def test_usage_counts_every_byte_and_the_set_aside_values(kit):
     "key",
     ["", "/etc/passwd", "../outside", "a/../../b", "a/..", "a//b", "a/", ".hidden", "a/.b.tmp", "a\\b", "a.corrupt"],
 )
+@pytest.mark.s3
 def test_malformed_keys_are_refused(kit, key):
     store = kit.store
     for operation in (
@@ -273,6 +285,7 @@ def test_malformed_keys_are_refused(kit, key):
 
 
 @pytest.mark.parametrize("prefix", ["/", "../", "a/../", "a//", ".tmp/"])
+@pytest.mark.s3
 def test_malformed_prefixes_are_refused(kit, prefix):
     store = kit.store
     for operation in (lambda: store.list(prefix), lambda: store.usage(prefix), lambda: store.sweep(0, prefix=prefix)):
@@ -280,6 +293,7 @@ def test_malformed_prefixes_are_refused(kit, prefix):
             operation()
 
 
+@pytest.mark.s3
 def test_put_if_absent_from_many_threads_lets_exactly_one_win(kit):
     rounds, barrier = 10, threading.Barrier(8)
     won: list[tuple[int, int]] = []
@@ -321,6 +335,8 @@ def _race(where: tuple[Any, ...], n: int, barrier: Any, results: Any) -> None:
 
 
 @pytest.mark.parametrize("kind", ["folder", "bucket"])
+@pytest.mark.processes
+@pytest.mark.s3
 def test_put_if_absent_from_four_processes_lets_exactly_one_win(kind, tmp_path, request):
     if kind == "folder":
         where: tuple[Any, ...] = ("folder", str(tmp_path))

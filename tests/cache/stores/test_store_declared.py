@@ -55,6 +55,7 @@ def store(request, tmp_path, toy_scheme) -> StoreBase:
     return store_for(bucket.url, storage_options=bucket.storage_options)
 
 
+@pytest.mark.s3
 def test_every_store_declares_what_it_can_do(store):
     declared = store.capabilities
     assert isinstance(declared, Capabilities)
@@ -68,6 +69,7 @@ def test_every_store_declares_what_it_can_do(store):
     assert isinstance(store.location, str) and store.location
 
 
+@pytest.mark.s3
 def test_open_reads_the_value_and_seeks_in_it(store):
     store.put("frames/table=t/a.parquet", b"0123456789")
     with store.open("frames/table=t/a.parquet") as handle:
@@ -80,6 +82,7 @@ def test_open_reads_the_value_and_seeks_in_it(store):
         store.open("frames/table=t/missing.parquet")
 
 
+@pytest.mark.s3
 def test_a_store_that_writes_conditionally_lets_exactly_one_of_many_writers_win(store):
     if not store.capabilities.conditional_writes or store.capabilities.leases == "files":
         with pytest.raises(OSError, match="does not write conditionally"):
@@ -108,6 +111,7 @@ def test_a_store_that_writes_conditionally_lets_exactly_one_of_many_writers_win(
     assert store.head("leases/missing") is None
 
 
+@pytest.mark.s3
 def test_a_folder_a_bucket_address_and_a_store_open_as_their_stores(tmp_path, s3_bucket):
     assert isinstance(store_for(tmp_path), LocalStore)
     assert store_for(f"file://{tmp_path}").capabilities.local_root == tmp_path
