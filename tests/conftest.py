@@ -203,8 +203,26 @@ def server() -> Iterator[SandboxServer]:
         yield running
 
 
+NEEDS = {"s3_server": "s3", "s3_bucket": "s3", "redis_url": "redis"}
+"""The fixtures that start a real server, and the marker a test that asks for one must carry."""
+
+
+def unmarked(items: list[pytest.Item]) -> list[str]:
+    """The tests that ask for a server's fixture without the marker that names it (see :data:`NEEDS`)."""
+    return [
+        f"{item.nodeid} asks for {fixture} but is not marked {marker}"
+        for item in items
+        for fixture, marker in NEEDS.items()
+        if fixture in getattr(item, "fixturenames", ()) and item.get_closest_marker(marker) is None
+    ]
+
+
 def pytest_collection_modifyitems(config, items):
-    """Skip tests marked ``live`` unless a real token and base URL are configured."""
+    """Refuse a test that needs a server its markers do not name (a plain ``pytest`` would start it);
+    skip tests marked ``live`` unless a real token and base URL are configured."""
+    wrong = unmarked(items)
+    if wrong:
+        raise pytest.UsageError("tests need a marker (pyproject's markers, CONTRIBUTING.md):\n" + "\n".join(wrong))
     if os.environ.get("STOREFRAMES_API_KEY") and os.environ.get("STOREFRAMES_BASE_URL"):
         return
     skip = pytest.mark.skip(reason="live: set STOREFRAMES_API_KEY and STOREFRAMES_BASE_URL to run")

@@ -49,6 +49,7 @@ def fill(filler: sf.Client, apps: list[str], *, per_call: int = 1) -> None:
             filler.metadata_frame(apps[i : i + per_call])
 
 
+@pytest.mark.slow
 def test_compaction_keeps_the_index_and_frames_of_hundreds_of_answers_in_a_handful_of_files(make_client, tmp_path):
     apps = APPS[:60]
     fill(make_client(cache_dir=tmp_path), apps)
@@ -77,6 +78,7 @@ class RangeStore(MemoryStore):
         return io.BytesIO(self.get(key))
 
 
+@pytest.mark.slow
 def test_a_compacted_frame_file_is_read_a_row_group_at_a_time(make_client, tmp_path, monkeypatch):
     from storeframes.cache import compaction
 

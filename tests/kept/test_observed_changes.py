@@ -250,6 +250,7 @@ def _compared(frame: pl.DataFrame) -> pl.DataFrame:
     )
 
 
+@pytest.mark.slow
 def test_every_change_seen_is_in_the_services_history_and_back(tmp_path):
     for day in STRETCH:
         if day != GAP:

@@ -133,6 +133,7 @@ def test_a_cell_fetched_twice_in_a_day_shows_the_later_answer_once(tmp_path):
     )
 
 
+@pytest.mark.slow
 def test_compaction_keeps_every_snapshots_rows(tmp_path):
     fetched = replay(tmp_path)
     before = {table: sf.snapshots(table, tmp_path).collect() for table in TABLES}  # every frame made and kept
