@@ -34,7 +34,7 @@ def test_every_path_contributing_names_exists():
 
 def test_the_path_check_finds_a_path_that_is_not_there():
     assert not _exists("storeframes/no_such_wing/") and _exists("storeframes/cache/")
-    assert _named_paths("see `tests/nowhere/` and `README.md`, run `pytest -m \"\"`") == {"tests/nowhere/", "README.md"}
+    assert _named_paths('see `tests/nowhere/` and `README.md`, run `pytest -m ""`') == {"tests/nowhere/", "README.md"}
 
 
 def _markers() -> list[str]:
