@@ -65,7 +65,7 @@ def test_sandbox_serve_prints_its_base_url_and_key_and_answers():
         assert proc.stdout.readline().strip() == "today 2026-11-20 (--today YYYY-MM-DD answers as on another day)"
     finally:
         proc.terminate()
-        proc.wait(timeout=10)
+        proc.communicate(timeout=30)  # its pipe read to the end and closed
 
 
 @pytest.mark.processes
@@ -154,7 +154,7 @@ def test_sandbox_serve_answers_in_the_dialect_given():
         assert search.json()["result"]["maps"]["date"] == "2026-11-20"
     finally:
         proc.terminate()
-        proc.wait(timeout=10)
+        proc.communicate(timeout=30)  # its pipe read to the end and closed
 
 
 @pytest.mark.parametrize(
