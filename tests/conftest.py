@@ -35,6 +35,8 @@ from storeframes.sandbox import client as sandbox_client
 
 from ._s3 import s3_bucket, s3_server  # noqa: F401 - fixtures: moto's S3 on loopback, a fresh bucket
 
+pytest_plugins = ["pytester"]  # tests/project/test_contributing.py runs a small suite of its own
+
 ROOT = Path(__file__).resolve().parent.parent
 CASSETTES = ROOT / "cassettes"
 SANDBOX_TODAY = date(2026, 11, 20)

@@ -8,6 +8,8 @@ import shlex
 import tomllib
 from pathlib import Path
 
+import pytest
+
 import storeframes
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -60,3 +62,38 @@ def test_every_folder_of_tests_is_named():
         if "benchmarks" not in path.parts
     }
     assert folders - _named_paths(GUIDE) == set()
+
+
+def test_a_test_asking_for_a_server_without_its_marker_is_refused_at_collection(pytester):
+    pytester.makeconftest(
+        """
+        import pytest
+        from tests.conftest import unmarked
+
+        @pytest.fixture
+        def s3_bucket():
+            return "a bucket"
+
+        def pytest_collection_modifyitems(config, items):
+            wrong = unmarked(items)
+            if wrong:
+                raise pytest.UsageError("\\n".join(wrong))
+        """
+    )
+    pytester.makeini("[pytest]\nmarkers =\n    s3: moto's S3\n")
+    pytester.makepyfile(
+        test_bucket="""
+        import pytest
+
+        def test_forgot(s3_bucket):
+            assert s3_bucket
+
+        @pytest.mark.s3
+        def test_said(s3_bucket):
+            assert s3_bucket
+        """
+    )
+    result = pytester.runpytest_inprocess("-p", "no:cacheprovider")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*test_bucket.py::test_forgot asks for s3_bucket but is not marked s3*"])
+    assert "test_said" not in result.stderr.str()
