@@ -170,7 +170,7 @@ def test_a_process_killed_while_holding_a_lease_does_not_block_the_others(make_c
         finally:
             if child.poll() is None:
                 child.kill()
-            child.wait(timeout=30)
+            child.communicate(timeout=30)  # its pipes read to the end and closed
         assert child.returncode == -signal.SIGKILL
         assert done and done[0]["app_id"].to_list() == apps
         # the killed child's request may have been answered (the server does not know it died): at most two

@@ -254,7 +254,7 @@ def test_a_caller_waiting_for_a_folder_lease_says_which_process_holds_it(tmp_pat
     finally:
         if holder.poll() is None:
             holder.kill()
-            holder.wait(timeout=30)
+            holder.communicate(timeout=30)  # its pipes read to the end and closed
 
 
 def _flocks() -> list[tuple[str, str, str]]:

@@ -415,7 +415,7 @@ def test_a_process_killed_while_holding_slots_does_not_block_the_others(kind, re
     finally:
         if child.poll() is None:
             child.kill()
-        child.wait(timeout=30)
+        child.communicate(timeout=30)  # its pipes read to the end and closed
     assert child.returncode == -signal.SIGKILL
 
 
@@ -432,7 +432,7 @@ def test_a_live_holder_that_hangs_past_its_deadline_does_not_block_the_others():
         assert child.poll() is None
     finally:
         child.kill()
-        child.wait(timeout=30)
+        child.communicate(timeout=30)  # its pipes read to the end and closed
 
 
 def _forked_child_uses(limiter: SharedLimiter, outcome: Any) -> None:
@@ -536,7 +536,7 @@ def _two_machines(tmp_path: Path, url: str | None, apps_each: int) -> tuple[list
             for child in children:
                 if child.poll() is None:
                     child.kill()
-                    child.wait(timeout=30)
+                    child.communicate(timeout=30)  # its pipes read to the end and closed
         arrivals = list(server.service.arrivals)
     assert [child.returncode for child in children] == [0, 0], [err for _, err in outcomes]
     return [json.loads(out.splitlines()[-1])["outcome"] for out, _ in outcomes], arrivals

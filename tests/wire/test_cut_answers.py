@@ -310,7 +310,7 @@ def test_the_exit_waits_a_few_seconds_for_a_stalled_bucket_and_says_what_was_not
     finally:
         if child.poll() is None:
             child.kill()
-            child.wait(timeout=30)
+            child.communicate(timeout=30)  # its pipes read to the end and closed
     assert child.returncode == 0, err[-3000:]
     # it waited for the write, the shared deadline of the exit, and no longer
     assert wait - 0.2 <= exited <= wait + 3.0, (exited, err[-3000:])
