@@ -17,6 +17,8 @@ import storeframes as sf
 from storeframes.sandbox import World
 from storeframes.track import Tracker
 
+pytestmark = pytest.mark.slow  # a month of tracking replayed, day by day
+
 WORLD = World(0)
 APPS = ["3233849169", "394079159", "1395556972", "1286838609", "6441354028"]  # the tracking example's apps
 KEYWORDS = [World.EXAMPLE_KEYWORDS[0], "photo filters", "collage maker"]

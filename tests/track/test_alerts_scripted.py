@@ -144,6 +144,7 @@ def _advertisers_expected() -> set[tuple[date, str]]:
     return found
 
 
+@pytest.mark.slow  # eleven days of a tracker replayed
 def test_each_rule_fires_on_its_scripted_move_and_only_then(tmp_path: Path):
     with webhook() as hook:
         tracker = Tracker.from_toml(_spec(tmp_path, hook.url), sandbox=True, script=SCRIPT)
