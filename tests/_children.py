@@ -46,5 +46,5 @@ def sigkill_when(script: str, args: dict[str, Any], tmp_path: Path, ready: Calla
         finally:
             if child.poll() is None:
                 child.kill()
-                child.wait(timeout=60)
+                child.communicate(timeout=60)  # its pipes read to the end and closed
     assert child.returncode == -signal.SIGKILL and b"finished" not in out

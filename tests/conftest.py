@@ -6,7 +6,7 @@ Client tests replay HTTP interactions recorded in ``cassettes/`` (vcrpy). By def
 they replay only (record mode ``none``): no server runs and a missing interaction fails
 the test. To re-record from the loopback sandbox::
 
-    rm cassettes/*.yaml && STOREFRAMES_RECORD=all python -m pytest tests/integration/test_cassettes.py tests/integration/test_cassette_frames.py
+    rm cassettes/*.yaml && STOREFRAMES_RECORD=all python -m pytest tests/frames/test_cassettes.py tests/frames/test_cassette_frames.py
 
 Against the real service (costs credits), with a token and base URL; tests marked
 ``live`` are skipped when either is missing. With ``STOREFRAMES_RECORD=all`` their traffic
@@ -22,7 +22,7 @@ import os
 import re
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from datetime import date
+from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +34,8 @@ from storeframes.sandbox import SANDBOX_KEY, SandboxServer
 from storeframes.sandbox import client as sandbox_client
 
 from ._s3 import s3_bucket, s3_server  # noqa: F401 - fixtures: moto's S3 on loopback, a fresh bucket
+
+pytest_plugins = ["pytester"]  # tests/project/test_contributing.py runs a small suite of its own
 
 ROOT = Path(__file__).resolve().parent.parent
 CASSETTES = ROOT / "cassettes"
@@ -146,6 +148,25 @@ FAST_BACKOFF = (0.001, 0.01)
 """The retries' backoff in the tests: a fault costs milliseconds, not seconds."""
 
 
+def sandbox_clock() -> datetime:
+    """The sandbox's today at the current time of day, as :func:`storeframes.sandbox.client` keeps it.
+
+    A plain function (not a fixture): clients of child processes are given it, so it must pickle.
+    """
+    return datetime.combine(SANDBOX_TODAY, datetime.now(UTC).time(), UTC)
+
+
+def sandbox_client_on(day: date, cache_dir: Any, **options: Any) -> Client:
+    """An in-process sandbox client whose today is ``day``, caching in ``cache_dir``, with fast retries."""
+    return sandbox_client(today=day, cache_dir=cache_dir, progress=False, backoff=FAST_BACKOFF, **options)
+
+
+def loopback_client(base_url: str, cache_dir: Any, **options: Any) -> Client:
+    """A client of a sandbox (or a misbehaving server) on loopback, with the sandbox's key and clock."""
+    options = {"progress": False, "clock": sandbox_clock, **options}
+    return Client(SANDBOX_KEY, base_url=base_url, cache_dir=cache_dir, **options)
+
+
 @pytest.fixture
 def make_client() -> Iterator[Callable[..., Client]]:
     """Build clients with the suite's defaults; every client made is closed at teardown.
@@ -184,8 +205,26 @@ def server() -> Iterator[SandboxServer]:
         yield running
 
 
+NEEDS = {"s3_server": "s3", "s3_bucket": "s3", "redis_url": "redis"}
+"""The fixtures that start a real server, and the marker a test that asks for one must carry."""
+
+
+def unmarked(items: list[pytest.Item]) -> list[str]:
+    """The tests that ask for a server's fixture without the marker that names it (see :data:`NEEDS`)."""
+    return [
+        f"{item.nodeid} asks for {fixture} but is not marked {marker}"
+        for item in items
+        for fixture, marker in NEEDS.items()
+        if fixture in getattr(item, "fixturenames", ()) and item.get_closest_marker(marker) is None
+    ]
+
+
 def pytest_collection_modifyitems(config, items):
-    """Skip tests marked ``live`` unless a real token and base URL are configured."""
+    """Refuse a test that needs a server its markers do not name (a plain ``pytest`` would start it);
+    skip tests marked ``live`` unless a real token and base URL are configured."""
+    wrong = unmarked(items)
+    if wrong:
+        raise pytest.UsageError("tests need a marker (pyproject's markers, CONTRIBUTING.md):\n" + "\n".join(wrong))
     if os.environ.get("STOREFRAMES_API_KEY") and os.environ.get("STOREFRAMES_BASE_URL"):
         return
     skip = pytest.mark.skip(reason="live: set STOREFRAMES_API_KEY and STOREFRAMES_BASE_URL to run")

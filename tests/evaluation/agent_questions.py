@@ -6,7 +6,7 @@ functions, the tracker's status and run log).
     python -m tests.evaluation.agent_questions [--out FOLDER]
 
 prints each question, the tools it took and the answer, whether it equals the notebook's, and a last JSON
-line for machines. Exit status 0 when all ten are equal. The suite runs it (``tests/integration/test_mcp.py``).
+line for machines. Exit status 0 when all ten are equal. The suite runs it (``tests/agent/test_mcp.py``).
 """
 
 from __future__ import annotations

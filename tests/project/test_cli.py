@@ -35,6 +35,7 @@ def test_endpoints_lists_the_catalog(capsys):
     assert "base=1001" in out
 
 
+@pytest.mark.processes
 def test_sandbox_serve_prints_its_base_url_and_key_and_answers():
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     proc = subprocess.Popen(
@@ -64,9 +65,10 @@ def test_sandbox_serve_prints_its_base_url_and_key_and_answers():
         assert proc.stdout.readline().strip() == "today 2026-11-20 (--today YYYY-MM-DD answers as on another day)"
     finally:
         proc.terminate()
-        proc.wait(timeout=10)
+        proc.communicate(timeout=30)  # its pipe read to the end and closed
 
 
+@pytest.mark.processes
 def test_sandbox_serve_takes_a_key_and_says_nothing_of_clients_that_went_away():
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     proc = subprocess.Popen(
@@ -119,6 +121,7 @@ def test_sandbox_serve_refuses_a_today_that_is_not_a_date(capsys):
     )
 
 
+@pytest.mark.processes
 def test_sandbox_serve_answers_in_the_dialect_given():
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     proc = subprocess.Popen(
@@ -151,7 +154,7 @@ def test_sandbox_serve_answers_in_the_dialect_given():
         assert search.json()["result"]["maps"]["date"] == "2026-11-20"
     finally:
         proc.terminate()
-        proc.wait(timeout=10)
+        proc.communicate(timeout=30)  # its pipe read to the end and closed
 
 
 @pytest.mark.parametrize(
@@ -536,6 +539,7 @@ def _clear_on_a_pty(folder, typed: bytes, *args: str) -> tuple[int, str, str]:
     return done.returncode, done.stdout, done.stderr
 
 
+@pytest.mark.processes
 def test_cache_clear_on_a_real_terminal_asks(filled):
     code, out, err = _clear_on_a_pty(filled, b"n\n", "--endpoint", "search")
     assert (code, out) == (0, "Nothing deleted.\n")

@@ -9,6 +9,8 @@ import textwrap
 
 import pytest
 
+pytestmark = pytest.mark.processes
+
 # Run before the code under test: importing any of MISSING (or a module inside it) fails as
 # it does where the package is not installed, whatever this environment holds.
 HIDE = """

@@ -5,6 +5,7 @@ flatteners do no I/O, and only the request path speaks HTTP."""
 from __future__ import annotations
 
 import ast
+import functools
 import io
 import re
 import subprocess
@@ -22,14 +23,21 @@ def _module(path: Path) -> str:
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
+@functools.cache
+def _tree(path: Path) -> ast.Module:
+    """The module at ``path``, parsed once for every rule of the run."""
+    return ast.parse(path.read_text())
+
+
+@functools.cache
 def _imports() -> dict[str, set[str]]:
-    """Each module of the package and the package modules it imports, at any depth of its code."""
-    modules = {_module(p): p for p in PACKAGE.rglob("*.py")}
+    """Each module of the package and the package modules it imports, at any depth of its code (found once)."""
+    modules = _sources()
     graph: dict[str, set[str]] = {}
     for name, path in modules.items():
         package = name if path.name == "__init__.py" else name.rpartition(".")[0]
         found: set[str] = set()
-        for node in ast.walk(ast.parse(path.read_text())):
+        for node in ast.walk(_tree(path)):
             targets: list[str] = []
             if isinstance(node, ast.Import):
                 targets = [alias.name for alias in node.names]
@@ -131,9 +139,7 @@ def test_only_the_alerts_notifications_reach_apprise():
     ``track/rules.py`` asks apprise to check an address and to keep its log quiet): no other module sends a
     message or reads apprise's log."""
     users = {
-        _module(path)
-        for path in PACKAGE.rglob("*.py")
-        if "apprise" in {n.split(".")[0] for n in _runtime_imports(path)}
+        _module(path) for path in _sources().values() if "apprise" in {n.split(".")[0] for n in _runtime_imports(path)}
     }
     assert users == {"storeframes.track.delivery", "storeframes.track.rules"}
 
@@ -143,7 +149,7 @@ def test_only_the_agent_server_speaks_the_model_context_protocol():
     that the extra is installed): the tools themselves are plain methods, and send through the client alone."""
     users = {
         _module(path)
-        for path in PACKAGE.rglob("*.py")
+        for path in _sources().values()
         if {"mcp", "pydantic"} & {n.split(".")[0] for n in _runtime_imports(path)}
     }
     assert users == {"storeframes.agent.server", "storeframes.cli.mcp_commands"}
@@ -171,7 +177,7 @@ HTTP_CLIENTS = (*HTTP_LIBRARIES, "urllib.request", "urllib3", "http.client", "re
 def _runtime_imports(path: Path) -> set[str]:
     """Every module ``path`` imports when it runs, at any depth of its code (a relative import by its whole
     name, ``storeframes.wire.http``); imports for type checkers aside."""
-    tree = ast.parse(path.read_text())
+    tree = _tree(path)
     typing_only = {
         id(inner)
         for node in ast.walk(tree)
@@ -200,8 +206,8 @@ def test_only_the_seam_speaks_to_the_http_library():
     """One module (``wire/http.py``) imports httpx2 or httpx, type checkers' imports included; every other
     module takes the library's names from it, and no module sends with another HTTP client."""
     speakers = set()
-    for path in PACKAGE.rglob("*.py"):
-        tree = ast.parse(path.read_text())
+    for path in _sources().values():
+        tree = _tree(path)
         names = {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
         names |= {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and not n.level and n.module}
         if any(name == lib or name.startswith(f"{lib}.") for name in names for lib in HTTP_CLIENTS):
@@ -210,7 +216,7 @@ def test_only_the_seam_speaks_to_the_http_library():
 
 
 def test_only_the_request_path_and_the_sandbox_send_http():
-    senders = {_module(path) for path in PACKAGE.rglob("*.py") if "storeframes.wire.http" in _runtime_imports(path)}
+    senders = {_module(path) for path in _sources().values() if "storeframes.wire.http" in _runtime_imports(path)}
     assert senders == {
         "storeframes.wire.request",  # the one request path
         "storeframes.wire.safety",  # the token's auth flow on that path, and base URLs checked
@@ -231,8 +237,9 @@ def test_imports_for_type_checkers_are_not_counted_as_run_time_imports(tmp_path)
 # -- the house's rules ---------------------------------------------------------------------------------------
 
 
+@functools.cache
 def _sources() -> dict[str, Path]:
-    return {_module(p): p for p in PACKAGE.rglob("*.py")}
+    return {_module(p): p for p in sorted(PACKAGE.rglob("*.py"))}
 
 
 def _importers(prefixes: tuple[str, ...]) -> set[str]:
@@ -265,14 +272,14 @@ def test_nothing_below_the_client_imports_it():
         f"{name}.{node.name}"
         for name, path in _sources().items()
         if _within(name, *BELOW_THE_CLIENT)
-        for node in ast.walk(ast.parse(path.read_text()))
+        for node in ast.walk(_tree(path))
         if isinstance(node, ast.ClassDef) and node.name in ("Caller", "Source", "Planner")
     ]
     assert protocols == []
 
 
 def test_the_clients_public_methods_carry_their_decorator_where_they_are_defined():
-    tree = ast.parse((PACKAGE / "client.py").read_text())
+    tree = _tree(PACKAGE / "client.py")
     client = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "Client")
     decorated = {
         node.name
@@ -321,7 +328,7 @@ def test_nothing_outside_coord_imports_a_coordination_backend():
 
 def _only_reexports(path: Path) -> bool:
     """Whether a module's body is imports alone (with a docstring, ``__all__``, imports for type checkers)."""
-    for node in ast.parse(path.read_text()).body:
+    for node in _tree(path).body:
         docstring = isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)
         listing = isinstance(node, ast.Assign) and ast.unparse(node.targets[0]) == "__all__"
         typing_only = isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test)
@@ -354,7 +361,7 @@ def _private_imports() -> set[str]:
     crossings = set()
     for name, path in _sources().items():
         package = name if path.name == "__init__.py" else name.rpartition(".")[0]
-        for node in ast.walk(ast.parse(path.read_text())):
+        for node in ast.walk(_tree(path)):
             if not isinstance(node, ast.ImportFrom) or not node.level:
                 continue
             base = package
