@@ -366,12 +366,13 @@ class CoordinationMismatchError(CoordinationError):
 
 
 def shown_value(value: Any, most: int = 80) -> str:
-    """``repr(value)``, cut to about ``most`` characters with the full length said: for messages."""
+    """``repr(value)`` for messages, cut in its middle to about ``most`` characters (a path keeps its file's name)."""
     text = repr(value)
     if len(text) <= most:
         return text
     size = f" ({len(value):,} characters)" if isinstance(value, (str, bytes)) else ""
-    return f"{text[: most - 10]}...{text[-5:]}{size}"
+    tail = (most - 10) // 2
+    return f"{text[: most - 10 - tail]}...{text[-tail:]}{size}"
 
 
 class InvalidParameterError(StoreframesError, ValueError):
