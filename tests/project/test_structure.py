@@ -381,12 +381,6 @@ PRIVATE_CROSSINGS = {
     "storeframes.conformance.reading -> storeframes.wire.envelope._error_class",
     "storeframes.conformance.reading -> storeframes.wire.envelope._error_details",
     "storeframes.conformance.reading -> storeframes.wire.envelope._request_meta",
-    # the read side of the cache, until its shared helpers have public names in one wing
-    "storeframes.lake.publish -> storeframes.datasets._build_missing",
-    "storeframes.lake.publish -> storeframes.datasets._sources",
-    "storeframes.lake.read -> storeframes.datasets._SCANS_NEST",
-    "storeframes.observed -> storeframes.snapshots._choose",
-    "storeframes.observed -> storeframes.snapshots._day",
 }
 """Private names one wing still takes from another, each to be given a public name where it lives."""
 

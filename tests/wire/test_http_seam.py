@@ -111,5 +111,5 @@ def test_an_http_client_of_another_kind_is_refused_naming_what_is_allowed():
         sf.Client(TOKEN, base_url="https://api.example/api/public/store", http_client=Session(), cache_dir=False)
     assert str(caught.value) == (
         "http_client must be an httpx2.Client or an httpx.Client (or a subclass of one), got a "
-        "tests.unit.test_http_seam.Session"
+        "tests.wire.test_http_seam.Session"
     )
