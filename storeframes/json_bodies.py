@@ -118,7 +118,7 @@ def inflate(data: bytes, coding: Literal["gzip", "zstd"], limit: int) -> bytes:
     >>> inflate(gzip.compress(bytes(100)), "gzip", limit=10)
     Traceback (most recent call last):
     ...
-    storeframes.wire.json_bodies.TooLarge: it decompresses to more than 10 bytes
+    storeframes.json_bodies.TooLarge: it decompresses to more than 10 bytes
     """
     out = bytearray()
     if coding == "zstd":
