@@ -15,6 +15,7 @@ end of the run (only when a scenario ran).
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import textwrap
 from collections import Counter
@@ -113,6 +114,28 @@ def record(
     the README documents, if any) and the most requests in any window."""
     kinds = Counter({k: v for k, v in (faults or {}).items() if v})
     ROWS.append(Scenario(name, kinds, retries, requests, rows, paid_twice, window, repaid))
+
+
+def exported() -> str:
+    """The figures recorded in this process, as JSON: a worker of a parallel run (pytest-xdist) hands them to
+    the process that prints the summary."""
+    rows = [dataclasses.asdict(row) for row in ROWS]
+    return json.dumps({"rows": rows, "hostile": dict(HOSTILE)})
+
+
+def imported(text: str) -> None:
+    """Add the figures a worker recorded (:func:`exported`) to this process's."""
+    data = json.loads(text)
+    HOSTILE.update(data["hostile"])
+    for row in data["rows"]:
+        repaid = Repaid(**row["repaid"]) if row["repaid"] else None
+        window = tuple(row["window"]) if row["window"] else None
+        faults = Counter(row["faults"])
+        ROWS.append(
+            Scenario(
+                row["name"], faults, row["retries"], row["requests"], row["rows"], row["paid_twice"], window, repaid
+            )
+        )
 
 
 def paid_twice(arrivals: Iterable[Any]) -> tuple[int, int, int]:

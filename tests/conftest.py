@@ -244,6 +244,25 @@ def fresh_default():
     defaults._client, defaults._owned = saved
 
 
+def pytest_sessionfinish(session):
+    """A worker of a parallel run (pytest-xdist) hands its reliability figures to the process that prints them."""
+    workeroutput = getattr(session.config, "workeroutput", None)
+    if workeroutput is not None:
+        from ._summary import exported
+
+        workeroutput["reliability"] = exported()
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node, error):
+    """The figures of a worker that finished, added to the summary (pytest-xdist's hook; absent without it)."""
+    text = getattr(node, "workeroutput", {}).get("reliability")
+    if text:
+        from ._summary import imported
+
+        imported(text)
+
+
 def pytest_terminal_summary(terminalreporter):
     """After the run: the reliability summary (faults injected, retries, requests, rows compared)."""
     from ._summary import print_summary
