@@ -4,35 +4,13 @@ its modules share they share under public names."""
 
 from __future__ import annotations
 
-import ast
 import importlib
-import importlib.util
-from pathlib import Path
 
 import storeframes as sf
 
-PACKAGE = Path(sf.__file__).parent
+from .test_structure import PACKAGE, _module, from_imports
+
 KEPT = PACKAGE / "kept"
-
-
-def _module(path: Path) -> str:
-    parts = list(path.relative_to(PACKAGE.parent).with_suffix("").parts)
-    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
-
-
-def _from_imports(path: Path) -> list[tuple[str, list[str]]]:
-    """(module imported from, names) of each ``from ... import`` of ``path``, relative ones made absolute."""
-    name = _module(path)
-    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
-    found = []
-    for node in ast.walk(ast.parse(path.read_text())):
-        if isinstance(node, ast.ImportFrom):
-            base = package
-            for _ in range(node.level - 1):
-                base = base.rpartition(".")[0]
-            source = (f"{base}.{node.module}" if node.module else base) if node.level else node.module or ""
-            found.append((source, [alias.name for alias in node.names]))
-    return found
 
 
 def test_the_read_side_lives_in_the_kept_wing_and_keeps_its_public_names():
@@ -50,7 +28,7 @@ def test_nothing_in_the_kept_wing_reaches_the_wings_that_use_it():
     upward = [
         f"{_module(path)} imports {source}"
         for path in sorted(KEPT.rglob("*.py"))
-        for source, _ in _from_imports(path)
+        for source, _ in from_imports(path)
         if source.split(".")[:2] in (["storeframes", w] for w in ("track", "lake", "agent", "cli"))
     ]
     assert upward == []
@@ -62,7 +40,7 @@ def test_lake_track_and_agent_read_the_cache_through_the_kept_wing_and_its_publi
     crossing = []
     for path in readers:
         here = _module(path)
-        for source, names in _from_imports(path):
+        for source, names in from_imports(path):
             if source == here or not source.startswith("storeframes."):
                 continue
             private = [n for n in names if n.startswith("_") and not n.startswith("__")]
@@ -71,13 +49,6 @@ def test_lake_track_and_agent_read_the_cache_through_the_kept_wing_and_its_publi
             if here.startswith("storeframes.agent") and source == "storeframes.track.judge":
                 crossing.append(f"{here} reads kept data through the tracker's judging ({names})")
     assert crossing == []
-
-
-def test_the_alert_judging_is_written_without_formatter_exemptions():
-    judge = importlib.util.find_spec("storeframes.track.judge")
-    assert judge is not None and judge.origin is not None
-    skipped = [n for n, line in enumerate(Path(judge.origin).read_text().splitlines(), 1) if "fmt: skip" in line]
-    assert skipped == []
 
 
 def test_the_wing_gives_its_functions_from_its_own_modules():

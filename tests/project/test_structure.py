@@ -356,22 +356,33 @@ def _wing(module: str) -> str:
     return ".".join(module.split(".")[:2])
 
 
+def from_imports(path: Path) -> list[tuple[str, list[str]]]:
+    """(module imported from, names) of each ``from ... import`` of the package module at ``path``, a relative
+    one made absolute (parsed once, as every rule here)."""
+    name = _module(path)
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    found = []
+    for node in ast.walk(_tree(path)):
+        if isinstance(node, ast.ImportFrom):
+            base = package
+            for _ in range(node.level - 1):
+                base = base.rpartition(".")[0]
+            source = (f"{base}.{node.module}" if node.module else base) if node.level else node.module or ""
+            found.append((source, [alias.name for alias in node.names]))
+    return found
+
+
 def _private_imports() -> set[str]:
     """``importer -> module.name`` for each private name imported from another wing or top-level module."""
     crossings = set()
     for name, path in _sources().items():
-        package = name if path.name == "__init__.py" else name.rpartition(".")[0]
-        for node in ast.walk(_tree(path)):
-            if not isinstance(node, ast.ImportFrom) or not node.level:
+        for source, names in from_imports(path):
+            if not source.startswith("storeframes"):
                 continue
-            base = package
-            for _ in range(node.level - 1):
-                base = base.rpartition(".")[0]
-            base = f"{base}.{node.module}" if node.module else base
-            for alias in node.names:
-                private = alias.name.startswith("_") and not alias.name.startswith("__")
-                if private and _wing(base) != _wing(name):
-                    crossings.add(f"{name} -> {base}.{alias.name}")
+            for imported in names:
+                private = imported.startswith("_") and not imported.startswith("__")
+                if private and _wing(source) != _wing(name):
+                    crossings.add(f"{name} -> {source}.{imported}")
     return crossings
 
 
