@@ -4,7 +4,8 @@ A JSON webhook (``json://``, ``jsons://``: any server a spec names) is sent by s
 the HTTP library in use (httpx2, else httpx: :mod:`storeframes.wire.http`), as apprise would send it (its
 address read by apprise: headers, method, payload fields, basic auth): the whole delivery (connecting,
 sending, the answer's head and body) ends by the deadline, at most :data:`ANSWER_CAP` bytes of the answer
-are read (the rest never is), and an answer that redirects is a failure, never followed (the message would reach an address the spec does not name). Every other address
+are read (the rest never is), and an answer that redirects is a failure, never followed (the message
+would reach an address the spec does not name). Every other address
 (Slack, Teams, Discord, e-mail ...) is sent by apprise, its HTTP redirects not followed where apprise
 allows it, under the same deadline: apprise works in a thread of its own, and a delivery not finished by
 the deadline is a failure (its events go at the next run). Nothing said of a failure shows the address.
@@ -83,7 +84,8 @@ def _run(work: Coroutine[Any, Any, str | None]) -> str | None:
 
 
 class _ThisThread(logging.Filter):
-    """Keeps one thread's log lines out (the HTTP library's name the webhook's address, whose path may be its secret)."""
+    """Keeps one thread's log lines out: the HTTP library's name the webhook's address, whose path may be its
+    secret."""
 
     def __init__(self) -> None:
         super().__init__()
