@@ -195,11 +195,22 @@ def _faults_text(faults: Counter[str]) -> str:
     return f"{sum(faults.values())}: " + ", ".join(f"{n} {kind}" for kind, n in sorted(faults.items()))
 
 
+LOST: list[str] = []
+"""Workers of a parallel run that stopped without handing their figures over (the summary says so)."""
+
+
 def print_summary(reporter: Any) -> None:
-    if not ROWS and not HOSTILE:
+    if not ROWS and not HOSTILE and not LOST:
         return
-    if not ROWS:
+    if LOST:  # a worker that crashed took its figures with it: the table below counts the others only
         reporter.write_sep("=", "reliability summary")
+        reporter.write_line(
+            f"INCOMPLETE: the figures of {len(LOST)} worker(s) were lost ({', '.join(LOST)} stopped before handing "
+            "them over); what follows counts the others only"
+        )
+    if not ROWS:
+        if not LOST:
+            reporter.write_sep("=", "reliability summary")
         _print_hostile(reporter)
         return
     header = (
@@ -241,7 +252,8 @@ def print_summary(reporter: Any) -> None:
         )
     )
     widths = [max(len(row[i]) for row in [header, *lines]) for i in range(len(header))]
-    reporter.write_sep("=", "reliability summary")
+    if not LOST:  # else said above, with what was lost
+        reporter.write_sep("=", "reliability summary")
     for i, row in enumerate([header, *lines]):
         cells = [row[0].ljust(widths[0]), row[1].ljust(widths[1])] + [
             c.rjust(w) for c, w in zip(row[2:], widths[2:], strict=False)

@@ -256,10 +256,12 @@ def pytest_sessionfinish(session):
 @pytest.hookimpl(optionalhook=True)
 def pytest_testnodedown(node, error):
     """The figures of a worker that finished, added to the summary (pytest-xdist's hook; absent without it)."""
-    text = getattr(node, "workeroutput", {}).get("reliability")
-    if text:
-        from ._summary import imported
+    from ._summary import LOST, imported
 
+    text = getattr(node, "workeroutput", {}).get("reliability")
+    if text is None:  # it crashed: the summary must not read as whole
+        LOST.append(str(getattr(getattr(node, "gateway", None), "id", node)))
+    else:
         imported(text)
 
 
