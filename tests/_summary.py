@@ -15,7 +15,6 @@ end of the run (only when a scenario ran).
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import textwrap
 from collections import Counter
@@ -119,7 +118,9 @@ def record(
 def exported() -> str:
     """The figures recorded in this process, as JSON: a worker of a parallel run (pytest-xdist) hands them to
     the process that prints the summary."""
-    rows = [dataclasses.asdict(row) for row in ROWS]
+    rows = [  # by hand: dataclasses.asdict would rebuild a Counter from its (kind, count) pairs as keys
+        {**vars(row), "faults": dict(row.faults), "repaid": vars(row.repaid) if row.repaid else None} for row in ROWS
+    ]
     return json.dumps({"rows": rows, "hostile": dict(HOSTILE)})
 
 
