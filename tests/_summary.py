@@ -1,11 +1,11 @@
 """The reliability summary: what each fault scenario injected, retried, sent and compared, and where it
-counted them, the credits it paid twice, the credits it paid again as the README documents, and the most
+counted them, the credits it paid twice, the credits it paid again as the docs document, and the most
 requests that arrived in any window.
 
 Credits paid twice are defects, and the summary's figure of them should be 0. A documented repayment
-is not one: the README says which requests are paid again (:data:`REPAYMENTS`: a request in flight at a
+is not one: the docs say which requests are paid again (:data:`REPAYMENTS`: a request in flight at a
 kill, one in flight when a bucket stopped taking writes) and how many at most. A scenario that meets
-one says so with :class:`Repaid` (its kind, its credits and the bound the README gives, in credits),
+one says so with :class:`Repaid` (its kind, its credits and the bound the docs give, in credits),
 and counts only the rest as paid twice; the summary shows the two apart, and a repayment past its
 bound as what it is.
 
@@ -40,20 +40,21 @@ __all__ = [
 
 REPAYMENTS = {
     "in flight at a kill": "a request answered (and charged) while its process was killed is not kept, and the "
-    "next run pays it again: at most the requests in flight, one per worker (README, Tracking over time)",
+    "next run pays it again: at most the requests in flight, one per worker (docs/guides/tracking.md)",
     "in flight when a bucket stopped": "a request answered while the bucket stopped taking writes is not kept, "
-    "and is paid again next time: at most the requests in flight (README, What a backend failure looks like)",
+    "and is paid again next time: at most the requests in flight (docs/guides/teams.md, What a backend failure "
+    "looks like)",
     "in flight at a stop past the lease": "a request in flight when its holder was stopped (Ctrl-Z, a laptop "
     "asleep) past its lease is fetched again by the caller that took the lease over: at most one per worker "
-    "of the stopped holder (README, Teams: one token, many callers)",
+    "of the stopped holder (docs/guides/teams.md)",
 }
-"""The repayments the README documents, by kind, and what it says of each."""
+"""The repayments the docs document, by kind, and what it says of each."""
 
 
 @dataclass(frozen=True)
 class Repaid:
-    """Credits a scenario paid again as the README documents: ``kind`` (one of :data:`REPAYMENTS`), ``credits``
-    and ``bound``, the most the README allows in the scenario (its requests in flight at most, in credits)."""
+    """Credits a scenario paid again as the docs document: ``kind`` (one of :data:`REPAYMENTS`), ``credits``
+    and ``bound``, the most the docs allow in the scenario (its requests in flight at most, in credits)."""
 
     kind: str
     credits: int
@@ -61,7 +62,7 @@ class Repaid:
 
     def __post_init__(self) -> None:
         if self.kind not in REPAYMENTS:
-            raise ValueError(f"not a repayment the README documents: {self.kind!r}; known: {', '.join(REPAYMENTS)}")
+            raise ValueError(f"not a repayment the docs document: {self.kind!r}; known: {', '.join(REPAYMENTS)}")
 
     @property
     def within(self) -> bool:
@@ -110,7 +111,7 @@ def record(
 ) -> None:
     """Add a scenario's figures to the summary: ``faults`` by kind, retries, requests the server saw, rows
     compared, and where the scenario counted them, the credits paid twice (beyond ``repaid``, the repayment
-    the README documents, if any) and the most requests in any window."""
+    the docs document, if any) and the most requests in any window."""
     kinds = Counter({k: v for k, v in (faults or {}).items() if v})
     ROWS.append(Scenario(name, kinds, retries, requests, rows, paid_twice, window, repaid))
 
@@ -281,7 +282,7 @@ def print_summary(reporter: Any) -> None:
 
 def paid_lines(rows: Iterable[Scenario]) -> list[str]:
     """The summary's lines of credits paid twice (defects: the figure should be 0) and of the repayments the
-    README documents, by kind, each with its bound."""
+    docs document, by kind, each with its bound."""
     rows = list(rows)
     counted = [s for s in rows if s.paid_twice is not None]
     repaid = [s for s in rows if s.repaid is not None]
@@ -289,7 +290,7 @@ def paid_lines(rows: Iterable[Scenario]) -> list[str]:
     if counted:
         total = sum(s.paid_twice or 0 for s in counted)
         where = f"in {len(counted)} {'scenario that counts' if len(counted) == 1 else 'scenarios that count'} them"
-        verdict = "none beyond the documented repayments" if total == 0 else "a DEFECT: the README documents none"
+        verdict = "none beyond the documented repayments" if total == 0 else "a DEFECT: the docs document none"
         lines.append(f"credits paid twice: {total:,} ({where}; {verdict})")
     if repaid:
         total = sum(s.repaid.credits for s in repaid if s.repaid is not None)

@@ -37,7 +37,7 @@ Costs
 service's documented examples (11 credits for one app's metadata, 41 for a month of
 change history and 18 for a week, 1001 for one benchmarks request, 210 with a maximum of
 220 for a metrics request) and to the published price notes. The search prices are not
-published and are estimates (``docs/service.md``, "Credits"). Prices move: pass
+published and are estimates (``docs/explanation/service.md``, "Credits"). Prices move: pass
 ``cost_model=`` to :class:`~storeframes.Client` to override any entry; the ``cost`` the
 service reports always wins over an estimate in the ledger.
 

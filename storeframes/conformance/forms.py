@@ -1,7 +1,7 @@
 """The forms storeframes knows the service to answer in, endpoint by endpoint, as data.
 
 Each endpoint's ``result`` is described once (:data:`RESULTS`), with every form
-``docs/service.md`` lists under "Beyond the reference" as a named alternative: the points of
+``docs/explanation/service.md`` lists under "Beyond the reference" as a named alternative: the points of
 the dialect (``categories`` or ``genres``, ``size`` as a number or an object, ``power`` or
 ``app-power``, the live search's ``value``, ``apps`` or ``pairs``, the history by date or as a
 list, the search answers under the keyword or not). The envelope (:data:`ENVELOPE`) and the

@@ -3,7 +3,7 @@
 Every ``flatten_*`` function takes one answer's ``result`` and the :class:`Keys` of its
 request, and returns a frame of its table's declared schema (see :mod:`storeframes.schemas`), one
 schema for iphone, ipad and android. Every form the service is known to send is
-accepted (``docs/service.md``, "Beyond the reference"):
+accepted (``docs/explanation/service.md``, "Beyond the reference"):
 ``genres`` for ``categories``; ``size`` as an integer or ``{"current": {"data": n}}``;
 screenshots and videos as an object keyed by device or as a flat list (of URLs or of
 items), on either store.

@@ -1,7 +1,7 @@
 """Flatteners of the keyword search answers (live, live with ads, history): pure functions, no I/O.
 
 The service does not document the member names of search answers, so every form seen
-or thought possible is accepted (``docs/service.md``, "Beyond the reference"):
+or thought possible is accepted (``docs/explanation/service.md``, "Beyond the reference"):
 
 * a live search: ``result.value``, an ordered list of app ids (with ``result.date``);
   ``result.apps``, a list of app objects (``{"id", ...}``); or ``result`` itself a list

@@ -1,7 +1,7 @@
 """The sandbox's dialect: which of the known forms its answers take where the service documents none.
 
 The defaults are the forms public clients observed; the others are the forms storeframes also
-reads (``docs/service.md``, "Beyond the reference"), so a client can be tested against each of
+reads (``docs/explanation/service.md``, "Beyond the reference"), so a client can be tested against each of
 them, and a report on the real service can name the form it found as a :class:`Dialect`
 (:meth:`Dialect.code`).
 

@@ -11,7 +11,7 @@ in-process and :class:`~storeframes.sandbox.SandboxServer` on loopback.
 Error bodies
 ------------
 The service does not document its error bodies. The sandbox sends the form one public
-client parses (``docs/service.md``, "Errors"), with the envelope beside it::
+client parses (``docs/explanation/service.md``, "Errors"), with the envelope beside it::
 
     {"error": {"code": "AppNotAvailableError", "message": "..."},
      "metadata": {"request": {"path": ..., "params": ..., "cost": 0,

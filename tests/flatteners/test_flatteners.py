@@ -1,8 +1,8 @@
 """Flatteners: pure functions from an answer's ``result`` to frames of the declared schemas.
 
-Real-looking answers come from the sandbox world; the forms of docs/service.md's "Beyond the reference" and the
+Real-looking answers come from the sandbox world; the forms of docs/explanation/service.md's "Beyond the reference" and the
 wrong types are small hand-written answers; the property tests build any answer that
-follows the service's documentation (``docs/service.md``) and check schema and row counts.
+follows the service's documentation (``docs/explanation/service.md``) and check schema and row counts.
 """
 
 from __future__ import annotations
@@ -369,7 +369,7 @@ def test_sandbox_metrics_one_row_per_app_and_metric(metric_answers, device):
             assert ratings["ratings_average"] == breakdown["avg"]
 
 
-# ---------------------------------------------------------- forms beyond the reference (docs/service.md)
+# ---------------------------------------------------------- forms beyond the reference (docs/explanation/service.md)
 
 ANDROID_APP = "com.example.app"
 

@@ -2,7 +2,7 @@
 
 Real-looking answers come from the sandbox world (every store, the ads, the days the
 service missed, a day of more than 250 results, thin benchmark categories); each form that
-docs/service.md calls possible is built from them. The caps, the wrong shapes and the edge cases
+docs/explanation/service.md calls possible is built from them. The caps, the wrong shapes and the edge cases
 are small hand-written answers; the property test builds any history in any accepted form.
 """
 
@@ -79,7 +79,7 @@ LIVE_FORMS = ("value", "apps", "pairs", "value_objects")
 
 
 def live_form(ids: list[Any], form: str, day: str | None = TODAY.isoformat()) -> Any:
-    """A live organic search in one of the forms docs/service.md names."""
+    """A live organic search in one of the forms docs/explanation/service.md names."""
     if form == "value":
         return {"date": day, "value": ids}
     if form == "apps":
@@ -103,7 +103,7 @@ HISTORY_FORMS = (
 
 
 def history_form(days: dict[str, list[Any]], form: str) -> Any:
-    """A history in one of the forms docs/service.md calls possible."""
+    """A history in one of the forms docs/explanation/service.md calls possible."""
 
     def apps(ids: list[Any]) -> list[dict[str, Any]]:
         return [{"id": a, "position": i + 1} for i, a in enumerate(ids)]

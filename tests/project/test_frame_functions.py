@@ -22,9 +22,8 @@ def _frame_functions() -> list[str]:
 
 
 def _reference() -> str:
-    """The README's reference of the frame functions: its section "Tidy frames"."""
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    return readme.split("\n## Tidy frames\n", 1)[1].split("\n## ", 1)[0]
+    """The guide's reference of the frame functions: the page "Tidy frames" (docs/guides/tidy-frames.md)."""
+    return (ROOT / "docs" / "guides" / "tidy-frames.md").read_text(encoding="utf-8")
 
 
 def _missing(names: list[str], exported: list[str], reference: str) -> list[str]:
@@ -33,7 +32,7 @@ def _missing(names: list[str], exported: list[str], reference: str) -> list[str]
         if name not in exported:
             said.append(f"{name} is not in storeframes.__all__ (add the package function in defaults.py)")
         if not re.search(rf"^\| `{name}` \||\bsf\.{name}\(", reference, re.MULTILINE):
-            said.append(f"{name} is not in the README's table of frame functions (section 'Tidy frames')")
+            said.append(f"{name} is not in the table of frame functions of docs/guides/tidy-frames.md")
     return said
 
 
@@ -59,5 +58,5 @@ def test_the_check_names_a_function_left_out_of_all_or_of_the_reference():
     said = _missing(["metadata_frame", "new_frame"], ["metadata_frame"], "| `metadata_frame` | app |\n")
     assert said == [
         "new_frame is not in storeframes.__all__ (add the package function in defaults.py)",
-        "new_frame is not in the README's table of frame functions (section 'Tidy frames')",
+        "new_frame is not in the table of frame functions of docs/guides/tidy-frames.md",
     ]

@@ -1,4 +1,4 @@
-"""The README's security section names, for each promise, a test that holds it, and that test exists."""
+"""The security section of docs/explanation/guarantees.md names, for each promise, a test that holds it, and that test exists."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ HEADING = "## Security: what is never shown, what is refused, what is bounded"
 
 
 def _section() -> str:
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    text = (ROOT / "docs" / "explanation" / "guarantees.md").read_text(encoding="utf-8")
     start = text.index(HEADING)
     end = text.find("\n## ", start + len(HEADING))
     return text[start : end if end != -1 else len(text)]

@@ -1,4 +1,4 @@
-"""docs/service.md says what the package does: its endpoint tables agree with the catalog.
+"""docs/explanation/service.md says what the package does: its endpoint tables agree with the catalog.
 
 The summary table of the endpoints (names, paths, parameters, devices, apps per request,
 prices, frame functions), each endpoint's parameter table (required, defaults, allowed
@@ -19,7 +19,7 @@ from storeframes.catalog import CHANNELS, ENDPOINTS, METRICS
 from storeframes.fetch.pipeline import FRAMES
 from tests.conftest import ROOT
 
-DOC = ROOT / "docs" / "service.md"
+DOC = ROOT / "docs" / "explanation" / "service.md"
 TEXT = DOC.read_text(encoding="utf-8")
 
 
@@ -149,4 +149,4 @@ def test_the_limits_table_states_the_catalogs_caps():
 def test_the_page_speaks_of_the_service_alone():
     lowered = TEXT.lower()
     for words in ("contract", "wire note", "wire-note", "service-api", "/work/", "/tmp/"):
-        assert words not in lowered, f"docs/service.md mentions {words!r}"
+        assert words not in lowered, f"docs/explanation/service.md mentions {words!r}"

@@ -1,6 +1,6 @@
-"""The shape of the package: imports form no circle and run down the README's map, the wings keep their
-seams (stores, coordination backends, the charts and widgets), sizes stay small, the sandbox loads only when used,
-flatteners do no I/O, and only the request path speaks HTTP."""
+"""The shape of the package: imports form no circle and run down the house's map (docs/explanation/architecture.md),
+the wings keep their seams (stores, coordination backends, the charts and widgets), sizes stay small, the sandbox
+loads only when used, flatteners do no I/O, and only the request path speaks HTTP."""
 
 from __future__ import annotations
 
@@ -553,13 +553,14 @@ def test_the_format_skip_check_names_the_file_and_the_line():
     assert format_skips({"storeframes.sandbox.world": text}) == []
 
 
-# -- the README's map ---------------------------------------------------------------------------------------
+# -- the house's map (docs/explanation/architecture.md) -----------------------------------------------------
 
 
 def _map() -> list[list[str]]:
-    """The README's "How it is built" map: a layer a line, top to bottom, each the paths it names."""
-    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()  # the sdist carries it too
-    section = readme.split("## How it is built", 1)[1]
+    """The map of docs/explanation/architecture.md ("How it is built"): a layer a line, top to bottom, each the
+    paths it names."""
+    page = Path(__file__).resolve().parents[2] / "docs" / "explanation" / "architecture.md"  # the sdist carries it
+    section = page.read_text().split("# How it is built", 1)[1]
     block = section.split("```", 2)[1]
     layers = []
     for line in block.strip("\n").splitlines():
@@ -588,7 +589,7 @@ def _layer_of(module: str, layers: list[list[str]]) -> int | None:
 def test_the_readme_map_names_every_module():
     layers = _map()
     missing = [m for m in _sources() if m != "storeframes" and _layer_of(m, layers) is None]
-    assert missing == [], f"modules the README's map does not name: {missing}"
+    assert missing == [], f"modules the house's map (docs/explanation/architecture.md) does not name: {missing}"
 
 
 def test_every_import_runs_down_the_readme_map():
@@ -600,7 +601,7 @@ def test_every_import_runs_down_the_readme_map():
             there = _layer_of(target, layers)
             if here is not None and there is not None and there < here:
                 upward.append(f"{name} (line {here + 1}) -> {target} (line {there + 1})")
-    assert upward == [], "imports that run up the README's map:\n" + "\n".join(upward)
+    assert upward == [], "imports that run up the house's map (docs/explanation/architecture.md):\n" + "\n".join(upward)
 
 
 def test_the_map_check_finds_an_import_that_runs_up():

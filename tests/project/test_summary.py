@@ -1,5 +1,5 @@
 """The suite's reliability summary keeps two figures apart: credits paid twice (defects, which should be 0) and the
-repayments the README documents (a request in flight at a kill, one in flight when a bucket stopped taking
+repayments the docs document (a request in flight at a kill, one in flight when a bucket stopped taking
 writes), each scenario's with its kind and its bound."""
 
 from __future__ import annotations
@@ -58,7 +58,7 @@ def test_credits_paid_twice_beyond_a_repayment_and_a_repayment_past_its_bound_ar
     defect = Scenario("two clients", requests=3, rows=2, paid_twice=11)
     over = Scenario("killed again", requests=9, rows=3, paid_twice=0, repaid=Repaid("in flight at a kill", 40, 30))
     assert paid_lines([defect, over, CLEAN]) == [
-        "credits paid twice: 11 (in 3 scenarios that count them; a DEFECT: the README documents none)",
+        "credits paid twice: 11 (in 3 scenarios that count them; a DEFECT: the docs document none)",
         "documented repayments: 40 credits in 1 scenario, 1 OVER its bound:",
         "  in flight at a kill: killed again: 40, OVER its bound of 30",
     ]
@@ -68,5 +68,5 @@ def test_credits_paid_twice_beyond_a_repayment_and_a_repayment_past_its_bound_ar
 
 
 def test_a_repayment_the_readme_does_not_document_is_refused():
-    with pytest.raises(ValueError, match="not a repayment the README documents: 'a retry'; known: in flight at"):
+    with pytest.raises(ValueError, match="not a repayment the docs document: 'a retry'; known: in flight at"):
         Repaid("a retry", 10, 10)

@@ -147,12 +147,15 @@ def test_a_tracker_takes_neither_a_cache_nor_a_clock_of_its_own():
     assert repr(sf.Tracker(spec, sandbox=True)) == "Tracker('photo-editors', 6 items, sandbox)"
 
 
-def test_the_readmes_spec_is_a_spec(monkeypatch: pytest.MonkeyPatch):
+def test_the_guides_spec_is_a_spec(monkeypatch: pytest.MonkeyPatch):
+    """The spec of docs/guides/tracking.md, and with the alerts of docs/guides/alerts-and-digests.md."""
     import re
 
-    readme = (Path(__file__).parents[2] / "README.md").read_text()
-    section = readme.split("## Tracking over time")[1].split("\n## ")[0]
-    spec_block, alerts_block = re.findall(r"```toml\n(.*?)\n```", section, flags=re.S)
+    guides = Path(__file__).parents[2] / "docs" / "guides"
+    tracking = (guides / "tracking.md").read_text().split("\n## ")[0]
+    alerts = (guides / "alerts-and-digests.md").read_text()
+    (spec_block,) = re.findall(r"```toml\n(.*?)\n```", tracking, flags=re.S)
+    alerts_block = re.findall(r"```toml\n(.*?)\n```", alerts, flags=re.S)[0]
     spec = parse_spec(spec_block)
     assert spec.name == "photo-editors"
     assert [(i.name, i.every_days) for i in spec.items] == [
