@@ -29,7 +29,7 @@ from tests._children import child_env
 from tests._s3 import ACCESS_KEY, REGION, SECRET_KEY, SESSION_TOKEN, clean_cloud_env, free_port, refusing_server
 from tests.conftest import ROOT
 
-pytest.importorskip("obstore", reason='obstore not installed (pip install "storeframes[s3]")')
+pytest.importorskip("obstore", reason='obstore not installed (pip install ".[s3]")')
 
 from storeframes.cache.stores.bucket import ObjectStore
 from storeframes.coord.bucket_leases import ObjectLeases
