@@ -27,14 +27,15 @@ _EXTRA = re.compile(r"""\bextra\s*==\s*['"]([^'"]+)['"]""")
 
 @functools.cache
 def _extras() -> dict[str, tuple[str, ...]]:
-    """Every extra and its requirements: from the checkout's pyproject.toml, else from the installed metadata."""
+    """Every extra and its requirements, sorted: from the checkout's pyproject.toml, else from the installed
+    metadata (which lists them sorted)."""
     pyproject = Path(__file__).resolve().parent.parent / "pyproject.toml"
     try:
         project = tomllib.loads(pyproject.read_text(encoding="utf-8")).get("project", {})
     except (OSError, ValueError):
         project = {}
     if project.get("name") == "storeframes":
-        return {name: tuple(reqs) for name, reqs in project.get("optional-dependencies", {}).items()}
+        return {name: tuple(sorted(reqs)) for name, reqs in project.get("optional-dependencies", {}).items()}
     try:
         lines = importlib.metadata.requires("storeframes") or []
     except importlib.metadata.PackageNotFoundError:
@@ -45,11 +46,11 @@ def _extras() -> dict[str, tuple[str, ...]]:
         found = _EXTRA.search(marker)
         if found:
             extras.setdefault(found.group(1), []).append(requirement.strip())
-    return {name: tuple(reqs) for name, reqs in extras.items()}
+    return {name: tuple(sorted(reqs)) for name, reqs in extras.items()}
 
 
 def extra_requirements(extra: str) -> tuple[str, ...]:
-    """The requirements an extra of storeframes installs (empty for an extra it does not declare).
+    """The requirements an extra of storeframes installs, sorted (empty for an extra it does not declare).
 
     >>> extra_requirements("pandas")
     ('pandas>=2.2',)

@@ -22,9 +22,9 @@ def importable(module: str) -> bool:
 
 
 def declared(extra: str) -> list[str]:
-    """The requirements ``pyproject.toml`` declares for ``extra`` (``[project.optional-dependencies]``)."""
+    """The requirements ``pyproject.toml`` declares for ``extra`` (``[project.optional-dependencies]``), sorted."""
     project = tomllib.loads((Path(__file__).resolve().parents[1] / "pyproject.toml").read_text(encoding="utf-8"))
-    return project["project"]["optional-dependencies"][extra]
+    return sorted(project["project"]["optional-dependencies"][extra])
 
 
 def names_the_extra(message: str, extra: str) -> bool:

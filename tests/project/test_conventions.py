@@ -61,7 +61,7 @@ def test_widgets_without_the_notebook_extra_say_what_to_install(missing, stateme
     assert got["type"] == "ImportError" and got["is_import_error"]
     assert got["message"] == (
         f"storeframes.widgets needs ipywidgets and matplotlib ({missing} is not installed): "
-        'pip install "ipywidgets>=8.1" "matplotlib>=3.9" "ipykernel>=6.29" '
+        'pip install "ipykernel>=6.29" "ipywidgets>=8.1" "matplotlib>=3.9" '
         '(or, from a checkout of storeframes, pip install ".[notebook]")'
     )
     assert got["name"] == missing

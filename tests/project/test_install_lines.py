@@ -21,11 +21,15 @@ from pathlib import Path
 
 import pytest
 
+import storeframes
 from storeframes._version import extra_requirements, install_hint
 from tests._extras import declared, names_the_extra
 
 ROOT = Path(__file__).resolve().parents[2]
-EXTRAS = sorted(tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["optional-dependencies"])
+PACKAGE = Path(storeframes.__file__).resolve().parent  # the source tree's, or the installed wheel's
+EXTRAS = sorted(
+    tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["optional-dependencies"]
+)
 
 _INSTALL = re.compile(
     r"\b(?:pip3?\s+install|uv\s+pip\s+install|uv\s+add|uv\s+tool\s+install|pipx\s+install|poetry\s+add"
@@ -79,20 +83,27 @@ def _files() -> list[Path]:
         *(path for path in named if path.exists()),
         *sorted((ROOT / "docs").rglob("*.md")),
         *sorted((ROOT / "notebooks").glob("*.ipynb")),
-        *sorted((ROOT / "storeframes").rglob("*.py")),
+        *sorted(PACKAGE.rglob("*.py")),
     ]
+
+
+def _shown(path: Path) -> str:
+    """A path as the repository names it (``storeframes/...`` for the package, wherever it is installed)."""
+    if path.is_relative_to(PACKAGE):
+        return f"storeframes/{path.relative_to(PACKAGE).as_posix()}"
+    return path.relative_to(ROOT).as_posix()
 
 
 def test_no_line_installs_storeframes_by_name_from_an_index():
     found = [
-        f"{path.relative_to(ROOT)}:{where}: {line.strip()}"
+        f"{_shown(path)}:{where}: {line.strip()}"
         for path in _files()
         for where, line in _lines(path)
         if index_installs(line)
     ]
     assert found == [], (
-        "storeframes is not on a package index: install from a checkout (pip install \".[lake]\") or a built "
-        "wheel (pip install \"dist/storeframes-<version>-py3-none-any.whl[lake]\") instead:\n" + "\n".join(found)
+        'storeframes is not on a package index: install from a checkout (pip install ".[lake]") or a built '
+        'wheel (pip install "dist/storeframes-<version>-py3-none-any.whl[lake]") instead:\n' + "\n".join(found)
     )
 
 
@@ -134,7 +145,7 @@ def test_each_extras_hint_names_its_packages_as_pyproject_declares_them(extra):
 
 def test_the_hint_reads_as_a_command_then_the_checkout():
     assert install_hint("notebook") == (
-        'pip install "ipywidgets>=8.1" "matplotlib>=3.9" "ipykernel>=6.29" '
+        'pip install "ipykernel>=6.29" "ipywidgets>=8.1" "matplotlib>=3.9" '
         '(or, from a checkout of storeframes, pip install ".[notebook]")'
     )
     assert install_hint("nothing") == 'pip install ".[nothing]" from a checkout of storeframes'
