@@ -31,7 +31,8 @@ D). A run that was not ``ok`` or ``over_budget`` fails the materialization, the 
 its message; its metadata is :func:`run_metadata`'s.
 
 Needs Dagster 1.11.3 or newer (the ``dagster`` extra: ``pip install ".[dagster]"`` from a checkout).
-``import storeframes`` does not load this module; importing it without Dagster raises an ``ImportError`` that says so.
+``import storeframes`` does not load this module; importing it without Dagster raises an
+``ImportError`` that says so.
 """
 
 # no `from __future__ import annotations`: Dagster and pydantic read this module's hints as objects

@@ -8,8 +8,8 @@ UTC timestamps stay UTC, decimals stay decimals, whole numbers stay whole with t
 ``pd.NA``, and a list column (``categories``) stays a list per row. ``pl.from_pandas`` turns
 the result back into the very same frame.
 
-Needs the ``pandas`` extra (pandas 2.2 or newer: ``pip install ".[pandas]"`` from a checkout). pandas and pyarrow are
-imported when :func:`to_pandas` is first called, not with the package.
+Needs the ``pandas`` extra (pandas 2.2 or newer: ``pip install ".[pandas]"`` from a checkout).
+pandas and pyarrow are imported when :func:`to_pandas` is first called, not with the package.
 
 >>> import storeframes as sf
 >>> sf.configure(sandbox=True)  # doctest: +SKIP

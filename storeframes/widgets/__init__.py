@@ -1,8 +1,8 @@
 """Notebook widgets: a credit meter, a keyword rank explorer and a benchmarks explorer.
 
-They are ``ipywidgets`` 8 boxes (the ``notebook`` extra: ``pip install ".[notebook]"`` from a checkout) that draw with
-:mod:`storeframes.plots` into an image, so they need no matplotlib backend. Each has a
-``close()`` that also stops what it watches.
+They are ``ipywidgets`` 8 boxes (the ``notebook`` extra: ``pip install ".[notebook]"`` from a
+checkout) that draw with :mod:`storeframes.plots` into an image, so they need no matplotlib
+backend. Each has a ``close()`` that also stops what it watches.
 
 Shown in a notebook (the cell's value, or ``display(explorer)``), each also writes an
 ordinary output that holds what it shows, kept up to date in place (a ``display_id``): the

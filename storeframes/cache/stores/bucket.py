@@ -19,8 +19,8 @@ endpoint is allowed on a loopback host only (a MinIO or a test server on this ma
 anywhere else credentials and data would cross the network unencrypted, and the store
 refuses it.
 
-Needs obstore (the ``s3`` extra: ``pip install ".[s3]"`` from a checkout), imported only when a store is made.
-No error message of this module holds a credential: obstore's own messages (which carry
+Needs obstore (the ``s3`` extra: ``pip install ".[s3]"`` from a checkout), imported only when a
+store is made. No error message of this module holds a credential: obstore's own messages (which carry
 the request and the server's answer) are cut down to the operation, the key and a short
 reason.
 """
