@@ -1,15 +1,42 @@
 """storeframes: tidy polars DataFrames from a paid mobile app-store data service.
 
+Start with the built-in sandbox (a fake of the whole service: no token, nothing billed), or a token:
+
 >>> import storeframes as sf
 >>> client = sf.configure(sandbox=True)         # or set $STOREFRAMES_API_KEY and $STOREFRAMES_BASE_URL
 >>> client.metadata_frame(["3233849169"])       # the same functions as methods of a client  # doctest: +SKIP
 >>> sf.metadata_frame(["3233849169", "361252007"]).select("app_id", "title")  # doctest: +SKIP
 >>> sf.versions_frame(["3233849169", "361252007"])  # same cached answers: no credits  # doctest: +SKIP
+>>> sf.plan("metrics_frame", apps=["3233849169"])  # what a call sends and costs, nothing sent  # doctest: +SKIP
+
+The main entry points (help(sf.NAME) documents one):
+
+- Set up: configure (the default client: sandbox, token, budget, cache_dir), connect, Client, today.
+- The frame functions, one polars DataFrame each, also methods of a Client: metadata_frame,
+  versions_frame, metrics_frame, changes_frame, version_changes_frame, screenshot_changes_frame,
+  privacy_changes_frame, screenshots_frame, videos_frame, in_app_purchases_frame,
+  permissions_frame, related_apps_frame, search_frame, search_history_frame, benchmarks_frame;
+  then find_apps, rank_history, the everyday questions of storeframes.analysis, and to_pandas.
+- Before spending: plan (a call's requests and credits, nothing sent), a client's budget, ledger
+  and spend().
+- What the cache keeps: Cache; scan, compact, snapshots, observed_changes; sql (DuckDB over it);
+  publish and read_table (Delta Lake team tables); manifest and check_manifest.
+- Tracking over time: Tracker, TrackerSpec and events; alerts and digests in storeframes.track.
+- Charts and widgets: storeframes.plots and storeframes.widgets (the notebook extra).
+- More: storeframes.sandbox, storeframes.schemas (every frame's columns), storeframes.catalog
+  (the endpoints and their prices), storeframes.conformance, and the storeframes command
+  (storeframes --help).
+- Errors and warnings: storeframes.errors. Every error derives from StoreframesError, and each is
+  importable from storeframes too (sf.BudgetExceededError); CacheWarning is in storeframes.cache,
+  ResultCapWarning and UnknownFieldWarning in storeframes.flatteners.
+
+The docs site (built from the repository's docs/ folder) has the guides, the how-tos and the full
+reference: Start, Guides, How-to, Reference, Explanation, Examples and the Changelog.
 """
 
 from typing import TYPE_CHECKING, Any
 
-from . import analysis, catalog, schemas
+from . import analysis, catalog, errors, schemas
 from ._version import __version__
 from .answers import Answer, Part, Response
 from .cache import Cache, CacheWarning
@@ -85,51 +112,20 @@ __all__ = [
     "LEDGER_SCHEMA",
     "RANK_STATUSES",
     "Answer",
-    "AnswerWarning",
-    "ApiError",
-    "AppNotAvailableError",
-    "AppsUnavailableWarning",
-    "AuthenticationError",
-    "BudgetExceededError",
     "Cache",
-    "CacheUnavailableError",
-    "CacheWarning",
     "Client",
-    "ConfigurationError",
-    "CoordinationError",
-    "CoordinationMismatchError",
     "Coordinator",
     "CostModel",
-    "CostWarning",
-    "DigestNotKeptError",
     "Endpoint",
-    "EstimatesNotInPlanError",
-    "ForbiddenError",
-    "ForkedProcessError",
     "Freshness",
-    "InvalidParameterError",
-    "LakeError",
     "LocalStore",
     "MemoryStore",
-    "NoCacheError",
-    "NotCachedError",
-    "NotEnoughCreditsError",
     "Part",
     "Plan",
-    "RateLimitError",
-    "RedirectError",
     "Response",
-    "ResponseShapeError",
-    "ResponseTooLargeError",
-    "ResultCapWarning",
-    "ServerError",
-    "ServiceValidationError",
     "Store",
-    "StoreframesError",
     "Tracker",
     "TrackerSpec",
-    "TransportError",
-    "UnknownFieldWarning",
     "__version__",
     "analysis",
     "benchmarks_frame",
@@ -141,6 +137,7 @@ __all__ = [
     "conformance",
     "connect",
     "default_client",
+    "errors",
     "events",
     "find_apps",
     "in_app_purchases_frame",
@@ -186,5 +183,5 @@ def __getattr__(name: str) -> Any:
 
 def __dir__() -> list[str]:
     """The public API (:data:`__all__`) and ``__version__``: what tab completion in a notebook lists, without the
-    package's internal modules and imports."""
+    package's internal modules and imports, and without the errors and warnings (``sf.errors.`` lists them)."""
     return sorted({*__all__, "__version__"})

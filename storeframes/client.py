@@ -130,7 +130,7 @@ class Client(FrameFunctions):
         coordinator: who shares the token's rate window (and the leases): ``"machine"``
             (the default: every thread and process of this machine, through a file in
             ``$STOREFRAMES_STATE_DIR`` or the user's state directory), or a Redis URL
-            (``redis://``, ``rediss://``, ``unix://``; ``pip install "storeframes[redis]"``)
+            (``redis://``, ``rediss://``, ``unix://``; the ``redis`` extra)
             for several machines, or a :class:`~storeframes.Coordinator`. Defaults to
             ``$STOREFRAMES_COORDINATOR``.
         max_workers: threads sending the requests of one call; by default the rate limit's
@@ -154,7 +154,7 @@ class Client(FrameFunctions):
         cost_model: per endpoint name, a :class:`~storeframes.catalog.CostModel`
             replacing the default price list.
         cache_dir: the cache: a folder, or a bucket a team shares (``s3://bucket/prefix``; ``gs://``, ``az://`` too;
-            ``pip install "storeframes[s3]"``); defaults to ``$STOREFRAMES_CACHE_DIR``, else the user's cache
+            the ``s3`` extra); defaults to ``$STOREFRAMES_CACHE_DIR``, else the user's cache
             directory; a :class:`~storeframes.cache.Cache` or :class:`~storeframes.Store` may be given, ``False``
             turns caching off. One that cannot keep answers is refused before a call pays for any.
         storage_options: settings of a bucket given as ``cache_dir`` (``aws_endpoint_url``, ``aws_region``,

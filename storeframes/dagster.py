@@ -30,8 +30,9 @@ refused before anything is sent (with ``sandbox=True`` it is a replay: the sandb
 D). A run that was not ``ok`` or ``over_budget`` fails the materialization, the run's errors in
 its message; its metadata is :func:`run_metadata`'s.
 
-Needs Dagster 1.11.3 or newer: ``pip install "storeframes[dagster]"``. ``import storeframes``
-does not load this module; importing it without Dagster raises an ``ImportError`` that says so.
+Needs Dagster 1.11.3 or newer (the ``dagster`` extra: ``pip install ".[dagster]"`` from a checkout).
+``import storeframes`` does not load this module; importing it without Dagster raises an
+``ImportError`` that says so.
 """
 
 # no `from __future__ import annotations`: Dagster and pydantic read this module's hints as objects
@@ -42,24 +43,21 @@ from datetime import date, timedelta
 from pathlib import Path
 from typing import Any
 
+from ._version import install_hint
 from .catalog import today_utc
 from .errors import InvalidParameterError
 from .track import RunResult, Tracker
 from .track.spec import DEFAULT_LOOKBACK, Item, TrackerSpec, load_spec
-
-DAGSTER_EXTRA = 'pip install "storeframes[dagster]"'
-"""How to install what this module needs: Dagster 1.11.3 or newer."""
 
 try:
     import dagster as dg
 except ImportError as exc:  # depends on the installed extras (tests/project/test_conventions.py)
     _missing = f"{exc.name} is not installed" if exc.name else str(exc)
     raise ImportError(
-        f"storeframes.dagster needs Dagster ({_missing}): {DAGSTER_EXTRA} (or dagster>=1.11.3)", name=exc.name
+        f"storeframes.dagster needs Dagster ({_missing}): {install_hint('dagster')}", name=exc.name
     ) from exc
 
 __all__ = [
-    "DAGSTER_EXTRA",
     "FINE",
     "ClientOptions",
     "TrackerResource",

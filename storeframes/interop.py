@@ -8,8 +8,8 @@ UTC timestamps stay UTC, decimals stay decimals, whole numbers stay whole with t
 ``pd.NA``, and a list column (``categories``) stays a list per row. ``pl.from_pandas`` turns
 the result back into the very same frame.
 
-Needs pandas 2.2 or newer: ``pip install "storeframes[pandas]"``. pandas and pyarrow are
-imported when :func:`to_pandas` is first called, not with the package.
+Needs the ``pandas`` extra (pandas 2.2 or newer: ``pip install ".[pandas]"`` from a checkout).
+pandas and pyarrow are imported when :func:`to_pandas` is first called, not with the package.
 
 >>> import storeframes as sf
 >>> sf.configure(sandbox=True)  # doctest: +SKIP
@@ -24,14 +24,13 @@ from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
+from ._version import install_hint
+
 if TYPE_CHECKING:
     import pandas as pd  # type: ignore[import-untyped, import-not-found, unused-ignore]
     import pyarrow as pa
 
-__all__ = ["PANDAS_EXTRA", "to_pandas"]
-
-PANDAS_EXTRA = 'pip install "storeframes[pandas]"'
-"""How to install what :func:`to_pandas` needs: pandas 2.2 or newer."""
+__all__ = ["to_pandas"]
 
 
 def to_pandas(frame: pl.DataFrame | pl.LazyFrame) -> pd.DataFrame:
@@ -73,7 +72,7 @@ def to_pandas(frame: pl.DataFrame | pl.LazyFrame) -> pd.DataFrame:
     try:
         import pandas as pd
     except ImportError as exc:
-        raise ImportError(f"storeframes.to_pandas needs pandas 2.2 or newer: {PANDAS_EXTRA}") from exc
+        raise ImportError(f"storeframes.to_pandas needs pandas 2.2 or newer: {install_hint('pandas')}") from exc
     if not data.width:
         return pd.DataFrame(index=pd.RangeIndex(data.height))
     # texts as large_string: polars' newest level gives string_view, and pyarrow cannot make

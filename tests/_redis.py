@@ -37,7 +37,7 @@ def redis_server(
     binary = shutil.which("redis-server")
     if binary is None:
         pytest.skip(REDIS_MISSING)
-    redis = pytest.importorskip("redis", reason='redis-py not installed (pip install "storeframes[redis]")')
+    redis = pytest.importorskip("redis", reason='redis-py not installed (pip install ".[redis]")')
     port = port or _free_port()
     command = [binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"]
     command += ["--dir", str(folder), "--protected-mode", "yes", "--loglevel", "warning"]

@@ -57,7 +57,9 @@ def _requirements() -> Any:
             importlib.import_module(module)
         return importlib.import_module("moto.server")
     except ImportError as exc:
-        pytest.skip(f'an S3 test server needs obstore, boto3 and moto[server] (pip install "storeframes[dev]"): {exc}')
+        pytest.skip(
+            f'an S3 test server needs obstore, boto3 and moto[server] (pip install ".[s3]" --group test): {exc}'
+        )
 
 
 def free_port() -> int:

@@ -16,6 +16,7 @@ from typing import Any
 
 import polars as pl
 
+from .._version import install_hint
 from ..analysis import category_standing, changes_before, movers, with_names
 from ..client import Client
 from ..defaults import connect
@@ -262,7 +263,7 @@ def _write(result: DemoResult, title: str, names: pl.DataFrame, category: str | 
     try:
         from .. import plots
     except ImportError:
-        result.notes.append('charts skipped: matplotlib is missing (pip install "storeframes[notebook]")')
+        result.notes.append(f"charts skipped: matplotlib is missing ({install_hint('notebook')})")
         return
     ranks, changes, benchmarks = (result.tables[k] for k in ("ranks", "changes", "benchmarks"))
     apps = ranks["app_id"].unique(maintain_order=True).to_list()

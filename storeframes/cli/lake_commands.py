@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from .._version import install_hint
 from ..errors import ConfigurationError, InvalidParameterError, NoCacheError, StoreframesError
 from .printing import printable
 
@@ -23,7 +24,7 @@ def run_publish(args: argparse.Namespace) -> int:
     try:
         from deltalake.exceptions import DeltaError
     except ImportError:
-        print('storeframes publish: needs deltalake 1.1 or newer: pip install "storeframes[lake]"', file=sys.stderr)
+        print(f"storeframes publish: needs deltalake 1.1 or newer: {install_hint('lake')}", file=sys.stderr)
         return 2
 
     try:

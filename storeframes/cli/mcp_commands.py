@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from .._version import install_hint
 from ..errors import ConfigurationError, InvalidParameterError, NoCacheError, StoreframesError
 from .printing import printable
 
@@ -27,7 +28,7 @@ def run_mcp(args: argparse.Namespace) -> int:
     try:
         import mcp  # noqa: F401
     except ImportError:
-        _err('the MCP server needs the mcp extra: pip install "storeframes[mcp]"')
+        _err(f"the MCP server needs the mcp extra: {install_hint('mcp')}")
         return 2
     from ..agent import open_surface, secrets
     from ..agent.bearer import ENV_MCP_TOKEN, bearer_token

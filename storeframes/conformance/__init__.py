@@ -24,7 +24,8 @@ TLS, timeout, dropped, cut short), else ``differs`` or ``as expected``.
 From the command line: ``storeframes conformance [--budget N] [--out DIR] [--device D ...]
 [--country C] [--keyword K] [--app DEVICE=ID]``, ``storeframes conformance --against DIR`` and
 ``--baseline DIR`` for a weekly canary; exit status 3 when the service could not be reached, 4 when
-some probes got no answer. Recording needs vcrpy: ``pip install 'storeframes[conformance]'``.
+some probes got no answer. Recording needs vcrpy (the ``conformance`` extra:
+``pip install ".[conformance]"`` from a checkout).
 """
 
 from __future__ import annotations

@@ -19,6 +19,7 @@ from typing import Any
 import orjson
 
 from .. import catalog
+from .._version import install_hint
 from ..errors import ConfigurationError, InvalidParameterError
 from ..wire.safety import Secret, check_base_url, clean_token, shown_url
 from .probes import DEFAULT_KEYWORD, WRONG_TOKEN, outstanding, plan_probes, send_probes
@@ -42,7 +43,7 @@ def _need_vcr() -> None:
         import vcr  # noqa: F401
     except ImportError:
         raise ConfigurationError(
-            "the conformance kit records with vcrpy, which is not installed: pip install 'storeframes[conformance]'"
+            f"the conformance kit records with vcrpy, which is not installed: {install_hint('conformance')}"
         ) from None
 
 

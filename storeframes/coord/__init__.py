@@ -12,7 +12,7 @@ reaches; :func:`coordinator_for` is the one place that picks it:
   of a bucket (:mod:`storeframes.coord.bucket_leases`), or the process's own;
 - ``Coordinator("redis://host:6379/0")`` (or ``rediss://``, ``unix://``;
   :mod:`storeframes.coord.redis`): every machine that names the same Redis server
-  (``pip install "storeframes[redis]"``), which keeps the window and the leases.
+  (the ``redis`` extra: ``pip install ".[redis]"`` from a checkout), which keeps the window and the leases.
 
 Every member of a team must coordinate alike: the first that fetches into a shared cache records
 its coordination in the cache, and a member whose coordination differs is refused before it sends

@@ -1,7 +1,7 @@
 """A Redis server as the place where a token's callers meet, on every machine that names it.
 
-``Coordinator("redis://host:6379/0")`` (or ``rediss://``, ``unix://``; ``pip install
-"storeframes[redis]"``). The token's window is two sorted sets
+``Coordinator("redis://host:6379/0")`` (or ``rediss://``, ``unix://``; the ``redis`` extra,
+``pip install ".[redis]"`` from a checkout). The token's window is two sorted sets
 ``storeframes:window:<token id>:flight`` and ``...:done`` that one Lua script prunes,
 counts and extends, dated by the Redis server's clock (see
 :mod:`storeframes.coord.window`); a lease is a key ``storeframes:lease:<space>:<name>``
@@ -22,6 +22,7 @@ from collections.abc import Callable
 from functools import partial
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from .._version import install_hint
 from ..cache.coordination_record import canonical_location
 from ..errors import ConfigurationError, CoordinationError, plural
 from .base import Coordinator
@@ -34,13 +35,12 @@ if TYPE_CHECKING:
 
     from ..cache import Cache
 
-__all__ = ["INSTALL", "SCHEMES", "RedisCoordinator", "RedisLeases", "redis_installed"]
+__all__ = ["SCHEMES", "RedisCoordinator", "RedisLeases", "redis_installed"]
 
 log = logging.getLogger("storeframes")
 
 SCHEMES = ("redis", "rediss", "unix")
 """The URL schemes of a Redis server."""
-INSTALL = 'pip install "storeframes[redis]"'
 
 T = TypeVar("T")
 
@@ -417,7 +417,7 @@ class RedisCoordinator(Coordinator, named_by_url=True):
                     import redis
                 except ImportError:
                     raise ConfigurationError(
-                        f"the Redis coordinator {self.describe()} needs redis-py: {INSTALL}"
+                        f"the Redis coordinator {self.describe()} needs redis-py: {install_hint('redis')}"
                     ) from None
                 # the URL's own parameters (?socket_timeout=...) win over these defaults
                 failure = None
@@ -443,7 +443,7 @@ class RedisCoordinator(Coordinator, named_by_url=True):
 
     def window(self, tid: str) -> Shared:
         if not redis_installed():
-            raise ConfigurationError(f"the Redis coordinator {self.describe()} needs redis-py: {INSTALL}")
+            raise ConfigurationError(f"the Redis coordinator {self.describe()} needs redis-py: {install_hint('redis')}")
         return shared_window(f"redis:{digest(self.url)}", tid, lambda: _RedisSlots(self, tid))
 
     def folder_leases(self, folder: str) -> Leases:

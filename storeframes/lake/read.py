@@ -26,12 +26,13 @@ import polars as pl
 from polars.io.plugins import register_io_source
 
 from .._tracebacks import user_facing
+from .._version import install_hint
 from ..cache.stores import store_for
 from ..errors import ConfigurationError, InvalidParameterError, LakeError, StoreframesError
 from ..kept.tables import SCANS_NEST
 from ..wire.safety import shown_url
 
-__all__ = ["BOOKKEEPING", "LAKE_EXTRA", "SCANS_DELTA", "LakeRead", "read_table", "reads", "scan"]
+__all__ = ["BOOKKEEPING", "SCANS_DELTA", "LakeRead", "read_table", "reads", "scan"]
 
 BOOKKEEPING = ("_cell", "_answer", "_row")
 """The columns a published current table holds beside the table's own: the row's cell (an id of its
@@ -182,10 +183,6 @@ def where(lake: Any, table: str, storage_options: Mapping[str, Any] | None, *, w
     return Where(addresses[0], store.location, table, dict(options or {}), store)
 
 
-LAKE_EXTRA = 'pip install "storeframes[lake]"'
-"""How to install what :func:`read_table` and :func:`storeframes.publish` need: deltalake 1.1 or newer."""
-
-
 def needs_deltalake(what: str) -> None:
     """An ImportError naming the extra, where deltalake is missing.
 
@@ -194,7 +191,7 @@ def needs_deltalake(what: str) -> None:
     try:
         import deltalake  # noqa: F401
     except ImportError as exc:
-        raise ImportError(f"sf.{what} needs deltalake 1.1 or newer: {LAKE_EXTRA}") from exc
+        raise ImportError(f"sf.{what} needs deltalake 1.1 or newer: {install_hint('lake')}") from exc
 
 
 def scan(delta: Any) -> pl.LazyFrame:

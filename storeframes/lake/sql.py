@@ -23,6 +23,7 @@ from typing import Any, NamedTuple
 import polars as pl
 
 from .._tracebacks import user_facing
+from .._version import install_hint
 from ..cache import Cache
 from ..errors import ConfigurationError, InvalidParameterError
 from ..kept.scan import scan
@@ -101,7 +102,7 @@ def _duckdb() -> Any:
     try:
         import duckdb
     except ImportError as exc:
-        raise ConfigurationError('sf.sql runs DuckDB, which is not installed: pip install "storeframes[sql]"') from exc
+        raise ConfigurationError(f"sf.sql runs DuckDB, which is not installed: {install_hint('sql')}") from exc
     return duckdb
 
 

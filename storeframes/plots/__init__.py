@@ -14,17 +14,17 @@ axes start at 1; a chart with nothing to draw is one line saying what has no dat
 >>> plots.rank_chart(history, ["3233849169", "394079159", "1395556972"], changes=changes)  # doctest: +SKIP
 <Figure size 1000x650 with 2 Axes>
 
-Needs the ``notebook`` extra (``pip install "storeframes[notebook]"``) or matplotlib alone.
+Needs the ``notebook`` extra (``pip install ".[notebook]"`` from a checkout) or matplotlib alone.
 """
 
 from __future__ import annotations
 
+from .._version import install_hint
+
 try:
     from matplotlib.figure import Figure
 except ImportError as exc:  # pragma: no cover - depends on the installed extras
-    raise ImportError(
-        'storeframes.plots needs matplotlib: pip install "storeframes[notebook]" (or matplotlib>=3.9)'
-    ) from exc
+    raise ImportError(f"storeframes.plots needs matplotlib: {install_hint('notebook')}") from exc
 
 from .benchmark_charts import RATE_LABELS, benchmark_chart
 from .change_charts import changes_timeline

@@ -22,6 +22,7 @@ from collections.abc import Coroutine
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
+from .._version import install_hint
 from ..errors import ConfigurationError
 from .rules import quietly
 
@@ -57,7 +58,7 @@ def _apprise() -> Any:
     try:
         import apprise
     except ImportError:
-        raise ConfigurationError("notifications need apprise: pip install 'storeframes[alerts]'") from None
+        raise ConfigurationError(f"notifications need apprise: {install_hint('alerts')}") from None
     return apprise
 
 

@@ -57,6 +57,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .._version import install_hint
 from ..catalog import app_list, texts
 from ..errors import ConfigurationError, InvalidParameterError
 
@@ -476,9 +477,7 @@ def _check_urls(fail: Fail, urls: Sequence[str]) -> None:
     try:
         import apprise
     except ImportError:
-        raise ConfigurationError(
-            "a [notify] table with urls needs apprise: pip install 'storeframes[alerts]'"
-        ) from None
+        raise ConfigurationError(f"a [notify] table with urls needs apprise: {install_hint('alerts')}") from None
     for n, url in enumerate(urls):
         with quietly():
             known = apprise.Apprise.instantiate(url) is not None

@@ -1,8 +1,8 @@
 """Notebook widgets: a credit meter, a keyword rank explorer and a benchmarks explorer.
 
-They are ``ipywidgets`` 8 boxes (``pip install "storeframes[notebook]"``) that draw with
-:mod:`storeframes.plots` into an image, so they need no matplotlib backend. Each has a
-``close()`` that also stops what it watches.
+They are ``ipywidgets`` 8 boxes (the ``notebook`` extra: ``pip install ".[notebook]"`` from a
+checkout) that draw with :mod:`storeframes.plots` into an image, so they need no matplotlib
+backend. Each has a ``close()`` that also stops what it watches.
 
 Shown in a notebook (the cell's value, or ``display(explorer)``), each also writes an
 ordinary output that holds what it shows, kept up to date in place (a ``display_id``): the
@@ -37,6 +37,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
+from .._version import install_hint
 from .cards import AppCard, app_card
 
 if TYPE_CHECKING:
@@ -59,8 +60,7 @@ def __getattr__(name: str) -> Any:
     except ImportError as exc:
         missing = f"{exc.name} is not installed" if exc.name else str(exc)
         raise ImportError(
-            f"storeframes.widgets needs ipywidgets and matplotlib ({missing}): "
-            'pip install "storeframes[notebook]" (or ipywidgets>=8.1 and matplotlib>=3.9)',
+            f"storeframes.widgets needs ipywidgets and matplotlib ({missing}): {install_hint('notebook')}",
             name=exc.name,
         ) from exc
     value = getattr(importlib.import_module(f"{__name__}.{_WIDGETS[name]}"), name)

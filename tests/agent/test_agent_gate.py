@@ -10,6 +10,7 @@ import pytest
 from storeframes.agent.gate import Gate
 from storeframes.agent.tables import MOST_ROWS, show
 from storeframes.errors import InvalidParameterError
+from tests._extras import names_the_extra
 
 
 @pytest.fixture
@@ -72,4 +73,4 @@ def test_the_command_says_which_extra_is_missing(monkeypatch, capsys):
 
     monkeypatch.setitem(sys.modules, "mcp", None)  # as if the mcp extra were not installed
     assert main(["mcp", "--sandbox"]) == 2
-    assert 'pip install "storeframes[mcp]"' in capsys.readouterr().err
+    assert names_the_extra(capsys.readouterr().err, "mcp")

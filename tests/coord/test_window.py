@@ -34,6 +34,7 @@ from storeframes.coord.window import SharedLimiter
 from storeframes.sandbox import SANDBOX_KEY, SandboxServer, World
 from storeframes.wire.http import lib as httpx
 from tests._children import child_env
+from tests._extras import names_the_extra
 from tests._redis import redis_url  # noqa: F401 - the fixture
 from tests._summary import max_in_window, record
 from tests.conftest import SANDBOX_TODAY, loopback_client
@@ -113,10 +114,12 @@ def test_one_redis_client_per_process_and_url(redis_url):  # noqa: F811
 def test_without_redis_py_the_redis_coordinator_says_what_to_install(monkeypatch):
     monkeypatch.setitem(sys.modules, "redis", None)  # import redis now raises ImportError
     monkeypatch.setattr(coord.redis, "_CLIENTS", {})
-    with pytest.raises(sf.ConfigurationError, match=r'pip install "storeframes\[redis\]"'):
+    with pytest.raises(sf.ConfigurationError) as by_the_coordinator:
         Coordinator("redis://127.0.0.1:1/0").redis()
-    with pytest.raises(sf.ConfigurationError, match=r'pip install "storeframes\[redis\]"'):
+    with pytest.raises(sf.ConfigurationError) as by_the_client:
         sf.Client(TOKEN, base_url=BASE, cache_dir=False, coordinator="redis://:hunter2@127.0.0.1:1/0")
+    assert names_the_extra(str(by_the_coordinator.value), "redis")
+    assert names_the_extra(str(by_the_client.value), "redis") and "hunter2" not in str(by_the_client.value)
 
 
 def test_state_dir_is_the_environments_or_the_users_and_private(tmp_path, monkeypatch):

@@ -220,7 +220,10 @@ def test_without_pandas_the_error_names_the_extra_to_install():
         "    print(exc)\n"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120)
-    assert done.stdout.strip() == 'storeframes.to_pandas needs pandas 2.2 or newer: pip install "storeframes[pandas]"'
+    assert done.stdout.strip() == (
+        'storeframes.to_pandas needs pandas 2.2 or newer: pip install "pandas>=2.2" '
+        '(or, from a checkout of storeframes, pip install ".[pandas]")'
+    )
 
 
 @pytest.mark.processes

@@ -9,6 +9,8 @@ import textwrap
 
 import pytest
 
+from tests._extras import names_the_extra
+
 pytestmark = pytest.mark.processes
 
 # Run before the code under test: importing any of MISSING (or a module inside it) fails as
@@ -59,7 +61,8 @@ def test_widgets_without_the_notebook_extra_say_what_to_install(missing, stateme
     assert got["type"] == "ImportError" and got["is_import_error"]
     assert got["message"] == (
         f"storeframes.widgets needs ipywidgets and matplotlib ({missing} is not installed): "
-        'pip install "storeframes[notebook]" (or ipywidgets>=8.1 and matplotlib>=3.9)'
+        'pip install "ipykernel>=6.29" "ipywidgets>=8.1" "matplotlib>=3.9" '
+        '(or, from a checkout of storeframes, pip install ".[notebook]")'
     )
     assert got["name"] == missing
 
@@ -70,7 +73,7 @@ def test_widgets_message_is_worded_as_the_plots_one(widgets_module, plots_module
     plots = _run(IMPORT_FAILS.format(statement=plots_module), "matplotlib")
     assert widgets["type"] == plots["type"] == "ImportError"
     for got in (widgets, plots):
-        assert " needs " in got["message"] and 'pip install "storeframes[notebook]"' in got["message"]
+        assert " needs " in got["message"] and names_the_extra(got["message"], "notebook")
     assert widgets["message"].startswith("storeframes.widgets needs ipywidgets and matplotlib (ipywidgets")
     assert plots["message"].startswith("storeframes.plots needs matplotlib")
 
@@ -123,8 +126,8 @@ def test_storeframes_dagster_without_dagster_says_what_to_install():
     got = _run(IMPORT_FAILS.format(statement="import storeframes.dagster"), "dagster")
     assert got["type"] == "ImportError" and got["is_import_error"] and got["name"] == "dagster"
     assert got["message"] == (
-        'storeframes.dagster needs Dagster (dagster is not installed): pip install "storeframes[dagster]" '
-        "(or dagster>=1.11.3)"
+        'storeframes.dagster needs Dagster (dagster is not installed): pip install "dagster>=1.11.3" '
+        '(or, from a checkout of storeframes, pip install ".[dagster]")'
     )
 
 

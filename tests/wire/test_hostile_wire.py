@@ -518,7 +518,7 @@ def test_lone_surrogates_become_replacement_characters_and_pairs_are_kept():
 
 def test_errors_of_the_request_path_are_exported():
     for name in ("RedirectError", "ResponseTooLargeError", "CostWarning"):
-        assert name in sf.__all__
+        assert name in sf.errors.__all__ and getattr(sf, name) is getattr(sf.errors, name)
     assert issubclass(sf.RedirectError, sf.ApiError) and issubclass(sf.CostWarning, UserWarning)
     assert issubclass(sf.ResponseTooLargeError, sf.StoreframesError)
     assert not issubclass(sf.ResponseTooLargeError, sf.TransportError)  # never retried

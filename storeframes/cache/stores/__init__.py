@@ -3,7 +3,7 @@
 * a folder: :class:`~storeframes.cache.stores.local.LocalStore` (a path, or ``file://``);
 * this process's memory: :class:`~storeframes.cache.stores.memory.MemoryStore`;
 * a bucket: :class:`~storeframes.cache.stores.bucket.ObjectStore` (``s3://``, ``s3a://``, ``gs://``,
-  ``az://``, ``abfs://``, ``abfss://``, ``azure://``, ``adl://``; needs ``storeframes[s3]``).
+  ``az://``, ``abfs://``, ``abfss://``, ``azure://``, ``adl://``; needs the ``s3`` extra).
 
 :func:`store_for` turns what a user gives as a cache's place (a folder path, an address, a
 store) into a store. An address is looked up by its scheme in the registry, which imports
@@ -28,6 +28,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from ..._version import install_hint
 from ...errors import ConfigurationError, shown_when_half_built
 from .base import Capabilities, NotAFileError, Store, StoreBase, SweepError, Usage, Version, check_key
 from .local import LocalStore
@@ -76,7 +77,7 @@ class _Backend:
                 if self.extra is None or not (exc.name or "").split(".")[0] or exc.name == module:
                     raise
                 raise ImportError(
-                    f'a cache at {address.split("://")[0]}:// needs {exc.name}: pip install "storeframes[{self.extra}]"'
+                    f"a cache at {address.split('://')[0]}:// needs {exc.name}: {install_hint(self.extra)}"
                 ) from None
         if storage_options is None:
             return factory(address)

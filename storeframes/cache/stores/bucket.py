@@ -19,8 +19,8 @@ endpoint is allowed on a loopback host only (a MinIO or a test server on this ma
 anywhere else credentials and data would cross the network unencrypted, and the store
 refuses it.
 
-Needs obstore (``pip install "storeframes[s3]"``), imported only when a store is made.
-No error message of this module holds a credential: obstore's own messages (which carry
+Needs obstore (the ``s3`` extra: ``pip install ".[s3]"`` from a checkout), imported only when a
+store is made. No error message of this module holds a credential: obstore's own messages (which carry
 the request and the server's answer) are cut down to the operation, the key and a short
 reason.
 """
@@ -42,6 +42,7 @@ from datetime import timedelta
 from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
+from ..._version import install_hint
 from ...errors import shown_when_half_built
 from .base import Capabilities, StoreBase, SweepError, Usage, Version, check_key
 
@@ -49,7 +50,6 @@ __all__ = ["ObjectStore"]
 
 log = logging.getLogger("storeframes")
 
-INSTALL = 'pip install "storeframes[s3]"'
 _SET_ASIDE = ".corrupt"
 _MOST_ODD = 1000
 """How many keys obstore refuses a listing passes over before it gives up (an OSError)."""
@@ -188,7 +188,7 @@ def _obstore() -> Any:
         import obstore.exceptions
         import obstore.store
     except ImportError:
-        raise ImportError(f"an object store cache needs obstore: {INSTALL}") from None
+        raise ImportError(f"an object store cache needs obstore: {install_hint('s3')}") from None
     return obstore
 
 

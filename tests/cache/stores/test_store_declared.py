@@ -134,7 +134,8 @@ def test_a_backend_whose_package_is_missing_names_the_extra_to_install():
     register("toymissing", "tests._toy_missing:Store", extra="toy")
     try:
         with pytest.raises(
-            ImportError, match=r'needs storeframes_toy_backend_not_installed: pip install "storeframes\[toy\]"'
+            ImportError,
+            match=r'needs storeframes_toy_backend_not_installed: pip install "\.\[toy\]" from a checkout of storeframes',
         ):
             store_for("toymissing://bucket/cache")
     finally:
