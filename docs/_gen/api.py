@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import importlib
 import inspect
+import re
 import types
 from collections.abc import Callable
 from pathlib import Path
 
 import storeframes
 
+from .docstrings import markdown_of
 from .markdown import first_line, plain_roles
 
 MODULES = (
@@ -121,6 +123,63 @@ def shadowed(module: str) -> list[str]:
     )
 
 
+def made_at_runtime(name: str) -> bool:
+    """Whether ``storeframes.<name>`` is a function made when the package is imported (the frame functions, twins
+    of the client's methods: ``metadata_frame = _on_default(Client.metadata_frame)``), whose signature and
+    docstring (with its output schema) only exist then: read from the source, mkdocstrings would show an
+    assignment. :func:`runtime_entry` writes their entries from the imported function.
+
+    >>> made_at_runtime("metadata_frame"), made_at_runtime("configure")
+    (True, False)
+    """
+    obj = getattr(storeframes, name)
+    return inspect.isfunction(obj) and obj.__module__ == "storeframes"
+
+
+def runtime_entry(name: str) -> str:
+    """The entry of a function made at import (:func:`made_at_runtime`): its heading (with the anchor
+    mkdocstrings would give it), its signature and its docstring, as the imported function has them.
+
+    >>> print(runtime_entry("find_apps").splitlines()[0])
+    ### `find_apps` { #storeframes.find_apps }
+    """
+    obj = getattr(storeframes, name)
+    signature = _signature(name, inspect.signature(obj))
+    return "\n".join(
+        [
+            f"### `{name}` {{ #storeframes.{name} }}",
+            "",
+            "```python",
+            signature,
+            "```",
+            "",
+            markdown_of(inspect.getdoc(obj) or ""),
+        ]
+    )
+
+
+def _bare(text: str) -> str:
+    """A part of a signature with its annotations bare (they are texts: postponed evaluation) and its
+    defaults' quotes made double."""
+    return re.sub(r"(: |-> )'([^']*)'", r"\1\2", text).replace("'", '"')
+
+
+def _signature(name: str, signature: inspect.Signature) -> str:
+    """``sf.name(...)``, one parameter a line when it is long, as a formatter would write it."""
+    line = f"sf.{name}{_bare(str(signature))}"
+    if len(line) <= 100:
+        return line
+    returns = _bare(str(signature.replace(parameters=[])))[2:]  # "() -> X" without the brackets
+    params, star = [], False
+    for parameter in signature.parameters.values():
+        if parameter.kind is inspect.Parameter.KEYWORD_ONLY and not star:
+            params.append("*")
+            star = True
+        star = star or parameter.kind is inspect.Parameter.VAR_POSITIONAL
+        params.append(_bare(str(parameter)))
+    return f"sf.{name}(\n" + "".join(f"    {p},\n" for p in params) + f"){returns}"
+
+
 def target(name: str) -> str:
     """What a ``:::`` block names for ``storeframes.<name>``: the name, or where it is defined when a module hides it.
 
@@ -152,7 +211,10 @@ def index_page() -> str:
         if intro:
             lines += [intro, ""]
         for name in names:
-            lines += [f"::: {target(name)}", "    options:", "      heading_level: 3", ""]
+            if made_at_runtime(name):
+                lines += [runtime_entry(name), ""]
+            else:
+                lines += [f"::: {target(name)}", "    options:", "      heading_level: 3", ""]
     return "\n".join(lines)
 
 

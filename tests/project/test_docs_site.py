@@ -329,6 +329,8 @@ def test_the_reference_pages_hold_the_facts(site):
     assert "release_date" in text("frames") and "datetime[us, UTC]" in text("frames")
     assert "no digest of that day is kept" in text("exit-codes")
     assert "&gt;&gt;&gt;" in text("api/interop") and "<blockquote>" not in text("api/interop")
+    # the frame functions, made at import, with the signature and docstring they have then (not an assignment)
+    assert "_on_default" not in text("api") and "Output schema (metadata: one row per app)" in text("api")
 
 
 @pytest.mark.processes
