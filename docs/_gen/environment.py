@@ -100,8 +100,8 @@ def page() -> str:
             "",
             "## storeframes",
             "",
-            "An argument given in Python (`sf.configure(...)`, `sf.Client(...)`) or on the command line wins over "
-            "the environment.",
+            "Where a setting can also be given in Python (`sf.configure(...)`, `sf.Client(...)`) or on the "
+            "command line, that wins over the environment.",
             "",
             table(("variable", "meaning"), [(code(n), m) for n, m in own()]),
             "",
