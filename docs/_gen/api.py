@@ -81,12 +81,32 @@ GROUPS: tuple[tuple[str, str, Callable[[str, object], bool]], ...] = (
 )
 
 
+def _place(name: str) -> tuple[int, str]:
+    """Where a name goes in its group: the frame functions in the pipeline's order (metadata first), the declared
+    groups in their order, `StoreframesError` first of the errors, the rest by name."""
+    from storeframes.fetch.pipeline import FRAMES
+
+    order = [
+        *FRAMES,
+        "find_apps",
+        *_CLIENT,
+        *_CATALOG,
+        *_CACHE,
+        *_KEPT,
+        *_TRACKER,
+        *_LAKE,
+        *_INTEROP,
+        "StoreframesError",
+    ]
+    return (order.index(name), "") if name in order else (len(order), name)
+
+
 def grouped() -> list[tuple[str, str, list[str]]]:
     """The names of ``storeframes.__all__`` (but the modules and ``__version__``) by group, in the page's order;
     the names no group claims last, as "More".
 
-    >>> [title for title, _, names in grouped()][0], "metadata_frame" in grouped()[0][2]
-    ('Frame functions', True)
+    >>> [title for title, _, names in grouped()][0], grouped()[0][2][:2]
+    ('Frame functions', ['metadata_frame', 'versions_frame'])
     """
     left = [
         n
@@ -95,7 +115,7 @@ def grouped() -> list[tuple[str, str, list[str]]]:
     ]
     out = []
     for title, intro, claims in GROUPS:
-        names = [n for n in left if claims(n, getattr(storeframes, n))]
+        names = sorted((n for n in left if claims(n, getattr(storeframes, n))), key=_place)
         left = [n for n in left if n not in names]
         out.append((title, intro, names))
     if left:
