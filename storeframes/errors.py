@@ -83,8 +83,6 @@ __all__ = [
     "ServiceValidationError",
     "StoreframesError",
     "TransportError",
-    "plural",
-    "warn",
 ]
 
 

@@ -32,6 +32,7 @@ MODULES = (
     "sandbox",
     "conformance",
     "dagster",
+    "errors",
 )
 """The public submodules with a page of their own, in the order of the site's navigation (``mkdocs.yml``)."""
 

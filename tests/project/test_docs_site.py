@@ -275,7 +275,7 @@ def test_every_public_name_is_in_the_reference(site):
     text = (site / "reference" / "api" / "index.html").read_text(encoding="utf-8")
     modules = [n for n in storeframes.__all__ if isinstance(getattr(storeframes, n), type(storeframes))]
     names = [n for n in storeframes.__all__ if n not in modules and n != "__version__"]
-    assert len(names) > 60
+    assert len(names) > 45  # the errors and warnings have their page: storeframes.errors
     missing = [n for n in names if api.target(n) not in ids]
     assert missing == []
     assert all(f'href="./{m}/"' in text for m in modules), "each submodule of __all__ is linked to its page"
