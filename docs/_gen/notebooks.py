@@ -46,7 +46,8 @@ CELL_TIMEOUT = 120
 AT_ONCE = 2
 """Notebooks executed at the same time (each in its own kernel)."""
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
-FIGURE = re.compile(r"^<Figure size [^>]*>$")
+OBJECT_REPR = re.compile(r"^<[^<>]*>$")
+"""A result's plain text that only names its object (``<Figure size 1000x910 with 3 Axes>``): no alt text."""
 ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 LINK = re.compile(r"(?<!!)(\[[^\]]*\])\(([^()\s]+)\)")
 SCHEME = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]*:")
@@ -295,7 +296,7 @@ def _output(output: NotebookNode, example: Example, section: str, images: dict[s
     if "image/png" in data:
         name = f"{Path(example.page).stem}-{len(images) + 1}.png"
         images[name] = base64.b64decode(data["image/png"])
-        alt = section if not plain or FIGURE.match(plain) else plain
+        alt = section if not plain or OBJECT_REPR.match(plain) else plain
         return f"![{_alt(alt)}]({name})"
     if "text/html" in data:
         return _html(str(data["text/html"]))

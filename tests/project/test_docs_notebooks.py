@@ -64,6 +64,7 @@ def test_a_page_shows_the_text_the_code_and_every_kind_of_output():
             },
         ),
         new_output("display_data", {"image/png": base64.b64encode(png).decode(), "text/plain": "<Figure size 10x5>"}),
+        new_output("display_data", {"image/png": base64.b64encode(png).decode(), "text/plain": "<Image object>"}),
         new_output("display_data", {"image/png": base64.b64encode(png).decode(), "text/plain": "5 apps · 1 keyword"}),
         new_output("execute_result", {"text/plain": "Plan(3 requests)"}, execution_count=2),
     ]
@@ -83,8 +84,12 @@ def test_a_page_shows_the_text_the_code_and_every_kind_of_output():
     ]
     assert "<style" not in text and "<script" not in text and "alert(1)" not in text and "<button" not in text
     assert "<table><thead><tr><th>rank</th></tr></thead><tbody><tr><td>3</td></tr></tbody></table>" in text
-    assert IMAGE.findall(text) == [("A small analysis", "small-one-1.png"), ("5 apps · 1 keyword", "small-one-2.png")]
-    assert images == {"small-one-1.png": png, "small-one-2.png": png}
+    assert IMAGE.findall(text) == [  # the section's title where the output only names its object
+        ("A small analysis", "small-one-1.png"),
+        ("A small analysis", "small-one-2.png"),
+        ("5 apps · 1 keyword", "small-one-3.png"),
+    ]
+    assert images == {"small-one-1.png": png, "small-one-2.png": png, "small-one-3.png": png}
     order = [text.index(s) for s in ("frame = make()", "45,475", "Unknown", "<table>", "RankExplorer", "small-one-1")]
     assert order == sorted(order)  # in the order the cell showed them
 
@@ -157,6 +162,8 @@ def test_rendering_a_notebook_writes_its_page_with_its_code_and_its_charts(tmp_p
         png = (folder / name).read_bytes()
         assert alt and png.startswith(PNG_MAGIC) and len(png) > 10_000, name
     assert "<table>" in text and "<style" not in text and "<script" not in text
+    shown = MarkdownIt("commonmark").render(text)  # the HTML results come through as HTML, not as text
+    assert shown.count("<table>") == text.count("<table>") > 5 and "&lt;table" not in shown
     assert sorted(p.name for p in folder.iterdir()) == [
         "index.md",
         "rank-tracking-1.png",
