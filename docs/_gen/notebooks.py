@@ -53,6 +53,8 @@ LINK = re.compile(r"(?<!!)(\[[^\]]*\])\(([^()\s]+)\)")
 SCHEME = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]*:")
 TABLE = re.compile(r"<table\b[^>]*>", re.IGNORECASE)
 UNSHOWN = re.compile(r"<(script|style)\b.*?</\1\s*>", re.IGNORECASE | re.DOTALL)
+KERNEL_LINES = 20
+"""Lines of the kernel process's own output quoted when it dies."""
 NEAR = 60
 """Characters of a failing cell's source quoted in the error."""
 
@@ -140,29 +142,44 @@ def _environment() -> dict[str, str]:
 
 
 async def _execute(path: Path) -> NotebookNode:
-    """Run a copy of the notebook in a fresh temporary folder, which holds its cache and manifest."""
+    """Run a copy of the notebook in a fresh temporary folder, which holds its cache and manifest.
+
+    What the kernel process itself prints (not a cell's output: its start-up notices) goes to a log beside
+    that folder, quoted when the kernel dies or never starts, so a good build prints nothing.
+    """
     nb = nbformat.read(path, as_version=4)
-    with tempfile.TemporaryDirectory(prefix=f"{path.stem}-") as folder:
-        shutil.copy(path, Path(folder) / path.name)
+    with tempfile.TemporaryDirectory(prefix=f"{path.stem}-") as root:
+        folder, log = Path(root) / "run", Path(root) / "kernel.log"
+        folder.mkdir()
+        shutil.copy(path, folder / path.name)
+        running: list[NotebookNode] = []  # the cells sent to the kernel, in order
         client = nbclient.NotebookClient(
-            nb, timeout=CELL_TIMEOUT, kernel_name="python3", resources={"metadata": {"path": folder}}
+            nb,
+            timeout=CELL_TIMEOUT,
+            kernel_name="python3",
+            resources={"metadata": {"path": str(folder)}},
+            on_cell_execute=lambda cell, cell_index: running.append(cell),
         )
-        try:
-            await client.async_execute(env=_environment())
-        except CellExecutionError as error:
-            raise NotebookFailed(_failure(path.name, nb, f"{error.ename}: {error.evalue}")) from None
-        except Exception as error:  # a timeout, a kernel that died or never started
-            raise NotebookFailed(_failure(path.name, nb, f"{type(error).__name__}: {error}")) from None
+        with log.open("wb") as kernel_output:
+            try:
+                await client.async_execute(env=_environment(), stdout=kernel_output, stderr=kernel_output)
+            except CellExecutionError as error:
+                raise NotebookFailed(_failure(path.name, nb, running, f"{error.ename}: {error.evalue}")) from None
+            except Exception as error:  # a timeout, a kernel that died or never started
+                said = log.read_text(errors="replace").strip().splitlines()[-KERNEL_LINES:]
+                last = "\n".join(["the kernel's last lines:", *said]) if said else "the kernel printed nothing"
+                raise NotebookFailed(
+                    _failure(path.name, nb, running, f"{type(error).__name__}: {error}\n{last}")
+                ) from None
     return nb
 
 
-def _failure(name: str, nb: NotebookNode, error: str) -> str:
-    """Which code cell failed (the one with an error output, else the last one that started) and how."""
+def _failure(name: str, nb: NotebookNode, running: list[NotebookNode], error: str) -> str:
+    """Which code cell failed (the one with an error output, else the last one sent to the kernel) and how."""
     cells = [cell for cell in nb.cells if cell.cell_type == "code"]
     failed = next((c for c in cells if any(o.output_type == "error" for o in c.outputs)), None)
-    if failed is None:
-        started = [cell for cell in cells if cell.get("execution_count") is not None]
-        failed = started[-1] if started else None
+    if failed is None and running:
+        failed = running[-1]
     if failed is None:
         return f"notebooks/{name} did not run: {error}"
     source = " ".join(failed.source.split())

@@ -134,7 +134,7 @@ def test_a_block_of_output_holding_backticks_keeps_them_inside():
 
 
 @pytest.mark.notebooks
-def test_rendering_a_notebook_writes_its_page_with_its_code_and_its_charts(tmp_path, monkeypatch):
+def test_rendering_a_notebook_writes_its_page_with_its_code_and_its_charts(tmp_path, monkeypatch, capfd):
     """Rendered with a token in the environment: the kernel gets none, so the notebook runs on the sandbox."""
     monkeypatch.setenv("STOREFRAMES_API_KEY", "not-a-token")
     monkeypatch.setenv("STOREFRAMES_BASE_URL", "http://127.0.0.1:9/nothing-listens-here")
@@ -145,6 +145,7 @@ def test_rendering_a_notebook_writes_its_page_with_its_code_and_its_charts(tmp_p
 
     written = notebooks.render(tmp_path, [source])
 
+    assert capfd.readouterr() == ("", "")  # a good build prints nothing: the kernel's notices go to its log
     folder = tmp_path / "examples"
     assert written == [folder / "rank-tracking.md", folder / "index.md"]
     assert not (folder / "stale.md").exists()
@@ -191,3 +192,20 @@ def test_a_failing_cell_fails_the_render_naming_the_cell_and_the_error(tmp_path)
     with pytest.raises(notebooks.NotebookFailed, match=f"^{expected}$"):
         notebooks.render(docs, [tmp_path / "tiny.ipynb"])
     assert [p.name for p in (docs / "examples").iterdir()] == ["tracking.md"]  # no page for it, nothing removed
+
+
+@pytest.mark.notebooks
+def test_a_kernel_that_dies_fails_the_render_with_its_last_words(tmp_path):
+    last_words = "import os\nos.write(2, b'out of memory, say\\n')\nos._exit(1)"
+    nb = new_notebook(
+        cells=[new_markdown_cell("# Tiny"), new_code_cell("x = 1"), new_code_cell(last_words)],
+        metadata={"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}},
+    )
+    nbformat.write(nb, tmp_path / "dying.ipynb")
+    with pytest.raises(notebooks.NotebookFailed) as raised:
+        notebooks.render(tmp_path / "docs", [tmp_path / "dying.ipynb"])
+    message = str(raised.value)
+    assert message.startswith("notebooks/dying.ipynb: code cell 2 of 2 (") and "os._exit(1)" in message
+    assert "failed: DeadKernelError: Kernel died" in message
+    assert "\nthe kernel's last lines:\n" in message and message.endswith("\nout of memory, say"), message
+    assert not (tmp_path / "docs").exists()
