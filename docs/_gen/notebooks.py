@@ -231,8 +231,8 @@ def index(examples: Sequence[Example]) -> str:
         "# Example notebooks",
         "",
         "Each notebook is a short analysis, run against the sandbox when this site was built: its code, then",
-        "the tables, charts and text each cell showed. Each keeps its own cache folder beside it. Run with a",
-        "token (`STOREFRAMES_API_KEY` and `STOREFRAMES_BASE_URL` set), the same notebook uses the real service.",
+        "the tables, charts and text each cell showed. Each keeps its own cache folder beside it. Its *Connect*",
+        "section says what changes with a token (`STOREFRAMES_API_KEY` and `STOREFRAMES_BASE_URL` set).",
         "[Notebooks, charts and widgets](../guides/notebooks.md) says how to run them.",
     ]
     for example in examples:

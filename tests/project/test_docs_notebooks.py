@@ -130,6 +130,11 @@ def test_a_block_of_output_holding_backticks_keeps_them_inside():
     assert _fences(text, "text") == ["```python\nx = 1\n```\n"]
 
 
+def test_the_index_lists_the_notebooks_from_one_apps_ranks_to_a_month_of_tracking():
+    pages = [notebooks.page_name(path.name) for path in notebooks._discover(ROOT / "notebooks")]
+    assert pages == ["rank-tracking.md", "conversion-analysis.md", "competitor-watch.md", "tracking.md"]
+
+
 # -- rendering: executing a notebook --------------------------------------------------------------
 
 
@@ -209,3 +214,30 @@ def test_a_kernel_that_dies_fails_the_render_with_its_last_words(tmp_path):
     assert "failed: DeadKernelError: Kernel died" in message
     assert "\nthe kernel's last lines:\n" in message and message.endswith("\nout of memory, say"), message
     assert not (tmp_path / "docs").exists()
+
+
+@pytest.mark.slow
+@pytest.mark.notebooks
+def test_rendering_every_notebook_writes_each_page_and_the_index(tmp_path):
+    written = notebooks.render(tmp_path)
+
+    folder = tmp_path / "examples"
+    sources = notebooks._discover(ROOT / "notebooks")
+    assert written == [folder / notebooks.page_name(p.name) for p in sources] + [folder / "index.md"]
+    index = written[-1].read_text()
+    for source, page in zip(sources, written, strict=False):
+        nb = nbformat.read(source, as_version=4)
+        text = page.read_text()
+        title = nb.cells[0].source.splitlines()[0]
+        assert text.startswith(title + "\n") and f"#{title}\n" in index, source.name  # the index: one level down
+        assert _fences(text, "python") == [c.source.rstrip() + "\n" for c in nb.cells if c.cell_type == "code"]
+        charts = [name for _, name in IMAGE.findall(text)]
+        assert charts, source.name
+        assert all((folder / name).read_bytes().startswith(PNG_MAGIC) for name in charts)
+        assert f"[Read it here]({page.name}) · [{source.name} on GitHub]({GITHUB}{source.name})" in index
+    assert [line for line in index.splitlines() if line.startswith("## ")] == [
+        "## Rank tracking: an app and its competitors on a few keywords",
+        "## Conversion benchmarks: where does a category stand?",
+        "## Competitor watch: what the competitors show, and what they changed",
+        "## Tracking: a month of daily snapshots, kept by a tracker",
+    ]
