@@ -140,9 +140,7 @@ def _absolute(extension: Any) -> Any:
 
 
 def render_examples(docs: Path) -> list[Path]:
-    """The example notebooks executed and written as pages, where ``docs/_gen/notebooks.py`` is present."""
-    if importlib.util.find_spec("_gen.notebooks") is None:
-        return []
+    """The example notebooks executed against the sandbox and written as pages (``docs/_gen/notebooks.py``)."""
     from _gen import notebooks
 
     try:
