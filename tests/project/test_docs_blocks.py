@@ -8,7 +8,8 @@ in. A block of ``>>>`` lines is a transcript: each line runs and what it shows (
 an error's class and message) is compared with what the page says, ``...`` standing for any text. TOML,
 JSON, YAML and INI blocks are parsed, SQL blocks by DuckDB's parser; shell blocks are read by ``bash -n``
 and each ``storeframes`` command in them by the command line's own parser (its subcommand and options
-exist, its values are accepted). ``text`` and ``http`` blocks and blocks with no language are shown
+exist, its values are accepted), as are the commands of a GitHub Actions step (``run``), a systemd unit
+(``ExecStart``) and an assistant's server entry (``command`` and ``args``). ``text`` and ``http`` blocks and blocks with no language are shown
 output, not code. Fences indented in an admonition or a content tab are read too.
 
 A block is marked on the line just above its fence. One that cannot run here (it needs a bucket, a Slack)
@@ -254,6 +255,22 @@ def check_shell(script: str) -> None:
                 raise AssertionError(f"`storeframes {shlex.join(args)}`: {said.getvalue().strip()}") from None
 
 
+def check_commands_in(value: Any) -> None:
+    """The commands of a parsed configuration: a GitHub Actions step's ``run`` (a shell script), and an
+    assistant's server entry (``"command": ".../storeframes", "args": [...]``), read by the command line's parser."""
+    if isinstance(value, dict):
+        if isinstance(value.get("run"), str):
+            check_shell(value["run"])
+        command = value.get("command")
+        if isinstance(command, str) and command.rsplit("/", 1)[-1] == "storeframes":
+            check_shell(shlex.join(["storeframes", *map(str, value.get("args", []))]))
+        for inner in value.values():
+            check_commands_in(inner)
+    elif isinstance(value, list):
+        for inner in value:
+            check_commands_in(inner)
+
+
 def check(block: Block, page: Path, namespace: dict[str, Any]) -> bool:
     """Run or parse one block; False for a block that is shown output, not code."""
     if block.lang == "python":
@@ -261,11 +278,16 @@ def check(block: Block, page: Path, namespace: dict[str, Any]) -> bool:
     elif block.lang == "toml":
         tomllib.loads(block.text)
     elif block.lang == "json":
-        json.loads(block.text)
+        check_commands_in(json.loads(block.text))
     elif block.lang == "yaml":
-        yaml.safe_load(block.text)
+        check_commands_in(yaml.safe_load(block.text))
     elif block.lang == "ini":
-        configparser.ConfigParser(interpolation=None).read_string(block.text)
+        unit = configparser.ConfigParser(interpolation=None)
+        unit.read_string(block.text)
+        for section in unit.sections():
+            for key in ("ExecStart", "ExecStartPre", "ExecStartPost"):
+                if unit.has_option(section, key):
+                    check_shell(unit.get(section, key))
     elif block.lang == "sql":
         import duckdb
 
@@ -400,6 +422,21 @@ BROKEN = [
     ),
     ("```console\n$ storeframes track digest t.toml --day 20-11-2026\n```\n", "the console block", "--day"),
     ("```console\n$ storeframes cache ls | \noutput\n```\n", "page.md, line 3: the console block", "syntax error"),
+    (
+        '```json\n{"mcpServers": {"sf": {"command": "/srv/.venv/bin/storeframes", "args": ["mcp", "--budjet", "5"]}}}\n```\n',
+        "page.md, line 3: the json block",
+        "unrecognized arguments: --budjet 5",
+    ),
+    (
+        "```yaml\njobs:\n  track:\n    steps:\n      - run: storeframes track runn tracking.toml\n```\n",
+        "page.md, line 3: the yaml block",
+        "invalid choice: 'runn'",
+    ),
+    (
+        "```ini\n[Service]\nExecStart=/srv/.venv/bin/storeframes track run\n```\n",
+        "page.md, line 3: the ini block",
+        "the following arguments are required",
+    ),
     ("```sql\nSELEC 1;\n```\n", "page.md, line 3: the sql block `SELEC 1;`", "syntax error"),
     (
         "!!! note\n\n    A note.\n\n    ```python\n    sf.nothing\n    ```\n",
