@@ -6,11 +6,12 @@ namespace, like a notebook, in a fresh empty working directory, with every ``STO
 cleared and the package's default client reset: what a reader has who opens the page and types its blocks
 in. A block of ``>>>`` lines is a transcript: each line runs and what it shows (a value, what it prints, or
 an error's class and message) is compared with what the page says, ``...`` standing for any text. TOML,
-JSON, YAML and INI blocks are parsed, SQL blocks by DuckDB's parser; shell blocks are read by ``bash -n``
-and each ``storeframes`` command in them by the command line's own parser (its subcommand and options
-exist, its values are accepted), as are the commands of a GitHub Actions step (``run``), a systemd unit
-(``ExecStart``) and an assistant's server entry (``command`` and ``args``). ``text`` and ``http`` blocks and blocks with no language are shown
-output, not code. Fences indented in an admonition or a content tab are read too.
+JSON, YAML and INI blocks are parsed (a tracker's spec, a TOML block with ``[tracker]``, by the spec's own
+reader), SQL blocks by DuckDB's parser; shell blocks are read by ``bash -n`` and each ``storeframes``
+command in them by the command line's own parser (its subcommand and options exist, its values are
+accepted), as are the commands of a GitHub Actions step (``run``), a systemd unit (``ExecStart``) and an
+assistant's server entry (``command`` and ``args``). ``text`` and ``http`` blocks and blocks with no
+language are shown output, not code. Fences indented in an admonition or a content tab are read too.
 
 A block is marked on the line just above its fence. One that cannot run here (it needs a bucket, a Slack)
 says why::
@@ -52,6 +53,7 @@ from markdown_it import MarkdownIt
 
 from storeframes import Client, defaults
 from storeframes.cli.arguments import parser as cli_parser
+from storeframes.track import parse_spec
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"
@@ -276,7 +278,8 @@ def check(block: Block, page: Path, namespace: dict[str, Any]) -> bool:
     if block.lang == "python":
         run_python(block, page, namespace)
     elif block.lang == "toml":
-        tomllib.loads(block.text)
+        if "tracker" in tomllib.loads(block.text):  # a tracker's spec: its keys and values are read too
+            parse_spec(block.text)
     elif block.lang == "json":
         check_commands_in(json.loads(block.text))
     elif block.lang == "yaml":
@@ -389,7 +392,8 @@ def test_a_page_runs_like_a_notebook_and_counts_its_blocks(tmp_path, reader_setu
         tmp_path,
         "# A page\n\n```python\nimport storeframes as sf\n\nsf.configure(sandbox=True)\ntotal = 1 + 1\n```\n\n"
         "<!-- block: not run (needs a real bucket) -->\n```python\nsf.scan('versions', cache_dir='s3://no-bucket')\n```\n\n"
-        "```python\n>>> total + 1\n3\n>>> sf.today()\ndatetime.date(...)\n```\n\n```toml\n[tracker]\nname = 'x'\n```\n\n"
+        "```python\n>>> total + 1\n3\n>>> sf.today()\ndatetime.date(...)\n```\n\n```toml\n[tracker]\nname = 't'\ncache_dir = 'c'\n\n"
+        "[[track]]\nendpoint = 'search'\nkeywords = ['x']\n```\n\n"
         "```text\nshown, never run\n```\n\n```bash\nSTOREFRAMES_OFFLINE=1 .venv/bin/storeframes cache clear [--older-than DAYS] \\\n"
         "  --endpoint metadata > cleared.txt && storeframes track digest t.toml --day 2026-11-20  # a comment\n```\n\n"
         '!!! note\n\n    In a note:\n\n    ```python\n    total += 1\n    ```\n\n=== "Sandbox"\n\n'
@@ -412,6 +416,11 @@ BROKEN = [
         "TypeError",
     ),
     ("```toml\n[tracker\n```\n", "page.md, line 3: the toml block `[tracker`", "TOMLDecodeError"),
+    (
+        '```toml\n[tracker]\nname = "t"\ncache_dir = "c"\n\n[[track]]\nendpoint = "search"\nkeyword = ["x"]\n```\n',
+        "page.md, line 3: the toml block `[tracker]`",
+        "keyword",
+    ),
     ("```json\n{'a': 1}\n```\n", "page.md, line 3: the json block", "JSONDecodeError"),
     ("```bash\nstoreframes track run 'tracking.toml\n```\n", "page.md, line 3: the bash block", "unexpected EOF"),
     ("```bash\nstoreframes cache lss\n```\n", "page.md, line 3: the bash block", "invalid choice: 'lss'"),
