@@ -20,7 +20,7 @@ says why::
 
 A Python block written for a reader with a token (``sf.Client()``, the token and base URL from the
 environment) runs with ``STOREFRAMES_API_KEY`` and ``STOREFRAMES_BASE_URL`` set to the sandbox on loopback
-(its today 2026-11-20), and the user's cache directory in the working folder::
+(its today 2026-11-20)::
 
     <!-- block: with a token (the sandbox on loopback answers) -->
 
@@ -47,6 +47,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import platformdirs
 import pytest
 import yaml
 from markdown_it import MarkdownIt
@@ -313,11 +314,16 @@ def check(block: Block, page: Path, namespace: dict[str, Any]) -> bool:
 
 @pytest.fixture
 def reader_setup(tmp_path, monkeypatch, fresh_default):
-    """What a reader has: an empty folder, no STOREFRAMES_* variable, the package's default client unset; the
-    user's cache directory (where ``sf.Client()`` keeps answers) is a folder of its own in the working folder."""
+    """What a reader has: an empty folder, no STOREFRAMES_* variable, the package's default client unset. The
+    user's folders (the cache ``sf.Client()`` keeps answers in, the state of this machine's rate window) are
+    folders of the test's own, on every system, so no block writes into the home of whoever runs the tests."""
     for name in [name for name in os.environ if name.startswith("STOREFRAMES_")]:
         monkeypatch.delenv(name)
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "user-cache"))
+    for kind in ("cache", "state", "data", "config", "log"):
+        folder = tmp_path / "user" / kind
+        monkeypatch.setattr(
+            platformdirs, f"user_{kind}_dir", lambda appname=None, *_, _in=folder, **__: str(_in / (appname or ""))
+        )
     monkeypatch.chdir(tmp_path)
 
 
@@ -496,3 +502,6 @@ def test_a_block_with_a_token_reaches_the_sandbox_on_loopback_and_no_other_block
         AssertionError, match=r"page.md, line 11: the python block `assert found.height == 1 .*no base URL"
     ):
         run_page(page, request)
+    # the reader's cache and this machine's rate window were kept in the test's own folders, not a home's
+    assert any((tmp_path / "user" / "cache" / "storeframes" / "answers").rglob("*.json.zst"))
+    assert (tmp_path / "user" / "state" / "storeframes" / "window.sqlite3").is_file()
