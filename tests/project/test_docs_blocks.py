@@ -26,8 +26,8 @@ environment) runs with ``STOREFRAMES_API_KEY`` and ``STOREFRAMES_BASE_URL`` set 
 
 An unknown mark, a mark with no reason, or one anywhere but just above a fence fails the page. A failure
 names the page, the line of the block's fence and its first line (of a Python block, the line that failed
-too). Each test records how many blocks ran, were marked not run and were shown output (``user_properties``,
-and printed: ``pytest -rP tests/project/test_docs_blocks.py`` shows them).
+too). Each test records how many blocks ran, were marked not run and were shown output, and the run's
+summary lists them, page by page ("docs code blocks").
 """
 
 from __future__ import annotations
@@ -383,8 +383,7 @@ def run_page(page: Path, request: pytest.FixtureRequest) -> dict[str, int]:
 @pytest.mark.parametrize("page", pages(), ids=lambda page: page.relative_to(ROOT).as_posix())
 def test_every_block_runs(page, reader_setup, request, record_property):
     counts = run_page(page, request)
-    record_property("blocks", counts)
-    print(f"{shown_path(page)}: " + ", ".join(f"{n} {what}" for what, n in counts.items()))
+    record_property("docs blocks", (shown_path(page), counts))  # the run's summary lists them (tests/conftest.py)
 
 
 def page_of(tmp_path: Path, text: str) -> Path:
