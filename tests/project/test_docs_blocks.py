@@ -190,7 +190,9 @@ def transcript(block: Block, page: Path, namespace: dict[str, Any]) -> None:
         printed = io.StringIO()
         try:
             with contextlib.redirect_stdout(printed):
-                value = eval(code, namespace) if expression else exec(code, namespace)
+                value = eval(code, namespace) if expression else None
+                if not expression:
+                    exec(code, namespace)
             got = printed.getvalue() + ("" if value is None else repr(value) + "\n")
         except Exception as error:  # the page shows an error: its class and message are compared
             got = printed.getvalue() + f"{type(error).__name__}: {error}\n"
