@@ -75,8 +75,10 @@ def pages() -> list[Path]:
 
 MARK = re.compile(r"<!--\s*block:(?P<body>.*?)-->", re.S)
 KINDS = re.compile(r"(?P<kind>not run|with a token) \((?P<why>[^()]*\S[^()]*)\)")
-SHOWN = {"", "text", "http"}
-"""Languages of blocks that show output, a listing or an HTTP exchange: not code, never run."""
+SHOWN = {"", "text", "http", "mermaid"}
+"""Languages of blocks that show output, a listing, an HTTP exchange or a diagram: not code, never run."""
+ALIASES = {"py": "python", "python3": "python", "pycon": "python", "yml": "yaml", "shell-session": "console"}
+"""Other names of the languages read here."""
 SHELLS = {"bash", "sh", "shell", "console"}
 """Shell blocks: ``bash -n`` reads them (of a ``console`` block, the lines after a ``$`` prompt), and each
 ``storeframes`` command in them is read by the command line's own parser (see :func:`storeframes_commands`)."""
@@ -137,7 +139,8 @@ def blocks(page: Path) -> list[Block]:
         if token.type == "html_block" and MARK.search(token.content):
             pending = (line, mark_kind(token.content, where, line))
         elif token.type == "fence":
-            lang = token.info.split()[0].lower() if token.info.strip() else ""
+            lang = token.info.split()[0].lower().lstrip(".") if token.info.strip() else ""
+            lang = ALIASES.get(lang, lang)
             found.append(Block(lang, token.content, line + 1, above[1] if above else None))
             fenced.update(range(*token.map))
     if pending is not None:
@@ -172,7 +175,8 @@ def indented(lines: list[str], fenced: set[int], where: str) -> list[Block]:
         above = lines[start - 1] if start > 0 else ""
         kind = mark_kind(above, where, start - 1) if MARK.search(above) else None
         text = "".join(line.removeprefix(indent) + "\n" for line in lines[start + 1 : end])
-        found.append(Block(opening.group("lang").lower(), text, start + 1, kind))
+        lang = opening.group("lang").lower()
+        found.append(Block(ALIASES.get(lang, lang), text, start + 1, kind))
         start = end + 1
     return found
 
@@ -405,9 +409,9 @@ def test_a_page_runs_like_a_notebook_and_counts_its_blocks(tmp_path, reader_setu
         "  --endpoint metadata > cleared.txt && storeframes track digest t.toml --day 2026-11-20  # a comment\n```\n\n"
         '!!! note\n\n    In a note:\n\n    ```python\n    total += 1\n    ```\n\n=== "Sandbox"\n\n'
         "    <!-- block: not run (needs a real bucket) -->\n    ```python\n    1/0\n    ```\n\n"
-        "```python\n>>> total\n3\n```\n",
+        "```pycon\n>>> total\n3\n```\n\n```mermaid\ngraph LR\n```\n",
     )
-    assert run_page(page, request) == {"ran": 6, "marked not run": 2, "shown output": 1}
+    assert run_page(page, request) == {"ran": 6, "marked not run": 2, "shown output": 2}
 
 
 BROKEN = [
