@@ -26,8 +26,8 @@ environment) runs with ``STOREFRAMES_API_KEY`` and ``STOREFRAMES_BASE_URL`` set 
 
 An unknown mark, a mark with no reason, or one anywhere but just above a fence fails the page. A failure
 names the page, the line of the block's fence and its first line (of a Python block, the line that failed
-too). Each test records how many blocks ran, were marked not run and were shown output, and the run's
-summary lists them, page by page ("docs code blocks").
+too). Each test records how many blocks ran, were marked not run and were shown output; the run's summary
+("docs code blocks") gives the totals and each page that holds blocks not run.
 """
 
 from __future__ import annotations
