@@ -11,7 +11,8 @@ reader), SQL blocks by DuckDB's parser; shell blocks are read by ``bash -n`` and
 command in them by the command line's own parser (its subcommand and options exist, its values are
 accepted), as are the commands of a GitHub Actions step (``run``), a systemd unit (``ExecStart``) and an
 assistant's server entry (``command`` and ``args``). ``text`` and ``http`` blocks and blocks with no
-language are shown output, not code. Fences indented in an admonition or a content tab are read too.
+language are shown output, not code (but the commands after a ``$`` prompt in them are read as in a shell
+block). Fences indented in an admonition or a content tab are read too.
 
 A block is marked on the line just above its fence. One that cannot run here (it needs a bucket, a Slack)
 says why::
@@ -261,7 +262,9 @@ def check_shell(script: str) -> None:
                 cli_parser().parse_args(args)
         except SystemExit as stopped:
             if stopped.code != 0:
-                raise AssertionError(f"`storeframes {shlex.join(args)}`: {said.getvalue().strip()}") from None
+                raise AssertionError(
+                    f"`storeframes {shlex.join(args)}`: {said.getvalue().strip().splitlines()[-1]}"
+                ) from None
 
 
 def check_commands_in(value: Any) -> None:
@@ -278,6 +281,11 @@ def check_commands_in(value: Any) -> None:
     elif isinstance(value, list):
         for inner in value:
             check_commands_in(inner)
+
+
+def prompted(text: str) -> str:
+    """The commands typed in a session shown: its lines after a ``$`` prompt."""
+    return "".join(line[2:] + "\n" for line in text.splitlines() if line.startswith("$ "))
 
 
 def check(block: Block, page: Path, namespace: dict[str, Any]) -> bool:
@@ -304,11 +312,9 @@ def check(block: Block, page: Path, namespace: dict[str, Any]) -> bool:
         with duckdb.connect() as sql:
             sql.extract_statements(block.text)
     elif block.lang in SHELLS:
-        script = block.text
-        if block.lang == "console":
-            script = "".join(line[2:] + "\n" for line in block.text.splitlines() if line.startswith("$ "))
-        check_shell(script)
+        check_shell(block.text if block.lang != "console" else prompted(block.text))
     elif block.lang in SHOWN:
+        check_shell(prompted(block.text))  # a session shown: the commands typed after its $ prompts
         return False
     else:
         raise AssertionError(
@@ -456,6 +462,11 @@ BROKEN = [
         "```ini\n[Service]\nExecStart=/srv/.venv/bin/storeframes track run\n```\n",
         "page.md, line 3: the ini block",
         "the following arguments are required",
+    ),
+    (
+        "```text\n$ storeframes track digest t.toml --dya 2026-11-09; echo $?\n5\n```\n",
+        "page.md, line 3: the text block",
+        "track digest: error: one of the arguments --day --start is required",
     ),
     ("```sql\nSELEC 1;\n```\n", "page.md, line 3: the sql block `SELEC 1;`", "syntax error"),
     (
