@@ -265,8 +265,33 @@ def pytest_testnodedown(node, error):
         imported(text)
 
 
+DOCS_BLOCKS: dict[str, dict[str, int]] = {}
+"""Per docs page, the code blocks that ran, were marked not run, were shown output (tests/project/test_docs_blocks.py)."""
+
+
+def pytest_runtest_logreport(report):
+    """Gather each docs page's counts of blocks from its test's report (in this process, or handed over by a worker)."""
+    if report.when == "call" and report.passed:
+        for name, value in report.user_properties:
+            if name == "docs blocks":
+                page, counts = value
+                DOCS_BLOCKS[page] = counts
+
+
 def pytest_terminal_summary(terminalreporter):
-    """After the run: the reliability summary (faults injected, retries, requests, rows compared)."""
+    """After the run: the reliability summary (faults injected, retries, requests, rows compared), and how many
+    of the docs' code blocks ran (and the pages with blocks marked not run)."""
     from ._summary import print_summary
 
     print_summary(terminalreporter)
+    if DOCS_BLOCKS:
+        total = {
+            what: sum(counts[what] for counts in DOCS_BLOCKS.values()) for what in next(iter(DOCS_BLOCKS.values()))
+        }
+        terminalreporter.write_sep("=", "docs code blocks")
+        terminalreporter.write_line(
+            f"{len(DOCS_BLOCKS)} pages: " + ", ".join(f"{n} {what}" for what, n in total.items())
+        )
+        for page, counts in sorted(DOCS_BLOCKS.items()):  # the pages with blocks that were not run
+            if counts["marked not run"]:
+                terminalreporter.write_line(f"  {page}: " + ", ".join(f"{n} {what}" for what, n in counts.items()))
