@@ -36,6 +36,7 @@ from __future__ import annotations
 import configparser
 import contextlib
 import doctest
+import importlib.util
 import io
 import json
 import os
@@ -392,8 +393,36 @@ def run_page(page: Path, request: pytest.FixtureRequest) -> dict[str, int]:
     return counts
 
 
+EXTRAS = {"storeframes.dagster": "dagster"}
+"""Modules of storeframes that need an extra not every stage of CI installs, and the package they need: a page
+that imports one runs where that package is (CI's dagster stage runs docs/how-to/dagster.md), and says why it was
+skipped elsewhere."""
+
+
+def needs_missing_extra(page: Path) -> str | None:
+    """Why ``page`` cannot run here: a module of :data:`EXTRAS` it imports whose package is not installed."""
+    text = page.read_text(encoding="utf-8")
+    for module, package in EXTRAS.items():
+        if re.search(rf"\b(from|import) {re.escape(module)}\b", text) and importlib.util.find_spec(package) is None:
+            return f"{shown_path(page)} imports {module}, which needs {package} (not installed here)"
+    return None
+
+
+def test_a_page_that_imports_an_extras_module_says_what_it_needs(tmp_path, monkeypatch):
+    page = page_of(tmp_path, "```python\nfrom storeframes.dagster import tracker_definitions\n```\n")
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *args: None if name == "dagster" else object())
+    assert (
+        needs_missing_extra(page)
+        == f"{shown_path(page)} imports storeframes.dagster, which needs dagster (not installed here)"
+    )
+    assert needs_missing_extra(page_of(tmp_path, "```python\nimport storeframes as sf\n```\n")) is None
+
+
 @pytest.mark.parametrize("page", pages(), ids=lambda page: page.relative_to(ROOT).as_posix())
 def test_every_block_runs(page, reader_setup, request, record_property):
+    missing = needs_missing_extra(page)
+    if missing:
+        pytest.skip(missing)
     counts = run_page(page, request)
     record_property("docs blocks", (shown_path(page), counts))  # the run's summary lists them (tests/conftest.py)
 
