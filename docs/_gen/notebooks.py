@@ -141,6 +141,14 @@ def _environment() -> dict[str, str]:
     return {name: value for name, value in os.environ.items() if not name.startswith("STOREFRAMES_")}
 
 
+def _quiet_debugger() -> None:
+    """ipykernel 6 (the lowest the notebook extra allows) imports debugpy into the process that looks up the
+    python3 kernel, this one, and on Python 3.11+ debugpy then prints a warning about frozen modules on standard
+    error unless ``PYDEVD_DISABLE_FILE_VALIDATION`` is set: set it (unless the user did), so that a good build
+    prints only what it found."""
+    os.environ.setdefault("PYDEVD_DISABLE_FILE_VALIDATION", "1")
+
+
 async def _execute(path: Path) -> NotebookNode:
     """Run a copy of the notebook in a fresh temporary folder, which holds its cache and manifest.
 
@@ -148,6 +156,7 @@ async def _execute(path: Path) -> NotebookNode:
     that folder, quoted when the kernel dies or never starts, so a good build prints nothing.
     """
     nb = nbformat.read(path, as_version=4)
+    _quiet_debugger()
     with tempfile.TemporaryDirectory(prefix=f"{path.stem}-") as root:
         folder, log = Path(root) / "run", Path(root) / "kernel.log"
         folder.mkdir()
