@@ -111,10 +111,7 @@ def test_the_changelog_check_names_what_is_wrong(text, version, problem):
 
 def _workflow(name: str) -> dict[str, Any]:
     yaml = pytest.importorskip("yaml", reason="PyYAML is not installed: the workflows cannot be parsed here")
-    path = WORKFLOWS / name
-    if not path.exists():
-        pytest.skip(f".github/workflows/{name} is not here (an sdist carries no .github/)")
-    data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    data = yaml.safe_load((WORKFLOWS / name).read_text(encoding="utf-8"))  # the sdist carries .github/ too
     data["on"] = data.pop(True, data.get("on"))  # YAML 1.1 reads the key `on` as true
     return data
 
