@@ -33,8 +33,8 @@ ROOT = HERE.parent
 sys.path.insert(0, str(HERE))  # the generators: docs/_gen/
 
 from _gen import reference  # noqa: E402
+from _gen.markdown import ANSI  # noqa: E402
 
-_ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 _EXCLUDED = ("_gen/",)
 
 
@@ -171,7 +171,7 @@ def run_zensical(settings: dict[str, Any]) -> tuple[int, str]:
             text=True,
             check=False,
         )
-    output = _ANSI.sub("", done.stdout + done.stderr)
+    output = ANSI.sub("", done.stdout + done.stderr)
     return done.returncode, output.split("Traceback (most recent call last):", 1)[0].rstrip()
 
 

@@ -61,6 +61,10 @@ def first_paragraph(text: str | None) -> str:
     return " ".join((text or "").strip().split("\n\n", 1)[0].split())
 
 
+ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+"""A terminal's colour and cursor codes, taken out of what a tool or a kernel printed before a page or the build
+shows it."""
+
 _ROLE = re.compile(r":(?:class|func|meth|attr|data|mod|exc|obj):`~?([^`]+)`")
 
 

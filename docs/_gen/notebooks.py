@@ -35,6 +35,8 @@ from nbformat import NotebookNode
 
 from storeframes.sandbox import SANDBOX_KEY
 
+from .markdown import ANSI
+
 ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOKS = ROOT / "notebooks"
 ORDER = ("rank_tracking.ipynb", "conversion_analysis.ipynb", "competitor_watch.ipynb", "tracking.ipynb")
@@ -48,7 +50,6 @@ AT_ONCE = 2
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 OBJECT_REPR = re.compile(r"^<[^<>]*>$")
 """A result's plain text that only names its object (``<Figure size 1000x910 with 3 Axes>``): no alt text."""
-ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 LINK = re.compile(r"(?<!!)(\[[^\]]*\])\(([^()\s]+)\)")
 SCHEME = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]*:")
 TABLE = re.compile(r"<table\b[^>]*>", re.IGNORECASE)

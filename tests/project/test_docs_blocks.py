@@ -57,6 +57,7 @@ from markdown_it import MarkdownIt
 from storeframes import Client, defaults
 from storeframes.cli.arguments import parser as cli_parser
 from storeframes.track import parse_spec
+from tests._extras import NEEDS, importable
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"
@@ -393,17 +394,12 @@ def run_page(page: Path, request: pytest.FixtureRequest) -> dict[str, int]:
     return counts
 
 
-EXTRAS = {"storeframes.dagster": "dagster"}
-"""Modules of storeframes that need an extra not every stage of CI installs, and the package they need: a page
-that imports one runs where that package is (CI's dagster stage runs docs/how-to/dagster.md), and says why it was
-skipped elsewhere."""
-
-
 def needs_missing_extra(page: Path) -> str | None:
-    """Why ``page`` cannot run here: a module of :data:`EXTRAS` it imports whose package is not installed."""
+    """Why ``page`` cannot run here: a module it imports that needs an extra not installed (``tests/_extras.py``;
+    CI's dagster stage runs docs/how-to/dagster.md)."""
     text = page.read_text(encoding="utf-8")
-    for module, package in EXTRAS.items():
-        if re.search(rf"\b(from|import) {re.escape(module)}\b", text) and importlib.util.find_spec(package) is None:
+    for module, package in NEEDS.items():
+        if re.search(rf"\b(from|import) {re.escape(module)}\b", text) and not importable(module):
             return f"{shown_path(page)} imports {module}, which needs {package} (not installed here)"
     return None
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ast
 import doctest
+import functools
 import importlib
 import importlib.util
 import re
@@ -96,6 +97,7 @@ def _read_variables(source: str) -> set[str]:
     return found
 
 
+@functools.cache
 def _package_variables() -> set[str]:
     return {name for path in PACKAGE.rglob("*.py") for name in _read_variables(path.read_text(encoding="utf-8"))}
 
