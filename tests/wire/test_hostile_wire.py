@@ -50,9 +50,25 @@ def _client(server: Hostile, tmp_path: Any, **options: Any) -> sf.Client:
     return sf.Client(TOKEN, base_url=server.base_url, cache_dir=tmp_path / "c", **options)
 
 
+_OPENED: list[Wire] = []
+
+
+@pytest.fixture(autouse=True)
+def _close_the_wires_a_test_opened():
+    """Each wire a test built is closed after it, with the http client it was given: a kept-alive socket left
+    to the garbage collector warns (ResourceWarning) in whichever later test the collector happens to run."""
+    yield
+    while _OPENED:
+        wire = _OPENED.pop()
+        wire.close()
+        wire.http.close()
+
+
 def _wire(server: Hostile, **options: Any) -> Wire:
     options = {"backoff": (0.0, 0.01), "max_tries": 2, **options}
-    return Wire(TOKEN, server.base_url, limiter=SlidingWindowLimiter(100, 1.0), clock=lambda: NOW, **options)
+    wire = Wire(TOKEN, server.base_url, limiter=SlidingWindowLimiter(100, 1.0), clock=lambda: NOW, **options)
+    _OPENED.append(wire)
+    return wire
 
 
 def _send(wire: Wire, attempts: list[Attempt] | None = None) -> Any:

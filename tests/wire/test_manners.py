@@ -143,7 +143,9 @@ def test_a_package_function_points_at_the_line_of_its_call(fresh_default):
         line = _line() + 1
         frame = sf.changes_frame([*TWELVE, GONE], start="2026-10-01", end="2026-10-31")
     assert set(frame["app_id"]) <= set(TWELVE) and frame.height > 0
-    assert [(w.filename, w.lineno) for w in record] == [(__file__, line)]
+    # a socket another test left to the garbage collector may warn here too: every other warning counts
+    ours = [w for w in record if not issubclass(w.category, ResourceWarning)]
+    assert [(w.filename, w.lineno) for w in ours] == [(__file__, line)]
 
 
 def test_with_always_two_identical_calls_warn_twice():
