@@ -113,7 +113,7 @@ def _stopped_holder(
         if child.poll() is None:
             os.kill(child.pid, signal.SIGCONT)
             child.kill()
-            child.wait(timeout=30)
+        child.communicate(timeout=30)  # its pipes read to the end and closed, whoever ended it
 
 
 def _check(scenario: str, server: SandboxServer, frame: Any, out: bytes) -> None:
@@ -254,7 +254,7 @@ def test_a_caller_waiting_for_a_folder_lease_says_which_process_holds_it(tmp_pat
     finally:
         if holder.poll() is None:
             holder.kill()
-            holder.communicate(timeout=30)  # its pipes read to the end and closed
+        holder.communicate(timeout=30)  # its pipes read to the end and closed, whoever ended it
 
 
 def _flocks() -> list[tuple[str, str, str]]:
