@@ -6,7 +6,7 @@ from __future__ import annotations
 import threading
 import weakref
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor, wait
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import TypeVar
 
 from ..coord.forking import ForkGuard
@@ -51,21 +51,19 @@ class Workers:
     """A client's threads: made on first use, ``max_workers`` of them, shut down with the client.
 
     A forked child has none of its parent's threads: there the pool is made afresh (the
-    parent's, with its lock, is left alone). A call's threads are started before its first
-    item goes (:meth:`start`), so a window's requests leave together.
+    parent's, with its lock, is left alone).
     """
 
     def __init__(self, max_workers: int):
         self.max_workers = max_workers
         self._lock = threading.Lock()
         self._pool: ThreadPoolExecutor | None = None
-        self._running = 0  # threads of the pool known started (they run until it shuts down)
         self._guard = ForkGuard()
 
     def _forked(self) -> None:
         """In a child forked from the process that made the pool: forget the parent's threads and lock."""
         if self._guard.forked:
-            self._lock, self._pool, self._running, self._guard = threading.Lock(), None, 0, ForkGuard()
+            self._lock, self._pool, self._guard = threading.Lock(), None, ForkGuard()
 
     def in_pool(self) -> bool:
         """Whether this thread is one of these workers."""
@@ -84,45 +82,22 @@ class Workers:
     def shutdown(self) -> None:
         self._forked()
         with self._lock:
-            pool, self._pool, self._running = self._pool, None, 0
+            pool, self._pool = self._pool, None
         if pool is not None:
             pool.shutdown(wait=True)
-
-    def _run_threads(self, pool: ThreadPoolExecutor, count: int) -> None:
-        """Have at least ``count`` of the pool's threads started before a call's items go.
-
-        The pool starts a thread as each item is submitted; the first items' threads are
-        then building and sending requests while the caller starts the next thread, and each
-        start waits for a turn of the interpreter's lock among them: a window's last request
-        left tens of milliseconds after its first. Here each thread starts on a task that
-        waits until all are submitted, so none is busy while the others start (and none is
-        left waiting: the tasks end as soon as they run, before the call's items are submitted).
-        """
-        count = min(count, self.max_workers)
-        if count <= self._running:
-            return
-        submitted = threading.Event()
-        # a waiting task holds its thread: each submit finds no idle one and starts one
-        waiting = [pool.submit(submitted.wait) for _ in range(count)]
-        submitted.set()
-        wait(waiting)  # idle again, each thread takes one of the call's items as it is submitted
-        self._running = max(self._running, count)
 
     def map(self, function: Callable[[T], R], items: Sequence[T]) -> Iterator[R]:
         """``function`` over ``items`` on the threads, results in order; in the caller's thread when it is one
         of them (a pool waiting on itself would never finish)."""
         if self.in_pool():
             return iter([function(item) for item in items])
-        pool = self.executor()
-        self._run_threads(pool, len(items))
-        return pool.map(carry(function), items)
+        return self.executor().map(carry(function), items)
 
     def start(self, function: Callable[[T], R], items: Sequence[T]) -> list[Future[R]]:
         """Run ``function`` over ``items`` on the thread pool; a lone item (or any, from one of the pool's
         own threads) runs in the caller's thread."""
         if len(items) != 1 and not self.in_pool():
             pool = self.executor()
-            self._run_threads(pool, len(items))
             working = carry(function)  # its warnings are given in the caller's thread when the call ends
             return [pool.submit(working, item) for item in items]
         futures: list[Future[R]] = []
