@@ -362,12 +362,15 @@ class _SqliteSlots:
         return handle, delay or 0.0
 
     def give(self, handle: Any) -> None:
-        # dated now, even if it was counted complete before (its holder looked gone, or it outlived its deadline)
+        # dated now, even if it was counted complete before (its holder looked gone, or it outlived its deadline);
+        # now is read before waiting for the file: the answer's headers are in, and its slot frees no later
+        done = time.monotonic()
+
         def complete(db: sqlite3.Connection) -> None:
             db.execute(
                 f"INSERT INTO {TABLE} (id, token, pid, deadline, hold, done) VALUES (?, ?, NULL, NULL, NULL, ?) "
                 "ON CONFLICT (id) DO UPDATE SET done = excluded.done, pid = NULL, deadline = NULL",
-                (handle, self.tid, time.monotonic()),
+                (handle, self.tid, done),
             )
 
         self._file.run(complete)

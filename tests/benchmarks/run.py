@@ -325,11 +325,12 @@ def flatten_metrics(quick: bool) -> list[Row]:
 def fetch(quick: bool) -> list[Row]:
     """Fetch throughput against a sandbox server in its own process, each request's latency drawn
     (x uniform(0.5, 1.5), half each way): the scaled limit through the machine's and the process's
-    windows, and (full run) the service's own limit at 0, 50, 100, 333 and 500 ms."""
+    windows (and at 300 ms), and (full run) the service's own limit at 0, 50, 100, 300, 333 and 500 ms."""
     jittered = dict(jitter=0.5, seed=39)
     cases = [
         dict(limit=30, window=3.0, latency=0.1, requests=120, coordinator="machine", **jittered),
         dict(limit=30, window=3.0, latency=0.1, requests=120, coordinator="process", **jittered),
+        dict(limit=30, window=3.0, latency=0.3, requests=120, coordinator="machine", **jittered),
     ]
     if not quick:
         for latency in bench_client.LATENCIES:
@@ -361,6 +362,7 @@ def fetch(quick: bool) -> list[Row]:
                 [
                     line(f"fetch.share_of_ceiling.{name}", f["share_of_ceiling"], "ratio", f),
                     line(f"fetch.best_safe_share.{name}", f["best_safe_share"], "ratio", f),
+                    line(f"fetch.share_of_best_safe.{name}", f["share_of_best_safe"], "ratio", f),
                     line(f"fetch.http_429.{name}", f["http_429"], "answers", f),
                     line(f"fetch.most_in_any_window.{name}", f["most_in_any_window"], "requests", f),
                 ],

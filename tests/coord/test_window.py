@@ -250,6 +250,23 @@ def test_each_limiter_admits_by_its_own_limit_and_window_over_one_record(kind, r
     assert slots.take(4, 0.05, 30.0)[0] is not None
 
 
+def test_the_machine_record_dates_a_release_when_it_is_made_not_when_the_file_is_free():
+    # the answer's headers are in when the slot is given back: waiting for another thread's transaction
+    # on the file must not date it later (each such wait would hold the slot that much longer)
+    tid = token_id(TOKEN, BASE + "/dated")
+    slots = _SqliteSlots(state_dir() / STATE_FILE, tid)
+    handle, _ = slots.take(5, 60.0, 30.0)
+    with slots._file.lock:  # the process's connection, busy meanwhile
+        giving = threading.Thread(target=slots.give, args=(handle,))
+        called = time.monotonic()
+        giving.start()
+        time.sleep(0.6)
+    giving.join()
+    with sqlite3.connect(state_dir() / STATE_FILE) as db:
+        (done,) = db.execute(f"SELECT done FROM {TABLE} WHERE id = ?", (handle,)).fetchone()
+    assert called <= done < called + 0.3
+
+
 @pytest.mark.processes
 def test_the_machine_record_counts_a_gone_holder_as_completed_and_forgets_times_from_before_a_boot(tmp_path):
     tid = token_id(TOKEN, BASE + "/gone")
