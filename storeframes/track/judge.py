@@ -17,7 +17,7 @@ import hashlib
 import re
 import warnings
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
 from typing import Any
 
@@ -39,6 +39,7 @@ __all__ = [
     "GAP_DAYS",
     "LIVE",
     "Judged",
+    "RanksRead",
     "app_names",
     "find_events",
     "first_run",
@@ -60,15 +61,37 @@ LIVE = ("search", "search_ads")
 _UNKNOWN = re.compile(r"does not know at (?P<where>.+?), [^:]*: (?P<names>.+)$")
 
 
+@dataclass
+class RanksRead:
+    """The organic results a judgement read (:func:`rank_frame` from ``start`` to ``end``), kept for the digest
+    of the same run, which shows a part of the same days: read once, not twice.
+
+    >>> RanksRead().within(date(2026, 11, 1), date(2026, 11, 20)) is None
+    True
+    """
+
+    start: date | None = None
+    end: date | None = None
+    frame: pl.DataFrame | None = None
+
+    def within(self, start: date, end: date) -> pl.DataFrame | None:
+        """The rows from ``start`` to ``end`` when the read covered them (it ended on ``end``), else None."""
+        if self.frame is None or self.start is None or self.start > start or self.end != end:
+            return None
+        return self.frame.filter(pl.col("date") >= start)
+
+
 @dataclass(frozen=True)
 class Judged:
-    """What a judgement needs besides the spec: where, which day, and the month's spend."""
+    """What a judgement needs besides the spec: where, which day, and the month's spend; and where it leaves
+    the ranks it read (``ranks``) for the day's digest."""
 
     cache: Cache
     service: str
     day: date
     now: datetime
     month_spent: int = 0
+    ranks: RanksRead = field(default_factory=RanksRead)
 
     @property
     def first(self) -> date:
@@ -173,6 +196,7 @@ def _drops(alert: Alert) -> pl.Expr:
 
 def _rank_events(spec: TrackerSpec, alerts: Sequence[Alert], at: Judged) -> list[dict[str, Any]]:
     frame = rank_frame(spec, at.cache, at.service, at.reach, at.day)
+    at.ranks.start, at.ranks.end, at.ranks.frame = at.reach, at.day, frame
     rows: list[dict[str, Any]] = []
     for alert in alerts:
         chosen = frame
