@@ -24,6 +24,7 @@ from typing import Any
 import polars as pl
 
 from ..cache import EVENT_SCHEMA, Cache
+from ..cache.compaction import read_many
 from ..kept.app_changes import kept_changes
 from ..kept.scan import scan
 from ..kept.search_ranks import kept_ranks, of_pairs
@@ -461,12 +462,12 @@ def _unknown_in(table: Any, batch: list[Any]) -> list[tuple[str, str]]:
 def _unknown_events(spec: TrackerSpec, alerts: Sequence[Alert], at: Judged) -> list[dict[str, Any]]:
     endpoints = sorted({item.endpoint for item in spec.items})
     batches: dict[tuple[str, date], list[Any]] = {}  # the kept answers of the days, by endpoint and day
+    remote = at.cache.storage.capabilities.local_root is None  # a bucket: its GETs side by side, on a few threads
     for name in endpoints:
-        for entry in at.cache.entries(name):
-            if entry.service == at.service and at.first <= entry.day <= at.day:
-                response = at.cache.load(entry)
-                if response is not None:
-                    batches.setdefault((name, entry.day), []).append(response)
+        days = [e for e in at.cache.entries(name) if e.service == at.service and at.first <= e.day <= at.day]
+        for entry, response in read_many(at.cache.load, days) if remote else ((e, at.cache.load(e)) for e in days):
+            if response is not None:
+                batches.setdefault((name, entry.day), []).append(response)
     found: dict[tuple[str, str, str], date] = {}
     for (endpoint, day), batch in sorted(batches.items()):
         for table in TABLES.values():

@@ -10,10 +10,12 @@ from pathlib import Path
 import polars as pl
 import pytest
 
+from storeframes.sandbox import Script, World
 from storeframes.track import Tracker
 from storeframes.track.day_digest import render_period
 from storeframes.track.judge import GAP_DAYS, Judged, RanksRead, find_events, rank_frame
 
+WORLD = World(0)
 FIRST = date(2026, 10, 22)
 KEYWORDS = ["photo editor", "photo filters", "collage maker"]
 APPS = ["3233849169", "394079159", "1395556972", "1286838609", "6441354028"]
@@ -85,3 +87,58 @@ def test_the_digest_from_the_judgements_ranks_is_the_one_read_afresh(replayed: T
         ]
     assert made[0].images and made[0].images == made[1].images
     assert made[0].markdown == made[1].markdown and made[0].html == made[1].html
+
+
+def test_the_unknown_fields_read_from_a_bucket_side_by_side_are_those_read_one_by_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The ``unknown_field`` rule loads a week of kept answers: from a bucket on a few threads (its GETs side by
+    side), from a folder one by one; the events are the same."""
+    from dataclasses import replace
+
+    from storeframes.cache import Cache
+    from storeframes.track import judge
+
+    app = WORLD.app_ids("ios")[3]
+    script = Script().extra_field(app, FIRST + timedelta(days=2), "aso_score", 7)
+    spec = tmp_path / "fields.toml"
+    spec.write_text(
+        f"""[tracker]
+name = "fields"
+cache_dir = "cache"
+device = "iphone"
+
+[[track]]
+endpoint = "metadata"
+apps = {json.dumps([app, *APPS[:2]])}
+
+[[track]]
+endpoint = "search"
+keywords = {json.dumps(KEYWORDS)}
+
+[[alert]]
+rule = "unknown_field"
+"""
+    )
+    tracker = Tracker.from_toml(spec, sandbox=True, progress=False, script=script)
+    day = FIRST + timedelta(days=3)
+    for n in range(4):
+        assert tracker.run(FIRST + timedelta(days=n)).status == "ok"
+    cache = Cache(tmp_path / "cache")
+    at = Judged(cache, "sandbox-0", day, datetime.now(UTC))
+    alerts = [a for a in tracker.spec.alerts if a.rule == "unknown_field"]
+    loaded: list[int] = []
+    one_by_one = judge._unknown_events(tracker.spec, alerts, at)
+    original = judge.read_many
+
+    def counted(read, keys):  # type: ignore[no-untyped-def]
+        loaded.append(len(keys))
+        return original(read, keys)
+
+    monkeypatch.setattr(judge, "read_many", counted)
+    remote = replace(cache.storage.capabilities, local_root=None)
+    monkeypatch.setattr(cache.storage, "capabilities", remote)
+    side_by_side = judge._unknown_events(tracker.spec, alerts, at)
+    assert sum(loaded) > 8  # every answer of the days, through read_many
+    assert [(e["day"], e["target"]) for e in one_by_one] == [(FIRST + timedelta(days=2), "aso_score")]
+    assert side_by_side == one_by_one
