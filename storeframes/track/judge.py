@@ -9,6 +9,15 @@ A day with no data is never an event: ranks are compared day with day *with data
 (:func:`~storeframes.rank_history`'s ``no_data`` days, a day the run failed or an answer that
 left an app out, are skipped), and an event after a gap says so. Each event has a stable id,
 so the same move found again (by a rerun, another machine, a later run) is the same event.
+
+Each rule reads a bounded window of what is kept, chosen through the cache's index (the answers of
+those days only): ``rank_drop`` and ``top`` the ranks of the :data:`ALERT_DAYS` judged and the
+:data:`GAP_DAYS` before them (21 days: a judged day's last day with data may lie that far back, and
+the top rule's side of the line starts with the first day read); ``listing_change`` the change history
+of the days judged and the metadata snapshots from the last one before them; ``unknown_field`` the
+answers of the days judged; ``budget`` the ledger's month. ``new_advertiser`` alone reads every day
+kept of the searches with ads, as "for the first time" is of all of them. The day's digest shows a
+part of the rank rules' days, and a run's digest takes them from its judgement (:class:`RanksRead`).
 """
 
 from __future__ import annotations
