@@ -34,7 +34,7 @@ from .event_files import EventFiles
 from .files import CacheWarning, Files
 from .frame_files import FrameFiles
 from .index import Index, index_file
-from .layout import index_key, new_id, prefix
+from .layout import index_key, is_part, new_id, prefix
 from .ledger_files import LedgerFiles
 from .run_files import RunFiles
 from .stores import Store, StoreBase, store_for
@@ -277,6 +277,19 @@ class Cache:
         not compacted: under a second). Unreadable files are passed over.
         """
         return self._upkeep.holds(service)
+
+    def small_files(self, endpoints: Iterable[str]) -> int:
+        """The index files of ``endpoints`` that hold one answer each (not compacted), the index synced first:
+        what a compaction would merge, each with its answer's kept frames beside it.
+
+        >>> cache.small_files(["search", "metadata"])  # doctest: +SKIP
+        412
+        """
+        count = 0
+        for endpoint in endpoints:
+            self._index.sync(endpoint)
+            count += sum(1 for key in self._index.files(endpoint) if not is_part(key))
+        return count
 
     # -- the whole cache ------------------------------------------------------------------
 

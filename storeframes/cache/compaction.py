@@ -7,7 +7,7 @@ import io
 import json
 import os
 from collections.abc import Callable, Iterable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from .._version import __version__
 from ..catalog import ENDPOINTS
@@ -22,11 +22,13 @@ from .parquet import parquet_bytes, unreadable
 if TYPE_CHECKING:  # pyarrow is imported when first needed, not with the package
     import pyarrow as pa
 
+K = TypeVar("K")
+
 _PART_ROWS = 1_000_000  # the most rows of one compacted frame file
 _GROUP_ROWS = 8_192  # about the rows of one of its row groups (an answer's rows are never split)
 
 
-def read_many(read: Callable[[str], Any], keys: list[str], *, chunk: int = 256) -> Iterable[tuple[str, Any]]:
+def read_many(read: Callable[[K], Any], keys: list[K], *, chunk: int = 256) -> Iterable[tuple[K, Any]]:
     """``(key, read(key))`` in order, a chunk at a time on a few threads (Parquet reads and a store's
     requests release the GIL)."""
     from concurrent.futures import ThreadPoolExecutor

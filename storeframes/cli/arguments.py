@@ -29,6 +29,12 @@ def _day(text: str) -> date:
         raise argparse.ArgumentTypeError(f"expected a date as YYYY-MM-DD such as 2026-11-20, got {text!r}") from None
 
 
+def _files(text: str) -> int:
+    if not text.strip().isdigit():
+        raise argparse.ArgumentTypeError(f"expected a whole number of files such as 500, or 0 (never), got {text!r}")
+    return int(text)
+
+
 def _days(text: str) -> float:
     try:
         days = float(text)
@@ -184,6 +190,12 @@ def parser() -> argparse.ArgumentParser:
         "not made, 4 over budget, 2 a spec or argument refused (nothing sent).",
     )
     run.add_argument("--dry-run", action="store_true", help="print the plan; send nothing")
+    run.add_argument(
+        "--compact-at",
+        type=_files,
+        metavar="N",
+        help="compact the cache after the run past N small files (default: the spec's compact_at, 500; 0 never)",
+    )
     track_commands.add_parser("plan", parents=[spec, day, chosen], help="what the next run would send and cost (free)")
     backfill = track_commands.add_parser(
         "backfill",

@@ -13,6 +13,7 @@ and exits 5 when none is kept.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
 from typing import Any
 
@@ -110,6 +111,8 @@ def run_track(args: argparse.Namespace) -> int:
             _say(tracker.plan(args.today, items=args.item).summary())
             return 0
         if command == "run":
+            if args.compact_at is not None:  # the command line's threshold over the spec's
+                tracker.spec = dataclasses.replace(tracker.spec, compact_at=args.compact_at)
             result = tracker.run(args.today, items=args.item)
         else:
             result = tracker.backfill(args.start, args.end, items=args.item, today=args.today)

@@ -29,7 +29,7 @@ from ..catalog import parse_day
 from ..errors import InvalidParameterError, plural
 from ..kept.tables import open_for
 from .day_digest import keep_day_digest, render_period
-from .judge import Judged, find_events
+from .judge import Judged, RanksRead, find_events
 from .notify import send
 from .rules import address_id, shown_address, unkeyed_id
 from .spec import TrackerSpec
@@ -127,17 +127,20 @@ def judge(
     month_spent: int,
     notify: bool = True,
     digest: bool = True,
+    ranks: RanksRead | None = None,
 ) -> AlertResult:
     """Judge ``spec``'s rules on ``day``, keep the new events, tell them, and keep the digest of the day.
 
     The caller holds the tracker's lease (a run, or ``Tracker.alerts``): two judgements of one
     tracker never run at once, so an event is written and told once. A run judges with
     ``digest=False`` and keeps the day's digest once its own row in the run log is final
-    (:func:`~storeframes.track.day_digest.keep_day_digest`), so the digest counts it as finished.
+    (:func:`~storeframes.track.day_digest.keep_day_digest`), so the digest counts it as finished; the ranks the
+    judgement read are left in ``ranks`` for it (a :class:`~storeframes.track.judge.RanksRead`).
     """
     now = datetime.combine(day, datetime.now(UTC).time(), UTC)
     known = cache.events.read(spec.name, since=day - timedelta(days=KEEP_DAYS))
-    found = find_events(spec, Judged(cache, service, day, now, month_spent), known)
+    read = ranks if ranks is not None else RanksRead()
+    found = find_events(spec, Judged(cache, service, day, now, month_spent, read), known)
     result = AlertResult(spec.name, day, found)
     if not found.is_empty():
         known = pl.concat([known, found])
@@ -158,7 +161,7 @@ def judge(
                 _record(cache, spec.name, known, set(pending.filter(pl.col("event_id").is_in(ids))["day"].to_list()))
                 result.notified[shown_address(url, key)] = len(ids)
     if digest:
-        result.digest = keep_day_digest(spec, cache, service, day, month_spent=month_spent)
+        result.digest = keep_day_digest(spec, cache, service, day, month_spent=month_spent, ranks=read)
     return result
 
 

@@ -33,7 +33,7 @@ from ..errors import CacheUnavailableError, DigestNotKeptError, InvalidParameter
 from ..ranks import rank_history
 from ..schemas import RANK_HISTORY
 from .digest import Digest, Spend, render_digest
-from .judge import LIVE, app_names, followed_pairs, rank_frame
+from .judge import LIVE, RanksRead, app_names, followed_pairs, rank_frame
 from .spec import TrackerSpec
 
 __all__ = ["fetched_days", "keep_after_run", "keep_day_digest", "kept_digest", "not_fetched", "render_period"]
@@ -103,10 +103,12 @@ def render_period(
     events: pl.DataFrame,
     month_spent: int,
     day: date | None = None,
+    read: RanksRead | None = None,
 ) -> Digest:
     """The digest of ``events`` from ``start`` to ``end``: the runs and credits of the period (of ``day`` alone
     for a digest of the day) from the run log, finished runs counted apart from those still ``running``; the
     rank charts of the apps that moved, days not fetched apart from days without data; the days not fetched.
+    ``read``: what the run's judgement read of the ranks, the charts' days taken from it where it holds them.
 
     >>> render_period(spec, cache, "sandbox-0", first, last, events=found, month_spent=1_200)  # doctest: +SKIP
     """
@@ -116,7 +118,8 @@ def render_period(
     if not moved.is_empty():
         earliest: date = min([*moved["day"].to_list(), start])
         first = earliest - timedelta(days=CHART_DAYS)
-        frame = rank_frame(spec, cache, service, first, end)
+        held = read.within(first, end) if read is not None else None
+        frame = held if held is not None else rank_frame(spec, cache, service, first, end)
         if not frame.is_empty():  # the charts begin with the data, not with days nothing was kept
             first = max(first, min(frame["date"].to_list()))
         ranks = rank_history(
@@ -153,11 +156,19 @@ def render_period(
 
 
 def keep_day_digest(
-    spec: TrackerSpec, cache: Cache, service: str, day: date, *, month_spent: int, run_id: str | None = None
+    spec: TrackerSpec,
+    cache: Cache,
+    service: str,
+    day: date,
+    *,
+    month_spent: int,
+    run_id: str | None = None,
+    ranks: RanksRead | None = None,
 ) -> tuple[Path, ...]:
     """Render ``spec``'s digest of ``day`` (the events first seen that day, the day's runs and credits) and keep
     it in the cache, replacing the day's earlier one; also write it at the spec's ``[notify] digest`` path, when
-    it has one (the files written). The caller holds the tracker's lease. A cache that does not take it is a
+    it has one (the files written); ``ranks`` as ``read`` for :func:`render_period`. The caller holds the tracker's lease.
+    A cache that does not take it is a
     :class:`~storeframes.errors.CacheUnavailableError`.
 
     >>> keep_day_digest(spec, cache, "sandbox-0", date(2026, 11, 5), month_spent=1_628)  # doctest: +SKIP
@@ -166,7 +177,7 @@ def keep_day_digest(
     known = cache.events.read(spec.name, since=day - timedelta(days=_SEEN_WITHIN))
     today = known.filter(pl.col("first_seen").dt.date() == day)  # found that day, of that day or the days before
     first = min([day, *today["day"].to_list()])
-    made = render_period(spec, cache, service, first, day, events=today, month_spent=month_spent, day=day)
+    made = render_period(spec, cache, service, first, day, events=today, month_spent=month_spent, day=day, read=ranks)
     row = {
         "tracker": spec.name,
         "day": day,
@@ -190,14 +201,18 @@ def keep_day_digest(
     return tuple(made.write(Path(str(spec.notify.digest).format(tracker=spec.name, day=day.isoformat()))))
 
 
-def keep_after_run(spec: TrackerSpec, cache: Cache, service: str, result: Any, final: dict[str, Any]) -> None:
+def keep_after_run(
+    spec: TrackerSpec, cache: Cache, service: str, result: Any, final: dict[str, Any], ranks: RanksRead | None = None
+) -> None:
     """Keep the day's digest once a run's row (``final``) is in the run log; a digest that cannot be kept is said
     in the run's errors and makes an ``ok`` run ``partial``, its row rewritten so (the day has no digest).
 
     >>> keep_after_run(spec, cache, "sandbox-0", result, final)  # doctest: +SKIP
     """
     try:
-        keep_day_digest(spec, cache, service, result.day, month_spent=result.month_spent, run_id=result.run_id)
+        keep_day_digest(
+            spec, cache, service, result.day, month_spent=result.month_spent, run_id=result.run_id, ranks=ranks
+        )
     except (StoreframesError, OSError) as exc:
         result.errors.append(f"digest: {type(exc).__name__}: {exc}".splitlines()[0])
         if result.status == "ok":

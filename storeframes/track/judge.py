@@ -9,6 +9,15 @@ A day with no data is never an event: ranks are compared day with day *with data
 (:func:`~storeframes.rank_history`'s ``no_data`` days, a day the run failed or an answer that
 left an app out, are skipped), and an event after a gap says so. Each event has a stable id,
 so the same move found again (by a rerun, another machine, a later run) is the same event.
+
+Each rule reads a bounded window of what is kept, chosen through the cache's index (the answers of
+those days only): ``rank_drop`` and ``top`` the ranks of the :data:`ALERT_DAYS` judged and the
+:data:`GAP_DAYS` before them (21 days: a judged day's last day with data may lie that far back, and
+the top rule's side of the line starts with the first day read); ``listing_change`` the change history
+of the days judged and the metadata snapshots from the last one before them; ``unknown_field`` the
+answers of the days judged; ``budget`` the ledger's month. ``new_advertiser`` alone reads every day
+kept of the searches with ads, as "for the first time" is of all of them. The day's digest shows a
+part of the rank rules' days, and a run's digest takes them from its judgement (:class:`RanksRead`).
 """
 
 from __future__ import annotations
@@ -17,13 +26,14 @@ import hashlib
 import re
 import warnings
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
 from typing import Any
 
 import polars as pl
 
 from ..cache import EVENT_SCHEMA, Cache
+from ..cache.compaction import read_many
 from ..kept.app_changes import kept_changes
 from ..kept.scan import scan
 from ..kept.search_ranks import kept_ranks, of_pairs
@@ -39,6 +49,7 @@ __all__ = [
     "GAP_DAYS",
     "LIVE",
     "Judged",
+    "RanksRead",
     "app_names",
     "find_events",
     "first_run",
@@ -60,15 +71,37 @@ LIVE = ("search", "search_ads")
 _UNKNOWN = re.compile(r"does not know at (?P<where>.+?), [^:]*: (?P<names>.+)$")
 
 
+@dataclass
+class RanksRead:
+    """The organic results a judgement read (:func:`rank_frame` from ``start`` to ``end``), kept for the digest
+    of the same run, which shows a part of the same days: read once, not twice.
+
+    >>> RanksRead().within(date(2026, 11, 1), date(2026, 11, 20)) is None
+    True
+    """
+
+    start: date | None = None
+    end: date | None = None
+    frame: pl.DataFrame | None = None
+
+    def within(self, start: date, end: date) -> pl.DataFrame | None:
+        """The rows from ``start`` to ``end`` when the read covered them (it ended on ``end``), else None."""
+        if self.frame is None or self.start is None or self.start > start or self.end != end:
+            return None
+        return self.frame.filter(pl.col("date") >= start)
+
+
 @dataclass(frozen=True)
 class Judged:
-    """What a judgement needs besides the spec: where, which day, and the month's spend."""
+    """What a judgement needs besides the spec: where, which day, and the month's spend; and where it leaves
+    the ranks it read (``ranks``) for the day's digest."""
 
     cache: Cache
     service: str
     day: date
     now: datetime
     month_spent: int = 0
+    ranks: RanksRead = field(default_factory=RanksRead)
 
     @property
     def first(self) -> date:
@@ -173,6 +206,7 @@ def _drops(alert: Alert) -> pl.Expr:
 
 def _rank_events(spec: TrackerSpec, alerts: Sequence[Alert], at: Judged) -> list[dict[str, Any]]:
     frame = rank_frame(spec, at.cache, at.service, at.reach, at.day)
+    at.ranks.start, at.ranks.end, at.ranks.frame = at.reach, at.day, frame
     rows: list[dict[str, Any]] = []
     for alert in alerts:
         chosen = frame
@@ -437,12 +471,12 @@ def _unknown_in(table: Any, batch: list[Any]) -> list[tuple[str, str]]:
 def _unknown_events(spec: TrackerSpec, alerts: Sequence[Alert], at: Judged) -> list[dict[str, Any]]:
     endpoints = sorted({item.endpoint for item in spec.items})
     batches: dict[tuple[str, date], list[Any]] = {}  # the kept answers of the days, by endpoint and day
+    remote = at.cache.storage.capabilities.local_root is None  # a bucket: its GETs side by side, on a few threads
     for name in endpoints:
-        for entry in at.cache.entries(name):
-            if entry.service == at.service and at.first <= entry.day <= at.day:
-                response = at.cache.load(entry)
-                if response is not None:
-                    batches.setdefault((name, entry.day), []).append(response)
+        days = [e for e in at.cache.entries(name) if e.service == at.service and at.first <= e.day <= at.day]
+        for entry, response in read_many(at.cache.load, days) if remote else ((e, at.cache.load(e)) for e in days):
+            if response is not None:
+                batches.setdefault((name, entry.day), []).append(response)
     found: dict[tuple[str, str, str], date] = {}
     for (endpoint, day), batch in sorted(batches.items()):
         for table in TABLES.values():

@@ -58,6 +58,10 @@ class RunResult:
     """The days the run left unfetched, by item (over the budget, failed): a run that leaves one is not ``ok``."""
     session: str = ""
     """Its client's ledger session (:mod:`storeframes.track.runs`)."""
+    compaction: dict[str, Any] = field(default_factory=dict)
+    """The cache's compaction after the run (:mod:`storeframes.track.compacting`): ``small_files`` counted,
+    ``compact_at``, whether it ``compacted``, then what it merged and its ``seconds``, or its ``error``; empty
+    when the spec's ``compact_at`` is 0 (or the run kept nothing)."""
 
     @property
     def exit_code(self) -> int:
@@ -80,6 +84,8 @@ class RunResult:
             lines.append(f"  alerts: {plural(self.events, 'new event')}, {plural(self.notified, 'event')} sent")
         if self.published:
             lines.append("  published: " + ", ".join(f"{t} v{v}" for t, v in self.published.items()))
+        if self.compaction.get("compacted") and "error" not in self.compaction:  # an error is in the errors
+            lines.append(f"  cache: {self.compaction_line()}")
         if self.interrupted:
             lines.append(f"  finished what the interrupted run(s) {', '.join(self.interrupted)} left")
         if self.left_out:
@@ -87,6 +93,21 @@ class RunResult:
         lines += [f"  not fetched: {line}" for line in self.missing_lines()]
         lines += [f"  error: {e}" for e in self.errors]
         return "\n".join(lines)
+
+    def compaction_line(self) -> str:
+        """The compaction after the run in words: ``612 small files (past 500): compacted in 2.9 s ...``."""
+        said = self.compaction
+        if not said:
+            return "not compacted by the run (compact_at = 0)"
+        small = said.get("small_files")
+        counted = "small files not counted" if small is None else plural(small, "small file")
+        head = f"{counted} (compacted past {said['compact_at']:,})"
+        if "error" in said:
+            return f"{head}: the compaction failed, nothing kept was lost: {said['error']}"
+        if not said.get("compacted"):
+            return f"{head}: not compacted"
+        merged = said.get("index_files_merged", 0) + said.get("frame_files_merged", 0)
+        return f"{head}: compacted in {said['seconds']:.1f} s, {merged:,} files merged into {said['files_written']:,}"
 
     def missing_lines(self) -> list[str]:
         """A line per item with days left unfetched: ``ranks: 3 days (2026-10-09..2026-10-11)``."""

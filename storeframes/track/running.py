@@ -19,6 +19,7 @@ from ..client import Client
 from ..errors import StoreframesError
 from .alerts import judge
 from .day_digest import keep_after_run
+from .judge import RanksRead
 from .plan import TrackPlan, make_plan
 from .publishing import Publish, publish_tables
 from .result import RunResult
@@ -66,14 +67,15 @@ def run_locked(
     asked = [i for i in chosen if i.name in due_items]
     result.missing = unfetched(cache.entries, client.namespace, asked, day, span=span)
     alerting = kind == "run" and bool(spec.alerts or spec.notify.digest)
-    untold = alerting and not _judged(spec, cache, client, day, result, month_spent=month_spent)
+    ranks = RanksRead()  # what the judgement reads of the ranks, for the day's digest
+    untold = alerting and not _judged(spec, cache, client, day, result, month_spent=month_spent, ranks=ranks)
     unpublished = 0
     if spec.publish is not None:  # after the fetching, a backfill's too: a failure loses nothing fetched
         whole = not failed and not result.left_out and not result.missing  # a day's snapshots wait for it whole
         unpublished = _published(spec.publish, cache, client, result, storage_options, snapshots=whole)
     result.status = _status(result, done, failed, unpublished=unpublished, untold=untold)
     result.seconds = time.monotonic() - began
-    _end(spec, cache, client, result, started)
+    _end(spec, cache, client, result, started, ranks)
     return result
 
 
@@ -105,11 +107,13 @@ def _fetch_items(
     return done, failed
 
 
-def _judged(spec: TrackerSpec, cache: Cache, client: Client, day: date, result: RunResult, *, month_spent: int) -> bool:
+def _judged(
+    spec: TrackerSpec, cache: Cache, client: Client, day: date, result: RunResult, *, month_spent: int, ranks: RanksRead
+) -> bool:
     """The alert rules judged on what the run kept, their events told; whether every address was told (an address
     not told is said in the status, and its events go next run)."""
     try:
-        judged = judge(spec, cache, client.namespace, day, month_spent=month_spent, digest=False)
+        judged = judge(spec, cache, client.namespace, day, month_spent=month_spent, digest=False, ranks=ranks)
     except (StoreframesError, OSError) as exc:  # the fetched stays kept; the next run judges again
         result.errors.append(f"alerts: {type(exc).__name__}: {exc}".splitlines()[0])
         return False
@@ -142,7 +146,9 @@ def _status(result: RunResult, done: int, failed: int, *, unpublished: int, unto
     return "ok"
 
 
-def _end(spec: TrackerSpec, cache: Cache, client: Client, result: RunResult, started: datetime) -> None:
+def _end(
+    spec: TrackerSpec, cache: Cache, client: Client, result: RunResult, started: datetime, ranks: RanksRead
+) -> None:
     """The run log's final row written, and the day's digest kept once the run that finishes the day ends."""
     final = result.row(started, datetime.now(UTC), spec.spec_hash)
     mine = cache.runs.one(spec.name, result.run_id)
@@ -153,7 +159,7 @@ def _end(spec: TrackerSpec, cache: Cache, client: Client, result: RunResult, sta
         final["errors"] = "\n".join(filter(None, [mine["errors"], note, *result.errors]))
     cache.runs.write(final)
     if result.kind == "run" and (spec.alerts or spec.notify.digest):
-        keep_after_run(spec, cache, client.namespace, result, final)
+        keep_after_run(spec, cache, client.namespace, result, final, ranks)
 
 
 def taken_over(spec: TrackerSpec, cache: Cache, run_id: str) -> bool:

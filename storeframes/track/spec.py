@@ -7,6 +7,7 @@
     cache_dir = "tracking-cache"      # a folder (relative to the spec file) or s3://bucket/prefix
     budget_per_run = 20000            # credits, optional
     budget_per_month = 300000         # credits per calendar month (UTC), optional
+    compact_at = 500                  # small files that make a run compact the cache after it; 0: never
     country = "us"                    # defaults for every item below
     device = "iphone"
 
@@ -50,7 +51,7 @@ from ..frames.functions import resolve
 from .publishing import Publish, parse_publish
 from .rules import Alert, Notify, parse_alerts, parse_notify
 
-__all__ = ["CURRENT_ONLY", "HISTORY", "Item", "SpecError", "TrackerSpec", "load_spec", "parse_spec"]
+__all__ = ["COMPACT_AT", "CURRENT_ONLY", "HISTORY", "Item", "SpecError", "TrackerSpec", "load_spec", "parse_spec"]
 
 HISTORY = ("search_history", "changes")
 """The endpoints of history: a run fetches the days since the last, a backfill any range."""
@@ -85,7 +86,16 @@ _REQUIRED = {
     "changes": "apps",
     "metrics": "apps",
 }
-_TRACKER_KEYS = ("name", "cache_dir", "budget_per_run", "budget_per_month", "country", "device", "language")
+_TRACKER_KEYS = (
+    "name",
+    "cache_dir",
+    "budget_per_run",
+    "budget_per_month",
+    "compact_at",
+    "country",
+    "device",
+    "language",
+)
 _MOST_CREDITS = 2**63 - 1  # what the ledger's Int64 columns hold
 _NAME = re.compile(r"^(?!.*\.\.)[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")  # never "..": it names files of the cache
 _DAYS = re.compile(r"^([1-9][0-9]{0,2})d$")
@@ -94,6 +104,10 @@ MOST_NESTED = 16
 nested deeper is refused before any of its values is looked at."""
 DEFAULT_LOOKBACK = 30
 """Days of history a first run of a history item fetches (its ``lookback``)."""
+COMPACT_AT = 500
+"""The small files (answers' index files not yet compacted) past which a run compacts the tracker's cache
+after it (``[tracker] compact_at``; 0 never): about five days of a tracker of a hundred requests a day."""
+_MOST_FILES = 10**9
 
 
 class SpecError(InvalidParameterError):
@@ -150,6 +164,9 @@ class TrackerSpec:
     """Where new events are told (``[notify]``): apprise addresses and the digest's path."""
     publish: Publish | None = None
     """Where the run publishes its tables (``[publish]``, see :mod:`storeframes.track.publishing`); None for nowhere."""
+    compact_at: int = COMPACT_AT
+    """A run compacts the cache after it once it holds more small files than this (0: never; see
+    :mod:`storeframes.track.compacting`)."""
 
     def item(self, name: str) -> Item:
         """The item called ``name``."""
@@ -241,6 +258,18 @@ def _days(lines: _Lines, table: int, key: str, value: Any) -> int:
     if found is None:
         raise _fail(lines, table, key, value, 'a number of days such as "1d", "7d" or "30d"')
     return int(found.group(1))
+
+
+def _compact_at(lines: _Lines, value: Any) -> int:
+    if value is None:
+        return COMPACT_AT
+    if value is False:
+        return 0
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= _MOST_FILES:
+        raise _fail(
+            lines, None, "compact_at", value, f"a whole number of files, 0 (never) to {_MOST_FILES:,}, or false"
+        )
+    return value
 
 
 def _budget(lines: _Lines, key: str, value: Any) -> int | None:
@@ -356,6 +385,7 @@ def _parsed(data: dict[str, Any], text: str, where: Path | None, lines: _Lines) 
         alerts=alerts,
         notify=notify,
         publish=publish,
+        compact_at=_compact_at(lines, tracker.get("compact_at")),
     )
 
 

@@ -47,6 +47,10 @@ It calls the functions of the scripts beside it, with their own default sizes (t
   daily runs (10 keywords, 10 apps, 10 days with ``--quick``): a judgement of the last day in a new
   process and in the same tracker, the judgements of the month's runs, and the month's digest
   (``bench_alerts.py``);
+* day: a tracker of 60 live searches (10 with ads) and 20 apps (metadata, changes) with every alert
+  rule, run a day at a time for a month (16 days with ``--quick``) against the loopback sandbox at
+  30 per 3 s, on a folder and on a moto bucket: each run's time to its last answer and after it,
+  days 14-16 over days 2-4 (``bench_day.py``);
 * lake: the same month of a tracker (50 keywords x 2 countries of live search, 5 of them's
   history, 40 apps' metadata and metrics; 10 keywords, 10 apps, 7 days with ``--quick``)
   published to a Delta Lake folder with ``sf.publish``, table by table, the current-only ones with
@@ -90,6 +94,7 @@ import bench_changes
 import bench_client
 import bench_compaction
 import bench_coordination
+import bench_day
 import bench_frames
 import bench_lake
 import bench_metadata
@@ -105,8 +110,8 @@ from storeframes.sandbox import World
 
 Figure = dict[str, Any]
 GROUPS = (
-    "call", "shapes", "flatten", "fetch", "coordination", "cache", "frames", "memory", "track", "alerts", "lake",
-    "compaction", "warm",
+    "call", "shapes", "flatten", "fetch", "coordination", "cache", "frames", "memory", "track", "alerts", "day",
+    "lake", "compaction", "warm",
 )  # fmt: skip
 
 
@@ -701,6 +706,35 @@ def alerts(quick: bool) -> list[Row]:
     ]
 
 
+# -- day --------------------------------------------------------------------------------------
+
+
+def day(quick: bool) -> list[Row]:
+    """A tracker's daily runs at the rate limit for a month (16 days with ``--quick``), on a folder and a bucket."""
+    rows = []
+    for f in bench_day.run(quick):
+        size = f["size"]
+        setting = (
+            f"{f['store']}, {size['days']} days of 60 live searches, 10 with ads, {size['apps']} apps, every rule; "
+            f"{size['limit']} per {size['window']:g} s"
+        )
+        context = without(f, "days")
+        rows.append(
+            Row(
+                "day",
+                "a run's days 14-16 / days 2-4",
+                setting,
+                f"{times(f['late_x_early'] or 0)} ({secs(f['late_total_s'] or 0)} / {secs(f['early_total_s'] or 0)}); "
+                f"after the last answer {secs(f['late_after_s'] or 0)} (at most {secs(f['max_after_s'] or 0)})",
+                [
+                    line(f"day.late_x_early.{f['store']}", f["late_x_early"], "ratio", context),
+                    line(f"day.after_seconds.{f['store']}", f["late_after_s"], "s", context),
+                ],
+            )
+        )
+    return rows
+
+
 # -- lake -------------------------------------------------------------------------------------
 
 
@@ -807,6 +841,8 @@ GOALS = (
     ("track.plan_seconds.", "tracker.plan of a day, new tracker (s)", "<=", 0.2),
     ("track.plan_again_seconds.", "tracker.plan of a day, same tracker again (s)", "<=", 0.2),
     ("track.run.rate_x_limit", "a tracker run's requests a second / (limit / window)", ">=", 0.95),
+    ("day.late_x_early.", "a tracker's run, days 14-16 / days 2-4", "<=", 1.5),
+    ("day.after_seconds.folder", "a tracker's run after its last answer, days 14-16, folder (s)", "<=", 1.0),
     ("lake.again.", "sf.publish of a table with nothing new (s)", "<=", 1.0),
     ("warm.search.seconds.compacted.", "warm search_frame, compacted, new client, fresh process (s)", "<=", 0.1),
     ("warm.search.seconds.small_files.", "the same, small files (s)", "<=", 0.3),
@@ -932,6 +968,8 @@ def main() -> None:
             timed("track", lambda: track(quick))
         if "alerts" in only:
             timed("alerts", lambda: alerts(quick))
+        if "day" in only:
+            timed("day", lambda: day(quick))
         if "lake" in only:
             timed("lake", lambda: lake(quick))
         if "compaction" in only:
