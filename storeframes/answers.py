@@ -6,17 +6,20 @@ The words (call, cell, request, response, entry, part, answer) are defined once,
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from .errors import cut, html_table, plural
+from .json_bodies import parse_answer
 from .planning import Cell
 
 __all__ = [
     "CLOCK_SKEW",
     "REFRESH_MODES",
+    "UNPARSED",
     "Answer",
     "Attempt",
     "Entry",
@@ -92,6 +95,36 @@ def _when(moment: datetime | None) -> str:
     return f"{moment:%Y-%m-%d %H:%M} UTC" if moment is not None else "-"
 
 
+class _Unparsed:
+    """The type of :data:`UNPARSED` (one object, kept one across pickling)."""
+
+    def __repr__(self) -> str:
+        return "UNPARSED"
+
+    def __reduce__(self) -> str:
+        return "UNPARSED"
+
+
+UNPARSED: Any = _Unparsed()
+"""The result of a :class:`Response` read straight into columns, before anything asked for it."""
+
+
+class _Result:
+    """``Response.result``: the result given, or, when that is :data:`UNPARSED`, the body's result parsed once."""
+
+    def __get__(self, response: Any, owner: Any = None) -> Any:
+        if response is None:
+            raise AttributeError("result")  # no default: the field stays required
+        value = response.__dict__["_result"]
+        if value is UNPARSED:
+            value = parse_answer(response.body)["result"]
+            response.__dict__["_result"] = value
+        return value
+
+    def __set__(self, response: Any, value: Any) -> None:
+        response.__dict__["_result"] = value
+
+
 @dataclass(frozen=True)
 class Response:
     """One successful request: its canonical parameters, the result and the credits.
@@ -100,11 +133,18 @@ class Response:
     the cache entry); ``cost`` is then what the original request cost. ``body`` is the
     answer's JSON as it arrived (the cache keeps those bytes); None where the result was
     made or changed here, or read from the cache.
+
+    ``columns`` holds the result already read into columns where the request path read it
+    so (:func:`~storeframes.flatteners.columnar.read_history_body`): the result is then
+    :data:`UNPARSED` until asked for, and parsed from ``body`` then, once.
     """
 
     endpoint: str
     params: Mapping[str, str]
-    result: Any
+    if TYPE_CHECKING:
+        result: Any
+    else:
+        result: Any = _Result()  # parsed from the body when first asked for, where it is UNPARSED
     cost: int
     max_credit_cost: int
     status: int
@@ -114,6 +154,18 @@ class Response:
     from_cache: bool = False
     entry: str | None = None
     body: bytes | None = field(default=None, repr=False, compare=False)
+    columns: Any = field(default=None, repr=False, compare=False)
+
+    def kept_as(self, entry: str) -> Response:
+        """This response, kept in the cache as ``entry`` (the result is not parsed for it).
+
+        >>> r = Response("search", {}, [], 0, 0, 200, datetime(2026, 1, 1, tzinfo=UTC))
+        >>> r.kept_as("abc").entry
+        'abc'
+        """
+        kept = copy.copy(self)
+        object.__setattr__(kept, "entry", entry)
+        return kept
 
     def __repr__(self) -> str:
         source = ", from the cache" if self.from_cache else ""

@@ -510,7 +510,7 @@ class Fetcher:
         except CacheUnavailableError as exc:  # paid for, not kept: the call stops, the answer in its partial
             exc.partial = [*exc.partial, response]
             raise
-        return replace(response, entry=entry.id) if entry is not None else response
+        return response.kept_as(entry.id) if entry is not None else response
 
     def served(
         self, ep: Endpoint, plan: CallPlan, pool: engine.Pool, loaded: Mapping[str, Response], counted: set[int]

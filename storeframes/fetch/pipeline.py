@@ -63,6 +63,7 @@ from ..flatteners import (
     batch_versions,
     batch_videos,
 )
+from ..flatteners.columnar import history_from_columns
 from ..schemas import (
     BENCHMARKS,
     CHANGES,
@@ -109,6 +110,9 @@ class FrameSpec:
     each (``keyword``, ``country`` ...); True where a text value may list them comma-separated."""
     switch: tuple[str, str] | None = None
     """``(argument, endpoint)``: a True/False argument that, when True, sends to another endpoint."""
+    from_columns: Callable[[Sequence[tuple[Any, Keys]]], Flat | None] | None = None
+    """What ``flatten`` gives, from answers the request path read into columns (``Response.columns``); None
+    where it cannot tell (then the parsed answers are flattened)."""
 
     @property
     def version(self) -> str:
@@ -163,6 +167,10 @@ class FrameSpec:
 
     def build(self, responses: Sequence[Response]) -> Flat:
         """The frame of several answers in one walk, and each answer's number of rows."""
+        if self.from_columns is not None and responses and all(r.columns is not None for r in responses):
+            read = self.from_columns([(r.columns, Keys.of(r.params, r.echo, r.fetched_at)) for r in responses])
+            if read is not None:
+                return read
         return self.flatten([(r.result, Keys.of(r.params, r.echo, r.fetched_at)) for r in responses])
 
     def build_each(
@@ -295,6 +303,7 @@ FRAMES: dict[str, FrameSpec] = {
             batch_search_history,
             renames={**_KEYWORDS, **_DATES},
             fan_out={"keyword": True},
+            from_columns=history_from_columns,
         ),
         FrameSpec(
             "benchmarks_frame",

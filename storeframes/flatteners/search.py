@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import UTC
 from typing import Any
 
@@ -435,7 +435,7 @@ def batch_search_history(answers: Answers, *, endpoint: str = "search_history") 
     for result, keys in answers:
         keyword = keys.request.get("keyword")
         cap = HISTORY_CAPS.get("android" if keys.device == "android" else "ios", HISTORY_CAPS["ios"])
-        today = keys.fetched_at.astimezone(UTC).date().isoformat() if keys.fetched_at is not None else None
+        today = _today_of(keys)
         before = len(flat)
         n_days = 0
         for day, value, path, day_path in _days(result, keyword, "result", endpoint, today):
@@ -448,9 +448,7 @@ def batch_search_history(answers: Answers, *, endpoint: str = "search_history") 
             flat += ids
             d_keyword.append(keyword)
             d_date.append(day)
-            d_source.append(
-                "live" if today is not None and str(day)[:10] == today and len(ids) <= LIVE_CAP else "history"
-            )
+            d_source.append(_day_source(day, today, len(ids)))
             d_n.append(len(ids))
             d_path.append(ranked.path)
             d_day_path.append(day_path)
@@ -462,10 +460,39 @@ def batch_search_history(answers: Answers, *, endpoint: str = "search_history") 
         day = bisect_right(d_first, i) - 1
         return f"{d_path[day]}[{i - d_first[day]}]"
 
+    return _history_frame(
+        [keys for _, keys in answers],
+        answer_days,
+        (d_keyword, d_date, d_source, d_n, d_day_path),
+        lambda: _app_ids(flat, where, endpoint),
+        endpoint,
+    ), counts
+
+
+def _today_of(keys: Keys) -> str | None:
+    """The UTC day of an answer's fetch (``YYYY-MM-DD``), if known: the day a history's live fallback is of."""
+    return keys.fetched_at.astimezone(UTC).date().isoformat() if keys.fetched_at is not None else None
+
+
+def _day_source(day: Any, today: str | None, results: int) -> str:
+    """``live`` for the day of the fetch holding at most 250 results (the service's live fallback), else ``history``."""
+    return "live" if today is not None and str(day)[:10] == today and results <= LIVE_CAP else "history"
+
+
+_Days = tuple[list[Any], list[Any], list[str], list[int], list[str]]
+"""A history's days, one entry each: keyword, date, source, number of results and the day's JSON path."""
+
+
+def _history_frame(
+    keys_list: list[Keys], answer_days: list[int], days: _Days, app_ids: Callable[[], pl.Series], endpoint: str
+) -> pl.DataFrame:
+    """The rows of a history's days (:data:`_Days`; ``answer_days``: each answer's number of days) and its
+    ``app_ids`` (the column of every day's results in order, checked when called, after the dates)."""
+    d_keyword, d_date, d_source, d_n, d_day_path = days
+
     def day_where(i: int, column: str) -> str:
         return d_day_path[i]
 
-    keys_list = [keys for _, keys in answers]
     dates = _dates(d_date, "date", day_where, endpoint)
     if dates.null_count():
         i = dates.is_null().arg_true()[0]
@@ -476,5 +503,4 @@ def batch_search_history(answers: Answers, *, endpoint: str = "search_history") 
         pl.Series("source", d_source, dtype=pl.String),
         *(_key_series(name, keys_list, answer_days) for name in KEY_COLUMNS),
     ]
-    frame = _rows(units, d_n, _app_ids(flat, where, endpoint)).select(SEARCH_HISTORY.names)
-    return frame, counts
+    return _rows(units, d_n, app_ids()).select(SEARCH_HISTORY.names)

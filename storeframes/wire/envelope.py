@@ -1,6 +1,7 @@
 """What an answer says: its request metadata and credits, the error it is, and its Retry-After hint.
 
-The request path reads a body's ``metadata.request`` with :func:`_request_meta` and its
+The request path reads a body with :func:`_read_body` (a history in its usual form straight into
+columns), its ``metadata.request`` with :func:`_request_meta` and its
 credits with :func:`_credits`; a failed answer becomes the exception of
 :mod:`~storeframes.errors` that :func:`_error_class` picks from its status and the service's
 error code (:func:`_error_details` reads them in any of the forms seen), with the wait that
@@ -10,12 +11,15 @@ error code (:func:`_error_details` reads them in any of the forms seen), with th
 from __future__ import annotations
 
 import email.utils
+import json
 import math
 import re
+import sys
 import time
 from collections.abc import Mapping
 from typing import Any, TypeGuard
 
+from ..answers import UNPARSED
 from ..errors import (
     ApiError,
     AppNotAvailableError,
@@ -28,6 +32,8 @@ from ..errors import (
     ServerError,
     ServiceValidationError,
 )
+from ..flatteners.columnar import HistoryColumns, read_history_body
+from ..json_bodies import parse_answer
 
 __all__ = [
     "_MISSING",
@@ -35,6 +41,7 @@ __all__ = [
     "_error_class",
     "_error_details",
     "_number",
+    "_read_body",
     "_request_meta",
     "_retry_after",
     "_whole",
@@ -137,3 +144,22 @@ def _request_meta(body: Any) -> Mapping[str, Any] | None:
     meta = body.get("metadata") if isinstance(body, dict) else None
     request = meta.get("request") if isinstance(meta, dict) else None
     return request if isinstance(request, dict) else None
+
+
+def _read_body(endpoint: str, http_status: int, data: bytes) -> tuple[Any, str | None, HistoryColumns | None]:
+    """A body read: its JSON (None when empty), why it could not be read (``incomplete`` where it is not JSON or
+    cut short, on a 200), and its result read into columns where it is a history in its usual form (the
+    JSON's ``result`` is then :data:`~storeframes.answers.UNPARSED`)."""
+    columns = read_history_body(data) if endpoint == "search_history" and http_status == 200 else None
+    if columns is not None:
+        return {"result": UNPARSED, **columns.rest}, None, columns
+    if not data:
+        return None, None, None
+    try:
+        return parse_answer(data), None, None
+    except json.JSONDecodeError:
+        return None, "incomplete" if http_status == 200 else None, None
+    except RecursionError:
+        return None, f"the body is nested deeper than Python reads (about {sys.getrecursionlimit():,} levels)", None
+    except ValueError as exc:
+        return None, f"a number in the body cannot be read ({str(exc)[:120]})", None

@@ -11,10 +11,8 @@ the HTTP library (through :mod:`~storeframes.wire.http`) and tenacity.
 
 from __future__ import annotations
 
-import json
 import logging
 import math
-import sys
 import threading
 import time
 import zlib
@@ -41,10 +39,21 @@ from ..errors import (
     plural,
     warn,
 )
+from ..flatteners.columnar import HistoryColumns
 from ..json_bodies import DEFAULT_MAX_BODY_BYTES, parse_answer
 from ..ledger import MOST_CREDITS
 from .body import ENCODINGS, _Fault, _finish, _layers, _through, _TooLarge
-from .envelope import _MISSING, _credits, _error_class, _error_details, _number, _request_meta, _retry_after, _whole
+from .envelope import (
+    _MISSING,
+    _credits,
+    _error_class,
+    _error_details,
+    _number,
+    _read_body,
+    _request_meta,
+    _retry_after,
+    _whole,
+)
 from .faults import unanswered
 from .safety import Secret, _token_auth, check_base_url, clean_token, guard_logs, shown_url, without_user_info
 
@@ -442,18 +451,8 @@ class Wire:
         elapsed: float,
         report: Report,
     ) -> Response:
-        body: Any = None
-        unreadable: str | None = None
-        if body_bytes:
-            try:
-                body = parse_answer(body_bytes)
-            except json.JSONDecodeError:
-                if http_status == 200:
-                    unreadable = "incomplete"
-            except RecursionError:
-                unreadable = f"the body is nested deeper than Python reads (about {sys.getrecursionlimit():,} levels)"
-            except ValueError as exc:
-                unreadable = f"a number in the body cannot be read ({str(exc)[:120]})"
+        # a history in its usual form is read straight into columns: its result is parsed only if asked for
+        body, unreadable, columns = _read_body(ep.name, http_status, body_bytes)
         if unreadable == "incomplete":  # a 200 that is not JSON or is JSON cut short: maybe charged
             report(
                 Attempt(
@@ -512,8 +511,10 @@ class Wire:
                 endpoint=ep.name,
             )
         if status != 200:
+            if columns is not None:  # an error says what it is in its result too
+                body = parse_answer(body_bytes)
             raise self._error(ep, params, url, status, body, body_bytes, headers, attempt)
-        response = self._envelope(ep, params, body, cost or 0, max_cost, attempt, body_bytes)
+        response = self._envelope(ep, params, body, cost or 0, max_cost, attempt, body_bytes, columns)
         if max_cost is not None and response.cost > max_cost:
             warn(
                 f"{ep.name} was charged {plural(response.cost, 'credit')}, above the answer's own max_credit_cost "
@@ -569,6 +570,7 @@ class Wire:
         max_cost: int | None,
         attempt: int,
         body_bytes: bytes,
+        columns: HistoryColumns | None = None,
     ) -> Response:
         if not isinstance(body, dict):
             raise ResponseShapeError(f"expected a JSON object, got {type(body).__name__}", path="$", endpoint=ep.name)
@@ -594,4 +596,5 @@ class Wire:
             echo=echo if isinstance(echo, dict) else {},
             attempts=attempt,
             body=body_bytes,
+            columns=columns,
         )
