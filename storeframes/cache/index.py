@@ -128,6 +128,12 @@ class Index:
             tables.setdefault((entry.endpoint, entry.service, entry.scope), []).append(entry)
         for where, mine in tables.items():
             table = self._cells.setdefault(where, {})
+            if not table:  # taken straight in (no second table of every cell), unless they share a cell
+                for entry in mine:
+                    table.update(dict.fromkeys(entry.cells, entry))
+                if len(table) == sum(len(entry.cells) for entry in mine):
+                    continue
+                table.clear()
             fresh: dict[Cell, Entry | list[Entry]] = {}
             for entry in mine:
                 fresh.update(dict.fromkeys(entry.cells, entry))
