@@ -31,6 +31,7 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
 from functools import cached_property
+from operator import itemgetter
 from typing import Any, NamedTuple, Protocol
 
 import polars as pl
@@ -201,17 +202,14 @@ def serving(ep: Endpoint, newest: Mapping[Cell, Entry], *, now: datetime, refres
     """
     if refresh == "always":
         return {}
-    found: dict[Cell, Entry] = {}
-    judged: dict[str, tuple[bool, date | None]] = {}
     if refresh == "never":
         return dict(newest)
-    for cell, held in newest.items():
-        verdict = judged.get(held.id)
-        if verdict is None:
-            verdict = judged[held.id] = judge(ep, held, now)
-        if _serves(verdict, cell):
-            found[cell] = held
-    return found
+    held = list(newest.values())
+    judged = {key: judge(ep, entry, now) for key, entry in dict(zip(map(id, held), held, strict=True)).items()}
+    last = max(map(itemgetter(2), newest), default=None) if ep.daily else None
+    if all(fresh or (final is not None and last is not None and last <= final) for fresh, final in judged.values()):
+        return dict(newest)  # every entry serves every cell it holds: no judgement per cell
+    return {cell: entry for cell, entry in newest.items() if _serves(judged[id(entry)], cell)}
 
 
 def key(params: Mapping[str, str]) -> str:
@@ -286,7 +284,9 @@ def plan_call(
                 for cell, entry in cached.items()
                 if entry.fetched_at > since and entry.fetched_at.astimezone(UTC).date() <= today
             }
-    missing = [cell for cell in cells if cell not in cached] if cached else list(cells)
+    # every cell served (``cached`` holds only cells of ``cells``, each once): nothing missing, found without a pass
+    whole = len(cached) == len(cells)
+    missing = [] if whole else [cell for cell in cells if cell not in cached] if cached else list(cells)
     return CallPlan(params, cells, cached, scope, missing, ep)
 
 
@@ -442,24 +442,32 @@ def parts_of(
     by_response: dict[int, list[Cell]] = {}
     fetched = len(pool) > 0
     cached = plan.cached
-    for cell in plan.cells:
-        index = pool.covering(scope, cell) if fetched else None  # what this batch got comes first: no hits
-        if index is not None:
-            by_response.setdefault(index, []).append(cell)
+    # what this batch got comes first (no hits), cell by cell; with nothing got, the cells cached a run at a time
+    for held, run in planning.runs(plan.cells, cached) if not fetched else [(None, plan.cells)]:
+        if held is not None:
+            if held.available:
+                by_entry.setdefault(held.id, []).extend(run)
+            else:
+                unavailable.update(cell[0] for cell in run if cell[0] is not None)
             continue
-        entry = cached.get(cell)
-        if entry is not None:
-            if entry.available:
-                by_entry.setdefault(entry.id, []).append(cell)
-            elif cell[0] is not None:
-                unavailable.add(cell[0])
-            continue
-        if pool.is_refused(scope, cell):
-            unavailable.add(str(cell[0]))
-            continue
-        if pool.is_absent(scope, cell):  # the answer left it out: no part, and named by the caller
-            continue
-        raise LookupError(f"{ep.name}: no answer covers {cell} of {dict(plan.params)}")
+        for cell in run:
+            index = pool.covering(scope, cell) if fetched else None
+            if index is not None:
+                by_response.setdefault(index, []).append(cell)
+                continue
+            entry = cached.get(cell)
+            if entry is not None:
+                if entry.available:
+                    by_entry.setdefault(entry.id, []).append(cell)
+                elif cell[0] is not None:
+                    unavailable.add(cell[0])
+                continue
+            if pool.is_refused(scope, cell):
+                unavailable.add(str(cell[0]))
+                continue
+            if pool.is_absent(scope, cell):  # the answer left it out: no part, and named by the caller
+                continue
+            raise LookupError(f"{ep.name}: no answer covers {cell} of {dict(plan.params)}")
     for entry_id, cells in by_entry.items():
         entry = plan.cached[cells[0]]
         saved = entry.share(len(cells))
@@ -477,7 +485,7 @@ def parts_of(
             saved = round(response.cost * len(cells) / covered) if covered else 0
             parts.append(Part(response, frozenset(cells), whole, saved, response.entry))
             hits.append(Hit(ep.name, response.params, saved))
-    parts.sort(key=lambda p: min((c[0] or "", c[1] or "", c[2] or date.min) for c in p.cells))
+    parts.sort(key=lambda p: planning.first_cell(p.cells))
     return parts, tuple(sorted(unavailable)), hits
 
 

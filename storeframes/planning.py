@@ -12,17 +12,32 @@ came from several requests, keeping only the cells each part is meant to provide
 from __future__ import annotations
 
 import json
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from datetime import date, timedelta
-from typing import Any
+from itertools import groupby, product
+from operator import itemgetter
+from typing import Any, TypeVar
 
 from .catalog import Endpoint
 from .errors import ResponseShapeError
 
-__all__ = ["Cell", "cells_of", "days_of", "entities_of", "facets_of", "merge_result", "requests_for", "scope_of"]
+__all__ = [
+    "Cell",
+    "cells_of",
+    "days_of",
+    "entities_of",
+    "facets_of",
+    "first_cell",
+    "merge_result",
+    "requests_for",
+    "runs",
+    "scope_of",
+]
 
 Cell = tuple[str | None, str | None, date | None]
 """``(entity, facet, day)``: an app id or keyword, a metric, a day; None where the endpoint has none."""
+
+T = TypeVar("T")
 
 _DATES = ("start_date", "end_date")
 # the answer's keys for a requested metric: the service documents "power", clients see "app-power"
@@ -60,7 +75,41 @@ def days_of(params: Mapping[str, str]) -> list[date]:
 def cells_of(ep: Endpoint, params: Mapping[str, str]) -> list[Cell]:
     """The cells a request (or a call) with these canonical parameters covers."""
     days: list[date | None] = list(days_of(params)) if ep.daily else [None]
-    return [(e, f, d) for e in entities_of(ep, params) for f in facets_of(ep, params) for d in days]
+    # in C, in the same order as the nested loops: a call of 45,000 day cells is made without a Python frame per cell
+    return list(product(entities_of(ep, params), facets_of(ep, params), days))
+
+
+def runs(cells: Sequence[Cell], held: Mapping[Cell, T]) -> Iterator[tuple[T | None, list[Cell]]]:
+    """``cells`` in runs of those ``held`` maps to one value (None: cells it lacks), in order.
+
+    The cells of one app come together, held by one answer or a few: a call of 45,000 day
+    cells is a few hundred runs, found in C rather than cell by cell. Where ``held`` holds
+    exactly ``cells``, in order (a plan's cached cells, usually), its keys are the same
+    objects: they are compared by identity, not hashed again.
+
+    >>> day = date(2026, 1, 1)
+    >>> [(value, len(run)) for value, run in runs([("1", None, day), ("2", None, day)], {("1", None, day): "a"})]
+    [('a', 1), (None, 1)]
+    """
+    if len(held) == len(cells) and list(held) == cells:
+        pairs: Iterable[tuple[Cell, T | None]] = held.items()
+    else:
+        pairs = zip(cells, map(held.get, cells), strict=True)
+    for value, run in groupby(pairs, key=itemgetter(1)):
+        yield value, list(map(itemgetter(0), run))
+
+
+def first_cell(cells: Collection[Cell]) -> tuple[str, str, date]:
+    """The first of ``cells`` by app or keyword, metric and day (a position None in every cell counts as first).
+
+    >>> first_cell({("2", None, date(2026, 1, 1)), ("1", None, date(2026, 1, 3))})
+    ('1', '', datetime.date(2026, 1, 3))
+    """
+    try:
+        first = min(cells)  # in C: a position is None in every cell of an endpoint, or in none
+    except TypeError:
+        return min((c[0] or "", c[1] or "", c[2] or date.min) for c in cells)
+    return first[0] or "", first[1] or "", first[2] or date.min
 
 
 def _runs(days: Iterable[date]) -> list[tuple[date, date]]:

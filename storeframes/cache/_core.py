@@ -33,7 +33,8 @@ from .digest_files import DigestFiles
 from .event_files import EventFiles
 from .files import CacheWarning, Files
 from .frame_files import FrameFiles
-from .index import Index, index_file
+from .index import Index
+from .index_files import index_file
 from .layout import index_key, is_part, new_id, prefix
 from .ledger_files import LedgerFiles
 from .run_files import RunFiles

@@ -15,7 +15,8 @@ from ..errors import carry
 from .answer_files import AnswerFiles
 from .files import Files
 from .frame_files import FrameFiles
-from .index import FRAME_ROWS, Index, index_rows, part_frame_rows
+from .index import Index
+from .index_files import FRAME_ROWS, index_rows, part_frame_rows
 from .layout import ENTRY, FORMAT, GZ, TABLE_FORMAT, frames_prefix, in_folder, is_part, name, part_key, prefix
 from .parquet import parquet_bytes, unreadable
 

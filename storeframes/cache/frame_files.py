@@ -262,7 +262,8 @@ class FrameFiles:
         self, entries: list[Entry], table: str, version: str, schema: pl.Schema, trust: Check | None = None
     ) -> list[pl.DataFrame | object | None]:
         """:meth:`_read_single` of each of ``entries``, from a folder, in one scan (polars reads the files side by
-        side), each answer's frame a slice of it; a file's footer is read first where the index has no rows recorded."""
+        side), each answer's frame a slice of it, held to the rows the index recorded; a file's footer is read first
+        only where the index has no rows recorded (a cache of an earlier version)."""
         out: dict[str, pl.DataFrame | object | None] = {}
         wanted: list[tuple[Entry, Path]] = []
         for entry in entries:
@@ -271,13 +272,9 @@ class FrameFiles:
             try:
                 path = self._files.local(key)
                 assert path is not None
-                if self._rows(entry.id, table, version) is not None:  # rows recorded by this flattener: only
-                    # the rows of the footer looked at (other columns fail the scan)
-                    if (why := self._misfit(entry.id, table, version, self._files.rows_of(key)[1])) is not None:
-                        self._mistrust(key, why)
-                        out[entry.id] = None
-                    else:
-                        wanted.append((entry, path))
+                if self._rows(entry.id, table, version) is not None:  # rows recorded by this flattener: no footer
+                    # opened (other columns fail the scan; ``trust`` holds each file's rows to the record once read)
+                    wanted.append((entry, path))
                     continue
                 meta = pl.read_parquet_metadata(path)
                 if meta.get("storeframes.flattener") != version or newer_format(meta):

@@ -9,7 +9,8 @@ import json
 import threading
 from collections.abc import Callable, Collection, Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
-from datetime import date, datetime
+from datetime import datetime
+from operator import itemgetter
 from typing import Any
 
 import polars as pl
@@ -19,9 +20,9 @@ from ..answers import Entry
 from ..catalog import ENDPOINTS, Endpoint
 from ..planning import Cell
 from .files import Files
+from .index_files import FRAME_ROWS, FrameRows, _own_rows, _part_rows, index_file
 from .layout import (
     ANSWERS,
-    FORMAT,
     INDEX_COLUMNS,
     RELISTS,
     endpoint_of,
@@ -30,93 +31,13 @@ from .layout import (
     is_part,
     name,
     prefix,
-    provenance,
     relist_pause,
 )
-from .parquet import newer_format, newer_writer, parquet_bytes, parquet_meta, read_parquet, rows_of, unreadable
+from .parquet import newer_format, newer_writer, parquet_meta, read_parquet, rows_of, unreadable
 
 _FETCH_TOGETHER = 32
 """From this many new index files on, they are read side by side (:meth:`Index._fetch`)."""
 _FETCH_THREADS = 8
-
-
-def _shares(cost: int, n: int) -> list[int]:
-    """``cost`` split over ``n`` cells in whole credits that sum to it exactly (the first cells take the rest)."""
-    if n == 0:
-        return []
-    base, rest = divmod(cost, n)
-    return [base + 1] * rest + [base] * (n - rest)
-
-
-def index_rows(entries: Iterable[Entry]) -> pl.DataFrame:
-    """The index rows of ``entries``: one per cell, cells in order, each with its share of the answer's cost."""
-    columns: dict[str, list[Any]] = {column: [] for column in INDEX_COLUMNS}
-    for entry in entries:
-        cells = sorted(entry.cells, key=lambda c: (c[0] or "", c[1] or "", c[2] or date.min))
-        n = len(cells)
-        columns["entry"] += [entry.id] * n
-        columns["service"] += [entry.service] * n
-        columns["scope"] += [entry.scope] * n
-        columns["entity"] += [c[0] for c in cells]
-        columns["facet"] += [c[1] for c in cells]
-        columns["day"] += [c[2] for c in cells]
-        columns["fetched_at"] += [entry.fetched_at] * n
-        columns["answer_cost"] += [entry.cost] * n
-        columns["cell_cost"] += _shares(entry.cost, n)
-        columns["max_credit_cost"] += [entry.max_credit_cost] * n
-        columns["available"] += [entry.available] * n
-        columns["params"] += [json.dumps(dict(entry.params), sort_keys=True)] * n
-    return pl.DataFrame(columns, schema=INDEX_COLUMNS)
-
-
-FRAME_ROWS = "storeframes.frame_rows"
-"""The footer key of an index file that records the rows of the answers' kept frames: in an answer's own
-file ``{table: [flattener, rows]}``, in a compacted one ``{table: {flattener: {entry: rows}}}``."""
-
-FrameRows = dict[str, tuple[str, int]]
-"""The rows of one answer's kept frames, as recorded when each was written: table -> (flattener, rows)."""
-
-
-def index_file(entry: Entry, frames: FrameRows | None = None) -> bytes:
-    """The bytes of the index file of one answer: its cells, and its entry in the footer (with the rows of
-    its kept ``frames``, when given)."""
-    # one answer's cells: no column statistics (half the write; the compacted index has them)
-    extra = {"frame_rows": json.dumps({t: list(v) for t, v in sorted(frames.items())})} if frames else {}
-    meta = provenance(entry, FORMAT, rows=str(len(entry.cells)), **extra)
-    return parquet_bytes(index_rows([entry]), meta, statistics=False)
-
-
-def _own_rows(text: str | None) -> FrameRows:
-    """The rows of one answer's kept frames in its index file's footer; none when absent or malformed."""
-    try:
-        found = json.loads(text) if text else {}
-        return {str(t): (str(v), int(n)) for t, (v, n) in found.items() if int(n) >= 0}
-    except (ValueError, TypeError, AttributeError):
-        return {}
-
-
-def _part_rows(text: str | None) -> dict[str, FrameRows]:
-    """The rows of the kept frames a compacted index file's footer records, by answer; none when malformed."""
-    out: dict[str, FrameRows] = {}
-    try:
-        found = json.loads(text) if text else {}
-        for table, versions in found.items():
-            for version, counts in versions.items():
-                for entry_id, n in counts.items():
-                    if int(n) >= 0:
-                        out.setdefault(str(entry_id), {})[str(table)] = (str(version), int(n))
-    except (ValueError, TypeError, AttributeError):
-        return {}
-    return out
-
-
-def part_frame_rows(rows: Mapping[str, FrameRows]) -> str:
-    """The footer value recording ``rows`` (by answer) in a compacted index file."""
-    out: dict[str, dict[str, dict[str, int]]] = {}
-    for entry_id, tables in sorted(rows.items()):
-        for table, (version, n) in tables.items():
-            out.setdefault(table, {}).setdefault(version, {})[entry_id] = n
-    return json.dumps(out, separators=(",", ":"))
 
 
 def _entries_of(frame: pl.DataFrame, endpoint: str) -> list[Entry]:
@@ -197,6 +118,31 @@ class Index:
                 candidates.sort(key=lambda e: (e.fetched_at, e.id))
             table[cell] = candidates
 
+    def _add_all(self, entries: list[Entry]) -> None:
+        """:meth:`_add` of each of ``entries``, in order. Where they share no cell with each other nor with the
+        entries held (a new client opening its cache: the tables are empty), each table takes them at once,
+        with the hashes its cells already have, not a look for every cell held already."""
+        self._entries.update((entry.id, entry) for entry in entries)
+        tables: dict[tuple[str, str, str], list[Entry]] = {}
+        for entry in entries:
+            tables.setdefault((entry.endpoint, entry.service, entry.scope), []).append(entry)
+        for where, mine in tables.items():
+            table = self._cells.setdefault(where, {})
+            if not table:  # taken straight in (no second table of every cell), unless they share a cell
+                for entry in mine:
+                    table.update(dict.fromkeys(entry.cells, entry))
+                if len(table) == sum(len(entry.cells) for entry in mine):
+                    continue
+                table.clear()
+            fresh: dict[Cell, Entry | list[Entry]] = {}
+            for entry in mine:
+                fresh.update(dict.fromkeys(entry.cells, entry))
+            if len(fresh) == sum(len(entry.cells) for entry in mine) and table.keys().isdisjoint(fresh.keys()):
+                table.update(fresh)
+            else:
+                for entry in mine:
+                    self._add(entry)
+
     def _drop(self, entry_id: str) -> None:
         entry = self._entries.pop(entry_id, None)
         if entry is None:
@@ -213,15 +159,22 @@ class Index:
 
     def hold(self, key: str, entries: Iterable[Entry]) -> None:
         """Note that the index file ``key`` holds ``entries`` (a file of one answer, or a compacted one of many)."""
+        self.hold_all([(key, entries)])
+
+    def hold_all(self, files: Iterable[tuple[str, Iterable[Entry]]]) -> None:
+        """:meth:`hold` of each index file and its entries, in order; the entries new to the index added at once."""
         with self._lock:
-            ids = []
-            for entry in entries:
-                ids.append(entry.id)
-                count = self._held.get(entry.id, 0)
-                self._held[entry.id] = count + 1
-                if count == 0 and entry.id not in self._dead:
-                    self._add(entry)
-            self._keys.setdefault(endpoint_of(key), {})[key] = tuple(ids)
+            new: list[Entry] = []
+            for key, entries in files:
+                ids = []
+                for entry in entries:
+                    ids.append(entry.id)
+                    count = self._held.get(entry.id, 0)
+                    self._held[entry.id] = count + 1
+                    if count == 0 and entry.id not in self._dead:
+                        new.append(entry)
+                self._keys.setdefault(endpoint_of(key), {})[key] = tuple(ids)
+            self._add_all(new)
 
     def unhold(self, endpoint: str, key: str) -> None:
         """Note that the index file ``key`` is gone: the entries no other file holds go with it."""
@@ -274,15 +227,19 @@ class Index:
                 missing = set()
                 fetched = self._fetch([key for key in new if not is_part(key)])
                 # new files first, then the removed ones: an entry a compaction moved is held throughout
+                read: list[tuple[str, list[Entry]]] = []  # answers' own files, held together (in order)
                 for key in sorted(new):
                     try:
                         if is_part(key):
                             frame = self._read_part(key, endpoint)
+                            self.hold_all(read)
+                            read = []
                             self._hold_part(key, frame if frame is not None else pl.DataFrame(schema=INDEX_COLUMNS))
                         else:
-                            self.hold(key, self._read(key, endpoint, fetched.pop(key, None)))
+                            read.append((key, self._read(key, endpoint, fetched.pop(key, None))))
                     except FileNotFoundError:  # removed since it was listed: its answers are in the next listing
                         missing.add(key)
+                self.hold_all(read)
                 if not missing:
                     break
             for gone in set(known) - keys:
@@ -425,9 +382,10 @@ class Index:
                 ids = frame.filter((pl.col("service") == service) & (pl.col("scope") == scope) & where)["entry"]
                 wanted = [i for i in ids.unique().to_list() if i not in self._entries]
                 rows = frame.filter(pl.col("entry").is_in(wanted)) if wanted else None
-            for entry in _entries_of(rows, endpoint) if rows is not None else ():
-                if entry.id in self._held and entry.id not in self._dead and entry.id not in self._entries:
-                    self._add(entry)
+            made = _entries_of(rows, endpoint) if rows is not None else []
+            self._add_all(
+                [e for e in made if e.id in self._held and e.id not in self._dead and e.id not in self._entries]
+            )
             if whole:
                 del pending[key]
                 self._looked.pop(key, None)
@@ -494,7 +452,7 @@ class Index:
         if sync and not self.sync(ep.name):  # "cannot list" is not "nothing cached": a call would pay again
             raise self._files.cannot_list(prefix("index", ep.name))
         if self._pending.get(ep.name):
-            self._materialize(ep.name, service=service, scope=scope, entities={cell[0] for cell in cells})
+            self._materialize(ep.name, service=service, scope=scope, entities=set(map(itemgetter(0), cells)))
         return self._cells.get((ep.name, service, scope), {})
 
     def candidates(

@@ -18,6 +18,7 @@ from concurrent.futures import FIRST_EXCEPTION, Future, wait
 from dataclasses import replace
 from datetime import UTC, date, datetime
 from functools import partial
+from operator import itemgetter
 from typing import Any, TypeVar
 
 from .. import catalog, engine, planning
@@ -279,7 +280,7 @@ class Fetcher:
             if mode != "always":  # the index searched once for every call's entities
                 wanted: dict[str, set[Any]] = {}
                 for scope, mine in zip(scopes, cells, strict=True):
-                    wanted.setdefault(scope, set()).update(cell[0] for cell in mine)
+                    wanted.setdefault(scope, set()).update(map(itemgetter(0), mine))
                 self.cache.prepare(ep, service=self.settings.namespace, wanted=wanted)
         plans: list[CallPlan] = []
         for params, mine, scope in zip(calls, cells, scopes, strict=True):

@@ -25,6 +25,8 @@ from storeframes.answers import Response
 from storeframes.cache import Cache, CacheWarning, _polars_writes_arrow_schema
 from storeframes.cache.stores import MemoryStore
 from storeframes.catalog import ENDPOINTS
+from storeframes.errors import AppsUnavailableWarning
+from storeframes.fetch.pipeline import FRAMES
 from storeframes.kept.tables import flattener_versions
 from storeframes.sandbox import SandboxService, World
 from storeframes.wire.http import lib as httpx
@@ -33,7 +35,9 @@ from tests.conftest import SANDBOX_TODAY
 
 WORLD = World(0)
 IOS = [a for a in WORLD.app_ids("ios") if a not in WORLD.UNAVAILABLE_IN_US][:6]
+ANDROID = list(WORLD.EXAMPLE_ANDROID_APPS)
 KEYWORD = WORLD.EXAMPLE_KEYWORDS[0]
+KEYWORDS = list(WORLD.EXAMPLE_KEYWORDS[:2])
 ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
 NOON = datetime(2026, 11, 20, 12, tzinfo=UTC)
 
@@ -81,24 +85,40 @@ def test_an_answer_is_kept_as_the_body_that_arrived_in_a_zstd_frame(tmp_path):
     assert meta[b"storeframes.format"] == b"2"  # an older storeframes skips it: a newer format
 
 
-def test_a_cold_then_warm_call_gives_the_same_frames(tmp_path):
+def every_frame_call(name: str) -> dict[str, Any]:
+    """The arguments of a call of the frame function ``name`` with rows: apps of both stores where it takes apps."""
     start, end = (SANDBOX_TODAY - timedelta(days=8)).isoformat(), (SANDBOX_TODAY - timedelta(days=1)).isoformat()
-    calls = [
-        ("metadata_frame", {"apps": IOS}),
-        ("versions_frame", {"apps": IOS}),
-        ("search_history_frame", {"keywords": list(WORLD.EXAMPLE_KEYWORDS[:2]), "start": start, "end": end}),
-    ]
-    with sandbox(tmp_path) as cold:
-        first = {name: getattr(cold, name)(**kwargs) for name, kwargs in calls}
+    endpoint = FRAMES[name].endpoint
+    if endpoint == "search":
+        return {"keywords": KEYWORDS, "ads": True}
+    if endpoint == "search_history":
+        return {"keywords": KEYWORDS, "start": start, "end": end}
+    if endpoint == "benchmarks":
+        return {"countries": "us,gb", "channels": "all,search"}
+    apps = IOS if name != "permissions_frame" else ANDROID
+    return {"apps": apps, "start": "2026-01-01", "end": "2026-10-31"} if endpoint == "changes" else {"apps": apps}
+
+
+@pytest.mark.parametrize("state", ["small files", "compacted"])
+def test_a_cold_then_warm_call_gives_the_same_frames(tmp_path, state):
+    with sandbox(tmp_path) as cold, warnings.catch_warnings():
+        warnings.simplefilter("ignore", AppsUnavailableWarning)
+        first = {name: getattr(cold, name)(**every_frame_call(name)) for name in FRAMES}
+    if state == "compacted":
+        Cache(tmp_path).compact(frames=flattener_versions())
+        assert {p.name[:5] for p in (tmp_path / "frames").rglob("*.parquet")} == {"part-"}
     with sandbox(tmp_path, offline=True) as warm, warnings.catch_warnings():
         warnings.simplefilter("error", CacheWarning)
-        again = {name: getattr(warm, name)(**kwargs) for name, kwargs in calls}
+        warnings.simplefilter("ignore", AppsUnavailableWarning)
+        again = {name: getattr(warm, name)(**every_frame_call(name)) for name in FRAMES}
         assert arrivals(warm) == 0
-    for name, frame in first.items():
+    for name, frame in first.items():  # values, dtypes, row order and column order
         assert frame.height > 0, name
         assert again[name].schema == frame.schema and again[name].height == frame.height, name
         assert again[name].equals(frame), name
-    frames = list((tmp_path / "frames").rglob("*.parquet"))
+    if state == "compacted":
+        return
+    frames = sorted((tmp_path / "frames").rglob("*.parquet"))
     meta = pq.read_metadata(frames[0]).metadata  # the provenance, in the file's key-value metadata
     assert meta[b"storeframes.format"] == b"1" and b"storeframes.flattener" in meta
     if _polars_writes_arrow_schema():  # and where pyarrow's read_schema looks, where polars can write it

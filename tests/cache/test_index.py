@@ -108,7 +108,7 @@ def test_a_batch_searches_a_compacted_index_once_and_a_later_look_finds_the_rest
     assert sorted(e.id for e in fresh.entries("metadata")) == sorted(e.id for e in kept.values())
 
 
-def test_newest_gives_the_newest_entry_of_each_cell_and_candidates_every_one(cache):
+def test_newest_gives_the_newest_entry_of_each_cell_and_candidates_every_one(store, cache):
     ep = ENDPOINTS["metadata"]
     scope = planning.scope_of(ep, METADATA)
     cells = planning.cells_of(ep, METADATA)
@@ -124,6 +124,12 @@ def test_newest_gives_the_newest_entry_of_each_cell_and_candidates_every_one(cac
     assert cache.candidates(ep, service="unit", scope=scope, cells=cells) == {cells[0]: [old], cells[1]: [old]}
     cache._index.forget(old)
     assert cache.newest(ep, service="unit", scope=scope, cells=cells) == {}
+    for compacted in (False, True):  # a new cache opens the three answers at once, sharing a cell: the same
+        if compacted:
+            Cache(store).compact()
+        other = Cache(store)
+        assert other.newest(ep, service="unit", scope=scope, cells=cells) == {cells[0]: new, cells[1]: old}
+        assert other.candidates(ep, service="unit", scope=scope, cells=cells)[cells[0]] == [new, late, old]
 
 
 def test_a_new_cache_reads_many_index_files_side_by_side_each_as_alone(store, cache):

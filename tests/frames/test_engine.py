@@ -6,6 +6,7 @@ MemoryStore, and the clock is a fixed datetime.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, date, datetime, timedelta
 
 import pytest
@@ -390,3 +391,53 @@ def test_serving_judges_each_entry_once_as_the_policy_judges_each_day(hours_afte
     assert policy.recent == timedelta(hours=1)
     end = date(2026, 11, 20) if hours_after < 2 / 3 else date(2026, 11, 18)
     assert days == [date(2026, 11, 10) + timedelta(n) for n in range((end - date(2026, 11, 10)).days + 1)]
+
+
+def test_serving_of_many_entries_keeps_the_cells_is_fresh_keeps_in_their_order():
+    """Entries fetched over two months, recent and old, available or not: what serving keeps is exactly the
+    cells whose newest entry is_fresh says may serve them, whether every entry serves every cell it holds
+    (no judgement per cell) or only some do."""
+    ep = ENDPOINTS["changes"]
+    changes = {"country": "us", "device": "iphone"}
+    fetched = [NOW - timedelta(days=d, hours=h) for d, h in ((0, 1), (1, 0), (3, 5), (9, 0), (40, 2))]
+    entries = [
+        _entry(
+            "changes",
+            {**changes, "apps": f"{n},{n + 1}", "start_date": f"2026-{m:02}-01", "end_date": f"2026-{m:02}-28"},
+            at=at,
+            available=n != 4,
+        )
+        for n, at in enumerate(fetched)
+        for m in (9, 10, 11)
+    ]
+    entries = [replace(e, id=f"{e.id}-{i}") for i, e in enumerate(entries)]
+    for now in (NOW, NOW + timedelta(days=3), NOW + timedelta(days=60)):
+        for chosen in (
+            entries,
+            entries[:3],
+            entries[-3:],
+            [e for e in entries if e.fetched_at > NOW - timedelta(days=2)],
+        ):
+            newest: dict = {}
+            for entry in sorted(chosen, key=lambda e: e.fetched_at):
+                newest.update(dict.fromkeys(sorted(entry.cells, key=str), entry))
+            expected = {cell: e for cell, e in newest.items() if engine.is_fresh(ep, e, cell, now)}
+            assert engine.serving(ep, newest, now=now, refresh="auto") == expected
+            assert list(engine.serving(ep, newest, now=now, refresh="auto")) == list(expected)  # in order
+    assert engine.serving(ep, {}, now=NOW, refresh="auto") == {}
+
+
+def test_the_parts_of_a_plan_do_not_depend_on_the_order_its_cached_cells_were_found_in(cache):
+    apps = [str(n) for n in range(1, 9)]
+    for i in range(0, 8, 3):
+        mine = apps[i : i + 3]
+        params = {"apps": ",".join(mine), "country": "us", "device": "iphone"}
+        _keep(cache, "changes", params | {"start_date": "2026-10-01", "end_date": "2026-10-20"}, {}, cost=9)
+    plan = _plan(cache, "changes", apps=apps, start_date="2026-10-05", end_date="2026-10-20")
+    assert not plan.missing and len(plan.cached) == len(plan.cells) == 8 * 16
+    shuffled = replace(plan, cached=dict(sorted(plan.cached.items(), key=lambda item: str(item[0]), reverse=True)))
+    pool = engine.Pool(ENDPOINTS["changes"])
+    parts, unavailable, hits = engine.parts_of(ENDPOINTS["changes"], plan, pool)
+    assert engine.parts_of(ENDPOINTS["changes"], shuffled, pool) == (parts, unavailable, hits)
+    assert [sorted({c[0] for c in p.cells}) for p in parts] == [["1", "2", "3"], ["4", "5", "6"], ["7", "8"]]
+    assert [p.whole for p in parts] == [False, False, False] and len(hits) == 3
