@@ -26,8 +26,6 @@ import hashlib
 import re
 import warnings
 from collections.abc import Iterable, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
-from contextlib import nullcontext
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
 from typing import Any
@@ -36,7 +34,6 @@ import polars as pl
 
 from ..cache import EVENT_SCHEMA, Cache
 from ..cache.compaction import read_many
-from ..errors import carry
 from ..kept.app_changes import kept_changes
 from ..kept.scan import scan
 from ..kept.search_ranks import kept_ranks, of_pairs
@@ -541,23 +538,14 @@ def find_events(spec: TrackerSpec, at: Judged, existing: pl.DataFrame) -> pl.Dat
         by_rule.setdefault(alert.rule, []).append(alert)
     rows: list[dict[str, Any]] = []
     ranks = by_rule.get("rank_drop", []) + by_rule.get("top", [])
-    others = "listing_change" in by_rule or "new_advertiser" in by_rule
-    # the rank rules' read (polars, the GIL let go) beside the listing and advertiser rules' reads
-    with ThreadPoolExecutor(max_workers=1) if ranks and others else nullcontext() as pool:
-        ranked = pool.submit(carry(_rank_events), spec, ranks, at) if pool is not None else None
-        if ranks and ranked is None:
-            rows += _rank_events(spec, ranks, at)
-        later: list[dict[str, Any]] = []
-        if "listing_change" in by_rule:
-            later += _listing_events(spec, by_rule["listing_change"], at, existing)
-        if "new_advertiser" in by_rule:
-            later += _advertiser_events(spec, by_rule["new_advertiser"], at)
-        if ranked is not None:
-            rows += ranked.result()
-        rows += later
+    if ranks:
+        rows += _rank_events(spec, ranks, at)
+    if "listing_change" in by_rule:
+        rows += _listing_events(spec, by_rule["listing_change"], at, existing)
+    if "new_advertiser" in by_rule:
+        rows += _advertiser_events(spec, by_rule["new_advertiser"], at)
     if "budget" in by_rule:
         rows += _budget_events(spec, by_rule["budget"], at)
-    # after the other rules: its warnings are caught process-wide, and no other read may warn meanwhile
     if "unknown_field" in by_rule:
         rows += _unknown_events(spec, by_rule["unknown_field"], at)
     frame = pl.DataFrame(rows, schema=EVENT_SCHEMA, orient="row") if rows else pl.DataFrame(schema=EVENT_SCHEMA)
