@@ -142,3 +142,74 @@ rule = "unknown_field"
     assert sum(loaded) > 8  # every answer of the days, through read_many
     assert [(e["day"], e["target"]) for e in one_by_one] == [(FIRST + timedelta(days=2), "aso_score")]
     assert side_by_side == one_by_one
+
+
+@pytest.mark.filterwarnings("ignore::storeframes.flatteners.UnknownFieldWarning")  # the scripted extra field's
+def test_the_rules_judged_together_give_the_events_each_gives_alone(tmp_path: Path) -> None:
+    """The rank rules read on a thread beside the listing and advertiser rules (the unknown-field rule after
+    them): the events are those of each rule judged alone, in the same order."""
+    from dataclasses import replace
+
+    from storeframes.cache import Cache
+
+    app = APPS[0]
+    script = (
+        Script()
+        .rank(KEYWORDS[0], app, 2, start=FIRST, end=FIRST + timedelta(days=1))
+        .rank(KEYWORDS[0], app, 30, start=FIRST + timedelta(days=2))
+        .listing(app, FIRST + timedelta(days=2), title="Pixel Forge")
+        .advertiser(KEYWORDS[1], APPS[1], start=FIRST + timedelta(days=3))
+        .extra_field(APPS[2], FIRST + timedelta(days=3), "aso_score", 7)  # an app no other rule reads
+    )
+    spec = tmp_path / "together.toml"
+    spec.write_text(
+        f"""[tracker]
+name = "together"
+cache_dir = "cache"
+device = "iphone"
+
+[[track]]
+endpoint = "search"
+keywords = {json.dumps(KEYWORDS)}
+
+[[track]]
+endpoint = "search_ads"
+keywords = {json.dumps(KEYWORDS[1:2])}
+
+[[track]]
+endpoint = "metadata"
+apps = {json.dumps(APPS[:3])}
+
+[[alert]]
+rule = "rank_drop"
+apps = {json.dumps(APPS[:2])}
+
+[[alert]]
+rule = "top"
+apps = {json.dumps(APPS[:2])}
+n = 5
+
+[[alert]]
+rule = "listing_change"
+apps = {json.dumps(APPS[:2])}
+
+[[alert]]
+rule = "new_advertiser"
+
+[[alert]]
+rule = "unknown_field"
+"""
+    )
+    tracker = Tracker.from_toml(spec, sandbox=True, progress=False, script=script)
+    for n in range(5):
+        ran = tracker.run(FIRST + timedelta(days=n))
+        assert ran.status == "ok", ran.errors
+    cache, day, none = Cache(tmp_path / "cache"), FIRST + timedelta(days=4), tracker.events().clear()
+    now = datetime.now(UTC)
+    together = find_events(tracker.spec, Judged(cache, "sandbox-0", day, now), none)
+    alone = []
+    for rules in (("rank_drop", "top"), ("listing_change",), ("new_advertiser",), ("unknown_field",)):
+        one = replace(tracker.spec, alerts=tuple(a for a in tracker.spec.alerts if a.rule in rules))
+        alone.append(find_events(one, Judged(cache, "sandbox-0", day, now), none))
+    assert set(together["rule"]) == {"rank_drop", "top", "listing_change", "new_advertiser", "unknown_field"}
+    assert together.equals(pl.concat(alone))
