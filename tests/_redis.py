@@ -48,7 +48,8 @@ def redis_server(
     deadline = time.monotonic() + timeout
     while True:
         if process.poll() is not None:
-            output = process.stdout.read().decode(errors="replace") if process.stdout else ""
+            said, _ = process.communicate()  # read to the end, and the pipe closed
+            output = said.decode(errors="replace") if said else ""
             raise RuntimeError(f"redis-server exited with {process.returncode}: {output[-2000:]}")
         try:
             with redis.Redis.from_url(url, socket_connect_timeout=0.5, socket_timeout=0.5) as probe:
@@ -58,7 +59,7 @@ def redis_server(
             pass
         if time.monotonic() > deadline:
             process.kill()
-            process.wait()
+            process.communicate()
             raise RuntimeError(f"redis-server on port {port} did not answer PING within {timeout:g} s")
         time.sleep(0.02)
 

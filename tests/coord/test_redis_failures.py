@@ -54,7 +54,7 @@ def test_a_redis_that_is_down_is_a_coordination_error_naming_the_setting_and_not
 ):
     process, url = redis_server(tmp_path)
     process.kill()
-    process.wait(timeout=30)
+    process.communicate(timeout=30)  # its pipe read to the end and closed
     down = url.replace("redis://", f"redis://:{PASSWORD}@")
     client = make_client(server=server, **_options(down, (6, 1.0)))
     with pytest.raises(sf.CoordinationError) as raised:
