@@ -203,3 +203,21 @@ def test_a_response_read_into_columns_parses_its_result_only_when_asked_and_once
     assert pickle.loads(pickle.dumps(kept)).result == GOOD
     with pytest.raises(TypeError):
         Response("search_history", {})  # type: ignore[call-arg]  # the result stays required
+
+
+NOT_JSON = {
+    "a date without its list": b'{"result":{"2026-11-18","1"]},"metadata":{}}',
+    "a date after a day's end without its list": b'{"result":{"2026-11-18":["1"],"2026-11-19","2"]},"metadata":{}}',
+    "a list opened after an id": b'{"result":{"2026-11-18":["1":["2"]},"metadata":{}}',
+    "an empty day after an id": b'{"result":{"2026-11-18":["1":[],"2"]},"metadata":{}}',
+    "no mark between two texts": b'{"result":{"2026-11-18":["1""2"]},"metadata":{}}',
+    "an id after the last day's end": b'{"result":{"2026-11-18":["1"],"2"]},"metadata":{}}',
+}
+
+
+@pytest.mark.parametrize("name", list(NOT_JSON))
+def test_marks_out_of_place_are_declined(name):
+    """Marks that are each known but out of their place (not JSON, or not a list per day) are not read."""
+    assert read_history_body(NOT_JSON[name]) is None
+    with pytest.raises(ValueError):
+        json.loads(NOT_JSON[name])
