@@ -4,7 +4,8 @@ A history answer as the service sends it, compact JSON keyed by date with the id
 (``{"result":{"2026-01-05":["284882215",...],...},"metadata":...}``), is read by
 :func:`read_history_body` from its bytes, on the request path in place of the parse: polars
 finds the quotes in native code, the quotes cut the result into its texts (an Arrow column over
-the body's own bytes), and the ids become one column without a Python object per id; the rest
+the body's own bytes), and Arrow takes the ids into one column, handed to polars as string views
+(its own layout), without a Python object per id; the rest
 of the body (its metadata) is parsed as before. The walk of
 :func:`~storeframes.flatteners.search.batch_search_history` over a parsed answer made a Python
 list of 1.8 million texts for a year of ten keywords, then copied it into a column.
@@ -19,6 +20,7 @@ documented cap (:func:`history_from_columns` gives None). The frames are equal e
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -33,7 +35,7 @@ __all__ = ["HistoryColumns", "history_from_columns", "read_history_body"]
 _HEAD = b'{"result":{"'
 """How a body in the hot shape begins: its result first, keyed by date."""
 _QUOTE, _COMMA, _COLON, _OPEN, _CLOSE = b'",:[]'
-_DAY_TEXT = r"^\d{4}-\d{2}-\d{2}"
+_DAY = re.compile(r"\d{4}-\d{2}-\d{2}")  # (matched at the start)
 
 
 class HistoryColumns:
@@ -128,62 +130,75 @@ def _rest(tail: bytes) -> dict[str, Any] | None:
 
 
 def _read(body: bytes, start: int, end: int) -> tuple[list[str], list[int], pl.Series] | None:
-    """The days, their numbers of ids and the ids of the result at ``body[start:end]``; None unless in the hot shape."""
+    """The days, their numbers of ids and the ids of the result at ``body[start:end]``; None unless in the hot shape.
+
+    The result is cut at its quotes into texts and the marks between them. Nearly every mark is ``","``
+    (another id): those are checked together in native code; the few others (a day's start or end, one per
+    day) are read one by one, and they say which texts are dates. The ids are taken from the texts by Arrow
+    into one compact column, handed to polars as views (its own layout) without another copy.
+    """
     import pyarrow as pa
+    import pyarrow.compute as pc
 
     whole = pa.py_buffer(body)
-    part = pl.from_arrow(pa.Array.from_buffers(pa.uint8(), end - start, [None, whole.slice(start, end - start)]))
+    size = end - start
+    part = pl.from_arrow(pa.Array.from_buffers(pa.uint8(), size, [None, whole.slice(start, size)]))
     assert isinstance(part, pl.Series)
     if part.min() < 0x20 or part.max() > 0x7E:  # type: ignore[operator]  # control bytes or not ASCII
         return None
-    quotes = (part == _QUOTE).arg_true().cast(pl.Int64)
+    quotes = (part == _QUOTE).arg_true()
     if len(quotes) < 2 or len(quotes) % 2:
         return None
-    # every other text of the body is between two quotes: the dates and ids; the ones between are the marks
-    marks = pl.DataFrame({"close": quotes.gather_every(2, 1)[:-1], "open": quotes.gather_every(2, 2)})
-    kinds = _kinds(marks, part)
-    if kinds is None:
-        return None
-    # a text is a date when it opens the result or follows a day's end; a date is followed by a list's start
-    after_date = kinds.get_column("list") | kinds.get_column("empty")
-    before_date = kinds.get_column("end") | kinds.get_column("empty")
-    is_date = pl.concat([pl.Series([True]), before_date])
-    if not (after_date == is_date[:-1]).all():
+    texts = len(quotes) // 2  # text k is between quotes 2k and 2k + 1; mark k between text k and text k + 1
+    close, opening = quotes.gather_every(2, 1)[:-1], quotes.gather_every(2, 2)
+    other = (~((opening - close == 2) & (part.gather(close + 1) == _COMMA))).arg_true()  # marks not ","
+    where = _days(body, start, other.to_list(), close.gather(other).to_list(), opening.gather(other).to_list(), texts)
+    if where is None:
         return None
     tail = body[start + quotes[-1] + 1 : end]
-    if tail != (b":[]" if is_date[-1] else b"]"):
+    if tail != (b":[]" if where[-1] == texts - 1 else b"]"):
         return None
-    opening = (pl.int_range(len(quotes), eager=True, dtype=pl.Int32) + 1) % 2  # 1 at an opening quote
-    offsets = quotes.cast(pl.Int32) + start + opening
-    texts = pl.from_arrow(pa.StringArray.from_buffers(len(quotes) - 1, offsets.to_arrow().buffers()[1], whole))
-    assert isinstance(texts, pl.Series)
-    texts = texts.gather_every(2)
-    days = texts.filter(is_date)
-    ids = texts.filter(~is_date)
-    where = is_date.arg_true().to_list()
-    day_counts = [b - a - 1 for a, b in zip(where, [*where[1:], len(texts)], strict=True)]
-    dates = days.to_list()
-    if (len(ids) and ids.str.len_bytes().min() == 0) or not days.str.contains(_DAY_TEXT).all():
+    bounds = quotes.gather([i for k in where for i in (2 * k, 2 * k + 1)]).to_list()
+    dates = [body[start + a + 1 : start + b].decode() for a, b in zip(bounds[::2], bounds[1::2], strict=True)]
+    if not all(_DAY.match(day) for day in dates) or len(set(dates)) != len(dates):
+        return None  # (a day given twice: the parsed answer keeps the last list only)
+    day_counts = [b - a - 1 for a, b in zip(where, [*where[1:], texts], strict=True)]
+    is_date = pl.zeros(texts, pl.Boolean, eager=True).scatter(where, True)
+    # the texts and marks in turn, each from just after its opening quote, as offsets into the whole body
+    wide = quotes.dtype == pl.UInt64  # (polars' 64-bit indices)
+    offsets = quotes + (start + 1) - (pl.int_range(len(quotes), eager=True, dtype=pl.UInt64 if wide else pl.UInt32) & 1)
+    if not wide and len(body) >= 2**31:
         return None
-    if len(set(dates)) != len(dates):  # a day given twice: the parsed answer keeps the last list only
+    cut = (pa.LargeStringArray if wide else pa.StringArray).from_buffers(
+        len(quotes) - 1, offsets.to_arrow().buffers()[1], whole
+    )
+    taken = pc.take(cut, (pl.int_range(texts, eager=True, dtype=pl.Int32) * 2).filter(~is_date).to_arrow())
+    if pc.min(pc.binary_length(taken)).as_py() == 0:  # an empty id
         return None
+    view = getattr(pa, "string_view", None)  # (pyarrow 16 on: polars' own layout, no copy into it)
+    ids = pl.from_arrow(taken if view is None else taken.cast(view()))
+    assert isinstance(ids, pl.Series)
     return dates, day_counts, ids
 
 
-def _kinds(marks: pl.DataFrame, part: pl.Series) -> pl.DataFrame | None:
-    """Each mark between two texts as ``"next"`` (``","``: another id), ``"list"`` (``":["``: a day's ids start),
-    ``"end"`` (``"],"``: a day's ids end) or ``"empty"`` (``":[],"``); None when one is none of these."""
-    close = marks.get_column("close")
-    gap = marks.get_column("open") - close - 1
-    padded = part.extend_constant(0, 4)  # the marks' first four bytes, whatever their length
-    byte = [padded.gather(close + k) for k in (1, 2, 3, 4)]
-    kinds = pl.DataFrame(
-        {
-            "next": (gap == 1) & (byte[0] == _COMMA),
-            "list": (gap == 2) & (byte[0] == _COLON) & (byte[1] == _OPEN),
-            "end": (gap == 2) & (byte[0] == _CLOSE) & (byte[1] == _COMMA),
-            "empty": (gap == 4) & (byte[0] == _COLON) & (byte[1] == _OPEN) & (byte[2] == _CLOSE) & (byte[3] == _COMMA),
-        }
-    )
-    known = kinds.select(pl.any_horizontal(pl.all()).all()).item() if len(kinds) else True
-    return kinds if known else None
+def _days(
+    body: bytes, start: int, marks: list[int], closes: list[int], opens: list[int], texts: int
+) -> list[int] | None:
+    """Which texts are dates, in order, from the marks that are not ``","`` (mark k at ``body[start + closes[i] + 1 :
+    start + opens[i]]``, k = ``marks[i]``); None when one is not a day's start or end, or a day is not a list."""
+    dates = [0]  # the first text is a date; a text is a date after a day's end, and a day's ids start after a date
+    listed = []
+    for k, a, b in zip(marks, closes, opens, strict=True):
+        mark = body[start + a + 1 : start + b]
+        if mark == b":[":
+            listed.append(k)
+        elif mark == b"],":
+            dates.append(k + 1)
+        elif mark == b":[],":
+            listed.append(k)
+            dates.append(k + 1)
+        else:
+            return None
+    if listed != [k for k in dates if k < texts - 1]:
+        return None
+    return dates

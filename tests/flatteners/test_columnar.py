@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import pickle
+import random
 import warnings
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
@@ -203,3 +204,52 @@ def test_a_response_read_into_columns_parses_its_result_only_when_asked_and_once
     assert pickle.loads(pickle.dumps(kept)).result == GOOD
     with pytest.raises(TypeError):
         Response("search_history", {})  # type: ignore[call-arg]  # the result stays required
+
+
+NOT_JSON = {
+    "a date without its list": b'{"result":{"2026-11-18","1"]},"metadata":{}}',
+    "a date after a day's end without its list": b'{"result":{"2026-11-18":["1"],"2026-11-19","2"]},"metadata":{}}',
+    "a list opened after an id": b'{"result":{"2026-11-18":["1":["2"]},"metadata":{}}',
+    "an empty day after an id": b'{"result":{"2026-11-18":["1":[],"2"]},"metadata":{}}',
+    "no mark between two texts": b'{"result":{"2026-11-18":["1""2"]},"metadata":{}}',
+    "an id after the last day's end": b'{"result":{"2026-11-18":["1"],"2"]},"metadata":{}}',
+}
+
+
+@pytest.mark.parametrize("name", list(NOT_JSON))
+def test_marks_out_of_place_are_declined(name):
+    """Marks that are each known but out of their place (not JSON, or not a list per day) are not read."""
+    assert read_history_body(NOT_JSON[name]) is None
+    with pytest.raises(ValueError):
+        json.loads(NOT_JSON[name])
+
+
+def bent_at_random(seed: int, count: int) -> list[bytes]:
+    """Bodies near the hot shape: one to three bytes of JSON's marks (and an escape, a space, a letter) put in,
+    taken out or put in place of another, anywhere after the body's head."""
+    rng = random.Random(seed)
+    near = [body_of(GOOD), BENT["only an empty day"], BENT["nothing after"]]
+    found = []
+    for _ in range(count):
+        body = bytearray(rng.choice(near))
+        for _ in range(rng.randint(1, 3)):
+            i, mark = rng.randrange(len(b'{"result":{'), len(body)), rng.choice(b'",:[]{}1a\\ -')
+            if (pick := rng.random()) < 0.4:
+                body[i:i] = bytes([mark])
+            elif pick < 0.7:
+                del body[i]
+            else:
+                body[i] = mark
+        found.append(bytes(body))
+    return found
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_bodies_bent_at_random_are_declined_or_read_as_the_walk_reads_them(seed):
+    """Whatever the reader takes is strict JSON of the hot shape, and gives the walk's frame and warnings."""
+    read = 0
+    for body in bent_at_random(seed, 400):
+        if read_history_body(body) is not None:
+            assert assert_same([body], [keys(keyword="maps")]), body
+            read += 1
+    assert read > 20  # (the rest declined: not JSON, or not the hot shape)
