@@ -108,7 +108,8 @@ def test_warnings_of_flattening_on_the_pool_threads_point_at_the_call(monkeypatc
         line = _line() + 1
         frame = client.metadata_frame(IOS[:150])  # over 2 MB of answers: flattened in two shares
     assert frame.height == 150 and transport.sent == 30
-    assert len(threads) == 2 and threading.main_thread().name not in threads
+    # the process's threads are shared by every client: an idle one may take both shares, one after the other
+    assert threads and threading.main_thread().name not in threads
     assert [(w.filename, w.lineno) for w in record] == [(__file__, line)] * 2  # one per share
 
 
