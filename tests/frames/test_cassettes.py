@@ -61,7 +61,8 @@ def test_every_request_of_a_replay_is_served_by_the_cassette_through_the_library
     else httpx) is one vcrpy intercepted and played from the cassette, none reached the network."""
     where = urlsplit(REPLAY_BASE_URL)
     with socket.socket() as probe:
-        assert probe.connect_ex((where.hostname, where.port)) != 0  # refused: no server to fall through to
+        listening = probe.connect_ex((where.hostname, where.port)) == 0  # refused: no server to fall through to
+    assert not listening, f"something listens at {where.netloc}, the cassettes' replay address: stop it and run again"
     options = {"max_workers": 1, "max_tries": 1, "cache_dir": False, "progress": False}
     with (
         recorder.use_cassette("metadata_iphone.yaml") as cassette,
