@@ -61,6 +61,31 @@ QUICK = {"keywords": 10, "apps": 10, "days": 10}
 REPEAT = 3
 
 
+def every_rule(apps: str) -> str:
+    """Every rule of an ``[[alert]]``, the app rules on ``apps`` (a TOML list): the end of a benchmark's spec."""
+    return f"""[[alert]]
+rule = "rank_drop"
+apps = {apps}
+
+[[alert]]
+rule = "top"
+apps = {apps}
+
+[[alert]]
+rule = "listing_change"
+
+[[alert]]
+rule = "new_advertiser"
+
+[[alert]]
+rule = "budget"
+at = 0.5
+
+[[alert]]
+rule = "unknown_field"
+"""
+
+
 def spec_text(size: dict[str, Any], cache_dir: Path) -> str:
     world = World(0)
     words = [*world.EXAMPLE_KEYWORDS, *(f"keyword {i}" for i in range(size["keywords"]))][: size["keywords"]]
@@ -87,27 +112,7 @@ keywords = {json.dumps(words[: max(1, len(words) // 10)])}
 endpoint = "metadata"
 apps = {listed}
 
-[[alert]]
-rule = "rank_drop"
-apps = {listed}
-
-[[alert]]
-rule = "top"
-apps = {listed}
-
-[[alert]]
-rule = "listing_change"
-
-[[alert]]
-rule = "new_advertiser"
-
-[[alert]]
-rule = "budget"
-at = 0.5
-
-[[alert]]
-rule = "unknown_field"
-"""
+{every_rule(listed)}"""
 
 
 def best(call: Any) -> float:

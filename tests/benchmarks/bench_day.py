@@ -43,6 +43,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).parent))
 
+from bench_alerts import every_rule
 from bench_track import state_dir
 
 import storeframes as sf
@@ -187,27 +188,7 @@ endpoint = "changes"
 apps = {apps}
 lookback = "7d"
 
-[[alert]]
-rule = "rank_drop"
-apps = {apps}
-
-[[alert]]
-rule = "top"
-apps = {apps}
-
-[[alert]]
-rule = "listing_change"
-
-[[alert]]
-rule = "new_advertiser"
-
-[[alert]]
-rule = "budget"
-at = 0.5
-
-[[alert]]
-rule = "unknown_field"
-"""
+{every_rule(apps)}"""
 
 
 def month(size: dict[str, Any], store: str) -> dict[str, Any]:
