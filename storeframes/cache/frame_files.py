@@ -20,6 +20,7 @@ from ..answers import Entry
 from ..errors import warn
 from .behind import BEHIND, Writer
 from .files import CacheWarning, Files
+from .frame_trust import Check, Trust
 from .layout import (
     ENTRY,
     RELISTS,
@@ -42,10 +43,6 @@ from .parquet import (
     rows_in,
     unreadable,
 )
-
-Check = Callable[[Entry, pl.DataFrame], str | None]
-"""Why a kept frame is not its answer's, or None: the caller's check (rows of cells the answer does not
-hold), and the cache's (with the rows the index recorded), which a frame read is held to."""
 
 GONE = object()
 """What reading a frame's own file gives when there is none."""
@@ -161,7 +158,7 @@ class FrameFiles:
         not, or None) must pass it; one that fails is set aside, and the caller builds it again from the
         raw answer, at no cost."""
         found: dict[str, pl.DataFrame] = self._written_later(entries, table, version, schema)
-        trust = functools.partial(self._disagrees, table=table, version=version, check=check)
+        trust = Trust(functools.partial(self._misfit, table=table, version=version), check)
         for attempt in range(RELISTS):
             relist_pause(attempt)
             rest = [e for e in entries if e.id not in found]
@@ -185,15 +182,7 @@ class FrameFiles:
                 break  # else a compaction may have moved some: look at the compacted files again
         return found
 
-    def _disagrees(
-        self, entry: Entry, frame: pl.DataFrame, *, table: str, version: str, check: Check | None
-    ) -> str | None:
-        """Why the kept frame ``frame`` of ``entry`` is not its answer's: its rows are not those the index
-        recorded when it was written, or ``check`` finds rows of cells the answer does not hold; None
-        when it agrees (a frame of an earlier version, with no rows recorded, is checked by ``check`` alone)."""
-        return self._misfit(entry.id, table, version, frame.height) or (check(entry, frame) if check else None)
-
-    def _misfit(self, entry_id: str, table: str, version: str, rows: int) -> str | None:
+    def _misfit(self, entry_id: str, rows: int, *, table: str, version: str) -> str | None:
         """Why a kept frame of ``rows`` rows (as read, or as its footer says) is not the answer's: not the rows the
         index recorded when it was written; None when they agree or none are recorded."""
         recorded = self._rows(entry_id, table, version)
@@ -212,7 +201,7 @@ class FrameFiles:
         )
 
     def _read_single(
-        self, entry: Entry, table: str, version: str, schema: pl.Schema | None = None, trust: Check | None = None
+        self, entry: Entry, table: str, version: str, schema: pl.Schema | None = None, trust: Trust | None = None
     ) -> pl.DataFrame | object | None:
         """The frame of one entry from its own file; None if another flattener wrote it (or its columns
         are not ``schema``, or ``trust`` finds it is not its answer's: set aside), GONE if there is none.
@@ -230,20 +219,21 @@ class FrameFiles:
                 meta, rows, _ = files.rows_of(key)
                 if meta.get("storeframes.flattener") != version or newer_format(meta):
                     return None
-                if (why := self._misfit(entry.id, table, version, rows)) is not None:
+                if (why := self._misfit(entry.id, rows, table=table, version=version)) is not None:
                     self._mistrust(key, why)
                     return None
             data = files.storage.get(key)
             meta = parquet_meta(data)
             if meta.get("storeframes.flattener") != version or newer_format(meta):
                 return None
-            if not checked and (why := self._misfit(entry.id, table, version, rows_in(data))) is not None:
-                self._mistrust(key, why)
+            misfit = None if checked else self._misfit(entry.id, rows_in(data), table=table, version=version)
+            if misfit is not None:
+                self._mistrust(key, misfit)
                 return None
             if schema is not None and _without_entry(parquet_columns(data)) != schema:
                 return None  # built again from the raw answer, and written over
             frame = read_parquet(data).drop(ENTRY, strict=False)
-            why = trust(entry, frame) if trust is not None else None
+            why = trust.one(entry, frame) if trust is not None else None
             if why is not None:
                 self._mistrust(key, why)
                 return None
@@ -259,7 +249,7 @@ class FrameFiles:
             return None
 
     def _read_singles(
-        self, entries: list[Entry], table: str, version: str, schema: pl.Schema, trust: Check | None = None
+        self, entries: list[Entry], table: str, version: str, schema: pl.Schema, trust: Trust | None = None
     ) -> list[pl.DataFrame | object | None]:
         """:meth:`_read_single` of each of ``entries``, from a folder, in one scan (polars reads the files side by
         side), each answer's frame a slice of it, held to the rows the index recorded; a file's footer is read first
@@ -298,14 +288,16 @@ class FrameFiles:
                 if _without_entry(rows.drop(_FILE).schema) != schema:  # the first file's columns are not the table's
                     raise _NotInOrder
                 files = {str(path): entry.id for entry, path in wanted}
-                found = dict[str, pl.DataFrame | object | None](_slices(rows, _FILE, files, together=True))
+                slices = _slices(rows, _FILE, files, together=True)
             except unreadable(_NotInOrder):  # a file cut short, or not where it was: each alone
                 found = {e.id: self._read_single(e, table, version, schema, trust) for e, _ in wanted}
             else:
-                for entry, _ in wanted:
-                    frame = found[entry.id]
-                    why = trust(entry, frame) if trust is not None and isinstance(frame, pl.DataFrame) else None
-                    if why is not None:
+                found = dict[str, pl.DataFrame | object | None](slices)
+                named = {str(path): entry for entry, path in wanted}
+                heights = {str(path): slices[entry.id].height for entry, path in wanted}
+                untrusted = trust.many(rows, _FILE, named, heights) if trust is not None else {}
+                for entry, path in wanted:
+                    if (why := untrusted.get(str(path))) is not None:
                         self._mistrust(frame_key(entry, table), why)
                         found[entry.id] = None
             out.update(found)
@@ -388,7 +380,7 @@ class FrameFiles:
         *,
         relist: bool,
         schema: pl.Schema | None = None,
-        trust: Check | None = None,
+        trust: Trust | None = None,
     ) -> dict[str, pl.DataFrame]:
         """The frames of ``entries`` held by compacted files; a file holding one that ``trust`` finds is not
         its answer's is set aside whole (a file planted, or written over): its frames are built again."""
@@ -430,7 +422,9 @@ class FrameFiles:
                 continue
             frames = _by_entry(rows, ids)
             by_id = {e.id: e for e in entries}
-            why = next((w for i in ids if trust is not None and (w := trust(by_id[i], frames[i])) is not None), None)
+            held = {i: by_id[i] for i in ids}
+            untrusted = trust.many(rows, ENTRY, held, {i: frames[i].height for i in ids}) if trust is not None else {}
+            why = next((untrusted[i] for i in ids if i in untrusted), None)
             if why is not None:
                 self._mistrust(key, why)
                 with self._lock:

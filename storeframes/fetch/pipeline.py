@@ -327,30 +327,36 @@ def cell_columns(ep: Endpoint) -> list[str]:
     return entity + (["metric"] if ep.facet else []) + (["date"] if ep.daily else [])
 
 
-def _strays(entry: Entry, frame: pl.DataFrame) -> str | None:
-    """Why the kept frame of ``entry`` is not its answer's: rows of an app, keyword or metric its request
-    did not name (a file planted, or written over); None when every row is of its cells."""
-    ep = catalog.ENDPOINTS.get(entry.endpoint)
-    if ep is None or frame.is_empty():
-        return None
-    named = [(planning.entities_of, cell_columns(ep)[0])] if ep.entity is not None else []
-    named += [(planning.facets_of, "metric")] if ep.facet else []
-    for asked, column in named:
-        if column not in frame.columns:
+def _strays(rows: pl.DataFrame, by: str, entries: Mapping[str, Entry]) -> dict[str, str]:
+    """Why the kept rows of each answer of ``entries`` (named by column ``by`` of ``rows``) are not its answer's:
+    rows of an app, keyword or metric its request did not name (a file planted, or written over); an answer whose
+    rows are all of its cells is left out. One anti-join for every answer of an endpoint, nulls never stray."""
+    found: dict[str, str] = {}
+    for endpoint in sorted({entry.endpoint for entry in entries.values()}):
+        ep = catalog.ENDPOINTS.get(endpoint)
+        if ep is None:
             continue
-        wanted = {str(value) for value in asked(ep, entry.params) if value is not None}
-        values = frame.get_column(column)
-        values = values if values.dtype == pl.String else values.cast(pl.String)
-        if len(wanted) == 1:  # one app or keyword: its least and greatest value are it (nulls left out)
-            one, least, most = next(iter(wanted)), values.min(), values.max()
-            if least is None or least == most == one:
+        mine = {key: entry for key, entry in entries.items() if entry.endpoint == endpoint}
+        named = [(planning.entities_of, cell_columns(ep)[0])] if ep.entity is not None else []
+        named += [(planning.facets_of, "metric")] if ep.facet else []
+        for asked, column in named:
+            if column not in rows.columns or rows.is_empty():
                 continue
-        elif values.is_in(list(wanted)).all():
-            continue
-        stray = [value for value in values.unique().to_list() if value is not None and value not in wanted]
-        if stray:
-            return f"rows of {column} {stray[0]!r}, which its request did not name"
-    return None
+            keys: list[str] = []
+            values: list[str] = []
+            for key, entry in mine.items():
+                wanted = {str(value) for value in asked(ep, entry.params) if value is not None}
+                keys += [key] * len(wanted)
+                values += wanted
+            allowed = pl.DataFrame({by: keys, column: values}, schema={by: pl.String, column: pl.String})
+            seen = rows.select(pl.col(by).cast(pl.String), pl.col(column).cast(pl.String)).drop_nulls(column)
+            if len(mine) < len(entries) or found:
+                seen = seen.filter(pl.col(by).is_in(list(mine)) & ~pl.col(by).is_in(list(found)))
+            stray = seen.join(allowed, on=[by, column], how="anti").unique(by, keep="first", maintain_order=True)
+            for key, value in stray.iter_rows():
+                if key in mine:
+                    found.setdefault(key, f"rows of {column} {value!r}, which its request did not name")
+    return found
 
 
 def _keep_cells(frame: pl.DataFrame, ep: Endpoint, cells: Iterable[planning.Cell]) -> pl.DataFrame:

@@ -14,9 +14,10 @@ import pyarrow.parquet as pq
 import pytest
 
 from storeframes.cache import Cache, CacheWarning
+from storeframes.errors import AppsUnavailableWarning
 from storeframes.kept.tables import flattener_versions
 from tests import _summary
-from tests.cache.test_hostile_folder import IOS, arrivals, filled, sandbox
+from tests.cache.test_hostile_folder import IOS, WORLD, arrivals, filled, sandbox
 
 __all__ = ["filled"]  # the fixture, used by name
 
@@ -175,3 +176,54 @@ def test_one_kept_frame_among_many_holding_too_many_rows_is_built_again_for_free
         assert frame.height == 60 and frame.equals(expected)
         assert arrivals(client) == 0
     assert pq.read_metadata(path).num_rows == 3
+
+
+APPS = WORLD.app_ids("ios")[:20]  # more answers than a folder reads a file per thread: read in one scan
+
+
+@pytest.fixture()
+def twenty(tmp_path: Path) -> tuple[Path, pl.DataFrame]:
+    """A cache folder of 20 answers, one app each; and the frame of a call of all 20."""
+    folder = tmp_path / "cache"
+    with sandbox(folder) as client, warnings.catch_warnings():
+        warnings.simplefilter("ignore", AppsUnavailableWarning)  # an app the sandbox has not: not what is tested
+        for app in APPS:
+            client.metadata_frame([app])
+        expected = client.metadata_frame(APPS)
+        assert arrivals(client) == len(APPS)
+    return folder, expected
+
+
+def _holding(folder: Path, app: str) -> Path:
+    """The small kept frame file of the answer about ``app``."""
+    files = (folder / "frames" / "table=metadata").glob("[!p]*.parquet")
+    (path,) = [p for p in files if app in pl.read_parquet(p)["app_id"].to_list()]
+    return path
+
+
+@pytest.mark.parametrize("compacted", [False, True], ids=["small_files", "compacted"])
+def test_one_answer_among_many_holding_another_answers_app_is_the_one_built_again(twenty, compacted):
+    """Rows of another app of the same call (of the call's cells, not of their answer's) in one kept frame of
+    20 read together: that frame is set aside, named in the warning, and built again; nothing is sent."""
+    _summary.hostile("cache: frame of other cells")
+    folder, expected = twenty
+    was, now = APPS[7], APPS[3]
+    if compacted:
+        Cache(folder).compact(frames=flattener_versions())
+        (path,) = (folder / "frames" / "table=metadata").glob("part-*.parquet")
+    else:
+        path = _holding(folder, was)
+    swapped = pl.read_parquet(path).with_columns(pl.col("app_id").replace(was, now))
+    _write_over(path, swapped, _footer(path))
+    with (
+        sandbox(folder) as client,
+        warnings.catch_warnings(),
+        pytest.warns(CacheWarning, match=f"{path.name} .*app_id '{now}', which its request did not name"),
+    ):
+        warnings.simplefilter("ignore", AppsUnavailableWarning)
+        frame = client.metadata_frame(APPS)
+        assert frame.equals(expected) and arrivals(client) == 0
+    with sandbox(folder) as client, warnings.catch_warnings():
+        warnings.simplefilter("error", CacheWarning)
+        warnings.simplefilter("ignore", AppsUnavailableWarning)
+        assert client.metadata_frame(APPS).equals(expected) and arrivals(client) == 0
