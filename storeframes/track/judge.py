@@ -40,6 +40,7 @@ from ..kept.search_ranks import kept_ranks, of_pairs
 from ..kept.snapshots import snapshots
 from ..kept.tables import TABLES, endpoints_of
 from ..ranks import rank_history
+from .ahead import EarlyRanks, ReadAhead
 from .rules import Alert
 from .spec import TrackerSpec, followed
 from .wording import change_words, shown_values
@@ -83,6 +84,7 @@ class RanksRead:
     start: date | None = None
     end: date | None = None
     frame: pl.DataFrame | None = None
+    ahead: ReadAhead | None = None  # the days before the run's, read while its requests went
 
     def within(self, start: date, end: date) -> pl.DataFrame | None:
         """The rows from ``start`` to ``end`` when the read covered them (it ended on ``end``), else None."""
@@ -183,16 +185,25 @@ def followed_pairs(spec: TrackerSpec, endpoints: Sequence[str]) -> set[tuple[str
     return pairs
 
 
-def rank_frame(spec: TrackerSpec, cache: Cache, service: str, start: date, end: date) -> pl.DataFrame:
+def rank_frame(
+    spec: TrackerSpec, cache: Cache, service: str, start: date, end: date, *, early: EarlyRanks | None = None
+) -> pl.DataFrame:
     """The organic results the tracker kept from ``start`` to ``end``: ``keyword``, ``date``, ``rank``,
     ``app_id``, ``country``, ``language``, ``device``. A keyword's live search (with or without ads:
     a snapshot a day, ads left out) where the tracker follows it live, else its recorded search history
-    (:func:`~storeframes.kept.kept_ranks`).
+    (:func:`~storeframes.kept.kept_ranks`). ``early``: the live ranks of the days before ``end``, read ahead
+    (:class:`~storeframes.track.ahead.ReadAhead`) and still what the cache keeps; only ``end`` is read of them.
 
     >>> rank_frame(spec, cache, "appstore", date(2026, 11, 1), date(2026, 11, 7))  # doctest: +SKIP
     """
     live, history = followed_pairs(spec, LIVE), followed_pairs(spec, ("search_history",))
-    return kept_ranks(cache, service, start, end, live=live, history=history)[0]
+    if early is None or early.start != start or early.end != end - timedelta(days=1):
+        return kept_ranks(cache, service, start, end, live=live, history=history)[0]
+    # ``early`` holds the live ranks of the days before ``end``: the last day's, and the histories, read now
+    frames = [early.frame, kept_ranks(cache, service, end, end, live=live, history=set())[0]]
+    if history - live:
+        frames.append(kept_ranks(cache, service, start, end, live=set(), history=history - live)[0])
+    return pl.concat(frames)
 
 
 _SERIES = ["keyword", "country", "language", "device", "app_id"]
@@ -205,7 +216,8 @@ def _drops(alert: Alert) -> pl.Expr:
 
 
 def _rank_events(spec: TrackerSpec, alerts: Sequence[Alert], at: Judged) -> list[dict[str, Any]]:
-    frame = rank_frame(spec, at.cache, at.service, at.reach, at.day)
+    early = at.ranks.ahead.ranks(at.reach) if at.ranks.ahead is not None else None
+    frame = rank_frame(spec, at.cache, at.service, at.reach, at.day, early=early)
     at.ranks.start, at.ranks.end, at.ranks.frame = at.reach, at.day, frame
     rows: list[dict[str, Any]] = []
     for alert in alerts:

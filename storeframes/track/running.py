@@ -17,9 +17,11 @@ import polars as pl
 from ..cache import Cache
 from ..client import Client
 from ..errors import StoreframesError
+from .ahead import ReadAhead
 from .alerts import judge
 from .day_digest import keep_after_run
-from .judge import RanksRead
+from .digest_charts import CHARTED
+from .judge import LIVE, Judged, RanksRead, followed_pairs
 from .plan import TrackPlan, make_plan
 from .publishing import Publish, publish_tables
 from .result import RunResult
@@ -56,6 +58,10 @@ def run_locked(
     run_left = plan.budget_per_run
     limits = [x for x in (run_left, month_left) if x is not None]
     client.budget = max(0, min(limits)) if limits else None
+    alerting = kind == "run" and bool(spec.alerts or spec.notify.digest)
+    ranks = RanksRead()  # what the judgement reads of the ranks, for the day's digest
+    if alerting and cache is not None:  # the days before this one read while the requests wait on the rate limit
+        ranks.ahead = _read_ahead(spec, cache, client.namespace, day)
     done, failed = _fetch_items(spec, client, plan, result, started)
     month_spent = result.month_spent = plan.month_spent + client.spent
     if cache is None:
@@ -66,8 +72,6 @@ def run_locked(
     due_items = set(plan.items.filter("due")["item"])
     asked = [i for i in chosen if i.name in due_items]
     result.missing = unfetched(cache.entries, client.namespace, asked, day, span=span)
-    alerting = kind == "run" and bool(spec.alerts or spec.notify.digest)
-    ranks = RanksRead()  # what the judgement reads of the ranks, for the day's digest
     untold = alerting and not _judged(spec, cache, client, day, result, month_spent=month_spent, ranks=ranks)
     unpublished = 0
     if spec.publish is not None:  # after the fetching, a backfill's too: a failure loses nothing fetched
@@ -77,6 +81,15 @@ def run_locked(
     result.seconds = time.monotonic() - began
     _end(spec, cache, client, result, started, ranks)
     return result
+
+
+def _read_ahead(spec: TrackerSpec, cache: Cache, service: str, day: date) -> ReadAhead | None:
+    """The kept ranks of the days a rank rule judges before ``day``, read on a thread as the requests go; None
+    when no rank rule judges live searches."""
+    live = followed_pairs(spec, LIVE)
+    if not live or not any(alert.rule in CHARTED for alert in spec.alerts):
+        return None
+    return ReadAhead.start(cache, service, day, Judged(cache, service, day, datetime.now(UTC)).reach, live)
 
 
 def _fetch_items(
