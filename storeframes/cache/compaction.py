@@ -9,6 +9,8 @@ import os
 from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar
 
+import polars as pl
+
 from .._version import __version__
 from ..catalog import ENDPOINTS
 from ..errors import carry
@@ -159,7 +161,9 @@ class Compaction:
             keep = agreeing
             seen.update(keep)
             if len(keep) < len(ids):
-                stored = stored.filter(pc.is_in(stored.column(ENTRY), pa.array(keep, pa.string())))
+                # through polars, not ``pa.array``: pyarrow's first array of a Python list imports pandas
+                wanted = pl.Series(keep, dtype=pl.String).to_arrow().cast(stored.schema.field(ENTRY).type)
+                stored = stored.filter(pc.is_in(stored.column(ENTRY), wanted))
             kept.append(stored.replace_schema_metadata(None))
             kept_ids.update(keep)
             rows += stored.num_rows

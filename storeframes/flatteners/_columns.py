@@ -254,7 +254,10 @@ def _typed(values: list[Any], dtype: pl.DataType, column: str, where: Where, end
 
 
 def _text_lists(values: list[Any], column: str, where: Where, endpoint: str) -> pl.Series:
-    """A list-of-text column through Arrow offsets (polars builds nested lists from Python slowly)."""
+    """A list-of-text column through Arrow offsets (polars builds nested lists from Python slowly).
+
+    The texts, offsets and mask become Arrow arrays through polars, not ``pa.array``: pyarrow's first
+    ``pa.array`` of a Python list in a process imports pandas when it is installed (0.2-0.3 s)."""
     import pyarrow as pa  # when first needed: importing storeframes stays quick
 
     offsets = [0]
@@ -266,10 +269,11 @@ def _text_lists(values: list[Any], column: str, where: Where, endpoint: str) -> 
         offsets.append(len(flat))
         mask.append(value is None)
     try:
-        texts = pa.array(flat, type=pa.string())
-    except (pa.ArrowInvalid, pa.ArrowTypeError):
+        texts = pl.Series(flat, dtype=pl.String, strict=True).to_arrow().cast(pa.large_string())
+    except (TypeError, ValueError, pl.exceptions.PolarsError):
         raise _refuse(values, TEXT_LIST, column, where, endpoint) from None
-    lists = pa.ListArray.from_arrays(pa.array(offsets, type=pa.int32()), texts, mask=pa.array(mask, type=pa.bool_()))
+    at = pl.Series(offsets, dtype=pl.Int64).to_arrow()
+    lists = pa.LargeListArray.from_arrays(at, texts, mask=pl.Series(mask, dtype=pl.Boolean).to_arrow())
     return pl.Series(column, lists).cast(TEXT_LIST)
 
 

@@ -233,6 +233,32 @@ def test_importing_storeframes_imports_neither_pandas_nor_pyarrow():
     assert done.stdout.strip() == "[]"
 
 
+@pytest.mark.processes
+def test_a_first_call_of_every_frame_function_and_its_cache_imports_no_pandas(tmp_path):
+    """pyarrow's first ``pa.array`` of a Python list imports pandas when it is installed (0.2-0.3 s): a new
+    process's first frames (metadata's category lists among them), cached, read back warm, compacted and
+    read as snapshots, never pay for it."""
+    code = (
+        "import sys, warnings\n"
+        "warnings.simplefilter('ignore')\n"
+        "import storeframes as sf\n"
+        "from storeframes.sandbox import World\n"
+        "apps = list(World().EXAMPLE_IOS_APPS[:2])\n"
+        "for cache in (None, 'cache', 'cache'):\n"
+        "    with sf.sandbox.client(cache_dir=cache) as c:\n"
+        "        assert c.metadata_frame(apps)['categories'].list.len().to_list() == [1, 1]\n"
+        "        c.changes_frame(apps); c.search_frame('photo editor'); c.search_history_frame('photo editor')\n"
+        "        c.metrics_frame(apps); c.benchmarks_frame()\n"
+        "sf.compact('cache')\n"
+        "sf.snapshots('metadata', 'cache').collect(); sf.observed_changes('cache')\n"
+        "print('pandas' in sys.modules)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=300, cwd=tmp_path
+    )
+    assert done.stdout.strip() == "False"
+
+
 # -- pandas' own DataFrame.from_arrow (pandas 3) ---------------------------------------------------
 
 needs_from_arrow = pytest.mark.skipif(not PANDAS_3, reason="DataFrame.from_arrow is new in pandas 3")
