@@ -15,6 +15,10 @@ scaled (30 requests per 3 s, 50 ms latency), whose today is moved on to the run'
 the cache is a folder, or a bucket of moto's S3 server (in its own process), never compacted by
 hand.
 
+With ``--processes``, each day's run is a new Python process (as a scheduler starts one), making its
+tracker and running the day as ``storeframes track run`` does: its time then counts the interpreter's start and
+imports before its first request, and what the process still does after its last answer until it exits.
+
 Each day prints its requests, the seconds from the run's start to its last answer (the server's
 record of the last arrival, plus the latency), the seconds after it (judging, the digest, the run
 log, any upkeep) and the run's whole time. The figures: the mean run of days 14-16 over that of
@@ -37,6 +41,7 @@ import time
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from datetime import date, timedelta
 from pathlib import Path
 from typing import Any
@@ -86,6 +91,19 @@ host, port = server.get_host_and_port()
 print(f"http://{host}:{port}", flush=True)
 sys.stdin.readline()
 server.stop()
+"""
+
+
+_RUN = """
+import json, sys
+import storeframes as sf
+from datetime import date
+spec, base_url, day, limit, window, options = sys.argv[1:7]
+tracker = sf.Tracker.from_toml(spec, api_key=sf.sandbox.SANDBOX_KEY, base_url=base_url, progress=False,
+                               rate_limit=(int(limit), float(window)), **json.loads(options))
+result = tracker.run(today=date.fromisoformat(day))
+print(json.dumps({"status": result.status, "events": result.events, "errors": result.errors[:3],
+                  "compaction": getattr(result, "compaction", None)}), flush=True)
 """
 
 
@@ -191,8 +209,54 @@ lookback = "7d"
 {every_rule(apps)}"""
 
 
-def month(size: dict[str, Any], store: str) -> dict[str, Any]:
-    """A run a day for ``size["days"]`` days on ``store`` (``folder`` or ``bucket``): each day's row and the figures."""
+@dataclass
+class Ran:
+    """What a day's run said of itself."""
+
+    status: str
+    events: int
+    errors: list[str]
+    compaction: dict[str, Any] | None
+
+
+def run_day(
+    spec: Path, server: Server, size: dict[str, Any], options: dict[str, Any], day: date, processes: bool
+) -> Ran:
+    """The day's run by a new tracker: in this process, or in a new one (``processes``)."""
+    if not processes:
+        tracker = sf.Tracker.from_toml(
+            spec,
+            api_key=SANDBOX_KEY,
+            base_url=server.base_url,
+            progress=False,
+            rate_limit=(size["limit"], size["window"]),
+            **options,
+        )
+        result = tracker.run(today=day)
+        return Ran(result.status, result.events, result.errors, getattr(result, "compaction", None))
+    limit, window = str(size["limit"]), repr(size["window"])
+    command = [
+        sys.executable,
+        "-c",
+        _RUN,
+        str(spec),
+        server.base_url,
+        day.isoformat(),
+        limit,
+        window,
+        json.dumps(options),
+    ]
+    done = subprocess.run(command, capture_output=True, text=True, check=False)
+    lines = done.stdout.strip().splitlines()
+    if done.returncode != 0 or not lines:
+        raise RuntimeError(f"the run of {day} failed: {(done.stderr.strip().splitlines() or ['?'])[-1]}")
+    said = json.loads(lines[-1])
+    return Ran(said["status"], said["events"], said["errors"], said["compaction"])
+
+
+def month(size: dict[str, Any], store: str, processes: bool = False) -> dict[str, Any]:
+    """A run a day for ``size["days"]`` days on ``store`` (``folder`` or ``bucket``): each day's row and the figures;
+    each run a new process with ``processes``."""
     rows: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory(prefix="storeframes-bench-day-") as tmp, state_dir(), _store(store, tmp) as place:
         cache_dir, options = place
@@ -203,16 +267,8 @@ def month(size: dict[str, Any], store: str) -> dict[str, Any]:
             for n in range(size["days"]):
                 day = FIRST_DAY + timedelta(days=n)
                 server.day(day)
-                tracker = sf.Tracker.from_toml(
-                    spec,
-                    api_key=SANDBOX_KEY,
-                    base_url=server.base_url,
-                    progress=False,
-                    rate_limit=(size["limit"], size["window"]),
-                    **options,
-                )
                 started = time.monotonic()
-                result = tracker.run(today=day)
+                result = run_day(spec, server, size, options, day, processes)
                 ended = time.monotonic()
                 count, last, limited = server.since(started)
                 answered = (last + size["latency"]) if last is not None else started
@@ -227,7 +283,7 @@ def month(size: dict[str, Any], store: str) -> dict[str, Any]:
                         "after_s": round(ended - answered, 2),
                         "total_s": round(ended - started, 2),
                         "events": result.events,
-                        "compacted_s": (getattr(result, "compaction", None) or {}).get("seconds"),
+                        "compacted_s": (result.compaction or {}).get("seconds"),
                         "errors": result.errors[:3],
                     }
                 )
@@ -241,7 +297,7 @@ def month(size: dict[str, Any], store: str) -> dict[str, Any]:
                 )
         finally:
             server.close()
-    return {"store": store, **figures(rows), "size": size, "days": rows}
+    return {"store": store, "processes": processes, **figures(rows), "size": size, "days": rows}
 
 
 @contextmanager
@@ -273,12 +329,15 @@ def figures(rows: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def run(
-    quick: bool = False, stores: tuple[str, ...] = ("folder", "bucket"), days: int | None = None
+    quick: bool = False,
+    stores: tuple[str, ...] = ("folder", "bucket"),
+    days: int | None = None,
+    processes: bool = False,
 ) -> list[dict[str, Any]]:
     size = dict(QUICK if quick else FULL)
     if days is not None:
         size["days"] = days
-    return [month(size, store) for store in stores]
+    return [month(size, store, processes) for store in stores]
 
 
 def main() -> None:
@@ -286,10 +345,11 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="16 days")
     parser.add_argument("--days", type=int, help="days replayed (at least 16 for the figures)")
     parser.add_argument("--store", choices=["folder", "bucket", "both"], default="both")
+    parser.add_argument("--processes", action="store_true", help="each day's run a new process, as a scheduler's")
     args = parser.parse_args()
     os.environ["STOREFRAMES_PROGRESS"] = "0"
     stores = ("folder", "bucket") if args.store == "both" else (args.store,)
-    found = run(args.quick, stores, args.days)
+    found = run(args.quick, stores, args.days, args.processes)
     print(
         f"machine: {os.cpu_count()} CPUs, {platform.machine()}, {platform.python_implementation()} "
         f"{platform.python_version()}"
@@ -301,7 +361,7 @@ def main() -> None:
             f"{f['max_after_s']} s"
         )
     for f in found:
-        print(json.dumps({"name": f"day.{f['store']}", **f}))
+        print(json.dumps({"name": f"day.{f['store']}" + (".processes" if args.processes else ""), **f}))
 
 
 if __name__ == "__main__":
