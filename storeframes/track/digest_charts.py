@@ -21,7 +21,7 @@ from ..texts import plain
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
 
-__all__ = ["CHARTED", "HTTP", "SERIES", "chart", "chart_title", "plain", "series_keys"]
+__all__ = ["CHARTED", "HTTP", "SERIES", "chart", "chart_title", "charts", "plain", "series_keys"]
 
 SERIES = ("app_id", "keyword", "country", "language", "device")
 """The columns that make one rank series: an app, a keyword, a place."""
@@ -68,12 +68,16 @@ def chart_title(key: tuple[Any, ...], names: Mapping[str, str]) -> str:
     return plain(f"{who}: '{keyword}'" + (f" ({place})" if place else ""))
 
 
-def _png(fig: Any) -> bytes:
-    """The figure as PNG bytes, without the software's name; its base64 form never spells "http"."""
-    for pad in range(64):
+def _png(canvas: Any) -> bytes:
+    """The canvas drawn, as PNG bytes without the software's name; its base64 form never spells "http"."""
+    from matplotlib.image import imsave
+
+    canvas.draw()
+    pixels = canvas.buffer_rgba()
+    for pad in range(64):  # the pixels drawn once, encoded again with a longer comment until none spells it
         buffer = io.BytesIO()
-        extra = {"Comment": "." * pad} if pad else {}
-        fig.savefig(buffer, format="png", dpi=_DPI, metadata={"Software": None, **extra})
+        metadata: dict[str, Any] = {"Software": None, **({"Comment": "." * pad} if pad else {})}  # None: left out
+        imsave(buffer, pixels, format="png", dpi=_DPI, metadata=metadata)
         data = buffer.getvalue()
         if not HTTP.search(base64.b64encode(data).decode()):
             return data
@@ -155,40 +159,78 @@ def _draw(ax: Axes, ranks: pl.DataFrame, marks: pl.DataFrame, changes: pl.DataFr
     ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=7, frameon=False)
 
 
+class _Sheet:
+    """One figure and its axes on the Agg canvas, on which a digest draws its charts one after another.
+
+    What every chart shares (the size, the margins, the rank label, the tick and grid style, the open top and
+    right sides) is set once; each chart removes what the one before added (its lines, bands, texts and
+    legend) and sets its own limits, ticks and title. Made per call, never shared between threads.
+    """
+
+    def __init__(self) -> None:
+        from matplotlib.backends.backend_agg import FigureCanvasAgg
+        from matplotlib.figure import Figure
+
+        self.figure = Figure(figsize=_FIGSIZE, dpi=_DPI)
+        self.canvas = FigureCanvasAgg(self.figure)
+        ax = self.axes = self.figure.add_subplot()
+        ax.set_ylabel("rank", fontsize=8)
+        ax.tick_params(labelsize=7)
+        ax.xaxis.get_offset_text().set_fontsize(7)
+        ax.grid(axis="y", color="#eee", linewidth=0.8)
+        for side in ("top", "right"):
+            ax.spines[side].set_visible(False)
+        self.figure.subplots_adjust(left=0.11, right=0.8, top=0.88, bottom=0.14)
+
+    def clear(self) -> None:
+        """Take away every artist the last chart added: the axes as they were made."""
+        ax = self.axes
+        for artist in [*ax.lines, *ax.patches, *ax.texts, *ax.collections]:
+            artist.remove()
+        if ax.legend_ is not None:
+            ax.legend_.remove()
+
+    def chart(self, key: tuple[Any, ...], ranks: pl.DataFrame, events: pl.DataFrame, names: Mapping[str, str]) -> bytes:
+        """One (app, keyword, place)'s rank chart as PNG bytes, drawn on this sheet."""
+        import matplotlib.dates as mdates
+
+        series = _matching(ranks, key).unique("date", keep="first").sort("date")
+        marks = _matching(events, key).filter(pl.col("rule").is_in(CHARTED))
+        app, country = key[0], key[2]
+        changes = events.filter(
+            (pl.col("rule") == "listing_change")
+            & (pl.col("app_id") == app)
+            & (pl.col("country").is_null() | pl.col("country").eq_missing(country))
+        ).sort("day", "target", nulls_last=True)
+        known = [*series["date"].to_list(), *marks["day"].to_list()]
+        days = (min(min(known), max(known) - timedelta(days=6)), max(known))  # a week at least: days on the axis
+        self.clear()
+        ax = self.axes
+        _draw(ax, series, marks, changes, days)
+        if series.filter(pl.col("status") == "ranked").height == 0:
+            ax.text(
+                0.5, 0.5, "no rank on the days charted", transform=ax.transAxes, ha="center", fontsize=8, color="#666"
+            )
+        locator = mdates.AutoDateLocator(minticks=3, maxticks=8)
+        ax.xaxis.set_major_locator(locator)
+        ax.xaxis.set_major_formatter(mdates.ConciseDateFormatter(locator))
+        ax.set_title(chart_title(key, names), fontsize=9, loc="left", y=1.0)  # at 1: nothing above the axes
+        return _png(self.canvas)
+
+
+def charts(
+    keys: list[tuple[Any, ...]], ranks: pl.DataFrame, events: pl.DataFrame, names: Mapping[str, str]
+) -> list[bytes]:
+    """The rank chart of each (app, keyword, place) of ``keys`` as PNG bytes, drawn on one figure in turn."""
+    if not keys:
+        return []
+    sheet = _Sheet()
+    return [sheet.chart(key, ranks, events, names) for key in keys]
+
+
 def chart(key: tuple[Any, ...], ranks: pl.DataFrame, events: pl.DataFrame, names: Mapping[str, str]) -> bytes:
     """One (app, keyword, place)'s rank chart as PNG bytes."""
-    import matplotlib.dates as mdates
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
-
-    series = _matching(ranks, key).unique("date", keep="first").sort("date")
-    marks = _matching(events, key).filter(pl.col("rule").is_in(CHARTED))
-    app, country = key[0], key[2]
-    changes = events.filter(
-        (pl.col("rule") == "listing_change")
-        & (pl.col("app_id") == app)
-        & (pl.col("country").is_null() | pl.col("country").eq_missing(country))
-    ).sort("day", "target", nulls_last=True)
-    known = [*series["date"].to_list(), *marks["day"].to_list()]
-    days = (min(min(known), max(known) - timedelta(days=6)), max(known))  # a week at least: days on the axis
-    fig = Figure(figsize=_FIGSIZE, dpi=_DPI)
-    FigureCanvasAgg(fig)
-    ax = fig.add_subplot()
-    _draw(ax, series, marks, changes, days)
-    if series.filter(pl.col("status") == "ranked").height == 0:
-        ax.text(0.5, 0.5, "no rank on the days charted", transform=ax.transAxes, ha="center", fontsize=8, color="#666")
-    ax.set_ylabel("rank", fontsize=8)
-    locator = mdates.AutoDateLocator(minticks=3, maxticks=8)
-    ax.xaxis.set_major_locator(locator)
-    ax.xaxis.set_major_formatter(mdates.ConciseDateFormatter(locator))
-    ax.tick_params(labelsize=7)
-    ax.xaxis.get_offset_text().set_fontsize(7)
-    ax.grid(axis="y", color="#eee", linewidth=0.8)
-    for side in ("top", "right"):
-        ax.spines[side].set_visible(False)
-    ax.set_title(chart_title(key, names), fontsize=9, loc="left")
-    fig.subplots_adjust(left=0.11, right=0.8, top=0.88, bottom=0.14)
-    return _png(fig)
+    return charts([key], ranks, events, names)[0]
 
 
 # -- the digest ----------------------------------------------------------------------------------------------
