@@ -20,6 +20,7 @@ from ..texts import plain
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
+    from matplotlib.legend import Legend
 
 __all__ = ["CHARTED", "HTTP", "SERIES", "chart", "chart_title", "charts", "plain", "series_keys"]
 
@@ -30,6 +31,8 @@ CHARTED = ("rank_drop", "top")
 HTTP = re.compile("http", re.IGNORECASE)
 _FIGSIZE = (6.4, 2.6)
 _DPI = 100
+_ZLIB = {"compress_level": 3}
+"""zlib's fastest kind of search, its most thorough level: a chart in half the time of the default 6, 4% larger."""
 
 
 def series_keys(events: pl.DataFrame) -> list[tuple[Any, ...]]:
@@ -41,13 +44,6 @@ def series_keys(events: pl.DataFrame) -> list[tuple[Any, ...]]:
         .sort(["first", *SERIES], nulls_last=True)
     )
     return [tuple(r) for r in rows.select(SERIES).iter_rows()]
-
-
-def _matching(frame: pl.DataFrame, key: tuple[Any, ...]) -> pl.DataFrame:
-    condition = pl.lit(True)
-    for column, value in zip(SERIES, key, strict=True):
-        condition &= pl.col(column).is_null() if value is None else pl.col(column) == value
-    return frame.filter(condition)
 
 
 def _spans(days: list[date]) -> list[tuple[date, date]]:
@@ -77,15 +73,25 @@ def _png(canvas: Any) -> bytes:
     for pad in range(64):  # the pixels drawn once, encoded again with a longer comment until none spells it
         buffer = io.BytesIO()
         metadata: dict[str, Any] = {"Software": None, **({"Comment": "." * pad} if pad else {})}  # None: left out
-        imsave(buffer, pixels, format="png", dpi=_DPI, metadata=metadata)
+        imsave(buffer, pixels, format="png", dpi=_DPI, metadata=metadata, pil_kwargs=_ZLIB)
         data = buffer.getvalue()
         if not HTTP.search(base64.b64encode(data).decode()):
             return data
     raise AssertionError("no padding keeps the chart's base64 free of 'http'")  # pragma: no cover
 
 
-def _draw(ax: Axes, ranks: pl.DataFrame, marks: pl.DataFrame, changes: pl.DataFrame, days: tuple[date, date]) -> None:
-    """The rank line, its no-data, not-fetched and not-ranked days, the event days and the listing changes on ``ax``."""
+def _draw(
+    ax: Axes,
+    ranks: pl.DataFrame,
+    marks: pl.DataFrame,
+    changes: pl.DataFrame,
+    days: tuple[date, date],
+    legends: dict[tuple[str, ...], Legend] | None = None,
+) -> None:
+    """The rank line, its no-data, not-fetched and not-ranked days, the event days and the listing changes on ``ax``.
+
+    ``legends``: the legends made so far for ``ax``, by their entries; one with the same entries is shown again.
+    """
     from matplotlib.dates import date2num
     from matplotlib.lines import Line2D
     from matplotlib.patches import Patch
@@ -156,7 +162,13 @@ def _draw(ax: Axes, ranks: pl.DataFrame, marks: pl.DataFrame, changes: pl.DataFr
     if at_bottom:
         ax.axhline(bottom, color="#bbb", linestyle=":", linewidth=0.8, zorder=0)
     ax.set_xlim(float(date2num(days[0])) - 0.6, float(date2num(days[1])) + 0.6)
-    ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=7, frameon=False)
+    entries = tuple(str(handle.get_label()) for handle in handles)
+    if legends is not None and entries in legends:
+        ax.legend_ = legends[entries]  # each entry's look is fixed: the same entries, the same legend
+    else:
+        legend = ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=7, frameon=False)
+        if legends is not None:
+            legends[entries] = legend
 
 
 class _Sheet:
@@ -181,51 +193,78 @@ class _Sheet:
         for side in ("top", "right"):
             ax.spines[side].set_visible(False)
         self.figure.subplots_adjust(left=0.11, right=0.8, top=0.88, bottom=0.14)
+        self.legends: dict[tuple[str, ...], Legend] = {}
 
     def clear(self) -> None:
         """Take away every artist the last chart added: the axes as they were made."""
         ax = self.axes
         for artist in [*ax.lines, *ax.patches, *ax.texts, *ax.collections]:
             artist.remove()
-        if ax.legend_ is not None:
-            ax.legend_.remove()
+        ax.legend_ = None  # kept whole in self.legends for the next chart with the same entries
 
-    def chart(self, key: tuple[Any, ...], ranks: pl.DataFrame, events: pl.DataFrame, names: Mapping[str, str]) -> bytes:
-        """One (app, keyword, place)'s rank chart as PNG bytes, drawn on this sheet."""
+    def chart(
+        self, key: tuple[Any, ...], series: pl.DataFrame, marks: pl.DataFrame, changes: pl.DataFrame, title: str
+    ) -> bytes:
+        """The chart of one rank series (its ranks, its rank events, its app's listing changes) as PNG bytes."""
         import matplotlib.dates as mdates
+        from matplotlib.ticker import FixedFormatter, FixedLocator
 
-        series = _matching(ranks, key).unique("date", keep="first").sort("date")
-        marks = _matching(events, key).filter(pl.col("rule").is_in(CHARTED))
-        app, country = key[0], key[2]
-        changes = events.filter(
-            (pl.col("rule") == "listing_change")
-            & (pl.col("app_id") == app)
-            & (pl.col("country").is_null() | pl.col("country").eq_missing(country))
-        ).sort("day", "target", nulls_last=True)
         known = [*series["date"].to_list(), *marks["day"].to_list()]
         days = (min(min(known), max(known) - timedelta(days=6)), max(known))  # a week at least: days on the axis
         self.clear()
         ax = self.axes
-        _draw(ax, series, marks, changes, days)
+        _draw(ax, series, marks, changes, days, self.legends)
         if series.filter(pl.col("status") == "ranked").height == 0:
             ax.text(
                 0.5, 0.5, "no rank on the days charted", transform=ax.transAxes, ha="center", fontsize=8, color="#666"
             )
+        # the days' ticks and labels worked out once, at the limits just set, as the draw would (thrice) work them out
         locator = mdates.AutoDateLocator(minticks=3, maxticks=8)
         ax.xaxis.set_major_locator(locator)
-        ax.xaxis.set_major_formatter(mdates.ConciseDateFormatter(locator))
-        ax.set_title(chart_title(key, names), fontsize=9, loc="left", y=1.0)  # at 1: nothing above the axes
+        concise = mdates.ConciseDateFormatter(locator)
+        at = locator()
+        labels = FixedFormatter(concise.format_ticks(at))
+        labels.set_offset_string(concise.get_offset())
+        ax.xaxis.set_major_locator(FixedLocator(at))
+        ax.xaxis.set_major_formatter(labels)
+        ax.set_title(title, fontsize=9, loc="left", y=1.0)  # at 1: nothing above the axes to keep clear of
         return _png(self.canvas)
 
 
 def charts(
     keys: list[tuple[Any, ...]], ranks: pl.DataFrame, events: pl.DataFrame, names: Mapping[str, str]
 ) -> list[bytes]:
-    """The rank chart of each (app, keyword, place) of ``keys`` as PNG bytes, drawn on one figure in turn."""
+    """The rank chart of each (app, keyword, place) of ``keys`` as PNG bytes, drawn on one figure in turn.
+
+    ``ranks`` is a rank_history frame, ``events`` an alerts frame (the charted rules' events of each
+    series are marked, its app's listing changes drawn), ``names`` app ids' names for the titles.
+
+    >>> charts(series_keys(events), ranks, events, {"6441354028": "Photo Pro"})  # doctest: +SKIP
+    [b'\\x89PNG\\r\\n...', b'\\x89PNG\\r\\n...']
+    """
     if not keys:
         return []
-    sheet = _Sheet()
-    return [sheet.chart(key, ranks, events, names) for key in keys]
+    parts, sheet = _Parts(ranks, events), _Sheet()
+    return [sheet.chart(key, *parts.of(key), chart_title(key, names)) for key in keys]
+
+
+class _Parts:
+    """A digest's ranks and events split once by rank series, for its charts to take their own."""
+
+    def __init__(self, ranks: pl.DataFrame, events: pl.DataFrame) -> None:
+        self.ranks, self.events = ranks, events
+        self.series = ranks.partition_by(SERIES, as_dict=True)
+        self.marks = events.filter(pl.col("rule").is_in(CHARTED)).partition_by(SERIES, as_dict=True)
+        self.listed = events.filter(pl.col("rule") == "listing_change")
+
+    def of(self, key: tuple[Any, ...]) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]:
+        """A series' ranks (a row a day, by day), its rank events, and its app's listing changes in its country."""
+        app, country = key[0], key[2]
+        changes = self.listed.filter(
+            (pl.col("app_id") == app) & (pl.col("country").is_null() | pl.col("country").eq_missing(country))
+        ).sort("day", "target", nulls_last=True)
+        series = self.series.get(key, self.ranks.clear()).unique("date", keep="first").sort("date")
+        return series, self.marks.get(key, self.events.clear()), changes
 
 
 def chart(key: tuple[Any, ...], ranks: pl.DataFrame, events: pl.DataFrame, names: Mapping[str, str]) -> bytes:

@@ -391,7 +391,7 @@ def _chart_case() -> tuple[list[tuple[object, ...]], pl.DataFrame, pl.DataFrame]
 
 
 def test_a_chart_drawn_after_others_on_the_digest_s_figure_is_the_chart_drawn_alone():
-    from storeframes.track.digest_charts import _Sheet, charts
+    from storeframes.track.digest_charts import _Parts, _Sheet, charts
 
     keys, ranks, events = _chart_case()
     names = {A: "Photo Pro"}
@@ -409,9 +409,10 @@ def test_a_chart_drawn_after_others_on_the_digest_s_figure_is_the_chart_drawn_al
 
     for before, after in ((keys[0], keys[3]), (keys[3], keys[0]), (keys[1], keys[2])):
         reused, fresh = _Sheet(), _Sheet()
-        reused.chart(before, ranks, events, names)
-        reused.chart(after, ranks, events, names)
-        fresh.chart(after, ranks, events, names)
+        parts = _Parts(ranks, events)
+        reused.chart(before, *parts.of(before), "before")
+        reused.chart(after, *parts.of(after), "after")
+        fresh.chart(after, *parts.of(after), "after")
         assert drawn(reused) == drawn(fresh)
 
 
