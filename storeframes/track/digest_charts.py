@@ -19,6 +19,7 @@ import polars as pl
 from ..texts import plain
 
 if TYPE_CHECKING:
+    from matplotlib.artist import Artist
     from matplotlib.axes import Axes
     from matplotlib.legend import Legend
 
@@ -64,12 +65,10 @@ def chart_title(key: tuple[Any, ...], names: Mapping[str, str]) -> str:
     return plain(f"{who}: '{keyword}'" + (f" ({place})" if place else ""))
 
 
-def _png(canvas: Any) -> bytes:
-    """The canvas drawn, as PNG bytes without the software's name; its base64 form never spells "http"."""
+def _png(pixels: Any) -> bytes:
+    """RGBA pixels as PNG bytes without the software's name; its base64 form never spells "http"."""
     from matplotlib.image import imsave
 
-    canvas.draw()
-    pixels = canvas.buffer_rgba()
     for pad in range(64):  # the pixels drawn once, encoded again with a longer comment until none spells it
         buffer = io.BytesIO()
         metadata: dict[str, Any] = {"Software": None, **({"Comment": "." * pad} if pad else {})}  # None: left out
@@ -171,6 +170,20 @@ def _draw(
             legends[entries] = legend
 
 
+def entries(ax: Axes) -> tuple[str, ...]:
+    """The labels of ``ax``'s legend, in order: what its pixels depend on."""
+    legend = ax.get_legend()
+    return tuple(text.get_text() for text in legend.get_texts()) if legend is not None else ()
+
+
+def days_drawn(ax: Axes) -> tuple[Any, ...]:
+    """What the pixels of ``ax``'s x axis depend on: its limits, its ticks, their labels and the offset text."""
+    axis = ax.xaxis
+    at = tuple(float(t) for t in axis.get_major_locator()())
+    formatter = axis.get_major_formatter()
+    return (*ax.get_xlim(), at, tuple(formatter.format_ticks(list(at))), formatter.get_offset())
+
+
 class _Sheet:
     """One figure and its axes on the Agg canvas, on which a digest draws its charts one after another.
 
@@ -194,6 +207,7 @@ class _Sheet:
             ax.spines[side].set_visible(False)
         self.figure.subplots_adjust(left=0.11, right=0.8, top=0.88, bottom=0.14)
         self.legends: dict[tuple[str, ...], Legend] = {}
+        self.stamps: dict[tuple[Any, ...], tuple[int, int, Any]] = {}
 
     def clear(self) -> None:
         """Take away every artist the last chart added: the axes as they were made."""
@@ -228,7 +242,51 @@ class _Sheet:
         ax.xaxis.set_major_locator(FixedLocator(at))
         ax.xaxis.set_major_formatter(labels)
         ax.set_title(title, fontsize=9, loc="left", y=1.0)  # at 1: nothing above the axes to keep clear of
-        return _png(self.canvas)
+        parts: dict[tuple[Any, ...], Artist] = {("days", *days_drawn(ax)): ax.xaxis}
+        if (legend := ax.get_legend()) is not None:
+            parts[("legend", *entries(ax))] = legend
+        return _png(self.pixels(parts))
+
+    def pixels(self, parts: Mapping[tuple[Any, ...], Artist]) -> Any:
+        """The figure drawn, as RGBA rows; ``parts`` (by what their pixels depend on) laid on it from their stamps.
+
+        A part's stamp is the part drawn alone on a clear (transparent) canvas, cut to the pixels it
+        touched; it is made the first time its key is seen and laid "over" the figure drawn without the
+        part for every chart with that key (the same pixels, but for a rounding of 1 in 255 where the part's
+        edges are blended: whether first or again, a chart is the same). A digest's charts share their
+        days (the x axis) and often their legend's entries: each is drawn once a digest, not once a chart.
+        """
+        import numpy as np
+
+        renderer = self.canvas.get_renderer()
+        laid = []
+        for key, part in parts.items():
+            if key not in self.stamps:
+                renderer.clear()
+                part.draw(renderer)
+                drawn = np.asarray(renderer.buffer_rgba())
+                rows, columns = np.nonzero(drawn[:, :, 3].any(axis=1))[0], np.nonzero(drawn[:, :, 3].any(axis=0))[0]
+                top, left = (rows[0], columns[0]) if rows.size else (0, 0)
+                cut = drawn[top : rows[-1] + 1, left : columns[-1] + 1] if rows.size else drawn[:0, :0]
+                self.stamps[key] = (int(top), int(left), cut.astype(np.float32) / 255)
+            laid.append(self.stamps[key])
+        try:
+            for part in parts.values():
+                part.set_visible(False)
+            self.canvas.draw()
+        finally:
+            for part in parts.values():
+                part.set_visible(True)
+        image = np.asarray(self.canvas.buffer_rgba())
+        for top, left, stamp in laid:  # "over", in straight alpha (Agg's own blending of its RGBA rows)
+            under = image[top : top + stamp.shape[0], left : left + stamp.shape[1]]
+            below = under.astype(np.float32) / 255
+            alpha, behind = stamp[:, :, 3:], below[:, :, 3:] * (1 - stamp[:, :, 3:])
+            total = alpha + behind
+            mixed = (stamp[:, :, :3] * alpha + below[:, :, :3] * behind) / np.where(total > 0, total, 1)
+            under[:, :, :3] = np.rint(mixed * 255)
+            under[:, :, 3:] = np.rint(total * 255)
+        return image
 
 
 def charts(

@@ -445,3 +445,22 @@ def test_charts_drawn_on_several_threads_at_once_are_the_charts_drawn_on_one():
         found = list(pool.map(lambda turned: charts(turned, ranks, events, {A: "Photo Pro"}), turns))
     for n, drawn in enumerate(found):
         assert drawn == one[n % 4 :] + one[: n % 4]
+
+
+def test_the_parts_laid_from_stamps_are_the_parts_drawn_with_the_chart():
+    import io
+
+    import numpy as np
+    from PIL import Image
+
+    from storeframes.track.digest_charts import _Parts, _Sheet
+
+    keys, ranks, events = _chart_case()
+    parts, sheet = _Parts(ranks, events), _Sheet()
+    for key in [*keys, *keys]:
+        laid = np.asarray(Image.open(io.BytesIO(sheet.chart(key, *parts.of(key), "a title"))).convert("RGBA"))
+        whole = np.asarray(sheet.pixels({}))  # the same chart, its legend and days drawn by matplotlib with the rest
+        assert laid.shape == whole.shape == (260, 640, 4)
+        assert np.abs(laid.astype(int) - whole.astype(int)).max() <= 1  # a rounding of the blended edges at most
+        assert (laid != whole).any(axis=2).sum() < 1_000
+    assert sorted(kind for kind, *_ in sheet.stamps) == ["days", "days", "legend", "legend", "legend", "legend"]
