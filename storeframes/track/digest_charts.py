@@ -32,8 +32,6 @@ CHARTED = ("rank_drop", "top")
 HTTP = re.compile("http", re.IGNORECASE)
 _FIGSIZE = (6.4, 2.6)
 _DPI = 100
-_ZLIB = {"compress_level": 3}
-"""zlib's fastest kind of search, its most thorough level: a chart in half the time of the default 6, 4% larger."""
 
 
 def series_keys(events: pl.DataFrame) -> list[tuple[Any, ...]]:
@@ -66,13 +64,22 @@ def chart_title(key: tuple[Any, ...], names: Mapping[str, str]) -> str:
 
 
 def _png(pixels: Any) -> bytes:
-    """RGBA pixels as PNG bytes without the software's name; its base64 form never spells "http"."""
-    from matplotlib.image import imsave
+    """RGBA rows as PNG bytes without the software's name; its base64 form never spells "http".
 
-    for pad in range(64):  # the pixels drawn once, encoded again with a longer comment until none spells it
-        buffer = io.BytesIO()
-        metadata: dict[str, Any] = {"Software": None, **({"Comment": "." * pad} if pad else {})}  # None: left out
-        imsave(buffer, pixels, format="png", dpi=_DPI, metadata=metadata, pil_kwargs=_ZLIB)
+    Pillow (matplotlib's own PNG writer) encodes them as RGB when every pixel is opaque (a quarter fewer
+    bytes to compress; the same picture), at zlib level 3 (its fast search): 2.5 ms a chart, not 6.
+    """
+    from PIL import Image
+    from PIL.PngImagePlugin import PngInfo
+
+    image = Image.fromarray(pixels, "RGBA")
+    if pixels[:, :, 3].min() == 255:
+        image = image.convert("RGB")
+    for pad in range(64):  # encoded again with a longer comment until no base64 of it spells "http"
+        buffer, info = io.BytesIO(), PngInfo()
+        if pad:
+            info.add_text("Comment", "." * pad)
+        image.save(buffer, format="png", pnginfo=info, dpi=(_DPI, _DPI), compress_level=3)
         data = buffer.getvalue()
         if not HTTP.search(base64.b64encode(data).decode()):
             return data
