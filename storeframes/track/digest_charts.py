@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import base64
 import io
+import itertools
 import re
 from collections.abc import Mapping
 from datetime import date, timedelta
@@ -21,7 +22,9 @@ from ..texts import plain
 if TYPE_CHECKING:
     from matplotlib.artist import Artist
     from matplotlib.axes import Axes
-    from matplotlib.legend import Legend
+
+_Stamp = tuple[int, int, Any]
+"""A part's pixels: the row and column of its top left corner, its RGBA (float32, 0 to 1) rows."""
 
 __all__ = ["CHARTED", "HTTP", "SERIES", "chart", "chart_title", "charts", "plain", "series_keys"]
 
@@ -32,6 +35,7 @@ CHARTED = ("rank_drop", "top")
 HTTP = re.compile("http", re.IGNORECASE)
 _FIGSIZE = (6.4, 2.6)
 _DPI = 100
+_LEGEND: dict[str, Any] = {"loc": "upper left", "bbox_to_anchor": (1.01, 1.0), "fontsize": 7, "frameon": False}
 
 
 def series_keys(events: pl.DataFrame) -> list[tuple[Any, ...]]:
@@ -92,11 +96,11 @@ def _draw(
     marks: pl.DataFrame,
     changes: pl.DataFrame,
     days: tuple[date, date],
-    legends: dict[tuple[str, ...], Legend] | None = None,
-) -> None:
+    legend: bool = True,
+) -> list[Any]:
     """The rank line, its no-data, not-fetched and not-ranked days, the event days and the listing changes on ``ax``.
 
-    ``legends``: the legends made so far for ``ax``, by their entries; one with the same entries is shown again.
+    Returns the legend's handles; the legend itself is added to ``ax`` unless ``legend`` is false.
     """
     from matplotlib.dates import date2num
     from matplotlib.lines import Line2D
@@ -168,19 +172,9 @@ def _draw(
     if at_bottom:
         ax.axhline(bottom, color="#bbb", linestyle=":", linewidth=0.8, zorder=0)
     ax.set_xlim(float(date2num(days[0])) - 0.6, float(date2num(days[1])) + 0.6)
-    entries = tuple(str(handle.get_label()) for handle in handles)
-    if legends is not None and entries in legends:
-        ax.legend_ = legends[entries]  # each entry's look is fixed: the same entries, the same legend
-    else:
-        legend = ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=7, frameon=False)
-        if legends is not None:
-            legends[entries] = legend
-
-
-def entries(ax: Axes) -> tuple[str, ...]:
-    """The labels of ``ax``'s legend, in order: what its pixels depend on."""
-    legend = ax.get_legend()
-    return tuple(text.get_text() for text in legend.get_texts()) if legend is not None else ()
+    if legend:
+        ax.legend(handles=handles, **_LEGEND)
+    return handles
 
 
 def days_drawn(ax: Axes) -> tuple[Any, ...]:
@@ -213,20 +207,32 @@ class _Sheet:
         for side in ("top", "right"):
             ax.spines[side].set_visible(False)
         self.figure.subplots_adjust(left=0.11, right=0.8, top=0.88, bottom=0.14)
-        self.legends: dict[tuple[str, ...], Legend] = {}
-        self.stamps: dict[tuple[Any, ...], tuple[int, int, Any]] = {}
+        self.stamps: dict[tuple[Any, ...], _Stamp] = {}
+        self.rows: dict[tuple[str, int], _Stamp] = {}  # a legend's row by its label and place: see legend()
+        self.legends_drawn = 0
 
     def clear(self) -> None:
         """Take away every artist the last chart added: the axes as they were made."""
         ax = self.axes
         for artist in [*ax.lines, *ax.patches, *ax.texts, *ax.collections]:
             artist.remove()
-        ax.legend_ = None  # kept whole in self.legends for the next chart with the same entries
+        if ax.legend_ is not None:
+            ax.legend_.remove()
 
     def chart(
-        self, key: tuple[Any, ...], series: pl.DataFrame, marks: pl.DataFrame, changes: pl.DataFrame, title: str
+        self,
+        key: tuple[Any, ...],
+        series: pl.DataFrame,
+        marks: pl.DataFrame,
+        changes: pl.DataFrame,
+        title: str,
+        stamped: bool = True,
     ) -> bytes:
-        """The chart of one rank series (its ranks, its rank events, its app's listing changes) as PNG bytes."""
+        """The chart of one rank series (its ranks, its rank events, its app's listing changes) as PNG bytes.
+
+        ``stamped``: its legend and days laid from stamps (see :meth:`pixels`); false, matplotlib draws the
+        whole figure, legend and all (what the stamps are held to).
+        """
         import matplotlib.dates as mdates
         from matplotlib.ticker import FixedFormatter, FixedLocator
 
@@ -234,7 +240,7 @@ class _Sheet:
         days = (min(min(known), max(known) - timedelta(days=6)), max(known))  # a week at least: days on the axis
         self.clear()
         ax = self.axes
-        _draw(ax, series, marks, changes, days, self.legends)
+        handles = _draw(ax, series, marks, changes, days, legend=not stamped)
         if series.filter(pl.col("status") == "ranked").height == 0:
             ax.text(
                 0.5, 0.5, "no rank on the days charted", transform=ax.transAxes, ha="center", fontsize=8, color="#666"
@@ -249,33 +255,76 @@ class _Sheet:
         ax.xaxis.set_major_locator(FixedLocator(at))
         ax.xaxis.set_major_formatter(labels)
         ax.set_title(title, fontsize=9, loc="left", y=1.0)  # at 1: nothing above the axes to keep clear of
-        parts: dict[tuple[Any, ...], Artist] = {("days", *days_drawn(ax)): ax.xaxis}
-        if (legend := ax.get_legend()) is not None:
-            parts[("legend", *entries(ax))] = legend
-        return _png(self.pixels(parts))
+        if not stamped:
+            return _png(self.pixels({}, []))
+        return _png(self.pixels({("days", *days_drawn(ax)): ax.xaxis}, [self.legend(handles)] if handles else []))
 
-    def pixels(self, parts: Mapping[tuple[Any, ...], Artist]) -> Any:
-        """The figure drawn, as RGBA rows; ``parts`` (by what their pixels depend on) laid on it from their stamps.
-
-        A part's stamp is the part drawn alone on a clear (transparent) canvas, cut to the pixels it
-        touched; it is made the first time its key is seen and laid "over" the figure drawn without the
-        part for every chart with that key (the same pixels, but for a rounding of 1 in 255 where the part's
-        edges are blended: whether first or again, a chart is the same). A digest's charts share their
-        days (the x axis) and often their legend's entries: each is drawn once a digest, not once a chart.
-        """
+    def stamp(self, part: Artist) -> _Stamp:
+        """``part`` drawn alone on a clear (transparent) canvas, cut to the pixels it touched."""
         import numpy as np
 
         renderer = self.canvas.get_renderer()
-        laid = []
+        renderer.clear()
+        part.draw(renderer)
+        drawn = np.asarray(renderer.buffer_rgba())
+        rows, columns = np.nonzero(drawn[:, :, 3].any(axis=1))[0], np.nonzero(drawn[:, :, 3].any(axis=0))[0]
+        if not rows.size:
+            return (0, 0, np.zeros((0, 0, 4), np.float32))
+        cut = drawn[rows[0] : rows[-1] + 1, columns[0] : columns[-1] + 1]
+        return (int(rows[0]), int(columns[0]), cut.astype(np.float32) / 255)
+
+    def legend(self, handles: list[Any]) -> _Stamp:
+        """The stamp of the legend of ``handles``: drawn once for its entries, or put together from rows drawn.
+
+        A legend's rows sit at fixed places (its top left corner is fixed, its rows one height apart,
+        each entry's look fixed), so the row of an entry at a place is the same in any legend: once a
+        legend is drawn, its rows (its runs of touched pixel rows, when there is one per entry) are kept,
+        and a later legend whose every entry has been seen at its place is laid from them.
+        """
+        import numpy as np
+        from matplotlib.legend import Legend
+
+        labels = tuple(str(handle.get_label()) for handle in handles)
+        key = ("legend", *labels)
+        if key in self.stamps:
+            return self.stamps[key]
+        kept = [row for n, label in enumerate(labels) if (row := self.rows.get((label, n))) is not None]
+        if len(kept) == len(labels) and all(a[0] + a[2].shape[0] < b[0] for a, b in itertools.pairwise(kept)):
+            top, left = min(r[0] for r in kept), min(r[1] for r in kept)
+            bottom, right = max(r[0] + r[2].shape[0] for r in kept), max(r[1] + r[2].shape[1] for r in kept)
+            laid = np.zeros((bottom - top, right - left, 4), np.float32)
+            for row_top, row_left, pixels in kept:
+                height, width = pixels.shape[:2]
+                laid[row_top - top : row_top - top + height, row_left - left : row_left - left + width] = pixels
+            self.stamps[key] = (top, left, laid)
+            return self.stamps[key]
+        self.legends_drawn += 1
+        top, left, pixels = self.stamps[key] = self.stamp(Legend(self.axes, handles, list(labels), **_LEGEND))
+        touched = pixels[:, :, 3].max(axis=1) > 0
+        starts = [n for n in range(len(touched)) if touched[n] and (n == 0 or not touched[n - 1])]
+        ends = [n + 1 for n in range(len(touched)) if touched[n] and (n + 1 == len(touched) or not touched[n + 1])]
+        if len(starts) == len(labels):
+            for n, (label, start, end) in enumerate(zip(labels, starts, ends, strict=True)):
+                columns = np.nonzero(pixels[start:end, :, 3].max(axis=0) > 0)[0]
+                row = pixels[start:end, columns[0] : columns[-1] + 1]
+                self.rows[(label, n)] = (top + start, left + int(columns[0]), row)
+        return self.stamps[key]
+
+    def pixels(self, parts: Mapping[tuple[Any, ...], Artist], laid: list[_Stamp]) -> Any:
+        """The figure drawn, as RGBA rows, with ``laid`` stamps and those of ``parts`` laid over it.
+
+        ``parts`` are artists of the figure by what their pixels depend on: each is drawn without them and
+        their stamps, made the first time their key is seen, are laid "over" the pixels (the same pixels, but
+        for a rounding of 1 in 255 where edges are blended; first or again, a chart is the same). A
+        digest's charts share their days (the x axis) and often their legend's rows: each is drawn once
+        a digest, not once a chart.
+        """
+        import numpy as np
+
+        laid = list(laid)
         for key, part in parts.items():
             if key not in self.stamps:
-                renderer.clear()
-                part.draw(renderer)
-                drawn = np.asarray(renderer.buffer_rgba())
-                rows, columns = np.nonzero(drawn[:, :, 3].any(axis=1))[0], np.nonzero(drawn[:, :, 3].any(axis=0))[0]
-                top, left = (rows[0], columns[0]) if rows.size else (0, 0)
-                cut = drawn[top : rows[-1] + 1, left : columns[-1] + 1] if rows.size else drawn[:0, :0]
-                self.stamps[key] = (int(top), int(left), cut.astype(np.float32) / 255)
+                self.stamps[key] = self.stamp(part)
             laid.append(self.stamps[key])
         try:
             for part in parts.values():
