@@ -107,32 +107,35 @@ def _draw(
     from matplotlib.patches import Patch
     from matplotlib.ticker import MaxNLocator
 
-    ranked = ranks.filter(pl.col("status") == "ranked")
-    dates = ranks["date"].to_list()
-    values = [float(r) if s == "ranked" else float("nan") for r, s in zip(ranks["rank"], ranks["status"], strict=True)]
+    dates, statuses = ranks["date"].to_list(), ranks["status"].to_list()  # lists: a chart's rows are few
+    ranked = [r for r, s in zip(ranks["rank"].to_list(), statuses, strict=True) if s == "ranked"]
+    values = [float(r) if s == "ranked" else float("nan") for r, s in zip(ranks["rank"], statuses, strict=True)]
     rank_on = {d: v for d, v in zip(dates, values, strict=True) if v == v}
+    mark_days, mark_rules = marks["day"].to_list(), marks["rule"].to_list()
     # an event on a day the ranks do not rank the app sits at the rank it says (its after), else at the bottom
     said = {
-        d: float(a) for d, a in marks.select("day", "after").iter_rows() if d not in rank_on and (a or "").isdigit()
+        d: float(a)
+        for d, a in zip(mark_days, marks["after"].to_list(), strict=True)
+        if d not in rank_on and (a or "").isdigit()
     }
-    worst = max([1, *ranked["rank"].to_list(), *said.values()])
+    worst = max([1, *ranked, *said.values()])
     bottom = worst + max(1.0, worst * 0.18)  # where "not ranked" sits, below the worst rank
     handles: list[Any] = []
-    if ranked.height:
+    if ranked:
         ax.plot(date2num(dates), values, color="#1f77b4", marker="o", markersize=2.5, linewidth=1.4)
         handles.append(Line2D([], [], color="#1f77b4", marker="o", markersize=3, label="rank"))
-    no_data = ranks.filter(pl.col("status") == "no_data")["date"].to_list()
+    no_data = [d for d, s in zip(dates, statuses, strict=True) if s == "no_data"]
     for first, last in _spans(no_data):
         ax.axvspan(date2num(first) - 0.5, date2num(last) + 0.5, color="#e4e4e4", linewidth=0, zorder=0)
     if no_data:
         handles.append(Patch(color="#e4e4e4", label="no data recorded"))
-    not_fetched = ranks.filter(pl.col("status") == "not_fetched")["date"].to_list()
+    not_fetched = [d for d, s in zip(dates, statuses, strict=True) if s == "not_fetched"]
     for first, last in _spans(not_fetched):  # hatched, not grey: nothing is known of these days
         span = (date2num(first) - 0.5, date2num(last) + 0.5)
         ax.axvspan(*span, facecolor="#fff4e0", edgecolor="#e0a030", hatch="///", linewidth=0, zorder=0)
     if not_fetched:
         handles.append(Patch(facecolor="#fff4e0", edgecolor="#e0a030", hatch="///", label="not fetched"))
-    not_ranked = ranks.filter(pl.col("status") == "not_ranked")["date"].to_list()
+    not_ranked = [d for d, s in zip(dates, statuses, strict=True) if s == "not_ranked"]
     if not_ranked:
         ax.plot(date2num(not_ranked), [bottom] * len(not_ranked), "x", color="#888", markersize=4)
         handles.append(Line2D([], [], linestyle="none", marker="x", color="#888", label="not ranked"))
@@ -140,14 +143,14 @@ def _draw(
         "rank_drop": ("v", "#c0392b", "rank drop"),
         "top": ("D", "#27ae60", "top N"),
     }.items():
-        event_days = sorted(set(marks.filter(pl.col("rule") == rule)["day"].to_list()))
+        event_days = sorted({d for d, r in zip(mark_days, mark_rules, strict=True) if r == rule})
         if event_days:
             ys = [rank_on.get(d, said.get(d, bottom)) for d in event_days]
             style: dict[str, Any] = {"marker": marker, "markerfacecolor": "none", "markeredgecolor": color}
             ax.plot(date2num(event_days), ys, linestyle="none", markersize=8, markeredgewidth=1.6, **style)
             handles.append(Line2D([], [], linestyle="none", label=label, **style))
     targets: dict[date, list[str]] = {}
-    for day, target in changes.select("day", "target").iter_rows():
+    for day, target in zip(changes["day"].to_list(), changes["target"].to_list(), strict=True):
         if days[0] <= day <= days[1] and (target or "listing") not in targets.setdefault(day, []):
             targets[day].append(target or "listing")
     for day, names in sorted(targets.items()):
@@ -166,7 +169,7 @@ def _draw(
     if targets:
         handles.append(Line2D([], [], color="#8e44ad", linestyle="--", label="listing change"))
     ticks = [t for t in MaxNLocator(nbins=5, integer=True, min_n_ticks=2).tick_values(1, worst) if 1 <= t <= worst]
-    at_bottom = bool(not_ranked) or any(d not in rank_on and d not in said for d in marks["day"])
+    at_bottom = bool(not_ranked) or any(d not in rank_on and d not in said for d in mark_days)
     ax.set_ylim((bottom if at_bottom else worst) + max(0.6, worst * 0.08), 0.4)  # inverted: rank 1 at the top
     ax.set_yticks([*ticks, bottom] if at_bottom else ticks, [f"{t:g}" for t in ticks] + ["not\nranked"] * at_bottom)
     if at_bottom:
@@ -241,7 +244,7 @@ class _Sheet:
         self.clear()
         ax = self.axes
         handles = _draw(ax, series, marks, changes, days, legend=not stamped)
-        if series.filter(pl.col("status") == "ranked").height == 0:
+        if "ranked" not in series["status"].to_list():
             ax.text(
                 0.5, 0.5, "no rank on the days charted", transform=ax.transAxes, ha="center", fontsize=8, color="#666"
             )
