@@ -257,7 +257,8 @@ class _Sheet:
         labels.set_offset_string(concise.get_offset())
         ax.xaxis.set_major_locator(FixedLocator(at))
         ax.xaxis.set_major_formatter(labels)
-        ax.set_title(title, fontsize=9, loc="left", y=1.0)  # at 1: nothing above the axes to keep clear of
+        # the title at y=1, where matplotlib would place it (nothing is above the axes), not measured at each draw
+        ax.set_title(title, fontsize=9, loc="left", y=1.0)
         if not stamped:
             return _png(self.pixels({}, []))
         return _png(self.pixels({("days", *days_drawn(ax)): ax.xaxis}, [self.legend(handles)] if handles else []))
