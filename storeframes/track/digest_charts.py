@@ -76,7 +76,7 @@ def _png(pixels: Any) -> bytes:
     from PIL import Image
     from PIL.PngImagePlugin import PngInfo
 
-    image = Image.fromarray(pixels, "RGBA")
+    image = Image.fromarray(pixels)  # RGBA: its rows hold 4 bytes a pixel
     if pixels[:, :, 3].min() == 255:
         image = image.convert("RGB")
     for pad in range(64):  # encoded again with a longer comment until no base64 of it spells "http"
