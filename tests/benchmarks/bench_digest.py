@@ -5,6 +5,7 @@ Not collected by the test run. Run::
     .venv/bin/python tests/benchmarks/bench_digest.py                              # this checkout alone
     .venv/bin/python tests/benchmarks/bench_digest.py --base /tmp/storeframes-old  # and beside an older checkout
     .venv/bin/python tests/benchmarks/bench_digest.py --quick                      # fewer rounds
+    .venv/bin/python tests/benchmarks/bench_digest.py --charts 3                   # a digest of 3 charts
 
 The digest: ``render_digest`` of a week (2026-11-14 to 2026-11-20) of a tracker's events: 14 rank series
 (7 apps x 2 keywords, in the US and Great Britain) with a rank drop or a top-N event, of which the
@@ -155,11 +156,21 @@ def digest_input() -> dict[str, Any]:
     }
 
 
-def serve() -> None:
+def serve(charts: int) -> None:
     """A worker: render the digest once per line read on stdin, answering its seconds and charts as JSON."""
+    import polars as pl
+
     from storeframes.track.digest import render_digest
 
     made = digest_input()
+    if charts:  # the rank events of the first series only: a digest of fewer charts
+        events = made["events"]
+        rank = pl.col("rule").is_in(["rank_drop", "top"])
+        first = (
+            events.filter(rank).group_by("app_id", "keyword").agg(pl.col("day").min()).sort("day", "app_id", "keyword")
+        )
+        kept = first.head(charts).select("app_id", "keyword")
+        made["events"] = pl.concat([events.filter(~rank), events.filter(rank).join(kept, on=["app_id", "keyword"])])
     for _ in sys.stdin:
         began = time.perf_counter()
         digest = render_digest(**made)
@@ -170,9 +181,9 @@ def serve() -> None:
 class Worker:
     """A process rendering the digest with the package of ``tree`` on its path."""
 
-    def __init__(self, tree: Path) -> None:
+    def __init__(self, tree: Path, charts: int = 0) -> None:
         env = {**os.environ, "PYTHONPATH": str(tree), "STOREFRAMES_PROGRESS": "0"}
-        command = [sys.executable, str(Path(__file__).resolve()), "--serve"]
+        command = [sys.executable, str(Path(__file__).resolve()), "--serve", "--charts", str(charts)]
         self.process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env)
 
     def render(self) -> dict[str, Any]:
@@ -187,10 +198,10 @@ class Worker:
         self.process.wait(timeout=60)
 
 
-def figures(quick: bool = False, base: Path | None = None) -> dict[str, Any]:
+def figures(quick: bool = False, base: Path | None = None, charts: int = 0) -> dict[str, Any]:
     """The best render of this checkout (and of ``base``), their processes taking turns."""
     trees = {"this": TREE, **({"base": base} if base is not None else {})}
-    workers = {name: Worker(tree) for name, tree in trees.items()}
+    workers = {name: Worker(tree, charts) for name, tree in trees.items()}
     try:
         first = {name: w.render() for name, w in workers.items()}
         times: dict[str, list[float]] = {name: [] for name in workers}
@@ -225,12 +236,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help=f"{QUICK_ROUNDS} rounds, not {ROUNDS}")
     parser.add_argument("--base", type=Path, help="another checkout's folder, to render the same digest beside")
+    parser.add_argument("--charts", type=int, default=0, help="keep the rank events of the first N series only")
     parser.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.serve:
-        serve()
+        serve(args.charts)
         return
-    f = figures(args.quick, args.base)
+    f = figures(args.quick, args.base, args.charts)
     print(f"render_digest of a week, {f['charts']} charts, best of {f['rounds']} rounds taking turns")
     print(
         f"  this checkout: {f['render_seconds']:.3f} s ({f['chart_ms']:.1f} ms a chart), first {f['first_seconds']} s"
