@@ -180,14 +180,6 @@ def _draw(
     return handles
 
 
-def days_drawn(ax: Axes) -> tuple[Any, ...]:
-    """What the pixels of ``ax``'s x axis depend on: its limits, its ticks, their labels and the offset text."""
-    axis = ax.xaxis
-    at = tuple(float(t) for t in axis.get_major_locator()())
-    formatter = axis.get_major_formatter()
-    return (*ax.get_xlim(), at, tuple(formatter.format_ticks(list(at))), formatter.get_offset())
-
-
 class _Sheet:
     """One figure and its axes on the Agg canvas, on which a digest draws its charts one after another.
 
@@ -211,7 +203,10 @@ class _Sheet:
             ax.spines[side].set_visible(False)
         self.figure.subplots_adjust(left=0.11, right=0.8, top=0.88, bottom=0.14)
         self.stamps: dict[tuple[Any, ...], _Stamp] = {}
-        self.rows: dict[tuple[str, int], _Stamp] = {}  # a legend's row by its label and place: see legend()
+        self.rows: dict[tuple[str, int], _Stamp] = {}
+        self.days: dict[
+            tuple[Any, ...], tuple[Any, list[str], str]
+        ] = {}  # the x axis's ticks by its limits  # a legend's row by its label and place: see legend()
         self.legends_drawn = 0
 
     def clear(self) -> None:
@@ -248,20 +243,25 @@ class _Sheet:
             ax.text(
                 0.5, 0.5, "no rank on the days charted", transform=ax.transAxes, ha="center", fontsize=8, color="#666"
             )
-        # the days' ticks and labels worked out once, at the limits just set, as the draw would (thrice) work them out
-        locator = mdates.AutoDateLocator(minticks=3, maxticks=8)
-        ax.xaxis.set_major_locator(locator)
-        concise = mdates.ConciseDateFormatter(locator)
-        at = locator()
-        labels = FixedFormatter(concise.format_ticks(at))
-        labels.set_offset_string(concise.get_offset())
+        # the days' ticks and labels worked out once for the limits just set (as the draw would, thrice, each time)
+        days_key = ("days", *ax.get_xlim())
+        if days_key not in self.days:
+            locator = mdates.AutoDateLocator(minticks=3, maxticks=8)
+            ax.xaxis.set_major_locator(locator)
+            concise = mdates.ConciseDateFormatter(locator)
+            at = locator()
+            self.days[days_key] = (at, concise.format_ticks(at), concise.get_offset())
+        at, names, offset = self.days[days_key]
+        labels = FixedFormatter(names)
+        labels.set_offset_string(offset)
         ax.xaxis.set_major_locator(FixedLocator(at))
         ax.xaxis.set_major_formatter(labels)
         # the title at y=1, where matplotlib would place it (nothing is above the axes), not measured at each draw
         ax.set_title(title, fontsize=9, loc="left", y=1.0)
         if not stamped:
             return _png(self.pixels({}, []))
-        return _png(self.pixels({("days", *days_drawn(ax)): ax.xaxis}, [self.legend(handles)] if handles else []))
+        # the x axis's pixels depend on its limits alone (its ticks, labels and offset text follow from them)
+        return _png(self.pixels({days_key: ax.xaxis}, [self.legend(handles)] if handles else []))
 
     def stamp(self, part: Artist) -> _Stamp:
         """``part`` drawn alone on a clear (transparent) canvas, cut to the pixels it touched."""
