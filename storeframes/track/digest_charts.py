@@ -184,8 +184,9 @@ class _Sheet:
     """One figure and its axes on the Agg canvas, on which a digest draws its charts one after another.
 
     What every chart shares (the size, the margins, the rank label, the tick and grid style, the open top and
-    right sides) is set once; each chart removes what the one before added (its lines, bands, texts and
-    legend) and sets its own limits, ticks and title. Made per call, never shared between threads.
+    right sides) is set once; each chart removes what the one before added (its lines, bands and texts)
+    and sets its own limits, ticks and title. Its x axis and legend are laid from stamps (see :meth:`pixels`
+    and :meth:`legend`). Made per call, never shared between threads.
     """
 
     def __init__(self) -> None:
@@ -202,11 +203,9 @@ class _Sheet:
         for side in ("top", "right"):
             ax.spines[side].set_visible(False)
         self.figure.subplots_adjust(left=0.11, right=0.8, top=0.88, bottom=0.14)
-        self.stamps: dict[tuple[Any, ...], _Stamp] = {}
-        self.rows: dict[tuple[str, int], _Stamp] = {}
-        self.days: dict[
-            tuple[Any, ...], tuple[Any, list[str], str]
-        ] = {}  # the x axis's ticks by its limits  # a legend's row by its label and place: see legend()
+        self.stamps: dict[tuple[Any, ...], _Stamp] = {}  # a part's pixels by what they depend on: see pixels()
+        self.rows: dict[tuple[str, int], _Stamp] = {}  # a legend's row by its label and place: see legend()
+        self.days: dict[tuple[Any, ...], tuple[Any, list[str], str]] = {}  # the x axis's ticks by its limits
         self.legends_drawn = 0
 
     def clear(self) -> None:
