@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import base64
 import io
-import itertools
 import re
 from collections.abc import Mapping
 from datetime import date, timedelta
@@ -20,11 +19,7 @@ import polars as pl
 from ..texts import plain
 
 if TYPE_CHECKING:
-    from matplotlib.artist import Artist
     from matplotlib.axes import Axes
-
-_Stamp = tuple[int, int, Any]
-"""A part's pixels: the row and column of its top left corner, its RGBA (float32, 0 to 1) rows."""
 
 __all__ = ["CHARTED", "HTTP", "SERIES", "chart", "chart_title", "charts", "plain", "series_keys"]
 
@@ -96,12 +91,9 @@ def _draw(
     marks: pl.DataFrame,
     changes: pl.DataFrame,
     days: tuple[date, date],
-    legend: bool = True,
-) -> list[Any]:
-    """The rank line, its no-data, not-fetched and not-ranked days, the event days and the listing changes on ``ax``.
-
-    Returns the legend's handles; the legend itself is added to ``ax`` unless ``legend`` is false.
-    """
+) -> None:
+    """The rank line, its no-data, not-fetched and not-ranked days, the event days, the listing changes and the
+    legend on ``ax``."""
     from matplotlib.dates import date2num
     from matplotlib.lines import Line2D
     from matplotlib.patches import Patch
@@ -175,9 +167,7 @@ def _draw(
     if at_bottom:
         ax.axhline(bottom, color="#bbb", linestyle=":", linewidth=0.8, zorder=0)
     ax.set_xlim(float(date2num(days[0])) - 0.6, float(date2num(days[1])) + 0.6)
-    if legend:
-        ax.legend(handles=handles, **_LEGEND)
-    return handles
+    ax.legend(handles=handles, **_LEGEND)
 
 
 class _Sheet:
@@ -185,8 +175,7 @@ class _Sheet:
 
     What every chart shares (the size, the margins, the rank label, the tick and grid style, the open top and
     right sides) is set once; each chart removes what the one before added (its lines, bands and texts)
-    and sets its own limits, ticks and title. Its x axis and legend are laid from stamps (see :meth:`pixels`
-    and :meth:`legend`). Made per call, never shared between threads.
+    and sets its own limits, ticks and title. Made per call, never shared between threads.
     """
 
     def __init__(self) -> None:
@@ -203,10 +192,7 @@ class _Sheet:
         for side in ("top", "right"):
             ax.spines[side].set_visible(False)
         self.figure.subplots_adjust(left=0.11, right=0.8, top=0.88, bottom=0.14)
-        self.stamps: dict[tuple[Any, ...], _Stamp] = {}  # a part's pixels by what they depend on: see pixels()
-        self.rows: dict[tuple[str, int], _Stamp] = {}  # a legend's row by its label and place: see legend()
         self.days: dict[tuple[Any, ...], tuple[Any, list[str], str]] = {}  # the x axis's ticks by its limits
-        self.legends_drawn = 0
 
     def clear(self) -> None:
         """Take away every artist the last chart added: the axes as they were made."""
@@ -223,21 +209,17 @@ class _Sheet:
         marks: pl.DataFrame,
         changes: pl.DataFrame,
         title: str,
-        stamped: bool = True,
     ) -> bytes:
-        """The chart of one rank series (its ranks, its rank events, its app's listing changes) as PNG bytes.
-
-        ``stamped``: its legend and days laid from stamps (see :meth:`pixels`); false, matplotlib draws the
-        whole figure, legend and all (what the stamps are held to).
-        """
+        """The chart of one rank series (its ranks, its rank events, its app's listing changes) as PNG bytes."""
         import matplotlib.dates as mdates
+        import numpy as np
         from matplotlib.ticker import FixedFormatter, FixedLocator
 
         known = [*series["date"].to_list(), *marks["day"].to_list()]
         days = (min(min(known), max(known) - timedelta(days=6)), max(known))  # a week at least: days on the axis
         self.clear()
         ax = self.axes
-        handles = _draw(ax, series, marks, changes, days, legend=not stamped)
+        _draw(ax, series, marks, changes, days)
         if "ranked" not in series["status"].to_list():
             ax.text(
                 0.5, 0.5, "no rank on the days charted", transform=ax.transAxes, ha="center", fontsize=8, color="#666"
@@ -257,95 +239,8 @@ class _Sheet:
         ax.xaxis.set_major_formatter(labels)
         # the title at y=1, where matplotlib would place it (nothing is above the axes), not measured at each draw
         ax.set_title(title, fontsize=9, loc="left", y=1.0)
-        if not stamped:
-            return _png(self.pixels({}, []))
-        # the x axis's pixels depend on its limits alone (its ticks, labels and offset text follow from them)
-        return _png(self.pixels({days_key: ax.xaxis}, [self.legend(handles)] if handles else []))
-
-    def stamp(self, part: Artist) -> _Stamp:
-        """``part`` drawn alone on a clear (transparent) canvas, cut to the pixels it touched."""
-        import numpy as np
-
-        renderer = self.canvas.get_renderer()
-        renderer.clear()
-        part.draw(renderer)
-        drawn = np.asarray(renderer.buffer_rgba())
-        rows, columns = np.nonzero(drawn[:, :, 3].any(axis=1))[0], np.nonzero(drawn[:, :, 3].any(axis=0))[0]
-        if not rows.size:
-            return (0, 0, np.zeros((0, 0, 4), np.float32))
-        cut = drawn[rows[0] : rows[-1] + 1, columns[0] : columns[-1] + 1]
-        return (int(rows[0]), int(columns[0]), cut.astype(np.float32) / 255)
-
-    def legend(self, handles: list[Any]) -> _Stamp:
-        """The stamp of the legend of ``handles``: drawn once for its entries, or put together from rows drawn.
-
-        A legend's rows sit at fixed places (its top left corner is fixed, its rows one height apart,
-        each entry's look fixed), so the row of an entry at a place is the same in any legend: once a
-        legend is drawn, its rows (its runs of touched pixel rows, when there is one per entry) are kept,
-        and a later legend whose every entry has been seen at its place is laid from them.
-        """
-        import numpy as np
-        from matplotlib.legend import Legend
-
-        labels = tuple(str(handle.get_label()) for handle in handles)
-        key = ("legend", *labels)
-        if key in self.stamps:
-            return self.stamps[key]
-        kept = [row for n, label in enumerate(labels) if (row := self.rows.get((label, n))) is not None]
-        if len(kept) == len(labels) and all(a[0] + a[2].shape[0] < b[0] for a, b in itertools.pairwise(kept)):
-            top, left = min(r[0] for r in kept), min(r[1] for r in kept)
-            bottom, right = max(r[0] + r[2].shape[0] for r in kept), max(r[1] + r[2].shape[1] for r in kept)
-            laid = np.zeros((bottom - top, right - left, 4), np.float32)
-            for row_top, row_left, pixels in kept:
-                height, width = pixels.shape[:2]
-                laid[row_top - top : row_top - top + height, row_left - left : row_left - left + width] = pixels
-            self.stamps[key] = (top, left, laid)
-            return self.stamps[key]
-        self.legends_drawn += 1
-        top, left, pixels = self.stamps[key] = self.stamp(Legend(self.axes, handles, list(labels), **_LEGEND))
-        touched = pixels[:, :, 3].max(axis=1) > 0
-        starts = [n for n in range(len(touched)) if touched[n] and (n == 0 or not touched[n - 1])]
-        ends = [n + 1 for n in range(len(touched)) if touched[n] and (n + 1 == len(touched) or not touched[n + 1])]
-        if len(starts) == len(labels):
-            for n, (label, start, end) in enumerate(zip(labels, starts, ends, strict=True)):
-                columns = np.nonzero(pixels[start:end, :, 3].max(axis=0) > 0)[0]
-                row = pixels[start:end, columns[0] : columns[-1] + 1]
-                self.rows[(label, n)] = (top + start, left + int(columns[0]), row)
-        return self.stamps[key]
-
-    def pixels(self, parts: Mapping[tuple[Any, ...], Artist], laid: list[_Stamp]) -> Any:
-        """The figure drawn, as RGBA rows, with ``laid`` stamps and those of ``parts`` laid over it.
-
-        ``parts`` are artists of the figure by what their pixels depend on: each is drawn without them and
-        their stamps, made the first time their key is seen, are laid "over" the pixels (the same pixels, but
-        for a rounding of 1 in 255 where edges are blended; first or again, a chart is the same). A
-        digest's charts share their days (the x axis) and often their legend's rows: each is drawn once
-        a digest, not once a chart.
-        """
-        import numpy as np
-
-        laid = list(laid)
-        for key, part in parts.items():
-            if key not in self.stamps:
-                self.stamps[key] = self.stamp(part)
-            laid.append(self.stamps[key])
-        try:
-            for part in parts.values():
-                part.set_visible(False)
-            self.canvas.draw()
-        finally:
-            for part in parts.values():
-                part.set_visible(True)
-        image = np.asarray(self.canvas.buffer_rgba())
-        for top, left, stamp in laid:  # "over", in straight alpha (Agg's own blending of its RGBA rows)
-            under = image[top : top + stamp.shape[0], left : left + stamp.shape[1]]
-            below = under.astype(np.float32) / 255
-            alpha, behind = stamp[:, :, 3:], below[:, :, 3:] * (1 - stamp[:, :, 3:])
-            total = alpha + behind
-            mixed = (stamp[:, :, :3] * alpha + below[:, :, :3] * behind) / np.where(total > 0, total, 1)
-            under[:, :, :3] = np.rint(mixed * 255)
-            under[:, :, 3:] = np.rint(total * 255)
-        return image
+        self.canvas.draw()
+        return _png(np.asarray(self.canvas.buffer_rgba()))
 
 
 def charts(

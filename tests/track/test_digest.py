@@ -445,31 +445,3 @@ def test_charts_drawn_on_several_threads_at_once_are_the_charts_drawn_on_one():
         found = list(pool.map(lambda turned: charts(turned, ranks, events, {A: "Photo Pro"}), turns))
     for n, drawn in enumerate(found):
         assert drawn == one[n % 4 :] + one[: n % 4]
-
-
-def test_the_parts_laid_from_stamps_are_the_parts_drawn_with_the_chart():
-    import io
-
-    import numpy as np
-    from PIL import Image
-
-    from storeframes.track.digest_charts import _Parts, _Sheet
-
-    def pixels(png: bytes) -> np.ndarray:
-        return np.asarray(Image.open(io.BytesIO(png)).convert("RGBA")).astype(int)
-
-    keys, ranks, events = _chart_case()
-    parts, sheet, whole = _Parts(ranks, events), _Sheet(), _Sheet()
-    series, marks, changes = parts.of(keys[0])
-    cases = [parts.of(key) for key in [*keys, *keys[::-1]]]
-    cases.append((series, marks, changes.clear()))  # its legend's rows (rank, no data, rank drop) all seen before
-    for case in cases:
-        laid = pixels(sheet.chart(keys[0], *case, "a title"))
-        drawn = pixels(whole.chart(keys[0], *case, "a title", stamped=False))  # matplotlib draws it all
-        assert laid.shape == drawn.shape == (260, 640, 4)
-        assert np.abs(laid - drawn).max() <= 1  # a rounding of the blended edges at most
-        assert 0 < (laid != drawn).any(axis=2).sum() < 1_000
-    legends = [key for key in sheet.stamps if key[0] == "legend"]
-    assert len(legends) == 5 and sum(key[0] == "days" for key in sheet.stamps) == 2
-    assert sheet.legends_drawn == 4  # the last was laid from the rows of the others
-    assert not whole.stamps and whole.legends_drawn == 0
