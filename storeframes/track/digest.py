@@ -38,8 +38,8 @@ from ..texts import markdown_text as _md
 from ..texts import plain as _plain
 from .digest_charts import HTTP as _HTTP
 from .digest_charts import SERIES as _SERIES
-from .digest_charts import chart as _chart
 from .digest_charts import chart_title as _chart_title
+from .digest_charts import charts as _charts
 from .digest_charts import series_keys as _series_keys
 from .rules import RULE_HEADINGS
 
@@ -426,7 +426,8 @@ def render_digest(
     title = _title(tracker, first, last)
     groups = _groups(shown)
     keys = _series_keys(shown)
-    images = {f"rank-{i}.png": _chart(key, history, shown, names) for i, key in enumerate(keys[:MAX_CHARTS], 1)}
+    drawn = _charts(keys[:MAX_CHARTS], history, shown, names)
+    images = {f"rank-{i}.png": png for i, png in enumerate(drawn, 1)}
     captions = [_chart_title(key, names) for key in keys[:MAX_CHARTS]]
     left_out = len(keys) - len(images)
     more = f"{plural(left_out, 'more chart')} left out (at most {MAX_CHARTS})." if left_out else ""

@@ -47,6 +47,9 @@ It calls the functions of the scripts beside it, with their own default sizes (t
   daily runs (10 keywords, 10 apps, 10 days with ``--quick``): a judgement of the last day in a new
   process and in the same tracker, the judgements of the month's runs, and the month's digest
   (``bench_alerts.py``);
+* digest: ``render_digest`` of a week of 14 rank series with events, 12 of them charted over 21 days of
+  ranks, best of 12 renders (4 with ``--quick``) in a process of its own, and the first render of that
+  process (``bench_digest.py``; its ``--base`` renders the same beside another checkout, taking turns);
 * day: a tracker of 60 live searches (10 with ads) and 20 apps (metadata, changes) with every alert
   rule, run a day at a time for a month (16 days with ``--quick``) against the loopback sandbox at
   30 per 3 s, on a folder and on a moto bucket: each run's time to its last answer and after it,
@@ -95,6 +98,7 @@ import bench_client
 import bench_compaction
 import bench_coordination
 import bench_day
+import bench_digest
 import bench_frames
 import bench_lake
 import bench_metadata
@@ -110,8 +114,8 @@ from storeframes.sandbox import World
 
 Figure = dict[str, Any]
 GROUPS = (
-    "call", "shapes", "flatten", "fetch", "coordination", "cache", "frames", "memory", "track", "alerts", "day",
-    "lake", "compaction", "warm",
+    "call", "shapes", "flatten", "fetch", "coordination", "cache", "frames", "memory", "track", "alerts", "digest",
+    "day", "lake", "compaction", "warm",
 )  # fmt: skip
 
 
@@ -706,6 +710,28 @@ def alerts(quick: bool) -> list[Row]:
     ]
 
 
+# -- digest -----------------------------------------------------------------------------------
+
+
+def digest(quick: bool) -> list[Row]:
+    """A week's digest of 12 rank charts, rendered again and again in a process of its own."""
+    f = bench_digest.figures(quick)
+    return [
+        Row(
+            "digest",
+            "render_digest, 12 charts",
+            f"{f['charts']} charts of 21 days of ranks, best of {f['rounds']}",
+            f"{secs(f['render_seconds'])} ({f['chart_ms']:.1f} ms a chart); a new process's first "
+            f"{secs(f['first_seconds'])}",
+            [
+                line("digest.render_seconds", f["render_seconds"], "s", f),
+                line("digest.chart_ms", f["chart_ms"], "ms", f),
+                line("digest.first_seconds", f["first_seconds"], "s", f),
+            ],
+        )
+    ]
+
+
 # -- day --------------------------------------------------------------------------------------
 
 
@@ -968,6 +994,8 @@ def main() -> None:
             timed("track", lambda: track(quick))
         if "alerts" in only:
             timed("alerts", lambda: alerts(quick))
+        if "digest" in only:
+            timed("digest", lambda: digest(quick))
         if "day" in only:
             timed("day", lambda: day(quick))
         if "lake" in only:

@@ -373,3 +373,75 @@ def test_long_values_are_shown_short_in_the_tables():
     long = "x" * 200
     assert _side({"target": "description", "after": long}, "after") == "x" * 59 + "…"
     assert _side({"target": "title", "after": None}, "after") is None
+
+
+def _chart_case() -> tuple[list[tuple[object, ...]], pl.DataFrame, pl.DataFrame]:
+    """Rank series of every kind: gaps, days not fetched, not ranked, listing changes, and one with no rank."""
+    from storeframes.track.digest_charts import series_keys
+
+    skipped = [FIRST_DAY + timedelta(days=n) for n in (9, 10, 11)]
+    ranks = ranks_frame().with_columns(
+        status=pl.when(pl.col("date").is_in(skipped) & (pl.col("keyword") == "collage maker"))
+        .then(pl.lit("not_fetched"))
+        .otherwise("status")
+    )
+    unranked = _event("top", END, f"{C} entered the top 10", app_id=C, keyword="photo editor", after="9", **PLACE)
+    events = events_frame([*_all_rules(), unranked])
+    return series_keys(events.filter(pl.col("day").is_between(START, END))), ranks, events
+
+
+def test_a_chart_drawn_after_others_on_the_digest_s_figure_is_the_chart_drawn_alone():
+    from storeframes.track.digest_charts import _Parts, _Sheet, charts
+
+    keys, ranks, events = _chart_case()
+    names = {A: "Photo Pro"}
+    assert len(keys) == 4
+    together = charts(keys, ranks, events, names)
+    alone = [charts([key], ranks, events, names)[0] for key in keys]
+    assert together == alone  # nothing of one chart is left on the next: its pixels are the chart's own
+    assert charts(keys[::-1], ranks, events, names) == together[::-1]
+    assert len(set(together)) == len(keys)
+
+    def drawn(sheet: _Sheet) -> list[tuple[str, str]]:
+        ax = sheet.axes
+        texts = [*ax.texts, *(ax.get_legend().get_texts() if ax.get_legend() else [])]
+        return [(type(a).__name__, a.get_text()) for a in texts] + [(type(a).__name__, "") for a in ax.get_children()]
+
+    for before, after in ((keys[0], keys[3]), (keys[3], keys[0]), (keys[1], keys[2])):
+        reused, fresh = _Sheet(), _Sheet()
+        parts = _Parts(ranks, events)
+        reused.chart(before, *parts.of(before), "before")
+        reused.chart(after, *parts.of(after), "after")
+        fresh.chart(after, *parts.of(after), "after")
+        assert drawn(reused) == drawn(fresh)
+
+
+def test_a_chart_is_640_by_260_pixels_names_no_software_and_spells_no_link():
+    import base64
+    import io
+
+    from PIL import Image
+
+    from storeframes.track.digest_charts import HTTP, charts
+
+    keys, ranks, events = _chart_case()
+    for png in charts(keys, ranks, events, {}):
+        image = Image.open(io.BytesIO(png))
+        assert image.size == (640, 260) and image.format == "PNG"
+        assert "Software" not in image.info and not HTTP.search(base64.b64encode(png).decode())
+        pixels = image.convert("RGB")
+        assert pixels.getpixel((5, 5)) == (255, 255, 255) and len(pixels.getcolors(640 * 260) or []) > 20
+
+
+def test_charts_drawn_on_several_threads_at_once_are_the_charts_drawn_on_one():
+    from concurrent.futures import ThreadPoolExecutor
+
+    from storeframes.track.digest_charts import charts
+
+    keys, ranks, events = _chart_case()
+    one = charts(keys, ranks, events, {A: "Photo Pro"})
+    with ThreadPoolExecutor(4) as pool:
+        turns = [keys[n % 4 :] + keys[: n % 4] for n in range(8)]
+        found = list(pool.map(lambda turned: charts(turned, ranks, events, {A: "Photo Pro"}), turns))
+    for n, drawn in enumerate(found):
+        assert drawn == one[n % 4 :] + one[: n % 4]
