@@ -31,21 +31,7 @@ def test_ranks_read_gives_the_days_it_holds_and_none_other() -> None:
     assert RanksRead().within(date(2026, 11, 5), date(2026, 11, 9)) is None
 
 
-@pytest.fixture(scope="module")
-def replayed(tmp_path_factory: pytest.TempPathFactory) -> Tracker:
-    folder = tmp_path_factory.mktemp("reads")
-    spec = folder / "reads.toml"
-    spec.write_text(
-        f"""[tracker]
-name = "reads"
-cache_dir = "cache"
-device = "iphone"
-compact_at = 0
-
-[[track]]
-endpoint = "search"
-keywords = {json.dumps(KEYWORDS)}
-
+RANK_RULES = f"""
 [[alert]]
 rule = "top"
 apps = {json.dumps(APPS)}
@@ -57,7 +43,28 @@ rule = "rank_drop"
 apps = {json.dumps(APPS)}
 places = 1
 """
-    )
+"""The rank rules of these tests: the top 10 and drops of a place, of five apps."""
+
+
+def rank_spec(name: str, alerts: str = RANK_RULES, *, compact_at: int = 500) -> str:
+    """A tracker following :data:`KEYWORDS` live in the sandbox, with ``alerts``."""
+    return f"""[tracker]
+name = "{name}"
+cache_dir = "cache"
+device = "iphone"
+compact_at = {compact_at}
+
+[[track]]
+endpoint = "search"
+keywords = {json.dumps(KEYWORDS)}
+{alerts}"""
+
+
+@pytest.fixture(scope="module")
+def replayed(tmp_path_factory: pytest.TempPathFactory) -> Tracker:
+    folder = tmp_path_factory.mktemp("reads")
+    spec = folder / "reads.toml"
+    spec.write_text(rank_spec("reads", compact_at=0))
     tracker = Tracker.from_toml(spec, sandbox=True, progress=False)
     for n in range(24):
         assert tracker.run(FIRST + timedelta(days=n)).status == "ok"

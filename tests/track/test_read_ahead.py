@@ -4,7 +4,6 @@ gives, and a snapshot of an earlier day kept during the run (another machine's) 
 
 from __future__ import annotations
 
-import json
 from dataclasses import replace
 from datetime import date, timedelta
 from pathlib import Path
@@ -19,40 +18,15 @@ from storeframes.catalog import ENDPOINTS
 from storeframes.track import Tracker, ahead, running
 from storeframes.track.ahead import EarlyRanks, ReadAhead
 from storeframes.track.judge import RanksRead, rank_frame
+from tests.track.test_judge_reads import RANK_RULES, rank_spec
 
 FIRST = date(2026, 10, 22)
-KEYWORDS = ["photo editor", "photo filters", "collage maker"]
-APPS = ["3233849169", "394079159", "1395556972", "1286838609", "6441354028"]
 
 
 def _tracker(folder: Path, *, rules: bool = True) -> Tracker:
     folder.mkdir(parents=True, exist_ok=True)
     spec = folder / "ahead.toml"
-    ranked = f"""
-[[alert]]
-rule = "top"
-apps = {json.dumps(APPS)}
-n = 10
-margin = 0
-
-[[alert]]
-rule = "rank_drop"
-apps = {json.dumps(APPS)}
-places = 1
-"""
-    alerts = ranked if rules else '[[alert]]\nrule = "unknown_field"\n'
-    spec.write_text(
-        f"""[tracker]
-name = "ahead"
-cache_dir = "cache"
-device = "iphone"
-
-[[track]]
-endpoint = "search"
-keywords = {json.dumps(KEYWORDS)}
-{alerts}
-"""
-    )
+    spec.write_text(rank_spec("ahead", RANK_RULES if rules else '[[alert]]\nrule = "unknown_field"\n'))
     return Tracker.from_toml(spec, sandbox=True, progress=False)
 
 
