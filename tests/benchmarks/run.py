@@ -859,7 +859,9 @@ GOALS = (
     ("call.search_history_frame.warm_peak_x_frame", "warm call peak memory / frame size", "<=", 3.0),
     ("shapes.no_cache_x_parse.", "every frame function and shape, no cache / orjson parse", "<=", 2.0),
     ("shapes.cold_x_parse.", "every frame function and shape, cold / orjson parse", "<=", 3.0),
-    ("fetch.share_of_ceiling.", "fetch throughput / what the rate limit allows", ">=", 0.95),
+    # of the best schedule that never risks a 429 (window / (window + round trip) of the ceiling): the ceiling
+    # itself is out of any safe client's reach at a long latency (0.886 of it at 30 per 3 s and 300 ms)
+    ("fetch.share_of_best_safe.", "fetch throughput / the best safe schedule's", ">=", 0.98),
     ("fetch.http_429.", "429 answers while fetching", "<=", 0),
     ("fetch.most_in_any_window.30_per_3s.", "most requests in any 3 s window (limit 30)", "<=", 30),
     ("fetch.most_in_any_window.60_per_10s.", "most requests in any 10 s window (limit 60)", "<=", 60),
