@@ -59,7 +59,9 @@ class ReadAhead:
     def __init__(self, cache: Cache, service: str, day: date, first: date, live: set[tuple[str, str]]) -> None:
         self.cache, self.service, self.day, self.first, self.live = cache, service, day, first, live
         self._early: EarlyRanks | None = None
-        self._thread = threading.Thread(target=self._read, name="storeframes-read-ahead", daemon=True)
+        # not a daemon: a run that ends early (an error, a lost lease) leaves the process only once the read is done,
+        # never with polars reading on a thread the interpreter is tearing down
+        self._thread = threading.Thread(target=self._read, name="storeframes-read-ahead")
 
     @classmethod
     def start(cls, cache: Cache, service: str, day: date, first: date, live: set[tuple[str, str]]) -> ReadAhead:
