@@ -269,11 +269,13 @@ def _text_lists(values: list[Any], column: str, where: Where, endpoint: str) -> 
         offsets.append(len(flat))
         mask.append(value is None)
     try:
-        texts = pl.Series(flat, dtype=pl.String, strict=True).to_arrow().cast(pa.large_string())
+        # a list of plain texts with 32-bit offsets, whatever polars exports texts as (string_view, large_string):
+        # the one layout every supported polars reads back as a list of texts
+        texts = pl.Series(flat, dtype=pl.String, strict=True).to_arrow().cast(pa.string())
     except (TypeError, ValueError, pl.exceptions.PolarsError):
         raise _refuse(values, TEXT_LIST, column, where, endpoint) from None
-    at = pl.Series(offsets, dtype=pl.Int64).to_arrow()
-    lists = pa.LargeListArray.from_arrays(at, texts, mask=pl.Series(mask, dtype=pl.Boolean).to_arrow())
+    at = pl.Series(offsets, dtype=pl.Int32).to_arrow()
+    lists = pa.ListArray.from_arrays(at, texts, mask=pl.Series(mask, dtype=pl.Boolean).to_arrow())
     return pl.Series(column, lists).cast(TEXT_LIST)
 
 
