@@ -264,7 +264,7 @@ def fetch_ratio(
     seen: dict[str, list[float]] = {}
     with (
         tempfile.TemporaryDirectory(prefix="storeframes-bench-state-") as state,
-        _state_dir(state),
+        state_dir_at(state),
         served(
             limit,
             window,
@@ -469,7 +469,7 @@ def overhead(requests: int = 2000, coordinator: str = "machine", repeat: int = 1
         http = httpx.Client(transport=httpx.MockTransport(lambda request: httpx.Response(200, content=body)))
         with (
             tempfile.TemporaryDirectory(prefix="storeframes-bench-state-") as state,
-            _state_dir(state),
+            state_dir_at(state),
             sf.Client(
                 "k",
                 base_url="https://api.example.com/api/public/store",
@@ -497,7 +497,7 @@ def overhead(requests: int = 2000, coordinator: str = "machine", repeat: int = 1
 
 
 @contextmanager
-def _state_dir(folder: str) -> Iterator[None]:
+def state_dir_at(folder: str) -> Iterator[None]:
     """``$STOREFRAMES_STATE_DIR`` set to ``folder`` meanwhile: the machine's window in a file of the run's own."""
     saved = os.environ.get("STOREFRAMES_STATE_DIR")
     os.environ["STOREFRAMES_STATE_DIR"] = folder

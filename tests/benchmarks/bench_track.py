@@ -59,7 +59,7 @@ from storeframes.wire.http import lib as httpx
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from bench_client import most_in_any_window, served
+from bench_client import most_in_any_window, served, state_dir_at
 
 COUNTRIES = ("us", "gb", "de", "fr", "jp")
 FIRST_DAY = date(2026, 10, 21)
@@ -103,16 +103,8 @@ def write_spec(folder: Path, size: dict[str, Any]) -> Path:
 @contextmanager
 def state_dir() -> Iterator[None]:
     """A temporary ``$STOREFRAMES_STATE_DIR``: the machine's rate window of these runs alone."""
-    saved = os.environ.get("STOREFRAMES_STATE_DIR")
-    with tempfile.TemporaryDirectory(prefix="storeframes-bench-state-") as state:
-        os.environ["STOREFRAMES_STATE_DIR"] = state
-        try:
-            yield
-        finally:
-            if saved is None:
-                os.environ.pop("STOREFRAMES_STATE_DIR", None)
-            else:
-                os.environ["STOREFRAMES_STATE_DIR"] = saved
+    with tempfile.TemporaryDirectory(prefix="storeframes-bench-state-") as state, state_dir_at(state):
+        yield
 
 
 class DayTransport(httpx.BaseTransport):

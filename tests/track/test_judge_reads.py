@@ -46,8 +46,8 @@ places = 1
 """The rank rules of these tests: the top 10 and drops of a place, of five apps."""
 
 
-def rank_spec(name: str, alerts: str = RANK_RULES, *, compact_at: int = 500) -> str:
-    """A tracker following :data:`KEYWORDS` live in the sandbox, with ``alerts``."""
+def live_spec(name: str, rest: str = RANK_RULES, *, compact_at: int = 500) -> str:
+    """A tracker following :data:`KEYWORDS` live in the sandbox, then ``rest`` (more items, its alert rules)."""
     return f"""[tracker]
 name = "{name}"
 cache_dir = "cache"
@@ -57,14 +57,14 @@ compact_at = {compact_at}
 [[track]]
 endpoint = "search"
 keywords = {json.dumps(KEYWORDS)}
-{alerts}"""
+{rest}"""
 
 
 @pytest.fixture(scope="module")
 def replayed(tmp_path_factory: pytest.TempPathFactory) -> Tracker:
     folder = tmp_path_factory.mktemp("reads")
     spec = folder / "reads.toml"
-    spec.write_text(rank_spec("reads", compact_at=0))
+    spec.write_text(live_spec("reads", compact_at=0))
     tracker = Tracker.from_toml(spec, sandbox=True, progress=False)
     for n in range(24):
         assert tracker.run(FIRST + timedelta(days=n)).status == "ok"
@@ -109,24 +109,15 @@ def test_the_unknown_fields_read_from_a_bucket_side_by_side_are_those_read_one_b
     app = WORLD.app_ids("ios")[3]
     script = Script().extra_field(app, FIRST + timedelta(days=2), "aso_score", 7)
     spec = tmp_path / "fields.toml"
-    spec.write_text(
-        f"""[tracker]
-name = "fields"
-cache_dir = "cache"
-device = "iphone"
-
+    metadata = f"""
 [[track]]
 endpoint = "metadata"
 apps = {json.dumps([app, *APPS[:2]])}
 
-[[track]]
-endpoint = "search"
-keywords = {json.dumps(KEYWORDS)}
-
 [[alert]]
 rule = "unknown_field"
 """
-    )
+    spec.write_text(live_spec("fields", metadata))
     tracker = Tracker.from_toml(spec, sandbox=True, progress=False, script=script)
     day = FIRST + timedelta(days=3)
     for n in range(4):
@@ -169,16 +160,7 @@ def test_the_rules_judged_together_give_the_events_each_gives_alone(tmp_path: Pa
         .extra_field(APPS[2], FIRST + timedelta(days=3), "aso_score", 7)  # an app no other rule reads
     )
     spec = tmp_path / "together.toml"
-    spec.write_text(
-        f"""[tracker]
-name = "together"
-cache_dir = "cache"
-device = "iphone"
-
-[[track]]
-endpoint = "search"
-keywords = {json.dumps(KEYWORDS)}
-
+    rules = f"""
 [[track]]
 endpoint = "search_ads"
 keywords = {json.dumps(KEYWORDS[1:2])}
@@ -206,7 +188,7 @@ rule = "new_advertiser"
 [[alert]]
 rule = "unknown_field"
 """
-    )
+    spec.write_text(live_spec("together", rules))
     tracker = Tracker.from_toml(spec, sandbox=True, progress=False, script=script)
     for n in range(5):
         ran = tracker.run(FIRST + timedelta(days=n))

@@ -18,7 +18,7 @@ from storeframes.catalog import ENDPOINTS
 from storeframes.track import Tracker, ahead, running
 from storeframes.track.ahead import EarlyRanks, ReadAhead
 from storeframes.track.judge import RanksRead, rank_frame
-from tests.track.test_judge_reads import RANK_RULES, rank_spec
+from tests.track.test_judge_reads import RANK_RULES, live_spec
 
 FIRST = date(2026, 10, 22)
 
@@ -26,7 +26,7 @@ FIRST = date(2026, 10, 22)
 def _tracker(folder: Path, *, rules: bool = True) -> Tracker:
     folder.mkdir(parents=True, exist_ok=True)
     spec = folder / "ahead.toml"
-    spec.write_text(rank_spec("ahead", RANK_RULES if rules else '[[alert]]\nrule = "unknown_field"\n'))
+    spec.write_text(live_spec("ahead", RANK_RULES if rules else '[[alert]]\nrule = "unknown_field"\n'))
     return Tracker.from_toml(spec, sandbox=True, progress=False)
 
 
