@@ -22,8 +22,8 @@ MEANINGS: dict[str, dict[str, str]] = {
         "cache_dir": "a folder (relative to the spec file) or `s3://bucket/prefix`",
         "budget_per_run": "the most credits one run may spend; optional",
         "budget_per_month": "the most credits per calendar month (UTC); optional",
-        "compact_at": "the small files (answers not yet compacted) past which a run compacts the cache after it; "
-        "500 by default, `0` or `false` never",
+        "compact_at": "the small files (answers not yet compacted) earlier runs left, past which a run compacts the "
+        "cache while its requests wait; 500 by default, `0` or `false` never",
         "country": "the default country of every item",
         "device": "the default device of every item",
         "language": "the default language of every item",

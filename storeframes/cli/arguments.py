@@ -194,7 +194,7 @@ def parser() -> argparse.ArgumentParser:
         "--compact-at",
         type=_files,
         metavar="N",
-        help="compact the cache after the run past N small files (default: the spec's compact_at, 500; 0 never)",
+        help="compact the cache as the run goes past N small files (default: the spec's compact_at, 500; 0 never)",
     )
     track_commands.add_parser("plan", parents=[spec, day, chosen], help="what the next run would send and cost (free)")
     backfill = track_commands.add_parser(

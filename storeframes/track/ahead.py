@@ -1,12 +1,15 @@
-"""What a run reads while its requests wait on the rate limit: the kept ranks of the days before its own, and the
-charts' drawing library, so that what follows its last answer is the day's own work.
+"""What a run does while its requests wait on the rate limit: the cache's compaction when it is due, then the
+kept ranks of the days before its own, and the charts' drawing library, so that what follows its last answer is
+the day's own work.
 
-A day's run spends most of its time waiting for the rate window, the process idle. The rank rules judge three
-weeks of kept live searches (:func:`~storeframes.track.judge.rank_frame`), of which only the run's day is new;
-the days before it are read on a thread of their own as the requests go. The read is used only if it is still
-the cache's: the live searches kept for those days (the answers' ids) are the same once the run has fetched,
-else the days are read again after it (another machine may have kept a snapshot of yesterday meanwhile). A
-read that fails is dropped, and the judgement reads every day as it would have.
+A day's run spends most of its time waiting for the rate window, the process idle. The small files earlier runs
+left are compacted first, when they pass the spec's ``compact_at`` (:func:`~storeframes.track.compacting.compact_kept`),
+so what follows reads the compacted cache. The rank rules judge three weeks of kept live searches
+(:func:`~storeframes.track.judge.rank_frame`), of which only the run's day is new; the days before it are read
+next. The read is used only if it is still the cache's: the live searches kept for those days (the answers' ids)
+are the same once the run has fetched, else the days are read again after it (another machine may have kept a
+snapshot of yesterday meanwhile). A read that fails is dropped, and the judgement reads every day as it would
+have. The run waits for the thread (:meth:`ReadAhead.wait`) before it judges, its tracker's lease held.
 
 >>> ahead = ReadAhead.start(cache, "sandbox-0", date(2026, 11, 20), date(2026, 10, 29), {("photo editor", "us")})  # doctest: +SKIP
 >>> ahead.ranks(date(2026, 10, 29))  # doctest: +SKIP
@@ -18,11 +21,13 @@ import importlib
 import threading
 from dataclasses import dataclass
 from datetime import date, timedelta
+from typing import Any
 
 import polars as pl
 
 from ..cache import Cache
 from ..kept.search_ranks import kept_ranks
+from .compacting import compact_kept
 
 __all__ = ["EarlyRanks", "ReadAhead", "live_kept"]
 
@@ -54,24 +59,65 @@ class EarlyRanks:
 
 
 class ReadAhead:
-    """A run's reading ahead, on a thread of its own (:meth:`start`); :meth:`ranks` waits for it."""
+    """A run's work while it waits, on a thread of its own (:meth:`start`); :meth:`wait` and :meth:`ranks` wait
+    for it."""
 
-    def __init__(self, cache: Cache, service: str, day: date, first: date, live: set[tuple[str, str]]) -> None:
+    def __init__(
+        self,
+        cache: Cache,
+        service: str,
+        day: date,
+        first: date,
+        live: set[tuple[str, str]],
+        *,
+        compact: dict[str, Any] | None = None,
+    ) -> None:
         self.cache, self.service, self.day, self.first, self.live = cache, service, day, first, live
+        self._compact = compact
+        self.compaction: tuple[dict[str, Any], list[str]] = (compact or {}, [])
+        """What the compaction did and the problems it met (:func:`~storeframes.track.compacting.compact_kept`)."""
+        self._failed: BaseException | None = None
         self._early: EarlyRanks | None = None
         # not a daemon: a run that ends early (an error, a lost lease) leaves the process only once the read is done,
         # never with polars reading on a thread the interpreter is tearing down
         self._thread = threading.Thread(target=self._read, name="storeframes-read-ahead")
 
     @classmethod
-    def start(cls, cache: Cache, service: str, day: date, first: date, live: set[tuple[str, str]]) -> ReadAhead:
-        """Begin reading the ranks of the ``live`` pairs (keyword in lower case, country) kept from ``first`` to
-        the day before ``day``, and importing the charts' library."""
-        ahead = cls(cache, service, day, first, live)
+    def start(
+        cls,
+        cache: Cache,
+        service: str,
+        day: date,
+        first: date,
+        live: set[tuple[str, str]],
+        *,
+        compact: dict[str, Any] | None = None,
+    ) -> ReadAhead:
+        """Begin compacting ``cache`` when given its small files ``compact`` (counted, and due: see
+        :mod:`storeframes.track.compacting`), then reading the ranks of the
+        ``live`` pairs (keyword in lower case, country) kept from ``first`` to the day before ``day`` and
+        importing the charts' library (neither with no pairs)."""
+        ahead = cls(cache, service, day, first, live, compact=compact)
         ahead._thread.start()
         return ahead
 
     def _read(self) -> None:
+        if self._compact is not None:
+            try:
+                self.compaction = compact_kept(self._compact, self.cache)
+            except BaseException as exc:  # raised on the run's thread by wait(): a bug is never lost on this one
+                self._failed = exc
+        if self.live:
+            self._read_ranks()
+
+    def wait(self) -> BaseException | None:
+        """Wait for the work to end; what the compaction raised and did not say itself (a bug), for the run's
+        thread to raise."""
+        self._thread.join()
+        failed, self._failed = self._failed, None
+        return failed
+
+    def _read_ranks(self) -> None:
         try:
             kept = live_kept(self.cache, self.service, self.day)
             end = self.day - timedelta(days=1)

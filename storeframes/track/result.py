@@ -59,9 +59,9 @@ class RunResult:
     session: str = ""
     """Its client's ledger session (:mod:`storeframes.track.runs`)."""
     compaction: dict[str, Any] = field(default_factory=dict)
-    """The cache's compaction after the run (:mod:`storeframes.track.compacting`): ``small_files`` counted,
-    ``compact_at``, whether it ``compacted``, then what it merged and its ``seconds``, or its ``error``; empty
-    when the spec's ``compact_at`` is 0 (or the run kept nothing)."""
+    """The cache's compaction while the run's requests waited (:mod:`storeframes.track.compacting`): the
+    ``small_files`` earlier runs left, ``compact_at``, whether it ``compacted``, then what it merged and its
+    ``seconds``, or its ``error``; empty when the spec's ``compact_at`` is 0 (or the run kept nothing)."""
 
     @property
     def exit_code(self) -> int:
@@ -95,7 +95,7 @@ class RunResult:
         return "\n".join(lines)
 
     def compaction_line(self) -> str:
-        """The compaction after the run in words: ``612 small files (past 500): compacted in 2.9 s ...``."""
+        """The run's compaction in words: ``612 small files (past 500): compacted in 2.9 s ...``."""
         said = self.compaction
         if not said:
             return "not compacted by the run (compact_at = 0)"

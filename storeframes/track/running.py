@@ -19,6 +19,7 @@ from ..client import Client
 from ..errors import StoreframesError
 from .ahead import ReadAhead
 from .alerts import judge
+from .compacting import compaction_due, counted
 from .day_digest import keep_after_run
 from .digest_charts import CHARTED
 from .judge import LIVE, Judged, RanksRead, followed_pairs
@@ -60,9 +61,23 @@ def run_locked(
     client.budget = max(0, min(limits)) if limits else None
     alerting = kind == "run" and bool(spec.alerts or spec.notify.digest)
     ranks = RanksRead()  # what the judgement reads of the ranks, for the day's digest
-    if alerting and cache is not None:  # the days before this one read while the requests wait on the rate limit
-        ranks.ahead = _read_ahead(spec, cache, client.namespace, day)
-    done, failed = _fetch_items(spec, client, plan, result, started)
+    # the compaction, and the days before this one, done while the requests wait on the rate limit
+    # the small files earlier runs left counted before the requests, compacted while they go when due
+    counted_files, problems = counted(spec, cache) if cache is not None else ({}, [])
+    compact = counted_files if compaction_due(counted_files) else None
+    ahead = _while_waiting(spec, cache, client.namespace, day, alerting, compact) if cache is not None else None
+    ranks.ahead = ahead if ahead is not None and ahead.live else None
+    failure = None
+    try:
+        done, failed = _fetch_items(spec, client, plan, result, started)
+    finally:  # the compaction ends under the tracker's lease, whatever the requests did
+        failure = ahead.wait() if ahead is not None else None
+    if failure is not None:
+        raise failure
+    result.compaction = counted_files
+    if ahead is not None and compact is not None:
+        result.compaction, problems = ahead.compaction
+    result.errors += [f"compaction: {p}" for p in problems]
     month_spent = result.month_spent = plan.month_spent + client.spent
     if cache is None:
         result.status = _status(result, done, failed, unpublished=0, untold=False)
@@ -83,13 +98,17 @@ def run_locked(
     return result
 
 
-def _read_ahead(spec: TrackerSpec, cache: Cache, service: str, day: date) -> ReadAhead | None:
-    """The kept ranks of the days a rank rule judges before ``day``, read on a thread as the requests go; None
-    when no rank rule judges live searches."""
-    live = followed_pairs(spec, LIVE)
-    if not live or not any(alert.rule in CHARTED for alert in spec.alerts):
+def _while_waiting(
+    spec: TrackerSpec, cache: Cache, service: str, day: date, alerting: bool, compact: dict[str, Any] | None
+) -> ReadAhead | None:
+    """The cache's compaction when due (``compact``: its small files counted), then the kept ranks of the days a
+    rank rule judges before ``day`` (when ``alerting``), on a thread as the requests go; None when there is
+    neither to do."""
+    live = followed_pairs(spec, LIVE) if alerting and any(alert.rule in CHARTED for alert in spec.alerts) else set()
+    if not live and compact is None:
         return None
-    return ReadAhead.start(cache, service, day, Judged(cache, service, day, datetime.now(UTC)).reach, live)
+    first = Judged(cache, service, day, datetime.now(UTC)).reach if live else day
+    return ReadAhead.start(cache, service, day, first, live, compact=compact)
 
 
 def _fetch_items(

@@ -7,7 +7,7 @@
     cache_dir = "tracking-cache"      # a folder (relative to the spec file) or s3://bucket/prefix
     budget_per_run = 20000            # credits, optional
     budget_per_month = 300000         # credits per calendar month (UTC), optional
-    compact_at = 500                  # small files that make a run compact the cache after it; 0: never
+    compact_at = 500                  # small files past which a run compacts the cache as it goes; 0: never
     country = "us"                    # defaults for every item below
     device = "iphone"
 
@@ -106,7 +106,7 @@ DEFAULT_LOOKBACK = 30
 """Days of history a first run of a history item fetches (its ``lookback``)."""
 COMPACT_AT = 500
 """The small files (answers' index files not yet compacted) past which a run compacts the tracker's cache
-after it (``[tracker] compact_at``; 0 never): about five days of a tracker of a hundred requests a day."""
+while its requests wait (``[tracker] compact_at``; 0 never): about five days of a tracker of a hundred requests a day."""
 _MOST_FILES = 10**9
 
 
@@ -165,8 +165,8 @@ class TrackerSpec:
     publish: Publish | None = None
     """Where the run publishes its tables (``[publish]``, see :mod:`storeframes.track.publishing`); None for nowhere."""
     compact_at: int = COMPACT_AT
-    """A run compacts the cache after it once it holds more small files than this (0: never; see
-    :mod:`storeframes.track.compacting`)."""
+    """A run compacts the cache while its requests wait once earlier runs left more small files than this (0:
+    never; see :mod:`storeframes.track.compacting`)."""
 
     def item(self, name: str) -> Item:
         """The item called ``name``."""

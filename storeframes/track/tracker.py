@@ -33,7 +33,6 @@ from ..errors import ConfigurationError, InvalidParameterError, plural, shown_wh
 from ..fetch.pipeline import collector_paused
 from .alerts import AlertResult, judge, write_digest
 from .budget import RUN_WAIT, month_budget_lease, month_spent
-from .compacting import compact_after_run
 from .day_digest import fetched_days
 from .due import fetched_by_endpoint
 from .plan import TrackPlan, client_entries, make_plan
@@ -227,8 +226,6 @@ class Tracker:
                 else:
                     with month_budget_lease(client, day):
                         result = run_locked(self.spec, client, run_id, day, kind, chosen, span, began, storage_options)
-                if client.cache is not None:  # the month's lease let go, the tracker's still held
-                    compact_after_run(self.spec, client.cache, result)
                 return result
 
     # -- alerts ---------------------------------------------------------------------------------

@@ -125,9 +125,9 @@ def test_no_rank_rule_reads_nothing_ahead(tmp_path: Path, monkeypatch: pytest.Mo
     started: list[date] = []
     original = ReadAhead.start.__func__  # type: ignore[attr-defined]
 
-    def start(cls: type[ReadAhead], *args: Any) -> ReadAhead:
+    def start(cls: type[ReadAhead], *args: Any, **kwargs: Any) -> ReadAhead:
         started.append(args[2])
-        return original(cls, *args)
+        return original(cls, *args, **kwargs)
 
     monkeypatch.setattr(ReadAhead, "start", classmethod(start))
     assert _tracker(tmp_path / "budget", rules=False).run(FIRST).status == "ok"
