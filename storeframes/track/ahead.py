@@ -11,7 +11,7 @@ are the same once the run has fetched, else the days are read again after it (an
 snapshot of yesterday meanwhile). A read that fails is dropped, and the judgement reads every day as it would
 have. The run waits for the thread (:meth:`ReadAhead.wait`) before it judges, its tracker's lease held.
 
->>> ahead = ReadAhead.start(cache, "sandbox-0", date(2026, 11, 20), date(2026, 10, 29), {("photo editor", "us")})  # doctest: +SKIP
+>>> ahead = ReadAhead(cache, "sandbox-0", date(2026, 11, 20), date(2026, 10, 29), {("photo editor", "us")}).start()  # doctest: +SKIP
 >>> ahead.ranks(date(2026, 10, 29))  # doctest: +SKIP
 """
 
@@ -82,24 +82,13 @@ class ReadAhead:
         # never with polars reading on a thread the interpreter is tearing down
         self._thread = threading.Thread(target=self._read, name="storeframes-read-ahead")
 
-    @classmethod
-    def start(
-        cls,
-        cache: Cache,
-        service: str,
-        day: date,
-        first: date,
-        live: set[tuple[str, str]],
-        *,
-        compact: dict[str, Any] | None = None,
-    ) -> ReadAhead:
-        """Begin compacting ``cache`` when given its small files ``compact`` (counted, and due: see
-        :mod:`storeframes.track.compacting`), then reading the ranks of the
-        ``live`` pairs (keyword in lower case, country) kept from ``first`` to the day before ``day`` and
-        importing the charts' library (neither with no pairs)."""
-        ahead = cls(cache, service, day, first, live, compact=compact)
-        ahead._thread.start()
-        return ahead
+    def start(self) -> ReadAhead:
+        """Begin compacting the cache when given its small files ``compact`` (counted, and due: see
+        :mod:`storeframes.track.compacting`), then reading the ranks of the ``live`` pairs (keyword in lower
+        case, country) kept from ``first`` to the day before ``day`` and importing the charts' library
+        (neither with no pairs); this reading ahead."""
+        self._thread.start()
+        return self
 
     def _read(self) -> None:
         if self._compact is not None:

@@ -108,7 +108,7 @@ def _while_waiting(
     if not live and compact is None:
         return None
     first = Judged(cache, service, day, datetime.now(UTC)).reach if live else day
-    return ReadAhead.start(cache, service, day, first, live, compact=compact)
+    return ReadAhead(cache, service, day, first, live, compact=compact).start()
 
 
 def _fetch_items(

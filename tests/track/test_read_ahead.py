@@ -123,13 +123,13 @@ def test_a_snapshot_of_an_earlier_day_kept_during_the_run_is_read(
 
 def test_no_rank_rule_reads_nothing_ahead(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     started: list[date] = []
-    original = ReadAhead.start.__func__  # type: ignore[attr-defined]
+    original = ReadAhead.start
 
-    def start(cls: type[ReadAhead], *args: Any, **kwargs: Any) -> ReadAhead:
-        started.append(args[2])
-        return original(cls, *args, **kwargs)
+    def start(self: ReadAhead) -> ReadAhead:
+        started.append(self.day)
+        return original(self)
 
-    monkeypatch.setattr(ReadAhead, "start", classmethod(start))
+    monkeypatch.setattr(ReadAhead, "start", start)
     assert _tracker(tmp_path / "budget", rules=False).run(FIRST).status == "ok"
     assert started == []
     assert _tracker(tmp_path / "ranks", rules=True).run(FIRST).status == "ok"
