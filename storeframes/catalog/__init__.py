@@ -70,7 +70,17 @@ from .endpoints import BENCHMARK_TYPES as BENCHMARK_TYPES
 from .endpoints import IOS_DEVICES as IOS_DEVICES
 from .endpoints import METRIC_ALIASES as METRIC_ALIASES
 from .policy import CostModel, Endpoint, Freshness, Param
-from .validation import app_list, device_for, metric_list, parse_day, split_apps, texts, today_utc, validate
+from .validation import (
+    app_list,
+    country_code,
+    device_for,
+    metric_list,
+    parse_day,
+    split_apps,
+    texts,
+    today_utc,
+    validate,
+)
 
 __all__ = [
     "ANDROID_CATEGORIES",
@@ -91,6 +101,7 @@ __all__ = [
     "Freshness",
     "Param",
     "app_list",
+    "country_code",
     "device_for",
     "endpoint",
     "endpoint_rows",

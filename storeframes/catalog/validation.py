@@ -38,6 +38,7 @@ from .policy import Endpoint
 
 __all__ = [
     "app_list",
+    "country_code",
     "device_for",
     "metric_list",
     "parse_day",
@@ -215,6 +216,17 @@ def _check_code(name: str, value: Any, ep: Endpoint) -> str:
     if hints:
         reason += f"; did you mean {' or '.join(repr(h) for h in hints)}?"
     raise InvalidParameterError(name, value, reason, endpoint=ep.name)
+
+
+def country_code(value: Any, endpoint: Endpoint) -> str:
+    """A country code (ISO 3166-1 alpha-2) lower-cased, else :class:`~storeframes.InvalidParameterError`
+    naming the code usually meant.
+
+    >>> from storeframes.catalog import ENDPOINTS
+    >>> country_code(" GB", ENDPOINTS["metadata"])
+    'gb'
+    """
+    return _check_code("country", value, endpoint)
 
 
 def parse_day(name: str, value: Any, *, endpoint: str | None = None) -> date:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import polars as pl
 
@@ -26,8 +26,9 @@ class AppFrames(FrameBase):
         self,
         apps: str | int | Sequence[str | int],
         *,
-        country: str = "us",
-        language: str | None = None,
+        country: str | None = None,
+        countries: str | Sequence[str] | None = None,
+        language: str | Mapping[str, str] | None = None,
         device: str | None = None,
         refresh: RefreshOption | None = None,
     ) -> pl.DataFrame:
@@ -44,11 +45,19 @@ class AppFrames(FrameBase):
         app's ``price`` is empty, as the store sends it, and its ``price_value`` is 0; both are
         null when the answer has no price, so a free app never reads as an unknown price.
 
+        ``country`` is one country (``us`` by default); ``countries`` (a list or a comma-separated
+        text, not with ``country``) asks several, a call each sent together, and gives one frame with
+        each country's rows in the order given. ``language`` is then one language for every country,
+        or a mapping of country to language for some of them (``{"ca": "fr"}``; the others keep their
+        own). The same holds for every frame function that takes ``country``.
+
         >>> sf.metadata_frame(["284882215", "389801252"]).select("app_id", "title", "rating_average")  # doctest: +SKIP
         shape: (2, 3)
         """
         return self._frame(
-            "metadata_frame", {"apps": apps, "country": country, "language": language, "device": device}, refresh
+            "metadata_frame",
+            {"apps": apps, "country": country, "countries": countries, "language": language, "device": device},
+            refresh,
         )
 
     @user_facing
@@ -57,8 +66,9 @@ class AppFrames(FrameBase):
         self,
         apps: str | int | Sequence[str | int],
         *,
-        country: str = "us",
-        language: str | None = None,
+        country: str | None = None,
+        countries: str | Sequence[str] | None = None,
+        language: str | Mapping[str, str] | None = None,
         device: str | None = None,
         refresh: RefreshOption | None = None,
     ) -> pl.DataFrame:
@@ -69,7 +79,9 @@ class AppFrames(FrameBase):
         >>> sf.versions_frame("284882215").group_by("app_id").len()  # doctest: +SKIP
         """
         return self._frame(
-            "versions_frame", {"apps": apps, "country": country, "language": language, "device": device}, refresh
+            "versions_frame",
+            {"apps": apps, "country": country, "countries": countries, "language": language, "device": device},
+            refresh,
         )
 
     @user_facing
@@ -78,8 +90,9 @@ class AppFrames(FrameBase):
         self,
         apps: str | int | Sequence[str | int],
         *,
-        country: str = "us",
-        language: str | None = None,
+        country: str | None = None,
+        countries: str | Sequence[str] | None = None,
+        language: str | Mapping[str, str] | None = None,
         device: str | None = None,
         refresh: RefreshOption | None = None,
     ) -> pl.DataFrame:
@@ -91,7 +104,9 @@ class AppFrames(FrameBase):
         >>> sf.screenshots_frame("284882215").filter(pl.col("device_key") == "iphone_6_5")  # doctest: +SKIP
         """
         return self._frame(
-            "screenshots_frame", {"apps": apps, "country": country, "language": language, "device": device}, refresh
+            "screenshots_frame",
+            {"apps": apps, "country": country, "countries": countries, "language": language, "device": device},
+            refresh,
         )
 
     @user_facing
@@ -100,8 +115,9 @@ class AppFrames(FrameBase):
         self,
         apps: str | int | Sequence[str | int],
         *,
-        country: str = "us",
-        language: str | None = None,
+        country: str | None = None,
+        countries: str | Sequence[str] | None = None,
+        language: str | Mapping[str, str] | None = None,
         device: str | None = None,
         refresh: RefreshOption | None = None,
     ) -> pl.DataFrame:
@@ -112,7 +128,9 @@ class AppFrames(FrameBase):
         >>> sf.videos_frame("284882215").select("device_key", "url", "width", "height")  # doctest: +SKIP
         """
         return self._frame(
-            "videos_frame", {"apps": apps, "country": country, "language": language, "device": device}, refresh
+            "videos_frame",
+            {"apps": apps, "country": country, "countries": countries, "language": language, "device": device},
+            refresh,
         )
 
     @user_facing
@@ -121,8 +139,9 @@ class AppFrames(FrameBase):
         self,
         apps: str | int | Sequence[str | int],
         *,
-        country: str = "us",
-        language: str | None = None,
+        country: str | None = None,
+        countries: str | Sequence[str] | None = None,
+        language: str | Mapping[str, str] | None = None,
         device: str | None = None,
         refresh: RefreshOption | None = None,
     ) -> pl.DataFrame:
@@ -134,7 +153,7 @@ class AppFrames(FrameBase):
         """
         return self._frame(
             "in_app_purchases_frame",
-            {"apps": apps, "country": country, "language": language, "device": device},
+            {"apps": apps, "country": country, "countries": countries, "language": language, "device": device},
             refresh,
         )
 
@@ -144,8 +163,9 @@ class AppFrames(FrameBase):
         self,
         apps: str | int | Sequence[str | int],
         *,
-        country: str = "us",
-        language: str | None = None,
+        country: str | None = None,
+        countries: str | Sequence[str] | None = None,
+        language: str | Mapping[str, str] | None = None,
         device: str | None = None,
         refresh: RefreshOption | None = None,
     ) -> pl.DataFrame:
@@ -156,7 +176,9 @@ class AppFrames(FrameBase):
         >>> sf.related_apps_frame("284882215")["related_app_id"].to_list()[:3]  # doctest: +SKIP
         """
         return self._frame(
-            "related_apps_frame", {"apps": apps, "country": country, "language": language, "device": device}, refresh
+            "related_apps_frame",
+            {"apps": apps, "country": country, "countries": countries, "language": language, "device": device},
+            refresh,
         )
 
     @user_facing
@@ -165,8 +187,9 @@ class AppFrames(FrameBase):
         self,
         apps: str | int | Sequence[str | int],
         *,
-        country: str = "us",
-        language: str | None = None,
+        country: str | None = None,
+        countries: str | Sequence[str] | None = None,
+        language: str | Mapping[str, str] | None = None,
         device: str | None = None,
         refresh: RefreshOption | None = None,
     ) -> pl.DataFrame:
@@ -177,7 +200,9 @@ class AppFrames(FrameBase):
         >>> sf.permissions_frame("com.example.notes")["permission"].to_list()[:2]  # doctest: +SKIP
         """
         return self._frame(
-            "permissions_frame", {"apps": apps, "country": country, "language": language, "device": device}, refresh
+            "permissions_frame",
+            {"apps": apps, "country": country, "countries": countries, "language": language, "device": device},
+            refresh,
         )
 
     # -- app metrics -------------------------------------------------------------------------------
@@ -189,7 +214,8 @@ class AppFrames(FrameBase):
         apps: str | int | Sequence[str | int],
         metrics: str | Sequence[str] = DEFAULT_METRICS,
         *,
-        country: str = "us",
+        country: str | None = None,
+        countries: str | Sequence[str] | None = None,
         device: str | None = None,
         refresh: RefreshOption | None = None,
     ) -> pl.DataFrame:
@@ -199,10 +225,13 @@ class AppFrames(FrameBase):
         daily-ratings. ``value`` is a Float64 and stays null where the service has no
         estimate; the ratings breakdown fills ``stars_1`` .. ``stars_5``,
         ``ratings_total`` and ``ratings_average``. Each metric is cached apart, so asking
-        for one more metric later fetches only that one.
+        for one more metric later fetches only that one. ``countries`` asks several countries in
+        one call, as for :meth:`metadata_frame`.
 
         >>> sf.metrics_frame(["284882215"], ["downloads", "ratings"]).select("metric", "value")  # doctest: +SKIP
         """
         return self._frame(
-            "metrics_frame", {"apps": apps, "metrics": metrics, "country": country, "device": device}, refresh
+            "metrics_frame",
+            {"apps": apps, "metrics": metrics, "country": country, "countries": countries, "device": device},
+            refresh,
         )

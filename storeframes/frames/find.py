@@ -4,16 +4,18 @@
 from __future__ import annotations
 
 import inspect
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import polars as pl
 
+from .. import catalog
 from .._tracebacks import user_facing
 from ..answers import RefreshOption
 from ..catalog import MAX_APPS_PER_REQUEST, Endpoint
 from ..engine import PLAN_SCHEMA, Plan, key
 from ..errors import InvalidParameterError
+from ..fetch.markets import markets
 from ..fetch.pipeline import FRAMES
 from .apps import AppFrames
 from .market import MarketFrames
@@ -46,7 +48,8 @@ class AppFinder(AppFrames, MarketFrames):
         self,
         term: str,
         *,
-        country: str = "us",
+        country: str | None = None,
+        countries: str | Sequence[str] | None = None,
         device: str = "iphone",
         top: int = 10,
         refresh: RefreshOption | None = None,
@@ -64,12 +67,28 @@ class AppFinder(AppFrames, MarketFrames):
         search runs. ``term`` is one search
         term (commas and all); ``top``, ``country`` and ``device`` are checked before
         anything is sent. An app the store lists but whose metadata is not available in the
-        country keeps its rank with a null title.
+        country keeps its rank with a null title. ``countries=`` (a list or a comma-separated
+        text, not with ``country=``) searches each country, its searches sent together, and
+        looks up each country's first apps there: a ``country`` column comes first, and the
+        countries' rows follow in the order given.
 
         >>> sf.find_apps("meditation", top=5).select("rank", "app_id", "title")  # doctest: +SKIP
+        >>> sf.find_apps("meditation", countries=["us", "de"], top=3).select("country", "rank", "title")  # doctest: +SKIP
         """
         _check_find(term, top)
-        results = self.search_frame([term], country=country, device=device, refresh=refresh)
+        results = self.search_frame([term], country=country, countries=countries, device=device, refresh=refresh)
+        found = [
+            self._found(results.filter(pl.col("country") == market), market, device, top, refresh)
+            for market in results["country"].unique(maintain_order=True).to_list()
+        ]
+        if countries is None:
+            return (found[0] if found else _found_empty()).drop("country")
+        return pl.concat(found) if found else _found_empty()
+
+    def _found(
+        self, results: pl.DataFrame, country: str, device: str, top: int, refresh: RefreshOption | None
+    ) -> pl.DataFrame:
+        """The ``top`` first apps of one country's ``results``, with their metadata there, a ``country`` column first."""
         ranked = results.sort("rank").unique("app_id", keep="first", maintain_order=True).head(top)
         ids = ranked["app_id"].to_list()
         metadata = (
@@ -79,7 +98,16 @@ class AppFinder(AppFrames, MarketFrames):
         )
         about = [c for c in FIND_APPS_COLUMNS if c not in ("rank", "app_id")]
         found = ranked.select("rank", "app_id").join(metadata.select("app_id", *about), on="app_id", how="left")
-        return found.sort("rank").select(FIND_APPS_COLUMNS)
+        return found.sort("rank").select(pl.lit(country).alias("country"), *FIND_APPS_COLUMNS)
+
+
+def _found_empty() -> pl.DataFrame:
+    """What :meth:`AppFinder.find_apps` gives where the search found nothing."""
+    metadata = FRAMES["metadata_frame"].table.empty()
+    columns = {"country": pl.String, "rank": pl.Int64, "app_id": pl.String}
+    return pl.DataFrame(schema=columns).with_columns(
+        [pl.lit(None, metadata.schema[c]).alias(c) for c in FIND_APPS_COLUMNS if c not in ("rank", "app_id")]
+    )
 
 
 def _check_find(term: Any, top: Any) -> None:
@@ -100,8 +128,8 @@ def find_apps_search(params: Mapping[str, Any]) -> tuple[dict[str, Any], dict[st
     first, and its own arguments, checked and with their defaults (what :func:`plan_find_apps` reads).
 
     >>> search, found = find_apps_search({"term": "notes", "top": 3})
-    >>> search, found["top"]
-    ({'keywords': ['notes'], 'country': 'us', 'device': 'iphone'}, 3)
+    >>> search, found["top"], found["markets"]
+    ({'keywords': ['notes'], 'country': None, 'countries': None, 'device': 'iphone'}, 3, ['us'])
     """
     signature = inspect.signature(AppFinder.find_apps)
     try:
@@ -111,7 +139,11 @@ def find_apps_search(params: Mapping[str, Any]) -> tuple[dict[str, Any], dict[st
     bound.apply_defaults()
     found = {k: v for k, v in bound.arguments.items() if k not in ("self", "refresh")}
     _check_find(found["term"], found["top"])
-    return {"keywords": [found["term"]], "country": found["country"], "device": found["device"]}, found
+    market = {"country": found["country"], "countries": found["countries"]}
+    chosen = markets(market, "search", "find_apps")[0].get("country")
+    default = next(str(p.default) for p in catalog.ENDPOINTS["search"].params if p.name == "country")
+    found["markets"] = chosen if isinstance(chosen, list) else [str(chosen or default).strip().lower()]
+    return {"keywords": [found["term"]], **market, "device": found["device"]}, found
 
 
 def plan_find_apps(search: Plan, metadata: Endpoint, found: Mapping[str, Any]) -> Plan:
@@ -122,26 +154,27 @@ def plan_find_apps(search: Plan, metadata: Endpoint, found: Mapping[str, Any]) -
 
     >>> plan = sf.plan("find_apps", term="notes", top=3)  # doctest: +SKIP
     """
-    country, device, top = (found[name] for name in ("country", "device", "top"))
-    where = {"country": country.strip().lower(), "device": device.strip().lower()}
+    device, top = found["device"], found["top"]
     rows = []
-    for first in range(0, top, MAX_APPS_PER_REQUEST):
-        last = min(first + MAX_APPS_PER_REQUEST, top)
-        shown = {"apps": f"results {first + 1}-{last} of the search", **where}
-        request = {"apps": ",".join(["0"] * (last - first)), **where}
-        rows.append(
-            {
-                "endpoint": metadata.name,
-                "params": key(shown),
-                "source": "send",
-                "cells": last - first,
-                "credits": metadata.estimate(request),
-            }
-        )
+    for country in found["markets"]:
+        where = {"country": country, "device": device.strip().lower()}
+        for first in range(0, top, MAX_APPS_PER_REQUEST):
+            last = min(first + MAX_APPS_PER_REQUEST, top)
+            shown = {"apps": f"results {first + 1}-{last} of the search", **where}
+            request = {"apps": ",".join(["0"] * (last - first)), **where}
+            rows.append(
+                {
+                    "endpoint": metadata.name,
+                    "params": key(shown),
+                    "source": "send",
+                    "cells": last - first,
+                    "credits": metadata.estimate(request),
+                }
+            )
     requests = pl.DataFrame(rows, schema=PLAN_SCHEMA, orient="row")
     return Plan(
         endpoint="find_apps",
         requests=pl.concat([search.requests, requests]),
-        cells=search.cells + top,
+        cells=search.cells + top * len(found["markets"]),
         cached_cells=search.cached_cells,
     )

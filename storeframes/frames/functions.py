@@ -67,14 +67,11 @@ class FrameFunctions(AppFinder):
     the metadata change history is declared here.
     """
 
-    def _history_call(
-        self, name: str, apps: Any, start: Any, end: Any, days: Any, country: Any, language: Any, device: Any
-    ) -> dict[str, Any]:
-        return self._dated(
-            name,
-            {"apps": apps, "start": start, "end": end, "days": days}
-            | {"country": country, "language": language, "device": device},
-        )
+    def _history(self, name: str, given: Mapping[str, Any]) -> pl.DataFrame:
+        """The frame of the change-history function ``name`` called with ``given``, its parameters as bound
+        (``locals()`` at its start: ``self`` left out, ``refresh`` the call's)."""
+        arguments = {k: v for k, v in given.items() if k not in ("self", "refresh")}
+        return self._frame(name, self._dated(name, arguments), given["refresh"])
 
     # -- metadata change history ------------------------------------------------------------------
 
@@ -87,8 +84,9 @@ class FrameFunctions(AppFinder):
         start: str | date | None = None,
         end: str | date | None = None,
         days: int | None = None,
-        country: str = "us",
-        language: str | None = None,
+        country: str | None = None,
+        countries: str | Sequence[str] | None = None,
+        language: str | Mapping[str, str] | None = None,
         device: str | None = None,
         refresh: RefreshOption | None = None,
     ) -> pl.DataFrame:
@@ -113,11 +111,7 @@ class FrameFunctions(AppFinder):
 
         >>> sf.changes_frame(["3233849169"], start="2026-08-01", end="2026-10-31").group_by("target").len()  # doctest: +SKIP
         """
-        return self._frame(
-            "changes_frame",
-            self._history_call("changes_frame", apps, start, end, days, country, language, device),
-            refresh,
-        )
+        return self._history("changes_frame", locals())
 
     @user_facing
     @documented
@@ -128,8 +122,9 @@ class FrameFunctions(AppFinder):
         start: str | date | None = None,
         end: str | date | None = None,
         days: int | None = None,
-        country: str = "us",
-        language: str | None = None,
+        country: str | None = None,
+        countries: str | Sequence[str] | None = None,
+        language: str | Mapping[str, str] | None = None,
         device: str | None = None,
         refresh: RefreshOption | None = None,
     ) -> pl.DataFrame:
@@ -142,11 +137,7 @@ class FrameFunctions(AppFinder):
 
         >>> sf.privacy_changes_frame("3233849169", start="2026-01-01").filter(pl.col("status") != "kept")  # doctest: +SKIP
         """
-        return self._frame(
-            "privacy_changes_frame",
-            self._history_call("privacy_changes_frame", apps, start, end, days, country, language, device),
-            refresh,
-        )
+        return self._history("privacy_changes_frame", locals())
 
     @user_facing
     @documented
@@ -157,8 +148,9 @@ class FrameFunctions(AppFinder):
         start: str | date | None = None,
         end: str | date | None = None,
         days: int | None = None,
-        country: str = "us",
-        language: str | None = None,
+        country: str | None = None,
+        countries: str | Sequence[str] | None = None,
+        language: str | Mapping[str, str] | None = None,
         device: str | None = None,
         refresh: RefreshOption | None = None,
     ) -> pl.DataFrame:
@@ -171,11 +163,7 @@ class FrameFunctions(AppFinder):
 
         >>> sf.screenshot_changes_frame("3233849169").filter(pl.col("status") == "added")  # doctest: +SKIP
         """
-        return self._frame(
-            "screenshot_changes_frame",
-            self._history_call("screenshot_changes_frame", apps, start, end, days, country, language, device),
-            refresh,
-        )
+        return self._history("screenshot_changes_frame", locals())
 
     @user_facing
     @documented
@@ -186,8 +174,9 @@ class FrameFunctions(AppFinder):
         start: str | date | None = None,
         end: str | date | None = None,
         days: int | None = None,
-        country: str = "us",
-        language: str | None = None,
+        country: str | None = None,
+        countries: str | Sequence[str] | None = None,
+        language: str | Mapping[str, str] | None = None,
         device: str | None = None,
         refresh: RefreshOption | None = None,
     ) -> pl.DataFrame:
@@ -197,8 +186,4 @@ class FrameFunctions(AppFinder):
 
         >>> sf.version_changes_frame(["3233849169", "361252007"]).select("app_id", "date", "new_version")  # doctest: +SKIP
         """
-        return self._frame(
-            "version_changes_frame",
-            self._history_call("version_changes_frame", apps, start, end, days, country, language, device),
-            refresh,
-        )
+        return self._history("version_changes_frame", locals())

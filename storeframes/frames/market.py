@@ -3,7 +3,7 @@ benchmarks."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import date
 
 import polars as pl
@@ -27,8 +27,9 @@ class MarketFrames(FrameBase):
         self,
         keywords: str | Sequence[str],
         *,
-        country: str = "us",
-        language: str | None = None,
+        country: str | None = None,
+        countries: str | Sequence[str] | None = None,
+        language: str | Mapping[str, str] | None = None,
         device: str = "iphone",
         ads: bool = False,
         refresh: RefreshOption | None = None,
@@ -43,13 +44,22 @@ class MarketFrames(FrameBase):
         ``ads=True`` the search with ads is used (iphone and ipad only; refused for
         android before any request): ``is_ad`` marks the ad placements, ``rank`` counts
         them and ``organic_rank`` does not. The same app may then appear twice, as an ad
-        and organically.
+        and organically. ``countries`` (a list or a comma-separated text, not with ``country``) asks
+        several countries in one call, as for :meth:`metadata_frame`: the rows of each country follow in
+        the order given, each with its keywords in their order.
 
         >>> sf.search_frame(["photo editor", "meditation"]).filter(pl.col("rank") <= 3)  # doctest: +SKIP
         """
         return self._frame(
             "search_frame",
-            {"keywords": keywords, "country": country, "language": language, "device": device, "ads": ads},
+            {
+                "keywords": keywords,
+                "country": country,
+                "countries": countries,
+                "language": language,
+                "device": device,
+                "ads": ads,
+            },
             refresh,
         )
 
@@ -62,8 +72,9 @@ class MarketFrames(FrameBase):
         start: str | date | None = None,
         end: str | date | None = None,
         days: int | None = None,
-        country: str = "us",
-        language: str | None = None,
+        country: str | None = None,
+        countries: str | Sequence[str] | None = None,
+        language: str | Mapping[str, str] | None = None,
         device: str = "iphone",
         refresh: RefreshOption | None = None,
     ) -> pl.DataFrame:
@@ -83,7 +94,8 @@ class MarketFrames(FrameBase):
         into each app's rank per keyword and day.
 
         ``keywords`` is a list or a comma-separated text, as for :meth:`search_frame` (a
-        keyword containing a comma can still be passed in a list).
+        keyword containing a comma can still be passed in a list), and ``countries`` asks several
+        countries in one call, as for :meth:`metadata_frame`.
 
         >>> sf.search_history_frame(["photo editor"], days=60).filter(pl.col("app_id") == "3233849169")  # doctest: +SKIP
         >>> sf.search_history_frame(["photo editor"], start="2026-09-01").filter(pl.col("app_id") == "3233849169")  # doctest: +SKIP
@@ -98,6 +110,7 @@ class MarketFrames(FrameBase):
                     "end": end,
                     "days": days,
                     "country": country,
+                    "countries": countries,
                     "language": language,
                     "device": device,
                 },

@@ -209,7 +209,7 @@ def test_plan_of_find_apps_names_unknown_arguments(pinned):
 
 def test_find_apps_is_a_package_function_and_a_method(pinned):
     assert "find_apps" in sf.__all__
-    assert list(sf.find_apps.__signature__.parameters) == ["term", "country", "device", "top", "refresh"]
+    assert list(sf.find_apps.__signature__.parameters) == ["term", "country", "countries", "device", "top", "refresh"]
     assert sf.find_apps.__doc__ == sf.Client.find_apps.__doc__ and "upper bound" in sf.find_apps.__doc__
     assert_frame_equal(pinned.find_apps(KEYWORD, top=2), sf.find_apps(KEYWORD, top=2))
 
