@@ -130,3 +130,14 @@ def test_find_apps_searches_each_country_and_looks_up_its_apps_there(make_client
     plan = client.plan("find_apps", term="notes", countries="us,gb,de", top=7)
     # a search per country, and the metadata of 7 apps in each (5 to a request): an upper bound
     assert plan.requests.height == 3 + 3 * 2 and plan.cells == 3 + 3 * 7
+
+
+def test_the_countries_requests_are_sent_together(make_client: Any) -> None:
+    """Each answer takes a second from its arrival: the three countries' requests all arrive within that second
+    (one after another, they would arrive a second apart at least)."""
+    client: Client = make_client(cache_dir=None, latency=1.0)
+    frame = _quiet(lambda: client.metadata_frame(APPS, countries=["us", "gb", "de"]))
+    arrivals = client.sandbox_service.arrivals
+    assert sorted(a.params["country"] for a in arrivals) == ["de", "gb", "us"] and frame.height == 6
+    times = [a.time for a in arrivals]
+    assert max(times) - min(times) < 1.0
