@@ -105,7 +105,10 @@ def build_server(
     Function = Annotated[str, Field(description=function_said)]
     Arguments = Annotated[
         dict[str, Any] | None,
-        Field(description='the function\'s arguments as an object, such as {"apps": ["284882215"], "country": "us"}'),
+        Field(
+            description='the function\'s arguments as an object, such as {"apps": ["284882215"], "country": "us"}, '
+            'or {"apps": ["284882215"], "countries": ["us", "gb"]} for several countries in one frame'
+        ),
     ]
     limit_said = f"rows to list (at most {MOST_ROWS}); the total is always given"
     Limit = Annotated[int, Field(ge=0, le=MOST_ROWS, description=limit_said)]
