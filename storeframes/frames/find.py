@@ -103,11 +103,11 @@ class AppFinder(AppFrames, MarketFrames):
 
 def _found_empty() -> pl.DataFrame:
     """What :meth:`AppFinder.find_apps` gives where the search found nothing."""
-    metadata = FRAMES["metadata_frame"].table.empty()
-    columns = {"country": pl.String, "rank": pl.Int64, "app_id": pl.String}
-    return pl.DataFrame(schema=columns).with_columns(
-        [pl.lit(None, metadata.schema[c]).alias(c) for c in FIND_APPS_COLUMNS if c not in ("rank", "app_id")]
-    )
+    search, metadata = (FRAMES[name].table.empty().schema for name in ("search_frame", "metadata_frame"))
+    columns = {"country": pl.String} | {
+        c: search[c] if c in ("rank", "app_id") else metadata[c] for c in FIND_APPS_COLUMNS
+    }
+    return pl.DataFrame(schema=columns)
 
 
 def _check_find(term: Any, top: Any) -> None:
