@@ -9,28 +9,47 @@ mapping of country to language for some of them (``{"ca": "fr"}``): a country it
 own default language, as a one-country call without ``language=`` is. Each country is checked before anything
 is sent.
 
->>> arguments, languages = markets({"apps": "1", "countries": "us, GB", "country": None, "language": {"gb": "en"}}, "metadata", "metadata_frame")
->>> arguments["country"], languages
-(['us', 'gb'], {'gb': 'en'})
+>>> arguments, several = markets({"apps": "1", "countries": "us, GB", "country": None, "language": {"gb": "en"}}, "metadata", "metadata_frame")
+>>> several.calls([arguments])
+[{'apps': '1', 'country': 'us'}, {'apps': '1', 'country': 'gb', 'language': 'en'}]
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from .. import catalog
 from ..errors import InvalidParameterError
 
-__all__ = ["by_country", "markets"]
+__all__ = ["Markets", "markets"]
 
 _SEVERAL = "countries= takes several, as a list or a comma-separated text"
 
 
-def markets(arguments: Mapping[str, Any], endpoint: str, frame: str) -> tuple[dict[str, Any], dict[str, str] | None]:
-    """``arguments`` of a function with ``country=`` and ``countries=``, the countries (checked, each once) as
-    its ``country``, to be fanned out one call each; and the language of each country given by a mapping
-    (None without one). Arguments of a function without both pass unchanged."""
+@dataclass(frozen=True)
+class Markets:
+    """The countries of a call's ``countries=``, checked and each once, and the language of those a mapping of
+    ``language=`` names."""
+
+    countries: list[str]
+    languages: dict[str, str] = field(default_factory=dict)
+
+    def calls(self, calls: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """``calls`` (of no country) for each country in turn, each with its country's language where the mapping
+        names one (else its own)."""
+        return [
+            {**call, "country": country} | ({"language": self.languages[country]} if country in self.languages else {})
+            for country in self.countries
+            for call in calls
+        ]
+
+
+def markets(arguments: Mapping[str, Any], endpoint: str, frame: str) -> tuple[dict[str, Any], Markets | None]:
+    """``arguments`` of a function with ``country=`` and ``countries=`` without those of several countries, and
+    the countries (:class:`Markets`) when ``countries=`` is given, else None. Arguments of a function without
+    both pass unchanged."""
     arguments = dict(arguments)
     if "countries" not in arguments or "country" not in arguments:
         return arguments, None
@@ -41,29 +60,31 @@ def markets(arguments: Mapping[str, Any], endpoint: str, frame: str) -> tuple[di
         )
     if one is not None and (not isinstance(one, str) or "," in one):
         raise InvalidParameterError("country", one, f"one country code such as 'us'; {_SEVERAL}", endpoint=frame)
-    ep = catalog.ENDPOINTS[endpoint]
-    if several is not None:
-        chosen = []
-        for item in catalog.texts("countries", several, endpoint=frame):
-            try:
-                chosen.append(catalog.country_code(item, ep))
-            except InvalidParameterError as exc:
-                raise InvalidParameterError("countries", item, exc.allowed, endpoint=frame) from None
-        if not chosen:
-            raise InvalidParameterError("countries", several, f"at least one country: {_SEVERAL}", endpoint=frame)
-        arguments["country"] = list(dict.fromkeys(chosen))
     language = arguments.get("language")
-    if not isinstance(language, Mapping):
-        return arguments, None
     if several is None:
-        raise InvalidParameterError(
-            "language",
-            language,
-            "one language code such as 'en'; a mapping of country to language goes with countries=",
-            endpoint=frame,
-        )
+        if isinstance(language, Mapping):
+            raise InvalidParameterError(
+                "language",
+                language,
+                "one language code such as 'en'; a mapping of country to language goes with countries=",
+                endpoint=frame,
+            )
+        return arguments, None
+    ep = catalog.ENDPOINTS[endpoint]
+    chosen = []
+    for item in catalog.texts("countries", several, endpoint=frame):
+        try:
+            chosen.append(catalog.country_code(item, ep))
+        except InvalidParameterError as exc:
+            raise InvalidParameterError("countries", item, exc.allowed, endpoint=frame) from None
+    if not chosen:
+        raise InvalidParameterError("countries", several, f"at least one country: {_SEVERAL}", endpoint=frame)
+    countries = list(dict.fromkeys(chosen))
+    del arguments["country"]
+    if not isinstance(language, Mapping):
+        return arguments, Markets(countries)
     del arguments["language"]
-    return arguments, _languages(language, arguments["country"], ep, frame)
+    return arguments, Markets(countries, _languages(language, countries, ep, frame))
 
 
 def _languages(given: Mapping[Any, Any], countries: list[str], ep: catalog.Endpoint, frame: str) -> dict[str, str]:
@@ -88,15 +109,3 @@ def _languages(given: Mapping[Any, Any], countries: list[str], ep: catalog.Endpo
             )
         out[country] = language
     return out
-
-
-def by_country(calls: list[dict[str, Any]], languages: Mapping[str, str]) -> list[dict[str, Any]]:
-    """``calls``, one per country, each with its country's language from ``languages`` (none where it names none:
-    the country's own).
-
-    >>> by_country([{"country": "us"}, {"country": "ca"}], {"ca": "fr"})
-    [{'country': 'us'}, {'country': 'ca', 'language': 'fr'}]
-    """
-    return [
-        {**call, "language": languages[call["country"]]} if call["country"] in languages else call for call in calls
-    ]

@@ -83,7 +83,7 @@ from ..schemas import (
     TableSchema,
 )
 from .fetcher import Fetcher
-from .markets import by_country, markets
+from .markets import markets
 
 __all__ = ["DEFAULT_METRICS", "FRAMES", "FrameMaker", "FrameSpec", "cell_columns", "collector_paused"]
 
@@ -158,15 +158,15 @@ class FrameSpec:
         Repeated values are asked for once; an empty list is refused.
         """
         endpoint, arguments = self.route(arguments)
-        arguments, languages = markets(arguments, endpoint, self.name)  # countries=: a call per country
+        arguments, several = markets(arguments, endpoint, self.name)  # countries=: the calls for each in turn
         calls = [self.params(arguments)]
         back = {param: arg for arg, param in self.renames.items()}
         for param, split in self.fan_out.items():
-            if param not in calls[0] or (not split and isinstance(calls[0][param], str)):
-                continue  # one text, not split: the one value, checked as the parameter it is
+            if param not in calls[0]:
+                continue
             values = _fan_values(back.get(param, param), calls[0][param], split, self.name)
             calls = [{**call, param: value} for call in calls for value in values]
-        return endpoint, calls if languages is None else by_country(calls, languages)
+        return endpoint, calls if several is None else several.calls(calls)
 
     def build(self, responses: Sequence[Response]) -> Flat:
         """The frame of several answers in one walk, and each answer's number of rows."""
@@ -274,52 +274,29 @@ def _fan_values(argument: str, value: Any, split: bool, frame: str) -> list[str]
 
 _DATES = {"start": "start_date", "end": "end_date"}
 _KEYWORDS = {"keywords": "keyword"}
-_COUNTRY = {"country": False}  # the countries of countries= (:mod:`storeframes.fetch.markets`), a call each, first
 
 FRAMES: dict[str, FrameSpec] = {
     spec.name: spec
     for spec in (
-        # 2: a free app's price_value 0
-        FrameSpec("metadata_frame", "metadata", METADATA, batch_metadata, revision=2, fan_out=_COUNTRY),
-        FrameSpec("versions_frame", "metadata", VERSIONS, batch_versions, fan_out=_COUNTRY),
-        FrameSpec("screenshots_frame", "metadata", SCREENSHOTS, batch_screenshots, fan_out=_COUNTRY),
-        FrameSpec("videos_frame", "metadata", VIDEOS, batch_videos, fan_out=_COUNTRY),
-        FrameSpec("in_app_purchases_frame", "metadata", IN_APP_PURCHASES, batch_in_app_purchases, fan_out=_COUNTRY),
-        FrameSpec("related_apps_frame", "metadata", RELATED_APPS, batch_related_apps, fan_out=_COUNTRY),
-        FrameSpec("permissions_frame", "metadata", PERMISSIONS, batch_permissions, fan_out=_COUNTRY),
-        FrameSpec("metrics_frame", "metrics", METRICS, batch_metrics, fan_out=_COUNTRY),
-        FrameSpec("changes_frame", "changes", CHANGES, batch_changes, renames=_DATES, fan_out=_COUNTRY),
-        FrameSpec(
-            "privacy_changes_frame",
-            "changes",
-            PRIVACY_CHANGES,
-            batch_privacy_changes,
-            renames=_DATES,
-            fan_out=_COUNTRY,
-        ),
-        FrameSpec(
-            "screenshot_changes_frame",
-            "changes",
-            SCREENSHOT_CHANGES,
-            batch_screenshot_changes,
-            renames=_DATES,
-            fan_out=_COUNTRY,
-        ),
-        FrameSpec(
-            "version_changes_frame",
-            "changes",
-            VERSION_CHANGES,
-            batch_version_changes,
-            renames=_DATES,
-            fan_out=_COUNTRY,
-        ),
+        FrameSpec("metadata_frame", "metadata", METADATA, batch_metadata, revision=2),  # 2: a free app's price_value 0
+        FrameSpec("versions_frame", "metadata", VERSIONS, batch_versions),
+        FrameSpec("screenshots_frame", "metadata", SCREENSHOTS, batch_screenshots),
+        FrameSpec("videos_frame", "metadata", VIDEOS, batch_videos),
+        FrameSpec("in_app_purchases_frame", "metadata", IN_APP_PURCHASES, batch_in_app_purchases),
+        FrameSpec("related_apps_frame", "metadata", RELATED_APPS, batch_related_apps),
+        FrameSpec("permissions_frame", "metadata", PERMISSIONS, batch_permissions),
+        FrameSpec("metrics_frame", "metrics", METRICS, batch_metrics),
+        FrameSpec("changes_frame", "changes", CHANGES, batch_changes, renames=_DATES),
+        FrameSpec("privacy_changes_frame", "changes", PRIVACY_CHANGES, batch_privacy_changes, renames=_DATES),
+        FrameSpec("screenshot_changes_frame", "changes", SCREENSHOT_CHANGES, batch_screenshot_changes, renames=_DATES),
+        FrameSpec("version_changes_frame", "changes", VERSION_CHANGES, batch_version_changes, renames=_DATES),
         FrameSpec(
             "search_frame",
             "search",
             SEARCH,
             batch_search,
             renames=_KEYWORDS,
-            fan_out={**_COUNTRY, "keyword": True},
+            fan_out={"keyword": True},
             switch=("ads", "search_ads"),
         ),
         FrameSpec(
@@ -328,7 +305,7 @@ FRAMES: dict[str, FrameSpec] = {
             SEARCH_HISTORY,
             batch_search_history,
             renames={**_KEYWORDS, **_DATES},
-            fan_out={**_COUNTRY, "keyword": True},
+            fan_out={"keyword": True},
             from_columns=history_from_columns,
         ),
         FrameSpec(

@@ -140,9 +140,9 @@ def find_apps_search(params: Mapping[str, Any]) -> tuple[dict[str, Any], dict[st
     found = {k: v for k, v in bound.arguments.items() if k not in ("self", "refresh")}
     _check_find(found["term"], found["top"])
     market = {"country": found["country"], "countries": found["countries"]}
-    chosen = markets(market, "search", "find_apps")[0].get("country")
+    several = markets(market, "search", "find_apps")[1]
     default = next(str(p.default) for p in catalog.ENDPOINTS["search"].params if p.name == "country")
-    found["markets"] = chosen if isinstance(chosen, list) else [str(chosen or default).strip().lower()]
+    found["markets"] = several.countries if several else [str(found["country"] or default).strip().lower()]
     return {"keywords": [found["term"]], **market, "device": found["device"]}, found
 
 

@@ -74,8 +74,9 @@ class ReadAhead:
     ) -> None:
         self.cache, self.service, self.day, self.first, self.live = cache, service, day, first, live
         self._compact = compact
-        self.compaction: tuple[dict[str, Any], list[str]] = (compact or {}, [])
-        """What the compaction did and the problems it met (:func:`~storeframes.track.compacting.compact_kept`)."""
+        self.compaction: tuple[dict[str, Any], list[str]] | None = None
+        """What the compaction did and the problems it met (:func:`~storeframes.track.compacting.compact_kept`),
+        once it has compacted."""
         self._failed: BaseException | None = None
         self._early: EarlyRanks | None = None
         # not a daemon: a run that ends early (an error, a lost lease) leaves the process only once the read is done,

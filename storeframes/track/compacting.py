@@ -46,8 +46,7 @@ def counted(spec: TrackerSpec, cache: Cache) -> tuple[dict[str, Any], list[str]]
     try:
         said["small_files"] = cache.small_files(sorted({item.endpoint for item in spec.items}))
     except (StoreframesError, OSError) as exc:
-        problem = f"{type(exc).__name__}: {exc}".splitlines()[0]
-        return {**said, "error": problem}, [problem]
+        return {**said, "error": _problem(exc)}, [_problem(exc)]
     return said, []
 
 
@@ -72,7 +71,12 @@ def compact_kept(said: dict[str, Any], cache: Cache) -> tuple[dict[str, Any], li
         said |= done | {"compacted": True, "seconds": round(time.monotonic() - began, 3)}
         problems = [message for message, category in held if issubclass(category, CacheWarning)]
     except (StoreframesError, OSError) as exc:
-        problems = [f"{type(exc).__name__}: {exc}".splitlines()[0]]
+        problems = [_problem(exc)]
     if problems:
         said["error"] = "; ".join(problems)
     return said, problems
+
+
+def _problem(exc: BaseException) -> str:
+    """An error in a line: its type and the first line of its message."""
+    return f"{type(exc).__name__}: {exc}".splitlines()[0]

@@ -61,22 +61,21 @@ def run_locked(
     client.budget = max(0, min(limits)) if limits else None
     alerting = kind == "run" and bool(spec.alerts or spec.notify.digest)
     ranks = RanksRead()  # what the judgement reads of the ranks, for the day's digest
-    # the compaction, and the days before this one, done while the requests wait on the rate limit
-    # the small files earlier runs left counted before the requests, compacted while they go when due
-    counted_files, problems = counted(spec, cache) if cache is not None else ({}, [])
-    compact = counted_files if compaction_due(counted_files) else None
+    # the small files earlier runs left counted before the requests; their compaction when due, and the days
+    # before this one, done while the requests wait on the rate limit
+    said, problems = counted(spec, cache) if cache is not None else ({}, [])
+    compact = said if compaction_due(said) else None
     ahead = _while_waiting(spec, cache, client.namespace, day, alerting, compact) if cache is not None else None
     ranks.ahead = ahead if ahead is not None and ahead.live else None
-    failure = None
     try:
         done, failed = _fetch_items(spec, client, plan, result, started)
     finally:  # the compaction ends under the tracker's lease, whatever the requests did
         failure = ahead.wait() if ahead is not None else None
     if failure is not None:
         raise failure
-    result.compaction = counted_files
-    if ahead is not None and compact is not None:
-        result.compaction, problems = ahead.compaction
+    if ahead is not None and ahead.compaction is not None:
+        said, problems = ahead.compaction
+    result.compaction = said
     result.errors += [f"compaction: {p}" for p in problems]
     month_spent = result.month_spent = plan.month_spent + client.spent
     if cache is None:
