@@ -11,7 +11,8 @@ Start with the built-in sandbox (a fake of the whole service: no token, nothing 
 
 The main entry points (help(sf.NAME) documents one):
 
-- Set up: configure (the default client: sandbox, token, budget, cache_dir), connect, Client, today.
+- Set up: configure (the default client: sandbox, token, budget, cache_dir), connect, Client, today;
+  use (a workspace of storeframes.toml: its token, cache and month budget), load_workspaces, spend_report.
 - The frame functions, one polars DataFrame each, also methods of a Client: metadata_frame,
   versions_frame, metrics_frame, changes_frame, version_changes_frame, screenshot_changes_frame,
   privacy_changes_frame, screenshots_frame, videos_frame, in_app_purchases_frame,
@@ -63,6 +64,7 @@ from .defaults import (
     search_frame,
     search_history_frame,
     today,
+    use,
     version_changes_frame,
     versions_frame,
     videos_frame,
@@ -107,6 +109,7 @@ from .lake import check_manifest, manifest, publish, read_table, sql
 from .ledger import LEDGER_SCHEMA
 from .ranks import RANK_STATUSES, rank_history
 from .track import Tracker, TrackerSpec, events
+from .workspaces import Workspace, load_workspaces, spend_report
 
 __all__ = [
     "LEDGER_SCHEMA",
@@ -126,6 +129,7 @@ __all__ = [
     "Store",
     "Tracker",
     "TrackerSpec",
+    "Workspace",
     "__version__",
     "analysis",
     "benchmarks_frame",
@@ -141,6 +145,7 @@ __all__ = [
     "events",
     "find_apps",
     "in_app_purchases_frame",
+    "load_workspaces",
     "manifest",
     "metadata_frame",
     "metrics_frame",
@@ -160,9 +165,11 @@ __all__ = [
     "search_frame",
     "search_history_frame",
     "snapshots",
+    "spend_report",
     "sql",
     "to_pandas",
     "today",
+    "use",
     "version_changes_frame",
     "versions_frame",
     "videos_frame",

@@ -50,12 +50,14 @@ from .errors import (
     shown_when_half_built,
 )
 from .fetch.fetcher import Fetcher
+from .fetch.month_budget import MonthBudget
 from .fetch.pipeline import FRAMES, FrameMaker, collector_paused
 from .fetch.settings import Settings, settings_of, slot_hold, utc_now, workers_for
 from .fetch.workers import Workers
 from .frames import FrameFunctions, find_apps_search, plan_find_apps, resolve
 from .ledger import spend_summary
 from .wire import DEFAULT_DEADLINE, DEFAULT_MAX_BODY_BYTES, Secret, Wire, clean_token, shown_url
+from .workspaces import Workspace, client_parts
 
 if TYPE_CHECKING:
     from .wire.http import HttpClient
@@ -172,6 +174,10 @@ class Client(FrameFunctions):
         progress: show a progress bar (``tqdm.auto``: a widget in notebooks, a line in a terminal) while a call
             sends requests: ``None`` (the default) when it sends more than :attr:`PROGRESS_AFTER`, ``True``
             whenever it sends, ``False`` never. ``$STOREFRAMES_PROGRESS=0`` turns it off by default.
+        workspace: a workspace of ``storeframes.toml`` (a name or a :class:`~storeframes.workspaces.Workspace`)
+            gives the token (from the variable it names), ``base_url``, ``cache_dir`` and a month budget that every
+            caller of the workspace holds to: a call that could pass what the month left raises
+            :class:`~storeframes.BudgetExceededError` naming the workspace, before anything is sent.
 
     The parts are attributes: :attr:`wire` (the request path), :attr:`credits` (budget
     and ledger), :attr:`cache`, :attr:`limiter`, and :attr:`fetcher`, which makes the calls
@@ -230,9 +236,11 @@ class Client(FrameFunctions):
         freshness: Mapping[str, Freshness] | None = None,
         clock: Callable[[], datetime] | None = None,
         progress: bool | None = None,
+        workspace: str | Workspace | None = None,
     ):
         # the token is held as a Secret from the first line: no local of a construction that fails shows it
         try:
+            chosen, api_key, base_url, cache_dir = client_parts(workspace, api_key, base_url, cache_dir)
             key = Secret(clean_token(api_key if api_key is not None else os.environ.get(ENV_API_KEY, "")))
         finally:
             del api_key
@@ -281,6 +289,9 @@ class Client(FrameFunctions):
         )
         """The steps of a call below the facade: plan, send, keep, serve (:mod:`storeframes.fetch`)."""
         self.credits.service = self.fetcher.namespace
+        self.workspace: Workspace | None = chosen
+        """The workspace the client is of (``Client(workspace="acme")``, ``sf.use``), or None."""
+        self.fetcher.month = MonthBudget.of(self.fetcher, chosen)
         super().__init__(FrameMaker(self.fetcher))
 
     @property
@@ -302,6 +313,7 @@ class Client(FrameFunctions):
         budget = f" of a budget of {self.budget:,}" if self.budget is not None else ""
         state = ", ".join(name for name, on in (("offline", self.offline), ("closed", self.wire.closed)) if on)
         return [
+            *([("workspace", repr(self.workspace.name))] if self.workspace is not None else []),
             ("base_url", cut(repr(url), 70)),
             ("api_key", "set" if self.wire.has_token else "missing"),
             ("spent", f"{plural(self.spent, 'credit')} spent{budget}"),

@@ -55,6 +55,7 @@ import threading
 import time
 import weakref
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
@@ -65,7 +66,7 @@ from .coord.forking import built_here
 from .errors import BudgetExceededError, CacheUnavailableError, ConfigurationError
 from .ledger import LEDGER_SCHEMA, SERVICE, ledger_table
 
-__all__ = ["Credits", "Reservation"]
+__all__ = ["Ceiling", "Credits", "Reservation"]
 
 log = logging.getLogger("storeframes")
 
@@ -127,6 +128,35 @@ def _merge_at_exit() -> None:
         )
 
 
+@dataclass(frozen=True)
+class Ceiling:
+    """A budget beside the client's own, held while a call runs under it (a workspace's month budget).
+
+    ``at`` is the most the session's ``spent`` (with what is reserved) may reach; ``budget`` and ``spent``
+    are that budget and what it had spent when the call began (the session's ``spent`` then was ``base``),
+    and ``whose`` names it in words for :class:`~storeframes.BudgetExceededError`.
+    """
+
+    at: int
+    whose: str
+    budget: int
+    spent: int
+    base: int
+
+    def refuse(self, spent: int, reserved: int, estimate: int, endpoint: str, attempts: int = 0) -> None:
+        """Raise when ``estimate`` more, beside the session's ``spent`` and ``reserved``, would pass it."""
+        if spent + reserved + estimate > self.at:
+            raise BudgetExceededError(
+                spent=self.spent + spent - self.base,
+                reserved=reserved,
+                estimate=estimate,
+                budget=self.budget,
+                endpoint=endpoint,
+                attempts=attempts,
+                whose=self.whose,
+            )
+
+
 class Credits:
     """The budget and the ledger of one client session.
 
@@ -167,6 +197,8 @@ class Credits:
         self._saved = 0
         self._reserved = 0
         self._watchers: list[Watcher] = []
+        self.ceiling: Ceiling | None = None
+        """A budget beside :attr:`budget` while a call runs under it (a workspace's month), else None."""
         self.session = f"{datetime.now(UTC):%Y%m%dT%H%M%S%fZ}-{os.getpid()}-{os.urandom(3).hex()}"
 
     @property
@@ -217,6 +249,8 @@ class Credits:
             raise BudgetExceededError(
                 spent=self._spent, reserved=self._reserved, estimate=estimate, budget=budget, endpoint=endpoint
             )
+        if self.ceiling is not None:
+            self.ceiling.refuse(self._spent, self._reserved, estimate, endpoint)
 
     def reserve(
         self, endpoint: str, estimate: int, *, tries: int = 1, params: Mapping[str, str] | None = None
@@ -520,6 +554,8 @@ class Reservation:
                         endpoint=attempt.endpoint,
                         attempts=attempt.attempt,
                     )
+                if credits.ceiling is not None:
+                    credits.ceiling.refuse(spent, others, self.estimate, attempt.endpoint, attempt.attempt)
 
     def settle(self) -> None:
         """Release the estimate, count what the attempts were charged, write their rows, tell the watchers.

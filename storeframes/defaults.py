@@ -27,6 +27,8 @@ from .engine import Plan
 from .errors import ConfigurationError, InvalidParameterError
 from .ledger import SERVICE
 from .wire import shown_url
+from .workspaces import ENV_WORKSPACE, Workspace
+from .workspaces import workspace as named_workspace
 
 __all__ = [
     "benchmarks_frame",
@@ -47,6 +49,7 @@ __all__ = [
     "search_frame",
     "search_history_frame",
     "today",
+    "use",
     "version_changes_frame",
     "versions_frame",
     "videos_frame",
@@ -267,12 +270,46 @@ def _folder_without_token(cache_dir: Any, live: bool | None, options: dict[str, 
 
 @user_facing
 def default_client() -> Client:
-    """The client the package-level functions use (built from the environment on first use)."""
+    """The client the package-level functions use (built from the environment on first use: the workspace
+    ``$STOREFRAMES_WORKSPACE`` names, when set)."""
     global _client, _owned
     with _lock:
         if _client is None:
-            _client, _owned = Client(), True
+            _client, _owned = Client(workspace=os.environ.get(ENV_WORKSPACE, "").strip() or None), True
         return _client
+
+
+@user_facing
+def use(
+    workspace: str | Workspace, *, config: str | os.PathLike[str] | None = None, quiet: bool = False, **options: Any
+) -> Client:
+    """Make a workspace of ``storeframes.toml`` the default of the package functions, and return its client.
+
+    The workspace names its token's environment variable, the service, its cache and its month budget
+    (``config`` is the file; by default ``./storeframes.toml``, else ``$STOREFRAMES_CONFIG``, else the user's
+    config folder's). Its month budget holds for every caller of the workspace, on every machine of its cache.
+    ``options`` go to :class:`Client` (``budget``, ``rate_limit`` ...). One line says which workspace, service
+    and cache are used and what the month spent (``quiet=True`` says nothing).
+
+    >>> sf.use("acme")  # doctest: +SKIP
+    storeframes: workspace acme (storeframes.toml): the service at https://.../api/public/store; cache: acme-cache; month 2026-11: 1,240 of 50,000 credits spent
+    """
+    chosen = named_workspace(workspace, config)
+    with _secrets_dropped_on_failure(options):
+        client = Client(workspace=chosen, **options)
+    _install(client, owned=True)
+    if not quiet:
+        month = client.fetcher.month
+        day = client.today()
+        spent = (
+            f"; month {day:%Y-%m}: {month.spent(day):,} of {month.budget:,} credits spent"
+            if month is not None
+            else "; no month budget"
+        )
+        url = shown_url(client.base_url) if client.base_url else None
+        where = client.cache.location if client.cache is not None else "off"
+        print(f"storeframes: workspace {chosen.name} ({chosen.path}): the service at {url}; cache: {where}{spent}")
+    return client
 
 
 P = ParamSpec("P")

@@ -329,22 +329,38 @@ class BudgetExceededError(StoreframesError):
     (their credits, charged or maybe charged, are in ``spent``): another is not sent.
     """
 
-    def __init__(self, *, spent: int, reserved: int, estimate: int, budget: int, endpoint: str, attempts: int = 0):
+    def __init__(
+        self,
+        *,
+        spent: int,
+        reserved: int,
+        estimate: int,
+        budget: int,
+        endpoint: str,
+        attempts: int = 0,
+        whose: str | None = None,
+    ):
         self.spent = spent
         self.reserved = reserved
         self.estimate = estimate
         self.budget = budget
         self.endpoint = endpoint
         self.attempts = attempts
+        self.whose = whose or "the client's budget"
+        """Whose budget it is, in words: ``"the client's budget"``, or a workspace's month budget
+        (``"the month budget of workspace acme (2026-11)"``)."""
+        self.left = max(0, budget - spent - reserved)
+        """The credits left of that budget (what is reserved by requests in flight counted as spent)."""
         pending = f" (+{reserved:,} reserved by requests in flight)" if reserved else ""
         what, outcome = endpoint, "nothing was sent"
         if attempts:
             what = f"another attempt at {endpoint}"
             outcome = f"it is not tried again after {plural(attempts, 'attempt')} (counted in what was spent)"
-        super().__init__(
-            f"budget exceeded: {what} could cost up to {plural(estimate, 'credit')}, "
-            f"{spent:,} already spent{pending}, budget is {budget:,}; {outcome}"
-        )
+        if whose is None:
+            said = f"{spent:,} already spent{pending}, budget is {budget:,}"
+        else:
+            said = f"and {self.left:,} are left of {whose}: {spent:,} of {budget:,} spent{pending}"
+        super().__init__(f"budget exceeded: {what} could cost up to {plural(estimate, 'credit')}, {said}; {outcome}")
 
 
 class ResponseShapeError(StoreframesError):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Mapping, Sequence
+from datetime import UTC, date, datetime
 from typing import TYPE_CHECKING, Any
 
 import polars as pl
@@ -20,6 +21,7 @@ __all__ = [
     "conform_ledger",
     "ledger_arrow",
     "ledger_table",
+    "month_spent_of",
     "spend_summary",
 ]
 
@@ -177,3 +179,14 @@ def spend_summary(ledger: pl.DataFrame) -> pl.DataFrame:
         .select(SPEND_SCHEMA.names())
         .cast(SPEND_SCHEMA)
     )
+
+
+def month_spent_of(ledger: pl.DataFrame, service: str, day: date) -> int:
+    """Credits ``service``'s token spent in ``day``'s calendar month (UTC), by ``ledger`` (every machine's,
+    read from the cache)."""
+    first = datetime(day.year, day.month, 1, tzinfo=UTC)
+    following = datetime(day.year + (day.month == 12), day.month % 12 + 1, 1, tzinfo=UTC)
+    spent = ledger.filter((pl.col("service") == service) & (pl.col("time") >= first) & (pl.col("time") < following))[
+        "cost"
+    ].sum()
+    return int(spent or 0)

@@ -26,9 +26,11 @@ from ..cache import require_cache
 from ..client import ENV_API_KEY, Client
 from ..defaults import connected
 from ..errors import ConfigurationError
+from ..ledger import month_spent_of
 from ..track import Tracker, load_spec
-from ..track.alerts import month_spent_of
 from ..track.budget import month_budget_lease
+from ..workspaces import Workspace
+from ..workspaces import workspace as named_workspace
 from .gate import Gate
 from .surface import Surface
 
@@ -47,6 +49,7 @@ def open_surface(
     tracker: str | os.PathLike[str] | None = None,
     sandbox: bool = False,
     today: str | date | None = None,
+    workspace: str | Workspace | None = None,
     **options: Any,
 ) -> Surface:
     """The tools over a client of ``cache_dir`` (by default the tracker's ``cache_dir``).
@@ -55,7 +58,9 @@ def open_surface(
     answers offline; ``sandbox=True`` the built-in sandbox, its today pinned to ``today``. ``budget`` is
     the session's (None: none), ``confirm_above`` the credits a call may cost unconfirmed, ``offline``
     serves only what the cache holds, ``tracker`` a spec file whose month budget also holds and whose
-    runs ``track_status`` reads.
+    runs ``track_status`` reads. ``workspace`` (or the tracker's) serves the workspace's cache with its token:
+    its month budget holds too, and the server's paid calls take the month's lease as every caller of the
+    workspace does.
     """
     if budget is not None and (not isinstance(budget, int) or budget < 0):
         raise ConfigurationError(f"budget must be a whole number of credits >= 0, got {budget!r}")
@@ -63,7 +68,10 @@ def open_surface(
         raise ConfigurationError(f"confirm_above must be a whole number of credits >= 0, got {confirm_above!r}")
     if today is not None and not sandbox:
         raise ConfigurationError("today= pins the sandbox's clock; the real service's today is the real one")
-    spec = load_spec(Path(tracker)) if tracker is not None else None
+    spec = load_spec(Path(tracker), workspace=workspace) if tracker is not None else None
+    chosen = named_workspace(workspace) if workspace is not None else spec.workspace if spec is not None else None
+    if chosen is not None and sandbox:
+        raise ConfigurationError("a workspace is of the real service (its token and address): leave out sandbox")
     if spec is not None:
         if cache_dir is not None and str(cache_dir) != str(spec.cache_dir):
             raise ConfigurationError(
@@ -72,25 +80,39 @@ def open_surface(
         cache_dir = spec.cache_dir
     if offline:
         options["offline"] = True
-    # connect's client, kept by the surface alone (never made the process's default, nor closed by a later one)
-    client = connected(cache_dir, False if sandbox else None, budget, today if sandbox else None, 0, options)[0]
+    if chosen is not None:  # the workspace's client: its token, service, cache and month budget
+        if cache_dir is not None and str(cache_dir) != chosen.cache_dir:
+            raise ConfigurationError(
+                f"workspace {chosen.name} keeps its answers in {chosen.cache_dir}: leave out the cache"
+            )
+        client = Client(workspace=chosen, budget=budget, **options)
+    else:  # connect's client, kept by the surface alone (never made the process's default, nor closed by a later one)
+        client = connected(cache_dir, False if sandbox else None, budget, today if sandbox else None, 0, options)[0]
     # the tracker reads the answers of the service the client is of: the sandbox's when connect chose it
     followed = Tracker(spec, sandbox=client.namespace != Client.namespace) if spec is not None else None
 
+    budget_per_month = followed.spec.budget_per_month if followed is not None else None
+    if client.fetcher.month is not None:  # the workspace's: the tighter of the two
+        own = client.fetcher.month.budget
+        budget_per_month = own if budget_per_month is None else min(budget_per_month, own)
+
     def month() -> tuple[int, int] | None:
-        if followed is None or followed.spec.budget_per_month is None or client.cache is None:
+        if budget_per_month is None or client.cache is None:
             return None
         spent = month_spent_of(client.cache.ledger.read(), client.namespace, client.today())
-        return spent, followed.spec.budget_per_month
+        return spent, budget_per_month
 
     def lease() -> AbstractContextManager[Any]:
-        if followed is None or followed.spec.budget_per_month is None or client.cache is None:
+        if budget_per_month is None or client.cache is None:
             return nullcontext()
         return month_budget_lease(client, client.today())
 
     if client.offline and client.cache is not None:  # the tools read it alone: a missing one is not an empty one
         require_cache(client.cache, what="--cache-dir")
-    gate = Gate(client, budget=budget, confirm_above=confirm_above, month=month, lease=lease)
+    whose = "the tracker's month budget"
+    if client.fetcher.month is not None and budget_per_month == client.fetcher.month.budget:
+        whose = f"the month budget of {client.fetcher.month.whose}"
+    gate = Gate(client, budget=budget, confirm_above=confirm_above, month=month, lease=lease, month_whose=whose)
     return Surface(client, gate, tracker=followed, offline=bool(client.offline))
 
 

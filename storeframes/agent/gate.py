@@ -3,7 +3,7 @@
 Three rules, in this order, on the plan's estimate (the most the requests the cache lacks may cost):
 
 1. nothing to send (the cache answers the call) always passes: it is free;
-2. never past the session's budget (``--budget``) nor what is left of the tracker's month budget
+2. never past the session's budget (``--budget``) nor what is left of the tracker's (or the workspace's) month budget
    (``budget_per_month`` of ``--tracker``, against the month's spend in the cache's ledger, every
    machine's): refused whatever ``confirm`` says;
 3. a call estimated above ``--confirm-above`` credits passes only with ``confirm=true``: the assistant
@@ -52,12 +52,15 @@ class Gate:
         confirm_above: int,
         month: Callable[[], tuple[int, int] | None] = lambda: None,
         lease: Callable[[], AbstractContextManager[Any]] = nullcontext,
+        month_whose: str = "the tracker's month budget",
     ):
         self.client = client
         self.budget = budget
         self.confirm_above = confirm_above
         self.month = month
         self.lease = lease
+        self.month_whose = month_whose
+        """Whose month budget ``month`` reads, in words (the tracker's, or a workspace's)."""
         self._start = client.spent
 
     @property
@@ -77,7 +80,7 @@ class Gate:
             month = self.month()
         if month is not None:
             spent, budget = month
-            limits.append((max(0, budget - spent), f"the tracker's month budget ({spent:,} of {budget:,} spent)"))
+            limits.append((max(0, budget - spent), f"{self.month_whose} ({spent:,} of {budget:,} spent)"))
         if not limits:
             return None, "no budget"
         return min(limits)

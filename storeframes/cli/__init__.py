@@ -1,5 +1,10 @@
 """The ``storeframes`` command: ``demo``, ``endpoints``, ``sandbox serve``, ``cache info|ls|compact|clear|coordination``
-``track run|plan|backfill|status|runs``, ``publish TABLE LAKE`` and ``conformance``.
+``track run|plan|backfill|status|runs``, ``publish TABLE LAKE``, ``conformance``, ``mcp`` and ``spend``.
+
+``storeframes --workspace NAME <command>`` (or ``$STOREFRAMES_WORKSPACE``) runs ``cache``, ``track``,
+``publish``, ``conformance``, ``mcp`` and ``spend`` under a workspace of ``storeframes.toml`` (``--config``
+names the file): its token, service, cache (``--cache-dir`` naming another is refused), month budget and lake.
+A workspace that cannot be used (no file, no such workspace, a bad file) exits with status 2 before anything.
 
 ``demo`` checks its arguments (the token with ``--live``, the days, country, keywords and
 app) before it makes its folder or sends anything: a refusal leaves nothing behind.
@@ -25,7 +30,8 @@ that fetched recorded it); ``--record`` records this machine's ``$STOREFRAMES_CO
 
 The parser is in :mod:`.arguments`, the ``cache`` commands in :mod:`.cache_commands` and
 ``demo``, ``endpoints`` and ``sandbox serve`` in :mod:`.service_commands`, the ``track`` commands in
-:mod:`.track_commands`, ``publish`` in :mod:`.lake_commands`, ``conformance`` in :mod:`.conformance_commands`.
+:mod:`.track_commands`, ``publish`` in :mod:`.lake_commands`, ``conformance`` in :mod:`.conformance_commands`, ``spend`` in
+:mod:`.spend_commands`.
 """
 
 from __future__ import annotations
@@ -34,13 +40,17 @@ import argparse
 import os
 import sys
 from collections.abc import Sequence
+from typing import Any
 
+from ..errors import ConfigurationError
 from .arguments import parser
 from .cache_commands import run_cache
 from .conformance_commands import run_conformance
 from .lake_commands import run_publish
 from .mcp_commands import run_mcp
+from .printing import printable
 from .service_commands import demo_command, endpoints, serve
+from .spend_commands import run_spend
 from .track_commands import run_track
 
 __all__ = ["main"]
@@ -54,7 +64,42 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
 
 
+_OF_A_WORKSPACE = ("cache", "track", "publish", "conformance", "mcp", "spend")
+"""The commands a workspace applies to (``--workspace``, ``$STOREFRAMES_WORKSPACE``)."""
+
+
+def _workspace(args: argparse.Namespace) -> tuple[Any, int]:
+    """The workspace the command runs under (None: none), and 0; or None and 2 when it cannot be used (said)."""
+    from ..workspaces import ENV_WORKSPACE, workspace
+
+    name = args.workspace if args.workspace is not None else os.environ.get(ENV_WORKSPACE, "").strip() or None
+    if args.command not in _OF_A_WORKSPACE or (name is None and args.command != "spend"):
+        return None, 0
+    try:
+        chosen = workspace(name, args.config) if name is not None else None
+    except ConfigurationError as exc:
+        print(printable(f"storeframes {args.command}: {exc}"), file=sys.stderr)
+        return None, 2
+    folder = getattr(args, "cache_dir", None)
+    if chosen is not None and folder is not None and folder != chosen.cache_dir:
+        print(
+            printable(
+                f"storeframes {args.command}: workspace {chosen.name} keeps its answers in {chosen.cache_dir}: "
+                "leave out --cache-dir"
+            ),
+            file=sys.stderr,
+        )
+        return None, 2
+    if chosen is not None and hasattr(args, "cache_dir"):
+        args.cache_dir = chosen.cache_dir
+    return chosen, 0
+
+
 def _run(args: argparse.Namespace) -> int:
+    chosen, refused = _workspace(args)
+    if refused:
+        return refused
+    args.chosen_workspace = chosen
     if args.command == "demo":
         return demo_command(args)
     if args.command == "endpoints":
@@ -69,4 +114,6 @@ def _run(args: argparse.Namespace) -> int:
         return run_conformance(args)
     if args.command == "mcp":
         return run_mcp(args)
+    if args.command == "spend":
+        return run_spend(args, chosen)
     return serve(args)

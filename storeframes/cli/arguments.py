@@ -93,6 +93,18 @@ def parser() -> argparse.ArgumentParser:
         prog="storeframes", description="Tidy polars DataFrames from a mobile app-store data service."
     )
     parser.add_argument("--version", action="version", version=f"storeframes {__version__}")
+    parser.add_argument(
+        "--workspace",
+        metavar="NAME",
+        help="a workspace of storeframes.toml for the command: its token, service, cache, month budget and lake "
+        "(default $STOREFRAMES_WORKSPACE)",
+    )
+    parser.add_argument(
+        "--config",
+        type=Path,
+        metavar="FILE",
+        help="the workspaces file (default ./storeframes.toml, else $STOREFRAMES_CONFIG, else the user's config folder's)",
+    )
     commands = parser.add_subparsers(dest="command", required=True)
 
     demo = commands.add_parser(
@@ -365,10 +377,28 @@ def parser() -> argparse.ArgumentParser:
         "missing cache); 1: the lake or the cache could not be reached.",
     )
     publish.add_argument("table", metavar="TABLE", help="a table of sf.scan: metadata, versions, metrics ...")
-    publish.add_argument("lake", metavar="LAKE", help="a folder, or a bucket address (s3://bucket/prefix)")
+    publish.add_argument(
+        "lake",
+        nargs="?",
+        metavar="LAKE",
+        help="a folder, or a bucket address (s3://bucket/prefix); default the workspace's",
+    )
     publish.add_argument(
         "--snapshots", action="store_true", help="append the table's snapshots too (current-only tables)"
     )
+    spend = commands.add_parser(
+        "spend",
+        help="each workspace's credits this month beside its month budget, and each token's total (free)",
+        description="Read each workspace's month from its own cache's ledger (every process's and machine's "
+        "requests, those in flight at their estimate), for free: spent, its month budget and what is left, and the "
+        "total of the workspaces sharing a token. --workspace shows one. Exit status 0; 3 when a workspace's "
+        "spend is not known (its cache is missing or cannot be read: said on its line, never a 0); 4 when a "
+        "workspace's month budget is spent.",
+    )
+    spend.add_argument(
+        "--workspaces", action="store_true", help="every workspace of the file (the default unless --workspace)"
+    )
+    spend.add_argument("--month", metavar="YYYY-MM", help="the calendar month, UTC (default: this month)")
     _conformance(commands)
     _mcp(commands)
     return parser

@@ -43,6 +43,9 @@ def _named_by(args: argparse.Namespace) -> str:
     """Where the cache folder's name came from, said when it does not exist."""
     from ..cache import ENV_CACHE_DIR
 
+    chosen = getattr(args, "chosen_workspace", None)
+    if chosen is not None:
+        return f"the cache of workspace {chosen.name}"
     if args.cache_dir is not None:
         return "given by --cache-dir"
     if os.environ.get(ENV_CACHE_DIR):

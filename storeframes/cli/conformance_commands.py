@@ -49,8 +49,11 @@ def run_conformance(args: argparse.Namespace) -> int:
             return 1
         return UNREACHABLE if checked.unreachable else UNANSWERED if checked.unanswered else 0
     apps = dict(args.apps or [])
+    chosen = args.chosen_workspace
     try:
+        service = {} if chosen is None else {"api_key": chosen.token(), "base_url": chosen.address()}
         report = conformance.run(
+            **service,
             out=args.out,
             budget=args.budget,
             devices=args.devices or ("iphone", "android"),

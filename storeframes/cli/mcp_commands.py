@@ -56,6 +56,7 @@ def run_mcp(args: argparse.Namespace) -> int:
             tracker=args.tracker,
             sandbox=args.sandbox,
             today=args.today,
+            workspace=args.chosen_workspace,
         )
     except (InvalidParameterError, ConfigurationError, NoCacheError) as exc:  # no cache there: 2, as cache says
         _err(str(exc))

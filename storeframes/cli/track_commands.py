@@ -35,7 +35,7 @@ def _tracker(args: argparse.Namespace) -> Any:
     options: dict[str, Any] = {}
     if not sys.stderr.isatty():  # a progress bar on a terminal only: not in cron's mail or a CI log
         options["progress"] = False
-    return Tracker.from_toml(args.spec, sandbox=args.sandbox, **options)
+    return Tracker.from_toml(args.spec, sandbox=args.sandbox, workspace=args.chosen_workspace, **options)
 
 
 EXIT_NO_DIGEST = 5

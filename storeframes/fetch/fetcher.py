@@ -15,6 +15,7 @@ import logging
 import threading
 from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from concurrent.futures import FIRST_EXCEPTION, Future, wait
+from contextlib import nullcontext
 from dataclasses import replace
 from datetime import UTC, date, datetime
 from functools import partial
@@ -41,6 +42,7 @@ from ..errors import (
     warn,
 )
 from ..wire import Wire
+from .month_budget import MonthBudget
 from .settings import Settings, refresh_mode
 from .workers import Spent, Workers
 
@@ -159,6 +161,8 @@ class Fetcher:
         self._leases: Leases | None = None
         self.guard = ForkGuard()
         """The process that built the client's parts: a call in a child forked from it is refused."""
+        self.month: MonthBudget | None = None
+        """A month budget every caller of the cache holds to (a workspace's), or None."""
 
     def now(self) -> datetime:
         """The current UTC datetime by the settings' clock."""
@@ -337,6 +341,19 @@ class Fetcher:
             self.cache.check_writable()
             self.cache.check_listed(ep.name)
         self.leases()  # here, not on a worker: a member coordinating differently from its team is refused first
+        with self.month.holding(ep.name, estimate) if self.month is not None else nullcontext():
+            return self._rounds(ep, mode, plans, loaded, pool, requests)
+
+    def _rounds(
+        self,
+        ep: Endpoint,
+        mode: Refresh,
+        plans: list[CallPlan],
+        loaded: dict[str, Response] | None,
+        pool: engine.Pool,
+        requests: list[dict[str, str]],
+    ) -> tuple[list[CallPlan], engine.Pool]:
+        """The rounds of :meth:`fetch`: each sends what no other caller is fetching, then waits for the rest."""
         since = self.now() if mode == "always" else None
         for _ in range(1000):
             groups = engine.lease_groups(ep, self.settings.namespace, requests)

@@ -28,13 +28,14 @@ from ..cache import EVENT_SCHEMA, Cache
 from ..catalog import parse_day
 from ..errors import InvalidParameterError, plural
 from ..kept.tables import open_for
+from ..ledger import month_spent_of
 from .day_digest import keep_day_digest, render_period
 from .judge import Judged, RanksRead, find_events
 from .notify import send
 from .rules import address_id, shown_address, unkeyed_id
 from .spec import TrackerSpec
 
-__all__ = ["KEEP_DAYS", "AlertResult", "events", "judge", "month_spent_of", "write_digest"]
+__all__ = ["KEEP_DAYS", "AlertResult", "events", "judge", "write_digest"]
 
 KEEP_DAYS = 62
 """The days of events a judgement reads back: to say none twice, and to tell what was not told yet."""
@@ -189,17 +190,6 @@ def write_digest(
         month_spent = month_spent_of(cache.ledger.read(), service, end)
     made = render_period(spec, cache, service, start, end, events=events, month_spent=month_spent)
     return tuple(made.write(where))
-
-
-def month_spent_of(ledger: pl.DataFrame, service: str, day: date) -> int:
-    """Credits ``service``'s token spent in ``day``'s calendar month (UTC), by ``ledger`` (every machine's,
-    read from the cache)."""
-    first = datetime(day.year, day.month, 1, tzinfo=UTC)
-    following = datetime(day.year + (day.month == 12), day.month % 12 + 1, 1, tzinfo=UTC)
-    spent = ledger.filter((pl.col("service") == service) & (pl.col("time") >= first) & (pl.col("time") < following))[
-        "cost"
-    ].sum()
-    return int(spent or 0)
 
 
 @user_facing

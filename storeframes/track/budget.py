@@ -8,13 +8,14 @@ runs of trackers with a month budget (and an assistant's paid calls) spend it on
 
 from __future__ import annotations
 
-from contextlib import AbstractContextManager
+from collections.abc import Iterator
+from contextlib import contextmanager, nullcontext
 from datetime import date
-from typing import Any
 
 from ..client import Client
 from ..coord import holding
-from .alerts import month_spent_of
+from ..fetch.month_budget import month_lease_name
+from ..ledger import month_spent_of
 
 __all__ = ["RUN_WAIT", "month_budget_lease", "month_spent"]
 
@@ -23,11 +24,16 @@ RUN_WAIT = 6 * 3600.0
 whose holder lives keeps its lease alive, one whose holder died lapses within the lease's TTL."""
 
 
-def month_budget_lease(client: Client, day: date) -> AbstractContextManager[Any]:
+@contextmanager
+def month_budget_lease(client: Client, day: date) -> Iterator[None]:
     """The lease on the month's spending of ``client``'s service: the runs of trackers with a month budget (and
-    an assistant's paid calls) spend one after another, on every machine of the cache."""
+    an assistant's paid calls, and every call of a workspace with a month budget) spend one after another, on
+    every machine of the cache. A client of such a workspace takes no lease of its own meanwhile."""
     leases = client.coordinator.leases(client.cache, client)
-    return holding(leases, f"track-budget:{client.namespace}:{day:%Y-%m}|budget", timeout=RUN_WAIT)
+    month = client.fetcher.month
+    lease = holding(leases, month_lease_name(client.namespace, day), timeout=RUN_WAIT)
+    with lease, month.covering() if month is not None else nullcontext():
+        yield
 
 
 def month_spent(client: Client, day: date) -> int:

@@ -5,6 +5,7 @@
     [tracker]
     name = "photo-editors"
     cache_dir = "tracking-cache"      # a folder (relative to the spec file) or s3://bucket/prefix
+    # workspace = "acme"              # or spend under a workspace of storeframes.toml: its token, cache, month budget
     budget_per_run = 20000            # credits, optional
     budget_per_month = 300000         # credits per calendar month (UTC), optional
     compact_at = 500                  # small files past which a run compacts the cache as it goes; 0: never
@@ -46,8 +47,10 @@ from pathlib import Path
 from typing import Any
 
 from ..catalog import ENDPOINTS, texts, today_utc, validate
-from ..errors import InvalidParameterError, StoreframesError, shown_value
+from ..errors import ConfigurationError, InvalidParameterError, StoreframesError, shown_value
 from ..frames.functions import resolve
+from ..workspaces import CONFIG_NAME, Workspace, WorkspaceFileError
+from ..workspaces import workspace as named_workspace
 from .publishing import Publish, parse_publish
 from .rules import Alert, Notify, parse_alerts, parse_notify
 
@@ -95,6 +98,7 @@ _TRACKER_KEYS = (
     "country",
     "device",
     "language",
+    "workspace",
 )
 _MOST_CREDITS = 2**63 - 1  # what the ledger's Int64 columns hold
 _NAME = re.compile(r"^(?!.*\.\.)[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")  # never "..": it names files of the cache
@@ -164,6 +168,9 @@ class TrackerSpec:
     """Where new events are told (``[notify]``): apprise addresses and the digest's path."""
     publish: Publish | None = None
     """Where the run publishes its tables (``[publish]``, see :mod:`storeframes.track.publishing`); None for nowhere."""
+    workspace: Workspace | None = None
+    """The workspace the tracker spends under (``[tracker] workspace``): its token, service, cache, month budget
+    (the tighter of its and the spec's), and the default ``[notify]`` addresses and ``[publish]`` lake."""
     compact_at: int = COMPACT_AT
     """A run compacts the cache while its requests wait once earlier runs left more small files than this (0:
     never; see :mod:`storeframes.track.compacting`)."""
@@ -298,8 +305,9 @@ def _deeper(data: Any, most: int) -> bool:
     return False
 
 
-def parse_spec(text: str, *, path: str | Path | None = None) -> TrackerSpec:
-    """A :class:`TrackerSpec` from the text of a TOML spec (``path`` places a relative ``cache_dir``)."""
+def parse_spec(text: str, *, path: str | Path | None = None, workspace: str | Workspace | None = None) -> TrackerSpec:
+    """A :class:`TrackerSpec` from the text of a TOML spec (``path`` places a relative ``cache_dir``); ``workspace``
+    names the workspace it spends under when the spec names none (``storeframes --workspace``)."""
     where = Path(path) if path is not None else None
     lines = _Lines(text, where)
     try:
@@ -311,7 +319,7 @@ def parse_spec(text: str, *, path: str | Path | None = None) -> TrackerSpec:
     if _deeper(data, MOST_NESTED):
         raise SpecError("spec", lines.where, _NESTED, endpoint="track")
     try:
-        return _parsed(data, text, where, lines)
+        return _parsed(data, text, where, lines, workspace)
     except StoreframesError:
         raise
     except (RecursionError, ValueError, TypeError, OverflowError) as exc:  # a shape no check above foresaw
@@ -321,7 +329,9 @@ def parse_spec(text: str, *, path: str | Path | None = None) -> TrackerSpec:
         ) from None
 
 
-def _parsed(data: dict[str, Any], text: str, where: Path | None, lines: _Lines) -> TrackerSpec:
+def _parsed(
+    data: dict[str, Any], text: str, where: Path | None, lines: _Lines, workspace: str | Workspace | None = None
+) -> TrackerSpec:
     """The spec ``data`` (what tomllib read of ``text``) checked, as a :class:`TrackerSpec`."""
     for key in data:
         if key not in ("tracker", "track", "alert", "notify", "publish"):
@@ -336,7 +346,17 @@ def _parsed(data: dict[str, Any], text: str, where: Path | None, lines: _Lines) 
     name = tracker.get("name")
     if not isinstance(name, str) or not _NAME.match(name):
         raise _fail(lines, None, "name", name, "a name of letters, digits, '_', '.' and '-' (at most 64, never '..')")
+    chosen = _workspace_of(lines, tracker, where, workspace)
     cache_dir = tracker.get("cache_dir")
+    if chosen is not None and cache_dir is not None:
+        raise _fail(
+            lines,
+            None,
+            "cache_dir",
+            cache_dir,
+            f"no cache_dir: the tracker of workspace {chosen.name} keeps its answers in the workspace's ({chosen.cache_dir})",
+        )
+    cache_dir = chosen.cache_dir if chosen is not None else cache_dir
     if cache_dir is not None and (
         not isinstance(cache_dir, str) or not cache_dir.strip() or not cache_dir.isprintable()
     ):
@@ -358,6 +378,10 @@ def _parsed(data: dict[str, Any], text: str, where: Path | None, lines: _Lines) 
         if item.name in names[:n]:
             raise _fail(lines, n, "name", item.name, "a name no other item of the spec has")
     budget_per_month = _budget(lines, "budget_per_month", tracker.get("budget_per_month"))
+    if chosen is not None and chosen.budget_per_month is not None:  # the workspace's holds for its trackers too
+        budget_per_month = min(
+            budget_per_month if budget_per_month is not None else _MOST_CREDITS, chosen.budget_per_month
+        )
 
     def fail(table: str | None, key: str | None, value: Any, allowed: str) -> SpecError:
         return _fail(lines, table, key, value, allowed)
@@ -371,8 +395,13 @@ def _parsed(data: dict[str, Any], text: str, where: Path | None, lines: _Lines) 
         data.get("alert"), fail, keywords_of=keywords_of, apps_of=apps_of, budget_per_month=budget_per_month
     )
     folder = where.parent.resolve() if where is not None else None
-    notify = parse_notify(data.get("notify"), fail, folder=folder)
-    publish = parse_publish(data.get("publish"), fail, endpoints=[i.endpoint for i in items], folder=folder)
+    notify_table, publish_table = data.get("notify"), data.get("publish")
+    if chosen is not None and chosen.notify and not (isinstance(notify_table, dict) and "urls" in notify_table):
+        notify_table = {**(notify_table if isinstance(notify_table, dict) else {}), "urls": list(chosen.notify)}
+    if chosen is not None and chosen.lake is not None and isinstance(publish_table, dict):
+        publish_table = {"lake": chosen.lake, **publish_table}
+    notify = parse_notify(notify_table, fail, folder=folder)
+    publish = parse_publish(publish_table, fail, endpoints=[i.endpoint for i in items], folder=folder)
     return TrackerSpec(
         name=name,
         items=tuple(items),
@@ -386,7 +415,33 @@ def _parsed(data: dict[str, Any], text: str, where: Path | None, lines: _Lines) 
         notify=notify,
         publish=publish,
         compact_at=_compact_at(lines, tracker.get("compact_at")),
+        workspace=chosen,
     )
+
+
+def _workspace_of(
+    lines: _Lines, tracker: Mapping[str, Any], where: Path | None, given: str | Workspace | None
+) -> Workspace | None:
+    """The workspace the spec names (``[tracker] workspace``), or ``given`` (``--workspace``): read from the
+    ``storeframes.toml`` beside the spec, else the one found as :func:`~storeframes.workspaces.config_path` says."""
+    named = tracker.get("workspace")
+    if named is not None and (not isinstance(named, str) or not named.strip()):
+        raise _fail(lines, None, "workspace", named, "the name of a workspace of storeframes.toml, such as 'acme'")
+    given_name = given.name if isinstance(given, Workspace) else given
+    if given_name is not None and named is not None and named.strip() != given_name:
+        raise _fail(lines, None, "workspace", named, f"the workspace the command names ({given_name}), or none")
+    if isinstance(given, Workspace):
+        return given
+    name = named.strip() if named is not None else given
+    if name is None:
+        return None
+    beside = where.parent / CONFIG_NAME if where is not None else None
+    try:
+        return named_workspace(name, beside if beside is not None and beside.is_file() else None)
+    except WorkspaceFileError:
+        raise
+    except ConfigurationError as exc:
+        raise _fail(lines, None, "workspace", name, str(exc)) from None
 
 
 def _item(lines: _Lines, n: int, table: Any, defaults: Mapping[str, str], nth: int) -> Item:
@@ -472,8 +527,8 @@ def dated(item: Item, call: Mapping[str, Any], today: date, start: date | None =
     return {**call, "start": first, "end": max(first, today - timedelta(days=1))}
 
 
-def load_spec(path: str | Path) -> TrackerSpec:
-    """The :class:`TrackerSpec` in the TOML file ``path``."""
+def load_spec(path: str | Path, *, workspace: str | Workspace | None = None) -> TrackerSpec:
+    """The :class:`TrackerSpec` in the TOML file ``path`` (``workspace``: see :func:`parse_spec`)."""
     where = Path(path)
     try:
         text = where.read_text(encoding="utf-8")
@@ -483,4 +538,4 @@ def load_spec(path: str | Path) -> TrackerSpec:
         raise SpecError(
             "spec", str(where), f"a TOML file in UTF-8 (byte {exc.start} is not)", endpoint="track"
         ) from None
-    return parse_spec(text, path=where)
+    return parse_spec(text, path=where, workspace=workspace)

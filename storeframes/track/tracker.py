@@ -31,6 +31,7 @@ from ..client import Client
 from ..coord import holding
 from ..errors import ConfigurationError, InvalidParameterError, plural, shown_when_half_built
 from ..fetch.pipeline import collector_paused
+from ..workspaces import Workspace
 from .alerts import AlertResult, judge, write_digest
 from .budget import RUN_WAIT, month_budget_lease, month_spent
 from .day_digest import fetched_days
@@ -58,7 +59,8 @@ class Tracker:
 
     ``client_options`` go to each run's :class:`~storeframes.Client` (``api_key``, ``base_url``,
     ``coordinator``, ``storage_options`` ...; the token comes from ``$STOREFRAMES_API_KEY`` by
-    default); the cache is the spec's ``cache_dir``. ``sandbox=True`` runs against the
+    default, or from the variable the spec's workspace names); the cache is the spec's ``cache_dir`` (its
+    workspace's). ``sandbox=True`` runs against the
     built-in sandbox, its today the run's day (for replays, demos and tests).
     """
 
@@ -72,9 +74,17 @@ class Tracker:
         self._world: Any = None  # the sandbox's world, with sandbox=True
 
     @classmethod
-    def from_toml(cls, path: str | os.PathLike[str], *, sandbox: bool = False, **client_options: Any) -> Tracker:
-        """The tracker of the spec in the TOML file ``path`` (checked whole before anything is sent)."""
-        return cls(load_spec(Path(path)), sandbox=sandbox, **client_options)
+    def from_toml(
+        cls,
+        path: str | os.PathLike[str],
+        *,
+        sandbox: bool = False,
+        workspace: str | Workspace | None = None,
+        **client_options: Any,
+    ) -> Tracker:
+        """The tracker of the spec in the TOML file ``path`` (checked whole before anything is sent); ``workspace``
+        is the one it spends under when the spec names none (a spec naming another is refused)."""
+        return cls(load_spec(Path(path), workspace=workspace), sandbox=sandbox, **client_options)
 
     @property
     def items(self) -> tuple[Item, ...]:
@@ -118,7 +128,7 @@ class Tracker:
             def clock() -> datetime:
                 return datetime.combine(pinned, datetime.now(UTC).time(), UTC)
 
-        return Client(cache_dir=self._cache, clock=clock, **options)
+        return Client(cache_dir=self._cache, clock=clock, workspace=self.spec.workspace, **options)
 
     # -- planning -------------------------------------------------------------------------------
 

@@ -25,8 +25,8 @@ import pytest
 import storeframes as sf
 from storeframes.cache import Cache, CacheWarning
 from storeframes.cli import main
+from storeframes.ledger import month_spent_of
 from storeframes.sandbox import SANDBOX_KEY, SandboxServer, World
-from storeframes.track.alerts import month_spent_of
 from tests._children import child_env
 from tests.conftest import SANDBOX_TODAY, sandbox_clock
 

@@ -18,8 +18,8 @@ import pytest
 import storeframes as sf
 from storeframes import catalog
 from storeframes.cache import Cache
+from storeframes.ledger import month_spent_of
 from storeframes.sandbox import SANDBOX_KEY
-from storeframes.track.alerts import month_spent_of
 from tests._children import sigkill_when
 from tests.conftest import SANDBOX_TODAY, loopback_client
 from tests.ledger.test_ledger import FAST, FlakyStore, Loopback, _quiet
