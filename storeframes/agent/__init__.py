@@ -116,7 +116,8 @@ def open_surface(
     return Surface(client, gate, tracker=followed, offline=bool(client.offline))
 
 
-def secrets() -> list[str]:
-    """What no output may hold: the token of the environment."""
-    token = os.environ.get(ENV_API_KEY, "").strip()
-    return [token] if token else []
+def secrets(workspace: Workspace | None = None) -> list[str]:
+    """What no output may hold: the token of the environment, and the workspace's (read from its variable)."""
+    variables = [ENV_API_KEY, *([workspace.token_variable()] if workspace is not None else [])]
+    tokens = [os.environ.get(name, "").strip() for name in variables]
+    return list(dict.fromkeys(token for token in tokens if token))

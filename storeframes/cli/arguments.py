@@ -388,7 +388,7 @@ def parser() -> argparse.ArgumentParser:
     )
     spend = commands.add_parser(
         "spend",
-        help="each workspace's credits this month beside its month budget, and each token's total (free)",
+        help="each workspace's credits in a month beside its month budget, and each token's total (free)",
         description="Read each workspace's month from its own cache's ledger (every process's and machine's "
         "requests, those in flight at their estimate), for free: spent, its month budget and what is left, and the "
         "total of the workspaces sharing a token. --workspace shows one. Exit status 0; 3 when a workspace's "

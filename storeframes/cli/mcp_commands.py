@@ -73,6 +73,6 @@ def run_mcp(args: argparse.Namespace) -> int:
         _err(f"every request to {url} must send the header: Authorization: Bearer {sent}")
         if not chosen:
             _err(f"(a new token each start, said only here; set {ENV_MCP_TOKEN} to keep one)")
-    server = build_server(surface, secrets=secrets(), bearer=bearer, url=url)
+    server = build_server(surface, secrets=secrets(surface.client.workspace), bearer=bearer, url=url)
     run_server(server, transport=args.transport, host=args.host, port=args.port)
     return 0

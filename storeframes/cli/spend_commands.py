@@ -49,7 +49,8 @@ def run_spend(args: argparse.Namespace, chosen: Any) -> int:
         del token
         shared = group["token_spent"][0]
         names_said = ", ".join(group["workspace"])
-        print(printable(f"token {group['token'][0]} ({names_said}): {_credits(shared)} credits this month"))
+        total = "not known (a workspace's spend is not known)" if shared is None else f"{shared:,} credits"
+        print(printable(f"token {group['token'][0]} ({names_said}): {total} in {month}"))
     if report.filter(report["spent"].is_null()).height:
         return NOT_KNOWN
     if report.filter(report["status"] == "over_budget").height:

@@ -35,7 +35,8 @@ def _tracker(args: argparse.Namespace) -> Any:
     options: dict[str, Any] = {}
     if not sys.stderr.isatty():  # a progress bar on a terminal only: not in cron's mail or a CI log
         options["progress"] = False
-    return Tracker.from_toml(args.spec, sandbox=args.sandbox, workspace=args.chosen_workspace, **options)
+    chosen, config = args.chosen_workspace, args.config
+    return Tracker.from_toml(args.spec, sandbox=args.sandbox, workspace=chosen, config=config, **options)
 
 
 EXIT_NO_DIGEST = 5

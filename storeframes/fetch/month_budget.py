@@ -24,7 +24,7 @@ from ..cache import Cache
 from ..coord import Leases, holding
 from ..coord.leases import WAIT_LIMIT
 from ..credits import Ceiling, Credits
-from ..errors import BudgetExceededError
+from ..errors import BudgetExceededError, shown_when_half_built
 from ..ledger import month_spent_of
 
 __all__ = ["MonthBudget", "month_lease_name"]
@@ -73,6 +73,7 @@ class MonthBudget:
             today=fetcher.today,
         )
 
+    @shown_when_half_built
     def __repr__(self) -> str:
         return f"MonthBudget({self.whose}, {self.budget:,} credits a month)"
 

@@ -47,6 +47,7 @@ from ..kept.tables import (
     with_list,
 )
 from ..schemas import read_schema
+from ..workspaces import Workspace, workspace
 from .read import BOOKKEEPING, Where, failure, is_address, needs_deltalake, scan, where
 
 __all__ = ["ATTEMPTS", "PublishResult", "last_commit", "merge_keys", "publish"]
@@ -427,12 +428,13 @@ def _retrying(place: Where, step: Any) -> Any:
 @user_facing
 def publish(
     table: str,
-    lake: str | os.PathLike[str],
+    lake: str | os.PathLike[str] | None = None,
     *,
     cache_dir: Any = None,
     storage_options: Mapping[str, Any] | None = None,
     snapshots: bool = False,
     service: str | None = None,
+    workspace: str | Workspace | None = None,
 ) -> PublishResult:
     """Publish a cached table to the Delta Lake table ``<lake>/<table>``, merged on its cells.
 
@@ -441,7 +443,8 @@ def publish(
     (``s3://bucket/prefix``); ``cache_dir`` is the cache read (a folder or a bucket, as for
     :func:`~storeframes.scan`). ``storage_options`` (as for :class:`~storeframes.Client`)
     go with whichever of the two is a bucket address (both, when both are: one team
-    bucket). ``service`` is as for :func:`~storeframes.scan`.
+    bucket). ``service`` is as for :func:`~storeframes.scan`. ``workspace`` (a workspace of ``storeframes.toml``)
+    publishes its cache to its ``lake``, either given here instead.
 
     After it, the Delta table's rows are those of ``sf.scan(table)`` (same columns and
     dtypes), plus three columns kept for the merge: ``_cell`` (an id of the row's cell: its
@@ -484,6 +487,7 @@ def publish(
     PublishResult(table='metrics', uri='/home/ana/team-lake/metrics', version=0, written=True, inserted=96, ...)
     """
     started = time.perf_counter()
+    lake, cache_dir = _of_workspace(workspace, lake, cache_dir)
     spec = spec_of(table, TABLES, what="publish")
     name = spec.table.name
     if not isinstance(snapshots, bool):
@@ -528,3 +532,17 @@ def publish(
         snapshot_rows=snap_rows,
         seconds=time.perf_counter() - started,
     )
+
+
+def _of_workspace(named: str | Workspace | None, lake: Any, cache_dir: Any) -> tuple[Any, Any]:
+    """The lake and the cache of a publish: those given, else the workspace's; a publish with no lake is refused."""
+    chosen = workspace(named) if named is not None else None
+    if chosen is not None and cache_dir is not None and str(cache_dir) != chosen.cache_dir:
+        raise InvalidParameterError(
+            "cache_dir", cache_dir, f"none: workspace {chosen.name} publishes its own cache", endpoint="publish"
+        )
+    lake = lake if lake is not None else chosen.lake if chosen is not None else None
+    if lake is None:
+        said = f"workspace {chosen.name} names no lake" if chosen is not None else "no workspace is given"
+        raise InvalidParameterError("lake", None, f"a folder or a bucket address ({said})", endpoint="publish")
+    return lake, cache_dir if cache_dir is not None or chosen is None else chosen.cache_dir

@@ -305,9 +305,16 @@ def _deeper(data: Any, most: int) -> bool:
     return False
 
 
-def parse_spec(text: str, *, path: str | Path | None = None, workspace: str | Workspace | None = None) -> TrackerSpec:
+def parse_spec(
+    text: str,
+    *,
+    path: str | Path | None = None,
+    workspace: str | Workspace | None = None,
+    config: str | Path | None = None,
+) -> TrackerSpec:
     """A :class:`TrackerSpec` from the text of a TOML spec (``path`` places a relative ``cache_dir``); ``workspace``
-    names the workspace it spends under when the spec names none (``storeframes --workspace``)."""
+    names the workspace it spends under when the spec names none (``storeframes --workspace``), ``config`` the
+    workspaces file (by default the ``storeframes.toml`` beside the spec, else the one found as usual)."""
     where = Path(path) if path is not None else None
     lines = _Lines(text, where)
     try:
@@ -319,7 +326,7 @@ def parse_spec(text: str, *, path: str | Path | None = None, workspace: str | Wo
     if _deeper(data, MOST_NESTED):
         raise SpecError("spec", lines.where, _NESTED, endpoint="track")
     try:
-        return _parsed(data, text, where, lines, workspace)
+        return _parsed(data, text, where, lines, workspace, config)
     except StoreframesError:
         raise
     except (RecursionError, ValueError, TypeError, OverflowError) as exc:  # a shape no check above foresaw
@@ -330,7 +337,12 @@ def parse_spec(text: str, *, path: str | Path | None = None, workspace: str | Wo
 
 
 def _parsed(
-    data: dict[str, Any], text: str, where: Path | None, lines: _Lines, workspace: str | Workspace | None = None
+    data: dict[str, Any],
+    text: str,
+    where: Path | None,
+    lines: _Lines,
+    workspace: str | Workspace | None = None,
+    config: str | Path | None = None,
 ) -> TrackerSpec:
     """The spec ``data`` (what tomllib read of ``text``) checked, as a :class:`TrackerSpec`."""
     for key in data:
@@ -346,7 +358,7 @@ def _parsed(
     name = tracker.get("name")
     if not isinstance(name, str) or not _NAME.match(name):
         raise _fail(lines, None, "name", name, "a name of letters, digits, '_', '.' and '-' (at most 64, never '..')")
-    chosen = _workspace_of(lines, tracker, where, workspace)
+    chosen = _workspace_of(lines, tracker, where, workspace, config)
     cache_dir = tracker.get("cache_dir")
     if chosen is not None and cache_dir is not None:
         raise _fail(
@@ -420,7 +432,11 @@ def _parsed(
 
 
 def _workspace_of(
-    lines: _Lines, tracker: Mapping[str, Any], where: Path | None, given: str | Workspace | None
+    lines: _Lines,
+    tracker: Mapping[str, Any],
+    where: Path | None,
+    given: str | Workspace | None,
+    config: str | Path | None = None,
 ) -> Workspace | None:
     """The workspace the spec names (``[tracker] workspace``), or ``given`` (``--workspace``): read from the
     ``storeframes.toml`` beside the spec, else the one found as :func:`~storeframes.workspaces.config_path` says."""
@@ -436,8 +452,10 @@ def _workspace_of(
     if name is None:
         return None
     beside = where.parent / CONFIG_NAME if where is not None else None
+    if config is None and beside is not None and beside.is_file():
+        config = beside
     try:
-        return named_workspace(name, beside if beside is not None and beside.is_file() else None)
+        return named_workspace(name, config)
     except WorkspaceFileError:
         raise
     except ConfigurationError as exc:
@@ -527,8 +545,10 @@ def dated(item: Item, call: Mapping[str, Any], today: date, start: date | None =
     return {**call, "start": first, "end": max(first, today - timedelta(days=1))}
 
 
-def load_spec(path: str | Path, *, workspace: str | Workspace | None = None) -> TrackerSpec:
-    """The :class:`TrackerSpec` in the TOML file ``path`` (``workspace``: see :func:`parse_spec`)."""
+def load_spec(
+    path: str | Path, *, workspace: str | Workspace | None = None, config: str | Path | None = None
+) -> TrackerSpec:
+    """The :class:`TrackerSpec` in the TOML file ``path`` (``workspace`` and ``config``: see :func:`parse_spec`)."""
     where = Path(path)
     try:
         text = where.read_text(encoding="utf-8")
@@ -538,4 +558,4 @@ def load_spec(path: str | Path, *, workspace: str | Workspace | None = None) -> 
         raise SpecError(
             "spec", str(where), f"a TOML file in UTF-8 (byte {exc.start} is not)", endpoint="track"
         ) from None
-    return parse_spec(text, path=where, workspace=workspace)
+    return parse_spec(text, path=where, workspace=workspace, config=config)

@@ -80,11 +80,14 @@ class Tracker:
         *,
         sandbox: bool = False,
         workspace: str | Workspace | None = None,
+        config: str | os.PathLike[str] | None = None,
         **client_options: Any,
     ) -> Tracker:
         """The tracker of the spec in the TOML file ``path`` (checked whole before anything is sent); ``workspace``
-        is the one it spends under when the spec names none (a spec naming another is refused)."""
-        return cls(load_spec(Path(path), workspace=workspace), sandbox=sandbox, **client_options)
+        is the one it spends under when the spec names none (a spec naming another is refused), ``config`` the
+        workspaces file (see :func:`~storeframes.track.spec.parse_spec`)."""
+        spec = load_spec(Path(path), workspace=workspace, config=config if config is None else Path(config))
+        return cls(spec, sandbox=sandbox, **client_options)
 
     @property
     def items(self) -> tuple[Item, ...]:

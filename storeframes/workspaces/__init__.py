@@ -1,5 +1,6 @@
-"""Workspaces: named setups of one team or agency, each with its own token variable, service, cache, ledger and
-month budget, read from ``storeframes.toml`` (:mod:`.config`); the month's spend of each beside its budget
+"""Workspaces: the named clients of an agency or a team, each with its own token, cache, ledger and month budget.
+
+They are read from ``storeframes.toml`` (:mod:`.config`); the month's spend of each is shown beside its budget
 (:mod:`.spend`). Workspaces on one token share its one rate window (the coordinator's); each keeps its own
 cache, and its month budget holds for every caller (:mod:`storeframes.fetch.month_budget`).
 """

@@ -7,7 +7,7 @@
     base_url = "https://<host>/api/public/store"  # or base_url_env = "ACME_BASE_URL"
     cache_dir = "acme-cache"                      # relative to this file, or s3://bucket/prefix
     budget_per_month = 50000                      # credits per calendar month (UTC), for every caller
-    lake = "s3://agency-lake/acme"                # optional: sf.publish's and the trackers' default lake
+    lake = "s3://agency-lake/acme"                # optional: the default lake of sf.publish(workspace=) and trackers
     notify = ["mailto://..."]                     # optional: the default addresses of its trackers
 
 The file is found in this order (:func:`config_path`): ``storeframes.toml`` in the working directory,

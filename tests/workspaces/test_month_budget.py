@@ -3,54 +3,13 @@ says whose it is and what is left, and stops no other workspace; the spend repor
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import polars as pl
 import pytest
 
 import storeframes as sf
 from storeframes.cli import main
-from storeframes.sandbox import SandboxServer, World
 from tests.conftest import SANDBOX_TODAY, sandbox_clock
-
-WORLD = World(0)
-APPS = [a for a in WORLD.app_ids("ios") if a not in WORLD.UNAVAILABLE_IN_US][:40]
-MONTH = f"{SANDBOX_TODAY:%Y-%m}"
-BUDGET = 60
-
-
-def write_workspaces(folder: Path, base_url: str, *, acme_budget: int | None = BUDGET) -> Path:
-    """Two workspaces of one agency on one token (two variables holding it), each with its own cache."""
-    budget = f"budget_per_month = {acme_budget}\n" if acme_budget is not None else ""
-    path = folder / "storeframes.toml"
-    path.write_text(
-        f'[workspace.acme]\napi_key_env = "ACME_KEY"\nbase_url = "{base_url}"\ncache_dir = "acme-cache"\n{budget}\n'
-        f'[workspace.beta]\napi_key_env = "BETA_KEY"\nbase_url = "{base_url}"\ncache_dir = "beta-cache"\n',
-        encoding="utf-8",
-    )
-    return path
-
-
-def write_spec(folder: Path, keywords: list[str]) -> Path:
-    path = folder / "acme-ranks.toml"
-    path.write_text(
-        '[tracker]\nname = "acme-ranks"\nworkspace = "acme"\n\n[[track]]\nendpoint = "search"\n'
-        f"keywords = {keywords!r}\n".replace("'", '"'),
-        encoding="utf-8",
-    )
-    return path
-
-
-@pytest.fixture
-def agency(tmp_path, monkeypatch):
-    """A loopback service, and a working directory holding the agency's workspaces file."""
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.delenv("STOREFRAMES_WORKSPACE", raising=False)
-    with SandboxServer(port=0, today=SANDBOX_TODAY) as server:
-        monkeypatch.setenv("ACME_KEY", server.key)
-        monkeypatch.setenv("BETA_KEY", server.key)
-        write_workspaces(tmp_path, server.base_url)
-        yield server
+from tests.workspaces.conftest import APPS, BUDGET, MONTH, write_spec, write_workspaces
 
 
 def test_a_month_budget_stops_every_caller_of_its_workspace_and_no_other(agency, tmp_path, capsys):
@@ -93,7 +52,7 @@ def test_a_month_budget_stops_every_caller_of_its_workspace_and_no_other(agency,
 
     assert main(["spend", "--workspaces", "--month", MONTH]) == 0
     out = capsys.readouterr().out
-    assert f"token $ACME_KEY = $BETA_KEY (acme, beta): {spent + beta_spent:,} credits this month" in out
+    assert f"token $ACME_KEY = $BETA_KEY (acme, beta): {spent + beta_spent:,} credits in {MONTH}" in out
 
 
 def test_the_spend_report_says_a_missing_cache_and_exits_3_and_a_spent_budget_exits_4(agency, tmp_path, capsys):

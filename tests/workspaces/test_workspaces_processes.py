@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -14,10 +15,10 @@ import pytest
 
 import storeframes as sf
 from storeframes.sandbox import SandboxServer
-from tests._children import child_env
+from tests._children import child_env, sigkill_when
 from tests._summary import max_in_window, record
 from tests.conftest import SANDBOX_TODAY
-from tests.workspaces.test_month_budget import MONTH, write_spec, write_workspaces
+from tests.workspaces.conftest import MONTH, write_spec, write_workspaces
 
 KEYWORDS = {
     "acme": [f"acme keyword {n}" for n in range(12)],
@@ -131,3 +132,45 @@ def test_a_month_budget_stops_a_workspaces_notebook_and_tracker_at_once_while_th
     assert statuses.count(429) == 0
     report = sf.spend_report(MONTH, config=tmp_path / "storeframes.toml")
     assert report.select("workspace", "spent", "left").rows() == [("acme", month, budget - month), ("beta", 120, None)]
+
+
+@pytest.mark.heavy
+@pytest.mark.processes
+@pytest.mark.timeout(300)
+def test_a_caller_killed_while_it_holds_the_months_lease_leaves_its_reservation_counted_and_blocks_nobody(
+    tmp_path, monkeypatch
+):
+    budget = 100
+    with (
+        SandboxServer(port=0, today=SANDBOX_TODAY, latency=10.0) as slow,
+        SandboxServer(port=0, today=SANDBOX_TODAY) as fast,
+    ):
+        monkeypatch.setenv("ACME_KEY", slow.key)
+        monkeypatch.setenv("BETA_KEY", slow.key)
+        monkeypatch.delenv("STOREFRAMES_WORKSPACE", raising=False)
+        write_workspaces(tmp_path, slow.base_url, acme_budget=budget)
+        # its answer takes 10 s: it is killed while it waits for it, holding the month's lease
+        sigkill_when(KILLED, {"folder": str(tmp_path)}, tmp_path, lambda: len(slow.service.arrivals) == 1)
+        write_workspaces(tmp_path, fast.base_url, acme_budget=budget)  # the next caller is answered at once
+        began = time.monotonic()
+        after = _report(_notebook(tmp_path, child_env(), workspace="acme", keywords=KEYWORDS["acme"]))
+        waited = time.monotonic() - began
+    assert waited < 30  # the killed holder's lease went with its process: nobody waited for it
+    assert after["errors"] == [] and after["refused"] is not None
+    ledger = _own_ledger(tmp_path, "acme")
+    reserved = ledger.filter(ledger["reserved"])
+    assert reserved.height == 1 and reserved["cost"].sum() == 10  # the killed request, counted at its estimate
+    assert ledger["cost"].sum() == budget and after["spent"] == budget - 10  # nine searches fitted beside it
+
+
+KILLED = """
+import json, os, sys
+from datetime import UTC, date, datetime
+import storeframes as sf
+args = json.loads(sys.argv[1])
+os.chdir(args["folder"])
+today = date(2026, 11, 20)
+client = sf.Client(workspace="acme", clock=lambda: datetime.combine(today, datetime.now(UTC).time(), UTC))
+client.search_frame(["killed keyword"])
+print("finished", flush=True)
+"""
