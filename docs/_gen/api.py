@@ -17,7 +17,7 @@ from pathlib import Path
 import storeframes
 
 from .docstrings import markdown_of
-from .markdown import first_line, plain_roles
+from .markdown import first_paragraph, plain_roles
 
 MODULES = (
     "analysis",
@@ -32,6 +32,7 @@ MODULES = (
     "sandbox",
     "conformance",
     "dagster",
+    "workspaces",
     "errors",
 )
 """The public submodules with a page of their own, in the order of the site's navigation (``mkdocs.yml``)."""
@@ -45,6 +46,7 @@ _KEPT = ("scan", "compact", "snapshots", "observed_changes")
 _TRACKER = ("Tracker", "TrackerSpec", "events", "rank_history", "RANK_STATUSES")
 _LAKE = ("publish", "read_table", "sql", "manifest", "check_manifest")
 _INTEROP = ("to_pandas",)
+_WORKSPACES = ("use", "Workspace", "load_workspaces", "spend_report")
 
 
 def _is_error(obj: object) -> bool:
@@ -67,6 +69,13 @@ GROUPS: tuple[tuple[str, str, Callable[[str, object], bool]], ...] = (
         _is_frame_function,
     ),
     ("Client and configuration", "The client, its defaults, and what a call would cost.", lambda n, _: n in _CLIENT),
+    (
+        "Workspaces",
+        "The clients of an agency or a team, each a `[workspace.NAME]` table of `storeframes.toml` with its own token, "
+        "cache and month budget ([Markets and clients](../../guides/markets.md#clients-workspaces), "
+        "[The workspaces file](../workspaces-file.md)).",
+        lambda n, _: n in _WORKSPACES,
+    ),
     ("The catalog's types", "What an endpoint is, its price and its freshness.", lambda n, _: n in _CATALOG),
     ("Cache", "Where answers are kept, and what a cached answer holds.", lambda n, _: n in _CACHE),
     ("Reading what the cache keeps", "Tables over every kept answer, at no cost.", lambda n, _: n in _KEPT),
@@ -91,6 +100,7 @@ def _place(name: str) -> tuple[int, str]:
         *FRAMES,
         "find_apps",
         *_CLIENT,
+        *_WORKSPACES,
         *_CATALOG,
         *_CACHE,
         *_KEPT,
@@ -283,9 +293,14 @@ def module_pages() -> list[tuple[str, str]]:
 
 
 def summary_of(module: str) -> str:
-    """The first line of a submodule's docstring, read without importing it (its extra may be missing)."""
+    """The first sentence of a submodule's docstring, read without importing it (its extra may be missing).
+
+    >>> summary_of("sandbox")
+    'The sandbox: a faithful, deterministic fake of the whole service.'
+    """
     import ast
 
     home = Path(storeframes.__file__).parent
     path = home / module / "__init__.py" if (home / module).is_dir() else home / f"{module}.py"
-    return plain_roles(first_line(ast.get_docstring(ast.parse(path.read_text()))))
+    paragraph = first_paragraph(ast.get_docstring(ast.parse(path.read_text())))
+    return plain_roles(re.split(r"(?<=\.)\s+(?=[A-Z`])", paragraph, maxsplit=1)[0])

@@ -20,12 +20,24 @@ from storeframes.coord.state import ENV_COORDINATOR, ENV_STATE_DIR
 from storeframes.fetch.settings import ENV_OFFLINE, ENV_PROGRESS
 from storeframes.lake.sql import ENV_MEMORY_LIMIT, MEMORY_LIMIT
 from storeframes.wire import http
+from storeframes.workspaces import ENV_CONFIG, ENV_WORKSPACE
 
 from .markdown import code, table
 
 OWN: list[tuple[str, str]] = [
     (client.ENV_API_KEY, "the token; sent only in the service's key header, never shown"),
     (client.ENV_BASE_URL, "the service's base address, ending with `/api/public/store` (https)"),
+    (
+        ENV_WORKSPACE,
+        "a workspace of `storeframes.toml` (`acme`): the token, service, cache and month budget of the default "
+        "client and of `storeframes cache`, `track`, `publish`, `conformance`, `mcp` and `spend` "
+        "(`--workspace` wins)",
+    ),
+    (
+        ENV_CONFIG,
+        "the workspaces file, when the working directory holds no `storeframes.toml` (before the user's config "
+        "folder's); `--config` and `config=` name one directly",
+    ),
     (ENV_CACHE_DIR, "the cache: a folder or a bucket (`s3://bucket/prefix`); by default the user's cache folder"),
     (ENV_OFFLINE, "`1`, `true`, `yes` or `on`: send nothing, answer from the cache only (a client's `offline=` wins)"),
     (ENV_PROGRESS, "`0`, `false`, `no` or `off`: no progress bar for calls of many requests (a log, a CI job)"),
@@ -121,6 +133,12 @@ def page() -> str:
             "messages:",
             "",
             table(("variable", "meaning"), [(code(n), m) for n, m in CLOUD]),
+            "",
+            "## A workspace",
+            "",
+            "A workspace of `storeframes.toml` names the variables its token (`api_key_env`) and the service's "
+            "address (`base_url_env`) are read from; by default they are `STOREFRAMES_API_KEY` and "
+            "`STOREFRAMES_BASE_URL` ([The workspaces file](workspaces-file.md)).",
             "",
             "## A tracker spec",
             "",

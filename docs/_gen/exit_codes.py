@@ -11,7 +11,7 @@ hold the two together: every status a command module returns is declared for its
 
 from __future__ import annotations
 
-from storeframes.cli import conformance_commands, track_commands
+from storeframes.cli import conformance_commands, spend_commands, track_commands
 from storeframes.track import EXIT_CODES
 
 from .markdown import code, table
@@ -68,8 +68,8 @@ CODES: dict[str, list[tuple[str, int, str]]] = {
         (
             "publish",
             2,
-            "refused before anything is written: an unknown table, a bad lake address, snapshots of a history "
-            "table, no cache at `--cache-dir`",
+            "refused before anything is written: an unknown table, a bad lake address, no LAKE given and no "
+            "workspace's `lake`, snapshots of a history table, no cache at `--cache-dir`",
         ),
     ],
     "conformance_commands": [
@@ -97,6 +97,26 @@ CODES: dict[str, list[tuple[str, int, str]]] = {
             "missing, or served offline with no cache at `--cache-dir`",
         ),
     ],
+    "spend_commands": [
+        ("spend", 0, "every workspace's spend is known, and none has spent its month budget"),
+        (
+            "spend",
+            2,
+            "refused: no workspaces file, a file that cannot be used (file and line named), an unknown workspace, a "
+            "`--month` not written `YYYY-MM`",
+        ),
+        (
+            "spend",
+            spend_commands.NOT_KNOWN,
+            "a workspace's spend is not known: its cache is not there or cannot be read (said on its line, never "
+            "shown as 0)",
+        ),
+        (
+            "spend",
+            spend_commands.OVER_BUDGET,
+            "a workspace has spent its month budget (and every workspace's spend is known)",
+        ),
+    ],
 }
 """The exit statuses by command module: (commands, status, meaning)."""
 
@@ -120,7 +140,11 @@ def page() -> str:
             "What each `storeframes` command's exit status means. Every command exits with status 2 when its "
             "command line cannot be parsed (an unknown option, a bad value: argparse says which), and a "
             "refusal always comes before anything is sent, written or deleted. A scheduler can tell a run "
-            "that needs a look (3), a budget reached (4) and a mistake in the spec (2) apart. "
+            "that needs a look (3), a budget reached (4) and a mistake in the spec (2) apart. A command run under "
+            "a workspace (`storeframes --workspace NAME`, or `$STOREFRAMES_WORKSPACE`: `cache`, `track`, `publish`, "
+            "`conformance`, `mcp`, `spend`) exits with status 2 before anything else when the workspace cannot be "
+            "used: no workspaces file, no such workspace, a file refused (its file and line named), or a "
+            "`--cache-dir` other than the workspace's. "
             "The commands and their options: [The `storeframes` command](cli.md).",
             "",
             table(("command", "status", "meaning"), [(_commands(c), status, meaning) for c, status, meaning in rows]),

@@ -1,5 +1,5 @@
 """Writes the generated reference (``docs/reference/``): the API pages, frames, endpoints, CLI, tracker spec,
-exit codes, environment variables, errors and warnings, and the index of them all.
+workspaces file, exit codes, environment variables, errors and warnings, and the index of them all.
 
 >>> sorted(pages())[:3]
 ['api/analysis.md', 'api/catalog.md', 'api/codes.md']
@@ -11,7 +11,7 @@ import shutil
 from collections.abc import Callable
 from pathlib import Path
 
-from . import api, cli, endpoints, environment, errors, exit_codes, frames, tracker_spec
+from . import api, cli, endpoints, environment, errors, exit_codes, frames, tracker_spec, workspaces_file
 from .markdown import table
 
 # (page, title, what it holds, generator), in the order of the index
@@ -26,6 +26,12 @@ _TOPICS: tuple[tuple[str, str, str, Callable[[], str]], ...] = (
     ),
     ("cli.md", "The `storeframes` command", "every command and option, from its argument parser", cli.page),
     ("tracker-spec.md", "The tracker spec", "the keys of a tracker's TOML spec", tracker_spec.page),
+    (
+        "workspaces-file.md",
+        "The workspaces file",
+        "the keys of `storeframes.toml`'s `[workspace.NAME]` tables, and where the file is found",
+        workspaces_file.page,
+    ),
     ("exit-codes.md", "Exit codes", "what each command's exit status means", exit_codes.page),
     ("environment.md", "Environment variables", "what storeframes reads from the environment", environment.page),
     ("errors.md", "Errors and warnings", "every error and warning class: its base and when it is raised", errors.page),

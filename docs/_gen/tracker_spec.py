@@ -19,7 +19,11 @@ from .markdown import code, table
 MEANINGS: dict[str, dict[str, str]] = {
     "[tracker]": {
         "name": "the tracker's name (letters, digits, `_`, `.`, `-`; at most 64): it names the tracker's files in the cache",
-        "cache_dir": "a folder (relative to the spec file) or `s3://bucket/prefix`",
+        "cache_dir": "a folder (relative to the spec file) or `s3://bucket/prefix`; not with `workspace`",
+        "workspace": "a workspace of `storeframes.toml` (the one beside the spec, else the one found as "
+        "[The workspaces file](workspaces-file.md) says) the tracker spends under: its token, service and cache, "
+        "its month budget (the tighter of it and `budget_per_month`), its `notify` addresses when `[notify]` names "
+        "no `urls`, its `lake` when `[publish]` names none; optional",
         "budget_per_run": "the most credits one run may spend; optional",
         "budget_per_month": "the most credits per calendar month (UTC); optional",
         "compact_at": "the small files (answers not yet compacted) earlier runs left, past which a run compacts the "
@@ -58,13 +62,13 @@ MEANINGS: dict[str, dict[str, str]] = {
     },
     "[notify]": {
         "urls": "where events are told: apprise addresses (Slack, Teams, Discord, e-mail, JSON webhooks ...); "
-        "`$NAME` or `${NAME}` is the environment variable `NAME`",
+        "`$NAME` or `${NAME}` is the environment variable `NAME`; by default the `notify` of the tracker's workspace",
         "digest": "where a run writes its HTML digest: a path with `{tracker}` and `{day}`",
         "timeout": "seconds one address's delivery may take in all",
     },
     "[publish]": {
         "lake": "the Delta Lake the run publishes to: a folder (relative to the spec file) or `s3://bucket/prefix`; "
-        "`$NAME` is filled from the environment",
+        "`$NAME` is filled from the environment; by default the `lake` of the tracker's workspace",
         "tables": "the tables published; by default every table the tracker's items fill",
         "snapshots": "also append the day's snapshots of the current-only tables (false by default)",
     },
