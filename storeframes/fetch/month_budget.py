@@ -81,11 +81,8 @@ class MonthBudget:
         """What the month of ``day`` (today by default) spent, by the cache's ledger: every caller's."""
         return month_spent_of(self._cache.ledger.read(), self._namespace(), day or self._today())
 
-    def left(self, day: date | None = None) -> tuple[int, int]:
-        """``(spent this month, the month's budget)``."""
-        return self.spent(day), self.budget
-
     def named(self, day: date) -> str:
+        """Whose budget it is, in words, for ``day``'s month (as :class:`~storeframes.BudgetExceededError` says)."""
         return f"the month budget of {self.whose} ({day:%Y-%m})"
 
     @contextmanager

@@ -30,7 +30,6 @@ from typing import Any
 
 from .._tracebacks import user_facing
 from ..errors import ConfigurationError, shown_value
-from ..wire import shown_url
 
 __all__ = [
     "CONFIG_NAME",
@@ -121,14 +120,6 @@ class Workspace:
                 )
             return value
         return None
-
-    def described(self) -> str:
-        """One line of what it is, for messages and the spend report: never the token, nor an address's user info."""
-        budget = (
-            f"{self.budget_per_month:,} credits a month" if self.budget_per_month is not None else "no month budget"
-        )
-        url = shown_url(self.base_url) if self.base_url else f"${self.base_url_env}" if self.base_url_env else "default"
-        return f"workspace {self.name}: token ${self.token_variable()}, service {url}, cache {self.cache_dir}, {budget}"
 
 
 def config_path(path: str | os.PathLike[str] | None = None) -> Path:
