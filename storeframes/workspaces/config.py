@@ -222,8 +222,8 @@ def parse_workspaces(text: str, path: Path) -> dict[str, Workspace]:
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
-        found = re.search(r"at line (\d+)", str(exc))
-        raise WorkspaceFileError(path, int(found.group(1)) if found else None, f"not TOML ({exc})") from None
+        at = re.search(r"at line (\d+)", str(exc))
+        raise WorkspaceFileError(path, int(at.group(1)) if at else None, f"not TOML ({exc})") from None
     except RecursionError:
         raise WorkspaceFileError(path, None, "TOML nested too deep for a workspaces file") from None
     for key in data:
