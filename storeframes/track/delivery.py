@@ -176,15 +176,20 @@ def _host(base: http.URL, location: str | None) -> str:
     return host if host and host.isprintable() and len(host) <= 253 else "an address it did not say well"
 
 
+SOCKET_GRACE = 1.0
+"""Seconds past a delivery's timeout that apprise's sockets wait: the thread ends that long after the wait gave up."""
+
+
 def _through_apprise(apprise: Any, found: Any, title: str, body: str, timeout: float) -> str | None:
     """Send through apprise's own plugin, in a thread, waiting ``timeout`` seconds at most. Apprise's log lines
     are kept from the log until the thread ends (it may outlive the wait, bounded by its own socket timeouts,
-    set within ``timeout``)."""
+    set :data:`SOCKET_GRACE` seconds past ``timeout``: so a silent server is always said by the wait, as "no
+    answer within ``timeout`` s", never by whichever of the two timed out first)."""
     if hasattr(found, "redirects"):
         found.redirects = False
     for name in ("socket_connect_timeout", "socket_read_timeout"):
         if isinstance(getattr(found, name, None), int | float):
-            setattr(found, name, min(float(getattr(found, name)), timeout))
+            setattr(found, name, min(float(getattr(found, name)), timeout + SOCKET_GRACE))
     outcome: dict[str, Any] = {}
     finished = threading.Event()
 
