@@ -81,10 +81,7 @@ def open_surface(
     if offline:
         options["offline"] = True
     if chosen is not None:  # the workspace's client: its token, service, cache and month budget
-        if cache_dir is not None and str(cache_dir) != chosen.cache_dir:
-            raise ConfigurationError(
-                f"workspace {chosen.name} keeps its answers in {chosen.cache_dir}: leave out the cache"
-            )
+        chosen.own_cache(cache_dir, named="the cache")
         client = Client(workspace=chosen, budget=budget, **options)
     else:  # connect's client, kept by the surface alone (never made the process's default, nor closed by a later one)
         client = connected(cache_dir, False if sandbox else None, budget, today if sandbox else None, 0, options)[0]

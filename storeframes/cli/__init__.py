@@ -80,18 +80,12 @@ def _workspace(args: argparse.Namespace) -> tuple[Any, int]:
     except ConfigurationError as exc:
         print(printable(f"storeframes {args.command}: {exc}"), file=sys.stderr)
         return None, 2
-    folder = getattr(args, "cache_dir", None)
-    if chosen is not None and folder is not None and folder != chosen.cache_dir:
-        print(
-            printable(
-                f"storeframes {args.command}: workspace {chosen.name} keeps its answers in {chosen.cache_dir}: "
-                "leave out --cache-dir"
-            ),
-            file=sys.stderr,
-        )
-        return None, 2
     if chosen is not None and hasattr(args, "cache_dir"):
-        args.cache_dir = chosen.cache_dir
+        try:
+            args.cache_dir = chosen.own_cache(args.cache_dir, named="--cache-dir")
+        except ConfigurationError as exc:
+            print(printable(f"storeframes {args.command}: {exc}"), file=sys.stderr)
+            return None, 2
     return chosen, 0
 
 

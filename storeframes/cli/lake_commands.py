@@ -27,14 +27,9 @@ def run_publish(args: argparse.Namespace) -> int:
         print(f"storeframes publish: needs deltalake 1.1 or newer: {install_hint('lake')}", file=sys.stderr)
         return 2
 
-    chosen = args.chosen_workspace
-    lake = args.lake if args.lake is not None else chosen.lake if chosen is not None else None
-    if lake is None:
-        said = f"workspace {chosen.name} names no lake" if chosen is not None else "no workspace is named"
-        print(f"storeframes publish: give the LAKE to publish to ({said})", file=sys.stderr)
-        return 2
-    try:
-        done = publish(args.table, lake, cache_dir=args.cache_dir, snapshots=args.snapshots)
+    try:  # a workspace's lake and cache when none is given
+        chosen = args.chosen_workspace
+        done = publish(args.table, args.lake, cache_dir=args.cache_dir, snapshots=args.snapshots, workspace=chosen)
     except (InvalidParameterError, ConfigurationError, NoCacheError) as exc:  # no cache there: 2, as cache says
         print(printable(f"storeframes publish: {exc}"), file=sys.stderr)
         return 2

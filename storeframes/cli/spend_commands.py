@@ -45,8 +45,7 @@ def run_spend(args: argparse.Namespace, chosen: Any) -> int:
         if row["status"] != "ok":
             line += f"  [{row['status']}: {row['note']}]"
         print(printable(line))
-    for token, group in report.group_by("token", maintain_order=True):
-        del token
+    for _, group in report.group_by("token", maintain_order=True):
         shared = group["token_spent"][0]
         names_said = ", ".join(group["workspace"])
         total = "not known (a workspace's spend is not known)" if shared is None else f"{shared:,} credits"

@@ -108,6 +108,20 @@ class Workspace:
             )
         return value
 
+    def own_cache(self, given: Any = None, *, named: str = "cache_dir") -> Any:
+        """Its cache: ``given`` when it is the same place (or a :class:`~storeframes.Cache` opened on it, as its
+        tracker opens it), its ``cache_dir`` for None; another place, given as ``named``, is refused."""
+        from ..cache import Cache
+
+        if given is None:
+            return self.cache_dir
+        if not isinstance(given, Cache) and str(given) != self.cache_dir:
+            raise ConfigurationError(
+                f"workspace {self.name!r} keeps its answers in {self.cache_dir}: leave out {named} (each "
+                "workspace keeps its own cache, ledger and month's spend)"
+            )
+        return given
+
     def address(self) -> str | None:
         """The service's base address: ``base_url``, else the variable ``base_url_env`` names, else None."""
         if self.base_url is not None:
@@ -371,8 +385,6 @@ def client_parts(
     The workspace names all three: a client given another token, address or cache beside it is refused (a
     :class:`~storeframes.Cache` of the workspace's own folder, as its tracker opens it, is taken).
     """
-    from ..cache import Cache
-
     if named is None:
         return None, api_key, base_url, cache_dir
     chosen = workspace(named)
@@ -383,9 +395,4 @@ def client_parts(
                 f"workspace {chosen.name!r} names the token and the service's address ({chosen.path}): leave out "
                 f"{name}, or leave out the workspace"
             )
-    if cache_dir is not None and not isinstance(cache_dir, Cache) and str(cache_dir) != chosen.cache_dir:
-        raise ConfigurationError(
-            f"workspace {chosen.name!r} keeps its answers in {chosen.cache_dir}: leave out cache_dir (each "
-            "workspace keeps its own cache, ledger and month's spend)"
-        )
-    return chosen, chosen.token(), chosen.address(), cache_dir if cache_dir is not None else chosen.cache_dir
+    return chosen, chosen.token(), chosen.address(), chosen.own_cache(cache_dir)

@@ -108,11 +108,8 @@ def spend_report(
             raise ConfigurationError(f"no workspace {', '.join(unknown)} in the file; it has: {', '.join(found)}")
         found = {name: found[name] for name in workspaces}
     rows: list[dict[str, Any]] = []
-    groups: dict[str, list[int | None]] = {}
     for chosen in found.values():
         spent, status, note = _spent(chosen, first)
-        group = _token_group(chosen)
-        groups.setdefault(group, []).append(spent)
         budget = chosen.budget_per_month
         rows.append(
             {
@@ -123,20 +120,19 @@ def spend_report(
                 "left": None if budget is None or spent is None else max(0, budget - spent),
                 "share": None if not budget or spent is None else spent / budget,
                 "token": f"${chosen.token_variable()}",
-                "token_spent": group,
                 "cache": chosen.cache_dir,
                 "status": status,
                 "note": note,
+                "group": _token_group(chosen),
             }
         )
-    variables: dict[str, list[str]] = {}
-    for row in rows:
-        names = variables.setdefault(row["token_spent"], [])
-        if row["token"] not in names:
-            names.append(row["token"])
-    for row in rows:
-        group = row["token_spent"]
-        spends = groups[group]
-        row["token"] = " = ".join(variables[group])  # variables holding one token are one token
-        row["token_spent"] = None if any(s is None for s in spends) else sum(s for s in spends if s is not None)
-    return pl.DataFrame(rows, schema=SPEND_REPORT_SCHEMA, orient="row")
+    known = pl.col("spent").null_count().over("group") == 0  # a token's total is known when each of its parts is
+    return (
+        pl.DataFrame(rows, schema={**SPEND_REPORT_SCHEMA, "group": pl.String()}, orient="row")
+        .with_columns(
+            # variables holding one token are one token
+            token=pl.col("token").unique(maintain_order=True).str.join(" = ").over("group"),
+            token_spent=pl.when(known).then(pl.col("spent").sum().over("group")),
+        )
+        .select(SPEND_REPORT_SCHEMA.names())
+    )
