@@ -21,10 +21,10 @@ from datetime import date
 from typing import Any, Concatenate, ParamSpec, TypeVar
 
 from ._tracebacks import user_facing
-from .cache import ENV_CACHE_DIR, open_cache
+from .cache import ENV_CACHE_DIR, open_cache, require_cache
 from .client import ENV_API_KEY, ENV_BASE_URL, Client
 from .engine import Plan
-from .errors import ConfigurationError, InvalidParameterError
+from .errors import ConfigurationError, InvalidParameterError, NoCacheError, StoreframesError
 from .ledger import SERVICE
 from .wire import shown_url
 from .workspaces import ENV_WORKSPACE, Workspace
@@ -299,17 +299,28 @@ def use(
         client = Client(workspace=chosen, **options)
     _install(client, owned=True)
     if not quiet:
-        month = client.fetcher.month
-        day = client.today()
-        spent = (
-            f"; month {day:%Y-%m}: {month.spent(day):,} of {month.budget:,} credits spent"
-            if month is not None
-            else "; no month budget"
-        )
         url = shown_url(client.base_url) if client.base_url else None
         where = client.cache.location if client.cache is not None else "off"
-        print(f"storeframes: workspace {chosen.name} ({chosen.path}): the service at {url}; cache: {where}{spent}")
+        print(
+            f"storeframes: workspace {chosen.name} ({chosen.path}): the service at {url}; cache: {where}{_month(client)}"
+        )
     return client
+
+
+def _month(client: Client) -> str:
+    """What a workspace's month has spent, as :func:`use` says it: never a 0 read from a cache that is not there."""
+    month = client.fetcher.month
+    if month is None or client.cache is None:
+        return "; no month budget"
+    day = client.today()
+    try:
+        require_cache(client.cache, what="the month's spend")
+        spent = month.spent(day)
+    except NoCacheError:
+        return f"; month {day:%Y-%m}: no cache there yet (its first answer makes it), budget {month.budget:,} credits"
+    except StoreframesError as exc:
+        return f"; month {day:%Y-%m}: spend not known ({exc}), budget {month.budget:,} credits"
+    return f"; month {day:%Y-%m}: {spent:,} of {month.budget:,} credits spent"
 
 
 P = ParamSpec("P")

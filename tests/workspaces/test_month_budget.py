@@ -108,3 +108,21 @@ def test_an_assistant_of_a_workspace_is_held_to_its_month_budget_and_says_whose(
     finally:
         surface.client.close()
     assert sf.spend_report(MONTH, workspaces=["acme"])["spent"].to_list() == [spent + 11]
+
+
+def test_use_says_the_months_spend_and_never_a_0_from_a_cache_that_is_not_there(agency, tmp_path, capsys, monkeypatch):
+    from storeframes import defaults
+
+    monkeypatch.setattr(defaults, "_client", None)
+    try:
+        sf.use("acme", clock=sandbox_clock)
+        said = capsys.readouterr().out
+        assert f"month {MONTH}: no cache there yet (its first answer makes it), budget {BUDGET:,} credits" in said
+        spent = sf.metadata_frame(APPS[:3]).height and sf.default_client().spent
+        sf.use("acme", clock=sandbox_clock)
+        said = capsys.readouterr().out
+        assert said.startswith("storeframes: workspace acme (") and "acme-cache" in said
+        assert f"month {MONTH}: {spent:,} of {BUDGET:,} credits spent" in said
+    finally:
+        sf.default_client().close()
+        monkeypatch.setattr(defaults, "_client", None)
