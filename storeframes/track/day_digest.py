@@ -33,7 +33,7 @@ from ..errors import CacheUnavailableError, DigestNotKeptError, InvalidParameter
 from ..ranks import rank_history
 from ..schemas import RANK_HISTORY
 from .digest import Digest, Spend, render_digest
-from .judge import LIVE, RanksRead, app_names, followed_pairs, rank_frame
+from .judging import LIVE, RanksRead, app_names, followed_pairs, rank_frame
 from .spec import TrackerSpec
 
 __all__ = ["fetched_days", "keep_after_run", "keep_day_digest", "kept_digest", "not_fetched", "render_period"]
