@@ -60,7 +60,7 @@ MEANINGS: dict[str, dict[str, str]] = {
         "price, privacy: every one by default)",
         "at": "`budget`: the share of `budget_per_month` whose crossing fires (0.8: 80 %)",
         "threshold": "`anomaly`: the robust z past which a day's rank is anomalous (above 0; 3.0 by default)",
-        "weeks": "`anomaly`: the weeks of the same weekday whose median is the baseline (1 or more; 4 by default)",
+        "weeks": "`anomaly`: the weeks of the same weekday whose median is the baseline (2 or more; 4 by default)",
         "min_move": "`anomaly`: the fewest places a day must move from its baseline (1 or more; 5 by default)",
     },
     "[notify]": {

@@ -169,7 +169,8 @@ class Alert:
     threshold: float = 3.0
     """``anomaly``: the robust z (:func:`~storeframes.rank_anomalies`) past which a day is anomalous."""
     weeks: int = 4
-    """``anomaly``: the weeks of the same weekday its baseline is the median of."""
+    """``anomaly``: the weeks of the same weekday its baseline is the median of (2 or more: a day is judged with
+    half of them, two at least, in its baseline)."""
     min_move: int = 5
     """``anomaly``: the fewest places a day must move from its baseline to be anomalous."""
 
@@ -334,7 +335,11 @@ def parse_alerts(
             if isinstance(threshold, bool) or not isinstance(threshold, int | float) or not threshold > 0:
                 raise fail(where, "threshold", threshold, "a robust z above 0 (3.0 by default)")
             values["threshold"] = float(threshold)
-            values["weeks"] = _whole(fail, where, "weeks", table.get("weeks", 4), 1)
+            weeks = table.get("weeks", 4)
+            if isinstance(weeks, bool) or not isinstance(weeks, int) or weeks < 2:
+                # rank_anomalies judges a day with two weeks of its weekday in the baseline at least
+                raise fail(where, "weeks", weeks, "a whole number, 2 or more (a baseline holds two weeks at least)")
+            values["weeks"] = weeks
             values["min_move"] = _whole(fail, where, "min_move", table.get("min_move", 5), 1)
         if rule == "listing_change":
             targets = table.get("targets", list(DEFAULT_TARGETS))
