@@ -1,8 +1,9 @@
 """The alert rules judged on what the cache keeps: each rule's events of the last days, none on missing data.
 
 Every rule reads kept answers only (nothing is sent): the live search's snapshots (or the
-search history, where only history is tracked) for the rank rules, the change history and
-the metadata snapshots for listing changes, the ads' snapshots for new advertisers, the
+search history, where only history is tracked) for the rank rules (``anomaly`` judged by
+:func:`~storeframes.rank_anomalies`, in :mod:`~storeframes.track.anomaly_rule`), the change history
+and the metadata snapshots for listing changes, the ads' snapshots for new advertisers, the
 ledger for the budget, and the kept answers themselves for fields storeframes does not know.
 
 A day with no data is never an event: ranks are compared day with day *with data*
@@ -17,7 +18,8 @@ before them (21 days: a judged day's last day with data may lie that far back, a
 of the line starts with the first day read); ``listing_change`` the change history of the days judged
 and the metadata snapshots from the last one before them; ``unknown_field`` the answers of the days
 judged; ``budget`` the ledger's month. ``new_advertiser`` alone reads every day kept of the searches
-with ads, as "for the first time" is of all of them. The rank rules' days are read once, the widest
+with ads, as "for the first time" is of all of them; ``anomaly`` its baseline's weeks before the days
+judged (:mod:`~storeframes.track.anomaly_rule`). The rank rules' days are read once, the widest
 window of them (:func:`~storeframes.track.judging.kept_rank_days`); the day's digest shows a part of
 them, and a run's digest takes them from its judgement (:class:`~storeframes.track.judging.RanksRead`).
 """
@@ -39,6 +41,7 @@ from ..kept.search_ranks import of_pairs
 from ..kept.snapshots import snapshots
 from ..kept.tables import TABLES, endpoints_of
 from ..ranks import rank_history
+from .anomaly_rule import anomaly_events
 from .judging import (
     Judged,
     app_names,
@@ -391,6 +394,8 @@ def find_events(spec: TrackerSpec, at: Judged, existing: pl.DataFrame) -> pl.Dat
         kept_rank_days(spec, at, start)
     if ranks:
         rows += _rank_events(spec, ranks, at)
+    if "anomaly" in by_rule:
+        rows += anomaly_events(spec, by_rule["anomaly"], at)
     if "listing_change" in by_rule:
         rows += _listing_events(spec, by_rule["listing_change"], at, existing)
     if "new_advertiser" in by_rule:
