@@ -121,6 +121,13 @@ def test_a_week_of_runs_over_a_kept_history_fires_each_event_once_on_its_first_d
     counted = f"{row['baseline_days']} of the 4" if row["baseline_days"] < 4 else "4"
     words = f"the median of {counted} {WEEK[1]:%A}s before"
     assert words in told["detail"][0] and f"z {row['z']:+.1f}" in told["detail"][0]
+    # the weekdays of its baseline without data are said, left out of it
+    series = ranks.filter((pl.col("app_id") == APPS[0]) & (pl.col("keyword") == LIVE))
+    weekdays = [WEEK[1] - timedelta(days=7 * n) for n in (4, 3, 2, 1)]
+    lacking = series.filter(pl.col("date").is_in(weekdays) & (pl.col("status") == "no_data"))["date"].to_list()
+    assert len(lacking) == 4 - row["baseline_days"]
+    if lacking:
+        assert f"no data on {', '.join(map(str, lacking))}, left out of the baseline" in told["detail"][0]
     assert not events.filter(pl.col("day") == WEEK[2]).height
     for day in WEEK[1:]:
         assert tracker.alerts(today=day, notify=False).events.height == 0, day
