@@ -21,7 +21,8 @@ days are never rows of ``rank_anomalies`` and never in a baseline, so a hole in 
 move. Its words carry the explanation: the rank and the move, the baseline (the median of how many
 weekdays), the spread and the z, what the data lacked (a weekday left out of the baseline, the days
 without data just before the event, the days before anything was kept), and the likely cause (the
-nearest listing change before it, an app new in the ads that day); an app is named by its title and id
+nearest listing change before it of the app, or of a competitor ranked ahead of it: their ranks go to
+``rank_anomalies`` beside the app's; an app new in the ads that day); an app is named by its title and id
 where the cache keeps its metadata, as in the other rules' events.
 
 A judgement reads the days it judges (:data:`~storeframes.track.judging.ALERT_DAYS`), the
