@@ -96,17 +96,22 @@ def _number(value: float) -> str:
     return f"{value:.1f}".removesuffix(".0")
 
 
-def _holes(history: pl.DataFrame, row: Mapping[str, Any], weeks: int) -> str:
-    """What the event's baseline and the days before it lacked: the weekdays of the baseline without data (those
-    before the first day kept said apart), and the days without data just before the event's first day."""
-    series = history.filter(
-        (pl.col("keyword") == row["keyword"])
-        & (pl.col("app_id") == row["app_id"])
-        & pl.col("country").eq_missing(row["country"])
-        & pl.col("language").eq_missing(row["language"])
-        & pl.col("device").eq_missing(row["device"])
-    )
-    status = dict(zip(series["date"].to_list(), series["status"].to_list(), strict=True))
+_SERIES = ("keyword", "app_id", "country", "language", "device")
+
+
+def _statuses(history: pl.DataFrame, events: pl.DataFrame) -> dict[tuple[Any, ...], dict[date, str]]:
+    """Each event's series' status by day (of the series with an event only: one pass over the ranks)."""
+    wanted = history.join(events.select(_SERIES).unique(), on=list(_SERIES), nulls_equal=True)
+    found: dict[tuple[Any, ...], dict[date, str]] = {}
+    for row in wanted.select(*_SERIES, "date", "status").iter_rows():
+        found.setdefault(row[:5], {})[row[5]] = row[6]
+    return found
+
+
+def _holes(status: Mapping[date, str], row: Mapping[str, Any], weeks: int) -> str:
+    """What the event's baseline and the days before it lacked (``status``: its series' status by day): the
+    weekdays of the baseline without data (those before the first day kept said apart), and the days without
+    data just before the event's first day."""
     kept = [d for d, s in status.items() if s in ("ranked", "not_ranked")]
     began = min(kept) if kept else row["event_start"]
     start = row["event_start"]
@@ -214,7 +219,9 @@ def anomaly_events(spec: TrackerSpec, alerts: Sequence[Alert], at: Judged) -> li
             continue
         others = {a for n in firsts["new_advertisers"].to_list() if n for a in n}
         names = app_names(at.cache, at.service, sorted(others | set(firsts["cause_app_id"].drop_nulls().to_list())))
-        for row in firsts.sort("event_start", *_KEY[:5], "direction").iter_rows(named=True):
+        statuses = _statuses(history, firsts)
+        for row in firsts.sort("event_start", *_SERIES, "direction").iter_rows(named=True):
+            holes = _holes(statuses.get(tuple(row[k] for k in _SERIES), {}), row, alert.weeks)
             rows.append(
                 event_row(
                     spec,
@@ -227,7 +234,7 @@ def anomaly_events(spec: TrackerSpec, alerts: Sequence[Alert], at: Judged) -> li
                     target=row["direction"],
                     before=_number(row["baseline"]),
                     after=None if row["rank"] is None else str(row["rank"]),
-                    detail=anomaly_words(row, names, weeks=alert.weeks, holes=_holes(history, row, alert.weeks)),
+                    detail=anomaly_words(row, names, weeks=alert.weeks, holes=holes),
                 )
             )
     return rows
