@@ -30,8 +30,8 @@ TRACKER = "photo-editors"
 MONTH_BUDGET = 12_000
 
 
-def spec_text(cache: Path) -> str:
-    """The tracking notebook's spec, its cache in ``cache``."""
+def spec_text(cache: Path, extra: str = "") -> str:
+    """The tracking notebook's spec, its cache in ``cache``; ``extra`` (TOML: more items or alerts) after it."""
     return f"""
 [tracker]
 name = "{TRACKER}"
@@ -87,14 +87,15 @@ targets = ["title", "subtitle", "screenshots", "icon", "price"]
 [[alert]]
 rule = "budget"
 at = 0.8
-"""
+{extra}"""
 
 
-def replay(folder: Path) -> Path:
-    """A month of daily runs into ``folder/cache``; the spec's path (``folder/tracking.toml``)."""
+def replay(folder: Path, extra: str = "") -> Path:
+    """A month of daily runs into ``folder/cache``; the spec's path (``folder/tracking.toml``); ``extra`` as for
+    :func:`spec_text`."""
     folder.mkdir(parents=True, exist_ok=True)
     spec = folder / "tracking.toml"
-    spec.write_text(spec_text((folder / "cache").resolve()), encoding="utf-8")
+    spec.write_text(spec_text((folder / "cache").resolve(), extra), encoding="utf-8")
     tracker = sf.Tracker.from_toml(spec, sandbox=True, rate_limit=(600, 1.0))
     for day in DAYS:
         result = tracker.run(today=day)
