@@ -27,6 +27,8 @@ UNTRACKED = World.UNTRACKED_KEYWORD
 LAST_DAY = date(2026, 11, 20)
 DAYS = [LAST_DAY - timedelta(days=n) for n in range(29, -1, -1)]
 TRACKER = "photo-editors"
+ROOT = Path(__file__).resolve().parent.parent
+"""The checkout the tests are of: its storeframes is the one a server under test imports."""
 MONTH_BUDGET = 12_000
 
 
@@ -104,8 +106,10 @@ def replay(folder: Path, extra: str = "") -> Path:
 
 
 def server_env(**extra: str) -> dict[str, str]:
-    """The environment of a server under test: this one's, without a token unless given."""
+    """The environment of a server under test: this one's, without a token unless given, the storeframes of this
+    checkout first on the path (not another one the interpreter has installed)."""
     env = {k: v for k, v in os.environ.items() if k not in ("STOREFRAMES_API_KEY", "STOREFRAMES_BASE_URL")}
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH", "")) if p)
     env.update(extra)
     return env
 
