@@ -65,7 +65,7 @@ def _one_app(value: Any, parameter: str, tool: str) -> str:
     return value.strip()
 
 
-def _of(frame: pl.DataFrame, keywords: list[str] | None, scope: Mapping[str, Any]) -> pl.DataFrame:
+def _of(frame: pl.LazyFrame, keywords: list[str] | None, scope: Mapping[str, Any]) -> pl.LazyFrame:
     """``frame``'s rows of ``keywords`` (all when None) and ``scope`` (country, device ...)."""
     if keywords is not None:
         frame = frame.filter(pl.col("keyword").str.to_lowercase().is_in([k.lower() for k in keywords]))
@@ -73,6 +73,23 @@ def _of(frame: pl.DataFrame, keywords: list[str] | None, scope: Mapping[str, Any
         if value is not None:
             frame = frame.filter(pl.col(column) == str(value).lower())
     return frame
+
+
+def _baselines(ranks: pl.DataFrame, first: date, last: date, weeks: int) -> tuple[list[str], bool]:
+    """What the kept ranks let ``rank_anomalies`` judge, said, and whether any day from ``first`` to ``last`` may be:
+    a day needs the same weekday with data on at least half the ``weeks`` before (two at least), so the days before a
+    keyword's first kept day plus that many weeks are not."""
+    least = max(2, math.ceil(weeks / 2))
+    begins = ranks.group_by("keyword").agg(pl.col("date").min().alias("begins")).sort("keyword")
+    begins = begins.with_columns(judged_from=pl.col("begins") + timedelta(weeks=least))
+    late = begins.filter(pl.col("judged_from") > first)
+    if late.is_empty():
+        return [], True
+    said = "; ".join(f"{k}: judged from {j} at the earliest (its ranks kept from {b})" for k, b, j in late.iter_rows())
+    rule = f"a day's baseline needs its weekday with data on {least} of the {weeks} weeks before"
+    if late.height == begins.height and late.filter(pl.col("judged_from") <= last).is_empty():
+        return [f"no day from {first} to {last} can be judged: {rule} ({said})"], False
+    return [f"{rule} ({said})"], True
 
 
 class KeywordTools(QuestionTools):
@@ -88,28 +105,28 @@ class KeywordTools(QuestionTools):
     ) -> tuple[pl.DataFrame | None, str]:
         """The with-ads snapshots kept of ``keywords`` from ``first`` to ``last`` (None when none are), and a note
         saying so (``column``: what is null without them)."""
-        frame = _of(
-            snapshots("search_ads", self.cache, start=first, end=last, service=self.service).collect(), keywords, scope
-        )
+        kept = snapshots("search_ads", self.cache, start=first, end=last, service=self.service)
+        frame = _of(kept, keywords, scope).collect()
         if frame.is_empty():
             return None, (
                 f"no with-ads snapshots are kept for these keywords from {first} to {last} (a tracker's search_ads "
                 f"item keeps them): {column} is null"
             )
-        kept: list[date] = frame["snapshot_date"].unique().sort().to_list()
-        said = f"{plural(len(kept), 'day')}, {kept[0]} to {kept[-1]}"
+        days: list[date] = frame["snapshot_date"].unique().sort().to_list()
+        said = f"{plural(len(days), 'day')}, {days[0]} to {days[-1]}"
         return frame, f"{column} from the with-ads snapshots kept ({said}); other days' are not known"
 
-    def kept_changes(self, apps: list[str], first: date, last: date) -> tuple[pl.DataFrame | None, str]:
+    def kept_changes(self, apps: list[str], first: date, last: date, columns: str) -> tuple[pl.DataFrame | None, str]:
         """The changes of ``apps`` kept from ``first`` to ``last`` (size left out; None when the cache keeps neither
-        a change history nor two days of metadata snapshots of any of them), and a note."""
+        a change history nor two days of metadata snapshots of any of them), and a note saying so (``columns``: what
+        is null without them)."""
         history, seen = kept_changes(self.cache, self.service, apps, first, last)
         changes = pl.concat([history, seen.join(history, on=["app_id", "date", "target"], how="anti")])
         changes = changes.filter(pl.col("target") != "size").sort("app_id", "date", "target", maintain_order=True)
         if changes.is_empty() and not self._watched(apps, first, last):
             return None, (
                 f"no changes are kept for these apps from {first} to {last} (neither their change history nor two "
-                "days of their metadata snapshots): the change columns are null"
+                f"days of their metadata snapshots): {columns}"
             )
         return changes, (
             f"{plural(changes.height, 'change')} of these apps from {first} to {last}: the service's change history "
@@ -118,7 +135,7 @@ class KeywordTools(QuestionTools):
 
     def _watched(self, apps: list[str], first: date, last: date) -> bool:
         """Whether the cache could have seen a change of ``apps`` from ``first`` to ``last``: a change history of
-        one of them, or one of them in metadata snapshots of two days."""
+        one of them, or one of them in metadata snapshots of two days up to ``last``, one of them from ``first`` on."""
         if (
             not scan("changes", self.cache, service=self.service)
             .filter(pl.col("app_id").is_in(apps))
@@ -127,14 +144,15 @@ class KeywordTools(QuestionTools):
             .is_empty()
         ):
             return True
-        days = (
-            snapshots("metadata", self.cache, start=first - timedelta(days=1), end=last, service=self.service)
+        twice = (
+            snapshots("metadata", self.cache, end=last, service=self.service)
             .filter(pl.col("app_id").is_in(apps))
             .group_by("app_id")
-            .agg(pl.col("snapshot_date").n_unique().alias("days"))
+            .agg(pl.col("snapshot_date").n_unique().alias("days"), pl.col("snapshot_date").max().alias("last"))
+            .filter((pl.col("days") >= 2) & (pl.col("last") >= first))
             .collect()
         )
-        return bool(days.height) and int(days["days"].max() or 0) >= 2  # type: ignore[arg-type]
+        return twice.height > 0
 
     def _titled(self, frame: pl.DataFrame, column: str) -> pl.DataFrame:
         """``frame`` with the title of the app in ``column`` as ``<column>_title``, right after it (null when the
@@ -228,7 +246,7 @@ class KeywordTools(QuestionTools):
         chosen = texts(keywords, "keywords", tool)
         ranks, sources = self.kept_ranks(chosen, first, last, scope)
         ads, ads_said = self.kept_ads(chosen, first, last, scope, "advertisers")
-        changes, changes_said = self.kept_changes(rivals, first, last)
+        changes, changes_said = self.kept_changes(rivals, first, last, "competitor_changes is null")
         found = keyword_opportunities(ranks, own, rivals, top=top, ads=ads, changes=changes)
         found = self._titled(found, "best_competitor")
         notes = [self._sources(first, last, sources, chosen), ads_said, changes_said]
@@ -257,7 +275,7 @@ class KeywordTools(QuestionTools):
             columns=texts(columns, "columns", tool) or shown,
             provenance=_FREE,
             notes=notes,
-            hint="name keywords, or a lower limit",
+            hint="name keywords, or raise limit",
         )
 
     def rank_anomalies(
@@ -301,14 +319,14 @@ class KeywordTools(QuestionTools):
         if self.tracker is not None:  # days the tracker never fetched are not_fetched, not no_data
             fetched = fetched_days(self.tracker.spec, self.cache, self.service, since, last)
         history = rank_history(ranks, ids, start=since, end=last, fetched=fetched)
-        begins = ranks.group_by("keyword").agg(pl.col("date").min()).filter(pl.col("date") > since).sort("keyword")
-        if begins.height:
-            late = ", ".join(f"{k} on {d}" for k, d in begins.iter_rows())
-            notes.append(
-                f"the ranks kept begin after {since}: {late}; a day's baseline is its weekday's ranks of the {weeks} "
-                "weeks before, so their first days judged have fewer behind them (baseline_days) or none"
-            )
-        changes, changes_said = self.kept_changes(ids, since - timedelta(days=days), last)
+        said, judgeable = _baselines(ranks, first, last, weeks)
+        notes += said
+        changes, changes_said = self.kept_changes(
+            ids,
+            since - timedelta(days=days),
+            last,
+            "no change is a cause (cause_app_id, cause_date, cause_targets null)",
+        )
         ads, ads_said = self.kept_ads(chosen, first - timedelta(days=days), last, scope, "new_advertisers")
         found = rank_anomalies(
             history, threshold=threshold, weeks=weeks, min_move=min_move, changes=changes, ads=ads, days=days
@@ -322,12 +340,12 @@ class KeywordTools(QuestionTools):
         judged = history.filter(pl.col("date").is_between(first, last))
         series = judged.select("keyword", "app_id", "country", "language", "device").unique().height
         ranked = judged.filter(pl.col("status") == "ranked").height
-        if found.is_empty():
+        if found.is_empty() and judgeable:
             notes.append(
                 f"no anomaly from {first} to {last}: no day of the {series:,} series (keyword, app and place) judged "
                 f"({plural(ranked, 'ranked day')}) moved {min_move} places or more with |z| >= {threshold:g}"
             )
-        else:
+        elif not found.is_empty():
             events = found.select("keyword", "app_id", "country", "language", "device", "event_start").unique().height
             notes.append(
                 f"{plural(events, 'event')} in the {series:,} series (keyword, app and place) judged from {first} to {last}"

@@ -261,6 +261,42 @@ def test_what_the_cache_does_not_keep_is_said_not_counted(surface):
     with pytest.raises(NothingKeptError, match="from 2025-12-04 to 2026-01-31"):  # the baselines' weeks included
         surface.rank_anomalies(HISTORY_ONLY, apps=APPS, start="2026-01-01", end="2026-01-31")
 
+    unseen = ["2787512886", "361252007"]  # apps of the sandbox the cache keeps neither metadata nor changes of
+    alone = surface.keyword_opportunities(APP, unseen, HISTORY_ONLY, start=FIRST, end=LAST_DAY)
+    assert frame(alone)["competitor_changes"].null_count() == len(HISTORY_ONLY)
+    assert any(n.startswith("no changes are kept for these apps") for n in alone.data["notes"])
+    watched = surface.keyword_opportunities(APP, COMPETITORS, HISTORY_ONLY, start=FIRST, end=LAST_DAY)
+    assert frame(watched)["competitor_changes"].null_count() == 0  # kept: a count, 0 where none was made
+
+    # the live keyword is kept five days: no day has the two same weekdays a baseline needs, and that is said
+    short = surface.rank_anomalies([LIVE], apps=APPS, start=LAST_DAY - timedelta(days=4), end=LAST_DAY)
+    assert short.data["total_rows"] == 0
+    judged = " ".join(short.data["notes"])
+    assert f"no day from {LAST_DAY - timedelta(days=4)} to {LAST_DAY} can be judged" in judged
+    assert f"its ranks kept from {LAST_DAY - timedelta(days=4)}" in judged
+    assert "no anomaly" not in judged  # not a calm week: a week that could not be judged
+    calm = surface.rank_anomalies(
+        HISTORY_ONLY, apps=[APP], start=LAST_DAY - timedelta(days=6), end=LAST_DAY, threshold=1000
+    )
+    assert calm.data["total_rows"] == 0
+    assert any(n.startswith(f"no anomaly from {LAST_DAY - timedelta(days=6)}") for n in calm.data["notes"])
+
+
+def test_share_of_voice_by_developer_adds_up_the_developers_apps(surface, cache):
+    shown = surface.share_of_voice(HISTORY_ONLY, start=FIRST, end=LAST_DAY, by="developer", weights="equal", limit=200)
+    metadata = sf.scan("metadata", cache, service=SERVICE).collect()
+    expected = share_of_voice(
+        kept_history(cache, HISTORY_ONLY, FIRST, LAST_DAY), weights="equal", by="developer", metadata=metadata
+    )
+    assert shown.data["total_rows"] == expected.height
+    got = {(r["date"], r["developer_id"]): (r["share"], r["developer_name"]) for r in shown.data["rows"]}
+    want = {
+        (d.isoformat(), i): (v, n)
+        for d, i, n, v in expected.select("date", "developer_id", "developer_name", "share").iter_rows()
+    }
+    assert got.items() <= want.items()
+    assert [n for _, n in got.values() if n]  # the developers' names, among the rows (marked by the server)
+
 
 def test_app_titles_and_causes_are_among_the_rows_the_server_marks(surface, cache):
     shown = surface.keyword_opportunities(APP, COMPETITORS, start=FIRST, end=LAST_DAY)
