@@ -127,11 +127,10 @@ def rank_chart(
 
     ``anomalies`` (a :func:`~storeframes.analysis.rank_anomalies` frame) rings each
     anomalous day of a charted app at its rank (on the bottom edge when it fell out of the
-    results), green when the rank was far above its baseline, magenta when far below (see
-    :data:`~storeframes.plots.anomaly_marks.DIRECTION_COLORS`); the legend counts them, and
-    the rows of apps, keywords, places or days not charted. A cause of at most
-    :data:`~storeframes.plots.anomaly_marks.SHORT_CAUSE` characters is written beside its
-    ring; a longer one is numbered there and written in full under the chart.
+    results), green when the rank was far above its baseline, magenta when far below
+    (:data:`DIRECTION_COLORS`); the legend counts them, and the rows of apps, keywords,
+    places or days not charted. A cause of up to 30 characters is written beside its ring;
+    a longer one is numbered there and written in full under the chart.
 
     >>> fig = rank_chart(history, ["3233849169", "394079159"], changes=changes, names=metadata)  # doctest: +SKIP
     >>> fig.savefig("ranks.png")  # doctest: +SKIP
