@@ -10,7 +10,7 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.ticker import FixedLocator, NullLocator
-from matplotlib.transforms import blended_transform_factory
+from matplotlib.transforms import blended_transform_factory, offset_copy
 
 from .._tracebacks import user_facing
 from ..errors import InvalidParameterError
@@ -64,17 +64,18 @@ def opportunities_chart(
     ``opportunities`` is a :func:`~storeframes.analysis.keyword_opportunities` frame. The
     ``n`` keywords of the highest ``score`` are drawn one a row, the best at the top: a dot
     at the app's rank on the keyword's latest day, a diamond at the best competitor's, a
-    line between them, and the score (0-100) at the right. Rank 1 is at the left, on a log
+    line between them; at the right the score (0-100) and the best competitor ("none
+    ranked" when no competitor was among the results). Rank 1 is at the left, on a log
     scale so the top places keep their room; a dashed line marks the top ``top`` (give the
     ``top=`` the frame was computed with). An app (or competitor) not among the keyword's
     results is drawn hollow beyond the rank axis, in a slot labelled "not ranked", never at
     a made-up rank; the legend says so. With several places (country, language, device) in
-    the frame each row names its place. The app is named from ``names`` (a metadata frame
-    or a mapping of id to name). A frame without rows is one line saying so. Without ``ax``
-    the Figure is returned; with ``ax`` the Axes.
+    the frame each row names its place. The app and the competitors are named from
+    ``names`` (a metadata frame or a mapping of id to name). A frame without rows is one
+    line saying so. Without ``ax`` the Figure is returned; with ``ax`` the Axes.
 
     >>> chances = sf.keyword_opportunities(history, "3233849169", ["394079159", "1395556972"])  # doctest: +SKIP
-    >>> opportunities_chart(chances, n=15, names=sf.metadata_frame(["3233849169"]))  # doctest: +SKIP
+    >>> opportunities_chart(chances, n=15, names=sf.metadata_frame(["3233849169", "394079159", "1395556972"]))  # doctest: +SKIP
     <Figure size 1000x630 with 1 Axes>
     """
     function = "opportunities_chart"
@@ -138,7 +139,7 @@ def opportunities_chart(
                 gid=f"{who}_unranked" if hollow else who,
             )
     _rank_axis(target_ax, rows, worst, beyond, top, several_places)
-    _scores(target_ax, rows)
+    _scores(target_ax, figure, rows, labels)
     handles = [
         Line2D([], [], linestyle="none", marker="o", color=_APP, markeredgecolor="black", label=app),
         Line2D([], [], linestyle="none", marker="D", color=_RIVAL, markeredgecolor="black", label="best competitor"),
@@ -156,7 +157,8 @@ def opportunities_chart(
     heading = title or f"Keyword opportunities of {app}" + (f", {place}" if place else "")
     heading += f"\n{shown}: its rank on each keyword's latest day against the best competitor's"
     if own is not None:
-        own.legend(handles=handles, fontsize=8, loc="upper left", bbox_to_anchor=(1.06, 1.0), frameon=False)
+        under = offset_copy(own.transAxes, fig=figure, y=-50, units="points")  # under the rank axis' labels
+        own.legend(handles=handles, fontsize=8, loc="upper left", bbox_to_anchor=(0, 0), bbox_transform=under, ncols=4)
         own.set_title(heading, loc="left", fontsize=10, pad=16)  # above the scores' heading
         return own
     figure.legend(handles=handles, loc="outside lower center", ncols=len(handles), fontsize=9, frameon=False)
@@ -190,10 +192,17 @@ def _rank_axis(ax: Axes, rows: pl.DataFrame, worst: float, beyond: float, top: i
     ax.set_axisbelow(True)
 
 
-def _scores(ax: Axes, rows: pl.DataFrame) -> None:
-    """Each row's score just right of the axis, under a "score" heading."""
+def _scores(ax: Axes, figure: Figure, rows: pl.DataFrame, labels: Mapping[str, str]) -> None:
+    """Each row's score just right of the axis, under a "score" heading, and its best competitor beside it."""
     where = blended_transform_factory(ax.transAxes, ax.transData)
     for y, score in enumerate(rows["score"].to_list()):
         text = "no score" if score is None else f"{score:.0f}"
         ax.text(1.01, y, text, transform=where, va="center", ha="left", fontsize=9, gid="score")
     ax.text(1.01, -0.6, "score", transform=where, va="bottom", ha="left", fontsize=9, fontweight="bold")
+    if "best_competitor" not in rows.columns:
+        return
+    beside = offset_copy(where, fig=figure, x=30, units="points")  # past the widest score
+    for y, rival in enumerate(rows["best_competitor"].to_list()):
+        text = "none ranked" if rival is None else _short(labels.get(str(rival), str(rival)), 24)
+        ax.text(1.01, y, text, transform=beside, va="center", ha="left", fontsize=8, color=_RIVAL, gid="rival")
+    ax.text(1.01, -0.6, "best competitor", transform=beside, va="bottom", ha="left", fontsize=9, color=_RIVAL)

@@ -81,7 +81,7 @@ def opportunities_frame() -> pl.DataFrame:
             "app_id": ["me"] * len(rows),
             "latest_date": [day(8)] * len(rows),
             "app_rank": [r[1] for r in rows],
-            "best_competitor": ["rival"] * len(rows),
+            "best_competitor": ["rival" if r[2] is not None else None for r in rows],
             "best_competitor_rank": [r[2] for r in rows],
             "score": [r[3] for r in rows],
             "why": ["room"] * len(rows),
@@ -289,13 +289,15 @@ def rival_dots(ax) -> list:
 
 def test_opportunities_chart_draws_n_keywords_best_score_first():
     frame = opportunities_frame()
-    fig = plots.opportunities_chart(frame, n=4)
+    fig = plots.opportunities_chart(frame, n=4, names={"rival": "Rival Co"})
     [ax] = fig.axes
     assert [t.get_text() for t in ax.get_yticklabels()] == ["gamma", "beta", "zeta", "alpha"]
     assert len(app_dots(ax)) == len(rival_dots(ax)) == 4
     assert [float(line.get_ydata()[0]) for line in app_dots(ax)] == [0, 1, 2, 3]
     scores = [t.get_text() for t in ax.texts if t.get_gid() == "score"]
     assert scores == ["92", "88", "75", "62"]  # 61.5 rounds to even
+    rivals = [t.get_text() for t in ax.texts if t.get_gid() == "rival"]
+    assert rivals == ["Rival Co", "Rival Co", "none ranked", "Rival Co"]
     assert "the 4 best of 6 by score" in fig.get_suptitle()
     everything = plots.opportunities_chart(frame, n=20)
     assert len(everything.axes[0].get_yticklabels()) == 6 and "6 by score" in everything.get_suptitle()
