@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from datetime import date
@@ -18,13 +19,15 @@ from matplotlib.lines import Line2D
 
 from ..errors import InvalidParameterError
 from ..ranks import polars_frame
-from .common import _need
+from .common import _app_label, _need
 
 DIRECTION_COLORS: dict[str, str] = {"up": "#1a9850", "down": "#c51b7d"}
 """The colour of an anomaly's ring on :func:`~storeframes.plots.rank_chart`: a rank far better (up) or worse (down)
 than the same weekday's baseline."""
 SHORT_CAUSE = 30
 """A cause of at most this many characters is written beside its ring; a longer one is numbered and listed below."""
+MOST_NOTES = 6
+"""The most long causes written in full under the chart; the others are counted there (the frame holds them)."""
 _PLACE = ("country", "language", "device")
 _WHAT = "a rank_anomalies frame (keyword, app_id, date, rank, direction)"
 
@@ -63,9 +66,11 @@ def panel_anomalies(marks: pl.DataFrame, panel: Mapping[str, Any], app: str, fir
 
 
 def mark_anomalies(ax: Axes, rows: pl.DataFrame, lowest: int, notes: list[str]) -> Counter[str]:
-    """A ring per anomaly at its day and rank (on the bottom edge when not ranked), its cause beside it or numbered
-    into ``notes``. Returns the rings drawn by direction."""
+    """A ring per anomaly at its day and rank (on the bottom edge when not ranked), and its cause once per event (the
+    run of days from ``event_start``), beside it or numbered into ``notes`` (a cause told before keeps its number).
+    Returns the rings drawn by direction."""
     drawn: Counter[str] = Counter()
+    told: set[Any] = set()
     for row in rows.iter_rows(named=True):
         direction, rank = row["direction"], row["rank"]
         color = DIRECTION_COLORS[direction]
@@ -74,21 +79,23 @@ def mark_anomalies(ax: Axes, rows: pl.DataFrame, lowest: int, notes: list[str]) 
             x,
             y,
             "o",
-            markersize=13,
+            markersize=11,
             markerfacecolor="none",
             markeredgecolor=color,
-            markeredgewidth=2.2,
+            markeredgewidth=2.0,
             zorder=6,
             clip_on=False,
             gid=f"anomaly_{direction}",
         )
         drawn[direction] += 1
-        cause = row["cause"]
-        if not cause:
+        cause, event = row["cause"], (row.get("event_start") or row["date"], direction)
+        if not cause or event in told:
             continue
+        told.add(event)
         if len(cause) > SHORT_CAUSE:
-            notes.append(cause)
-            cause = f"[{len(notes)}]"
+            if cause not in notes:
+                notes.append(cause)
+            cause = f"[{notes.index(cause) + 1}]"
         up = direction == "up"
         if rank is None:  # on the bottom edge: beside the ring, off the tick labels
             offset, ha, va = (10, 0), "left", "center"
@@ -126,6 +133,17 @@ def anomaly_handles(drawn: Counter[str], left_out: int) -> list[Line2D]:
     return handles
 
 
-def footnotes(notes: Sequence[str]) -> str:
-    """The long causes, numbered as beside their rings."""
-    return "\n".join(f"[{n}] {note}" for n, note in enumerate(notes, start=1))
+def footnotes(notes: Sequence[str], labels: Mapping[str, str]) -> str:
+    """The long causes, numbered as beside their rings, the apps named: the first :data:`MOST_NOTES`, the others
+    counted."""
+    ids = re.compile(r"\b(" + "|".join(map(re.escape, labels)) + r")\b") if labels else None
+    lines = []
+    for number, note in enumerate(notes[:MOST_NOTES], start=1):
+        named = ids.sub(lambda found: _app_label(found.group(1), labels), note) if ids is not None else note
+        lines.append(f"[{number}] {named}")
+    if len(notes) > MOST_NOTES:
+        more = len(notes) - MOST_NOTES
+        lines.append(
+            f"[{MOST_NOTES + 1}] to [{len(notes)}]: {more} more cause{'s' if more > 1 else ''}, in the frame's cause column"
+        )
+    return "\n".join(lines)

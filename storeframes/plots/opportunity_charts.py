@@ -152,10 +152,11 @@ def opportunities_chart(
         key.set_label(f"hollow: {who} not among the results")
         handles.append(key)
     total = frame.height
-    shown = f"the {rows.height} best of {total} by score" if total > rows.height else f"{total} by score"
+    words = f"keyword{'s' if total > 1 else ''}" + (" and places" if several_places else "")
+    shown = f"the {rows.height} best of {total} {words}" if total > rows.height else f"{total} {words}"
     place = "" if several_places else " · ".join(str(rows[c][0]) for c in _PLACE if rows[c][0] is not None)
     heading = title or f"Keyword opportunities of {app}" + (f", {place}" if place else "")
-    heading += f"\n{shown}: its rank on each keyword's latest day against the best competitor's"
+    heading += f"\n{shown} by score: its rank on each keyword's latest day against the best competitor's"
     if own is not None:
         under = offset_copy(own.transAxes, fig=figure, y=-50, units="points")  # under the rank axis' labels
         own.legend(handles=handles, fontsize=8, loc="upper left", bbox_to_anchor=(0, 0), bbox_transform=under, ncols=4)
@@ -201,7 +202,7 @@ def _scores(ax: Axes, figure: Figure, rows: pl.DataFrame, labels: Mapping[str, s
     ax.text(1.01, -0.6, "score", transform=where, va="bottom", ha="left", fontsize=9, fontweight="bold")
     if "best_competitor" not in rows.columns:
         return
-    beside = offset_copy(where, fig=figure, x=30, units="points")  # past the widest score
+    beside = offset_copy(where, fig=figure, x=36, units="points")  # past the widest score
     for y, rival in enumerate(rows["best_competitor"].to_list()):
         text = "none ranked" if rival is None else _short(labels.get(str(rival), str(rival)), 24)
         ax.text(1.01, y, text, transform=beside, va="center", ha="left", fontsize=8, color=_RIVAL, gid="rival")

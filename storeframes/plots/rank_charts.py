@@ -233,7 +233,7 @@ def rank_chart(
     _legend(figure, axes, own, moves, edge, heading, left_out, extra)
     if notes:  # under the date axis, inside the layout: the legend goes below them
         axes[-1].annotate(
-            footnotes(notes),
+            footnotes(notes, labels),
             (0, 0),
             xycoords=("axes fraction", axes[-1].xaxis.label),
             xytext=(0, -6),

@@ -18,7 +18,7 @@ from matplotlib.figure import Figure
 import storeframes as sf
 from storeframes import plots
 from storeframes.plots import DIRECTION_COLORS
-from storeframes.plots.anomaly_marks import SHORT_CAUSE
+from storeframes.plots.anomaly_marks import MOST_NOTES, SHORT_CAUSE
 from storeframes.plots.opportunity_charts import NOT_RANKED
 from tests.plots_widgets.test_plots import hand_history
 
@@ -298,9 +298,9 @@ def test_opportunities_chart_draws_n_keywords_best_score_first():
     assert scores == ["92", "88", "75", "62"]  # 61.5 rounds to even
     rivals = [t.get_text() for t in ax.texts if t.get_gid() == "rival"]
     assert rivals == ["Rival Co", "Rival Co", "none ranked", "Rival Co"]
-    assert "the 4 best of 6 by score" in fig.get_suptitle()
+    assert "the 4 best of 6 keywords by score" in fig.get_suptitle()
     everything = plots.opportunities_chart(frame, n=20)
-    assert len(everything.axes[0].get_yticklabels()) == 6 and "6 by score" in everything.get_suptitle()
+    assert len(everything.axes[0].get_yticklabels()) == 6 and "\n6 keywords by score" in everything.get_suptitle()
 
 
 def test_opportunities_chart_ranks_against_the_best_competitor_and_the_top_line():
@@ -344,7 +344,9 @@ def test_opportunities_chart_names_places_and_an_axes():
         "beta (us, iphone)",
     ]
     assert legend_texts(ax.figure, ax)[0] == "Maps Pro (me)"
-    assert ax.get_title(loc="left").startswith("Keyword opportunities of Maps Pro (me)\nthe 3 best of 12")
+    assert ax.get_title(loc="left").startswith(
+        "Keyword opportunities of Maps Pro (me)\nthe 3 best of 12 keywords and places by score"
+    )
 
 
 def test_opportunities_chart_without_an_unranked_row_says_nothing_of_it_and_empty_is_one_line():
@@ -484,3 +486,35 @@ def test_the_new_charts_are_ten_inches_wide_and_grow_with_their_rows():
     assert few.get_figwidth() == many.get_figwidth() == 10
     assert many.get_figheight() > few.get_figheight()
     np.testing.assert_allclose(many.get_figheight() - few.get_figheight(), 4 * 0.3)
+
+
+def test_rank_chart_tells_a_cause_once_per_event_and_numbers_a_repeated_cause_once():
+    repeated = LONG
+    marks = anomalies_frame(
+        [
+            ("maps", "1", 1, 1, "up", repeated),
+            ("maps", "1", 2, 2, "up", repeated),  # the same event: ringed, its cause not told again
+            ("atlas", "1", 5, 2, "down", repeated),  # another event, the same cause: the same number
+        ]
+    ).with_columns(pl.Series("event_start", [day(1), day(1), day(5)]))
+    fig = plots.rank_chart(hand_history(), ["1"], anomalies=marks)
+    assert [len(rings(ax)) for ax in fig.axes] == [2, 1]  # "maps" first: the history's order of keywords
+    causes = [t.get_text() for ax in fig.axes for t in ax.texts if t.get_gid() == "anomaly_cause"]
+    assert causes == ["[1]", "[1]"]
+    [notes] = [t for t in fig.axes[-1].texts if t.get_gid() == "anomaly_notes"]
+    assert notes.get_text() == f"[1] {LONG}"
+
+
+def test_rank_chart_writes_the_first_long_causes_names_their_apps_and_counts_the_rest():
+    causes = [f"competitor 2 changed title on 2026-01-0{n} (the day before), a long cause" for n in range(1, 9)]
+    marks = anomalies_frame([("atlas", "1", n, 1, "up", causes[n - 1]) for n in range(1, 9)])
+    fig = plots.rank_chart(hand_history(), ["1", "2"], keywords="atlas", names={"2": "Bolt"}, anomalies=marks)
+    [ax] = fig.axes
+    [notes] = [t for t in ax.texts if t.get_gid() == "anomaly_notes"]
+    lines = notes.get_text().split("\n")
+    assert len(lines) == MOST_NOTES + 1
+    assert lines[0] == "[1] competitor Bolt (2) changed title on 2026-01-01 (the day before), a long cause"
+    assert lines[-1] == f"[{MOST_NOTES + 1}] to [8]: 2 more causes, in the frame's cause column"
+    assert sorted(t.get_text() for t in ax.texts if t.get_gid() == "anomaly_cause") == sorted(
+        f"[{n}]" for n in range(1, 9)
+    )
