@@ -6,6 +6,7 @@ tests read the artists (areas, markers, bands, texts, legends), never pixels.
 
 from __future__ import annotations
 
+import warnings
 from datetime import date
 
 import matplotlib.dates as mdates
@@ -20,6 +21,7 @@ from storeframes import plots
 from storeframes.plots import DIRECTION_COLORS
 from storeframes.plots.anomaly_marks import MOST_NOTES, SHORT_CAUSE
 from storeframes.plots.opportunity_charts import NOT_RANKED
+from tests.conftest import SANDBOX_TODAY, sandbox_client_on
 from tests.plots_widgets.test_plots import hand_history
 
 PLACE = {"country": "us", "language": "en", "device": "iphone"}
@@ -518,3 +520,93 @@ def test_rank_chart_writes_the_first_long_causes_names_their_apps_and_counts_the
     assert sorted(t.get_text() for t in ax.texts if t.get_gid() == "anomaly_cause") == sorted(
         f"[{n}]" for n in range(1, 9)
     )
+
+
+# -- the analysis' own frames, on a sandbox history -------------------------------------------------
+
+SANDBOX_KEYWORDS = ["photo editor", "collage maker"]
+APP = "3233849169"
+
+
+@pytest.fixture(scope="module")
+def analysed(tmp_path_factory):
+    """Two sandbox months of two keywords, and the three analysis frames of them."""
+    with sandbox_client_on(SANDBOX_TODAY, tmp_path_factory.mktemp("analysis-charts")) as client:
+        history = client.search_history_frame(SANDBOX_KEYWORDS, start="2026-09-01", end="2026-10-31")
+        rivals = (
+            history.filter(pl.col("rank") <= 10, pl.col("app_id") != APP)["app_id"]
+            .value_counts(sort=True)["app_id"]
+            .head(2)
+            .to_list()
+        )
+        with warnings.catch_warnings():  # the sandbox sends targets the flattener names once
+            warnings.simplefilter("ignore", sf.UnknownFieldWarning)
+            changes = client.changes_frame([APP, *rivals], start="2026-09-01", end="2026-10-31")
+    ranks = sf.rank_history(history, [APP, *rivals])
+    return {
+        "history": history,
+        "apps": [APP, *rivals],
+        "sov": sf.share_of_voice(history, weights="equal"),
+        "opportunities": sf.keyword_opportunities(history, APP, rivals, changes=changes),
+        "anomalies": sf.rank_anomalies(ranks, changes=changes),
+    }
+
+
+def test_share_of_voice_chart_of_a_sandbox_history_stacks_its_shares(analysed):
+    sov = analysed["sov"]
+    fig = plots.share_of_voice_chart(sov, top_apps=3)
+    [ax] = fig.axes
+    recorded = sov.filter(pl.col("keywords_recorded") > 0)
+    totals = recorded.group_by("date").agg(pl.col("share").sum()).sort("date")
+    largest = sov.group_by("app_id").agg(pl.col("share").sum()).sort("share", "app_id", descending=[True, False])
+    first = largest["app_id"][0]
+    others = next(label for label in legend_texts(fig) if label.startswith("others ("))
+    assert others == f"others ({largest.height - 3} apps)"
+    stack_top = tops(ax, others)
+    bottom = tops(ax, first)
+    for day_, share in totals.iter_rows():
+        x = float(mdates.date2num(day_))
+        assert stack_top[x] == pytest.approx(share)  # every app's share, stacked: the whole top (equal weights)
+        own = recorded.filter(pl.col("date") == day_, pl.col("app_id") == first)["share"][0]
+        assert bottom[x] == pytest.approx(own)
+    assert not spans(ax, "no_data")  # some keyword was recorded on every day
+
+
+def test_share_of_voice_chart_of_one_sandbox_keyword_hatches_the_days_the_service_missed(analysed):
+    one = sf.share_of_voice(analysed["history"].filter(pl.col("keyword") == "photo editor"), weights="equal")
+    silent = one.filter(pl.col("keywords_recorded") == 0)["date"].unique().to_list()
+    assert silent, "the sandbox misses some days of a keyword"
+    fig = plots.share_of_voice_chart(one)
+    [ax] = fig.axes
+    covered = {round(x + 0.5 + n) for x, end in spans(ax, "no_data") for n in range(round(end - x))}
+    assert covered == {round(mdates.date2num(d)) for d in silent}
+    assert f"{len(silent)} day{'s' if len(silent) > 1 else ''} without any keyword recorded" in fig.get_suptitle()
+    for collection in ax.collections:  # no area over a day missed
+        xs = collection.get_paths()[0].vertices[:, 0]
+        assert not any(abs(xs - mdates.date2num(d)).min() < 0.5 for d in silent)
+
+
+def test_opportunities_chart_of_a_sandbox_history_draws_its_rows(analysed):
+    found = analysed["opportunities"]
+    fig = plots.opportunities_chart(found, n=2)
+    [ax] = fig.axes
+    best = found.sort("score", descending=True).head(2)
+    assert [t.get_text() for t in ax.get_yticklabels()] == best["keyword"].to_list()
+    slot = ax.get_xticks()[-1]
+    drawn = [float(line.get_xdata()[0]) for line in app_dots(ax)]
+    assert drawn == [float(r) if r is not None else slot for r in best["app_rank"].to_list()]
+    rivals = [float(line.get_xdata()[0]) for line in rival_dots(ax)]
+    assert rivals == [float(r) if r is not None else slot for r in best["best_competitor_rank"].to_list()]
+
+
+def test_rank_chart_rings_every_anomaly_of_a_sandbox_history(analysed):
+    found = analysed["anomalies"]
+    assert found.height > 0
+    fig = plots.rank_chart(analysed["history"], analysed["apps"], anomalies=found)
+    drawn = [ring for ax in fig.axes for ring in rings(ax)]
+    assert len(drawn) == found.height
+    by_direction = found["direction"].value_counts()
+    for direction, count in by_direction.iter_rows():
+        assert sum(ring.get_gid() == f"anomaly_{direction}" for ring in drawn) == count
+    texts = legend_texts(fig)
+    assert "of other apps" not in " ".join(texts)
