@@ -128,7 +128,7 @@ def anomaly_handles(drawn: Counter[str], left_out: int) -> list[Line2D]:
             ring.set_label(f"{words} ({drawn[direction]})")
             handles.append(ring)
     if left_out:
-        label = f"{left_out} of other apps, keywords, places or days not marked"
+        label = f"{left_out} more, of keywords, apps, places or days not charted"
         handles.append(Line2D([], [], linestyle="none", label=label))
     return handles
 

@@ -174,7 +174,7 @@ def _rank_axis(ax: Axes, rows: pl.DataFrame, worst: float, beyond: float, top: i
     """Rank 1 at the left on a log scale, the "not ranked" slot past a break, the keywords down the side."""
     ax.set_xscale("log")
     ax.set_xlim(0.8, beyond * 1.25)
-    ticks = [t for t in _TICKS if t <= worst]
+    ticks = [t for t in _TICKS if t <= worst * 1.3]  # the next round rank too, short of the not-ranked slot
     ax.xaxis.set_major_locator(FixedLocator([*ticks, beyond]))
     ax.xaxis.set_minor_locator(NullLocator())
     ax.set_xticklabels([*(str(t) for t in ticks), NOT_RANKED.replace(" ", "\n")])

@@ -446,7 +446,7 @@ def test_rank_chart_counts_the_anomalies_it_does_not_chart():
     assert len(rings(ax)) == 1
     texts = legend_texts(fig)
     assert "rank far above its baseline (1)" in texts
-    assert "3 of other apps, keywords, places or days not marked" in texts
+    assert "3 more, of keywords, apps, places or days not charted" in texts
     assert not any(t.get_gid() == "anomaly_notes" for t in ax.texts)
 
 
@@ -609,4 +609,4 @@ def test_rank_chart_rings_every_anomaly_of_a_sandbox_history(analysed):
     for direction, count in by_direction.iter_rows():
         assert sum(ring.get_gid() == f"anomaly_{direction}" for ring in drawn) == count
     texts = legend_texts(fig)
-    assert "of other apps" not in " ".join(texts)
+    assert "not charted" not in " ".join(texts)
