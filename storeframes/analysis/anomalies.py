@@ -230,8 +230,8 @@ def rank_anomalies(
 ) -> pl.DataFrame:
     """The days a rank left its weekly rhythm: a robust z against the same weekday of the weeks before.
 
-    ``ranks`` is a :func:`~storeframes.rank_history` frame (``sf.kept_ranks`` gives one from a cache). Each
-    day with data of each keyword, app and place is compared with the same weekday of the ``weeks`` weeks
+    ``ranks`` is a :func:`~storeframes.rank_history` frame (of a search history, or of a cache's days of
+    the live search, ``sf.snapshots("search")``). Each day with data of each keyword, app and place is compared with the same weekday of the ``weeks`` weeks
     before: ``baseline`` is their median rank, ``spread`` 1.4826 x their median absolute deviation (at
     least one place, so a rank that never moves is not infinitely surprising), and ``z = (rank -
     baseline) / spread``. A day is an anomaly when ``|z| >= threshold`` **and** the rank moved

@@ -64,6 +64,7 @@ _FUNCTION = "share_of_voice"
 _DEVELOPER = ("developer_id", "developer_name")
 
 
+@user_facing
 def ctr_weight(place: int) -> float:
     """The weight of a place under :data:`CTR_CURVE`: its table for places 1-10, ``0.25 / place`` beyond.
 

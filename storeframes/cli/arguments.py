@@ -481,7 +481,8 @@ def _mcp(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help="serve the cache and the service to an AI assistant (Model Context Protocol), behind a spend gate",
         description="A Model Context Protocol server over stdio (or streamable HTTP on a loopback address): tools "
         "that plan a call and show its price, fetch a frame past a spend gate, and read what the cache holds for "
-        "free (scan, sql, movers, changes_before, category_standing, events, track_status, spend, describe). A call "
+        "free (scan, sql, movers, changes_before, category_standing, share_of_voice, keyword_opportunities, "
+        "rank_anomalies, events, track_status, spend, describe). A call "
         "estimated above --confirm-above credits needs the assistant's confirm=true; none passes the session's "
         "--budget or the tracker's month budget. The token comes from STOREFRAMES_API_KEY and never appears in a "
         "tool's output. Needs the mcp extra. Exit status 2: bad input, or, served offline, no cache at --cache-dir "
