@@ -1,8 +1,10 @@
-"""The types of the command line's arguments: a rate, a day, days, seconds, whole numbers, keywords; each
-refuses a bad value through argparse with an example of a good one.
+"""The types of the command line's arguments: a rate, a day, days, seconds, whole numbers, keywords, app ids,
+countries, a score; each refuses a bad value through argparse with an example of a good one.
 
 >>> whole("keywords", 1, "20")("3")
 3
+>>> country_list("US, gb")
+['us', 'gb']
 """
 
 from __future__ import annotations
@@ -12,7 +14,19 @@ import math
 from collections.abc import Callable
 from datetime import date
 
-__all__ = ["days", "field", "files", "iso_day", "keyword_list", "rate", "seconds", "whole"]
+__all__ = [
+    "app_list",
+    "country_list",
+    "days",
+    "field",
+    "files",
+    "iso_day",
+    "keyword_list",
+    "rate",
+    "score",
+    "seconds",
+    "whole",
+]
 
 
 def rate(text: str) -> tuple[int, float]:
@@ -87,3 +101,29 @@ def keyword_list(text: str) -> list[str]:
             f"expected comma-separated keywords such as 'photo editor,collage maker', got {text!r}"
         )
     return keywords
+
+
+def app_list(text: str) -> list[str]:
+    apps = list(dict.fromkeys(a.strip() for a in text.split(",") if a.strip()))
+    if not apps:
+        raise argparse.ArgumentTypeError(
+            f"expected comma-separated app ids such as 1234567890,2345678901, got {text!r}"
+        )
+    return apps
+
+
+def country_list(text: str) -> list[str]:
+    countries = [c.strip().lower() for c in text.split(",") if c.strip()]
+    if not countries:
+        raise argparse.ArgumentTypeError(f"expected comma-separated country codes such as us,gb, got {text!r}")
+    return countries
+
+
+def score(text: str) -> float:
+    try:
+        score = float(text)
+    except ValueError:
+        score = math.nan
+    if not 0 <= score <= 100:
+        raise argparse.ArgumentTypeError(f"expected a score from 0 to 100 such as 60, got {text!r}")
+    return score

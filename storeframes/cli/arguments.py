@@ -5,11 +5,94 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import Any
 
 from .._version import __version__
-from .argument_types import days, field, files, iso_day, keyword_list, rate, seconds, whole
+from .argument_types import (
+    app_list,
+    country_list,
+    days,
+    field,
+    files,
+    iso_day,
+    keyword_list,
+    rate,
+    score,
+    seconds,
+    whole,
+)
 
 __all__ = ["parser"]
+
+
+def _track_add(track_commands: Any, parents: list[argparse.ArgumentParser]) -> None:
+    """``track add``: the best keywords of the kept opportunities added to the spec, priced first."""
+    add = track_commands.add_parser(
+        "add",
+        parents=parents,
+        help="add the best keywords of the opportunities the cache keeps as [[track]] items: the plan after it "
+        "(free), written with --yes",
+        description="Score the keyword opportunities of --app against --competitors on the search history the "
+        "spec's cache keeps of its places (storeframes.keyword_opportunities: no request, no credit), choose the "
+        "--top best not tracked yet, and print them with their score and why, the credits the spec would cost a day "
+        "and a month against its budgets, and the plan `storeframes track plan` would print after the change. "
+        "Nothing is written without --yes; with it, one [[track]] item per place is appended to SPEC, every "
+        "byte before it kept (comments, order), and the new file is read with the spec's checks first. A keyword "
+        "tracked already (by an item of the same endpoint and place) is said and never added twice. Exit status: "
+        "0 done (or nothing to add), 2 an argument or the spec refused (nothing written), 3 the cache could not be "
+        "read, 4 the spec after the change would not fit its budgets (nothing written), 5 the cache keeps no search "
+        "history of the places.",
+    )
+    add.add_argument(
+        "--from",
+        dest="source",
+        required=True,
+        choices=["opportunities"],
+        help="where the keywords come from: opportunities (keyword_opportunities on the kept search history)",
+    )
+    add.add_argument("--app", metavar="APP", help="the app whose opportunities are scored (required)")
+    add.add_argument(
+        "--competitors", type=app_list, metavar="APP,APP", help="its competitors, comma-separated app ids (required)"
+    )
+    add.add_argument(
+        "--top",
+        type=whole("keywords", 1, "20"),
+        default=20,
+        metavar="N",
+        help="how many keywords to add: the N best-scored not tracked yet (default 20); not --places, the top "
+        "places of the results a keyword's ranks are judged in",
+    )
+    add.add_argument(
+        "--places",
+        type=whole("places", 1, "10"),
+        default=10,
+        metavar="N",
+        help="the top places of a keyword's results the analysis judges ranks in (keyword_opportunities' top=; "
+        "default 10): an app below them has room to gain",
+    )
+    add.add_argument("--min-score", type=score, metavar="S", help="only keywords scoring S or more (0 to 100)")
+    add.add_argument(
+        "--country",
+        type=country_list,
+        metavar="CC,CC",
+        help="the countries whose kept history is read and whose items are added (default: the spec's keyword "
+        "items' countries, else its default country)",
+    )
+    add.add_argument(
+        "--days",
+        type=whole("days", 1, "30"),
+        default=30,
+        metavar="N",
+        help="days of history up to yesterday (default 30)",
+    )
+    add.add_argument(
+        "--endpoint",
+        choices=["search", "search_history", "search_ads"],
+        default="search",
+        help="what the new items fetch: search (live organic, a snapshot a day; the default), search_history, "
+        "search_ads",
+    )
+    add.add_argument("--yes", "-y", action="store_true", help="write the items into SPEC (default: write nothing)")
 
 
 def parser() -> argparse.ArgumentParser:
@@ -98,12 +181,13 @@ def parser() -> argparse.ArgumentParser:
 
     track = commands.add_parser(
         "track",
-        help="a tracker spec's daily runs: run, plan, backfill, status, runs, alerts, events, digest",
+        help="a tracker spec's daily runs: run, plan, backfill, status, runs, alerts, events, digest, add",
         description="Fetch what a tracker spec (TOML) follows: what is due each day, within its budgets, "
         "leaving a row in the cache's run log. A day left unfetched (over the budget, failed, not run) is named "
         "and is never ok. Exit status of run and backfill: 0 ok, 3 partial (a day left unfetched) or failed, "
         "4 over budget, 2 a spec or argument refused (nothing sent), 3 too when the run could not be made; of "
-        "status: 3 when a day is missing, else 0.",
+        "status: 3 when a day is missing, else 0. track add adds the best keywords of the opportunities the cache "
+        "keeps to the spec, priced first (--yes writes).",
     )
     track_commands = track.add_subparsers(dest="track_command", required=True)
     spec = argparse.ArgumentParser(add_help=False)
@@ -176,6 +260,7 @@ def parser() -> argparse.ArgumentParser:
         "read, 2 for a spec or an option refused.",
     )
     alerts.add_argument("--no-notify", action="store_true", help="keep the events, send no notification")
+    _track_add(track_commands, [spec, day])
     events = track_commands.add_parser("events", parents=[spec], help="the events the spec's alerts found")
     events.add_argument("--since", type=iso_day, metavar="YYYY-MM-DD", help="from this day (default: all)")
     digest = track_commands.add_parser(
