@@ -27,6 +27,7 @@ import polars as pl
 
 from ..analysis import keyword_opportunities
 from ..cache import Cache, require_cache
+from ..catalog import texts
 from ..client import Client, plan_requests
 from ..errors import InvalidParameterError, NoCacheError, StoreframesError, plural, shown_when_half_built
 from ..kept import scan, snapshots
@@ -232,21 +233,27 @@ def _candidates(keywords: pl.DataFrame | Sequence[str], spec: TrackerSpec, count
                 "keywords as texts, or a frame with keyword and country columns (keyword_opportunities' own)",
                 endpoint="track",
             )
+        if country is not None:
+            raise InvalidParameterError(
+                "country",
+                country,
+                "no country with a frame: its rows name their own (country= is for texts)",
+                endpoint="track",
+            )
         frame = keywords
         if "device" not in frame.columns:
             frame = frame.with_columns(device=pl.lit(device))
         if "score" in frame.columns:
             frame = frame.sort("score", descending=True, nulls_last=True, maintain_order=True)
     else:
-        if isinstance(keywords, str):
-            keywords = [k for k in keywords.split(",") if k.strip()]
+        given = texts("keywords", keywords, endpoint="track")  # a text, comma-separated, or a list of texts
         where = (country or str(spec.defaults.get("country", "us"))).lower()
-        frame = pl.DataFrame({"keyword": list(keywords)}, schema={"keyword": pl.String}).with_columns(
+        frame = pl.DataFrame({"keyword": given}, schema={"keyword": pl.String}).with_columns(
             country=pl.lit(where), device=pl.lit(device)
         )
     frame = frame.with_columns(
         pl.col("keyword").cast(pl.String).str.strip_chars(),
-        pl.col("country").cast(pl.String).str.to_lowercase(),
+        pl.col("country").cast(pl.String).str.to_lowercase().fill_null(str(spec.defaults.get("country", "us"))),
         pl.col("device").cast(pl.String).fill_null(device),
     ).filter(pl.col("keyword").is_not_null() & (pl.col("keyword") != ""))
     if frame.is_empty():
@@ -459,7 +466,7 @@ def plan_addition(
         if isinstance(min_score, bool) or not isinstance(min_score, int | float) or not 0 <= min_score <= 100:
             raise InvalidParameterError("min_score", min_score, "a score from 0 to 100", endpoint="track")
         frame = frame.filter(pl.col("score") >= min_score)
-    frame = frame.with_columns(_key=pl.col("keyword").map_elements(_key, return_dtype=pl.String))
+    frame = frame.with_columns(_key=pl.Series([_key(k) for k in frame["keyword"]], dtype=pl.String))
     frame = frame.unique(["_key", "country", "device"], keep="first", maintain_order=True)
     tracked = _tracked(spec, endpoint)
     is_tracked = pl.Series(

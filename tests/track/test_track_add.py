@@ -337,3 +337,35 @@ def test_the_command_as_a_process_writes_nothing_without_yes_and_prints_the_plan
     Tracker.from_toml(spec, sandbox=True).add(kept["found"], top=3, today=DAY, write=True)
     plan = Tracker.from_toml(spec, sandbox=True).plan(DAY).summary()
     assert _plan_block(done.stdout) == plan
+
+
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        (lambda t, f: t.add(f, top=0, today=DAY), "invalid top=0 for track: a whole number of keywords to add >= 1"),
+        (lambda t, f: t.add(f, endpoint="metadata", today=DAY), "invalid endpoint='metadata' for track: one of search"),
+        (lambda t, f: t.add(f, country="gb", today=DAY), "no country with a frame: its rows name their own"),
+        (lambda t, f: t.add(["a", 7], today=DAY), "each item of keywords is a text"),
+        (lambda t, f: t.add(["maps"], min_score=50, today=DAY), "no min_score without scores"),
+        (lambda t, f: t.add(f, min_score=150, today=DAY), "a score from 0 to 100"),
+        (lambda t, f: t.add(f.drop("country"), today=DAY), "a frame with keyword and country columns"),
+        (lambda t, f: t.opportunities(APP, [], today=DAY), "one competitor's app id or more"),
+        (lambda t, f: t.opportunities(APP, "1,2", places=0, today=DAY), "a whole number of top places >= 1"),
+    ],
+)
+def test_tracker_add_refuses_bad_input_with_what_is_allowed(kept, tmp_path, call, message):
+    spec = _spec(tmp_path, kept)
+    before = spec.read_bytes()
+    with pytest.raises(sf.InvalidParameterError, match=message):
+        call(Tracker.from_toml(spec, sandbox=True), kept["found"])
+    assert spec.read_bytes() == before
+
+
+def test_a_spec_changed_since_the_keywords_were_chosen_is_not_overwritten(kept, tmp_path):
+    spec = _spec(tmp_path, kept)
+    addition = Tracker.from_toml(spec, sandbox=True).add(kept["found"], top=1, today=DAY)
+    spec.write_text(spec.read_text() + "# a colleague's line\n")
+    changed = spec.read_bytes()
+    with pytest.raises(sf.InvalidParameterError, match="a file unchanged since the keywords were chosen"):
+        addition.write()
+    assert spec.read_bytes() == changed
