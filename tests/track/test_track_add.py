@@ -369,3 +369,20 @@ def test_a_spec_changed_since_the_keywords_were_chosen_is_not_overwritten(kept, 
     with pytest.raises(sf.InvalidParameterError, match="a file unchanged since the keywords were chosen"):
         addition.write()
     assert spec.read_bytes() == changed
+
+
+def test_under_a_workspace_the_month_budget_is_the_workspaces_and_its_cache_is_read(kept, tmp_path, capsys):
+    (tmp_path / "storeframes.toml").write_text(
+        f"[workspace.acme]\ncache_dir = {toml_string(str(kept['cache']))}\nbudget_per_month = 100\n"
+    )
+    spec = tmp_path / "acme.toml"
+    spec.write_text('[tracker]\nname = "acme"\n\n[[track]]\nendpoint = "metadata"\napps = ["1234567890"]\n')
+    before = spec.read_bytes()
+    args = _args(spec, kept, "--top", "2", "--yes")
+    assert main(["--workspace", "acme", "--config", str(tmp_path / "storeframes.toml"), *args]) == 4
+    captured = capsys.readouterr()
+    assert "of the month budget 100 (over by" in captured.out  # the history's price is spent already this month
+    best = kept["found"]["keyword"].head(2).to_list()  # nothing tracked as search: the two best
+    assert captured.out.startswith("acme: 2 keywords to add to acme.toml")
+    assert all(f"  {keyword} (us, iphone): " in captured.out for keyword in best)
+    assert spec.read_bytes() == before
