@@ -53,7 +53,7 @@ MEANINGS: dict[str, dict[str, str]] = {
         "apps": "the apps the rule watches (ones the tracker follows)",
         "keywords": "the keywords the rule watches; by default every keyword the tracker follows",
         "places": "`rank_drop`: how many places an app must fall",
-        "within": "`rank_drop`: the top places watched",
+        "within": "`rank_drop`: the top places watched; `anomaly`: the top the rank or its baseline must be in (20)",
         "n": "`top`: the line (an app entered or left the top `n`)",
         "margin": "`top`: passed the line by this many places, or stayed past it a day with data",
         "targets": "`listing_change`: what a change must touch (title, subtitle, description, screenshots, icon, "

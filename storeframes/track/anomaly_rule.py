@@ -9,9 +9,10 @@
     threshold = 3.0               # the robust z past which a day is anomalous
     weeks = 4                     # the baseline: the median of the same weekday over the weeks before
     min_move = 5                  # and the fewest places moved from it
+    within = 20                   # judged where the rank or its baseline is in the top 20
 
 The kept ranks (:func:`~storeframes.track.judging.rank_frame`) of the rule's apps and keywords go to
-:func:`~storeframes.rank_anomalies` with the rule's ``threshold``, ``weeks`` and ``min_move``, the tracker's
+:func:`~storeframes.rank_anomalies` with the rule's ``threshold``, ``weeks``, ``min_move`` and ``within``, the tracker's
 kept listing changes (of every app it follows through a ``metadata`` or ``changes`` item: its own and
 its competitors') as ``changes=`` and its kept searches with ads (of its ``search_ads`` items) as
 ``ads=``. An event is a run of anomalous days in one direction (days with data: a hole does not break
@@ -209,6 +210,7 @@ def anomaly_events(spec: TrackerSpec, alerts: Sequence[Alert], at: Judged) -> li
             threshold=alert.threshold,
             weeks=alert.weeks,
             min_move=alert.min_move,
+            within=alert.within,
             changes=changes,
             ads=ads,
             days=CAUSE_DAYS,

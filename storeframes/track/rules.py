@@ -21,6 +21,7 @@
     threshold = 3.0               # the robust z past which a day is anomalous
     weeks = 4                     # the baseline: the same weekday of the weeks before
     min_move = 5                  # and the places it moved from the baseline, at least
+    within = 20                   # judged where the rank or its baseline is in the top 20
 
     [[alert]]
     rule = "listing_change"       # a tracked app changed one of these
@@ -134,7 +135,7 @@ and back. ``margin = 0`` fires on every crossing, on its day."""
 _KEYS: Mapping[str, tuple[str, ...]] = {
     "rank_drop": ("apps", "keywords", "places", "within"),
     "top": ("apps", "keywords", "n", "margin"),
-    "anomaly": ("apps", "keywords", "threshold", "weeks", "min_move"),
+    "anomaly": ("apps", "keywords", "threshold", "weeks", "min_move", "within"),
     "listing_change": ("apps", "targets"),
     "new_advertiser": ("keywords",),
     "budget": ("at",),
@@ -161,6 +162,7 @@ class Alert:
     """The keywords it watches, as the frames write them; every keyword the tracker follows when empty."""
     places: int = 5
     within: int = 20
+    """``rank_drop``: the top the fall must start in; ``anomaly``: the top the rank or its baseline must be in."""
     n: int = 10
     margin: int = TOP_MARGIN
     """``top``: the places by which an app must pass the line (or stay past it a day) for an event."""
@@ -182,7 +184,7 @@ class Alert:
             "top": f"{apps} enters or leaves the top {self.n}"
             + (f" (by {self.margin}+ places, or for two days with data)" if self.margin else ""),
             "anomaly": f"{apps} moves {self.min_move}+ places from its weekday's median of {self.weeks} week(s), "
-            f"a robust z of {self.threshold:g}+",
+            f"a robust z of {self.threshold:g}+, within the top {self.within}",
             "listing_change": f"{apps} changes {', '.join(self.targets)}",
             "new_advertiser": "a new app in the ads",
             "budget": f"the month's spend passes {self.at:.0%} of the budget",
@@ -341,6 +343,7 @@ def parse_alerts(
                 raise fail(where, "weeks", weeks, "a whole number, 2 or more (a baseline holds two weeks at least)")
             values["weeks"] = weeks
             values["min_move"] = _whole(fail, where, "min_move", table.get("min_move", 5), 1)
+            values["within"] = _whole(fail, where, "within", table.get("within", 20), 1)
         if rule == "listing_change":
             targets = table.get("targets", list(DEFAULT_TARGETS))
             found = texts("targets", targets, split=False) if isinstance(targets, list) else None

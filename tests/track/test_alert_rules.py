@@ -55,6 +55,7 @@ keywords = ["collage maker"]
 threshold = 2.5
 weeks = 3
 min_move = 4
+within = 50
 
 [[alert]]
 rule = "listing_change"
@@ -88,7 +89,7 @@ def test_every_rule_of_the_issue_is_read_with_its_values(tmp_path: Path, monkeyp
     assert (drop.apps, drop.keywords, drop.places, drop.within) == ((APP,), ("photo editor",), 5, 20)
     assert (top.apps, top.keywords, top.n, top.margin) == ((APP,), (), 10, TOP_MARGIN)
     assert (anomaly.apps, anomaly.keywords) == ((APP, OTHER), ("collage maker",))
-    assert (anomaly.threshold, anomaly.weeks, anomaly.min_move) == (2.5, 3, 4)
+    assert (anomaly.threshold, anomaly.weeks, anomaly.min_move, anomaly.within) == (2.5, 3, 4, 50)
     assert listing.targets == ("title", "subtitle", "screenshots", "icon", "price", "description")
     assert ads.keywords == ("photo editor",)
     assert budget.at == 0.8
@@ -119,10 +120,10 @@ def test_an_anomaly_rule_takes_rank_anomalies_defaults_and_says_them():
     spec = parse_spec(BASE + f'[[alert]]\nrule = "anomaly"\napps = ["{APP}"]\n')
     (alert,) = spec.alerts
     assert (alert.name, alert.apps, alert.keywords) == ("anomaly", (APP,), ())
-    assert (alert.threshold, alert.weeks, alert.min_move) == (3.0, 4, 5)
+    assert (alert.threshold, alert.weeks, alert.min_move, alert.within) == (3.0, 4, 5, 20)
     assert isinstance(alert.threshold, float)
     assert alert.describe() == (
-        f"anomaly: {APP} moves 5+ places from its weekday's median of 4 week(s), a robust z of 3+"
+        f"anomaly: {APP} moves 5+ places from its weekday's median of 4 week(s), a robust z of 3+, within the top 20"
     )
     whole = parse_spec(
         BASE + f'[[alert]]\nrule = "anomaly"\napps = ["{APP}"]\nthreshold = 4\nkeywords = ["photo editor"]\n'
@@ -170,6 +171,7 @@ def _line(text: str, needle: str) -> int:
         ('rule = "anomaly"\napps = ["1"]\nweeks = 1', "weeks = 1", "a baseline holds two weeks at least"),
         ('rule = "anomaly"\napps = ["1"]\nweeks = 2.5', "weeks = 2.5", "a whole number, 2 or more"),
         ('rule = "anomaly"\napps = ["1"]\nmin_move = 0', "min_move = 0", "a whole number, 1 or more"),
+        ('rule = "anomaly"\napps = ["1"]\nwithin = 0', "within = 0", "a whole number, 1 or more"),
         ('rule = "anomaly"\napps = ["1"]\ndays = 7', "days = 7", "one of the keys of an anomaly alert"),
         ('rule = "anomaly"\napps = ["1"]\nplaces = 5', "places = 5", "threshold, weeks, min_move"),
         ('rule = "anomaly"\nkeywords = ["photo editor"]', "[[alert]]", "an anomaly alert's apps"),
