@@ -95,7 +95,7 @@ from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
 from ..catalog import ANDROID_CATEGORIES, IOS_CATEGORIES
-from .moves import WEEKEND_THEMES, demand, episodes, ratings_to_date
+from .moves import WEEKEND_THEMES, advertisers, demand, episodes, listing_jumps, ratings_to_date, weekly_rhythm
 
 __all__ = [
     "ANDROID_CATEGORIES",
@@ -836,16 +836,22 @@ class _RankingModel:
     angular_speed: tuple[float, ...]
     phase: tuple[float, ...]
     depth: int  # results the store shows (history length); live shows min(depth, 250)
-    advertisers: tuple[str, ...]
+    bidders: tuple[str, ...]  # apps that ever buy the keyword's ads, the steady ones first (moves.advertisers)
     risers: tuple[int, ...]  # indexes an episode may boost: ranked 11-60 by relevance
     leaders: tuple[int, ...]  # indexes an episode may drop: the top 12 by relevance
     episodes_key: str  # names the ranking's episode calendar (moves.episodes)
+    rhythm: tuple[tuple[int, tuple[float, ...]], ...]  # (index, shift per weekday) of apps with a weekly rhythm
+    listed: tuple[int, ...]  # the top 60 by relevance: their listing changes may move them (moves.listing_jumps)
 
 
 _LIVE_CAP = 250
 _HISTORY_CAP = {"ios": 500, "android": 250}
 _MIN_RESULTS = 40
 _DRIFT_NOISE = 0.12
+_RELEVANT = 60
+"""Apps among the top 60 by relevance of a keyword have weekly rhythms and jump after listing changes."""
+_JUMP_BLOCK = 28
+"""Listing jumps are worked out (and cached) per block of 28 days of a ranking."""
 
 
 class World:
@@ -908,6 +914,9 @@ class World:
         self._ranking_model: Callable[[str, str, str, str], _RankingModel] = functools.lru_cache(maxsize=512)(
             self._build_ranking_model
         )
+        self._jumps: Callable[[str, str, str, str, int], tuple[tuple[int, int, int, float], ...]] = functools.lru_cache(
+            maxsize=1024
+        )(self._build_jumps)
 
     # ---------------------------------------------------------------- catalogue
 
@@ -1643,7 +1652,7 @@ class World:
         words = _words(keyword)
         stable = random.Random(f"{self.seed}:{store}:search:{keyword}")
         local = random.Random(f"{self.seed}:{store}:search:{keyword}:{country}:{language}")
-        ids, relevance, amplitude, speed, phase = [], [], [], [], []
+        ids, relevance, amplitude, speed, phase, themes = [], [], [], [], [], []
         for app in self._apps[store]:
             # Draw for every app, available or not, so one country's gaps do not shift the others.
             base = stable.gauss(0.0, 0.9) + local.gauss(0.0, 0.25)
@@ -1652,6 +1661,7 @@ class World:
                 continue
             hits = len(words & app.title_words) * 2.0 + len(words & app.words) * 1.5
             ids.append(app.app_id)
+            themes.append(app.theme.key)
             relevance.append(hits + 0.45 * app.popularity + base)
             amplitude.append(drift[0])
             speed.append(drift[1])
@@ -1660,16 +1670,45 @@ class World:
         depth = _MIN_RESULTS + round((_HISTORY_CAP[store] - _MIN_RESULTS) * breadth)
         by_relevance = sorted(range(len(ids)), key=relevance.__getitem__, reverse=True)
         top = by_relevance[:30]
-        advertisers = []
-        for _ in range(4):
+        bidders = []
+        for _ in range(4 + int(8 * stable.random())):
             pool = top if stable.random() < 0.5 else range(len(ids))
-            advertisers.append(ids[stable.choice(pool)])
+            bidders.append(ids[stable.choice(pool)])
+        listed = by_relevance[:_RELEVANT]
+        place = f"{self.seed}:{store}:rhythm:{keyword}:{country}:{language}"
+        rhythms = ((i, weekly_rhythm(f"{place}:{ids[i]}", weekend=themes[i] in WEEKEND_THEMES)) for i in listed)
         return _RankingModel(
             tuple(ids), tuple(relevance), tuple(amplitude), tuple(speed), tuple(phase),
-            min(depth, len(ids)), tuple(dict.fromkeys(advertisers)),
+            min(depth, len(ids)), tuple(dict.fromkeys(bidders)),
             tuple(by_relevance[10:60]), tuple(by_relevance[:12]),
             f"{self.seed}:{store}:episodes:{keyword}:{country}:{language}",
+            tuple((i, shifts) for i, shifts in rhythms if shifts), tuple(listed),
         )  # fmt: skip
+
+    def _build_jumps(
+        self, store: str, keyword: str, country: str, language: str, block: int
+    ) -> tuple[tuple[int, int, int, float], ...]:
+        """The jumps after listing changes (:func:`~storeframes.sandbox.moves.listing_jumps`) of a block of days."""
+        model = self._ranking_model(store, keyword, country, language)
+        tagline = "subtitle" if store == "ios" else "short_description"
+        listings = []
+        for place, i in enumerate(model.listed):
+            profile = self._profile(store, model.app_ids[i])
+            listings += [
+                (i, model.app_ids[i], place, "title", profile.titles),
+                (i, model.app_ids[i], place, tagline, self._local_calendar(profile, "tagline", country)),
+                (i, model.app_ids[i], place, "screenshots", self._local_calendar(profile, "screenshots", country)),
+                (
+                    i,
+                    model.app_ids[i],
+                    place,
+                    "long_description",
+                    self._local_calendar(profile, "long_description", country),
+                ),
+            ]
+        first = block * _JUMP_BLOCK
+        key = f"{self.seed}:{store}:jumps:{keyword}:{country}:{language}"
+        return tuple(listing_jumps(key, first, first + _JUMP_BLOCK - 1, listings))
 
     def _ranking(
         self, keyword: str, device: str, country: str, language: str, day: date
@@ -1686,6 +1725,12 @@ class World:
         ]
         for i, shift in episodes(model.episodes_key, t, model.risers, model.leaders).items():
             scores[i] += shift
+        weekday = (t + 6) % 7
+        for i, shifts in model.rhythm:
+            scores[i] += shifts[weekday]
+        for i, start, end, shift in self._jumps(store, keyword, country, language, t // _JUMP_BLOCK):
+            if start <= t <= end:
+                scores[i] += shift
         order = sorted(range(len(scores)), key=scores.__getitem__, reverse=True)[: model.depth]
         return model, [model.app_ids[i] for i in order]
 
@@ -1701,7 +1746,8 @@ class World:
         if store_of(device) != "ios":
             raise ValueError("search ads exist only for iphone and ipad")
         model, ranked = self._ranking(keyword, device, country, language, day)
-        pool = list(model.advertisers)
+        week = (day.toordinal() - 1) // 7
+        pool = advertisers(f"{self.seed}:{_normalize_keyword(keyword)}:{country}", week, model.bidders)
         if len(pool) < 2:
             pool += [a for a in ranked[:3] if a not in pool]
         ads = random.Random(f"{self.seed}:ads:{_normalize_keyword(keyword)}:{country}:{day.isoformat()}").sample(
