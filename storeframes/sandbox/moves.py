@@ -90,7 +90,7 @@ JUMP_DAYS = (5, 21)
 _WEEK = 7
 _RHYTHM_SHARE = 0.25
 _RHYTHM_SIZE = (0.25, 0.5)
-_JUMP_SIZE = (0.6, 1.4)
+_JUMP_SIZE = (0.8, 1.6)
 _HAPPY = (0.03, 0.02, 0.05, 0.15, 0.75)
 _UNHAPPY = (0.6, 0.15, 0.1, 0.07, 0.08)
 
@@ -196,17 +196,18 @@ def weekly_rhythm(key: str, *, weekend: bool) -> tuple[float, ...]:
     """An app's score shift on one keyword per weekday (Monday to Sunday), or ``()`` for none.
 
     ``key`` names the app in one ranking (seed, store, keyword, country, language, app). About a
-    third of the apps have a rhythm: an app whose theme peaks at the weekend (``weekend``) rises
-    on Saturday and Sunday by 0.12-0.25 units of the ranking's score (a few places), the others
-    fall by as much at the weekend. The shift depends on the weekday alone, so the median of the
-    same weekday over past weeks is the baseline that takes it out.
+    quarter of the apps have a rhythm: an app whose theme peaks at the weekend (``weekend``)
+    rises on Saturday and Sunday by 0.25-0.5 units of the ranking's score (a few places near the
+    top, 10-20 further down where the ranking is crowded), the others fall by as much at the
+    weekend; Monday to Friday they stay where they are. The shift depends on the weekday alone,
+    so the median of the same weekday over past weeks is the baseline that takes it out.
 
     >>> weekly_rhythm("0:ios:rhythm:puzzle games:us:en:361252007", weekend=True)
     ()
     >>> [round(s, 3) for s in weekly_rhythm("0:ios:rhythm:puzzle games:us:en:2", weekend=True)]
-    [0.0, 0.0, 0.0, 0.0, 0.0, 0.185, 0.185]
+    [0.0, 0.0, 0.0, 0.0, 0.0, 0.375, 0.375]
     >>> [round(s, 3) for s in weekly_rhythm("0:ios:rhythm:puzzle games:us:en:2", weekend=False)]
-    [0.0, 0.0, 0.0, 0.0, 0.0, -0.185, -0.185]
+    [0.0, 0.0, 0.0, 0.0, 0.0, -0.375, -0.375]
     """
     if _unit(key, "rhythm") >= _RHYTHM_SHARE:
         return ()
@@ -268,7 +269,7 @@ def listing_jumps(
     keyword and the fields that move a ranking (title, subtitle or short description,
     screenshots, long description), each with the calendar of its changes in the country. A
     change moves the app with probability :data:`JUMP_CHANCE` (drawn from ``key``, the app, the
-    field and the change's number): from 1-3 days after the change its score shifts by 0.6-1.4
+    field and the change's number): from 1-3 days after the change its score shifts by 0.8-1.6
     units (ten places or more; up more often for an app outside the top 12 by relevance, down
     more often for a top app) for 5-21 days, or until the field changes again. ``start`` and
     ``end`` are the first and last day of the shift (ordinals, both included).
@@ -279,7 +280,7 @@ def listing_jumps(
     ...         return [k for k in range(0, 100) if first <= self.day_of(k) <= last]
     >>> listings = [(n, f"app{n}", n, "screenshots", Every30()) for n in range(40)]
     >>> [(i, s - 739_000, e - 739_000, round(x, 2)) for i, s, e, x in listing_jumps("k", 739_100, 739_130, listings)]
-    [(2, 121, 135, -0.89), (13, 121, 126, 1.2), (15, 121, 139, -1.2), (21, 91, 109, 1.31), (33, 122, 127, 1.08)]
+    [(2, 121, 135, -1.09), (13, 121, 126, 1.4), (15, 121, 139, -1.4), (21, 91, 109, 1.51), (33, 122, 127, 1.28)]
     """
     jumps = []
     reach = JUMP_DELAY[1] + JUMP_DAYS[1]
