@@ -11,6 +11,15 @@ answer that only the day changes:
   pushes a top app down. Episodes are drawn per week of the calendar (:func:`episodes`), about
   one a week per keyword, store and country, so a month shows a few jumps of 10 places or more,
   and apps that leave the top 10 and come back.
+* **Weekly rhythms.** About a quarter of a keyword's relevant apps rise or fall by a few places
+  every Saturday and Sunday (:func:`weekly_rhythm`): the median of the same weekday over past
+  weeks is their baseline, not the median of the last days.
+* **Jumps after listing changes.** When a relevant app changes its title, subtitle or short
+  description, screenshots or long description in a country, the change moves it on a keyword
+  now and then (:func:`listing_jumps`): 1-3 days later, ten places or more up or down, for days
+  or weeks. The change is the one the changes endpoint reports, so a jump has a cause to find.
+* **Advertisers** of a keyword come and go by the week (:func:`advertisers`): one or two steady
+  ones, and campaigns of 1-3 weeks, more on some keywords than others.
 * **Demand.** Downloads, revenues and power follow :func:`demand`: a weekly pattern (games and
   entertainment peak at the weekend, work apps on weekdays), a slow per-app momentum (a sinusoid
   of 3-13 weeks) and a daily noise.

@@ -51,10 +51,23 @@ How the world is made
 * **Search.** A keyword ranks every available app of the store by relevance (keyword words in the
   title, the theme's search words and the category names, plus popularity and a stable per-app
   term) plus a smooth drift (a per-app sinusoid with a period of 10-60 days) plus a small daily
-  noise: ranks move a few places a day and stay recognisable. Now and then an *episode* (2-8
-  days, about one a week per keyword, store and country) boosts an app from outside the top 10
-  or drops a top app: ranks jump 10 places or more and apps leave the top 10 and come back
-  (:func:`storeframes.sandbox.moves.episodes`). iphone and ipad share one ranking.
+  noise: ranks move a few places a day and stay recognisable, and over a few weeks competitors
+  gain and lose places. Now and then an *episode* (2-8 days, about one a week per keyword, store
+  and country) boosts an app from outside the top 10 or drops a top app: ranks jump 10 places or
+  more and apps leave the top 10 and come back (:func:`storeframes.sandbox.moves.episodes`).
+  About a quarter of the keyword's top 60 by relevance have a *weekly rhythm*: they rise (themes
+  that peak at the weekend) or fall (the others) on Saturday and Sunday by a few places, the same
+  every week (:func:`~storeframes.sandbox.moves.weekly_rhythm`). A *listing change* of one of those
+  60 apps in the country (title, subtitle or short description, screenshots, long description:
+  the calendars ``metadata()`` and ``changes()`` read) moves it on the keyword with probability
+  0.1: from 1-3 days after the change, up or down by 10 places or more, for 5-21 days or until
+  that field changes again (:func:`~storeframes.sandbox.moves.listing_jumps`; worked out per
+  block of 28 days and cached, so a day's ranking looks up nothing but a short list). iphone and
+  ipad share one ranking.
+* **Search ads** (iphone/ipad only): each keyword has 4-11 apps that ever advertise on it; one or
+  two of them advertise every week, the others in campaigns of 1-3 weeks that start on a Monday,
+  more of them on some keywords than others (:func:`~storeframes.sandbox.moves.advertisers`). Each
+  day two of that week's advertisers take the two ad places.
   The number of results depends on the keyword (niche, many-word keywords get fewer): 40-500 on
   iphone/ipad, 40-250 on android. The live search returns the first 250; the history of a day is
   the same ranking, so its first 250 equal the live search of that day.
@@ -1741,7 +1754,9 @@ class World:
     def search_ads(self, keyword: str, *, device: str, country: str, language: str, day: date) -> list[dict[str, Any]]:
         """Live search with the two ad placements first: ``[{"application_id", "is_ad"}, ...]``.
 
-        Only the iphone/ipad store sells search ads. An advertiser may also rank organically.
+        Only the iphone/ipad store sells search ads. The two ads are drawn each day from the
+        keyword's advertisers of the week (:func:`~storeframes.sandbox.moves.advertisers`), which
+        come and go by the week. An advertiser may also rank organically.
         """
         if store_of(device) != "ios":
             raise ValueError("search ads exist only for iphone and ipad")
