@@ -17,7 +17,8 @@ The main entry points (help(sf.NAME) documents one):
   versions_frame, metrics_frame, changes_frame, version_changes_frame, screenshot_changes_frame,
   privacy_changes_frame, screenshots_frame, videos_frame, in_app_purchases_frame,
   permissions_frame, related_apps_frame, search_frame, search_history_frame, benchmarks_frame;
-  then find_apps, rank_history, the everyday questions of storeframes.analysis, and to_pandas.
+  then find_apps, rank_history, storeframes.analysis (share_of_voice, keyword_opportunities,
+  rank_anomalies and the everyday questions), and to_pandas.
 - Before spending: plan (a call's requests and credits, nothing sent), a client's budget, ledger
   and spend().
 - What the cache keeps: Cache; scan, compact, snapshots, observed_changes; sql (DuckDB over it);
@@ -107,6 +108,7 @@ from .kept.scan import compact, scan
 from .kept.snapshots import snapshots
 from .lake import check_manifest, manifest, publish, read_table, sql
 from .ledger import LEDGER_SCHEMA
+from .analysis import keyword_opportunities, rank_anomalies, share_of_voice
 from .ranks import RANK_STATUSES, rank_history
 from .track import Tracker, TrackerSpec, events
 from .workspaces import Workspace, load_workspaces, spend_report
@@ -145,6 +147,7 @@ __all__ = [
     "events",
     "find_apps",
     "in_app_purchases_frame",
+    "keyword_opportunities",
     "load_workspaces",
     "manifest",
     "metadata_frame",
@@ -154,6 +157,7 @@ __all__ = [
     "plan",
     "privacy_changes_frame",
     "publish",
+    "rank_anomalies",
     "rank_history",
     "read_table",
     "related_apps_frame",
@@ -164,6 +168,7 @@ __all__ = [
     "screenshots_frame",
     "search_frame",
     "search_history_frame",
+    "share_of_voice",
     "snapshots",
     "spend_report",
     "sql",

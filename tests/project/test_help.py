@@ -41,7 +41,9 @@ def test_the_first_screen_of_help_names_the_frame_functions_the_entry_points_and
 
 
 def test_help_is_bounded():
-    assert len(_help()) < 3_200  # 5,695 lines when every error and warning was listed in the package's __all__
+    # 5,695 lines when every error and warning was listed in the package's __all__; 3,250 with the analysis'
+    # share_of_voice, keyword_opportunities and rank_anomalies
+    assert len(_help()) < 3_400
 
 
 def test_the_errors_and_warnings_stay_importable_from_the_package_but_out_of_its_listing():

@@ -26,18 +26,18 @@ from typing import Any, cast
 
 import polars as pl
 
-from ._tracebacks import user_facing
-from .catalog import ANDROID_CATEGORIES, IOS_CATEGORIES, app_list, parse_day
-from .errors import InvalidParameterError
-from .ranks import one_list, polars_frame
-from .schemas import BENCHMARK_RATES, Column, TableSchema
+from .._tracebacks import user_facing
+from ..catalog import ANDROID_CATEGORIES, IOS_CATEGORIES
+from ..errors import InvalidParameterError
+from ..ranks import one_list, polars_frame
+from ..schemas import BENCHMARK_RATES, Column, TableSchema
+from .inputs import SERIES, app_ids, checked_frame, count, day, with_series
 
 __all__ = ["CHANGES_BEFORE", "MOVERS", "RATES", "category_standing", "changes_before", "movers", "with_names"]
 
 RATES = BENCHMARK_RATES
 """The conversion rates of a benchmarks frame, each in percent."""
 
-_SERIES = ("keyword", "country", "language", "device")
 
 MOVERS = TableSchema(
     "movers",
@@ -76,51 +76,6 @@ CHANGES_BEFORE = TableSchema(
 
 
 # -- checks ---------------------------------------------------------------------------------------
-
-
-def _frame(value: Any, name: str, function: str, what: str, needed: Sequence[str]) -> pl.DataFrame:
-    """A polars frame from ``value`` that has the ``needed`` columns, or an error naming the missing ones."""
-    frame = polars_frame(value, name, function, f"{what} (a polars or pandas DataFrame)")
-    missing = [c for c in needed if c not in frame.columns]
-    if missing:
-        raise InvalidParameterError(
-            name,
-            f"a frame without {', '.join(missing)}",
-            f"{what}, with columns {', '.join(needed)}",
-            endpoint=function,
-        )
-    return frame
-
-
-def _count(name: str, value: Any, function: str) -> int | None:
-    """A whole number of 1 or more, or None."""
-    if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
-        raise InvalidParameterError(name, value, "a whole number of 1 or more, or None", endpoint=function)
-    return value
-
-
-def _day(name: str, value: Any, function: str) -> date | None:
-    return None if value is None else parse_day(name, value, endpoint=function)
-
-
-def _apps(value: Any, function: str) -> list[str]:
-    try:
-        ids = app_list(value)
-    except InvalidParameterError:
-        ids = []
-    if not ids:
-        raise InvalidParameterError(
-            "apps", value, "an app id or a list of them (or None: every app)", endpoint=function
-        )
-    return ids
-
-
-def _with_series(frame: pl.DataFrame) -> pl.DataFrame:
-    """``date`` as a day, and every series column present (null where the frame lacks it)."""
-    return frame.with_columns(
-        pl.col("date").cast(pl.Date),
-        *(pl.col(c).cast(pl.String) if c in frame.columns else pl.lit(None, pl.String).alias(c) for c in _SERIES),
-    ).filter(pl.col("date").is_not_null())
 
 
 # -- movers ---------------------------------------------------------------------------------------
@@ -191,20 +146,20 @@ def movers(
     ranks_needed = ("keyword", "app_id", "date", "rank", "status", "results")
     needed = ranks_needed if is_ranks else ("keyword", "date", "rank", "app_id")
     what = "a rank_history frame" if is_ranks else "a search_history_frame or search_frame"
-    frame = _frame(raw, "history_or_ranks", function, what, needed)
-    ids = None if apps is None else _apps(apps, function)
-    first, last = _day("start", start, function), _day("end", end, function)
-    top, within = _count("top", top, function), _count("within", within, function)
+    frame = checked_frame(raw, "history_or_ranks", function, what, needed)
+    ids = None if apps is None else app_ids(apps, function)
+    first, last = day("start", start, function), day("end", end, function)
+    top, within = count("top", top, function), count("within", within, function)
     if first is not None and last is not None and last < first:
         raise InvalidParameterError("end", last, f"a date on or after start={first}", endpoint=function)
 
     daily = _from_ranks if is_ranks else _from_history
-    pairs, recorded, ranked = daily(_with_series(frame), ids, function)
+    pairs, recorded, ranked = daily(with_series(frame), ids, function)
     first, last = _range(recorded, first, last, function)
     if first is not None and last is not None:
         recorded = recorded.filter(pl.col("date").is_between(first, last))
         ranked = ranked.filter(pl.col("date").is_between(first, last))
-    series = list(_SERIES)
+    series = list(SERIES)
     spans = recorded.group_by(series).agg(
         pl.col("date").min().alias("start_date"),
         pl.col("date").max().alias("end_date"),
@@ -283,15 +238,15 @@ def _from_ranks(frame: pl.DataFrame, ids: list[str] | None, function: str) -> Da
             known = ", ".join(frame["app_id"].unique(maintain_order=True).head(10).to_list())
             raise InvalidParameterError("apps", absent, f"apps of the rank_history frame: {known}", endpoint=function)
         frame = frame.filter(pl.col("app_id").is_in(ids))
-    pairs = frame.select(*_SERIES, "app_id").unique(maintain_order=True)
+    pairs = frame.select(*SERIES, "app_id").unique(maintain_order=True)
     recorded = (
         frame.filter(pl.col("status") != "no_data")
-        .group_by(*_SERIES, "date")
+        .group_by(*SERIES, "date")
         .agg(pl.col("results").max().cast(pl.Int64))
     )
     ranked = (
         frame.filter(pl.col("status") == "ranked", pl.col("rank").is_not_null())
-        .group_by(*_SERIES, "app_id", "date")
+        .group_by(*SERIES, "app_id", "date")
         .agg(pl.col("rank").min())
     )
     return pairs, recorded, ranked
@@ -300,21 +255,21 @@ def _from_ranks(frame: pl.DataFrame, ids: list[str] | None, function: str) -> Da
 def _from_history(frame: pl.DataFrame, ids: list[str] | None, function: str) -> Daily:
     """The same from a search history (or a live search: ads left out, the organic rank used; of a cache's
     two lists of a day, the organic one)."""
-    frame = one_list(frame, [*_SERIES, "date"])
+    frame = one_list(frame, [*SERIES, "date"])
     if "is_ad" in frame.columns:
         frame = frame.filter(~pl.col("is_ad").fill_null(False))
     rank = "organic_rank" if "organic_rank" in frame.columns else "rank"
-    recorded = frame.group_by(*_SERIES, "date").agg(pl.len().cast(pl.Int64).alias("results"))
+    recorded = frame.group_by(*SERIES, "date").agg(pl.len().cast(pl.Int64).alias("results"))
     ranked = (
         frame.filter(pl.col(rank).is_not_null())
-        .group_by(*_SERIES, "app_id", "date", maintain_order=True)
+        .group_by(*SERIES, "app_id", "date", maintain_order=True)
         .agg(pl.col(rank).min().alias("rank"))
     )
     if ids is None:  # every app that ranked
-        pairs = ranked.select(*_SERIES, "app_id").unique(maintain_order=True)
+        pairs = ranked.select(*SERIES, "app_id").unique(maintain_order=True)
     else:  # every keyword with each app given, ranked or not
         apps = pl.DataFrame({"app_id": ids}, schema={"app_id": pl.String})
-        pairs = frame.select(_SERIES).unique(maintain_order=True).join(apps, how="cross")
+        pairs = frame.select(SERIES).unique(maintain_order=True).join(apps, how="cross")
     return pairs, recorded, ranked
 
 
@@ -376,9 +331,9 @@ def changes_before(movers: pl.DataFrame | Any, changes: pl.DataFrame | Any, *, d
     windows (fetch it from the earliest ``window_start``): a day it lacks counts as no change.
     """
     function = "changes_before"
-    moved = _frame(movers, "movers", function, "a movers() frame", ("app_id", "start_date", "end_date"))
-    made = _frame(changes, "changes", function, "a changes_frame", ("app_id", "date", "target"))
-    window = _count("days", days, function)
+    moved = checked_frame(movers, "movers", function, "a movers() frame", ("app_id", "start_date", "end_date"))
+    made = checked_frame(changes, "changes", function, "a changes_frame", ("app_id", "date", "target"))
+    window = count("days", days, function)
     taken = [c.name for c in CHANGES_BEFORE.columns if c.name in moved.columns]
     if taken:
         raise InvalidParameterError(
@@ -449,7 +404,7 @@ def category_standing(
     function = "category_standing"
     if rate not in RATES:
         raise InvalidParameterError("rate", rate, f"one of {', '.join(RATES)}", endpoint=function)
-    frame = _frame(
+    frame = checked_frame(
         benchmarks,
         "benchmarks",
         function,
@@ -532,9 +487,9 @@ def with_names(frame: pl.DataFrame | Any, metadata: pl.DataFrame | Any, *, categ
     ``category_name`` (its name in the store's list), after ``app_title``.
     """
     function = "with_names"
-    rows = _frame(frame, "frame", function, "a frame with app ids", ("app_id",))
+    rows = checked_frame(frame, "frame", function, "a frame with app ids", ("app_id",))
     needed = ("app_id", "title", "categories") if categories else ("app_id", "title")
-    meta = _frame(metadata, "metadata", function, "a metadata_frame", needed)
+    meta = checked_frame(metadata, "metadata", function, "a metadata_frame", needed)
     added = ["app_title", "category", "category_name"] if categories else ["app_title"]
     taken = [c for c in added if c in rows.columns]
     if taken:

@@ -1,0 +1,48 @@
+"""The questions analysts bring to frames already fetched, each in one call: pure polars, no request, no credit.
+
+* :mod:`~storeframes.analysis.everyday`: who moved (:func:`movers`), what they changed before
+  (:func:`changes_before`), where a category stands (:func:`category_standing`), whose app it is
+  (:func:`with_names`);
+* :mod:`~storeframes.analysis.voice`: each app's (or developer's) share of the top places of a set of
+  keywords, day by day (:func:`share_of_voice`);
+* :mod:`~storeframes.analysis.opportunities`: which keywords to work on, with a score explained by its
+  columns (:func:`keyword_opportunities`);
+* :mod:`~storeframes.analysis.anomalies`: the days a rank left its weekly rhythm, against a robust baseline,
+  with their likely cause (:func:`rank_anomalies`);
+* :mod:`~storeframes.analysis.inputs`: what they share (their inputs checked, a search frame's organic results).
+
+>>> import storeframes as sf
+>>> from storeframes.analysis import changes_before, movers, with_names
+>>> history = sf.search_history_frame(["photo editor", "photo filters"], start="2026-08-21", end="2026-11-18")  # doctest: +SKIP
+>>> moved = movers(history, ["3233849169", "394079159"], top=5)  # doctest: +SKIP
+>>> changes = sf.changes_frame(["3233849169", "394079159"], start="2026-08-21", end="2026-11-18")  # doctest: +SKIP
+>>> with_names(changes_before(moved, changes, days=14), sf.metadata_frame(moved["app_id"]))  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+from .anomalies import ANOMALIES, CAUSE_TARGETS, MAD_SCALE, rank_anomalies
+from .everyday import CHANGES_BEFORE, MOVERS, RATES, category_standing, changes_before, movers, with_names
+from .opportunities import OPPORTUNITIES, SCORE_WEIGHTS, keyword_opportunities
+from .voice import CTR_CURVE, SHARE_OF_VOICE, ctr_weight, share_of_voice
+
+__all__ = [
+    "ANOMALIES",
+    "CAUSE_TARGETS",
+    "CHANGES_BEFORE",
+    "CTR_CURVE",
+    "MAD_SCALE",
+    "MOVERS",
+    "OPPORTUNITIES",
+    "RATES",
+    "SCORE_WEIGHTS",
+    "SHARE_OF_VOICE",
+    "category_standing",
+    "changes_before",
+    "ctr_weight",
+    "keyword_opportunities",
+    "movers",
+    "rank_anomalies",
+    "share_of_voice",
+    "with_names",
+]

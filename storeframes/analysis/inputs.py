@@ -1,0 +1,93 @@
+"""What the analysis functions share: their inputs checked, and the organic results of a search frame.
+
+A frame the functions read may be polars, lazy or pandas; a wrong one is refused with the columns it
+lacks, before anything is computed.
+
+>>> history = pl.DataFrame({"keyword": ["maps"], "date": [date(2026, 1, 1)], "rank": [1], "app_id": ["1"]})
+>>> organic(checked_frame(history, "history", "share_of_voice", "a search_history_frame", NEEDED)).columns
+['keyword', 'country', 'language', 'device', 'date', 'app_id', 'rank']
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import date
+from typing import Any
+
+import polars as pl
+
+from ..catalog import app_list, parse_day
+from ..errors import InvalidParameterError
+from ..ranks import one_list, polars_frame
+
+__all__ = ["NEEDED", "PLACE", "SERIES", "app_ids", "checked_frame", "count", "day", "organic", "with_series"]
+
+SERIES = ("keyword", "country", "language", "device")
+"""A ranking's keys: the keyword and its place."""
+
+PLACE = SERIES[1:]
+"""A place: country, language and device."""
+
+NEEDED = ("keyword", "date", "rank", "app_id")
+"""The columns of a search frame every analysis of results reads."""
+
+
+def checked_frame(value: Any, name: str, function: str, what: str, needed: Sequence[str]) -> pl.DataFrame:
+    """A polars frame from ``value`` that has the ``needed`` columns, or an error naming the missing ones."""
+    frame = polars_frame(value, name, function, f"{what} (a polars or pandas DataFrame)")
+    missing = [c for c in needed if c not in frame.columns]
+    if missing:
+        raise InvalidParameterError(
+            name,
+            f"a frame without {', '.join(missing)}",
+            f"{what}, with columns {', '.join(needed)}",
+            endpoint=function,
+        )
+    return frame
+
+
+def count(name: str, value: Any, function: str) -> int | None:
+    """A whole number of 1 or more, or None."""
+    if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
+        raise InvalidParameterError(name, value, "a whole number of 1 or more, or None", endpoint=function)
+    return value
+
+
+def day(name: str, value: Any, function: str) -> date | None:
+    """A day from a date or an ISO text, or None."""
+    return None if value is None else parse_day(name, value, endpoint=function)
+
+
+def app_ids(value: Any, function: str, name: str = "apps") -> list[str]:
+    """App ids from an id, a comma-separated text or a list; none is refused."""
+    try:
+        ids = app_list(value)
+    except InvalidParameterError:
+        ids = []
+    if not ids:
+        raise InvalidParameterError(name, value, "an app id or a list of them", endpoint=function)
+    return ids
+
+
+def with_series(frame: pl.DataFrame) -> pl.DataFrame:
+    """``date`` as a day, and every series column present (null where the frame lacks it)."""
+    return frame.with_columns(
+        pl.col("date").cast(pl.Date),
+        *(pl.col(c).cast(pl.String) if c in frame.columns else pl.lit(None, pl.String).alias(c) for c in SERIES),
+    ).filter(pl.col("date").is_not_null())
+
+
+def organic(frame: pl.DataFrame) -> pl.DataFrame:
+    """The organic results of a search history, a live search or a cache's snapshots of it: one row per
+    keyword, place, day and app at its best organic place (``rank``); ads are left out, and of a cache's two
+    lists of a day the organic one is read (:func:`storeframes.ranks.one_list`)."""
+    frame = one_list(with_series(frame), [*SERIES, "date"])
+    if "is_ad" in frame.columns:
+        frame = frame.filter(~pl.col("is_ad").fill_null(False))
+    rank = "organic_rank" if "organic_rank" in frame.columns else "rank"
+    return (
+        frame.filter(pl.col(rank).is_not_null(), pl.col("app_id").is_not_null())
+        .group_by(*SERIES, "date", "app_id", maintain_order=True)
+        .agg(pl.col(rank).min().cast(pl.Int64).alias("rank"))
+        .select(*SERIES, "date", pl.col("app_id").cast(pl.String), "rank")
+    )
