@@ -1704,21 +1704,13 @@ class World:
         """The jumps after listing changes (:func:`~storeframes.sandbox.moves.listing_jumps`) of a block of days."""
         model = self._ranking_model(store, keyword, country, language)
         tagline = "subtitle" if store == "ios" else "short_description"
-        listings = []
+        local = (("tagline", tagline), ("screenshots", "screenshots"), ("long_description", "long_description"))
+        listings: list[tuple[int, str, int, str, _Calendar]] = []
         for place, i in enumerate(model.listed):
             profile = self._profile(store, model.app_ids[i])
-            listings += [
-                (i, model.app_ids[i], place, "title", profile.titles),
-                (i, model.app_ids[i], place, tagline, self._local_calendar(profile, "tagline", country)),
-                (i, model.app_ids[i], place, "screenshots", self._local_calendar(profile, "screenshots", country)),
-                (
-                    i,
-                    model.app_ids[i],
-                    place,
-                    "long_description",
-                    self._local_calendar(profile, "long_description", country),
-                ),
-            ]
+            calendars = [("title", profile.titles)]
+            calendars += [(target, self._local_calendar(profile, name, country)) for name, target in local]
+            listings += [(i, model.app_ids[i], place, target, calendar) for target, calendar in calendars]
         first = block * _JUMP_BLOCK
         key = f"{self.seed}:{store}:jumps:{keyword}:{country}:{language}"
         return tuple(listing_jumps(key, first, first + _JUMP_BLOCK - 1, listings))
