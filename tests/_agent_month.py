@@ -27,11 +27,13 @@ UNTRACKED = World.UNTRACKED_KEYWORD
 LAST_DAY = date(2026, 11, 20)
 DAYS = [LAST_DAY - timedelta(days=n) for n in range(29, -1, -1)]
 TRACKER = "photo-editors"
+ROOT = Path(__file__).resolve().parent.parent
+"""The checkout the tests are of: its storeframes is the one a server under test imports."""
 MONTH_BUDGET = 12_000
 
 
-def spec_text(cache: Path) -> str:
-    """The tracking notebook's spec, its cache in ``cache``."""
+def spec_text(cache: Path, extra: str = "") -> str:
+    """The tracking notebook's spec, its cache in ``cache``; ``extra`` (TOML: more items or alerts) after it."""
     return f"""
 [tracker]
 name = "{TRACKER}"
@@ -87,14 +89,15 @@ targets = ["title", "subtitle", "screenshots", "icon", "price"]
 [[alert]]
 rule = "budget"
 at = 0.8
-"""
+{extra}"""
 
 
-def replay(folder: Path) -> Path:
-    """A month of daily runs into ``folder/cache``; the spec's path (``folder/tracking.toml``)."""
+def replay(folder: Path, extra: str = "") -> Path:
+    """A month of daily runs into ``folder/cache``; the spec's path (``folder/tracking.toml``); ``extra`` as for
+    :func:`spec_text`."""
     folder.mkdir(parents=True, exist_ok=True)
     spec = folder / "tracking.toml"
-    spec.write_text(spec_text((folder / "cache").resolve()), encoding="utf-8")
+    spec.write_text(spec_text((folder / "cache").resolve(), extra), encoding="utf-8")
     tracker = sf.Tracker.from_toml(spec, sandbox=True, rate_limit=(600, 1.0))
     for day in DAYS:
         result = tracker.run(today=day)
@@ -103,8 +106,10 @@ def replay(folder: Path) -> Path:
 
 
 def server_env(**extra: str) -> dict[str, str]:
-    """The environment of a server under test: this one's, without a token unless given."""
+    """The environment of a server under test: this one's, without a token unless given, the storeframes of this
+    checkout first on the path (not another one the interpreter has installed)."""
     env = {k: v for k, v in os.environ.items() if k not in ("STOREFRAMES_API_KEY", "STOREFRAMES_BASE_URL")}
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH", "")) if p)
     env.update(extra)
     return env
 

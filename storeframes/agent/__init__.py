@@ -1,8 +1,8 @@
 """An assistant's way in: ``storeframes mcp``, a Model Context Protocol server with a spend gate.
 
-Eleven tools (:mod:`.server`) over one client: ``describe``, ``plan``, ``fetch_frame`` (the only one that may
+Fourteen tools (:mod:`.server`) over one client: ``describe``, ``plan``, ``fetch_frame`` (the only one that may
 spend, past the :mod:`.gate`), ``scan``, ``sql``, ``movers``, ``changes_before``, ``category_standing``,
-``events``, ``track_status`` and ``spend``. :class:`~.surface.Surface` holds them as plain methods, usable
+``share_of_voice``, ``keyword_opportunities``, ``rank_anomalies``, ``events``, ``track_status`` and ``spend``. :class:`~.surface.Surface` holds them as plain methods, usable
 without the SDK:
 
 >>> from storeframes.agent import open_surface

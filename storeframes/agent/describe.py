@@ -82,8 +82,8 @@ def _overview(settings: dict[str, Any]) -> Shown:
     prices = pl.DataFrame(endpoint_rows()).select("endpoint", "price", "max_apps")
     lines = [
         "storeframes: app-store data as tables. Free tools read what the cache holds (scan, sql, movers, changes_before,",
-        "category_standing, events, track_status, spend, describe, plan); fetch_frame is the one tool that may spend",
-        "credits, and shows the price first.",
+        "category_standing, share_of_voice, keyword_opportunities, rank_anomalies, events, track_status, spend,",
+        "describe, plan); fetch_frame is the one tool that may spend credits, and shows the price first.",
         "server: " + "; ".join(f"{k} {v}" for k, v in settings.items()),
         "",
         "tables for scan (snapshots=true: every day kept of "

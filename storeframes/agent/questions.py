@@ -51,6 +51,20 @@ class QuestionTools(Tools):
         }
         return frame, sources
 
+    def kept_ranks(
+        self, keywords: list[str] | None, first: date, last: date, scope: Mapping[str, Any]
+    ) -> tuple[pl.DataFrame, dict[str, str]]:
+        """:meth:`ranks`, or a :class:`NothingKeptError` saying that none are kept and what would keep them."""
+        ranks, sources = self.ranks(keywords, first, last, scope)
+        if ranks.is_empty():
+            places = ", ".join(f"{k}={v}" for k, v in scope.items() if v is not None)
+            raise NothingKeptError(
+                f"no search results are kept for {', '.join(keywords) if keywords else 'any keyword'}"
+                f"{f' ({places})' if places else ''} from {first} to {last}: a tracker with a search or "
+                "search_history item keeps them, or fetch_frame('search_history_frame', ...)"
+            )
+        return ranks, sources
+
     def _names(self) -> pl.DataFrame:
         return (
             scan("metadata", self.cache, service=self.service)
@@ -98,12 +112,7 @@ class QuestionTools(Tools):
     ) -> tuple[pl.DataFrame, list[str], dict[str, Any], tuple[date, date]]:
         first, last = self._range(start, end, tool)
         chosen = texts(keywords, "keywords", tool)
-        ranks, sources = self.ranks(chosen, first, last, scope)
-        if ranks.is_empty():
-            raise NothingKeptError(
-                f"no search results are kept for {', '.join(chosen) if chosen else 'any keyword'} from {first} to {last}: "
-                "a tracker with a search or search_history item keeps them, or fetch_frame('search_history_frame', ...)"
-            )
+        ranks, sources = self.kept_ranks(chosen, first, last, scope)
         moved = movers(ranks, texts(apps, "apps", tool), start=first, end=last, top=top, within=within)
         notes = [
             f"ranks from {first} to {last}: "

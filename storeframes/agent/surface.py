@@ -18,6 +18,7 @@ from ..client import Client
 from ..track import Tracker
 from .describe import describe
 from .gate import Gate
+from .keywords import KeywordTools
 from .paid import PaidTools
 from .questions import QuestionTools
 from .reading import ReadingTools
@@ -28,7 +29,7 @@ from .tracking import TrackerTools
 __all__ = ["Surface"]
 
 
-class Surface(PaidTools, ReadingTools, QuestionTools, TrackerTools):
+class Surface(PaidTools, ReadingTools, KeywordTools, QuestionTools, TrackerTools):
     """The tools over one client: ``gate`` decides what ``fetch_frame`` may spend; ``tracker`` (optional)
     gives ``track_status`` and the month budget; ``offline`` serves only what the cache holds."""
 

@@ -24,7 +24,20 @@ NOTE = (
 )
 """What the marked rows are, said in every marked result."""
 
-MARKED_TOOLS = frozenset({"fetch_frame", "scan", "sql", "movers", "changes_before", "events", "category_standing"})
+MARKED_TOOLS = frozenset(
+    {
+        "fetch_frame",
+        "scan",
+        "sql",
+        "movers",
+        "changes_before",
+        "events",
+        "category_standing",
+        "share_of_voice",
+        "keyword_opportunities",
+        "rank_anomalies",
+    }
+)
 """The tools whose rows come from the service or the cache (the others list only the server's own words)."""
 
 

@@ -12,11 +12,10 @@
 * :mod:`~storeframes.analysis.inputs`: what they share (their inputs checked, a search frame's organic results).
 
 >>> import storeframes as sf
->>> from storeframes.analysis import changes_before, movers, with_names
->>> history = sf.search_history_frame(["photo editor", "photo filters"], start="2026-08-21", end="2026-11-18")  # doctest: +SKIP
->>> moved = movers(history, ["3233849169", "394079159"], top=5)  # doctest: +SKIP
->>> changes = sf.changes_frame(["3233849169", "394079159"], start="2026-08-21", end="2026-11-18")  # doctest: +SKIP
->>> with_names(changes_before(moved, changes, days=14), sf.metadata_frame(moved["app_id"]))  # doctest: +SKIP
+>>> history = sf.search_history_frame("photo editor, collage maker", start="2026-09-01", end="2026-11-18")  # doctest: +SKIP
+>>> sf.share_of_voice(history, top=10)  # doctest: +SKIP
+>>> sf.keyword_opportunities(history, "3233849169", ["394079159", "1286838609"])  # doctest: +SKIP
+>>> sf.rank_anomalies(sf.rank_history(history, ["3233849169", "394079159"]))  # doctest: +SKIP
 """
 
 from __future__ import annotations

@@ -137,8 +137,10 @@ def _events(judged: pl.DataFrame, threshold: float, min_move: int, least_days: i
     return runs.filter(pl.col("_flag")).with_columns(pl.col("date").min().over(*_KEY, "_run").alias("event_start"))
 
 
-def _causes(events: pl.DataFrame, changes: Any, days: int) -> pl.DataFrame:
-    """The nearest change dated within ``days`` before each anomaly (or that day): the app's own first on a tie."""
+def _causes(events: pl.DataFrame, ranks: pl.DataFrame, changes: Any, days: int) -> pl.DataFrame:
+    """The nearest change dated within ``days`` before each anomaly (or that day): the app's own first on a tie;
+    another app's only where ``ranks`` has it ranked that day on the keyword, ahead of the app's rank or its
+    baseline (where the two could swap places)."""
     made = checked_frame(changes, "changes", _FUNCTION, "a changes_frame", ("app_id", "date", "target"))
     country = "country" in made.columns
     made = (
@@ -152,13 +154,19 @@ def _causes(events: pl.DataFrame, changes: Any, days: int) -> pl.DataFrame:
         .group_by("cause_app_id", "cause_date", "_country")
         .agg(pl.col("target").unique(maintain_order=True).sort().str.join(", ").alias("cause_targets"))
     )
-    pairs = events.select(*_KEY, "date").unique().join(made, how="cross")
+    band = pl.max_horizontal("_value", "baseline").alias("_band")
+    pairs = events.select(*_KEY, "date", band).unique().join(made, how="cross")
+    theirs = ranks.filter(pl.col("status") == "ranked").select(
+        *SERIES, "date", pl.col("app_id").alias("cause_app_id"), pl.col("rank").alias("_their_rank")
+    )
     near = (
         pairs.filter(
             pl.col("cause_date").is_between(pl.col("date") - pl.duration(days=days), pl.col("date")),
             pl.col("_country").is_null() | pl.col("country").is_null() | (pl.col("_country") == pl.col("country")),
         )
+        .join(theirs, on=[*SERIES, "date", "cause_app_id"], how="left", nulls_equal=True)
         .with_columns((pl.col("cause_app_id") != pl.col("app_id")).alias("_other"))
+        .filter(~pl.col("_other") | (pl.col("_their_rank") <= pl.col("_band")).fill_null(False))
         .sort(*_KEY, "date", "cause_date", "_other", descending=[False] * 6 + [True, False], nulls_last=True)
         .unique([*_KEY, "date"], keep="first")
     )
@@ -222,8 +230,8 @@ def rank_anomalies(
 ) -> pl.DataFrame:
     """The days a rank left its weekly rhythm: a robust z against the same weekday of the weeks before.
 
-    ``ranks`` is a :func:`~storeframes.rank_history` frame (``sf.kept_ranks`` gives one from a cache). Each
-    day with data of each keyword, app and place is compared with the same weekday of the ``weeks`` weeks
+    ``ranks`` is a :func:`~storeframes.rank_history` frame (of a search history, or of a cache's days of
+    the live search, ``sf.snapshots("search")``). Each day with data of each keyword, app and place is compared with the same weekday of the ``weeks`` weeks
     before: ``baseline`` is their median rank, ``spread`` 1.4826 x their median absolute deviation (at
     least one place, so a rank that never moves is not infinitely surprising), and ``z = (rank -
     baseline) / spread``. A day is an anomaly when ``|z| >= threshold`` **and** the rank moved
@@ -271,7 +279,8 @@ def rank_anomalies(
             pl.lit(None, pl.String).alias("cause_targets"),
         )
     else:
-        out = out.join(_causes(out, changes, window), on=[*_KEY, "date"], how="left", nulls_equal=True)
+        ranked = with_series(frame).with_columns(pl.col("app_id").cast(pl.String))
+        out = out.join(_causes(out, ranked, changes, window), on=[*_KEY, "date"], how="left", nulls_equal=True)
         cause_parts.append(pl.col("_change"))
     if ads is None:
         out = out.with_columns(pl.lit(None, pl.List(pl.String)).alias("new_advertisers"))

@@ -20,7 +20,20 @@ from ..catalog import app_list, parse_day
 from ..errors import InvalidParameterError
 from ..ranks import one_list, polars_frame
 
-__all__ = ["NEEDED", "PLACE", "SERIES", "app_ids", "checked_frame", "count", "day", "organic", "with_series"]
+__all__ = [
+    "NEEDED",
+    "PLACE",
+    "SERIES",
+    "app_ids",
+    "best_places",
+    "checked_frame",
+    "count",
+    "day",
+    "organic",
+    "organic_rows",
+    "recorded_days",
+    "with_series",
+]
 
 SERIES = ("keyword", "country", "language", "device")
 """A ranking's keys: the keyword and its place."""
@@ -77,17 +90,32 @@ def with_series(frame: pl.DataFrame) -> pl.DataFrame:
     ).filter(pl.col("date").is_not_null())
 
 
-def organic(frame: pl.DataFrame) -> pl.DataFrame:
-    """The organic results of a search history, a live search or a cache's snapshots of it: one row per
-    keyword, place, day and app at its best organic place (``rank``); ads are left out, and of a cache's two
-    lists of a day the organic one is read (:func:`storeframes.ranks.one_list`)."""
+def organic_rows(frame: pl.DataFrame) -> pl.DataFrame:
+    """The organic rows of a search history, a live search or a cache's snapshots of it, as they are: ads
+    left out, of a cache's two lists of a day the organic one (:func:`storeframes.ranks.one_list`), the
+    organic rank as ``rank``. An app may have two rows a day (:func:`best_places` keeps its best)."""
     frame = one_list(with_series(frame), [*SERIES, "date"])
     if "is_ad" in frame.columns:
         frame = frame.filter(~pl.col("is_ad").fill_null(False))
     rank = "organic_rank" if "organic_rank" in frame.columns else "rank"
-    return (
-        frame.filter(pl.col(rank).is_not_null(), pl.col("app_id").is_not_null())
-        .group_by(*SERIES, "date", "app_id", maintain_order=True)
-        .agg(pl.col(rank).min().cast(pl.Int64).alias("rank"))
-        .select(*SERIES, "date", pl.col("app_id").cast(pl.String), "rank")
+    return frame.filter(pl.col(rank).is_not_null(), pl.col("app_id").is_not_null()).select(
+        *SERIES, "date", pl.col("app_id").cast(pl.String), pl.col(rank).cast(pl.Int64).alias("rank")
     )
+
+
+def best_places(rows: pl.DataFrame, within: int | None = None) -> pl.DataFrame:
+    """One row per keyword, place, day and app of :func:`organic_rows`, at its best place; with ``within``,
+    only the places up to it (filtered first: a day's top is a small share of its results)."""
+    if within is not None:
+        rows = rows.filter(pl.col("rank") <= within)
+    return rows.group_by(*SERIES, "date", "app_id").agg(pl.col("rank").min())
+
+
+def recorded_days(rows: pl.DataFrame) -> pl.DataFrame:
+    """The keywords, places and days of :func:`organic_rows` with results."""
+    return rows.select(*SERIES, "date").unique()
+
+
+def organic(frame: pl.DataFrame) -> pl.DataFrame:
+    """:func:`best_places` of :func:`organic_rows`: one row per keyword, place, day and app."""
+    return best_places(organic_rows(frame)).select(*SERIES, "date", "app_id", "rank")

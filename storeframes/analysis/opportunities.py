@@ -18,7 +18,18 @@ import polars as pl
 from .._tracebacks import user_facing
 from ..errors import InvalidParameterError
 from ..schemas import Column, TableSchema
-from .inputs import NEEDED, PLACE, SERIES, app_ids, checked_frame, count, organic, with_series
+from .inputs import (
+    NEEDED,
+    PLACE,
+    SERIES,
+    app_ids,
+    best_places,
+    checked_frame,
+    count,
+    organic_rows,
+    recorded_days,
+    with_series,
+)
 
 __all__ = ["OPPORTUNITIES", "SCORE_WEIGHTS", "keyword_opportunities"]
 
@@ -218,17 +229,22 @@ def keyword_opportunities(
     size = count("top", top, _FUNCTION)
     if size is None:
         raise InvalidParameterError("top", top, "a whole number of 1 or more", endpoint=_FUNCTION)
-    results = organic(frame)
-    if results.height == 0:
-        return OPPORTUNITIES.empty()
-    days = results.group_by(_ON).agg(
-        pl.col("date").min().alias("_first"),
-        pl.col("date").max().alias("latest_date"),
-        pl.col("date").n_unique().cast(pl.Int64).alias("days_recorded"),
+    rows = organic_rows(frame)
+    days = (
+        recorded_days(rows)
+        .group_by(_ON)
+        .agg(
+            pl.col("date").min().alias("_first"),
+            pl.col("date").max().alias("latest_date"),
+            pl.len().cast(pl.Int64).alias("days_recorded"),
+        )
     )
-    dated = results.join(days, on=_ON, nulls_equal=True)
-    latest = dated.filter(pl.col("date") == pl.col("latest_date"))
-    first_rank = dated.filter(pl.col("date") == pl.col("_first"), pl.col("app_id") == own[0]).select(
+    if days.height == 0:
+        return OPPORTUNITIES.empty()
+    ends = pl.concat([days.select(*_ON, pl.col(c).alias("date")) for c in ("_first", "latest_date")]).unique()
+    at_ends = best_places(rows.join(ends, on=[*_ON, "date"], nulls_equal=True)).join(days, on=_ON, nulls_equal=True)
+    latest = at_ends.filter(pl.col("date") == pl.col("latest_date"))
+    first_rank = at_ends.filter(pl.col("date") == pl.col("_first"), pl.col("app_id") == own[0]).select(
         *SERIES, pl.col("rank").alias("_first_rank")
     )
     at_latest = latest.group_by(_ON).agg(
@@ -249,7 +265,7 @@ def keyword_opportunities(
     out = (
         days.join(at_latest, on=_ON, nulls_equal=True)
         .join(first_rank, on=_ON, how="left", nulls_equal=True)
-        .join(_volatility(results, size), on=_ON, how="left", nulls_equal=True)
+        .join(_volatility(best_places(rows, within=size), size), on=_ON, how="left", nulls_equal=True)
         .with_columns(
             (pl.col("_first_rank") - pl.col("app_rank")).alias("app_rank_change"), pl.lit(own[0]).alias("app_id")
         )
@@ -257,7 +273,7 @@ def keyword_opportunities(
     if ads is None:
         out = out.with_columns(pl.lit(None, pl.Int64).alias("advertisers"))
     else:
-        first, last = results["date"].min(), results["date"].max()
+        first, last = days["_first"].min(), days["latest_date"].max()
         out = out.join(_advertisers(ads, first, last), on=_ON, how="left", nulls_equal=True)
     if changes is None:
         out = out.with_columns(pl.lit(None, pl.Int64).alias("competitor_changes"))

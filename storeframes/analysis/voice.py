@@ -18,7 +18,7 @@ import polars as pl
 from .._tracebacks import user_facing
 from ..errors import InvalidParameterError
 from ..schemas import Column, TableSchema
-from .inputs import NEEDED, PLACE, app_ids, checked_frame, count, organic
+from .inputs import NEEDED, PLACE, app_ids, best_places, checked_frame, count, organic_rows, recorded_days
 
 __all__ = ["CTR_CURVE", "SHARE_OF_VOICE", "ctr_weight", "share_of_voice"]
 
@@ -64,6 +64,7 @@ _FUNCTION = "share_of_voice"
 _DEVELOPER = ("developer_id", "developer_name")
 
 
+@user_facing
 def ctr_weight(place: int) -> float:
     """The weight of a place under :data:`CTR_CURVE`: its table for places 1-10, ``0.25 / place`` beyond.
 
@@ -170,12 +171,11 @@ def share_of_voice(
     ids = None if apps is None else app_ids(apps, _FUNCTION)
     key = ["app_id"] if owners is None else list(_DEVELOPER)
 
-    results = organic(frame)
-    recorded = results.group_by(*PLACE, "date").agg(
-        pl.col("keyword").n_unique().cast(pl.Int64).alias("keywords_recorded")
-    )
-    tracked = results.group_by(*PLACE).agg(pl.col("keyword").n_unique().cast(pl.Int64).alias("keywords_tracked"))
-    held = results.filter(pl.col("rank") <= size).with_columns(
+    rows = organic_rows(frame)
+    days_recorded = recorded_days(rows)
+    recorded = days_recorded.group_by(*PLACE, "date").agg(pl.len().cast(pl.Int64).alias("keywords_recorded"))
+    tracked = days_recorded.group_by(*PLACE).agg(pl.col("keyword").n_unique().cast(pl.Int64).alias("keywords_tracked"))
+    held = best_places(rows, within=size).with_columns(
         pl.col("rank").replace_strict(list(range(1, size + 1)), curve, return_dtype=pl.Float64).alias("_weight")
     )
     if owners is not None:
@@ -190,14 +190,10 @@ def share_of_voice(
         pl.col("keyword").n_unique().cast(pl.Int64).alias("keywords"),
     )
     if ids is not None and owners is None:
-        who = (
-            results.select(PLACE)
-            .unique()
-            .join(pl.DataFrame({"app_id": ids}, schema={"app_id": pl.String}), how="cross")
-        )
+        who = tracked.select(PLACE).join(pl.DataFrame({"app_id": ids}, schema={"app_id": pl.String}), how="cross")
     else:
         who = held.select(*PLACE, *key).unique()
-    first, last = cast("date | None", results["date"].min()), cast("date | None", results["date"].max())
+    first, last = cast("date | None", days_recorded["date"].min()), cast("date | None", days_recorded["date"].max())
     if first is None or last is None or who.height == 0:
         return _empty(key)
     days = pl.DataFrame({"date": pl.date_range(first, last, "1d", eager=True)})

@@ -1,4 +1,4 @@
-"""Charts of the tidy frames, with matplotlib: keyword ranks, conversion benchmarks, changes.
+"""Charts of the tidy frames, with matplotlib: ranks, benchmarks, changes, share of voice, keyword opportunities.
 
 Each function returns a :class:`matplotlib.figure.Figure` built without pyplot, so it works
 headless (a script, a server, a test) and leaves no figure open behind it; in Jupyter the
@@ -26,19 +26,25 @@ try:
 except ImportError as exc:  # pragma: no cover - depends on the installed extras
     raise ImportError(f"storeframes.plots needs matplotlib: {install_hint('notebook')}") from exc
 
+from .anomaly_marks import DIRECTION_COLORS
 from .benchmark_charts import RATE_LABELS, benchmark_chart
 from .change_charts import changes_timeline
 from .common import MAX_APPS, TARGET_MARKERS, figure_png
+from .opportunity_charts import opportunities_chart
 from .rank_charts import rank_chart
+from .voice_charts import share_of_voice_chart
 
 __all__ = [
+    "DIRECTION_COLORS",
     "MAX_APPS",
     "RATE_LABELS",
     "TARGET_MARKERS",
     "benchmark_chart",
     "changes_timeline",
     "figure_png",
+    "opportunities_chart",
     "rank_chart",
+    "share_of_voice_chart",
 ]
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from datetime import date
 from typing import Any, cast, overload
@@ -19,6 +20,7 @@ from .._tracebacks import user_facing
 from ..catalog import app_list, texts
 from ..errors import InvalidParameterError
 from ..ranks import polars_frame, rank_history
+from .anomaly_marks import anomaly_frame, anomaly_handles, footnotes, mark_anomalies, panel_anomalies
 from .common import (
     _WIDTH,
     APP_COLORS,
@@ -56,6 +58,7 @@ def rank_chart(
     ax: None = None,
     title: str | None = None,
     fetched: pl.DataFrame | Any | None = None,
+    anomalies: pl.DataFrame | Any | None = None,
 ) -> Figure: ...
 
 
@@ -74,6 +77,7 @@ def rank_chart(
     ax: Axes,
     title: str | None = None,
     fetched: pl.DataFrame | Any | None = None,
+    anomalies: pl.DataFrame | Any | None = None,
 ) -> Axes: ...
 
 
@@ -92,6 +96,7 @@ def rank_chart(
     ax: Axes | None = None,
     title: str | None = None,
     fetched: pl.DataFrame | Any | None = None,
+    anomalies: pl.DataFrame | Any | None = None,
 ) -> Figure | Axes:
     """Each app's rank over time per keyword: rank 1 at the top, gaps where it was not ranked.
 
@@ -120,8 +125,16 @@ def rank_chart(
     apps charted change; the other apps take the usual colours in turn, skipping those
     the mapping gives.
 
+    ``anomalies`` (a :func:`~storeframes.analysis.rank_anomalies` frame) rings each
+    anomalous day of a charted app at its rank (on the bottom edge when it fell out of the
+    results), green when the rank was far above its baseline, magenta when far below
+    (:data:`DIRECTION_COLORS`); the legend counts them, and the rows of apps, keywords,
+    places or days not charted. A cause of up to 30 characters is written beside its ring;
+    a longer one is numbered there and written in full under the chart.
+
     >>> fig = rank_chart(history, ["3233849169", "394079159"], changes=changes, names=metadata)  # doctest: +SKIP
     >>> fig.savefig("ranks.png")  # doctest: +SKIP
+    >>> rank_chart(history, "3233849169", anomalies=sf.rank_anomalies(sf.rank_history(history, "3233849169")))  # doctest: +SKIP
     """
     function = "rank_chart"
     what = "a search_history_frame, search_frame or rank_history frame"
@@ -138,6 +151,7 @@ def rank_chart(
         )
     _need(frame, ("keyword", "app_id", "date", "rank"), "history", function, what)
     wanted = _keywords(frame, keywords, function)
+    marks = anomaly_frame(anomalies, function)
     try:
         if "status" in frame.columns:  # already a rank_history frame: keep the asked apps, keywords and days
             ranks = _given_ranks(frame, ids, wanted, start, end, function)
@@ -171,6 +185,8 @@ def rank_chart(
     )
     shared_worst = _worst(ranks)
     edge: set[str] = set()  # the statuses of the days whose changes sit on the bottom edge
+    rings: Counter[str] = Counter()  # the anomalies marked, by direction
+    notes: list[str] = []  # their long causes, numbered
 
     for index, panel in enumerate(panels.iter_rows(named=True)):
         target_ax = axes[0] if ax is not None else axes[index]
@@ -194,6 +210,8 @@ def rank_chart(
             )
             if moves is not None:
                 edge |= _change_markers(target_ax, moves.filter(pl.col("app_id") == app), line, palette[app], lowest)
+            if marks is not None:
+                rings += mark_anomalies(target_ax, panel_anomalies(marks, panel, app, first, last), lowest, notes)
         place = f" ({', '.join(str(panel[c]) for c in ('country', 'device') if panel[c])})" if several_places else ""
         if ax is None:
             target_ax.set_title(f"“{panel['keyword']}”{place}", loc="left", fontsize=11)
@@ -211,7 +229,20 @@ def rank_chart(
     place = _place_text(ranks)
     heading = title or "Keyword ranks" + (f", {place}" if place else "")
     heading += f"\n{first} to {last}"
-    _legend(figure, axes, own, moves, edge, heading, left_out)
+    extra = anomaly_handles(rings, marks.height - rings.total()) if marks is not None else []
+    _legend(figure, axes, own, moves, edge, heading, left_out, extra)
+    if notes:  # under the date axis, inside the layout: the legend goes below them
+        axes[-1].annotate(
+            footnotes(notes, labels),
+            (0, 0),
+            xycoords=("axes fraction", axes[-1].xaxis.label),
+            xytext=(0, -6),
+            textcoords="offset points",
+            ha="left",
+            va="top",
+            fontsize=8,
+            gid="anomaly_notes",
+        )
     return own if own is not None else figure
 
 
@@ -384,6 +415,7 @@ def _legend(
     edge: set[str],
     heading: str,
     left_out: str,
+    extra: Sequence[Line2D] = (),
 ) -> None:
     handles, labels = axes[0].get_legend_handles_labels()
     if any(p.get_gid() != "skipped" for a in axes for p in a.patches):
@@ -400,6 +432,7 @@ def _legend(
             handles.append(_key("o", "hollow on the bottom edge: no data that day", hollow=True))
     if left_out:
         handles.append(Line2D([], [], linestyle="none", label=left_out))
+    handles.extend(extra)
     labels = [h.get_label() for h in handles]
     if own is not None:
         own.legend(handles, labels, fontsize=8, loc="best")

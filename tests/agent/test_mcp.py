@@ -48,7 +48,7 @@ pytestmark = pytest.mark.slow
 
 SERVICE = "sandbox-0"
 TOOLS = {"describe", "plan", "fetch_frame", "scan", "sql", "movers", "changes_before", "category_standing",
-         "events", "track_status", "spend"}  # fmt: skip
+         "share_of_voice", "keyword_opportunities", "rank_anomalies", "events", "track_status", "spend"}  # fmt: skip
 TOKEN = "sk-live-mcp-0123456789abcdef0123456789abcdef"  # a made-up token, shaped like a real one
 NEW_APPS = ["2787512886", "361252007", "1004337595", "4027357231", "4386027005", "6389698736", "2905767697"]
 """Sandbox apps the month did not follow: fetching them costs credits."""
@@ -234,6 +234,9 @@ FREE_CALLS = [
     ("movers", {"keywords": "photo editor, collage maker", "within": 20}),
     ("changes_before", {"apps": APPS, "days": 14}),
     ("category_standing", {"category": "Photo & Video"}),
+    ("share_of_voice", {"keywords": KEYWORDS, "weights": "equal"}),
+    ("keyword_opportunities", {"app": APP, "competitors": APPS[1:], "top": 20}),
+    ("rank_anomalies", {"keywords": KEYWORDS, "weeks": 2}),
     ("events", {"rule": ["rank_drop", "top"]}),
     ("track_status", {}),
     ("spend", {"by": "day"}),

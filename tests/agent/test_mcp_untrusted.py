@@ -24,7 +24,7 @@ from mcp.client.stdio import stdio_client
 
 from storeframes.sandbox import World
 
-from .._agent_month import COMPETITORS, KEYWORDS, replay, server_command, server_env
+from .._agent_month import APP, COMPETITORS, KEYWORDS, replay, server_command, server_env
 
 pytestmark = [pytest.mark.slow, pytest.mark.mcp]
 
@@ -84,6 +84,8 @@ CALLS = [
     ("movers", {"keywords": KEYWORDS, "apps": [HOSTILE], "start": "2026-10-22", "end": "2026-11-20"}),
     ("changes_before", {"keywords": KEYWORDS, "apps": [HOSTILE], "start": "2026-10-22", "end": "2026-11-20"}),
     ("events", {"since": "2026-11-01", "rule": "listing_change", "limit": 200}),
+    ("share_of_voice", {"keywords": KEYWORDS, "apps": [HOSTILE], "start": "2026-11-10", "end": "2026-11-20"}),
+    ("keyword_opportunities", {"app": APP, "competitors": [HOSTILE], "start": "2026-10-22", "end": "2026-11-20"}),
 ]
 
 

@@ -133,9 +133,19 @@ def _changes(rows: list[tuple[str, int, str]]) -> pl.DataFrame:
     )
 
 
+def _with_others() -> pl.DataFrame:
+    """The series of app a, with b steady at 8th (ahead of a) and c steady at 150th (far behind) every day."""
+    a = _series()
+    steady = [a.with_columns(app_id=pl.lit(app), rank=pl.lit(place, pl.Int64)) for app, place in (("b", 8), ("c", 150))]
+    return pl.concat([a, *(s.with_columns(pl.when(pl.col("status") == "ranked").then(pl.col("rank"))) for s in steady)])
+
+
 def test_the_nearest_change_that_can_move_a_rank_is_named():
-    changes = _changes([("a", 37, "title"), ("b", 39, "screenshots"), ("a", 39, "size"), ("b", 70, "icon")])
-    found = rank_anomalies(_series(), changes=changes)
+    changes = _changes(
+        [("a", 37, "title"), ("b", 39, "screenshots"), ("a", 39, "size"), ("c", 40, "title"), ("b", 70, "icon")]
+    )
+    found = rank_anomalies(_with_others(), changes=changes)
+    assert set(found["app_id"]) == {"a"}, "b and c never move"
     fall = found.filter(pl.col("date") == START + timedelta(40)).row(0, named=True)
     assert (fall["cause_app_id"], fall["cause_date"], fall["cause_targets"]) == (
         "b",
@@ -149,9 +159,25 @@ def test_the_nearest_change_that_can_move_a_rank_is_named():
     assert rise["cause"] is None and rise["cause_app_id"] is None  # nothing within the 7 days before
 
 
+def test_a_competitor_far_behind_or_not_in_the_ranks_is_not_a_cause():
+    # c (150th, behind a's 42nd and its baseline of 24) changed its title the very day; d is not in the ranks
+    changes = _changes([("c", 40, "title"), ("d", 40, "title"), ("a", 36, "subtitle")])
+    fall = (
+        rank_anomalies(_with_others(), changes=changes)
+        .filter(pl.col("date") == START + timedelta(40))
+        .row(0, named=True)
+    )
+    assert fall["cause"] == f"own change of subtitle on {START + timedelta(36)} (4 days before)"
+    assert rank_anomalies(_series(), changes=_changes([("d", 40, "title")]))["cause"].null_count() == 4
+
+
 def test_the_apps_own_change_comes_first_on_the_same_day():
     changes = _changes([("b", 38, "title"), ("a", 38, "subtitle"), ("a", 38, "title")])
-    fall = rank_anomalies(_series(), changes=changes).filter(pl.col("date") == START + timedelta(40)).row(0, named=True)
+    fall = (
+        rank_anomalies(_with_others(), changes=changes)
+        .filter(pl.col("date") == START + timedelta(40))
+        .row(0, named=True)
+    )
     assert fall["cause"] == f"own change of subtitle, title on {START + timedelta(38)} (2 days before)"
 
 
