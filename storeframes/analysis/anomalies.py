@@ -68,7 +68,8 @@ ANOMALIES = TableSchema(
         Column(
             "new_advertisers",
             pl.List(pl.String()),
-            "apps advertising on the keyword that day and not in the days before; null without ads= or ads that day",
+            "apps advertising on the keyword that day and not in the days before; null without ads= or ads that day "
+            "and some of the days before",
         ),
     ),
 )
@@ -210,6 +211,16 @@ def _advertisers(events: pl.DataFrame, ads: Any, days: int) -> pl.DataFrame:
         .unique()
     )
     wanted = events.select(*_KEY, "date").unique().join(shown, on=[*SERIES, "date"], nulls_equal=True)
+    # a day is compared with the days before it that have the search with ads: with none, nothing is known new
+    earlier = (
+        wanted.join(shown.rename({"date": "_shown"}), on=list(SERIES), nulls_equal=True)
+        .filter(
+            pl.col("_shown").is_between(pl.col("date") - pl.duration(days=days), pl.col("date") - pl.duration(days=1))
+        )
+        .select(*_KEY, "date")
+        .unique()
+    )
+    wanted = wanted.join(earlier, on=[*_KEY, "date"], how="semi", nulls_equal=True)
     that_day = wanted.join(advertised, on=[*SERIES, "date"], nulls_equal=True, suffix="_ad")
     seen = that_day.join(
         advertised.rename({"date": "_seen", "app_id": "app_id_ad"}), on=[*SERIES, "app_id_ad"], nulls_equal=True
@@ -255,7 +266,8 @@ def rank_anomalies(
     ``changes`` (a :func:`~storeframes.changes_frame` of the app and its competitors) names the nearest
     change that can move a rank (:data:`CAUSE_TARGETS`: the listing's texts and visuals, a version) dated within ``days`` days before the anomaly (or that day), the app's own first on a tie;
     ``ads`` (a :func:`~storeframes.search_frame` fetched with ``ads=True`` or ``sf.snapshots("search")``)
-    names the apps advertising that day that had not in the ``days`` days before. ``cause`` says both in
+    names the apps advertising that day that had not in the ``days`` days before (null where none of those
+    days has the search with ads: nothing is known new then). ``cause`` says both in
     words. Rows come by keyword, place, app and day.
 
     >>> from datetime import date, timedelta

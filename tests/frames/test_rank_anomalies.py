@@ -258,3 +258,15 @@ def test_a_deep_ranks_daily_shuffle_is_not_an_anomaly():
     )
     assert rank_anomalies(deep).height == 0
     assert rank_anomalies(deep.with_columns(pl.col("rank") - 140)).height > 0  # the same shuffle at the 10th place
+
+
+def test_no_advertiser_is_new_on_the_first_day_with_ads():
+    # ads kept from day 40 on: day 40 has no day with ads before it, so nothing is known new that day
+    ads = pl.DataFrame(
+        [("maps", START + timedelta(n), 1, "x", True) for n in range(40, 84)],
+        schema={"keyword": pl.String, "date": pl.Date, "rank": pl.Int64, "app_id": pl.String, "is_ad": pl.Boolean},
+        orient="row",
+    )
+    by_day = dict(rank_anomalies(_series(), ads=ads).select("date", "new_advertisers").rows())
+    assert by_day[START + timedelta(40)] is None
+    assert by_day[START + timedelta(57)] == []
