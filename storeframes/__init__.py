@@ -40,6 +40,7 @@ from typing import TYPE_CHECKING, Any
 
 from . import analysis, catalog, errors, schemas
 from ._version import __version__
+from .analysis import keyword_opportunities, rank_anomalies, share_of_voice
 from .answers import Answer, Part, Response
 from .cache import Cache, CacheWarning
 from .cache.stores import LocalStore, MemoryStore, Store
@@ -108,7 +109,6 @@ from .kept.scan import compact, scan
 from .kept.snapshots import snapshots
 from .lake import check_manifest, manifest, publish, read_table, sql
 from .ledger import LEDGER_SCHEMA
-from .analysis import keyword_opportunities, rank_anomalies, share_of_voice
 from .ranks import RANK_STATUSES, rank_history
 from .track import Tracker, TrackerSpec, events
 from .workspaces import Workspace, load_workspaces, spend_report

@@ -2,7 +2,7 @@
 
 The statuses live in the command modules (``storeframes/cli/``) as ``return`` values and a few named constants
 (:data:`storeframes.track.EXIT_CODES`, ``UNREACHABLE`` and ``UNANSWERED`` of the conformance command,
-``EXIT_NO_DIGEST`` of ``track digest``); their meanings are declared here (:data:`CODES`), and the docs tests
+``EXIT_NO_DIGEST`` of ``track digest``, ``EXIT_NO_HISTORY`` of ``track add``); their meanings are declared here (:data:`CODES`), and the docs tests
 hold the two together: every status a command module returns is declared for its commands, and no other.
 
 >>> sorted({code for _, code, _ in CODES["conformance_commands"]})
@@ -61,6 +61,22 @@ CODES: dict[str, list[tuple[str, int, str]]] = {
         ("track alerts", 3, "an address could not be told (its events are kept and go at the next judgement)"),
         ("track run, backfill", _OVER_BUDGET, "over budget: the run stopped at `budget_per_run` or `budget_per_month`"),
         ("track digest --day", track_commands.EXIT_NO_DIGEST, "no digest of that day is kept"),
+        (
+            "track add",
+            0,
+            "the keywords and the plan after the change printed (written with `--yes`), or nothing to add",
+        ),
+        (
+            "track add",
+            _OVER_BUDGET,
+            "the spec with the keywords added would not fit its budgets (the next run, or the month at the "
+            "estimates): nothing written",
+        ),
+        (
+            "track add",
+            track_commands.EXIT_NO_HISTORY,
+            "the cache keeps no search history of the places in the days asked for: nothing to score, nothing written",
+        ),
     ],
     "lake_commands": [
         ("publish", 0, "published"),

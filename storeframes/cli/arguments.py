@@ -1,91 +1,98 @@
-"""The command line's grammar: the parser of ``storeframes`` and its commands, and the types of
-their arguments (a rate, days, whole numbers, keywords), refused by argparse with an example."""
+"""The command line's grammar: the parser of ``storeframes`` and its commands; the types of their arguments
+(a rate, days, whole numbers, keywords), refused by argparse with an example, are in :mod:`.argument_types`."""
 
 from __future__ import annotations
 
 import argparse
-import math
-from collections.abc import Callable
-from datetime import date
 from pathlib import Path
+from typing import Any
 
 from .._version import __version__
+from .argument_types import (
+    app_list,
+    country_list,
+    days,
+    field,
+    files,
+    iso_day,
+    keyword_list,
+    rate,
+    score,
+    seconds,
+    whole,
+)
 
 __all__ = ["parser"]
 
 
-def _rate(text: str) -> tuple[int, float]:
-    try:
-        count, seconds = text.split("/")
-        return int(count), float(seconds)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected REQUESTS/SECONDS such as 60/10, got {text!r}") from None
-
-
-def _day(text: str) -> date:
-    try:
-        return date.fromisoformat(text.strip())
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a date as YYYY-MM-DD such as 2026-11-20, got {text!r}") from None
-
-
-def _files(text: str) -> int:
-    if not text.strip().isdigit():
-        raise argparse.ArgumentTypeError(f"expected a whole number of files such as 500, or 0 (never), got {text!r}")
-    return int(text)
-
-
-def _days(text: str) -> float:
-    try:
-        days = float(text)
-    except ValueError:
-        days = math.nan
-    if not math.isfinite(days) or days < 0:
-        raise argparse.ArgumentTypeError(f"expected a number of days such as 30 or 0.5, got {text!r}")
-    return days
-
-
-def _seconds(text: str) -> float:
-    try:
-        seconds = float(text)
-    except ValueError:
-        seconds = math.nan
-    if not math.isfinite(seconds) or seconds <= 0:
-        raise argparse.ArgumentTypeError(f"expected a number of seconds > 0 such as 30 or 2.5, got {text!r}")
-    return seconds
-
-
-def _whole(what: str, least: int, example: str) -> Callable[[str], int]:
-    """An argument type: a whole number of ``what`` no smaller than ``least``."""
-
-    def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            value = least - 1
-        if value < least:
-            raise argparse.ArgumentTypeError(
-                f"expected a whole number of {what} >= {least} such as {example}, got {text!r}"
-            )
-        return value
-
-    return parse
-
-
-def _field(text: str) -> tuple[str, str]:
-    field, sep, value = text.partition("=")
-    if not sep or not field.strip() or not value.strip():
-        raise argparse.ArgumentTypeError(f"expected FIELD=VALUE such as power=app-power, got {text!r}")
-    return field.strip(), value.strip()
-
-
-def _keywords(text: str) -> list[str]:
-    keywords = [k.strip() for k in text.split(",") if k.strip()]
-    if not keywords:
-        raise argparse.ArgumentTypeError(
-            f"expected comma-separated keywords such as 'photo editor,collage maker', got {text!r}"
-        )
-    return keywords
+def _track_add(track_commands: Any, parents: list[argparse.ArgumentParser]) -> None:
+    """``track add``: the best keywords of the kept opportunities added to the spec, priced first."""
+    add = track_commands.add_parser(
+        "add",
+        parents=parents,
+        help="add the best keywords of the opportunities the cache keeps as [[track]] items: the plan after it "
+        "(free), written with --yes",
+        description="Score the keyword opportunities of --app against --competitors on the search history the "
+        "spec's cache keeps of its places (storeframes.keyword_opportunities: no request, no credit), choose the "
+        "--top best not tracked yet, and print them with their score and why, the credits the spec would cost a day "
+        "and a month against its budgets, and the plan `storeframes track plan` would print after the change. "
+        "Nothing is written without --yes; with it, one [[track]] item per place is appended to SPEC, every "
+        "byte before it kept (comments, order), and the new file is read with the spec's checks first. A keyword "
+        "tracked already (by an item of the same endpoint and place) is said and never added twice. Exit status: "
+        "0 done (or nothing to add), 2 an argument or the spec refused (nothing written), 3 the cache could not be "
+        "read, 4 the spec after the change would not fit its budgets (nothing written), 5 the cache keeps no search "
+        "history of the places.",
+    )
+    add.add_argument(
+        "--from",
+        dest="source",
+        required=True,
+        choices=["opportunities"],
+        help="where the keywords come from: opportunities (keyword_opportunities on the kept search history)",
+    )
+    add.add_argument("--app", metavar="APP", help="the app whose opportunities are scored (required)")
+    add.add_argument(
+        "--competitors", type=app_list, metavar="APP,APP", help="its competitors, comma-separated app ids (required)"
+    )
+    add.add_argument(
+        "--top",
+        type=whole("keywords", 1, "20"),
+        default=20,
+        metavar="N",
+        help="how many keywords to add: the N best-scored not tracked yet (default 20); not --places, the top "
+        "places of the results a keyword's ranks are judged in",
+    )
+    add.add_argument(
+        "--places",
+        type=whole("places", 1, "10"),
+        default=10,
+        metavar="N",
+        help="the top places of a keyword's results the analysis judges ranks in (keyword_opportunities' top=; "
+        "default 10): an app below them has room to gain",
+    )
+    add.add_argument("--min-score", type=score, metavar="S", help="only keywords scoring S or more (0 to 100)")
+    add.add_argument(
+        "--country",
+        type=country_list,
+        metavar="CC,CC",
+        help="the countries whose kept history is read and whose items are added (default: the spec's keyword "
+        "items' countries, else its default country)",
+    )
+    add.add_argument(
+        "--days",
+        type=whole("days", 1, "30"),
+        default=30,
+        metavar="N",
+        help="days of history up to yesterday (default 30)",
+    )
+    add.add_argument(
+        "--endpoint",
+        choices=["search", "search_history", "search_ads"],
+        default="search",
+        help="what the new items fetch: search (live organic, a snapshot a day; the default), search_history, "
+        "search_ads",
+    )
+    add.add_argument("--yes", "-y", action="store_true", help="write the items into SPEC (default: write nothing)")
 
 
 def parser() -> argparse.ArgumentParser:
@@ -126,14 +133,14 @@ def parser() -> argparse.ArgumentParser:
     demo.add_argument("--app", help="the app to follow (default: the sandbox's photo editor app)")
     demo.add_argument(
         "--keywords",
-        type=_keywords,
+        type=keyword_list,
         help="comma-separated keywords (default: photo editor,photo filters,collage maker)",
     )
     demo.add_argument("--country", default="us", help="two-letter country code (default us)")
-    demo.add_argument("--days", type=_whole("days", 1, "90"), default=90, help="days of history (default 90)")
+    demo.add_argument("--days", type=whole("days", 1, "90"), default=90, help="days of history (default 90)")
     demo.add_argument(
         "--budget",
-        type=_whole("credits", 0, "25000"),
+        type=whole("credits", 0, "25000"),
         help="the most credits to spend (default with --live: 25000)",
     )
     demo.add_argument("--seed", type=int, default=0, help="the sandbox world's seed (default 0)")
@@ -148,12 +155,12 @@ def parser() -> argparse.ArgumentParser:
     serve.add_argument("--seed", type=int, default=0, help="the world's seed (default 0)")
     serve.add_argument(
         "--today",
-        type=_day,
+        type=iso_day,
         metavar="YYYY-MM-DD",
         help="the service's today (default: today, UTC); search, metrics and metadata answer as on that day "
         "and move from day to day as the stores' do, so each --today of a month replays that day",
     )
-    serve.add_argument("--rate-limit", type=_rate, default=(60, 10.0), metavar="N/SECONDS", help="default 60/10")
+    serve.add_argument("--rate-limit", type=rate, default=(60, 10.0), metavar="N/SECONDS", help="default 60/10")
     serve.add_argument("--latency", type=float, default=0.0, metavar="MS", help="milliseconds per answer")
     serve.add_argument("--fault-rate", type=float, default=0.0, help="share of requests meeting a seeded fault")
     serve.add_argument("--retry-after", action="store_true", help="send Retry-After with 429")
@@ -163,7 +170,7 @@ def parser() -> argparse.ArgumentParser:
     )
     serve.add_argument(
         "--dialect",
-        type=_field,
+        type=field,
         action="append",
         default=[],
         metavar="FIELD=VALUE",
@@ -174,12 +181,13 @@ def parser() -> argparse.ArgumentParser:
 
     track = commands.add_parser(
         "track",
-        help="a tracker spec's daily runs: run, plan, backfill, status, runs, alerts, events, digest",
+        help="a tracker spec's daily runs: run, plan, backfill, status, runs, alerts, events, digest, add",
         description="Fetch what a tracker spec (TOML) follows: what is due each day, within its budgets, "
         "leaving a row in the cache's run log. A day left unfetched (over the budget, failed, not run) is named "
         "and is never ok. Exit status of run and backfill: 0 ok, 3 partial (a day left unfetched) or failed, "
         "4 over budget, 2 a spec or argument refused (nothing sent), 3 too when the run could not be made; of "
-        "status: 3 when a day is missing, else 0.",
+        "status: 3 when a day is missing, else 0. track add adds the best keywords of the opportunities the cache "
+        "keeps to the spec, priced first (--yes writes).",
     )
     track_commands = track.add_subparsers(dest="track_command", required=True)
     spec = argparse.ArgumentParser(add_help=False)
@@ -188,7 +196,7 @@ def parser() -> argparse.ArgumentParser:
         "--sandbox", action="store_true", help="run against the built-in sandbox, its today the run's day"
     )
     day = argparse.ArgumentParser(add_help=False)
-    day.add_argument("--today", type=_day, metavar="YYYY-MM-DD", help="run as of this day (default: today, UTC)")
+    day.add_argument("--today", type=iso_day, metavar="YYYY-MM-DD", help="run as of this day (default: today, UTC)")
     chosen = argparse.ArgumentParser(add_help=False)
     chosen.add_argument("--item", action="append", metavar="NAME", help="only this item (repeat for more)")
     run = track_commands.add_parser(
@@ -204,7 +212,7 @@ def parser() -> argparse.ArgumentParser:
     run.add_argument("--dry-run", action="store_true", help="print the plan; send nothing")
     run.add_argument(
         "--compact-at",
-        type=_files,
+        type=files,
         metavar="N",
         help="compact the cache as the run goes past N small files (default: the spec's compact_at, 500; 0 never)",
     )
@@ -218,8 +226,8 @@ def parser() -> argparse.ArgumentParser:
         "no past day of theirs can be fetched. A day it leaves unfetched is named and the run is not ok. "
         "Exit status: 0 ok, 3 partial or failed, 4 over budget, 2 a spec or argument refused (nothing sent).",
     )
-    backfill.add_argument("--start", type=_day, required=True, metavar="YYYY-MM-DD", help="the first day")
-    backfill.add_argument("--end", type=_day, metavar="YYYY-MM-DD", help="the last day (default: yesterday)")
+    backfill.add_argument("--start", type=iso_day, required=True, metavar="YYYY-MM-DD", help="the first day")
+    backfill.add_argument("--end", type=iso_day, metavar="YYYY-MM-DD", help="the last day (default: yesterday)")
     status = track_commands.add_parser(
         "status",
         parents=[spec, day],
@@ -231,7 +239,7 @@ def parser() -> argparse.ArgumentParser:
     )
     status.add_argument(
         "--since",
-        type=_day,
+        type=iso_day,
         metavar="YYYY-MM-DD",
         help="the first day whose holes count (default: 29 days before --today, a window of 30 days; a day of the "
         "present missed long ago can never be fetched again, and should not keep a check red for good)",
@@ -252,8 +260,9 @@ def parser() -> argparse.ArgumentParser:
         "read, 2 for a spec or an option refused.",
     )
     alerts.add_argument("--no-notify", action="store_true", help="keep the events, send no notification")
+    _track_add(track_commands, [spec, day])
     events = track_commands.add_parser("events", parents=[spec], help="the events the spec's alerts found")
-    events.add_argument("--since", type=_day, metavar="YYYY-MM-DD", help="from this day (default: all)")
+    events.add_argument("--since", type=iso_day, metavar="YYYY-MM-DD", help="from this day (default: all)")
     digest = track_commands.add_parser(
         "digest",
         parents=[spec],
@@ -267,9 +276,9 @@ def parser() -> argparse.ArgumentParser:
         "2 an argument or spec refused, 3 the cache could not be read.",
     )
     when = digest.add_mutually_exclusive_group(required=True)
-    when.add_argument("--day", type=_day, metavar="YYYY-MM-DD", help="the day whose kept digest to print or write")
-    when.add_argument("--start", type=_day, metavar="YYYY-MM-DD", help="the first day of a period to render")
-    digest.add_argument("--end", type=_day, metavar="YYYY-MM-DD", help="the period's last day (default: --start)")
+    when.add_argument("--day", type=iso_day, metavar="YYYY-MM-DD", help="the day whose kept digest to print or write")
+    when.add_argument("--start", type=iso_day, metavar="YYYY-MM-DD", help="the first day of a period to render")
+    digest.add_argument("--end", type=iso_day, metavar="YYYY-MM-DD", help="the period's last day (default: --start)")
     digest.add_argument(
         "--out",
         type=Path,
@@ -357,7 +366,7 @@ def parser() -> argparse.ArgumentParser:
     )
     clear.add_argument(
         "--older-than",
-        type=_days,
+        type=days,
         metavar="DAYS",
         help="only what is older than DAYS days: answers kept in the cache (by their files' times, not the day "
         "the service dated them; files dated in the future count as kept now: they are dated now, said on a line of "
@@ -428,7 +437,7 @@ def _conformance(commands: argparse._SubParsersAction[argparse.ArgumentParser]) 
         "(extra conformance); the token and base URL come from STOREFRAMES_API_KEY and STOREFRAMES_BASE_URL.",
     )
     kit.add_argument(
-        "--budget", type=_whole("credits", 0, "150"), default=150, help="the most credits to spend (default 150)"
+        "--budget", type=whole("credits", 0, "150"), default=150, help="the most credits to spend (default 150)"
     )
     kit.add_argument("--out", type=Path, default=Path("conformance"), metavar="DIR", help="where the report goes")
     kit.add_argument(
@@ -451,14 +460,14 @@ def _conformance(commands: argparse._SubParsersAction[argparse.ArgumentParser]) 
     )
     kit.add_argument(
         "--timeout",
-        type=_seconds,
+        type=seconds,
         default=30.0,
         metavar="SECONDS",
         help="seconds for each network operation of a request (default 30)",
     )
     kit.add_argument(
         "--tries",
-        type=_whole("attempts", 1, "5"),
+        type=whole("attempts", 1, "5"),
         default=5,
         metavar="N",
         help="attempts per request before a probe counts as not answered (default 5)",
@@ -488,16 +497,16 @@ def _mcp(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "(a missing folder or bucket prefix is never served as an empty cache).",
     )
     server.add_argument("--cache-dir", metavar="PATH", help="the cache folder or bucket (default: the tracker's)")
-    budget = _whole("credits", 0, "2000")
+    budget = whole("credits", 0, "2000")
     spends = "the most credits the server may spend from its start to its stop, whoever connects (default 2000)"
     server.add_argument("--budget", type=budget, default=2000, metavar="CREDITS", help=spends)
-    confirm_above = _whole("credits", 0, "100")
+    confirm_above = whole("credits", 0, "100")
     asks = "credits a call may cost without the assistant's confirm=true (default 100; 0: every paid call asks)"
     server.add_argument("--confirm-above", type=confirm_above, default=100, metavar="CREDITS", help=asks)
     server.add_argument("--offline", action="store_true", help="serve only what the cache holds; send nothing")
     server.add_argument("--tracker", type=Path, metavar="SPEC", help="a tracker's spec: its month budget, runs, events")
     server.add_argument("--sandbox", action="store_true", help="the built-in sandbox instead of the real service")
-    server.add_argument("--today", type=_day, metavar="YYYY-MM-DD", help="the sandbox's today (with --sandbox)")
+    server.add_argument("--today", type=iso_day, metavar="YYYY-MM-DD", help="the sandbox's today (with --sandbox)")
     server.add_argument(
         "--transport", choices=("stdio", "http"), default="stdio", help="stdio (default) or streamable HTTP"
     )
@@ -505,5 +514,5 @@ def _mcp(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "--host", default="127.0.0.1", help="with --transport http: a loopback address (default 127.0.0.1)"
     )
     server.add_argument(
-        "--port", type=_whole("port", 0, "8765"), default=8765, help="with --transport http (default 8765)"
+        "--port", type=whole("port", 0, "8765"), default=8765, help="with --transport http (default 8765)"
     )

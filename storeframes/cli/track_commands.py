@@ -1,4 +1,4 @@
-"""``storeframes track run|plan|backfill|status|runs|alerts|events|digest SPEC``: a tracker from the command line.
+"""``storeframes track run|plan|backfill|status|runs|alerts|events|digest|add SPEC``: a tracker from the command line.
 
 The spec is read and checked whole first: a spec that cannot be used is named with its file and
 line (exit status 2) before anything is sent. ``run`` and ``backfill`` exit with the run's code
@@ -7,7 +7,10 @@ unfetched is not ok, and names the days), and with 3 too when the run could not 
 cannot be read, another run's lease held too long). ``status`` exits 3 when an item misses a day of the
 last 30 days (``--since`` sets the first; the days are named), 0 when none does. Every command prints a few lines, and a run on a terminal shows a
 progress bar while it sends. ``digest --day D`` prints the digest of the day kept in the cache,
-and exits 5 when none is kept.
+and exits 5 when none is kept. ``add --from opportunities`` prints the best keywords of the opportunities the
+cache keeps, their credits a day and a month against the budgets and the plan after the change, and appends
+them to the spec only with ``--yes``: it exits 5 when the cache keeps no search history of the places, 4 when
+the spec after the change would not fit its budgets (nothing written).
 """
 
 from __future__ import annotations
@@ -41,6 +44,47 @@ def _tracker(args: argparse.Namespace) -> Any:
 
 EXIT_NO_DIGEST = 5
 """The exit status of ``track digest --day D`` when no digest of that day is kept."""
+
+
+EXIT_NO_HISTORY = 5
+"""The exit status of ``track add`` when the cache keeps no search history of the places (nothing to score)."""
+
+
+def _add(tracker: Any, args: argparse.Namespace) -> int:
+    """``track add --from opportunities``: the keywords chosen, the credits and the plan after the change; the
+    items appended with ``--yes`` only, and only when the plan fits the budgets."""
+    from ..track import EXIT_CODES
+    from ..track.adding import HistoryNotKeptError
+
+    for option, value in (("--app", args.app), ("--competitors", args.competitors)):
+        if not value:
+            allowed = "the id of the app whose opportunities to add" if option == "--app" else "comma-separated app ids"
+            raise InvalidParameterError(
+                option, value, f"{allowed} (needed with --from opportunities)", endpoint="track add"
+            )
+    try:
+        found = tracker.opportunities(
+            args.app, args.competitors, places=args.places, countries=args.country, days=args.days, today=args.today
+        )
+    except HistoryNotKeptError as exc:
+        print(printable(f"storeframes track add: {exc}"), file=sys.stderr)
+        return EXIT_NO_HISTORY
+    addition = tracker.add(found, top=args.top, min_score=args.min_score, endpoint=args.endpoint, today=args.today)
+    _say(addition.summary())
+    where = str(args.spec)
+    items = f"{len(addition.items)} [[track]] item{'s' if len(addition.items) > 1 else ''}"
+    if not addition.items:
+        return 0
+    if addition.over_budget:
+        said = f"nothing written to {where}: the spec after the change does not fit its budgets ({addition.why_over_budget})"
+        print(printable(f"storeframes track add: {said}"), file=sys.stderr)
+        return EXIT_CODES["over_budget"]
+    if not args.yes:
+        print(printable(f"nothing written: run again with --yes to append {items} to {where}"))
+        return 0
+    addition.write()
+    print(printable(f"written: {items} appended to {where}"))
+    return 0
 
 
 def _kept_digest(tracker: Any, args: argparse.Namespace) -> int:
@@ -102,6 +146,8 @@ def run_track(args: argparse.Namespace) -> int:
             for row in found.iter_rows(named=True):
                 print(printable(f"{row['day']}  {row['rule']:<14} {row['detail']}"))
             return 0
+        if command == "add":
+            return _add(tracker, args)
         if command == "digest" and args.day is not None:
             return _kept_digest(tracker, args)
         if command == "digest":

@@ -15,8 +15,11 @@ end of every run, each event kept once and told through apprise (:mod:`~storefra
 tracker, kept in the cache by the run that finishes the day's work and read back by
 :func:`~storeframes.track.day_digest.kept_digest` (:mod:`~storeframes.track.day_digest`). Its ``[publish]``
 table (:mod:`~storeframes.track.publishing`) names a Delta Lake each run publishes its tables to.
+:mod:`~storeframes.track.adding` adds the best keywords of the opportunities the cache keeps to a spec, priced
+first (:meth:`Tracker.add <storeframes.track.tracker.Tracker.add>`, ``storeframes track add``).
 """
 
+from .adding import Addition, AdditionOverBudgetError, HistoryNotKeptError
 from .alerts import AlertResult, events
 from .day_digest import kept_digest
 from .plan import TrackPlan
@@ -31,8 +34,11 @@ __all__ = [
     "EXIT_CODES",
     "HISTORY",
     "RULES",
+    "Addition",
+    "AdditionOverBudgetError",
     "Alert",
     "AlertResult",
+    "HistoryNotKeptError",
     "Item",
     "Notify",
     "RunResult",

@@ -32,6 +32,7 @@ from ..coord import holding
 from ..errors import ConfigurationError, InvalidParameterError, plural, shown_when_half_built
 from ..fetch.pipeline import collector_paused
 from ..workspaces import Workspace
+from .adding import HISTORY_DAYS, Addition, kept_opportunities, plan_addition
 from .alerts import AlertResult, judge, write_digest
 from .budget import RUN_WAIT, month_budget_lease, month_spent
 from .day_digest import fetched_days
@@ -140,6 +141,81 @@ class Tracker:
         chosen = self.spec.chosen(items)
         with self.client(today) as client, collector_paused():  # thousands of calls planned: no cycle among them
             return make_plan(self.spec, client, client.today(), chosen)
+
+    # -- adding keywords ----------------------------------------------------------------------
+
+    def opportunities(
+        self,
+        app: str,
+        competitors: Sequence[str] | str,
+        *,
+        places: int = 10,
+        countries: Sequence[str] | None = None,
+        days: int = HISTORY_DAYS,
+        today: date | str | None = None,
+    ) -> pl.DataFrame:
+        """The keyword opportunities of ``app`` against ``competitors`` (:func:`storeframes.keyword_opportunities`,
+        its ``top`` being ``places``), scored on the search history the spec's cache keeps of the spec's places
+        (its keyword items' countries and devices, or ``countries``) over the ``days`` up to yesterday; best
+        score first; free, nothing is sent.
+
+        A cache keeping no such history raises :class:`~storeframes.track.adding.HistoryNotKeptError`; an app or
+        competitor its results never list is refused, naming apps they do.
+
+        >>> found = tracker.opportunities("6441354028", ["1234567890", "2345678901"])  # doctest: +SKIP
+        >>> tracker.add(found, top=20)  # the plan after the change; nothing written  # doctest: +SKIP
+        """
+        if isinstance(competitors, str):
+            competitors = competitors.split(",")
+        with self.client(today) as client:
+            assert client.cache is not None  # a tracker's cache is its spec's cache_dir
+            day, cache = client.today(), client.cache
+            return kept_opportunities(
+                self.spec, cache, client.namespace, day, app, competitors, places=places, countries=countries, days=days
+            )
+
+    def add(
+        self,
+        keywords: pl.DataFrame | Sequence[str] | str,
+        *,
+        top: int | None = None,
+        min_score: float | None = None,
+        endpoint: str = "search",
+        country: str | None = None,
+        today: date | str | None = None,
+        write: bool = False,
+    ) -> Addition:
+        """Add ``keywords`` to the spec as ``[[track]]`` items of ``endpoint`` (``search`` by default; or
+        ``search_history``, ``search_ads``), one item per place; the :class:`~storeframes.track.adding.Addition`:
+        the keywords, the plan of the spec after the change on ``today`` (what :meth:`plan` then gives) and its
+        credits a day and a month against the budgets. Free; nothing is written unless ``write``.
+
+        ``keywords`` is a frame best first with ``keyword`` and ``country`` columns (:meth:`opportunities`' own;
+        ``device`` and ``score`` when it has them) or texts, in ``country`` (the spec's by default). The ``top``
+        best not tracked yet by an item of ``endpoint`` in their place are added (a keyword tracked already is
+        said, never added twice), of a ``score`` of at least ``min_score``. With ``write`` the items are
+        appended to the spec's file, every byte before them kept, and the tracker follows the new spec; a
+        change that does not fit the budgets is refused then
+        (:class:`~storeframes.track.adding.AdditionOverBudgetError`), and nothing is written.
+
+        >>> tracker.add(["photo editor", "collage maker"], country="gb").plan.credits  # doctest: +SKIP
+        40
+        """
+        with self.client(today) as client, collector_paused():
+            addition = plan_addition(
+                self.spec,
+                client,
+                client.today(),
+                keywords,
+                top=top,
+                min_score=min_score,
+                endpoint=endpoint,
+                country=country,
+            )
+        if write:
+            addition = addition.write()
+            self.spec = addition.spec
+        return addition
 
     # -- running --------------------------------------------------------------------------------
 
