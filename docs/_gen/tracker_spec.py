@@ -53,12 +53,15 @@ MEANINGS: dict[str, dict[str, str]] = {
         "apps": "the apps the rule watches (ones the tracker follows)",
         "keywords": "the keywords the rule watches; by default every keyword the tracker follows",
         "places": "`rank_drop`: how many places an app must fall",
-        "within": "`rank_drop`: the top places watched",
+        "within": "`rank_drop`: the top places watched; `anomaly`: the top the rank or its baseline must be in (20)",
         "n": "`top`: the line (an app entered or left the top `n`)",
         "margin": "`top`: passed the line by this many places, or stayed past it a day with data",
         "targets": "`listing_change`: what a change must touch (title, subtitle, description, screenshots, icon, "
         "price, privacy: every one by default)",
         "at": "`budget`: the share of `budget_per_month` whose crossing fires (0.8: 80 %)",
+        "threshold": "`anomaly`: the robust z past which a day's rank is anomalous (above 0; 3.0 by default)",
+        "weeks": "`anomaly`: the weeks of the same weekday whose median is the baseline (2 or more; 4 by default)",
+        "min_move": "`anomaly`: the fewest places a day must move from its baseline (1 or more; 5 by default)",
     },
     "[notify]": {
         "urls": "where events are told: apprise addresses (Slack, Teams, Discord, e-mail, JSON webhooks ...); "

@@ -379,8 +379,8 @@ def build_server(
         rule: Texts = None,
         limit: Limit = 20,
     ) -> CallToolResult:
-        """What the tracker's alerts found (rank drops, top-N entries and exits, listing changes, new advertisers,
-        budget), newest first, each in words. Free."""
+        """What the tracker's alerts found (rank drops, top-N entries and exits, rank anomalies with their likely
+        cause, listing changes, new advertisers, budget), newest first, each in words. Free."""
         return answer("events", lambda: surface.events(since, until, rule, limit))
 
     @server.tool(annotations=free)

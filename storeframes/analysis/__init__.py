@@ -20,7 +20,7 @@
 
 from __future__ import annotations
 
-from .anomalies import ANOMALIES, CAUSE_TARGETS, MAD_SCALE, rank_anomalies
+from .anomalies import ANOMALIES, CAUSE_TARGETS, MAD_SCALE, RELATIVE_SPREAD, rank_anomalies
 from .everyday import CHANGES_BEFORE, MOVERS, RATES, category_standing, changes_before, movers, with_names
 from .opportunities import OPPORTUNITIES, SCORE_WEIGHTS, keyword_opportunities
 from .voice import CTR_CURVE, SHARE_OF_VOICE, ctr_weight, share_of_voice
@@ -34,6 +34,7 @@ __all__ = [
     "MOVERS",
     "OPPORTUNITIES",
     "RATES",
+    "RELATIVE_SPREAD",
     "SCORE_WEIGHTS",
     "SHARE_OF_VOICE",
     "category_standing",

@@ -23,7 +23,7 @@ from ..errors import InvalidParameterError
 from ..schemas import Column, TableSchema
 from .inputs import NEEDED, PLACE, SERIES, checked_frame, count, with_series
 
-__all__ = ["ANOMALIES", "CAUSE_TARGETS", "MAD_SCALE", "rank_anomalies"]
+__all__ = ["ANOMALIES", "CAUSE_TARGETS", "MAD_SCALE", "RELATIVE_SPREAD", "rank_anomalies"]
 
 CAUSE_TARGETS = frozenset(
     {"title", "subtitle", "short_description", "long_description", "description", "screenshots", "icon", "version"}
@@ -34,6 +34,11 @@ of size or privacy labels moves no rank and is never named."""
 
 MAD_SCALE = 1.4826
 """The factor that makes a median absolute deviation estimate a standard deviation (of a normal spread)."""
+
+RELATIVE_SPREAD = 0.1
+"""The least spread of a baseline, as a share of its rank: a tenth. A store's results grow denser with depth, so
+a rank of 150 moves ten places on a quiet day where a rank of 5 moves none; a spread of at least a tenth of the
+rank (and of one place) keeps a deep rank's daily shuffle from reading as an anomaly."""
 
 ANOMALIES = TableSchema(
     "rank_anomalies",
@@ -114,9 +119,9 @@ def _judged(ranks: pl.DataFrame, weeks: int) -> pl.DataFrame:
     )
 
 
-def _events(judged: pl.DataFrame, threshold: float, min_move: int, least_days: int) -> pl.DataFrame:
+def _events(judged: pl.DataFrame, threshold: float, min_move: int, least_days: int, within: int | None) -> pl.DataFrame:
     """The anomalous days, each with the first day of its run (consecutive days with data, one direction)."""
-    spread = pl.max_horizontal(pl.col("_mad") * MAD_SCALE, pl.lit(1.0))
+    spread = pl.max_horizontal(pl.col("_mad") * MAD_SCALE, pl.lit(1.0), pl.col("baseline") * RELATIVE_SPREAD)
     scored = judged.with_columns(
         spread.alias("spread"),
         ((pl.col("_value") - pl.col("baseline")) / spread).alias("z"),
@@ -128,6 +133,7 @@ def _events(judged: pl.DataFrame, threshold: float, min_move: int, least_days: i
         & (pl.col("move").abs() >= min_move)
         # a day off the results is only a floor of its rank: it can say a drop, never a rise
         & ((pl.col("status") == "ranked") | (pl.col("direction") == "down"))
+        & (pl.lit(within is None) | (pl.min_horizontal("_value", "baseline") <= (within or 0)))
     )
     scored = scored.with_columns(flagged.fill_null(False).alias("_flag"))
     same_run = pl.col("_flag").shift(1).over(_KEY).fill_null(False) & (
@@ -224,6 +230,7 @@ def rank_anomalies(
     threshold: float = 3.0,
     weeks: int = 4,
     min_move: int = 5,
+    within: int | None = None,
     changes: pl.DataFrame | Any | None = None,
     ads: pl.DataFrame | Any | None = None,
     days: int = 7,
@@ -235,7 +242,10 @@ def rank_anomalies(
     before: ``baseline`` is their median rank, ``spread`` 1.4826 x their median absolute deviation (at
     least one place, so a rank that never moves is not infinitely surprising), and ``z = (rank -
     baseline) / spread``. A day is an anomaly when ``|z| >= threshold`` **and** the rank moved
-    ``min_move`` places or more, with at least half the weeks (two at least) in its baseline.
+    ``min_move`` places or more, with at least half the weeks (two at least) in its baseline. The spread is
+    at least a tenth of the baseline (:data:`RELATIVE_SPREAD`): results grow denser with depth, and a rank of
+    150 shuffles ten places on a quiet day. ``within=N`` judges only the days the rank or its baseline is in
+    the first ``N`` places (the moves a searcher sees); every place by default.
 
     Days without data (``no_data``, ``not_fetched``) are never judged and never in a baseline: a hole is
     not a drop. A day the app is not among the results counts as the place after the last result; that is
@@ -269,7 +279,8 @@ def rank_anomalies(
     window = count("days", days, _FUNCTION)
     if span is None or least_move is None or window is None:
         raise InvalidParameterError("weeks, min_move and days", None, "whole numbers of 1 or more", endpoint=_FUNCTION)
-    events = _events(_judged(frame, span), limit, least_move, max(2, math.ceil(span / 2)))
+    places = count("within", within, _FUNCTION)
+    events = _events(_judged(frame, span), limit, least_move, max(2, math.ceil(span / 2)), places)
     out = events.with_columns(pl.when(pl.col("status") == "ranked").then(pl.col("rank")).alias("rank"))
     cause_parts: list[pl.Expr] = []
     if changes is None:

@@ -255,7 +255,8 @@ def parser() -> argparse.ArgumentParser:
         "end. No event is dated before the tracker's first "
         "run; listing_change watches title, subtitle, description, screenshots, icon, price and privacy unless "
         "its targets name size or version; a top event needs its app past the line by `margin` places (1) or "
-        "still past it the next day with data. Exit status: 0 when every address owed events got them, 3 when "
+        "still past it the next day with data; an anomaly event is told once, on the first day of its run of "
+        "anomalous days. Exit status: 0 when every address owed events got them, 3 when "
         "one could not be told (the events are kept and go at the next judgement) or the cache could not be "
         "read, 2 for a spec or an option refused.",
     )

@@ -51,10 +51,23 @@ How the world is made
 * **Search.** A keyword ranks every available app of the store by relevance (keyword words in the
   title, the theme's search words and the category names, plus popularity and a stable per-app
   term) plus a smooth drift (a per-app sinusoid with a period of 10-60 days) plus a small daily
-  noise: ranks move a few places a day and stay recognisable. Now and then an *episode* (2-8
-  days, about one a week per keyword, store and country) boosts an app from outside the top 10
-  or drops a top app: ranks jump 10 places or more and apps leave the top 10 and come back
-  (:func:`storeframes.sandbox.moves.episodes`). iphone and ipad share one ranking.
+  noise: ranks move a few places a day and stay recognisable, and over a few weeks competitors
+  gain and lose places. Now and then an *episode* (2-8 days, about one a week per keyword, store
+  and country) boosts an app from outside the top 10 or drops a top app: ranks jump 10 places or
+  more and apps leave the top 10 and come back (:func:`storeframes.sandbox.moves.episodes`).
+  About a quarter of the keyword's top 60 by relevance have a *weekly rhythm*: they rise (themes
+  that peak at the weekend) or fall (the others) on Saturday and Sunday by a few places, the same
+  every week (:func:`~storeframes.sandbox.moves.weekly_rhythm`). A *listing change* of one of those
+  60 apps in the country (title, subtitle or short description, screenshots, long description:
+  the calendars ``metadata()`` and ``changes()`` read) moves it on the keyword with probability
+  0.1: from 1-3 days after the change, up or down by 10 places or more, for 5-21 days or until
+  that field changes again (:func:`~storeframes.sandbox.moves.listing_jumps`; worked out per
+  block of 28 days and cached, so a day's ranking looks up nothing but a short list). iphone and
+  ipad share one ranking.
+* **Search ads** (iphone/ipad only): each keyword has 4-11 apps that ever advertise on it; one or
+  two of them advertise every week, the others in campaigns of 1-3 weeks that start on a Monday,
+  more of them on some keywords than others (:func:`~storeframes.sandbox.moves.advertisers`). Each
+  day two of that week's advertisers take the two ad places.
   The number of results depends on the keyword (niche, many-word keywords get fewer): 40-500 on
   iphone/ipad, 40-250 on android. The live search returns the first 250; the history of a day is
   the same ranking, so its first 250 equal the live search of that day.
@@ -95,7 +108,7 @@ from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
 from ..catalog import ANDROID_CATEGORIES, IOS_CATEGORIES
-from .moves import WEEKEND_THEMES, demand, episodes, ratings_to_date
+from .moves import WEEKEND_THEMES, advertisers, demand, episodes, listing_jumps, ratings_to_date, weekly_rhythm
 
 __all__ = [
     "ANDROID_CATEGORIES",
@@ -836,16 +849,22 @@ class _RankingModel:
     angular_speed: tuple[float, ...]
     phase: tuple[float, ...]
     depth: int  # results the store shows (history length); live shows min(depth, 250)
-    advertisers: tuple[str, ...]
+    bidders: tuple[str, ...]  # apps that ever buy the keyword's ads, the steady ones first (moves.advertisers)
     risers: tuple[int, ...]  # indexes an episode may boost: ranked 11-60 by relevance
     leaders: tuple[int, ...]  # indexes an episode may drop: the top 12 by relevance
     episodes_key: str  # names the ranking's episode calendar (moves.episodes)
+    rhythm: tuple[tuple[int, tuple[float, ...]], ...]  # (index, shift per weekday) of apps with a weekly rhythm
+    listed: tuple[int, ...]  # the top 60 by relevance: their listing changes may move them (moves.listing_jumps)
 
 
 _LIVE_CAP = 250
 _HISTORY_CAP = {"ios": 500, "android": 250}
 _MIN_RESULTS = 40
 _DRIFT_NOISE = 0.12
+_RELEVANT = 60
+"""Apps among the top 60 by relevance of a keyword have weekly rhythms and jump after listing changes."""
+_JUMP_BLOCK = 28
+"""Listing jumps are worked out (and cached) per block of 28 days of a ranking."""
 
 
 class World:
@@ -908,6 +927,9 @@ class World:
         self._ranking_model: Callable[[str, str, str, str], _RankingModel] = functools.lru_cache(maxsize=512)(
             self._build_ranking_model
         )
+        self._jumps: Callable[[str, str, str, str, int], tuple[tuple[int, int, int, float], ...]] = functools.lru_cache(
+            maxsize=1024
+        )(self._build_jumps)
 
     # ---------------------------------------------------------------- catalogue
 
@@ -1643,7 +1665,7 @@ class World:
         words = _words(keyword)
         stable = random.Random(f"{self.seed}:{store}:search:{keyword}")
         local = random.Random(f"{self.seed}:{store}:search:{keyword}:{country}:{language}")
-        ids, relevance, amplitude, speed, phase = [], [], [], [], []
+        ids, relevance, amplitude, speed, phase, themes = [], [], [], [], [], []
         for app in self._apps[store]:
             # Draw for every app, available or not, so one country's gaps do not shift the others.
             base = stable.gauss(0.0, 0.9) + local.gauss(0.0, 0.25)
@@ -1652,6 +1674,7 @@ class World:
                 continue
             hits = len(words & app.title_words) * 2.0 + len(words & app.words) * 1.5
             ids.append(app.app_id)
+            themes.append(app.theme.key)
             relevance.append(hits + 0.45 * app.popularity + base)
             amplitude.append(drift[0])
             speed.append(drift[1])
@@ -1660,16 +1683,37 @@ class World:
         depth = _MIN_RESULTS + round((_HISTORY_CAP[store] - _MIN_RESULTS) * breadth)
         by_relevance = sorted(range(len(ids)), key=relevance.__getitem__, reverse=True)
         top = by_relevance[:30]
-        advertisers = []
-        for _ in range(4):
+        bidders = []
+        for _ in range(4 + int(8 * stable.random())):
             pool = top if stable.random() < 0.5 else range(len(ids))
-            advertisers.append(ids[stable.choice(pool)])
+            bidders.append(ids[stable.choice(pool)])
+        listed = by_relevance[:_RELEVANT]
+        place = f"{self.seed}:{store}:rhythm:{keyword}:{country}:{language}"
+        rhythms = ((i, weekly_rhythm(f"{place}:{ids[i]}", weekend=themes[i] in WEEKEND_THEMES)) for i in listed)
         return _RankingModel(
             tuple(ids), tuple(relevance), tuple(amplitude), tuple(speed), tuple(phase),
-            min(depth, len(ids)), tuple(dict.fromkeys(advertisers)),
+            min(depth, len(ids)), tuple(dict.fromkeys(bidders)),
             tuple(by_relevance[10:60]), tuple(by_relevance[:12]),
             f"{self.seed}:{store}:episodes:{keyword}:{country}:{language}",
+            tuple((i, shifts) for i, shifts in rhythms if shifts), tuple(listed),
         )  # fmt: skip
+
+    def _build_jumps(
+        self, store: str, keyword: str, country: str, language: str, block: int
+    ) -> tuple[tuple[int, int, int, float], ...]:
+        """The jumps after listing changes (:func:`~storeframes.sandbox.moves.listing_jumps`) of a block of days."""
+        model = self._ranking_model(store, keyword, country, language)
+        tagline = "subtitle" if store == "ios" else "short_description"
+        local = (("tagline", tagline), ("screenshots", "screenshots"), ("long_description", "long_description"))
+        listings: list[tuple[int, str, int, str, _Calendar]] = []
+        for place, i in enumerate(model.listed):
+            profile = self._profile(store, model.app_ids[i])
+            calendars = [("title", profile.titles)]
+            calendars += [(target, self._local_calendar(profile, name, country)) for name, target in local]
+            listings += [(i, model.app_ids[i], place, target, calendar) for target, calendar in calendars]
+        first = block * _JUMP_BLOCK
+        key = f"{self.seed}:{store}:jumps:{keyword}:{country}:{language}"
+        return tuple(listing_jumps(key, first, first + _JUMP_BLOCK - 1, listings))
 
     def _ranking(
         self, keyword: str, device: str, country: str, language: str, day: date
@@ -1686,6 +1730,12 @@ class World:
         ]
         for i, shift in episodes(model.episodes_key, t, model.risers, model.leaders).items():
             scores[i] += shift
+        weekday = (t + 6) % 7
+        for i, shifts in model.rhythm:
+            scores[i] += shifts[weekday]
+        for i, start, end, shift in self._jumps(store, keyword, country, language, t // _JUMP_BLOCK):
+            if start <= t <= end:
+                scores[i] += shift
         order = sorted(range(len(scores)), key=scores.__getitem__, reverse=True)[: model.depth]
         return model, [model.app_ids[i] for i in order]
 
@@ -1696,12 +1746,15 @@ class World:
     def search_ads(self, keyword: str, *, device: str, country: str, language: str, day: date) -> list[dict[str, Any]]:
         """Live search with the two ad placements first: ``[{"application_id", "is_ad"}, ...]``.
 
-        Only the iphone/ipad store sells search ads. An advertiser may also rank organically.
+        Only the iphone/ipad store sells search ads. The two ads are drawn each day from the
+        keyword's advertisers of the week (:func:`~storeframes.sandbox.moves.advertisers`), which
+        come and go by the week. An advertiser may also rank organically.
         """
         if store_of(device) != "ios":
             raise ValueError("search ads exist only for iphone and ipad")
         model, ranked = self._ranking(keyword, device, country, language, day)
-        pool = list(model.advertisers)
+        week = (day.toordinal() - 1) // 7
+        pool = advertisers(f"{self.seed}:{_normalize_keyword(keyword)}:{country}", week, model.bidders)
         if len(pool) < 2:
             pool += [a for a in ranked[:3] if a not in pool]
         ads = random.Random(f"{self.seed}:ads:{_normalize_keyword(keyword)}:{country}:{day.isoformat()}").sample(

@@ -5,7 +5,7 @@ the day's own work.
 A day's run spends most of its time waiting for the rate window, the process idle. The small files earlier runs
 left are compacted first, when they pass the spec's ``compact_at`` (:func:`~storeframes.track.compacting.compact_kept`),
 so what follows reads the compacted cache. The rank rules judge three weeks of kept live searches
-(:func:`~storeframes.track.judge.rank_frame`), of which only the run's day is new; the days before it are read
+(:func:`~storeframes.track.judging.rank_frame`), of which only the run's day is new; the days before it are read
 next. The read is used only if it is still the cache's: the live searches kept for those days (the answers' ids)
 are the same once the run has fetched, else the days are read again after it (another machine may have kept a
 snapshot of yesterday meanwhile). A read that fails is dropped, and the judgement reads every day as it would

@@ -30,7 +30,8 @@ from ..errors import InvalidParameterError, plural
 from ..kept.tables import open_for
 from ..ledger import month_spent_of
 from .day_digest import keep_day_digest, render_period
-from .judge import Judged, RanksRead, find_events
+from .judge import find_events
+from .judging import Judged, RanksRead
 from .notify import send
 from .rules import address_id, shown_address, unkeyed_id
 from .spec import TrackerSpec
@@ -136,7 +137,7 @@ def judge(
     tracker never run at once, so an event is written and told once. A run judges with
     ``digest=False`` and keeps the day's digest once its own row in the run log is final
     (:func:`~storeframes.track.day_digest.keep_day_digest`), so the digest counts it as finished; the ranks the
-    judgement read are left in ``ranks`` for it (a :class:`~storeframes.track.judge.RanksRead`).
+    judgement read are left in ``ranks`` for it (a :class:`~storeframes.track.judging.RanksRead`).
     """
     now = datetime.combine(day, datetime.now(UTC).time(), UTC)
     known = cache.events.read(spec.name, since=day - timedelta(days=KEEP_DAYS))

@@ -33,7 +33,8 @@ from ..errors import CacheUnavailableError, DigestNotKeptError, InvalidParameter
 from ..ranks import rank_history
 from ..schemas import RANK_HISTORY
 from .digest import Digest, Spend, render_digest
-from .judge import LIVE, RanksRead, app_names, followed_pairs, rank_frame
+from .digest_charts import CHARTED
+from .judging import LIVE, RanksRead, app_names, followed_pairs, rank_frame
 from .spec import TrackerSpec
 
 __all__ = ["fetched_days", "keep_after_run", "keep_day_digest", "kept_digest", "not_fetched", "render_period"]
@@ -113,7 +114,7 @@ def render_period(
     >>> render_period(spec, cache, "sandbox-0", first, last, events=found, month_spent=1_200)  # doctest: +SKIP
     """
     own = (day, day) if day is not None else (start, end)
-    moved = events.filter(pl.col("rule").is_in(["rank_drop", "top"]))
+    moved = events.filter(pl.col("rule").is_in(CHARTED))
     ranks = RANK_HISTORY.empty()
     if not moved.is_empty():
         earliest: date = min([*moved["day"].to_list(), start])

@@ -388,8 +388,9 @@ def render_digest(
 
     The page shows the spend (the run's, when ``spend.run_credits`` is given; the month's beside
     its budget, with a bar; the period's runs), then a table per rule (rank drops, top N entries
-    and exits, listing changes, new advertisers, budget, unknown fields: the rules with no event
-    are left out), then a rank chart per app, keyword and place with a rank drop or top event:
+    and exits, rank anomalies, listing changes, new advertisers, budget, unknown fields: the rules
+    with no event are left out), then a rank chart per app, keyword and place with a rank drop, top
+    or anomaly event:
     its rank over the days of ``ranks`` (1 at the top; no-data days shaded grey and days not
     fetched (``status`` ``not_fetched``) hatched, each named in the legend, not-ranked days on the
     bottom line), the event days marked, and the app's listing changes as dashed lines named by

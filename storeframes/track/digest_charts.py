@@ -25,7 +25,7 @@ __all__ = ["CHARTED", "HTTP", "SERIES", "chart", "chart_title", "charts", "plain
 
 SERIES = ("app_id", "keyword", "country", "language", "device")
 """The columns that make one rank series: an app, a keyword, a place."""
-CHARTED = ("rank_drop", "top")
+CHARTED = ("rank_drop", "top", "anomaly")
 """The rules whose events get a rank chart."""
 HTTP = re.compile("http", re.IGNORECASE)
 _FIGSIZE = (6.4, 2.6)
@@ -134,6 +134,7 @@ def _draw(
     for rule, (marker, color, label) in {
         "rank_drop": ("v", "#c0392b", "rank drop"),
         "top": ("D", "#27ae60", "top N"),
+        "anomaly": ("o", "#e67e22", "rank anomaly"),
     }.items():
         event_days = sorted({d for d, r in zip(mark_days, mark_rules, strict=True) if r == rule})
         if event_days:

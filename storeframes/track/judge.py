@@ -1,8 +1,9 @@
 """The alert rules judged on what the cache keeps: each rule's events of the last days, none on missing data.
 
 Every rule reads kept answers only (nothing is sent): the live search's snapshots (or the
-search history, where only history is tracked) for the rank rules, the change history and
-the metadata snapshots for listing changes, the ads' snapshots for new advertisers, the
+search history, where only history is tracked) for the rank rules (``anomaly`` judged by
+:func:`~storeframes.rank_anomalies`, in :mod:`~storeframes.track.anomaly_rule`), the change history
+and the metadata snapshots for listing changes, the ads' snapshots for new advertisers, the
 ledger for the budget, and the kept answers themselves for fields storeframes does not know.
 
 A day with no data is never an event: ranks are compared day with day *with data*
@@ -11,23 +12,24 @@ left an app out, are skipped), and an event after a gap says so. Each event has 
 so the same move found again (by a rerun, another machine, a later run) is the same event.
 
 Each rule reads a bounded window of what is kept, chosen through the cache's index (the answers of
-those days only): ``rank_drop`` and ``top`` the ranks of the :data:`ALERT_DAYS` judged and the
-:data:`GAP_DAYS` before them (21 days: a judged day's last day with data may lie that far back, and
-the top rule's side of the line starts with the first day read); ``listing_change`` the change history
-of the days judged and the metadata snapshots from the last one before them; ``unknown_field`` the
-answers of the days judged; ``budget`` the ledger's month. ``new_advertiser`` alone reads every day
-kept of the searches with ads, as "for the first time" is of all of them. The day's digest shows a
-part of the rank rules' days, and a run's digest takes them from its judgement (:class:`RanksRead`).
+those days only): ``rank_drop`` and ``top`` the ranks of the
+:data:`~storeframes.track.judging.ALERT_DAYS` judged and the :data:`~storeframes.track.judging.GAP_DAYS`
+before them (21 days: a judged day's last day with data may lie that far back, and the top rule's side
+of the line starts with the first day read); ``listing_change`` the change history of the days judged
+and the metadata snapshots from the last one before them; ``unknown_field`` the answers of the days
+judged; ``budget`` the ledger's month. ``new_advertiser`` alone reads every day kept of the searches
+with ads, as "for the first time" is of all of them; ``anomaly`` its baseline's weeks before the days
+judged (:mod:`~storeframes.track.anomaly_rule`). The rank rules' days are read once, the widest
+window of them (:func:`~storeframes.track.judging.kept_rank_days`); the day's digest shows a part of
+them, and a run's digest takes them from its judgement (:class:`~storeframes.track.judging.RanksRead`).
 """
 
 from __future__ import annotations
 
-import hashlib
 import re
 import warnings
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
-from datetime import date, datetime, timedelta
+from datetime import date
 from typing import Any
 
 import polars as pl
@@ -35,175 +37,28 @@ import polars as pl
 from ..cache import EVENT_SCHEMA, Cache
 from ..cache.compaction import read_many
 from ..kept.app_changes import kept_changes
-from ..kept.scan import scan
-from ..kept.search_ranks import kept_ranks, of_pairs
+from ..kept.search_ranks import of_pairs
 from ..kept.snapshots import snapshots
 from ..kept.tables import TABLES, endpoints_of
 from ..ranks import rank_history
-from .ahead import EarlyRanks, ReadAhead
+from .anomaly_rule import anomaly_events
+from .judging import (
+    Judged,
+    app_names,
+    event_row,
+    followed_pairs,
+    gap_words,
+    kept_rank_days,
+    place_words,
+    ranks_from,
+)
 from .rules import Alert
-from .spec import TrackerSpec, followed
+from .spec import TrackerSpec
 from .wording import change_words, shown_values
 
-__all__ = [
-    "ALERT_DAYS",
-    "GAP_DAYS",
-    "LIVE",
-    "Judged",
-    "RanksRead",
-    "app_names",
-    "find_events",
-    "first_run",
-    "followed_pairs",
-    "rank_frame",
-]
-
-ALERT_DAYS = 7
-"""The days a judgement looks at, up to its day: a move of an earlier day is history, not news (a
-tracker that missed a few runs still hears of the days it missed)."""
-
-GAP_DAYS = 14
-"""How far back the last day with data may lie for a day to be compared with it (a keyword's search read
-further back costs a judgement its time: every day read is every result of every tracked search)."""
-
-LIVE = ("search", "search_ads")
-"""The endpoints of the live search: a keyword followed through one of them is read from its daily snapshots."""
+__all__ = ["find_events", "first_run"]
 
 _UNKNOWN = re.compile(r"does not know at (?P<where>.+?), [^:]*: (?P<names>.+)$")
-
-
-@dataclass
-class RanksRead:
-    """The organic results a judgement read (:func:`rank_frame` from ``start`` to ``end``), kept for the digest
-    of the same run, which shows a part of the same days: read once, not twice.
-
-    >>> RanksRead().within(date(2026, 11, 1), date(2026, 11, 20)) is None
-    True
-    """
-
-    start: date | None = None
-    end: date | None = None
-    frame: pl.DataFrame | None = None
-    ahead: ReadAhead | None = None  # the days before the run's, read while its requests went
-
-    def within(self, start: date, end: date) -> pl.DataFrame | None:
-        """The rows from ``start`` to ``end`` when the read covered them (it ended on ``end``), else None."""
-        if self.frame is None or self.start is None or self.start > start or self.end != end:
-            return None
-        return self.frame.filter(pl.col("date") >= start)
-
-
-@dataclass(frozen=True)
-class Judged:
-    """What a judgement needs besides the spec: where, which day, and the month's spend; and where it leaves
-    the ranks it read (``ranks``) for the day's digest."""
-
-    cache: Cache
-    service: str
-    day: date
-    now: datetime
-    month_spent: int = 0
-    ranks: RanksRead = field(default_factory=RanksRead)
-
-    @property
-    def first(self) -> date:
-        """The first day whose events are looked for."""
-        return self.day - timedelta(days=ALERT_DAYS - 1)
-
-    @property
-    def reach(self) -> date:
-        """The first day of data read: the first day's comparison may reach back this far."""
-        return self.first - timedelta(days=GAP_DAYS)
-
-
-def event_id(*parts: Any) -> str:
-    """A stable id of an event from what makes it one (the same move found again has the same id)."""
-    text = "\x1f".join("" if p is None else str(p) for p in parts)
-    return hashlib.sha256(text.encode()).hexdigest()[:20]
-
-
-_PLACE = ("app_id", "keyword", "country", "language", "device")
-"""The columns that say where an event happened, taken from the row it was found in (``place=``)."""
-
-
-def _row(
-    spec: TrackerSpec,
-    alert: Alert,
-    at: Judged,
-    day: date,
-    key: Sequence[Any] | None = None,
-    place: Mapping[str, Any] | None = None,
-    **values: Any,
-) -> dict[str, Any]:
-    if place is not None:
-        values = {k: place[k] for k in _PLACE if k in place} | values
-    where = [values.get(k) for k in (*_PLACE, "target")]
-    ident = event_id(spec.name, alert.name, alert.rule, *(key if key is not None else (day, *where)))
-    row = dict.fromkeys(EVENT_SCHEMA.names())
-    row.update(
-        event_id=ident,
-        tracker=spec.name,
-        alert=alert.name,
-        rule=alert.rule,
-        day=day,
-        first_seen=at.now,
-        notified_to=[],
-    )
-    row.update(values)
-    return row
-
-
-def _place(row: Mapping[str, Any]) -> str:
-    return ", ".join(str(row[k]) for k in ("country", "device") if row.get(k))
-
-
-def _gap(since: date, day: date) -> str:
-    missing = (day - since).days - 1
-    if missing <= 0:
-        return ""
-    first, last = since + timedelta(days=1), day - timedelta(days=1)
-    if missing == 1:
-        return f"; no data on {first}, compared with {since}"
-    return f"; no data from {first} to {last} ({missing} days), compared with {since}"
-
-
-# -- ranks ---------------------------------------------------------------------------------------------
-
-
-def followed_pairs(spec: TrackerSpec, endpoints: Sequence[str]) -> set[tuple[str, str]]:
-    """(keyword in lower case, country) of ``spec``'s items of ``endpoints``.
-
-    >>> followed_pairs(spec, LIVE)  # doctest: +SKIP
-    {('photo editor', 'us')}
-    """
-    pairs: set[tuple[str, str]] = set()
-    for item in spec.items:
-        if item.endpoint in endpoints:
-            for call in item.calls:
-                keywords = followed([call], "keywords")
-                pairs |= {(k.lower(), str(call.get("country", "us")).lower()) for k in keywords}
-    return pairs
-
-
-def rank_frame(
-    spec: TrackerSpec, cache: Cache, service: str, start: date, end: date, *, early: EarlyRanks | None = None
-) -> pl.DataFrame:
-    """The organic results the tracker kept from ``start`` to ``end``: ``keyword``, ``date``, ``rank``,
-    ``app_id``, ``country``, ``language``, ``device``. A keyword's live search (with or without ads:
-    a snapshot a day, ads left out) where the tracker follows it live, else its recorded search history
-    (:func:`~storeframes.kept.kept_ranks`). ``early``: the live ranks of the days before ``end``, read ahead
-    (:class:`~storeframes.track.ahead.ReadAhead`) and still what the cache keeps; only ``end`` is read of them.
-
-    >>> rank_frame(spec, cache, "appstore", date(2026, 11, 1), date(2026, 11, 7))  # doctest: +SKIP
-    """
-    live, history = followed_pairs(spec, LIVE), followed_pairs(spec, ("search_history",))
-    if early is None or early.start != start or early.end != end - timedelta(days=1):
-        return kept_ranks(cache, service, start, end, live=live, history=history)[0]
-    # ``early`` holds the live ranks of the days before ``end``: the last day's, and the histories, read now
-    frames = [early.frame, kept_ranks(cache, service, end, end, live=live, history=set())[0]]
-    if history - live:
-        frames.append(kept_ranks(cache, service, start, end, live=set(), history=history - live)[0])
-    return pl.concat(frames)
 
 
 _SERIES = ["keyword", "country", "language", "device", "app_id"]
@@ -216,9 +71,7 @@ def _drops(alert: Alert) -> pl.Expr:
 
 
 def _rank_events(spec: TrackerSpec, alerts: Sequence[Alert], at: Judged) -> list[dict[str, Any]]:
-    early = at.ranks.ahead.ranks(at.reach) if at.ranks.ahead is not None else None
-    frame = rank_frame(spec, at.cache, at.service, at.reach, at.day, early=early)
-    at.ranks.start, at.ranks.end, at.ranks.frame = at.reach, at.day, frame
+    frame = kept_rank_days(spec, at, at.reach)
     rows: list[dict[str, Any]] = []
     for alert in alerts:
         chosen = frame
@@ -244,7 +97,7 @@ def _rank_events(spec: TrackerSpec, alerts: Sequence[Alert], at: Judged) -> list
         for row in paired.iter_rows(named=True):
             before = {"rank": row["was"], "results": row["results_before"]}
             rows.append(
-                _row(
+                event_row(
                     spec,
                     alert,
                     at,
@@ -253,7 +106,7 @@ def _rank_events(spec: TrackerSpec, alerts: Sequence[Alert], at: Judged) -> list
                     place=row,
                     before=_text(row["was"]),
                     after=_text(row["rank"]),
-                    detail=_rank_move(alert, before, row) + _gap(row["since"], row["date"]),
+                    detail=_rank_move(alert, before, row) + gap_words(row["since"], row["date"]),
                 )
             )
     return rows
@@ -292,11 +145,11 @@ def _top_events(spec: TrackerSpec, alert: Alert, at: Judged, days: pl.DataFrame)
                 detail = _rank_move(alert, anchor, first)
                 if crossed is not None:  # passed by less than the margin: told when it stayed past the line
                     detail += f" on {first['date']}, then {_shown(row['rank'], row['results'])} on {row['date']}"
-                detail += _gap(anchor["date"], first["date"])
+                detail += gap_words(anchor["date"], first["date"])
                 before, after = _text(anchor["rank"]), _text(row["rank"])
                 since = anchor["date"]
                 rows.append(
-                    _row(
+                    event_row(
                         spec, alert, at, row["date"], since=since, place=row, before=before, after=after, detail=detail
                     )
                 )
@@ -315,7 +168,7 @@ def _shown(rank: int | None, results: int | None) -> str:
 def _rank_move(alert: Alert, before: Mapping[str, Any], now: Mapping[str, Any]) -> str:
     """The move in words (``before`` and ``now``: the rank and the results of the two days)."""
     was, rank = before["rank"], now["rank"]
-    where = f"for '{now['keyword']}' ({_place(now)})"
+    where = f"for '{now['keyword']}' ({place_words(now)})"
     if alert.rule == "rank_drop":
         return f"{now['app_id']} fell from {was} to {_shown(rank, now['results'])} {where}"
     moved = "entered" if rank is not None and rank <= alert.n else "left"
@@ -348,8 +201,8 @@ def _listing_events(
             chosen = frame.filter(pl.col("app_id").is_in(list(alert.apps)) & pl.col("target").is_in(list(targets)))
             for change in chosen.sort("app_id", "date", "target").iter_rows(named=True):
                 before, after = shown_values(change)
-                detail = change_words(change, source, _place(change))
-                row = _row(
+                detail = change_words(change, source, place_words(change))
+                row = event_row(
                     spec,
                     alert,
                     at,
@@ -418,9 +271,9 @@ def _advertiser_events(spec: TrackerSpec, alerts: Sequence[Alert], at: Judged) -
             for (day,), placed in series.group_by("snapshot_date", maintain_order=True):
                 for ad in placed.unique("app_id", keep="first", maintain_order=True).iter_rows(named=True):
                     if earlier is not None and day >= at.first and ad["app_id"] not in known:
-                        where = f"'{ad['keyword']}' ({_place(ad)})"
+                        where = f"'{ad['keyword']}' ({place_words(ad)})"
                         rows.append(
-                            _row(
+                            event_row(
                                 spec,
                                 alert,
                                 at,
@@ -444,7 +297,7 @@ def _budget_events(spec: TrackerSpec, alerts: Sequence[Alert], at: Judged) -> li
     share = at.month_spent / budget
     month = f"{at.day:%Y-%m}"
     return [
-        _row(
+        event_row(
             spec,
             alert,
             at,
@@ -500,7 +353,7 @@ def _unknown_events(spec: TrackerSpec, alerts: Sequence[Alert], at: Judged) -> l
     for alert in alerts:
         for (endpoint, where, name), day in sorted(found.items()):
             rows.append(
-                _row(
+                event_row(
                     spec,
                     alert,
                     at,
@@ -512,20 +365,6 @@ def _unknown_events(spec: TrackerSpec, alerts: Sequence[Alert], at: Judged) -> l
                 )
             )
     return rows
-
-
-def app_names(cache: Cache, service: str, apps: list[str]) -> dict[str, str]:
-    """The apps' titles, from the newest kept metadata (none where nothing is kept)."""
-    if not apps or not cache.entries("metadata"):
-        return {}
-    found = (
-        scan("metadata", cache, service=service)
-        .filter(pl.col("app_id").is_in(apps))
-        .sort("fetched_at")
-        .select("app_id", "title")
-        .collect()
-    )
-    return {row["app_id"]: row["title"] for row in found.iter_rows(named=True) if row["title"]}
 
 
 def first_run(cache: Cache, tracker: str) -> date | None:
@@ -550,8 +389,13 @@ def find_events(spec: TrackerSpec, at: Judged, existing: pl.DataFrame) -> pl.Dat
         by_rule.setdefault(alert.rule, []).append(alert)
     rows: list[dict[str, Any]] = []
     ranks = by_rule.get("rank_drop", []) + by_rule.get("top", [])
+    start = ranks_from(spec, at)
+    if start is not None:  # the widest window of the rank rules read once: each takes its days of it
+        kept_rank_days(spec, at, start)
     if ranks:
         rows += _rank_events(spec, ranks, at)
+    if "anomaly" in by_rule:
+        rows += anomaly_events(spec, by_rule["anomaly"], at)
     if "listing_change" in by_rule:
         rows += _listing_events(spec, by_rule["listing_change"], at, existing)
     if "new_advertiser" in by_rule:

@@ -16,6 +16,14 @@
     margin = 1                    # passed the line by this many places, or stayed past it a day with data
 
     [[alert]]
+    rule = "anomaly"              # an app's rank far from its weekday's usual (a robust z), once per event
+    apps = ["6441354028"]
+    threshold = 3.0               # the robust z past which a day is anomalous
+    weeks = 4                     # the baseline: the same weekday of the weeks before
+    min_move = 5                  # and the places it moved from the baseline, at least
+    within = 20                   # judged where the rank or its baseline is in the top 20
+
+    [[alert]]
     rule = "listing_change"       # a tracked app changed one of these
     apps = ["1234567890"]
     targets = ["title", "subtitle", "description", "screenshots", "icon", "price", "privacy"]  # the default
@@ -77,12 +85,13 @@ __all__ = [
     "shown_address",
 ]
 
-RULES = ("rank_drop", "top", "listing_change", "new_advertiser", "budget", "unknown_field")
+RULES = ("rank_drop", "top", "anomaly", "listing_change", "new_advertiser", "budget", "unknown_field")
 """The rules an ``[[alert]]`` may name, in the order a digest shows their events."""
 
 RULE_HEADINGS = {
     "rank_drop": "Rank drops",
     "top": "Top N entries and exits",
+    "anomaly": "Rank anomalies",
     "listing_change": "Listing changes",
     "new_advertiser": "New advertisers",
     "budget": "Budget",
@@ -126,6 +135,7 @@ and back. ``margin = 0`` fires on every crossing, on its day."""
 _KEYS: Mapping[str, tuple[str, ...]] = {
     "rank_drop": ("apps", "keywords", "places", "within"),
     "top": ("apps", "keywords", "n", "margin"),
+    "anomaly": ("apps", "keywords", "threshold", "weeks", "min_move", "within"),
     "listing_change": ("apps", "targets"),
     "new_advertiser": ("keywords",),
     "budget": ("at",),
@@ -152,11 +162,19 @@ class Alert:
     """The keywords it watches, as the frames write them; every keyword the tracker follows when empty."""
     places: int = 5
     within: int = 20
+    """``rank_drop``: the top the fall must start in; ``anomaly``: the top the rank or its baseline must be in."""
     n: int = 10
     margin: int = TOP_MARGIN
     """``top``: the places by which an app must pass the line (or stay past it a day) for an event."""
     targets: tuple[str, ...] = DEFAULT_TARGETS
     at: float = 0.8
+    threshold: float = 3.0
+    """``anomaly``: the robust z (:func:`~storeframes.rank_anomalies`) past which a day is anomalous."""
+    weeks: int = 4
+    """``anomaly``: the weeks of the same weekday its baseline is the median of (2 or more: a day is judged with
+    half of them, two at least, in its baseline)."""
+    min_move: int = 5
+    """``anomaly``: the fewest places a day must move from its baseline to be anomalous."""
 
     def describe(self) -> str:
         """The rule in words."""
@@ -165,13 +183,17 @@ class Alert:
             "rank_drop": f"{apps} falls by {self.places}+ places within the top {self.within}",
             "top": f"{apps} enters or leaves the top {self.n}"
             + (f" (by {self.margin}+ places, or for two days with data)" if self.margin else ""),
+            "anomaly": f"{apps} moves {self.min_move}+ places from its weekday's median of {self.weeks} week(s), "
+            f"a robust z of {self.threshold:g}+, within the top {self.within}",
             "listing_change": f"{apps} changes {', '.join(self.targets)}",
             "new_advertiser": "a new app in the ads",
             "budget": f"the month's spend passes {self.at:.0%} of the budget",
             "unknown_field": "the service sends a field storeframes does not know",
         }[self.rule]
         keywords = f" for {', '.join(repr(k) for k in self.keywords)}" if self.keywords else ""
-        return f"{self.name}: {words}{keywords if self.rule in ('rank_drop', 'top', 'new_advertiser') else ''}"
+        return (
+            f"{self.name}: {words}{keywords if self.rule in ('rank_drop', 'top', 'anomaly', 'new_advertiser') else ''}"
+        )
 
 
 DEFAULT_TIMEOUT = 10.0
@@ -249,6 +271,11 @@ Fail = Callable[[str | None, str | None, Any, str], InvalidParameterError]
 """Makes the error of a key of a table (``alert`` or ``notify``): (table, key, value, allowed)."""
 
 
+def _a(rule: str) -> str:
+    """``rule`` after its article: ``a rank_drop``, ``an anomaly``."""
+    return f"{'an' if rule[0] in 'aeiou' else 'a'} {rule}"
+
+
 def _whole(fail: Fail, table: str, key: str, value: Any, least: int) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < least:
         raise fail(table, key, value, f"a whole number, {least} or more")
@@ -284,7 +311,7 @@ def parse_alerts(
         allowed = ("rule", "name", *_KEYS[rule])
         for key in table:
             if key not in allowed:
-                raise fail(where, key, table[key], f"one of the keys of a {rule} alert: {', '.join(allowed)}")
+                raise fail(where, key, table[key], f"one of the keys of {_a(rule)} alert: {', '.join(allowed)}")
         seen[rule] = seen.get(rule, 0) + 1
         name = table.get("name", rule if seen[rule] == 1 else f"{rule}_{seen[rule]}")
         if not isinstance(name, str) or not re.match(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$", name):
@@ -305,6 +332,18 @@ def parse_alerts(
             values["margin"] = _whole(fail, where, "margin", table.get("margin", least), 0)
             if values["margin"] >= values["n"]:
                 raise fail(where, "margin", values["margin"], f"a whole number below n ({values['n']}), 0 or more")
+        if rule == "anomaly":
+            threshold = table.get("threshold", 3.0)
+            if isinstance(threshold, bool) or not isinstance(threshold, int | float) or not threshold > 0:
+                raise fail(where, "threshold", threshold, "a robust z above 0 (3.0 by default)")
+            values["threshold"] = float(threshold)
+            weeks = table.get("weeks", 4)
+            if isinstance(weeks, bool) or not isinstance(weeks, int) or weeks < 2:
+                # rank_anomalies judges a day with two weeks of its weekday in the baseline at least
+                raise fail(where, "weeks", weeks, "a whole number, 2 or more (a baseline holds two weeks at least)")
+            values["weeks"] = weeks
+            values["min_move"] = _whole(fail, where, "min_move", table.get("min_move", 5), 1)
+            values["within"] = _whole(fail, where, "within", table.get("within", 20), 1)
         if rule == "listing_change":
             targets = table.get("targets", list(DEFAULT_TARGETS))
             found = texts("targets", targets, split=False) if isinstance(targets, list) else None
@@ -348,7 +387,7 @@ def _apps(
         return tuple(apps)
     apps = _app_ids(table.get("apps"))
     if not apps:
-        raise fail(where, "apps", table.get("apps"), f"a {rule} alert's apps: one app id or more")
+        raise fail(where, "apps", table.get("apps"), f"{_a(rule)} alert's apps: one app id or more")
     return tuple(apps)
 
 

@@ -21,8 +21,7 @@ from .ahead import ReadAhead
 from .alerts import judge
 from .compacting import compaction_due, counted
 from .day_digest import keep_after_run
-from .digest_charts import CHARTED
-from .judge import LIVE, Judged, RanksRead, followed_pairs
+from .judging import LIVE, Judged, RanksRead, followed_pairs, ranks_from
 from .plan import TrackPlan, make_plan
 from .publishing import Publish, publish_tables
 from .result import RunResult
@@ -103,10 +102,11 @@ def _while_waiting(
     """The cache's compaction when due (``compact``: its small files counted), then the kept ranks of the days a
     rank rule judges before ``day`` (when ``alerting``), on a thread as the requests go; None when there is
     neither to do."""
-    live = followed_pairs(spec, LIVE) if alerting and any(alert.rule in CHARTED for alert in spec.alerts) else set()
+    reads = ranks_from(spec, Judged(cache, service, day, datetime.now(UTC))) if alerting else None
+    live = followed_pairs(spec, LIVE) if reads is not None else set()
     if not live and compact is None:
         return None
-    first = Judged(cache, service, day, datetime.now(UTC)).reach if live else day
+    first = reads if reads is not None and live else day
     return ReadAhead(cache, service, day, first, live, compact=compact).start()
 
 

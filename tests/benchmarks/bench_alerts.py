@@ -8,7 +8,7 @@ Not collected by the test run. Run::
 
 The spec: the live search of the keywords in the US and Great Britain, the search with ads
 of the first tenth of them, the metadata of the apps; every rule of an ``[[alert]]``
-(``rank_drop`` and ``top`` on the apps, ``listing_change`` on them, ``new_advertiser``,
+(``rank_drop``, ``top`` and ``anomaly`` on the apps, ``listing_change`` on them, ``new_advertiser``,
 ``budget``, ``unknown_field``). The cache is filled by one tracker with the alerts on, a run
 a day, through the sandbox's transport with the rate limit lifted; each run's judgement is
 timed by the run itself (the run's seconds with and without it are compared on the last day).
@@ -17,7 +17,8 @@ The figures, on the cache of the whole period:
 
 * ``judge_new_process``: ``tracker.alerts(day)`` in a new process, as ``storeframes track alerts``
   (reads the cache's index, judges the last day: nothing new), best of 3, the interpreter's start included;
-* ``judge_same_tracker``: ``tracker.alerts(day)`` again in this process, best of 3;
+* ``judge_same_tracker``: ``tracker.alerts(day)`` again in this process, best of 3; and
+  ``judge_without_anomaly``, the same of a tracker of every rule but ``anomaly`` on the same cache;
 * ``judge_in_runs``: the seconds the month's runs spent judging (sum, and per run at most);
 * ``digest``: ``tracker.digest(first, last)`` of the whole period, best of 3, and its size;
 * ``events``: the events found in the period, by rule.
@@ -61,8 +62,14 @@ QUICK = {"keywords": 10, "apps": 10, "days": 10}
 REPEAT = 3
 
 
-def every_rule(apps: str) -> str:
-    """Every rule of an ``[[alert]]``, the app rules on ``apps`` (a TOML list): the end of a benchmark's spec."""
+def every_rule(apps: str, *, anomaly: bool = True) -> str:
+    """Every rule of an ``[[alert]]``, the app rules on ``apps`` (a TOML list): the end of a benchmark's spec
+    (``anomaly=False``: all but the ``anomaly`` rule)."""
+    unusual = f"""
+[[alert]]
+rule = "anomaly"
+apps = {apps}
+"""
     return f"""[[alert]]
 rule = "rank_drop"
 apps = {apps}
@@ -70,7 +77,7 @@ apps = {apps}
 [[alert]]
 rule = "top"
 apps = {apps}
-
+{unusual if anomaly else ""}
 [[alert]]
 rule = "listing_change"
 
@@ -86,7 +93,7 @@ rule = "unknown_field"
 """
 
 
-def spec_text(size: dict[str, Any], cache_dir: Path) -> str:
+def spec_text(size: dict[str, Any], cache_dir: Path, *, anomaly: bool = True) -> str:
     world = World(0)
     words = [*world.EXAMPLE_KEYWORDS, *(f"keyword {i}" for i in range(size["keywords"]))][: size["keywords"]]
     day = FIRST_DAY
@@ -112,7 +119,7 @@ keywords = {json.dumps(words[: max(1, len(words) // 10)])}
 endpoint = "metadata"
 apps = {listed}
 
-{every_rule(listed)}"""
+{every_rule(listed, anomaly=anomaly)}"""
 
 
 def best(call: Any) -> float:
@@ -153,6 +160,8 @@ def figures(size: dict[str, Any]) -> dict[str, Any]:
             last = FIRST_DAY + timedelta(days=size["days"] - 1)
             filled = round(time.perf_counter() - began, 1)
             same = best(lambda: tracker.alerts(last, notify=False))
+            others = sf.track.parse_spec(spec_text(size, Path(folder) / "cache", anomaly=False), path=spec)
+            without = best(lambda: sf.Tracker(others, **options).alerts(last, notify=False))
             run_without = best(lambda: plain.run(today=last))
             judge = (  # as `storeframes track alerts` does, of the service the cache was filled from
                 "import storeframes as sf, sys; from storeframes.sandbox import SANDBOX_BASE_URL, SANDBOX_KEY; "
@@ -176,6 +185,7 @@ def figures(size: dict[str, Any]) -> dict[str, Any]:
             "events_by_rule": by_rule,
             "judge_new_process_seconds": new_process,
             "judge_same_tracker_seconds": same,
+            "judge_without_anomaly_seconds": without,
             "judge_in_runs_seconds_sum": round(sum(judged), 2),
             "judge_in_runs_seconds_max": round(max(judged), 3),
             "run_nothing_due_seconds": run_without,
@@ -288,7 +298,8 @@ def main() -> None:
     )
     print(
         f"judge: new process {f['judge_new_process_seconds']:.3f} s, same tracker "
-        f"{f['judge_same_tracker_seconds']:.3f} s; in the runs {f['judge_in_runs_seconds_sum']:.2f} s in all, "
+        f"{f['judge_same_tracker_seconds']:.3f} s ({f['judge_without_anomaly_seconds']:.3f} s without the anomaly "
+        f"rule); in the runs {f['judge_in_runs_seconds_sum']:.2f} s in all, "
         f"at most {f['judge_in_runs_seconds_max']:.3f} s a run (a run with nothing due, without alerts: "
         f"{f['run_nothing_due_seconds']:.3f} s)"
     )

@@ -7,8 +7,8 @@ Not collected by the test run. Run::
     .venv/bin/python tests/benchmarks/bench_day.py --store folder   # one store only (folder or bucket)
 
 The spec: the live search of 30 keywords in 2 countries (60 requests), the search with ads of 5 of
-them in both (10), the metadata of 20 apps and their change history; every alert rule (``rank_drop``
-and ``top`` on the apps, ``listing_change``, ``new_advertiser``, ``budget``, ``unknown_field``), so each
+them in both (10), the metadata of 20 apps and their change history; every alert rule (``rank_drop``,
+``top`` and ``anomaly`` on the apps, ``listing_change``, ``new_advertiser``, ``budget``, ``unknown_field``), so each
 run judges the day and keeps the day's digest. A new tracker runs it once a day (as a scheduler starts
 ``storeframes track run`` each day) against a sandbox server in its own process at the rate limit,
 scaled (30 requests per 3 s, 50 ms latency), whose today is moved on to the run's day before it;

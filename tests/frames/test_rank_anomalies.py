@@ -85,7 +85,7 @@ def test_baseline_z_and_move_are_those_of_the_same_weekdays_before():
     before = sorted(series.filter(pl.col("date") == START + timedelta(57 - 7 * k))["rank"][0] for k in range(1, 5))
     baseline = (before[1] + before[2]) / 2
     deviations = sorted(abs(b - baseline) for b in before)
-    spread = max(1.4826 * (deviations[1] + deviations[2]) / 2, 1.0)
+    spread = max(1.4826 * (deviations[1] + deviations[2]) / 2, 1.0, baseline / 10)
     assert row["baseline"] == pytest.approx(baseline)
     assert row["spread"] == pytest.approx(spread)
     assert row["z"] == pytest.approx((row["rank"] - baseline) / spread)
@@ -236,3 +236,25 @@ def test_on_a_sandbox_history_no_anomaly_falls_on_a_day_without_data(sandbox):
     assert ranks["status"].value_counts().filter(pl.col("status") == "no_data")["count"][0] > 0
     assert found.join(holes, on=["keyword", "app_id", "date"]).height == 0
     assert found.height > 0 and set(found["status"]) <= {"ranked", "not_ranked"}
+
+
+def test_within_judges_only_the_days_in_the_first_places():
+    found = rank_anomalies(_series(), within=10)
+    # the rise to the 3rd place is within the top 10; the falls from 24th to 42nd and 49th are not
+    assert set(found["event_start"]) == {START + timedelta(57)}
+    # within the top 30 the falls count too: their baselines (the 24th place) are in it
+    assert rank_anomalies(_series(), within=30)["event_start"].n_unique() == 3
+    with pytest.raises(InvalidParameterError, match="within"):
+        rank_anomalies(_series(), within=0)
+
+
+def test_a_deep_ranks_daily_shuffle_is_not_an_anomaly():
+    # the same series 150 places deeper, its noise ten times wider: a tenth of the rank is its least spread
+    rng = random.Random(3)
+    deep = _series().with_columns(
+        pl.when(pl.col("status") == "ranked")
+        .then(150 + pl.Series([rng.randint(-12, 12) for _ in range(DAYS)]))
+        .alias("rank")
+    )
+    assert rank_anomalies(deep).height == 0
+    assert rank_anomalies(deep.with_columns(pl.col("rank") - 140)).height > 0  # the same shuffle at the 10th place

@@ -49,6 +49,15 @@ apps = ["{APP}"]
 n = 10
 
 [[alert]]
+rule = "anomaly"
+apps = ["{APP}", "{OTHER}"]
+keywords = ["collage maker"]
+threshold = 2.5
+weeks = 3
+min_move = 4
+within = 50
+
+[[alert]]
 rule = "listing_change"
 apps = ["{APP}"]
 targets = ["title", "subtitle", "screenshots", "icon", "price", "description"]
@@ -76,9 +85,11 @@ def test_every_rule_of_the_issue_is_read_with_its_values(tmp_path: Path, monkeyp
     spec = parse_spec(ALL, path=tmp_path / "watch.toml")
     assert [a.rule for a in spec.alerts] == list(RULES)
     assert [a.name for a in spec.alerts] == list(RULES)
-    drop, top, listing, ads, budget, _ = spec.alerts
+    drop, top, anomaly, listing, ads, budget, _ = spec.alerts
     assert (drop.apps, drop.keywords, drop.places, drop.within) == ((APP,), ("photo editor",), 5, 20)
     assert (top.apps, top.keywords, top.n, top.margin) == ((APP,), (), 10, TOP_MARGIN)
+    assert (anomaly.apps, anomaly.keywords) == ((APP, OTHER), ("collage maker",))
+    assert (anomaly.threshold, anomaly.weeks, anomaly.min_move, anomaly.within) == (2.5, 3, 4, 50)
     assert listing.targets == ("title", "subtitle", "screenshots", "icon", "price", "description")
     assert ads.keywords == ("photo editor",)
     assert budget.at == 0.8
@@ -105,6 +116,24 @@ def test_defaults_listing_change_follows_every_tracked_app_and_second_rules_get_
     assert opted.alerts[0].targets == ("title", "size", "version")
 
 
+def test_an_anomaly_rule_takes_rank_anomalies_defaults_and_says_them():
+    spec = parse_spec(BASE + f'[[alert]]\nrule = "anomaly"\napps = ["{APP}"]\n')
+    (alert,) = spec.alerts
+    assert (alert.name, alert.apps, alert.keywords) == ("anomaly", (APP,), ())
+    assert (alert.threshold, alert.weeks, alert.min_move, alert.within) == (3.0, 4, 5, 20)
+    assert isinstance(alert.threshold, float)
+    assert alert.describe() == (
+        f"anomaly: {APP} moves 5+ places from its weekday's median of 4 week(s), a robust z of 3+, within the top 20"
+    )
+    whole = parse_spec(
+        BASE + f'[[alert]]\nrule = "anomaly"\napps = ["{APP}"]\nthreshold = 4\nkeywords = ["photo editor"]\n'
+    )
+    assert whole.alerts[0].threshold == 4.0 and "for 'photo editor'" in whole.alerts[0].describe()
+    no_search = f'[tracker]\nname = "w"\n[[track]]\nendpoint = "metadata"\napps = ["{APP}"]\n'
+    with pytest.raises(SpecError, match="a search, search_ads or search_history item"):
+        parse_spec(no_search + f'[[alert]]\nrule = "anomaly"\napps = ["{APP}"]\n')
+
+
 def test_a_top_rule_takes_a_margin_below_n():
     spec = parse_spec(BASE + f'[[alert]]\nrule = "top"\napps = ["{APP}"]\nn = 10\nmargin = 0\n')
     assert spec.alerts[0].margin == 0
@@ -122,7 +151,7 @@ def _line(text: str, needle: str) -> int:
 @pytest.mark.parametrize(
     ("table", "needle", "allowed"),
     [
-        ('rule = "rank_fall"\napps = ["1"]', 'rule = "rank_fall"', "one of rank_drop, top, listing_change"),
+        ('rule = "rank_fall"\napps = ["1"]', 'rule = "rank_fall"', "one of rank_drop, top, anomaly, listing_change"),
         ('rule = "rank_drop"\napps = ["1"]\nplace = 5', "place = 5", "one of the keys of a rank_drop alert"),
         ('rule = "rank_drop"\nkeywords = ["photo editor"]', "[[alert]]", "a rank_drop alert's apps"),
         ('rule = "top"\napps = ["1"]\nn = 0', "n = 0", "a whole number, 1 or more"),
@@ -135,6 +164,18 @@ def _line(text: str, needle: str) -> int:
         ('rule = "listing_change"\ntargets = ["sizes"]', "targets", "privacy, size, version"),
         ('rule = "budget"\nat = 80', "at = 80", "above 0 and at most 1"),
         ('rule = "rank_drop"\napps = ["1"]\nname = "a b"', 'name = "a b"', "a name of letters"),
+        ('rule = "anomaly"\napps = ["1"]\nthreshold = 0', "threshold = 0", "a robust z above 0 (3.0 by default)"),
+        ('rule = "anomaly"\napps = ["1"]\nthreshold = -1.5', "threshold = -1.5", "a robust z above 0"),
+        ('rule = "anomaly"\napps = ["1"]\nthreshold = true', "threshold = true", "a robust z above 0"),
+        ('rule = "anomaly"\napps = ["1"]\nweeks = 0', "weeks = 0", "a whole number, 2 or more"),
+        ('rule = "anomaly"\napps = ["1"]\nweeks = 1', "weeks = 1", "a baseline holds two weeks at least"),
+        ('rule = "anomaly"\napps = ["1"]\nweeks = 2.5', "weeks = 2.5", "a whole number, 2 or more"),
+        ('rule = "anomaly"\napps = ["1"]\nmin_move = 0', "min_move = 0", "a whole number, 1 or more"),
+        ('rule = "anomaly"\napps = ["1"]\nwithin = 0', "within = 0", "a whole number, 1 or more"),
+        ('rule = "anomaly"\napps = ["1"]\ndays = 7', "days = 7", "one of the keys of an anomaly alert"),
+        ('rule = "anomaly"\napps = ["1"]\nplaces = 5', "places = 5", "threshold, weeks, min_move"),
+        ('rule = "anomaly"\nkeywords = ["photo editor"]', "[[alert]]", "an anomaly alert's apps"),
+        ('rule = "anomaly"\napps = ["1"]\nkeywords = ["maps"]', 'keywords = ["maps"]', "keywords the tracker's search"),
     ],
 )
 def test_a_bad_alert_is_refused_with_its_line(table: str, needle: str, allowed: str):

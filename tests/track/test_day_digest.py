@@ -19,7 +19,7 @@ from storeframes.errors import DigestNotKeptError
 from storeframes.sandbox import World
 from storeframes.track import Tracker, load_spec
 from storeframes.track.day_digest import fetched_days, kept_digest
-from storeframes.track.judge import rank_frame
+from storeframes.track.judging import rank_frame
 from tests._children import child_env
 from tests._s3 import s3_bucket, s3_server  # noqa: F401 - the fixtures
 

@@ -13,7 +13,8 @@ import pytest
 from storeframes.sandbox import Script, World
 from storeframes.track import Tracker
 from storeframes.track.day_digest import render_period
-from storeframes.track.judge import GAP_DAYS, Judged, RanksRead, find_events, rank_frame
+from storeframes.track.judge import find_events
+from storeframes.track.judging import GAP_DAYS, Judged, RanksRead, rank_frame
 
 WORLD = World(0)
 FIRST = date(2026, 10, 22)

@@ -17,7 +17,7 @@ from storeframes.cache import Cache
 from storeframes.catalog import ENDPOINTS
 from storeframes.track import Tracker, ahead, running
 from storeframes.track.ahead import EarlyRanks, ReadAhead
-from storeframes.track.judge import RanksRead, rank_frame
+from storeframes.track.judging import RanksRead, rank_frame
 from tests.track.test_judge_reads import RANK_RULES, live_spec
 
 FIRST = date(2026, 10, 22)
