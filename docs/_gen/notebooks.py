@@ -39,8 +39,14 @@ from .markdown import ANSI
 
 ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOKS = ROOT / "notebooks"
-ORDER = ("rank_tracking.ipynb", "conversion_analysis.ipynb", "competitor_watch.ipynb", "tracking.ipynb")
-"""The order of the index: the README's, from one app's ranks to a month of tracking."""
+ORDER = (
+    "rank_tracking.ipynb",
+    "conversion_analysis.ipynb",
+    "competitor_watch.ipynb",
+    "tracking.ipynb",
+    "keyword_opportunities.ipynb",
+)
+"""The order of the index: the README's, from one app's ranks to a month of tracking, then what to do next."""
 REPOSITORY = "https://github.com/storeframes/storeframes/blob/main/"
 EXAMPLES = "examples"
 CELL_TIMEOUT = 120

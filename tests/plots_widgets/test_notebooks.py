@@ -4,7 +4,7 @@ Each notebook is executed in a kernel (nbclient) in a folder of its own, with no
 environment, so it uses the sandbox and fills its own cache folder (``tracking-cache`` for
 ``tracking.ipynb``) there; then it is executed again in the same folder with ``STOREFRAMES_OFFLINE=1``,
 where every answer must come from that cache and the notebook's last cell must say that nothing was
-spent. All four are also run one after another in one folder, in two orders: each keeps its own cache,
+spent. All five are also run one after another in one folder, in two orders: each keeps its own cache,
 ledger and manifest, so each shows the same tables whatever ran before it. After each run the saved
 notebook is read without its widget state: every explorer must have left its chart as an image, and
 the credit meter its credits as text, and every progress bar its end state, so a notebook reopened
@@ -29,7 +29,13 @@ from storeframes.sandbox import SANDBOX_KEY
 from tests.conftest import ROOT
 
 NOTEBOOKS = ROOT / "notebooks"
-NAMES = ["rank_tracking.ipynb", "conversion_analysis.ipynb", "competitor_watch.ipynb", "tracking.ipynb"]
+NAMES = [
+    "rank_tracking.ipynb",
+    "conversion_analysis.ipynb",
+    "competitor_watch.ipynb",
+    "tracking.ipynb",
+    "keyword_opportunities.ipynb",
+]
 SPENT = re.compile(r"^credits spent in this session: ([\d,]+)$", re.MULTILINE)
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
@@ -44,6 +50,7 @@ WIDGETS = {
     "conversion_analysis.ipynb": {"BenchmarkExplorer": 1},
     "competitor_watch.ipynb": {},
     "tracking.ipynb": {},
+    "keyword_opportunities.ipynb": {},
 }
 BAR = re.compile(r'class="storeframes-progress"><progress value="(?P<value>\d+)" max="(?P<max>\d+)"')
 TQDM = re.compile(r"\b\d+%\|")
@@ -52,9 +59,11 @@ BARS = {
     "conversion_analysis.ipynb": [(9, 9)],
     "competitor_watch.ipynb": [],
     "tracking.ipynb": [],
+    "keyword_opportunities.ipynb": [(22, 22)],
 }
-"""The progress bars of a first run: the benchmarks call sends 9 requests (a bar shows above 5); the
-tracker's runs show none: each item of a run is one call of at most 4 requests."""
+"""The progress bars of a first run: the benchmarks call sends 9 requests (a bar shows above 5), the search history
+of 22 keywords 22; the tracker's runs show none: each item of a run is one call of at most 4 requests, and the
+with-ads replay's tracker (22 keywords a run) is made with progress=False."""
 MANIFESTS = {
     "rank_tracking.ipynb": (["changes", "metadata", "search_history"], ["ranks"]),
     "conversion_analysis.ipynb": (["benchmarks"], ["standing"]),
@@ -386,13 +395,20 @@ def test_notebook_runs_on_the_sandbox_then_offline_for_0_credits(name, tmp_path,
         assert checked.ok and checked.changed == checked.missing == [], checked
 
 
-# -- all four in one folder, in any order ---------------------------------------------------------
+# -- all five in one folder, in any order ---------------------------------------------------------
 
 
 SHAPE = re.compile(r"^shape: \((\d+), (\d+)\)$", re.MULTILINE)
-OTHER_ORDER = ["conversion_analysis.ipynb", "tracking.ipynb", "competitor_watch.ipynb", "rank_tracking.ipynb"]
-"""Not the README's: the tracker's month after the 9,009 credits of the benchmarks (which once spent its
-November budget), the competitors' listings after the tracker's, the two manifests in the other order."""
+OTHER_ORDER = [
+    "keyword_opportunities.ipynb",
+    "conversion_analysis.ipynb",
+    "tracking.ipynb",
+    "competitor_watch.ipynb",
+    "rank_tracking.ipynb",
+]
+"""Not the README's: the keyword opportunities first (their with-ads replay before the tracker's month), the
+tracker's month after the 9,009 credits of the benchmarks (which once spent its November budget), the
+competitors' listings after the tracker's, the two manifests in the other order."""
 HELD = re.compile(r" on (\d+) of 30 days(?: \(none on ([\d, -]+)\))?$", re.MULTILINE)
 
 
@@ -441,7 +457,7 @@ def _whole_month(tracking: nbformat.NotebookNode) -> None:
 @pytest.mark.slow
 @pytest.mark.notebooks
 def test_in_one_folder_in_either_order_each_notebook_tells_its_whole_story(tmp_path, monkeypatch):
-    """The four run one after another in one folder, in the README's order and in another: each keeps its
+    """The five run one after another in one folder, in the README's order and in another: each keeps its
     own cache and manifest, and shows the same tables, row for row, and spends the same, either way."""
     for variable in ENVIRONMENT:
         monkeypatch.delenv(variable, raising=False)

@@ -130,9 +130,15 @@ def test_a_block_of_output_holding_backticks_keeps_them_inside():
     assert _fences(text, "text") == ["```python\nx = 1\n```\n"]
 
 
-def test_the_index_lists_the_notebooks_from_one_apps_ranks_to_a_month_of_tracking():
+def test_the_index_lists_the_notebooks_from_one_apps_ranks_to_a_month_of_tracking_then_what_to_do_next():
     pages = [notebooks.page_name(path.name) for path in notebooks._discover(ROOT / "notebooks")]
-    assert pages == ["rank-tracking.md", "conversion-analysis.md", "competitor-watch.md", "tracking.md"]
+    assert pages == [
+        "rank-tracking.md",
+        "conversion-analysis.md",
+        "competitor-watch.md",
+        "tracking.md",
+        "keyword-opportunities.md",
+    ]
 
 
 # -- rendering: executing a notebook --------------------------------------------------------------
@@ -240,4 +246,5 @@ def test_rendering_every_notebook_writes_each_page_and_the_index(tmp_path):
         "## Conversion benchmarks: where does a category stand?",
         "## Competitor watch: what the competitors show, and what they changed",
         "## Tracking: a month of daily snapshots, kept by a tracker",
+        "## Keyword opportunities: share of voice, what to work on, and what moved the ranks",
     ]
