@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -18,6 +19,7 @@ from storeframes.sandbox import SandboxServer
 from tests._children import child_env, sigkill_when
 from tests._summary import max_in_window, record
 from tests.conftest import SANDBOX_TODAY
+from tests.ledger.test_ledger import Loopback
 from tests.workspaces.conftest import MONTH, write_spec, write_workspaces
 
 KEYWORDS = {
@@ -141,20 +143,26 @@ def test_a_caller_killed_while_it_holds_the_months_lease_leaves_its_reservation_
     tmp_path, monkeypatch
 ):
     budget = 100
-    with (
-        SandboxServer(port=0, today=SANDBOX_TODAY, latency=10.0) as slow,
-        SandboxServer(port=0, today=SANDBOX_TODAY) as fast,
-    ):
-        monkeypatch.setenv("ACME_KEY", slow.key)
-        monkeypatch.setenv("BETA_KEY", slow.key)
-        monkeypatch.delenv("STOREFRAMES_WORKSPACE", raising=False)
-        write_workspaces(tmp_path, slow.base_url, acme_budget=budget)
-        # its answer takes 10 s: it is killed while it waits for it, holding the month's lease
-        sigkill_when(KILLED, {"folder": str(tmp_path)}, tmp_path, lambda: len(slow.service.arrivals) == 1)
-        write_workspaces(tmp_path, fast.base_url, acme_budget=budget)  # the next caller is answered at once
-        began = time.monotonic()
-        after = _report(_notebook(tmp_path, child_env(), workspace="acme", keywords=KEYWORDS["acme"]))
-        waited = time.monotonic() - began
+    release = threading.Event()
+
+    def hang(number: int, path: str, query: dict[str, str], headers: dict[str, str]) -> None:
+        release.wait(30)  # no answer while its caller lives: it is killed waiting, holding the month's lease
+
+    try:
+        with Loopback(hang) as slow, SandboxServer(port=0, today=SANDBOX_TODAY) as fast:
+            monkeypatch.setenv("ACME_KEY", fast.key)
+            monkeypatch.setenv("BETA_KEY", fast.key)
+            monkeypatch.delenv("STOREFRAMES_WORKSPACE", raising=False)
+            write_workspaces(tmp_path, slow.base_url, acme_budget=budget)
+            # killed once its request has arrived (Loopback counts a request when it comes, not when answered)
+            sigkill_when(KILLED, {"folder": str(tmp_path)}, tmp_path, lambda: len(slow.arrivals) == 1)
+            release.set()
+            write_workspaces(tmp_path, fast.base_url, acme_budget=budget)  # the next caller is answered at once
+            began = time.monotonic()
+            after = _report(_notebook(tmp_path, child_env(), workspace="acme", keywords=KEYWORDS["acme"]))
+            waited = time.monotonic() - began
+    finally:
+        release.set()
     assert waited < 30  # the killed holder's lease went with its process: nobody waited for it
     assert after["errors"] == [] and after["refused"] is not None
     ledger = _own_ledger(tmp_path, "acme")
