@@ -140,7 +140,9 @@ def _events(judged: pl.DataFrame, threshold: float, min_move: int, least_days: i
     same_run = pl.col("_flag").shift(1).over(_KEY).fill_null(False) & (
         pl.col("direction").shift(1).over(_KEY) == pl.col("direction")
     ).fill_null(False)
-    runs = scored.with_columns((pl.col("_flag") & ~same_run).cast(pl.Int64).cum_sum().over(_KEY).alias("_run"))
+    # a run's first day, then its number (two steps: a window inside a window is refused by older polars)
+    starts = scored.with_columns((pl.col("_flag") & ~same_run).cast(pl.Int64).alias("_starts"))
+    runs = starts.with_columns(pl.col("_starts").cum_sum().over(_KEY).alias("_run"))
     return runs.filter(pl.col("_flag")).with_columns(pl.col("date").min().over(*_KEY, "_run").alias("event_start"))
 
 

@@ -250,11 +250,6 @@ def keyword_opportunities(
     at_latest = latest.group_by(_ON).agg(
         pl.len().cast(pl.Int64).alias("results"),
         pl.col("rank").filter(pl.col("app_id") == own[0]).min().alias("app_rank"),
-        pl.col("app_id")
-        .filter(pl.col("app_id").is_in(rivals))
-        .sort_by(pl.col("rank").filter(pl.col("app_id").is_in(rivals)))
-        .first()
-        .alias("best_competitor"),
         pl.col("rank").filter(pl.col("app_id").is_in(rivals)).min().alias("best_competitor_rank"),
         pl.col("app_id")
         .filter(pl.col("app_id").is_in(rivals), pl.col("rank") <= size)
@@ -262,8 +257,15 @@ def keyword_opportunities(
         .cast(pl.Int64)
         .alias("competitors_in_top"),
     )
+    best = (
+        latest.filter(pl.col("app_id").is_in(rivals))
+        .sort("rank", "app_id")
+        .group_by(_ON, maintain_order=True)
+        .agg(pl.col("app_id").first().alias("best_competitor"))
+    )
     out = (
         days.join(at_latest, on=_ON, nulls_equal=True)
+        .join(best, on=_ON, how="left", nulls_equal=True)
         .join(first_rank, on=_ON, how="left", nulls_equal=True)
         .join(_volatility(best_places(rows, within=size), size), on=_ON, how="left", nulls_equal=True)
         .with_columns(
