@@ -40,7 +40,7 @@ from typing import TYPE_CHECKING, Any
 
 from . import analysis, catalog, errors, schemas
 from ._version import __version__
-from .analysis import keyword_opportunities, rank_anomalies, share_of_voice
+from .analysis import keyword_opportunities, rank_anomalies, share_of_voice, standings, standings_table
 from .answers import Answer, Part, Response
 from .cache import Cache, CacheWarning
 from .cache.stores import LocalStore, MemoryStore, Store
@@ -172,6 +172,8 @@ __all__ = [
     "snapshots",
     "spend_report",
     "sql",
+    "standings",
+    "standings_table",
     "to_pandas",
     "today",
     "use",

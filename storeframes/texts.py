@@ -5,21 +5,23 @@ Two ways, shared by every report and digest that writes what it did not write it
 backslash, the text on one line, no URL left to be linked) and :func:`markdown_code` for a name
 or a value shown as it came (a code span: no HTML, no link, no image, no emphasis is read in
 one, whatever it holds). Both keep a table's cells whole: a pipe is escaped and a line break
-becomes a space. No I/O and no import beyond the standard library: the lowest layer, for
+becomes a space. :func:`html_text` writes the same words into an HTML page. No I/O and no import beyond the standard library: the lowest layer, for
 ``track/`` and ``conformance/`` alike.
 """
 
 from __future__ import annotations
 
+import html
 import re
 from typing import Any
 
-__all__ = ["markdown_code", "markdown_text", "plain"]
+__all__ = ["html_text", "markdown_code", "markdown_text", "plain"]
 
 _SCHEME = re.compile(r"\b[A-Za-z][A-Za-z0-9+.-]*://")
 _MD_SPECIAL = re.compile(r"([\\`*\[\]<>|])")
 _WWW = re.compile(r"\b(www)\.", re.IGNORECASE)
 _TICKS = re.compile(r"`+")
+_HTTP = re.compile("http", re.IGNORECASE)
 
 
 def plain(value: Any) -> str:
@@ -61,3 +63,15 @@ def markdown_code(value: Any, *, table: bool = True) -> str:
     if text.startswith("`") or text.endswith("`"):
         text = f" {text} "
     return f"{fence}{text}{fence}"
+
+
+def html_text(value: Any) -> str:
+    """A value as HTML text among other words: on one line (:func:`plain`), escaped, and any "http" inside a
+    word written with an entity, so that no mail client or viewer reads a link in it.
+
+    >>> html_text("<b>Photo</b> http://x.example")
+    '&lt;b&gt;Photo&lt;/b&gt; x.example'
+    >>> html_text("HTTPie")
+    'HT&#84;Pie'
+    """
+    return _HTTP.sub(lambda m: f"{m.group(0)[:2]}&#{ord(m.group(0)[2])};{m.group(0)[3]}", html.escape(plain(value)))

@@ -9,6 +9,9 @@
   columns (:func:`keyword_opportunities`);
 * :mod:`~storeframes.analysis.anomalies`: the days a rank left its weekly rhythm, against a robust baseline,
   with their likely cause (:func:`rank_anomalies`);
+* :mod:`~storeframes.analysis.standings`: where each tracked app stands on each keyword, with its changes over
+  1, 7 and 30 days (:func:`standings`), shown as a table with sparklines by
+  :mod:`~storeframes.analysis.standings_view` (:func:`standings_table`);
 * :mod:`~storeframes.analysis.inputs`: what they share (their inputs checked, a search frame's organic results).
 
 >>> import storeframes as sf
@@ -23,12 +26,15 @@ from __future__ import annotations
 from .anomalies import ANOMALIES, CAUSE_TARGETS, MAD_SCALE, RELATIVE_SPREAD, rank_anomalies
 from .everyday import CHANGES_BEFORE, MOVERS, RATES, category_standing, changes_before, movers, with_names
 from .opportunities import OPPORTUNITIES, SCORE_WEIGHTS, keyword_opportunities
+from .standings import CHANGE_DAYS, STANDINGS, standings
+from .standings_view import StandingsTable, sparkline_svg, sparkline_text, standings_table
 from .voice import CTR_CURVE, SHARE_OF_VOICE, ctr_weight, share_of_voice
 
 __all__ = [
     "ANOMALIES",
     "CAUSE_TARGETS",
     "CHANGES_BEFORE",
+    "CHANGE_DAYS",
     "CTR_CURVE",
     "MAD_SCALE",
     "MOVERS",
@@ -37,6 +43,8 @@ __all__ = [
     "RELATIVE_SPREAD",
     "SCORE_WEIGHTS",
     "SHARE_OF_VOICE",
+    "STANDINGS",
+    "StandingsTable",
     "category_standing",
     "changes_before",
     "ctr_weight",
@@ -44,5 +52,9 @@ __all__ = [
     "movers",
     "rank_anomalies",
     "share_of_voice",
+    "sparkline_svg",
+    "sparkline_text",
+    "standings",
+    "standings_table",
     "with_names",
 ]
