@@ -27,6 +27,7 @@ from typing import Any
 
 import polars as pl
 
+from ..analysis import standings_table
 from ..cache import Cache, open_cache
 from ..catalog import parse_day
 from ..errors import CacheUnavailableError, DigestNotKeptError, InvalidParameterError, StoreframesError
@@ -34,6 +35,7 @@ from ..ranks import rank_history
 from ..schemas import RANK_HISTORY
 from .digest import Digest, Spend, render_digest
 from .digest_charts import CHARTED
+from .digest_standings import STANDING_DAYS, digest_standings, followed_keywords, tracked_apps
 from .judging import LIVE, RanksRead, app_names, followed_pairs, rank_frame
 from .spec import TrackerSpec
 
@@ -142,8 +144,12 @@ def render_period(
         period_credits=int(runs["credits_spent"].sum() or 0),
         runs_running=runs.height - finished.height,
     )
-    apps = sorted(set(events["app_id"].drop_nulls().to_list()))
-    holes = not_fetched(spec, fetched_days(spec, cache, service, own[0], own[1]), *own)
+    reach = min(own[0], end - timedelta(days=STANDING_DAYS))
+    asked = fetched_days(spec, cache, service, reach, end)
+    standing = digest_standings(spec, cache, service, end, fetched=asked, read=read)
+    apps = sorted(set(events["app_id"].drop_nulls().to_list()) | set(standing["app_id"].to_list()))
+    holes = not_fetched(spec, asked.filter(pl.col("date") >= own[0]), *own)
+    names = app_names(cache, service, apps)
     return render_digest(
         events,
         ranks,
@@ -151,8 +157,9 @@ def render_period(
         start=start,
         end=end,
         spend=spend,
-        app_names=app_names(cache, service, apps),
+        app_names=names,
         not_fetched=holes,
+        standings=standings_table(standing, names=names) if tracked_apps(spec) and followed_keywords(spec) else None,
     )
 
 

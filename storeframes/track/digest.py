@@ -31,6 +31,7 @@ from urllib.parse import quote
 
 import polars as pl
 
+from ..analysis import STANDINGS_CSS, StandingsTable
 from ..cache import EVENT_SCHEMA
 from ..errors import InvalidParameterError, plural
 from ..schemas import RANK_HISTORY
@@ -75,7 +76,8 @@ _RANK_COLUMNS = {
 _NONE = "—"
 _CHART_LINK = re.compile(r"^(!\[[^\n]*\]\()(rank-\d+\.png)\)$", re.MULTILINE)
 
-_CSS = """
+_CSS = (
+    """
 body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;color:#222;margin:24px auto;max-width:1040px;padding:0 16px}
 h1{font-size:22px;margin:0 0 6px}
 h2{font-size:17px;margin:26px 0 8px;border-bottom:1px solid #ddd;padding-bottom:3px}
@@ -89,6 +91,9 @@ td.change{max-width:280px;overflow-wrap:anywhere}td.detail{overflow-wrap:anywher
 .missing{color:#8a4b00}.id{color:#888;font-size:12px}.target{font-weight:600}.none{color:#777}figure{margin:14px 0}
 figure img{max-width:100%;border:1px solid #eee}.note{color:#666}
 """.strip()
+    + "\n"
+    + STANDINGS_CSS
+)
 
 
 @dataclass(frozen=True)
@@ -373,6 +378,7 @@ def render_digest(
     spend: Spend,
     app_names: Mapping[str, str] | None = None,
     not_fetched: Mapping[str, Sequence[date]] | None = None,
+    standings: StandingsTable | None = None,
 ) -> Digest:
     """A tracker's digest of ``start`` to ``end``: its spend, its events by rule, and rank charts.
 
@@ -385,6 +391,9 @@ def render_digest(
     ``rank``, ``status``, ``country``, ``language``, ``device``) covering the period, and better
     some days before it. An empty frame without columns stands for none. ``app_names`` maps app
     ids to the names shown beside them.
+
+    ``standings`` (:func:`~storeframes.standings_table` of the tracked apps on ``end``) opens the page, under
+    "Where we stand", after the spend and the days not fetched.
 
     The page shows the spend (the run's, when ``spend.run_credits`` is given; the month's beside
     its budget, with a bar; the period's runs), then a table per rule (rank drops, top N entries
@@ -456,6 +465,11 @@ def render_digest(
         page.append(f'<p class="missing"><b>Not fetched:</b> {_h(holes[0])}</p>')
         page.append("<ul>" + "".join(f"<li>{_h(line)}</li>" for line in holes[1:]) + "</ul>")
         text.append(f"**Not fetched:** {_md(holes[0])}\n\n" + "\n".join(f"- {_md(line)}" for line in holes[1:]))
+    if standings is not None:
+        if not isinstance(standings, StandingsTable):
+            raise InvalidParameterError("standings", type(standings).__name__, "a StandingsTable", endpoint=_FUNCTION)
+        page += [f"<h2>Where we stand on {last}</h2>", standings.html]
+        text += [f"## Where we stand on {last}", standings.markdown]
     if not groups:
         page.append('<p class="note">No events in this period.</p>')
         text.append("No events in this period.")

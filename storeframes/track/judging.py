@@ -9,6 +9,7 @@ True
 from __future__ import annotations
 
 import hashlib
+import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
@@ -222,14 +223,19 @@ def kept_rank_days(spec: TrackerSpec, at: Judged, start: date) -> pl.DataFrame:
 
 
 def app_names(cache: Cache, service: str, apps: list[str]) -> dict[str, str]:
-    """The apps' titles, from the newest kept metadata (none where nothing is kept)."""
+    """The apps' titles, from the newest kept metadata (none where nothing is kept). A field the flattener does not
+    know is not warned of again here: it was when fetched, and the ``unknown_field`` rule tells it."""
+    from ..flatteners import UnknownFieldWarning
+
     if not apps or not cache.entries("metadata"):
         return {}
-    found = (
-        scan("metadata", cache, service=service)
-        .filter(pl.col("app_id").is_in(apps))
-        .sort("fetched_at")
-        .select("app_id", "title")
-        .collect()
-    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UnknownFieldWarning)
+        found = (
+            scan("metadata", cache, service=service)
+            .filter(pl.col("app_id").is_in(apps))
+            .sort("fetched_at")
+            .select("app_id", "title")
+            .collect()
+        )
     return {row["app_id"]: row["title"] for row in found.iter_rows(named=True) if row["title"]}
