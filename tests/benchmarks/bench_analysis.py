@@ -8,8 +8,9 @@ Not collected by the test run. Run::
 A search history is generated (each keyword ranks 250 of 2,000 apps a day, a day missed now and then), as
 ``search_history_frame`` returns it, then each whole call is timed, best of three: ``share_of_voice`` (CTR
 weights), ``keyword_opportunities`` of one app against five competitors (with a with-ads frame of two ads a
-keyword and day, and a changes frame of the six apps), and ``rank_history`` + ``rank_anomalies`` of the six
-apps (with the changes). Prints a table, then one JSON line per figure (``{"name", "value", "unit", "context"}``).
+keyword and day, and a changes frame of the six apps), ``rank_history`` + ``rank_anomalies`` of the six
+apps (with the changes), and ``standings`` + ``standings_table`` of the six apps (the frame, then its HTML and
+Markdown, a sparkline of 31 days a row). Prints a table, then one JSON line per figure (``{"name", "value", "unit", "context"}``).
 """
 
 from __future__ import annotations
@@ -77,6 +78,14 @@ def changes_of(apps: list[str]) -> pl.DataFrame:
     return pl.DataFrame(rows, schema={"app_id": pl.String, "date": pl.Date, "target": pl.String}, orient="row")
 
 
+def _standings(frame: pl.DataFrame) -> pl.DataFrame:
+    """The standings of the six apps on the last day and their table (HTML with a sparkline a row, Markdown)."""
+    standing = sf.standings(frame, WATCHED)
+    table = sf.standings_table(standing)
+    assert table.rows == standing.height and table.html and table.markdown
+    return standing
+
+
 def best(call: Callable[[], Any], runs: int = 3) -> tuple[float, Any]:
     times, out = [], None
     for _ in range(runs):
@@ -103,6 +112,7 @@ def main() -> None:
             "rank_history + rank_anomalies": lambda frame=frame, changes=changes: sf.rank_anomalies(
                 sf.rank_history(frame, WATCHED), changes=changes
             ),
+            "standings + standings_table": lambda frame=frame: _standings(frame),
         }
         for name, call in calls.items():
             seconds, out = best(call)
