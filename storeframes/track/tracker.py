@@ -36,6 +36,7 @@ from .adding import HISTORY_DAYS, Addition, kept_opportunities, plan_addition
 from .alerts import AlertResult, judge, write_digest
 from .budget import RUN_WAIT, month_budget_lease, month_spent
 from .day_digest import fetched_days
+from .digest_standings import STANDING_DAYS, digest_standings
 from .due import fetched_by_endpoint
 from .plan import TrackPlan, client_entries, make_plan
 from .result import RunResult
@@ -374,6 +375,22 @@ class Tracker:
         with self.client(last) as client:
             assert client.cache is not None  # a tracker's cache is its spec's cache_dir
             return fetched_days(self.spec, client.cache, client.namespace, first, last)
+
+    def standings(self, day: date | str | None = None) -> pl.DataFrame:
+        """Where the tracked apps stand on ``day`` (by default the client's today): :func:`~storeframes.standings` of
+        the apps its rules and items follow on its keywords, from what its cache keeps, a day no run fetched
+        ``not_fetched``; what the digest opens with. Offline, no token; show it with
+        :func:`~storeframes.standings_table`.
+
+        >>> sf.standings_table(tracker.standings("2026-11-28"))  # doctest: +SKIP
+        """
+        chosen = _day(day)
+        with self.client(chosen) as client:
+            assert client.cache is not None  # a tracker's cache is its spec's cache_dir
+            last = client.today()
+            start = last - timedelta(days=STANDING_DAYS)
+            asked = fetched_days(self.spec, client.cache, client.namespace, start, last)
+            return digest_standings(self.spec, client.cache, client.namespace, last, fetched=asked)
 
     def status(self, today: date | str | None = None, *, since: date | str | None = None) -> TrackStatus:
         """Each item's last snapshot, whether it is due on ``today``, and the days missing from ``since`` on

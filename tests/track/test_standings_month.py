@@ -155,3 +155,14 @@ def _tables(md: str) -> dict[str, dict[str, dict[int, str]]]:
         rows = [[c.strip() for c in line.strip().strip("|").split("|")] for line in lines if line.startswith("| ")]
         out[app.group(1)] = {r[0]: dict(zip((0, 1, 7, 30), r[1:5], strict=True)) for r in rows[1:]}
     return out
+
+
+def test_the_tracker_tells_its_standings_offline(tracker):
+    with tracker.client(LAST) as client:
+        asked = fetched_days(tracker.spec, client.cache, client.namespace, LAST - timedelta(days=30), LAST)
+        found = digest_standings(tracker.spec, client.cache, client.namespace, LAST, fetched=asked)
+    told = tracker.standings(LAST)
+    assert told.equals(found) and told.height == 9
+    assert tracker.standings("2026-11-27")["status"].unique().to_list() == ["not_fetched"]  # no run that day
+    with pytest.raises(sf.errors.InvalidParameterError, match="today"):
+        tracker.standings("last monday")
