@@ -149,7 +149,10 @@ def test_a_chart_per_app_keyword_and_place_with_rank_events(digest):
     assert all(png.startswith(b"\x89PNG\r\n\x1a\n") for png in digest.images.values())
     links = re.findall(r"^!\[(.*)\]\((.*)\)$", digest.markdown, flags=re.MULTILINE)
     assert [link for _, link in links] == ["rank-1.png", "rank-2.png", "rank-3.png"]
-    assert links[0][0] == f"Photo Pro ({A}): 'photo editor' (us, en, iphone)"  # the earliest event first
+    assert links[0][0] == (  # the earliest event first; its alt text says what the chart shows
+        f"Rank of Photo Pro ({A}) for 'photo editor' (us, en, iphone) from 2026-10-20 to 2026-11-08: 3 → 15, "
+        "best 3, worst 15; rank drop on 2026-11-05; listing changes: title on 2026-11-02, icon on 2026-11-04"
+    )
 
 
 def test_the_chart_draws_gaps_not_ranked_days_events_and_listing_changes():
@@ -364,15 +367,26 @@ def test_an_event_on_a_day_without_a_rank_sits_at_the_rank_it_says_or_on_the_not
     assert labels[-1] == "not\nranked" and ax.get_yticks()[-1] == bottom
 
 
-def test_long_values_are_shown_short_in_the_tables():
-    from storeframes.track.digest import _side
-
+def test_listing_changes_say_what_changed_and_other_values_are_shown_short():
     shots = '["https://cdn.example/a/1.png", "https://cdn.example/a/2.png", "https://cdn.example/a/3.png"]'
-    assert _side({"target": "screenshots", "before": shots}, "before") == "3 images"
-    assert _side({"target": "icon", "after": "https://cdn.example/icons/new-icon.png"}, "after") == "new-icon.png"
-    long = "x" * 200
-    assert _side({"target": "description", "after": long}, "after") == "x" * 59 + "…"
-    assert _side({"target": "title", "after": None}, "after") is None
+    later = '["https://cdn.example/a/1.png", "https://cdn.example/a/3.png", "https://cdn.example/a/4.png"]'
+    long = " ".join(f"word{n}" for n in range(40))
+    rows = [
+        _event("listing_change", START, "screens", app_id=A, target="screenshots", before=shots, after=later, **PLACE),
+        _event("listing_change", START, "price", app_id=A, target="price", before="2.99", after="", **PLACE),
+        _event("unknown_field", START, "odd", target="x", after=long),
+    ]
+    out = render_digest(
+        events_frame(rows), pl.DataFrame(), tracker="t", start=START, end=END, spend=SPEND, currencies={"US": "USD"}
+    )
+    said = "1 added, 1 removed (3 → 3 images): +4.png, -2.png"
+    assert f'<span class="target">screenshots</span>: {said}</td>' in out.html
+    assert f"**screenshots**: {said} |" in out.markdown
+    assert '<span class="target">price</span>: $2.99 → Free</td>' in out.html
+    assert "**price**: $2.99 → Free |" in out.markdown
+    cut = " ".join(f"word{n}" for n in range(10)) + "…"  # 60 characters at most, cut between words
+    assert f"— → {cut} |" in out.markdown and len(cut) <= 60
+    assert "[" not in html.unescape(out.html.split("<body>")[1])  # no raw JSON list of screenshots shown
 
 
 def _chart_case() -> tuple[list[tuple[object, ...]], pl.DataFrame, pl.DataFrame]:
