@@ -101,8 +101,11 @@ def image_name(address: str) -> str:
     >>> image_name("https://cdn.example/thumb/v4/ab/iphone6plus_2.png/392x696bb.png"), image_name("shot-3.jpg")
     ('iphone6plus_2.png', 'shot-3.jpg')
     """
-    parts = [p for p in address.split("?", 1)[0].split("/") if p]
-    if len(parts) > 1 and _RENDITION.match(parts[-1]) and "." in parts[-2] and not parts[-2].endswith(":"):
+    path = address.split("?", 1)[0]
+    if "://" in path:  # the scheme and the host name no image
+        path = path.split("://", 1)[1].partition("/")[2]
+    parts = [p for p in path.split("/") if p]
+    if len(parts) > 1 and _RENDITION.match(parts[-1]) and "." in parts[-2]:
         return parts[-2]
     return parts[-1] if parts else address
 
@@ -235,10 +238,12 @@ def _text_change(before: str | None, after: str | None, *, description: bool) ->
         trail = _context(old, a, i2, len(a), before=False)
         hunks.append(" ".join(p for p in (lead, sides, trail) if p))
     said = [*hunks, *said_moved]
-    shown = "; ".join(said[:_HUNKS])
-    if len(said) > _HUNKS:
-        shown += f"; and {len(said) - _HUNKS} more {'change' if len(said) - _HUNKS == 1 else 'changes'}"
-    return _cut(shown)
+    for shown in range(min(len(said), _HUNKS), 0, -1):  # as many places as the length holds, the rest counted
+        more = len(said) - shown
+        text = "; ".join(said[:shown]) + (f"; and {more} more {'change' if more == 1 else 'changes'}" if more else "")
+        if len(text) <= CHANGE_CHARS:
+            return text
+    return _cut("; ".join(said))
 
 
 # -- lengths -------------------------------------------------------------------------------------------------

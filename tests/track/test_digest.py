@@ -459,3 +459,146 @@ def test_charts_drawn_on_several_threads_at_once_are_the_charts_drawn_on_one():
         found = list(pool.map(lambda turned: charts(turned, ranks, events, {A: "Photo Pro"}), turns))
     for n, drawn in enumerate(found):
         assert drawn == one[n % 4 :] + one[: n % 4]
+
+
+def test_the_page_reads_on_a_phone_and_in_an_e_mail_client_and_loads_nothing(digest):
+    page = digest.html
+    assert '<meta name="viewport" content="width=device-width, initial-scale=1">' in page
+    images = re.findall(r"<img\b[^>]*>", page)
+    assert len(images) == 3
+    for image in images:  # every chart says in words what it shows
+        (alt,) = re.findall(r'\balt="([^"]*)"', image)
+        assert html.unescape(alt).startswith("Rank of ") and " from 2026-10-20 to 2026-11-08: " in html.unescape(alt)
+    assert "<script" not in page.lower() and not re.search(r"\son[a-z]+\s*=", page)  # no script, no handler
+    references = re.findall(r"\b(?:src|href|srcset|action|poster)\s*=\s*[\"']?([^\"'\s>]*)", page, flags=re.I)
+    assert references and all(r.startswith(("data:", "#")) for r in references)
+    assert "url(" not in page and "@import" not in page and "http" not in page.lower()
+    tables = page.count("<table")
+    assert tables == 6 and page.count('<div class="scroll"><table') == tables  # each scrolls within itself
+    assert page.count("</table></div>") == tables
+    style = page.split("<style>")[1].split("</style>")[0]
+    assert "anywhere" not in style and "break-all" not in style  # no word broken inside, only an overlong token
+    assert "overflow-wrap:break-word;word-break:normal" in style and ".scroll{overflow-x:auto" in style
+    assert "@media (max-width:600px)" in style and "figure img{max-width:100%;height:auto" in style
+
+
+def test_the_anomalies_come_first_after_the_spend_and_the_days_not_fetched():
+    anomaly = _event("anomaly", date(2026, 11, 6), f"{A} fell to 30; likely cause: it changed its title on 2026-11-02",
+                     app_id=A, keyword="photo editor", target="down", before="4", after="30", **PLACE)  # fmt: skip
+    out = render_digest(
+        events_frame([*_all_rules(), anomaly]), ranks_frame(), tracker="t", start=START, end=END, spend=SPEND,
+        not_fetched={"'photo editor' (us)": [date(2026, 11, 3)]},
+    )  # fmt: skip
+    for text, marks in (
+        (out.html, ['class="spend"', "<b>Not fetched:</b>", "<h2>Rank anomalies ", "<h2>Rank drops ", "<h2>Top N"]),
+        (
+            out.markdown,
+            ["**Month budget", "**Not fetched:**", "## Rank anomalies (1 event)", "## Rank drops", "## Top N"],
+        ),
+    ):
+        places = [text.index(mark) for mark in marks]
+        assert places == sorted(places)
+    assert "likely cause: it changed its title on 2026-11-02" in out.markdown
+    assert "| **down**: 4 → 30 |" in out.markdown
+
+
+def test_the_spend_line_leads_with_the_period_and_says_the_month_beside_its_budget():
+    spend = Spend(month="2026-11", month_credits=3_240, budget_per_month=300_000, period_credits=5_000, runs=20)
+    out = render_digest(pl.DataFrame(), pl.DataFrame(), tracker="t", start=date(2026, 10, 20), end=END, spend=spend)
+    line = out.markdown.splitlines()[2]
+    assert line == (
+        "**Spent from 2026-10-20 to 2026-11-08:** 5,000 credits (every run) · "
+        "**Month budget, 2026-11 so far:** 3,240 of 300,000 credits (1%) `░░░░░░░░░░` · **Runs:** 20 finished, 0 not ok"
+    )
+    assert (
+        "<b>Spent from 2026-10-20 to 2026-11-08:</b> 5,000 credits (every run) · "
+        '<b>Month budget, 2026-11 so far:</b> 3,240 of 300,000 credits (1%)<span class="bar">'
+    ) in out.html
+    # a digest of the day that shows events of earlier days: its credits are the day's runs', and said so
+    day = Spend(month="2026-11", month_credits=3_240, budget_per_month=None, period_credits=120, days=(END, END))
+    out = render_digest(pl.DataFrame(), pl.DataFrame(), tracker="t", start=START, end=END, spend=day)
+    assert out.markdown.splitlines()[2] == (
+        "**Spent on 2026-11-08:** 120 credits (every run) · **2026-11 so far:** 3,240 credits (no month budget)"
+    )
+
+
+def _one_series(ranks: list[int | None]) -> pl.DataFrame:
+    """One app's ranks on 'photo editor' from FIRST_DAY, a day each (None: not ranked)."""
+    rows = [
+        {"keyword": "photo editor", "app_id": A, "date": FIRST_DAY + timedelta(days=n), "rank": rank,
+         "status": "ranked" if rank is not None else "not_ranked", "results": 50, **PLACE}
+        for n, rank in enumerate(ranks)
+    ]  # fmt: skip
+    return pl.DataFrame(rows, schema=RANK_HISTORY.schema)
+
+
+def test_a_chart_title_wider_than_the_figure_wraps_within_it_and_a_longer_one_is_cut_with_its_whole_in_the_alt():
+    from storeframes.track.digest_charts import _Parts, _Sheet, chart_alts, chart_title
+
+    key = (A, "photo editor", "us", "en", "iphone")
+    ranks = _one_series([5, 6, 5, 7, 12, 13, 12])
+    drop = _event("rank_drop", FIRST_DAY + timedelta(days=4), "fell", app_id=A, keyword="photo editor",
+                  before="7", after="12", **PLACE)  # fmt: skip
+    events = events_frame([drop])
+    for name, lines in (
+        ("Photo Pro", [f"Photo Pro ({A}): 'photo editor' (us, en, iphone)"]),
+        ("Collage Editor Deluxe: Filters, collages & retouch", None),
+        ("Photo " * 60, None),
+    ):
+        sheet = _Sheet()
+        title = chart_title(key, {A: name.strip()})
+        sheet.chart(key, *_Parts(ranks, events).of(key), title)
+        renderer = sheet.canvas.get_renderer()
+        (shown,) = [
+            t
+            for t in sheet.axes.get_children()
+            if getattr(t, "get_text", None) and t.get_text().startswith(("Photo", "Collage"))
+        ]
+        box = shown.get_window_extent(renderer)
+        assert 0 <= box.x0 and box.x1 <= 640 and 0 <= box.y0 and box.y1 <= 260, (name, box)  # nothing cut
+        if lines is not None:
+            assert shown.get_text().split("\n") == lines
+        elif len(name) < 100:  # two lines: the app and its id, then the keyword and place
+            assert shown.get_text().split("\n") == [f"{name} ({A}):", "'photo editor' (us, en, iphone)"]
+        else:  # too long even so: cut with an ellipsis, and the alt text says it whole
+            assert shown.get_text().endswith("…") and shown.get_text().count("\n") == 1
+            (alt,) = chart_alts([key], ranks, events, {A: name.strip()})
+            assert alt.startswith(f"Rank of {name.strip()} ({A}) for 'photo editor' (us, en, iphone) from 2026-10-20")
+
+
+def test_a_listing_change_label_sits_where_no_marker_is():
+    from storeframes.track.digest_charts import _Parts, _Sheet
+
+    key = (A, "photo editor", "us", "en", "iphone")
+    change_day = FIRST_DAY + timedelta(days=10)
+    cases = [  # the change on the day the app fell off the results (a marker at the bottom), and on days around it
+        [12, 11, 12, 13, 12, 11, 12, 12, 11, 12, None, 14, 12, 11, 12],
+        [2, 1, 2, 3, 2, 1, 2, 2, 1, 2, None, None, 30, 25, 20],  # near the top as well
+    ]
+    for ranks in cases:
+        series = _one_series(ranks)
+        drop = _event("rank_drop", change_day, "fell", app_id=A, keyword="photo editor", before="2", after=None,
+                      **PLACE)  # fmt: skip
+        title = _event("listing_change", change_day, "title", app_id=A, target="description", **PLACE)
+        shots = _event(
+            "listing_change", change_day + timedelta(days=2), "shots", app_id=A, target="screenshots", **PLACE
+        )
+        events = events_frame([drop, title, shots])
+        sheet = _Sheet()
+        sheet.chart(key, *_Parts(series, events).of(key), "t")
+        renderer = sheet.canvas.get_renderer()
+        ax = sheet.axes
+        labels = [t for t in ax.texts if t.get_text() in ("description", "screenshots")]
+        assert sorted(t.get_text() for t in labels) == ["description", "screenshots"]
+        markers = [
+            point
+            for line in ax.lines
+            if line.get_marker() not in (None, "None", "")
+            for point in ax.transData.transform(line.get_xydata())
+            if point[1] == point[1]
+        ]
+        assert len(markers) > len(ranks)
+        for label in labels:
+            box = label.get_window_extent(renderer).expanded(1.0, 1.0)
+            covered = [p for p in markers if box.x0 - 4 <= p[0] <= box.x1 + 4 and box.y0 - 4 <= p[1] <= box.y1 + 4]
+            assert covered == [], (label.get_text(), ranks)
