@@ -122,3 +122,28 @@ def test_no_described_change_cuts_a_word_in_two():
     for said in (describe_change("title", None, words), describe_change("promotional_text", words, "")):
         shown = said.split("'")[1].removesuffix(" …").split()
         assert all(w in words.split() for w in shown), said
+
+
+def test_track_events_prints_what_a_listing_change_changed_under_its_line(tmp_path, capsys):
+    from datetime import date
+
+    from storeframes.cli import main
+    from storeframes.track import Tracker
+
+    spec = tmp_path / "watch.toml"
+    spec.write_text(
+        '[tracker]\nname = "watch"\ncache_dir = "cache"\ncountry = "us"\ndevice = "iphone"\n\n'
+        '[[track]]\nendpoint = "metadata"\napps = ["1395556972"]\n\n'
+        '[[alert]]\nrule = "listing_change"\napps = ["1395556972"]\ntargets = ["screenshots"]\n'
+    )
+    tracker = Tracker.from_toml(spec, sandbox=True)
+    for day in (date(2026, 10, 29), date(2026, 10, 30)):  # the sandbox's app changes its screenshots on 10-30
+        assert tracker.run(day).status == "ok"
+    capsys.readouterr()
+    assert main(["track", "events", str(spec)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].startswith("2026-10-30  listing_change ") and "changed its screenshots" in lines[0]
+    assert lines[1] == (
+        " " * 27 + "screenshots: 3 replaced (7 → 7 images): iphone6plus_2.png, iphone6plus_4.png, iphone6plus_7.png"
+    )
+    assert "[" not in lines[1] and len(lines) == 2
