@@ -11,7 +11,7 @@ import base64
 import io
 import itertools
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from datetime import date, timedelta
 from typing import TYPE_CHECKING, Any
 
@@ -286,14 +286,15 @@ def _label_changes(
     placed before it (the top right where several are as clear)."""
     from matplotlib.dates import date2num
 
-    to_pixels = ax.transData.transform
-    points = [(*map(float, to_pixels((x, y))), 3.0) for x, y in line if y == y]
+    def at(x: float, y: float, radius: float) -> tuple[float, float, float]:
+        px, py = ax.transData.transform((x, y))
+        return (float(px), float(py), radius)
+
+    points = [at(x, y, 3.0) for x, y in line if y == y]
     for (x0, y0), (x1, y1) in itertools.pairwise(line):  # the line between two ranked days, sampled
         if y0 == y0 and y1 == y1:
-            points += [
-                (*map(float, to_pixels((x0 + (x1 - x0) * k / 8, y0 + (y1 - y0) * k / 8))), 1.0) for k in (2, 4, 6)
-            ]
-    points += [(*map(float, to_pixels((x, y))), r) for x, y, r in marked]
+            points += [at(x0 + (x1 - x0) * k / 8, y0 + (y1 - y0) * k / 8, 1.0) for k in (2, 4, 6)]
+    points += [at(x, y, r) for x, y, r in marked]
     placed: list[tuple[float, float, float, float]] = []
     for day, names in targets:
         x, text = float(date2num(day)), ", ".join(names)
@@ -359,19 +360,25 @@ class _Sheet:
             text.set_text(line)
             return bool(text.get_window_extent(renderer).x1 <= right)
 
-        def cut(line: str) -> str:
-            low, high = 0, len(line)  # the longest start of ``line`` that fits with an ellipsis
+        def longest(count: int, line: Callable[[int], str]) -> int:
+            low, high = 0, count  # the most of ``count`` pieces whose ``line`` fits (fitting shrinks as it grows)
             while low < high:
                 middle = (low + high + 1) // 2
-                low, high = (middle, high) if fits(line[:middle].rstrip() + "…") else (low, middle - 1)
-            return line[:low].rstrip() + "…"
+                low, high = (middle, high) if fits(line(middle)) else (low, middle - 1)
+            return low
+
+        def cut(line: str) -> str:
+            return line[: longest(len(line), lambda n: line[:n].rstrip() + "…")].rstrip() + "…"
 
         if fits(title):
             return [title]
         words = title.split(" ")
-        fitting = [n for n in range(1, len(words)) if fits(" ".join(words[:n]))]
-        at_id = [n for n in fitting if words[n - 1].endswith("):")]  # "Photo Pro (6441354028):" ends the first line
-        n = (at_id or fitting or [0])[-1]
+        at_id = [n for n in range(1, len(words)) if words[n - 1].endswith("):")]  # "Photo Pro (6441354028):"
+        n = (
+            at_id[-1]
+            if at_id and fits(" ".join(words[: at_id[-1]]))
+            else longest(len(words) - 1, lambda k: " ".join(words[:k]))
+        )
         first, rest = (" ".join(words[:n]), " ".join(words[n:])) if n else (cut(title), "")
         lines = [first, rest if fits(rest) else cut(rest)] if rest else [first]
         text.set_text("\n".join(lines))

@@ -555,7 +555,7 @@ def test_a_chart_title_wider_than_the_figure_wraps_within_it_and_a_longer_one_is
             if getattr(t, "get_text", None) and t.get_text().startswith(("Photo", "Collage"))
         ]
         box = shown.get_window_extent(renderer)
-        assert 0 <= box.x0 and box.x1 <= 640 and 0 <= box.y0 and box.y1 <= 260, (name, box)  # nothing cut
+        assert box.x0 >= 0 and box.x1 <= 640 and box.y0 >= 0 and box.y1 <= 260, (name, box)  # nothing cut
         if lines is not None:
             assert shown.get_text().split("\n") == lines
         elif len(name) < 100:  # two lines: the app and its id, then the keyword and place
