@@ -94,6 +94,7 @@ table.events thead{display:none}
 table.events tr{padding:6px 0;border-bottom:1px solid #ddd}
 table.events td{border:0;padding:1px 0}
 table.events td.day{display:inline;font-weight:600;margin-right:6px}table.events td.app{display:inline}
+table.events td.app::after{content:"\\A";white-space:pre}
 table.events td.keyword,table.events td.place{display:inline-block;margin-right:12px}
 table.events td[data-label]::before{content:attr(data-label) ": ";color:#777;font-size:12px}
 }
