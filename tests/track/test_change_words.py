@@ -147,3 +147,28 @@ def test_track_events_prints_what_a_listing_change_changed_under_its_line(tmp_pa
         " " * 27 + "screenshots: 3 replaced (7 → 7 images): iphone6plus_2.png, iphone6plus_4.png, iphone6plus_7.png"
     )
     assert "[" not in lines[1] and len(lines) == 2
+
+
+def test_a_digest_s_prices_take_the_currency_of_the_in_app_purchases_kept_in_their_country(tmp_path):
+    from datetime import date
+
+    import polars as pl
+
+    from storeframes.cache import EVENT_SCHEMA
+    from storeframes.track import Tracker
+    from storeframes.track.day_digest import price_currencies
+
+    spec = tmp_path / "watch.toml"
+    spec.write_text(  # the sandbox's 394079159 sells in-app purchases, in dollars in the us
+        '[tracker]\nname = "watch"\ncache_dir = "cache"\ncountry = "us"\ndevice = "iphone"\n\n'
+        '[[track]]\nendpoint = "metadata"\napps = ["394079159"]\n'
+    )
+    tracker = Tracker.from_toml(spec, sandbox=True)
+    day = date(2026, 10, 29)
+    assert tracker.run(day).status == "ok"
+    base = dict.fromkeys(EVENT_SCHEMA.names()) | {"rule": "listing_change", "target": "price", "day": day}
+    events = pl.DataFrame([base | {"country": "us"}, base | {"country": "jp"}], schema=EVENT_SCHEMA)
+    cache = tracker.client(day).cache
+    assert price_currencies(cache, "sandbox-0", events) == {"us": "usd"}  # none kept in jp: no currency guessed
+    assert price_currencies(cache, "sandbox-0", events.filter(pl.col("country") == "jp")) == {}
+    assert price_currencies(cache, "sandbox-0", events.with_columns(target=pl.lit("title"))) == {}

@@ -337,6 +337,7 @@ def test_the_same_input_gives_the_same_output(digest):
         ({"events": [1, 2]}, "events"),
         ({"ranks": pl.DataFrame({"app_id": ["1"]})}, "ranks"),
         ({"app_names": ["Photo Pro"]}, "app_names"),
+        ({"currencies": ["usd"]}, "currencies"),
     ],
 )
 def test_bad_input_is_refused_naming_the_parameter(change, parameter):
