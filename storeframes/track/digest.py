@@ -344,7 +344,8 @@ def _chart_sections(
     for (name, data), alt in zip(images.items(), alts, strict=True):
         encoded = base64.b64encode(data).decode()
         page.append(
-            f'<figure><img alt="{_h(alt)}" src="data:image/png;base64,{encoded}" width="640" height="260"></figure>'
+            f'<figure><img alt="{_h(alt)}" src="data:image/png;base64,{encoded}" width="640" height="260" '
+            'style="max-width:100%;height:auto"></figure>'  # inline too: a mail client may drop the page's style
         )
         text.append(f"![{_md(alt)}]({name})")
     left_out = len(keys) - len(images)

@@ -467,6 +467,7 @@ def test_the_page_reads_on_a_phone_and_in_an_e_mail_client_and_loads_nothing(dig
     assert '<meta name="viewport" content="width=device-width, initial-scale=1">' in page
     images = re.findall(r"<img\b[^>]*>", page)
     assert len(images) == 3
+    assert all('style="max-width:100%;height:auto"' in image for image in images)  # a mail client without the style
     for image in images:  # every chart says in words what it shows
         (alt,) = re.findall(r'\balt="([^"]*)"', image)
         assert html.unescape(alt).startswith("Rank of ") and " from 2026-10-20 to 2026-11-08: " in html.unescape(alt)
