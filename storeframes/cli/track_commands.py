@@ -6,7 +6,7 @@ line (exit status 2) before anything is sent. ``run`` and ``backfill`` exit with
 unfetched is not ok, and names the days), and with 3 too when the run could not be made (a cache that
 cannot be read, another run's lease held too long). ``status`` exits 3 when an item misses a day of the
 last 30 days (``--since`` sets the first; the days are named), 0 when none does. Every command prints a few lines, and a run on a terminal shows a
-progress bar while it sends. ``digest --day D`` prints the digest of the day kept in the cache,
+progress bar while it sends. ``events`` prints an event a line, a listing change with what changed under it. ``digest --day D`` prints the digest of the day kept in the cache,
 and exits 5 when none is kept. ``add --from opportunities`` prints the best keywords of the opportunities the
 cache keeps, their credits a day and a month against the budgets and the plan after the change, and appends
 them to the spec only with ``--yes``: it exits 5 when the cache keeps no search history of the places, 4 when
@@ -145,6 +145,11 @@ def run_track(args: argparse.Namespace) -> int:
                 print(f"{tracker.spec.name}: no event yet")
             for row in found.iter_rows(named=True):
                 print(printable(f"{row['day']}  {row['rule']:<14} {row['detail']}"))
+                if row["rule"] == "listing_change":  # what changed, in words (not the raw values)
+                    from ..track.change_words import describe_change
+
+                    said = describe_change(row["target"], row["before"], row["after"])
+                    print(printable(f"{'':<27}{row['target']}: {said}"))
             return 0
         if command == "add":
             return _add(tracker, args)

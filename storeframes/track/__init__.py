@@ -13,7 +13,9 @@ is its command line, and :mod:`storeframes.dagster` schedules it on Dagster. Its
 end of every run, each event kept once and told through apprise (:mod:`~storeframes.track.alerts`,
 :mod:`~storeframes.track.notify`), with a digest (:mod:`~storeframes.track.digest`): one of the day per
 tracker, kept in the cache by the run that finishes the day's work and read back by
-:func:`~storeframes.track.day_digest.kept_digest` (:mod:`~storeframes.track.day_digest`). Its ``[publish]``
+:func:`~storeframes.track.day_digest.kept_digest` (:mod:`~storeframes.track.day_digest`); its event tables
+(:mod:`~storeframes.track.digest_events`) say what a listing change changed with
+:func:`~storeframes.track.change_words.describe_change`. Its ``[publish]``
 table (:mod:`~storeframes.track.publishing`) names a Delta Lake each run publishes its tables to.
 :mod:`~storeframes.track.adding` adds the best keywords of the opportunities the cache keeps to a spec, priced
 first (:meth:`Tracker.add <storeframes.track.tracker.Tracker.add>`, ``storeframes track add``).
@@ -21,6 +23,7 @@ first (:meth:`Tracker.add <storeframes.track.tracker.Tracker.add>`, ``storeframe
 
 from .adding import Addition, AdditionOverBudgetError, HistoryNotKeptError
 from .alerts import AlertResult, events
+from .change_words import describe_change
 from .day_digest import kept_digest
 from .plan import TrackPlan
 from .result import EXIT_CODES, RunResult
@@ -47,6 +50,7 @@ __all__ = [
     "TrackStatus",
     "Tracker",
     "TrackerSpec",
+    "describe_change",
     "events",
     "kept_digest",
     "load_spec",

@@ -31,6 +31,7 @@ from ..analysis import standings_table
 from ..cache import Cache, open_cache
 from ..catalog import parse_day
 from ..errors import CacheUnavailableError, DigestNotKeptError, InvalidParameterError, StoreframesError
+from ..kept.scan import scan
 from ..ranks import rank_history
 from ..schemas import RANK_HISTORY
 from .digest import Digest, Spend, render_digest
@@ -39,7 +40,15 @@ from .digest_standings import STANDING_DAYS, digest_standings, followed_keywords
 from .judging import LIVE, RanksRead, app_names, followed_pairs, rank_frame
 from .spec import TrackerSpec
 
-__all__ = ["fetched_days", "keep_after_run", "keep_day_digest", "kept_digest", "not_fetched", "render_period"]
+__all__ = [
+    "fetched_days",
+    "keep_after_run",
+    "keep_day_digest",
+    "kept_digest",
+    "not_fetched",
+    "price_currencies",
+    "render_period",
+]
 
 CHART_DAYS = 14
 """Days before a digest's period its rank charts show, for context."""
@@ -96,6 +105,28 @@ def not_fetched(spec: TrackerSpec, fetched: pl.DataFrame, start: date, end: date
     return out
 
 
+def price_currencies(cache: Cache, service: str, events: pl.DataFrame) -> dict[str, str]:
+    """The currency of the store's prices in each country of ``events``' price changes, by the in-app purchases the
+    cache keeps there (a store answers a country's prices in one currency; an app's own price comes without it).
+    A country with none kept is left out: its prices are shown without a currency.
+
+    >>> price_currencies(cache, "sandbox-0", events)  # doctest: +SKIP
+    {'us': 'usd'}
+    """
+    changed = events.filter((pl.col("rule") == "listing_change") & (pl.col("target") == "price"))
+    countries = sorted(set(changed["country"].drop_nulls().to_list()))
+    if not countries or not cache.entries("metadata"):
+        return {}
+    found = (
+        scan("in_app_purchases", cache, service=service)
+        .filter(pl.col("country").is_in(countries) & pl.col("currency").is_not_null())
+        .sort("fetched_at")
+        .select("country", "currency")
+        .collect()
+    )
+    return {row["country"]: row["currency"].lower() for row in found.iter_rows(named=True)}
+
+
 def render_period(
     spec: TrackerSpec,
     cache: Cache,
@@ -109,7 +140,8 @@ def render_period(
     read: RanksRead | None = None,
 ) -> Digest:
     """The digest of ``events`` from ``start`` to ``end``: the runs and credits of the period (of ``day`` alone
-    for a digest of the day) from the run log, finished runs counted apart from those still ``running``; the
+    for a digest of the day, and said so) from the run log, finished runs counted apart from those still
+    ``running``, and the month of ``end`` so far (``month_spent``) beside the month budget; the
     rank charts of the apps that moved, days not fetched apart from days without data; the days not fetched.
     ``read``: what the run's judgement read of the ranks, the charts' days taken from it where it holds them.
 
@@ -143,6 +175,7 @@ def render_period(
         runs_not_ok=finished.filter(pl.col("status") != "ok").height,
         period_credits=int(runs["credits_spent"].sum() or 0),
         runs_running=runs.height - finished.height,
+        days=own,
     )
     reach = min(own[0], end - timedelta(days=STANDING_DAYS))
     asked = fetched_days(spec, cache, service, reach, end)
@@ -159,6 +192,7 @@ def render_period(
         spend=spend,
         app_names=names,
         not_fetched=holes,
+        currencies=price_currencies(cache, service, events),
         standings=standings_table(standing, names=names) if tracked_apps(spec) and followed_keywords(spec) else None,
     )
 

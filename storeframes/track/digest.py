@@ -17,8 +17,6 @@ True
 from __future__ import annotations
 
 import base64
-import html
-import json
 import os
 import re
 import secrets
@@ -36,17 +34,13 @@ from ..cache import EVENT_SCHEMA
 from ..errors import InvalidParameterError, plural
 from ..schemas import RANK_HISTORY
 from ..texts import markdown_text as _md
-from ..texts import plain as _plain
-from .digest_charts import HTTP as _HTTP
-from .digest_charts import SERIES as _SERIES
-from .digest_charts import chart_title as _chart_title
+from .digest_charts import chart_alts as _chart_alts
 from .digest_charts import charts as _charts
 from .digest_charts import series_keys as _series_keys
-from .rules import RULE_HEADINGS
+from .digest_events import event_groups, heading, html_table, markdown_table
+from .digest_events import html_text as _h
 
 __all__ = ["MAX_CHARTS", "Digest", "Spend", "render_digest"]
-
-_HEADINGS = RULE_HEADINGS
 
 MAX_CHARTS = 12
 """The most rank charts a digest holds (a line says how many were left out)."""
@@ -73,23 +67,39 @@ _RANK_COLUMNS = {
     name: RANK_HISTORY.schema[name]
     for name in ("keyword", "app_id", "date", "rank", "status", "country", "language", "device")
 }
-_NONE = "—"
 _CHART_LINK = re.compile(r"^(!\[[^\n]*\]\()(rank-\d+\.png)\)$", re.MULTILINE)
 
 _CSS = (
     """
-body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;color:#222;margin:24px auto;max-width:1040px;padding:0 16px}
+body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;color:#222;margin:24px auto;
+max-width:1040px;padding:0 16px;overflow-wrap:break-word;word-break:normal}
 h1{font-size:22px;margin:0 0 6px}
 h2{font-size:17px;margin:26px 0 8px;border-bottom:1px solid #ddd;padding-bottom:3px}
 h2 .count{color:#777;font-weight:normal;font-size:14px}.spend{color:#444;margin:0 0 8px}.spend b{color:#222}
-.bar{display:inline-block;width:120px;height:9px;background:#e6e6e6;border-radius:5px;vertical-align:middle;margin:0 4px;overflow:hidden}
+.bar{display:inline-block;width:120px;height:9px;background:#e6e6e6;border-radius:5px;vertical-align:middle;
+margin:0 4px;overflow:hidden}
 .bar span{display:block;height:100%;background:#4a7fc1}.bar.high span{background:#e0a030}
-.bar.over span{background:#c94040}table{border-collapse:collapse;width:100%;font-size:13px}
+.bar.over span{background:#c94040}
+.scroll{overflow-x:auto;max-width:100%}
+table{border-collapse:collapse;width:100%;font-size:13px}
 th,td{text-align:left;vertical-align:top;padding:4px 8px;border-bottom:1px solid #eee}
 th{background:#f6f6f6;font-weight:600;white-space:nowrap}td.day,td.place{white-space:nowrap}
-td.change{max-width:280px;overflow-wrap:anywhere}td.detail{overflow-wrap:anywhere;color:#444}
+td.change{max-width:280px}td.detail{color:#444}
 .missing{color:#8a4b00}.id{color:#888;font-size:12px}.target{font-weight:600}.none{color:#777}figure{margin:14px 0}
-figure img{max-width:100%;border:1px solid #eee}.note{color:#666}
+figure img{max-width:100%;height:auto;border:1px solid #eee}.note{color:#666}
+@media (max-width:600px){
+body{margin:12px auto;padding:0 10px}
+h1{font-size:19px}h2{font-size:16px;margin-top:20px}
+th,td{padding:3px 5px}
+table.events,table.events tbody,table.events tr,table.events td{display:block;width:auto;max-width:none}
+table.events thead{display:none}
+table.events tr{padding:6px 0;border-bottom:1px solid #ddd}
+table.events td{border:0;padding:1px 0}
+table.events td.day{display:inline;font-weight:600;margin-right:6px}table.events td.app{display:inline}
+table.events td.app::after{content:"\\A";white-space:pre}
+table.events td.keyword,table.events td.place{display:inline-block;margin-right:12px}
+table.events td[data-label]::before{content:attr(data-label) ": ";color:#777;font-size:12px}
+}
 """.strip()
     + "\n"
     + STANDINGS_CSS
@@ -98,16 +108,20 @@ figure img{max-width:100%;border:1px solid #eee}.note{color:#666}
 
 @dataclass(frozen=True)
 class Spend:
-    """What a tracker spent: in a calendar month (UTC), against its budget, and in a run or a period's runs.
+    """What a tracker spent: in a period's runs (or a run), and in a calendar month (UTC) against its month budget.
+
+    The digest's spend line leads with the period's credits (:attr:`period_credits`: every run of the
+    period, whatever months it spans), then the month beside its budget: the month the budget counts,
+    the one of the period's last day, as spent so far.
 
     >>> Spend(month="2026-11", month_credits=41_200, budget_per_month=300_000, runs=30, runs_not_ok=2).runs
     30
     """
 
     month: str
-    """The month, ``"2026-11"``."""
+    """The month the budget counts, ``"2026-11"``: the one of the period's last day."""
     month_credits: int
-    """Credits spent in that calendar month (UTC)."""
+    """Credits spent in that calendar month (UTC) so far, by the ledger (every machine's, every run's)."""
     budget_per_month: int | None
     """The tracker's month budget; None when it has none."""
     run_credits: int | None = None
@@ -120,6 +134,9 @@ class Spend:
     """What every run of the period spent (from the run log), on every machine; None when not told."""
     runs_running: int = 0
     """Runs of the period whose row still reads ``running`` (running now, or killed)."""
+    days: tuple[date, date] | None = None
+    """The first and last day of the runs :attr:`period_credits` and the run counts are of; None when they are
+    the digest's own start and end (a digest of the day may show events of earlier days, its runs are the day's)."""
 
 
 @dataclass(frozen=True)
@@ -186,11 +203,6 @@ def _write(path: Path, data: bytes) -> Path:
 # -- text ----------------------------------------------------------------------------------------------------
 
 
-def _h(value: Any) -> str:
-    """A value as HTML text: escaped, and any "http" left in words written with an entity, so none is read as a link."""
-    return _HTTP.sub(lambda m: f"{m.group(0)[:2]}&#{ord(m.group(0)[2])};{m.group(0)[3]}", html.escape(_plain(value)))
-
-
 def _share(spent: int, budget: int) -> float:
     return spent / budget if budget > 0 else 0.0
 
@@ -203,24 +215,25 @@ def _title(tracker: str, start: date, end: date) -> str:
     return f"{tracker} on {start}" if start == end else f"{tracker}: {start} to {end}"
 
 
-def _spend_parts(spend: Spend, start: date, end: date) -> list[tuple[str, str]]:
-    """The spend line's parts: (label, value) pairs, the same words in HTML and Markdown."""
+def _spend_parts(spend: Spend, start: date, end: date) -> list[tuple[str, str, bool]]:
+    """The spend line's parts: (label, value, whether the month's bar follows), the same words in HTML and
+    Markdown; the period's credits first, then the month beside its budget."""
     parts = []
-    if spend.run_credits is not None:
-        parts.append(("This run", f"{plural(spend.run_credits, 'credit')}"))
     if spend.period_credits is not None:
-        when = f"on {start}" if start == end else f"from {start} to {end}"
-        parts.append((f"Spent {when}", f"{plural(spend.period_credits, 'credit')} (every run)"))
+        first, last = spend.days or (start, end)
+        when = f"on {first}" if first == last else f"from {first} to {last}"
+        parts.append((f"Spent {when}", f"{plural(spend.period_credits, 'credit')} (every run)", False))
+    if spend.run_credits is not None:
+        parts.append(("This run", f"{plural(spend.run_credits, 'credit')}", False))
     if spend.budget_per_month is None:
-        parts.append((f"Spent in {spend.month}", f"{plural(spend.month_credits, 'credit')} (no month budget)"))
+        parts.append((f"{spend.month} so far", f"{plural(spend.month_credits, 'credit')} (no month budget)", False))
     else:
         share = _percent(_share(spend.month_credits, spend.budget_per_month))
-        parts.append(
-            (f"Spent in {spend.month}", f"{spend.month_credits:,} of {spend.budget_per_month:,} credits ({share})")
-        )
+        value = f"{spend.month_credits:,} of {spend.budget_per_month:,} credits ({share})"
+        parts.append((f"Month budget, {spend.month} so far", value, True))
     if spend.runs or spend.runs_running:
         running = f", {spend.runs_running:,} still running or killed" if spend.runs_running else ""
-        parts.append(("Runs", f"{spend.runs:,} finished, {spend.runs_not_ok:,} not ok{running}"))
+        parts.append(("Runs", f"{spend.runs:,} finished, {spend.runs_not_ok:,} not ok{running}", False))
     return parts
 
 
@@ -233,9 +246,6 @@ def _bar(spend: Spend, *, markdown: bool) -> str:
         return f" `{'█' * filled}{'░' * (10 - filled)}`"
     level = " over" if share > 1 else " high" if share >= 0.8 else ""
     return f'<span class="bar{level}"><span style="width:{min(share, 1.0) * 100:.1f}%"></span></span>'
-
-
-# -- events --------------------------------------------------------------------------------------------------
 
 
 def _frame(value: Any, name: str, columns: Mapping[str, pl.DataType], what: str) -> pl.DataFrame:
@@ -252,91 +262,6 @@ def _frame(value: Any, name: str, columns: Mapping[str, pl.DataType], what: str)
     except pl.exceptions.PolarsError:
         shown = ", ".join(f"{c} {value.schema[c]}" for c in columns)
         raise InvalidParameterError(name, f"a frame with {shown}", what, endpoint=_FUNCTION) from None
-
-
-def _groups(events: pl.DataFrame) -> list[tuple[str, pl.DataFrame]]:
-    """The events by rule, the rules in the digest's order, each group's rows by day, app, keyword and place."""
-    known = list(_HEADINGS)
-    rules = [r for r in known if r in set(events["rule"].to_list())]
-    rules += sorted({r for r in events["rule"].to_list() if r not in _HEADINGS}, key=lambda r: (r is None, r or ""))
-    order = [*_SERIES, "target", "event_id"]
-    return [
-        (rule, events.filter(pl.col("rule").eq_missing(rule)).sort(["day", *order], nulls_last=True)) for rule in rules
-    ]
-
-
-def _heading(rule: str | None) -> str:
-    return _HEADINGS.get(rule or "", rule or "Events without a rule")
-
-
-def _place(row: Mapping[str, Any]) -> str:
-    return "/".join(str(row[c]) for c in ("country", "device") if row[c] is not None) or _NONE
-
-
-_HEADER = ("Day", "App", "Keyword", "Country/device", "Before → after", "Detail")
-_SIDE = 60
-"""Characters of a value shown before or after a change (a description is cut, a list of screenshots counted)."""
-
-
-def _side(row: Mapping[str, Any], column: str) -> str | None:
-    """A value before or after a change, short enough for a table cell: screenshots counted, an address by
-    its file name, a long text cut."""
-    value = row[column]
-    if value is None:
-        return None
-    if row.get("target") == "screenshots" and value.startswith("["):
-        try:
-            return f"{len(json.loads(value))} images"
-        except ValueError:
-            pass
-    if "://" in value and " " not in value:
-        value = value.rstrip("/").rsplit("/", 1)[-1]
-    return value if len(value) <= _SIDE else value[: _SIDE - 1] + "…"
-
-
-def _html_table(rows: pl.DataFrame, names: Mapping[str, str]) -> str:
-    out = ["<table>", "<tr>" + "".join(f"<th>{html.escape(h)}</th>" for h in _HEADER) + "</tr>"]
-    for row in rows.iter_rows(named=True):
-        app = row["app_id"]
-        if app is None:
-            app_cell = f'<span class="none">{_NONE}</span>'
-        elif app in names:
-            app_cell = f'{_h(names[app])} <span class="id">{_h(app)}</span>'
-        else:
-            app_cell = _h(app)
-        keyword = _h(row["keyword"]) if row["keyword"] is not None else f'<span class="none">{_NONE}</span>'
-        shown = [_side(row, c) for c in ("before", "after")]
-        sides = [_h(v) if v is not None else f'<span class="none">{_NONE}</span>' for v in shown]
-        change = " → ".join(sides)
-        if row["target"] is not None:
-            change = f'<span class="target">{_h(row["target"])}</span>: {change}'
-        out.append(
-            f'<tr><td class="day">{row["day"]}</td><td>{app_cell}</td><td>{keyword}</td>'
-            f'<td class="place">{_h(_place(row))}</td><td class="change">{change}</td>'
-            f'<td class="detail">{_h(row["detail"])}</td></tr>'
-        )
-    out.append("</table>")
-    return "\n".join(out)
-
-
-def _md_table(rows: pl.DataFrame, names: Mapping[str, str]) -> str:
-    out = ["| " + " | ".join(_HEADER) + " |", "|" + " --- |" * len(_HEADER)]
-    for row in rows.iter_rows(named=True):
-        app = row["app_id"]
-        app_cell = _NONE if app is None else f"{_md(names[app])} ({_md(app)})" if app in names else _md(app)
-        change = " → ".join(_md(v) if (v := _side(row, c)) is not None else _NONE for c in ("before", "after"))
-        if row["target"] is not None:
-            change = f"**{_md(row['target'])}**: {change}"
-        cells = [
-            str(row["day"]),
-            app_cell,
-            _md(row["keyword"]) if row["keyword"] is not None else _NONE,
-            _md(_place(row)),
-            change,
-            _md(row["detail"]),
-        ]
-        out.append("| " + " | ".join(cells) + " |")
-    return "\n".join(out)
 
 
 def _holes(not_fetched: Mapping[str, Sequence[date]], first: date, last: date) -> list[str]:
@@ -359,13 +284,81 @@ def _holes(not_fetched: Mapping[str, Sequence[date]], first: date, last: date) -
     return [head, *lines]
 
 
-# -- charts --------------------------------------------------------------------------------------------------
+# -- the page ------------------------------------------------------------------------------------------------
 
 
 def _day(name: str, value: Any) -> date:
     if isinstance(value, date):
         return value
     raise InvalidParameterError(name, value, "a date (datetime.date)", endpoint=_FUNCTION)
+
+
+def _opening(title: str, spend: Spend, holes: list[str], first: date, last: date) -> tuple[list[str], list[str]]:
+    """The page's head, its title and its spend line, and the "Not fetched" note: (HTML parts, Markdown parts)."""
+    parts = _spend_parts(spend, first, last)
+    page = [
+        '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">',
+        '<meta name="viewport" content="width=device-width, initial-scale=1">',
+        f"<title>{_h(title)}</title>\n<style>\n{_CSS}\n</style>\n</head>\n<body>",
+        f"<h1>{_h(title)}</h1>",
+        '<p class="spend">'
+        + " · ".join(
+            f"<b>{_h(label)}:</b> {_h(value)}" + _bar(spend, markdown=False) * bar for label, value, bar in parts
+        )
+        + "</p>",
+    ]
+    text = [
+        f"# {_md(title)}",
+        " · ".join(f"**{_md(label)}:** {_md(value)}" + _bar(spend, markdown=True) * bar for label, value, bar in parts),
+    ]
+    if holes:
+        page.append(f'<p class="missing"><b>Not fetched:</b> {_h(holes[0])}</p>')
+        page.append("<ul>" + "".join(f"<li>{_h(line)}</li>" for line in holes[1:]) + "</ul>")
+        text.append(f"**Not fetched:** {_md(holes[0])}\n\n" + "\n".join(f"- {_md(line)}" for line in holes[1:]))
+    return page, text
+
+
+def _event_sections(
+    shown: pl.DataFrame, names: Mapping[str, str], currencies: Mapping[str, str]
+) -> tuple[list[str], list[str]]:
+    """A section per rule with events (the anomalies first), or a line saying there is none."""
+    groups = event_groups(shown)
+    if not groups:
+        return ['<p class="note">No events in this period.</p>'], ["No events in this period."]
+    page: list[str] = []
+    text: list[str] = []
+    for rule, rows in groups:
+        count = plural(rows.height, "event")
+        page.append(f'<h2>{_h(heading(rule))} <span class="count">({count})</span></h2>')
+        page.append(html_table(rows, names, currencies))
+        text += [f"## {_md(heading(rule))} ({count})", markdown_table(rows, names, currencies)]
+    return page, text
+
+
+def _chart_sections(
+    shown: pl.DataFrame, history: pl.DataFrame, names: Mapping[str, str]
+) -> tuple[list[str], list[str], dict[str, bytes]]:
+    """The rank charts (each image with the words it shows for its alt text), and a line for those left out."""
+    keys = _series_keys(shown)
+    drawn = _charts(keys[:MAX_CHARTS], history, shown, names)
+    if not drawn:
+        return [], [], {}
+    images = {f"rank-{i}.png": png for i, png in enumerate(drawn, 1)}
+    alts = _chart_alts(keys[:MAX_CHARTS], history, shown, names)
+    page, text = ["<h2>Rank charts</h2>"], ["## Rank charts"]
+    for (name, data), alt in zip(images.items(), alts, strict=True):
+        encoded = base64.b64encode(data).decode()
+        page.append(
+            f'<figure><img alt="{_h(alt)}" src="data:image/png;base64,{encoded}" width="640" height="260" '
+            'style="max-width:100%;height:auto"></figure>'  # inline too: a mail client may drop the page's style
+        )
+        text.append(f"![{_md(alt)}]({name})")
+    left_out = len(keys) - len(images)
+    if left_out:
+        more = f"{plural(left_out, 'more chart')} left out (at most {MAX_CHARTS})."
+        page.append(f'<p class="note">{_h(more)}</p>')
+        text.append(more)
+    return page, text, images
 
 
 def render_digest(
@@ -378,6 +371,7 @@ def render_digest(
     spend: Spend,
     app_names: Mapping[str, str] | None = None,
     not_fetched: Mapping[str, Sequence[date]] | None = None,
+    currencies: Mapping[str, str] | None = None,
     standings: StandingsTable | None = None,
 ) -> Digest:
     """A tracker's digest of ``start`` to ``end``: its spend, its events by rule, and rank charts.
@@ -390,29 +384,36 @@ def render_digest(
     data. ``ranks`` is a :func:`~storeframes.rank_history` frame (``keyword``, ``app_id``, ``date``,
     ``rank``, ``status``, ``country``, ``language``, ``device``) covering the period, and better
     some days before it. An empty frame without columns stands for none. ``app_names`` maps app
-    ids to the names shown beside them.
+    ids to the names shown beside them; ``currencies`` a country to the currency of its store's
+    prices (``{"us": "usd"}``), for the price changes.
+
+    The page shows the spend (what every run of the period spent, when ``spend.period_credits`` is
+    given, and the run's, when ``spend.run_credits`` is; the month's so far beside its month budget,
+    with a bar; the period's runs), the days not fetched, then a table per rule: the rank anomalies
+    (each with its likely cause) first, then rank drops, top N entries and exits, listing changes
+    (what changed in words: the screenshots added and removed, a text's words, a price), new
+    advertisers, budget, unknown fields (the rules with no event are left out); then a rank chart
+    per app, keyword and place with a rank drop, top or anomaly event: its rank over the days of
+    ``ranks`` (1 at the top; no-data days shaded grey and days not fetched (``status``
+    ``not_fetched``) hatched, each named in the legend, not-ranked days on the bottom line), the
+    event days marked, and the app's listing changes as dashed lines named by their target; its alt
+    text says the same in words. At most :data:`MAX_CHARTS` charts, the earliest events first. URLs
+    in the events are shown without their scheme (``https://x/a.png`` as ``x/a.png``).
 
     ``standings`` (:func:`~storeframes.standings_table` of the tracked apps on ``end``) opens the page, under
-    "Where we stand", after the spend and the days not fetched.
+    "Where we stand on END", after the spend and the days not fetched, before the events.
 
-    The page shows the spend (the run's, when ``spend.run_credits`` is given; the month's beside
-    its budget, with a bar; the period's runs), then a table per rule (rank drops, top N entries
-    and exits, rank anomalies, listing changes, new advertisers, budget, unknown fields: the rules
-    with no event are left out), then a rank chart per app, keyword and place with a rank drop, top
-    or anomaly event:
-    its rank over the days of ``ranks`` (1 at the top; no-data days shaded grey and days not
-    fetched (``status`` ``not_fetched``) hatched, each named in the legend, not-ranked days on the
-    bottom line), the event days marked, and the app's listing changes as dashed lines named by
-    their target. At most :data:`MAX_CHARTS` charts, the earliest events first. URLs in the
-    events are shown without their scheme (``https://x/a.png`` as ``x/a.png``).
+    The page reads on a phone and in an e-mail client: a viewport, tables that scroll within
+    themselves (a narrow screen shows each event as a block of lines), words never broken inside,
+    no script and nothing fetched.
 
-    >>> spend = Spend(month="2026-11", month_credits=300, budget_per_month=None, run_credits=40)
+    >>> spend = Spend(month="2026-11", month_credits=300, budget_per_month=None, period_credits=40)
     >>> digest = render_digest(pl.DataFrame(), pl.DataFrame(), tracker="t", start=date(2026, 11, 5),
     ...                        end=date(2026, 11, 5), spend=spend)
     >>> print(digest.markdown)
     # t on 2026-11-05
     <BLANKLINE>
-    **This run:** 40 credits · **Spent in 2026-11:** 300 credits (no month budget)
+    **Spent on 2026-11-05:** 40 credits (every run) · **2026-11 so far:** 300 credits (no month budget)
     <BLANKLINE>
     No events in this period.
     <BLANKLINE>
@@ -424,72 +425,28 @@ def render_digest(
         raise InvalidParameterError("end", last, f"a date on or after start={first}", endpoint=_FUNCTION)
     if not isinstance(spend, Spend):
         raise InvalidParameterError("spend", type(spend).__name__, "a Spend", endpoint=_FUNCTION)
-    if app_names is not None and not isinstance(app_names, Mapping):
-        raise InvalidParameterError(
-            "app_names", type(app_names).__name__, "a mapping of app id to name", endpoint=_FUNCTION
-        )
+    for name, value, what in (
+        ("app_names", app_names, "a mapping of app id to name"),
+        ("currencies", currencies, "a mapping of country to currency code"),
+    ):
+        if value is not None and not isinstance(value, Mapping):
+            raise InvalidParameterError(name, type(value).__name__, what, endpoint=_FUNCTION)
+    if standings is not None and not isinstance(standings, StandingsTable):
+        raise InvalidParameterError("standings", type(standings).__name__, "a StandingsTable", endpoint=_FUNCTION)
     names = {str(k): str(v) for k, v in (app_names or {}).items()}
+    money = {str(k).lower(): str(v).lower() for k, v in (currencies or {}).items()}
     shown = _frame(events, "events", _EVENT_COLUMNS, "an events frame (event_id, rule, day, app_id, keyword ...)")
     shown = shown.filter(pl.col("day").is_between(first, last))
     history = _frame(ranks, "ranks", _RANK_COLUMNS, "a rank_history frame (keyword, app_id, date, rank, status ...)")
 
-    title = _title(tracker, first, last)
-    groups = _groups(shown)
-    keys = _series_keys(shown)
-    drawn = _charts(keys[:MAX_CHARTS], history, shown, names)
-    images = {f"rank-{i}.png": png for i, png in enumerate(drawn, 1)}
-    captions = [_chart_title(key, names) for key in keys[:MAX_CHARTS]]
-    left_out = len(keys) - len(images)
-    more = f"{plural(left_out, 'more chart')} left out (at most {MAX_CHARTS})." if left_out else ""
-
-    page = [
-        '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">',
-        f"<title>{_h(title)}</title>\n<style>\n{_CSS}\n</style>\n</head>\n<body>",
-        f"<h1>{_h(title)}</h1>",
-        '<p class="spend">'
-        + " · ".join(
-            f"<b>{_h(label)}:</b> {_h(value)}" + (_bar(spend, markdown=False) if label.startswith("Spent in") else "")
-            for label, value in _spend_parts(spend, first, last)
-        )
-        + "</p>",
-    ]
-    text = [
-        f"# {_md(title)}",
-        " · ".join(
-            f"**{_md(label)}:** {_md(value)}" + (_bar(spend, markdown=True) if label.startswith("Spent in") else "")
-            for label, value in _spend_parts(spend, first, last)
-        ),
-    ]
-    holes = _holes(not_fetched or {}, first, last)
-    if holes:
-        page.append(f'<p class="missing"><b>Not fetched:</b> {_h(holes[0])}</p>')
-        page.append("<ul>" + "".join(f"<li>{_h(line)}</li>" for line in holes[1:]) + "</ul>")
-        text.append(f"**Not fetched:** {_md(holes[0])}\n\n" + "\n".join(f"- {_md(line)}" for line in holes[1:]))
+    page, text = _opening(_title(tracker, first, last), spend, _holes(not_fetched or {}, first, last), first, last)
     if standings is not None:
-        if not isinstance(standings, StandingsTable):
-            raise InvalidParameterError("standings", type(standings).__name__, "a StandingsTable", endpoint=_FUNCTION)
         page += [f"<h2>Where we stand on {last}</h2>", standings.html]
         text += [f"## Where we stand on {last}", standings.markdown]
-    if not groups:
-        page.append('<p class="note">No events in this period.</p>')
-        text.append("No events in this period.")
-    for rule, rows in groups:
-        count = plural(rows.height, "event")
-        page.append(f'<h2>{_h(_heading(rule))} <span class="count">({count})</span></h2>')
-        page.append(_html_table(rows, names))
-        text += [f"## {_md(_heading(rule))} ({count})", _md_table(rows, names)]
-    if images:
-        page.append("<h2>Rank charts</h2>")
-        text.append("## Rank charts")
-        for (name, data), caption in zip(images.items(), captions, strict=True):
-            encoded = base64.b64encode(data).decode()
-            page.append(
-                f'<figure><img alt="{_h(caption)}" src="data:image/png;base64,{encoded}" width="640" height="260">'
-                "</figure>"
-            )
-            text.append(f"![{_md(caption)}]({name})")
-        if more:
-            page.append(f'<p class="note">{_h(more)}</p>')
-            text.append(more)
-    page.append("</body>\n</html>\n")
+    sections = _event_sections(shown, names, money)
+    page += sections[0]
+    text += sections[1]
+    chart_page, chart_text, images = _chart_sections(shown, history, names)
+    page += [*chart_page, "</body>\n</html>\n"]
+    text += chart_text
     return Digest(html="\n".join(page), markdown="\n\n".join(text) + "\n", images=images)

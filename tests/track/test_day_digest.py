@@ -164,7 +164,19 @@ def test_a_month_with_days_over_budget_says_not_fetched_in_the_frame_the_chart_a
     assert code == 0
     month = (tmp_path / "month.md").read_text()
     assert "- 'photo editor' (us): 2026-11-25 to 2026-11-30 (6 days)" in month
-    assert "**Runs:** 13 finished, 6 not ok" in month and "**Spent from 2026-11-20 to 2026-12-02:** 70 credits" in month
+    assert "**Runs:** 13 finished, 6 not ok" in month
+    # the period spans two months: its line says what every run of it spent (50 in November, 20 in December), then
+    # the month of its last day beside the month budget
+    spent = month.splitlines()[2]
+    assert spent.startswith(
+        "**Spent from 2026-11-20 to 2026-12-02:** 70 credits (every run) · "
+        "**Month budget, 2026-12 so far:** 20 of 50 credits (40%)"
+    )
+    assert sum(tracker.runs()["credits_spent"]) == 70
+    last = kept_digest(tracker.spec, days[-1]).markdown.splitlines()[2]  # the day's digest: the day's runs
+    assert last.startswith(
+        "**Spent on 2026-12-02:** 10 credits (every run) · **Month budget, 2026-12 so far:** 20 of 50 credits (40%)"
+    )
     charts = sorted((tmp_path / "month_files").glob("rank-*.png"))
     assert len(charts) == month.count("](month_files/rank-") > 0
     for chart in charts:  # each spans the gap: the skipped days a hatched band, no grey band of days without data

@@ -149,7 +149,10 @@ def test_a_chart_per_app_keyword_and_place_with_rank_events(digest):
     assert all(png.startswith(b"\x89PNG\r\n\x1a\n") for png in digest.images.values())
     links = re.findall(r"^!\[(.*)\]\((.*)\)$", digest.markdown, flags=re.MULTILINE)
     assert [link for _, link in links] == ["rank-1.png", "rank-2.png", "rank-3.png"]
-    assert links[0][0] == f"Photo Pro ({A}): 'photo editor' (us, en, iphone)"  # the earliest event first
+    assert links[0][0] == (  # the earliest event first; its alt text says what the chart shows
+        f"Rank of Photo Pro ({A}) for 'photo editor' (us, en, iphone) from 2026-10-20 to 2026-11-08: 3 → 15, "
+        "best 3, worst 15; rank drop on 2026-11-05; listing changes: title on 2026-11-02, icon on 2026-11-04"
+    )
 
 
 def test_the_chart_draws_gaps_not_ranked_days_events_and_listing_changes():
@@ -334,6 +337,7 @@ def test_the_same_input_gives_the_same_output(digest):
         ({"events": [1, 2]}, "events"),
         ({"ranks": pl.DataFrame({"app_id": ["1"]})}, "ranks"),
         ({"app_names": ["Photo Pro"]}, "app_names"),
+        ({"currencies": ["usd"]}, "currencies"),
     ],
 )
 def test_bad_input_is_refused_naming_the_parameter(change, parameter):
@@ -364,15 +368,26 @@ def test_an_event_on_a_day_without_a_rank_sits_at_the_rank_it_says_or_on_the_not
     assert labels[-1] == "not\nranked" and ax.get_yticks()[-1] == bottom
 
 
-def test_long_values_are_shown_short_in_the_tables():
-    from storeframes.track.digest import _side
-
+def test_listing_changes_say_what_changed_and_other_values_are_shown_short():
     shots = '["https://cdn.example/a/1.png", "https://cdn.example/a/2.png", "https://cdn.example/a/3.png"]'
-    assert _side({"target": "screenshots", "before": shots}, "before") == "3 images"
-    assert _side({"target": "icon", "after": "https://cdn.example/icons/new-icon.png"}, "after") == "new-icon.png"
-    long = "x" * 200
-    assert _side({"target": "description", "after": long}, "after") == "x" * 59 + "…"
-    assert _side({"target": "title", "after": None}, "after") is None
+    later = '["https://cdn.example/a/1.png", "https://cdn.example/a/3.png", "https://cdn.example/a/4.png"]'
+    long = " ".join(f"word{n}" for n in range(40))
+    rows = [
+        _event("listing_change", START, "screens", app_id=A, target="screenshots", before=shots, after=later, **PLACE),
+        _event("listing_change", START, "price", app_id=A, target="price", before="2.99", after="", **PLACE),
+        _event("unknown_field", START, "odd", target="x", after=long),
+    ]
+    out = render_digest(
+        events_frame(rows), pl.DataFrame(), tracker="t", start=START, end=END, spend=SPEND, currencies={"US": "USD"}
+    )
+    said = "1 added, 1 removed (3 → 3 images): +4.png, -2.png"
+    assert f'<span class="target">screenshots</span>: {said}</td>' in out.html
+    assert f"**screenshots**: {said} |" in out.markdown
+    assert '<span class="target">price</span>: $2.99 → Free</td>' in out.html
+    assert "**price**: $2.99 → Free |" in out.markdown
+    cut = " ".join(f"word{n}" for n in range(10)) + "…"  # 60 characters at most, cut between words
+    assert f"— → {cut} |" in out.markdown and len(cut) <= 60
+    assert "[" not in html.unescape(out.html.split("<body>")[1])  # no raw JSON list of screenshots shown
 
 
 def _chart_case() -> tuple[list[tuple[object, ...]], pl.DataFrame, pl.DataFrame]:
@@ -445,3 +460,147 @@ def test_charts_drawn_on_several_threads_at_once_are_the_charts_drawn_on_one():
         found = list(pool.map(lambda turned: charts(turned, ranks, events, {A: "Photo Pro"}), turns))
     for n, drawn in enumerate(found):
         assert drawn == one[n % 4 :] + one[: n % 4]
+
+
+def test_the_page_reads_on_a_phone_and_in_an_e_mail_client_and_loads_nothing(digest):
+    page = digest.html
+    assert '<meta name="viewport" content="width=device-width, initial-scale=1">' in page
+    images = re.findall(r"<img\b[^>]*>", page)
+    assert len(images) == 3
+    assert all('style="max-width:100%;height:auto"' in image for image in images)  # a mail client without the style
+    for image in images:  # every chart says in words what it shows
+        (alt,) = re.findall(r'\balt="([^"]*)"', image)
+        assert html.unescape(alt).startswith("Rank of ") and " from 2026-10-20 to 2026-11-08: " in html.unescape(alt)
+    assert "<script" not in page.lower() and not re.search(r"\son[a-z]+\s*=", page)  # no script, no handler
+    references = re.findall(r"\b(?:src|href|srcset|action|poster)\s*=\s*[\"']?([^\"'\s>]*)", page, flags=re.I)
+    assert references and all(r.startswith(("data:", "#")) for r in references)
+    assert "url(" not in page and "@import" not in page and "http" not in page.lower()
+    tables = page.count("<table")
+    assert tables == 6 and page.count('<div class="scroll"><table') == tables  # each scrolls within itself
+    assert page.count("</table></div>") == tables
+    style = page.split("<style>")[1].split("</style>")[0]
+    assert "anywhere" not in style and "break-all" not in style  # no word broken inside, only an overlong token
+    assert "overflow-wrap:break-word;word-break:normal" in style and ".scroll{overflow-x:auto" in style
+    assert "@media (max-width:600px)" in style and "figure img{max-width:100%;height:auto" in style
+
+
+def test_the_anomalies_come_first_after_the_spend_and_the_days_not_fetched():
+    anomaly = _event("anomaly", date(2026, 11, 6), f"{A} fell to 30; likely cause: it changed its title on 2026-11-02",
+                     app_id=A, keyword="photo editor", target="down", before="4", after="30", **PLACE)  # fmt: skip
+    out = render_digest(
+        events_frame([*_all_rules(), anomaly]), ranks_frame(), tracker="t", start=START, end=END, spend=SPEND,
+        not_fetched={"'photo editor' (us)": [date(2026, 11, 3)]},
+    )  # fmt: skip
+    for text, marks in (
+        (out.html, ['class="spend"', "<b>Not fetched:</b>", "<h2>Rank anomalies ", "<h2>Rank drops ", "<h2>Top N"]),
+        (
+            out.markdown,
+            ["**Month budget", "**Not fetched:**", "## Rank anomalies (1 event)", "## Rank drops", "## Top N"],
+        ),
+    ):
+        places = [text.index(mark) for mark in marks]
+        assert places == sorted(places)
+    assert "likely cause: it changed its title on 2026-11-02" in out.markdown
+    assert "| **down**: 4 → 30 |" in out.markdown
+
+
+def test_the_spend_line_leads_with_the_period_and_says_the_month_beside_its_budget():
+    spend = Spend(month="2026-11", month_credits=3_240, budget_per_month=300_000, period_credits=5_000, runs=20)
+    out = render_digest(pl.DataFrame(), pl.DataFrame(), tracker="t", start=date(2026, 10, 20), end=END, spend=spend)
+    line = out.markdown.splitlines()[2]
+    assert line == (
+        "**Spent from 2026-10-20 to 2026-11-08:** 5,000 credits (every run) · "
+        "**Month budget, 2026-11 so far:** 3,240 of 300,000 credits (1%) `░░░░░░░░░░` · **Runs:** 20 finished, 0 not ok"
+    )
+    assert (
+        "<b>Spent from 2026-10-20 to 2026-11-08:</b> 5,000 credits (every run) · "
+        '<b>Month budget, 2026-11 so far:</b> 3,240 of 300,000 credits (1%)<span class="bar">'
+    ) in out.html
+    # a digest of the day that shows events of earlier days: its credits are the day's runs', and said so
+    day = Spend(month="2026-11", month_credits=3_240, budget_per_month=None, period_credits=120, days=(END, END))
+    out = render_digest(pl.DataFrame(), pl.DataFrame(), tracker="t", start=START, end=END, spend=day)
+    assert out.markdown.splitlines()[2] == (
+        "**Spent on 2026-11-08:** 120 credits (every run) · **2026-11 so far:** 3,240 credits (no month budget)"
+    )
+
+
+def _one_series(ranks: list[int | None]) -> pl.DataFrame:
+    """One app's ranks on 'photo editor' from FIRST_DAY, a day each (None: not ranked)."""
+    rows = [
+        {"keyword": "photo editor", "app_id": A, "date": FIRST_DAY + timedelta(days=n), "rank": rank,
+         "status": "ranked" if rank is not None else "not_ranked", "results": 50, **PLACE}
+        for n, rank in enumerate(ranks)
+    ]  # fmt: skip
+    return pl.DataFrame(rows, schema=RANK_HISTORY.schema)
+
+
+def test_a_chart_title_wider_than_the_figure_wraps_within_it_and_a_longer_one_is_cut_with_its_whole_in_the_alt():
+    from storeframes.track.digest_charts import _Parts, _Sheet, chart_alts, chart_title
+
+    key = (A, "photo editor", "us", "en", "iphone")
+    ranks = _one_series([5, 6, 5, 7, 12, 13, 12])
+    drop = _event("rank_drop", FIRST_DAY + timedelta(days=4), "fell", app_id=A, keyword="photo editor",
+                  before="7", after="12", **PLACE)  # fmt: skip
+    events = events_frame([drop])
+    for name, lines in (
+        ("Photo Pro", [f"Photo Pro ({A}): 'photo editor' (us, en, iphone)"]),
+        ("Collage Editor Deluxe: Filters, collages & retouch", None),
+        ("Photo " * 60, None),
+    ):
+        sheet = _Sheet()
+        title = chart_title(key, {A: name.strip()})
+        sheet.chart(key, *_Parts(ranks, events).of(key), title)
+        renderer = sheet.canvas.get_renderer()
+        (shown,) = [
+            t
+            for t in sheet.axes.get_children()
+            if getattr(t, "get_text", None) and t.get_text().startswith(("Photo", "Collage"))
+        ]
+        box = shown.get_window_extent(renderer)
+        assert box.x0 >= 0 and box.x1 <= 640 and box.y0 >= 0 and box.y1 <= 260, (name, box)  # nothing cut
+        if lines is not None:
+            assert shown.get_text().split("\n") == lines
+        elif len(name) < 100:  # two lines: the app and its id, then the keyword and place
+            assert shown.get_text().split("\n") == [f"{name} ({A}):", "'photo editor' (us, en, iphone)"]
+        else:  # too long even so: cut with an ellipsis, and the alt text says it whole
+            assert shown.get_text().endswith("…") and shown.get_text().count("\n") == 1
+            (alt,) = chart_alts([key], ranks, events, {A: name.strip()})
+            assert alt.startswith(f"Rank of {name.strip()} ({A}) for 'photo editor' (us, en, iphone) from 2026-10-20")
+
+
+def test_a_listing_change_label_sits_where_no_marker_is():
+    from storeframes.track.digest_charts import _Parts, _Sheet
+
+    key = (A, "photo editor", "us", "en", "iphone")
+    change_day = FIRST_DAY + timedelta(days=10)
+    cases = [  # the change on the day the app fell off the results (a marker at the bottom), and on days around it
+        [12, 11, 12, 13, 12, 11, 12, 12, 11, 12, None, 14, 12, 11, 12],
+        [2, 1, 2, 3, 2, 1, 2, 2, 1, 2, None, None, 30, 25, 20],  # near the top as well
+    ]
+    for ranks in cases:
+        series = _one_series(ranks)
+        drop = _event("rank_drop", change_day, "fell", app_id=A, keyword="photo editor", before="2", after=None,
+                      **PLACE)  # fmt: skip
+        title = _event("listing_change", change_day, "title", app_id=A, target="description", **PLACE)
+        shots = _event(
+            "listing_change", change_day + timedelta(days=2), "shots", app_id=A, target="screenshots", **PLACE
+        )
+        events = events_frame([drop, title, shots])
+        sheet = _Sheet()
+        sheet.chart(key, *_Parts(series, events).of(key), "t")
+        renderer = sheet.canvas.get_renderer()
+        ax = sheet.axes
+        labels = [t for t in ax.texts if t.get_text() in ("description", "screenshots")]
+        assert sorted(t.get_text() for t in labels) == ["description", "screenshots"]
+        markers = [
+            point
+            for line in ax.lines
+            if line.get_marker() not in (None, "None", "")
+            for point in ax.transData.transform(line.get_xydata())
+            if point[1] == point[1]
+        ]
+        assert len(markers) > len(ranks)
+        for label in labels:
+            box = label.get_window_extent(renderer).expanded(1.0, 1.0)
+            covered = [p for p in markers if box.x0 - 4 <= p[0] <= box.x1 + 4 and box.y0 - 4 <= p[1] <= box.y1 + 4]
+            assert covered == [], (label.get_text(), ranks)
