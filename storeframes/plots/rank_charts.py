@@ -9,6 +9,7 @@ from typing import Any, cast, overload
 
 import matplotlib.dates as mdates
 import polars as pl
+from matplotlib.artist import Artist
 from matplotlib.axes import Axes
 from matplotlib.colors import is_color_like, to_hex
 from matplotlib.figure import Figure
@@ -417,30 +418,59 @@ def _legend(
     left_out: str,
     extra: Sequence[Line2D] = (),
 ) -> None:
-    handles, labels = axes[0].get_legend_handles_labels()
+    handles, _ = axes[0].get_legend_handles_labels()
     if any(p.get_gid() != "skipped" for a in axes for p in a.patches):
         handles.append(Patch(color=_NO_DATA, label="no data recorded"))
     if any(p.get_gid() == "skipped" for a in axes for p in a.patches):
         handles.append(Patch(facecolor=_NOT_FETCHED, edgecolor=_HATCH, hatch="///", label="not fetched"))
+    marked: list[Artist] = []
     if moves is not None and moves.height:
-        handles.append(Line2D([], [], linestyle="none", label="changes:"))
+        marked.append(Line2D([], [], linestyle="none", label="changes:"))
         for target, count in moves.group_by("target").len().sort("len", "target", descending=[True, False]).iter_rows():
-            handles.append(_key(TARGET_MARKERS.get(target, "o"), f"{target} ({count})"))
+            marked.append(_key(TARGET_MARKERS.get(target, "o"), f"{target} ({count})"))
         if "not_ranked" in edge:
-            handles.append(_key("o", "on the bottom edge: not ranked that day"))
+            marked.append(_key("o", "on the bottom edge: not ranked that day"))
         if "no_data" in edge:
-            handles.append(_key("o", "hollow on the bottom edge: no data that day", hollow=True))
+            marked.append(_key("o", "hollow on the bottom edge: no data that day", hollow=True))
     if left_out:
-        handles.append(Line2D([], [], linestyle="none", label=left_out))
-    handles.extend(extra)
-    labels = [h.get_label() for h in handles]
-    if own is not None:
-        own.legend(handles, labels, fontsize=8, loc="best")
+        marked.append(Line2D([], [], linestyle="none", label=left_out))
+    if own is not None:  # one column: each heading right above its entries
+        entries = [*handles, *marked, *extra]
+        own.legend(entries, [str(h.get_label()) for h in entries], fontsize=8, loc="best")
         own.set_title(heading, loc="left", fontsize=10)
         return
-    columns = 1 if len(handles) <= 4 else 2 if len(handles) <= 10 else 3  # under the panels: the width is theirs
-    figure.legend(handles, labels, loc="outside lower center", ncols=columns, fontsize=9, frameon=False)
+    entries, columns = _legend_columns([handles, marked, list(extra)])  # under the panels: the width is theirs
+    figure.legend(
+        entries,
+        [str(h.get_label()) for h in entries],
+        loc="outside lower center",
+        ncols=columns,
+        fontsize=9,
+        frameon=False,
+    )
     figure.suptitle(heading, x=0.01, ha="left", fontsize=12)
+
+
+def _legend_columns(sections: Sequence[Sequence[Artist]]) -> tuple[list[Artist], int]:
+    """A legend's entries in matplotlib's order (column by column) and its number of columns: up to 4 entries in
+    one column, else 2 columns (3 beyond 10 entries, more when there are more sections), each section starting at
+    the top of a column, so a heading (``changes:``, ``anomalies:``) sits right above its entries.
+
+    >>> apps, changes = [Line2D([], [], label=a) for a in "ab"], [Line2D([], [], label=c) for c in ("changes:", "x", "y")]
+    >>> entries, columns = _legend_columns([apps, changes])
+    >>> [e.get_label() for e in entries], columns
+    (['a', 'b', '', 'changes:', 'x', 'y'], 2)
+    """
+    kept = [list(s) for s in sections if s]
+    total = sum(len(s) for s in kept)
+    if total <= 4:
+        return [entry for section in kept for entry in section], 1
+    most = max(2 if total <= 10 else 3, len(kept))
+    rows = next(r for r in range(1, total + 1) if sum(-(-len(s) // r) for s in kept) <= most)
+    entries: list[Artist] = []
+    for section in kept:  # matplotlib fills a column, then the next: a short section is padded to its column's foot
+        entries += section + [Line2D([], [], linestyle="none", label="") for _ in range(-len(section) % rows)]
+    return entries, len(entries) // rows
 
 
 def _runs(days: Sequence[date]) -> list[tuple[date, date]]:
