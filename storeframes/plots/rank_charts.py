@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from datetime import date
 from typing import Any, cast, overload
 
@@ -137,7 +138,61 @@ def rank_chart(
     >>> fig.savefig("ranks.png")  # doctest: +SKIP
     >>> rank_chart(history, "3233849169", anomalies=sf.rank_anomalies(sf.rank_history(history, "3233849169")))  # doctest: +SKIP
     """
-    function = "rank_chart"
+    return _draw_ranks(
+        history,
+        apps,
+        keywords,
+        changes,
+        names=names,
+        start=start,
+        end=end,
+        targets=targets,
+        colors=colors,
+        ax=ax,
+        title=title,
+        fetched=fetched,
+        anomalies=anomalies,
+    )[0]
+
+
+@dataclass(frozen=True)
+class RankPanel:
+    """One panel of a drawn rank chart: its Axes, its rank_history rows (one keyword in one place, every charted
+    app and day) and its bottom edge, the rank below the worst where the days an app was not ranked sit."""
+
+    ax: Axes
+    rows: pl.DataFrame
+    lowest: int
+
+
+@dataclass(frozen=True)
+class DrawnRanks:
+    """What :func:`rank_chart` drew, for a reader of its points (:func:`~storeframes.plots.hover_rank_chart`): the
+    panels in order, the app labels given by ``names=``, the change markers' rows (None without ``changes=``)."""
+
+    panels: tuple[RankPanel, ...]
+    labels: dict[str, str]
+    moves: pl.DataFrame | None
+
+
+def _draw_ranks(
+    history: Any,
+    apps: Any,
+    keywords: Any,
+    changes: Any,
+    *,
+    names: Any,
+    start: Any,
+    end: Any,
+    targets: Any,
+    colors: Any,
+    ax: Axes | None,
+    title: str | None,
+    fetched: Any,
+    anomalies: Any,
+    function: str = "rank_chart",
+) -> tuple[Figure | Axes, DrawnRanks | None]:
+    """The rank chart and what it drew (None for a chart of nothing: one line saying why)."""
     what = "a search_history_frame, search_frame or rank_history frame"
     frame = polars_frame(history, "history", function, what)
     try:
@@ -164,7 +219,7 @@ def rank_chart(
         who = "the app" if len(ids) == 1 else f"the {len(ids)} apps"
         why = "no search was recorded or fetched"
         hint = "give start= and end= to show those days as days without data"
-        return _nothing(ax, f"No ranks for {who}: the history has no rows ({why}); {hint}.")
+        return _nothing(ax, f"No ranks for {who}: the history has no rows ({why}); {hint}."), None
     labels = app_labels(names, function)
     palette = _app_colors(ids, colors, function)
     first, last = _day_span(ranks)
@@ -176,7 +231,7 @@ def rank_chart(
         left_out = f"{sizes} size change{'s' if sizes > 1 else ''} not marked (targets= to mark)" if sizes else ""
         moves = kept
     if not (ranks["status"] == "ranked").any():
-        return _nothing(ax, _no_ranks_text(ranks, ids, first, last))
+        return _nothing(ax, _no_ranks_text(ranks, ids, first, last)), None
 
     panels = ranks.select("keyword", *_PLACE).unique(maintain_order=True)
     several_places = ranks.select(_PLACE).unique().height > 1
@@ -188,6 +243,7 @@ def rank_chart(
     edge: set[str] = set()  # the statuses of the days whose changes sit on the bottom edge
     rings: Counter[str] = Counter()  # the anomalies marked, by direction
     notes: list[str] = []  # their long causes, numbered
+    drawn_panels: list[RankPanel] = []
 
     for index, panel in enumerate(panels.iter_rows(named=True)):
         target_ax = axes[0] if ax is not None else axes[index]
@@ -196,6 +252,7 @@ def rank_chart(
         worst = shared_worst if ax is not None else _worst(rows)  # each panel its own scale
         lowest = worst + max(1, round(worst * 0.06))  # the bottom edge, where unranked changes sit
         _shade_no_data(target_ax, rows)
+        drawn_panels.append(RankPanel(target_ax, rows, lowest))
         for app in ids:
             line = rows.filter(pl.col("app_id") == app).sort("date")
             label = _app_label(app, labels) if index == 0 or ax is None else None
@@ -244,7 +301,8 @@ def rank_chart(
             fontsize=8,
             gid="anomaly_notes",
         )
-    return own if own is not None else figure
+    drawn = DrawnRanks(tuple(drawn_panels), labels, moves)
+    return (own if own is not None else figure), drawn
 
 
 def _app_colors(ids: Sequence[str], given: Mapping[str, Any] | None, function: str) -> dict[str, Any]:
