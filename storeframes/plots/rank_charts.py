@@ -134,6 +134,9 @@ def rank_chart(
     places or days not charted. A cause of up to 30 characters is written beside its ring;
     a longer one is numbered there and written in full under the chart.
 
+    :func:`~storeframes.plots.hover_rank_chart` draws the same chart for a notebook, each point telling its
+    app, rank, day, move and listing changes when the pointer rests on it.
+
     >>> fig = rank_chart(history, ["3233849169", "394079159"], changes=changes, names=metadata)  # doctest: +SKIP
     >>> fig.savefig("ranks.png")  # doctest: +SKIP
     >>> rank_chart(history, "3233849169", anomalies=sf.rank_anomalies(sf.rank_history(history, "3233849169")))  # doctest: +SKIP
