@@ -30,6 +30,7 @@ from .anomaly_marks import DIRECTION_COLORS
 from .benchmark_charts import RATE_LABELS, benchmark_chart
 from .change_charts import changes_timeline
 from .common import MAX_APPS, TARGET_MARKERS, figure_png
+from .hover import HoverChart, hover_rank_chart
 from .opportunity_charts import opportunities_chart
 from .rank_charts import rank_chart
 from .voice_charts import share_of_voice_chart
@@ -39,9 +40,11 @@ __all__ = [
     "MAX_APPS",
     "RATE_LABELS",
     "TARGET_MARKERS",
+    "HoverChart",
     "benchmark_chart",
     "changes_timeline",
     "figure_png",
+    "hover_rank_chart",
     "opportunities_chart",
     "rank_chart",
     "share_of_voice_chart",

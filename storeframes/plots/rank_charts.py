@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from datetime import date
 from typing import Any, cast, overload
 
 import matplotlib.dates as mdates
 import polars as pl
+from matplotlib.artist import Artist
 from matplotlib.axes import Axes
 from matplotlib.colors import is_color_like, to_hex
 from matplotlib.figure import Figure
@@ -132,11 +134,68 @@ def rank_chart(
     places or days not charted. A cause of up to 30 characters is written beside its ring;
     a longer one is numbered there and written in full under the chart.
 
+    :func:`~storeframes.plots.hover_rank_chart` draws the same chart for a notebook, each point telling its
+    app, rank, day, move and listing changes when the pointer rests on it.
+
     >>> fig = rank_chart(history, ["3233849169", "394079159"], changes=changes, names=metadata)  # doctest: +SKIP
     >>> fig.savefig("ranks.png")  # doctest: +SKIP
     >>> rank_chart(history, "3233849169", anomalies=sf.rank_anomalies(sf.rank_history(history, "3233849169")))  # doctest: +SKIP
     """
-    function = "rank_chart"
+    return _draw_ranks(
+        history,
+        apps,
+        keywords,
+        changes,
+        names=names,
+        start=start,
+        end=end,
+        targets=targets,
+        colors=colors,
+        ax=ax,
+        title=title,
+        fetched=fetched,
+        anomalies=anomalies,
+    )[0]
+
+
+@dataclass(frozen=True)
+class RankPanel:
+    """One panel of a drawn rank chart: its Axes, its rank_history rows (one keyword in one place, every charted
+    app and day) and its bottom edge, the rank below the worst where the days an app was not ranked sit."""
+
+    ax: Axes
+    rows: pl.DataFrame
+    lowest: int
+
+
+@dataclass(frozen=True)
+class DrawnRanks:
+    """What :func:`rank_chart` drew, for a reader of its points (:func:`~storeframes.plots.hover_rank_chart`): the
+    panels in order, the app labels given by ``names=``, the change markers' rows (None without ``changes=``)."""
+
+    panels: tuple[RankPanel, ...]
+    labels: dict[str, str]
+    moves: pl.DataFrame | None
+
+
+def _draw_ranks(
+    history: Any,
+    apps: Any,
+    keywords: Any,
+    changes: Any,
+    *,
+    names: Any,
+    start: Any,
+    end: Any,
+    targets: Any,
+    colors: Any,
+    ax: Axes | None,
+    title: str | None,
+    fetched: Any,
+    anomalies: Any,
+    function: str = "rank_chart",
+) -> tuple[Figure | Axes, DrawnRanks | None]:
+    """The rank chart and what it drew (None for a chart of nothing: one line saying why)."""
     what = "a search_history_frame, search_frame or rank_history frame"
     frame = polars_frame(history, "history", function, what)
     try:
@@ -163,7 +222,7 @@ def rank_chart(
         who = "the app" if len(ids) == 1 else f"the {len(ids)} apps"
         why = "no search was recorded or fetched"
         hint = "give start= and end= to show those days as days without data"
-        return _nothing(ax, f"No ranks for {who}: the history has no rows ({why}); {hint}.")
+        return _nothing(ax, f"No ranks for {who}: the history has no rows ({why}); {hint}."), None
     labels = app_labels(names, function)
     palette = _app_colors(ids, colors, function)
     first, last = _day_span(ranks)
@@ -175,7 +234,7 @@ def rank_chart(
         left_out = f"{sizes} size change{'s' if sizes > 1 else ''} not marked (targets= to mark)" if sizes else ""
         moves = kept
     if not (ranks["status"] == "ranked").any():
-        return _nothing(ax, _no_ranks_text(ranks, ids, first, last))
+        return _nothing(ax, _no_ranks_text(ranks, ids, first, last)), None
 
     panels = ranks.select("keyword", *_PLACE).unique(maintain_order=True)
     several_places = ranks.select(_PLACE).unique().height > 1
@@ -187,6 +246,7 @@ def rank_chart(
     edge: set[str] = set()  # the statuses of the days whose changes sit on the bottom edge
     rings: Counter[str] = Counter()  # the anomalies marked, by direction
     notes: list[str] = []  # their long causes, numbered
+    drawn_panels: list[RankPanel] = []
 
     for index, panel in enumerate(panels.iter_rows(named=True)):
         target_ax = axes[0] if ax is not None else axes[index]
@@ -195,6 +255,7 @@ def rank_chart(
         worst = shared_worst if ax is not None else _worst(rows)  # each panel its own scale
         lowest = worst + max(1, round(worst * 0.06))  # the bottom edge, where unranked changes sit
         _shade_no_data(target_ax, rows)
+        drawn_panels.append(RankPanel(target_ax, rows, lowest))
         for app in ids:
             line = rows.filter(pl.col("app_id") == app).sort("date")
             label = _app_label(app, labels) if index == 0 or ax is None else None
@@ -243,7 +304,8 @@ def rank_chart(
             fontsize=8,
             gid="anomaly_notes",
         )
-    return own if own is not None else figure
+    drawn = DrawnRanks(tuple(drawn_panels), labels, moves)
+    return (own if own is not None else figure), drawn
 
 
 def _app_colors(ids: Sequence[str], given: Mapping[str, Any] | None, function: str) -> dict[str, Any]:
@@ -417,30 +479,59 @@ def _legend(
     left_out: str,
     extra: Sequence[Line2D] = (),
 ) -> None:
-    handles, labels = axes[0].get_legend_handles_labels()
+    handles, _ = axes[0].get_legend_handles_labels()
     if any(p.get_gid() != "skipped" for a in axes for p in a.patches):
         handles.append(Patch(color=_NO_DATA, label="no data recorded"))
     if any(p.get_gid() == "skipped" for a in axes for p in a.patches):
         handles.append(Patch(facecolor=_NOT_FETCHED, edgecolor=_HATCH, hatch="///", label="not fetched"))
+    marked: list[Artist] = []
     if moves is not None and moves.height:
-        handles.append(Line2D([], [], linestyle="none", label="changes:"))
+        marked.append(Line2D([], [], linestyle="none", label="changes:"))
         for target, count in moves.group_by("target").len().sort("len", "target", descending=[True, False]).iter_rows():
-            handles.append(_key(TARGET_MARKERS.get(target, "o"), f"{target} ({count})"))
+            marked.append(_key(TARGET_MARKERS.get(target, "o"), f"{target} ({count})"))
         if "not_ranked" in edge:
-            handles.append(_key("o", "on the bottom edge: not ranked that day"))
+            marked.append(_key("o", "on the bottom edge: not ranked that day"))
         if "no_data" in edge:
-            handles.append(_key("o", "hollow on the bottom edge: no data that day", hollow=True))
+            marked.append(_key("o", "hollow on the bottom edge: no data that day", hollow=True))
     if left_out:
-        handles.append(Line2D([], [], linestyle="none", label=left_out))
-    handles.extend(extra)
-    labels = [h.get_label() for h in handles]
-    if own is not None:
-        own.legend(handles, labels, fontsize=8, loc="best")
+        marked.append(Line2D([], [], linestyle="none", label=left_out))
+    if own is not None:  # one column: each heading right above its entries
+        entries = [*handles, *marked, *extra]
+        own.legend(entries, [str(h.get_label()) for h in entries], fontsize=8, loc="best")
         own.set_title(heading, loc="left", fontsize=10)
         return
-    columns = 1 if len(handles) <= 4 else 2 if len(handles) <= 10 else 3  # under the panels: the width is theirs
-    figure.legend(handles, labels, loc="outside lower center", ncols=columns, fontsize=9, frameon=False)
+    entries, columns = _legend_columns([handles, marked, list(extra)])  # under the panels: the width is theirs
+    figure.legend(
+        entries,
+        [str(h.get_label()) for h in entries],
+        loc="outside lower center",
+        ncols=columns,
+        fontsize=9,
+        frameon=False,
+    )
     figure.suptitle(heading, x=0.01, ha="left", fontsize=12)
+
+
+def _legend_columns(sections: Sequence[Sequence[Artist]]) -> tuple[list[Artist], int]:
+    """A legend's entries in matplotlib's order (column by column) and its number of columns: up to 4 entries in
+    one column, else 2 columns (3 beyond 10 entries, more when there are more sections), each section starting at
+    the top of a column, so a heading (``changes:``, ``anomalies:``) sits right above its entries.
+
+    >>> apps, changes = [Line2D([], [], label=a) for a in "ab"], [Line2D([], [], label=c) for c in ("changes:", "x", "y")]
+    >>> entries, columns = _legend_columns([apps, changes])
+    >>> [e.get_label() for e in entries], columns
+    (['a', 'b', '', 'changes:', 'x', 'y'], 2)
+    """
+    kept = [list(s) for s in sections if s]
+    total = sum(len(s) for s in kept)
+    if total <= 4:
+        return [entry for section in kept for entry in section], 1
+    most = max(2 if total <= 10 else 3, len(kept))
+    rows = next(r for r in range(1, total + 1) if sum(-(-len(s) // r) for s in kept) <= most)
+    entries: list[Artist] = []
+    for section in kept:  # matplotlib fills a column, then the next: a short section is padded to its column's foot
+        entries += section + [Line2D([], [], linestyle="none", label="") for _ in range(-len(section) % rows)]
+    return entries, len(entries) // rows
 
 
 def _runs(days: Sequence[date]) -> list[tuple[date, date]]:

@@ -130,6 +130,7 @@ class _Charted(_Mirrored):
         self._start_mirror()
         self._png = b""
         self._text = ""
+        self._html = ""
         # at most as wide as the chart area (no margin to stick out of it): shrunk to the width, never cut
         fitted = widgets.Layout(max_width="100%", height="auto", margin="0", display="none")
         self.chart = widgets.Image(format="png", value=b"", layout=fitted)
@@ -141,8 +142,10 @@ class _Charted(_Mirrored):
         """The chart as PNG (empty when there is none)."""
         return self._png
 
-    def _show_png(self, png: bytes, text: str) -> None:
-        self._png, self._text = png, text
+    def _show_png(self, png: bytes, text: str, hover: str = "") -> None:
+        """Show a chart: its PNG, its text, and (``hover``) the same chart as HTML with hover details, which the
+        output shows where HTML is shown (the PNG stays beside it for a reader that shows none)."""
+        self._png, self._text, self._html = png, text, hover
         self.chart.value = png
         self.chart.layout.display = None
         self.note.value = ""
@@ -150,7 +153,7 @@ class _Charted(_Mirrored):
         self._publish()
 
     def _show_note(self, text: str) -> None:
-        self._png, self._text = b"", text
+        self._png, self._text, self._html = b"", text, ""
         self.chart.value = b""
         self.chart.layout.display = "none"
         self.note.value = _note(text)["text/html"]
@@ -161,6 +164,8 @@ class _Charted(_Mirrored):
         if not self._png:
             return _note(self._text), {}
         data = {"image/png": base64.b64encode(self._png).decode("ascii"), "text/plain": self._text}
+        if self._html:
+            data = {"text/html": self._html, **data}
         return data, {}  # not "unconfined": a narrow cell shrinks the image to its width
 
     def _view_text(self) -> str:

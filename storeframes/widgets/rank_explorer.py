@@ -17,8 +17,8 @@ from matplotlib.figure import Figure
 
 from .. import catalog
 from ..errors import InvalidParameterError, plural
-from ..plots.common import APP_COLORS, MAX_APPS, app_labels, figure_png
-from ..plots.rank_charts import rank_chart
+from ..plots.common import APP_COLORS, MAX_APPS, app_labels
+from ..plots.hover import HoverChart, hover_rank_chart
 from ..ranks import one_list
 from .base import _WIDE, _as_frame, _Charted, _close_parts, _close_widgets
 
@@ -38,15 +38,17 @@ class RankExplorer(_Charted, widgets.VBox):
     come from ``names`` (a mapping app_id -> label, or a metadata frame with app_id and
     title). ``changes`` (a :func:`~storeframes.changes_frame`) marks metadata changes
     on the lines. Every change of ``.keywords``, ``.apps`` or ``.dates`` redraws
-    :func:`storeframes.plots.rank_chart`; ``.figure`` is the Figure, ``.png`` its image
-    and ``.summary`` says what is shown, or why nothing is. An app keeps its colour
-    whatever else is selected (``.colors``).
+    :func:`storeframes.plots.hover_rank_chart`; ``.hover`` is that chart, ``.figure``
+    its Figure, ``.png`` its image and ``.summary`` says what is shown, or why nothing
+    is. An app keeps its colour whatever else is selected (``.colors``).
 
     Shown in a notebook, the explorer's widget holds the controls and the summary, and
-    the chart is the next output, an ordinary PNG replaced in place at each redraw (a
-    line of text when there is nothing to draw): a saved notebook shows the last chart,
-    with or without widget state. Placed in another box, the chart is in the widget
-    (``.chart``, or ``.note`` when there is nothing to draw).
+    the chart is the next output, an ordinary output replaced in place at each redraw
+    (a line of text when there is nothing to draw): the chart with hover details on
+    each point where HTML is shown, its PNG beside it for a reader that shows none, so
+    a saved notebook shows the last chart, with or without widget state. Placed in
+    another box, the chart is in the widget as a plain PNG (``.chart``, or ``.note``
+    when there is nothing to draw).
 
     >>> import storeframes as sf
     >>> from datetime import date
@@ -101,6 +103,8 @@ class RankExplorer(_Charted, widgets.VBox):
         self.names = app_labels(names, "widgets")
         self.max_apps = max_apps
         self.figure: Figure | None = None
+        self.hover: HoverChart | None = None
+        """The chart drawn last with its hover details (None when there is none): what the output shows."""
         self.colors: dict[str, str] = {}
         """The colour each app drawn so far keeps (app id -> colour)."""
 
@@ -193,7 +197,7 @@ class RankExplorer(_Charted, widgets.VBox):
             self._clear(f"Could not draw the chart: {exc}")
 
     def _clear(self, message: str) -> None:
-        self.figure = None
+        self.figure = self.hover = None
         self.summary.value = html.escape(message)
         self.summary.layout.display = "none"  # the message is where the chart would be
         self._show_note(message)
@@ -225,7 +229,7 @@ class RankExplorer(_Charted, widgets.VBox):
             self._clear(f"No chart: select at least {lacking}.")
             return
         apps = chosen[: self.max_apps]
-        self.figure = rank_chart(
+        self.hover = hover_rank_chart(
             self.history,
             apps,
             keywords,
@@ -235,6 +239,7 @@ class RankExplorer(_Charted, widgets.VBox):
             end=end,
             colors=self._colors_for(apps),
         )
+        self.figure = self.hover.figure
         parts = [
             plural(len(apps), "app"),
             plural(len(keywords), "keyword"),
@@ -248,7 +253,7 @@ class RankExplorer(_Charted, widgets.VBox):
         text = " · ".join(parts)
         self.summary.value = html.escape(text)
         self.summary.layout.display = None
-        self._show_png(figure_png(self.figure), text)
+        self._show_png(self.hover.png, text, self.hover.html)
 
     def close(self) -> None:
         """Close the controls and the chart."""

@@ -52,6 +52,14 @@ WIDGETS = {
     "tracking.ipynb": {},
     "keyword_opportunities.ipynb": {},
 }
+HOVERS = {
+    "rank_tracking.ipynb": 2,
+    "conversion_analysis.ipynb": 0,
+    "competitor_watch.ipynb": 0,
+    "tracking.ipynb": 0,
+    "keyword_opportunities.ipynb": 0,
+}
+"""The charts a notebook shows with hover details: rank_tracking's hover_rank_chart and its explorer's chart."""
 BAR = re.compile(r'class="storeframes-progress"><progress value="(?P<value>\d+)" max="(?P<max>\d+)"')
 TQDM = re.compile(r"\b\d+%\|")
 BARS = {
@@ -149,6 +157,21 @@ def _static_views(nb: nbformat.NotebookNode) -> dict[str, int]:
                     assert all(png.startswith(PNG_MAGIC) and len(png) > 10_000 for png in pngs), name
                 else:
                     assert any(shows in _text(o) for o in static), f"{name}: no {shows!r} text: {cell.outputs}"
+    return found
+
+
+def _hover_charts(nb: nbformat.NotebookNode) -> int:
+    """How many outputs show a chart with hover details; each holds its PNG as well, the same picture in both."""
+    found = 0
+    for cell in _code_cells(nb):
+        for output in cell.outputs:
+            shown = str(output.get("data", {}).get("text/html", ""))
+            if "<span title=" not in shown:
+                continue
+            found += 1
+            png = output.data["image/png"]  # for a reader that shows no HTML
+            assert f'<img src="data:image/png;base64,{png}"' in shown
+            assert "<script" not in shown and "http" not in shown and "<svg" not in shown
     return found
 
 
@@ -373,6 +396,7 @@ def test_notebook_runs_on_the_sandbox_then_offline_for_0_credits(name, tmp_path,
     first = _execute(path)
     first_pngs = _check_run(first)
     assert _static_views(first) == WIDGETS[name]
+    assert _hover_charts(first) == HOVERS[name]
     assert _progress(first) == BARS[name]
     spent = _spent(first)
     assert 0 < spent <= 20_000  # it fetched, within the notebook's budget
@@ -384,6 +408,7 @@ def test_notebook_runs_on_the_sandbox_then_offline_for_0_credits(name, tmp_path,
     second = _execute(path)  # the committed copy again (the executed one was not written back)
     second_pngs = _check_run(second)
     assert _static_views(second) == WIDGETS[name]
+    assert _hover_charts(second) == HOVERS[name]
     assert _progress(second) == []  # nothing sent
     assert "offline" in _code_cells(second)[0].outputs[0].text
     assert _spent(second) == 0

@@ -17,6 +17,7 @@ import matplotlib.dates as mdates
 import numpy as np
 import polars as pl
 import pytest
+from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.colors import same_color
 from matplotlib.figure import Figure
 
@@ -405,6 +406,41 @@ def test_rank_chart_change_on_an_unranked_day_sits_on_the_bottom_edge():
     labels = legend_texts(fig)
     assert {"title (1)", "version (1)", "icon (1)", "screenshots (1)"} <= set(labels)
     assert "on the bottom edge: not ranked that day" in labels
+
+
+def test_rank_chart_legend_puts_the_changes_heading_right_above_the_change_entries():
+    """Two apps: the apps and the grey band fill the first column, "changes:" heads the second (matplotlib fills a
+    column before the next, so without padding the heading fell to the foot of the first column)."""
+    changes = hand_changes([("1", 2, "title"), ("1", 6, "version"), ("2", 5, "screenshots")])
+    fig = plots.rank_chart(hand_history(), ["1", "2"], keywords="maps", changes=changes, names={"1": "Maps Pro"})
+    assert legend_texts(fig) == [
+        "Maps Pro (1)",
+        "2",
+        "no data recorded",
+        "",
+        "",
+        "changes:",
+        "screenshots (1)",
+        "title (1)",
+        "version (1)",
+        "on the bottom edge: not ranked that day",
+    ]
+    canvas = FigureCanvasAgg(fig)
+    canvas.draw()
+    legend, renderer = fig.legends[0], canvas.get_renderer()
+    where = {t.get_text(): t.get_window_extent(renderer) for t in legend.get_texts() if t.get_text()}
+    heading, entries = where["changes:"], ["screenshots (1)", "title (1)", "version (1)"]
+    assert heading.y0 == pytest.approx(where["Maps Pro (1)"].y0)  # the top row
+    assert all(heading.x0 == pytest.approx(where[e].x0) for e in entries)  # the column of its entries
+    assert heading.y0 > where["screenshots (1)"].y0 > where["title (1)"].y0  # right above them, in order
+    assert legend._ncols == 2
+
+
+def test_rank_chart_legend_with_one_app_keeps_one_column():
+    changes = hand_changes([("1", 2, "title")])
+    fig = plots.rank_chart(hand_history(), ["1"], keywords="atlas", changes=changes)
+    assert legend_texts(fig) == ["1", "changes:", "title (1)"]
+    assert fig.legends[0]._ncols == 1
 
 
 def test_rank_chart_changes_on_one_day_sit_side_by_side():

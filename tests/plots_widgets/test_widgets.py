@@ -510,6 +510,9 @@ def test_rank_explorer_output_holds_the_last_chart(shown, history, opened):
     display_id = chart.transient["display_id"]
     assert display_id.startswith("storeframes-RankExplorer-") and not chart.update
     assert _png(chart) == explorer.png and explorer.png.startswith(PNG)
+    assert explorer.hover is not None and explorer.png == explorer.hover.png
+    assert chart.data["text/html"] == explorer.hover.html  # where HTML shows: the chart, each point hovers
+    assert chart.data["text/html"].count("<span title=") > 90  # 90 days of 5 apps: points on a spot share one
     assert chart.data["text/plain"] == "5 apps · 1 keyword · 2026-08-21 to 2026-11-18 (90 days)"
     assert chart.metadata == {}  # confined: a narrow cell shrinks it, as a static chart
     assert explorer.children[-1].layout.display == "none"  # the chart shows once, in the output
@@ -519,11 +522,13 @@ def test_rank_explorer_output_holds_the_last_chart(shown, history, opened):
     update = shown.outputs[-1]
     assert update.update and update.transient == {"display_id": display_id}
     assert _png(update) == explorer.png != first
+    assert update.data["text/html"] == explorer.hover.html and explorer.hover.points["app_id"].n_unique() == 2
     assert update.data["text/plain"].startswith("2 apps · 1 keyword")
 
     explorer.keywords.value = ()
     update = shown.outputs[-1]
     assert update.update and update.transient == {"display_id": display_id} and "image/png" not in update.data
+    assert explorer.hover is None and explorer.figure is None
     assert update.data == {
         "text/html": "<p><em>No chart: select at least a keyword.</em></p>",
         "text/plain": "No chart: select at least a keyword.",
