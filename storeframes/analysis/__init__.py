@@ -27,7 +27,14 @@ from .anomalies import ANOMALIES, CAUSE_TARGETS, MAD_SCALE, RELATIVE_SPREAD, ran
 from .everyday import CHANGES_BEFORE, MOVERS, RATES, category_standing, changes_before, movers, with_names
 from .opportunities import OPPORTUNITIES, SCORE_WEIGHTS, keyword_opportunities
 from .standings import CHANGE_DAYS, STANDINGS, standings
-from .standings_view import STANDINGS_CSS, StandingsTable, sparkline_svg, sparkline_text, standings_table
+from .standings_view import (
+    STANDINGS_CSS,
+    StandingsTable,
+    sparkline_html,
+    sparkline_svg,
+    sparkline_text,
+    standings_table,
+)
 from .voice import CTR_CURVE, SHARE_OF_VOICE, ctr_weight, share_of_voice
 
 __all__ = [
@@ -53,6 +60,7 @@ __all__ = [
     "movers",
     "rank_anomalies",
     "share_of_voice",
+    "sparkline_html",
     "sparkline_svg",
     "sparkline_text",
     "standings",

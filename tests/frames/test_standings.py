@@ -3,6 +3,7 @@ never read as moves, and the table a person reads (sparklines whose days say the
 
 from __future__ import annotations
 
+import base64
 import re
 from datetime import date, timedelta
 
@@ -10,7 +11,15 @@ import polars as pl
 import pytest
 
 import storeframes as sf
-from storeframes.analysis import CTR_CURVE, STANDINGS, sparkline_svg, sparkline_text, standings, standings_table
+from storeframes.analysis import (
+    CTR_CURVE,
+    STANDINGS,
+    sparkline_html,
+    sparkline_svg,
+    sparkline_text,
+    standings,
+    standings_table,
+)
 from storeframes.errors import InvalidParameterError
 
 from ..conftest import SANDBOX_TODAY, sandbox_client_on
@@ -134,7 +143,8 @@ def test_the_table_shows_each_cell_as_a_person_reads_it():
     assert html.index('standing">x ') < html.index("Brush &lt;Pro&gt;")  # the biggest move first (46), names escaped
     assert html.count('<div class="scroll"><table class="standings">') == 2
     assert "<script" not in html and "http" not in html.lower() and "href" not in html
-    assert html.count("<svg") == 2 and html.count("<title>") == 2 * (31 + 1)  # a title a day, and the whole
+    assert html.count('<span class="spark"') == 2 and html.count("<span title=") == 2 * 31  # a hover target a day
+    assert "<svg" not in html and html.count('<img src="data:image/svg+xml;base64,') == 2
     assert "2026-11-30 · rank 3 · up 9 since the day before" in html
     assert "2026-11-30 · not ranked · left the results since the day before" in html
     assert re.search(r'<td class="num down" title="left the results">left</td>', html)
@@ -152,15 +162,23 @@ def test_a_sparkline_draws_ranks_and_tells_its_holes_apart():
     statuses = ["ranked", "no_data", "not_fetched", "not_ranked", "ranked", "ranked"]
     ranks = [4, None, None, None, 2, 1]
     svg = sparkline_svg(date(2026, 11, 1), ranks, statuses, label="maps")
+    assert svg.startswith('<svg xmlns="http://www.w3.org/2000/svg"') and "<title>maps</title>" in svg
     assert svg.count('fill="#e4e4e4"') == 1 and svg.count('fill="#f5c26b"') == 1  # no data, not fetched
     assert svg.count("<polyline") == 1 and svg.count("<circle") == 2  # 2 -> 1 a line, 4 a point, the last dot
-    assert "2026-11-03 · not fetched</title>" in svg and "2026-11-06 · rank 1 · up 1 since the day before" in svg
-    assert "2026-11-05 · rank 2 · entered the results since the day before" in svg
-    assert "xmlns" not in svg and 'xmlns="http://www.w3.org/2000/svg"' in sparkline_svg(
-        date(2026, 11, 1), ranks, statuses, label="maps", standalone=True
+    part = sparkline_html(date(2026, 11, 1), ranks, statuses, label="maps <best 1>")
+    assert (
+        'title="2026-11-03 · not fetched"' in part and 'title="2026-11-06 · rank 1 · up 1 since the day before"' in part
     )
+    assert 'title="2026-11-05 · rank 2 · entered the results since the day before"' in part
+    assert 'alt="maps &lt;best 1&gt;"' in part and "http" not in part.lower() and "<script" not in part
+    encoded = re.search(r'src="data:image/svg\+xml;base64,([^"]+)"', part)
+    assert encoded is not None and base64.b64decode(encoded.group(1)).decode() == sparkline_svg(
+        date(2026, 11, 1), ranks, statuses, label="maps <best 1>"
+    )
+    lefts = [float(x) for x in re.findall(r"left:([0-9.]+)%", part)]
+    assert lefts == sorted(lefts) and len(lefts) == 6 and lefts[0] == 0.0  # a target a day, left to right
     assert sparkline_text(ranks, statuses) == "▁·?_▆█"
-    assert sparkline_svg(date(2026, 11, 1), ranks, statuses, label="maps") == svg  # the same bytes
+    assert sparkline_html(date(2026, 11, 1), ranks, statuses, label="maps <best 1>") == part  # the same bytes
 
 
 def test_standings_of_a_sandbox_history_match_rank_history(tmp_path):

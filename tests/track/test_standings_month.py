@@ -125,7 +125,7 @@ def test_the_digest_of_the_day_opens_with_where_we_stand(tracker):
     assert html.index("<table", opening) > opening and html.find("<table") > opening
     assert [m.start() for m in re.finditer("^## ", md, re.MULTILINE)][0] == md.index(f"## Where we stand on {LAST}")
     assert html.count('<table class="standings">') == len(APPS)
-    assert html.count('<svg class="spark"') == found.height
+    assert html.count('<span class="spark"') == found.height
     tables = _tables(md)
     for row in found.iter_rows(named=True):
         cells = [str(row["rank"]) if row["status"] == "ranked" else row["status"].replace("_", " ")]
