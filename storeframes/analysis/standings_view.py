@@ -33,6 +33,7 @@ table.standings{width:100%}table.standings td.num,table.standings th.num{text-al
 table.standings td.kw{min-width:8em}.up{color:#1e7a3c}.down{color:#b3261e}.gap{color:#8a4b00}.flat{color:#777}
 table.standings td.spark{padding-top:2px;padding-bottom:0}span.spark{vertical-align:middle}.quiet{color:#777;font-size:12px}
 h3.standing{font-size:15px;margin:18px 0 6px}h3.standing .id{color:#888;font-size:12px;font-weight:normal}
+@media (max-width:600px){table.standings th,table.standings td{padding:3px 4px}table.standings td.kw{min-width:6em}}
 """.strip()
 """The standings table's CSS (the digest and the notebook both use it)."""
 
