@@ -89,6 +89,7 @@ def _y(rank: int, best: int, worst: int) -> float:
     return _PAD + (rank - best) / (worst - best) * (_HEIGHT - 2 * _PAD)
 
 
+@user_facing
 def sparkline_svg(start: date, ranks: Sequence[int | None], statuses: Sequence[str], *, label: str) -> str:
     """An SVG sparkline of a rank over days from ``start`` (rank 1 at the top), a file of its own: the ranked days
     as a line, not-ranked days as ticks on the bottom, no-data days grey and not-fetched days amber, each a gap of
@@ -133,6 +134,7 @@ def sparkline_svg(start: date, ranks: Sequence[int | None], statuses: Sequence[s
     return "".join(out)
 
 
+@user_facing
 def sparkline_html(start: date, ranks: Sequence[int | None], statuses: Sequence[str], *, label: str) -> str:
     """The sparkline as HTML that reads everywhere a person opens it: the SVG as an inline image (``alt`` its
     ``label``) and over each day a ``<span title>`` (placed in percent) whose tooltip says the day's date, rank
@@ -168,6 +170,7 @@ def sparkline_html(start: date, ranks: Sequence[int | None], statuses: Sequence[
     )
 
 
+@user_facing
 def sparkline_text(ranks: Sequence[int | None], statuses: Sequence[str]) -> str:
     """The sparkline in block characters, a day each: taller is a better rank; ``_`` not ranked, ``·`` no data,
     ``?`` not fetched (:data:`MARKDOWN_LEGEND`).
