@@ -479,6 +479,16 @@ def test_benchmarks_with_a_fixed_range_draw_what_the_notebook_fetched(make_clien
             assert client.requests_sent == sent and explorer.frame is not None
             assert explorer.frame.equals(fetched) and "cached" in explorer.cost.value
             assert explorer.params["start"] == "2026-10-01" and explorer.figure is not None
+            # the days read as a range, never as two more items of the selection
+            assert (
+                explorer.cost.value
+                == "us · iphone · free · all · 2026-10-01 to 2026-10-31: cached: draws at once, 0 credits"
+            )
+        finally:
+            explorer.close()
+        explorer = BenchmarkExplorer(client, countries="us", start=date(2026, 10, 1))
+        try:
+            assert explorer.cost.value.startswith("us · iphone · free · all · from 2026-10-01: ")
         finally:
             explorer.close()
         with pytest.raises(sf.InvalidParameterError, match="end"):
