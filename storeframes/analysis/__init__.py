@@ -9,6 +9,8 @@
   columns (:func:`keyword_opportunities`);
 * :mod:`~storeframes.analysis.anomalies`: the days a rank left its weekly rhythm, against a robust baseline,
   with their likely cause (:func:`rank_anomalies`);
+* :mod:`~storeframes.analysis.prices`: an app's price as a person reads it (``Free``, ``$2.99``, ``2,99 €``,
+  ``price unknown``), in the currency of its store (:func:`with_prices`, :func:`price_text`);
 * :mod:`~storeframes.analysis.inputs`: what they share (their inputs checked, a search frame's organic results).
 
 >>> import storeframes as sf
@@ -23,6 +25,7 @@ from __future__ import annotations
 from .anomalies import ANOMALIES, CAUSE_TARGETS, MAD_SCALE, RELATIVE_SPREAD, rank_anomalies
 from .everyday import CHANGES_BEFORE, MOVERS, RATES, category_standing, changes_before, movers, with_names
 from .opportunities import OPPORTUNITIES, SCORE_WEIGHTS, keyword_opportunities
+from .prices import FREE, STORE_CURRENCIES, UNKNOWN_PRICE, price_text, store_currency, with_prices
 from .voice import CTR_CURVE, SHARE_OF_VOICE, ctr_weight, share_of_voice
 
 __all__ = [
@@ -30,6 +33,7 @@ __all__ = [
     "CAUSE_TARGETS",
     "CHANGES_BEFORE",
     "CTR_CURVE",
+    "FREE",
     "MAD_SCALE",
     "MOVERS",
     "OPPORTUNITIES",
@@ -37,12 +41,17 @@ __all__ = [
     "RELATIVE_SPREAD",
     "SCORE_WEIGHTS",
     "SHARE_OF_VOICE",
+    "STORE_CURRENCIES",
+    "UNKNOWN_PRICE",
     "category_standing",
     "changes_before",
     "ctr_weight",
     "keyword_opportunities",
     "movers",
+    "price_text",
     "rank_anomalies",
     "share_of_voice",
+    "store_currency",
     "with_names",
+    "with_prices",
 ]
