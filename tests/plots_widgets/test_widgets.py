@@ -87,8 +87,16 @@ def _meter_text(client) -> str:
 
 
 def test_module_api():
-    assert widgets.__all__ == ["AppCard", "BenchmarkExplorer", "CreditMeter", "RankExplorer", "app_card"]
-    assert callable(widgets.app_card)
+    assert widgets.__all__ == [
+        "AppCard",
+        "BenchmarkExplorer",
+        "CreditMeter",
+        "RankExplorer",
+        "Table",
+        "app_card",
+        "table",
+    ]
+    assert callable(widgets.app_card) and callable(widgets.table)
     for name in ("CreditMeter", "RankExplorer", "BenchmarkExplorer"):
         assert ">>>" in getattr(widgets, name).__doc__
 
@@ -523,6 +531,13 @@ def test_rank_explorer_output_holds_the_last_chart(shown, history, opened):
     assert chart.data["text/plain"] == "5 apps · 1 keyword · 2026-08-21 to 2026-11-18 (90 days)"
     assert chart.metadata == {}  # confined: a narrow cell shrinks it, as a static chart
     assert explorer.children[-1].layout.display == "none"  # the chart shows once, in the output
+    # what JupyterLab and an HTML export show: the same PNG, saying in words what it shows
+    alt = explorer.figure.alt
+    assert chart.data["text/html"] == (
+        f'<img src="data:image/png;base64,{chart.data["image/png"]}" alt="{html.escape(alt, quote=True)}" '
+        'style="max-width:100%;height:auto">'
+    )
+    assert alt.startswith("Chart. Keyword ranks, us · iphone, 2026-08-21 to 2026-11-18.") and "Key: " in alt
 
     first = explorer.png
     explorer.apps.value = explorer.apps.value[:2]
