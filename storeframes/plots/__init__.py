@@ -39,10 +39,10 @@ from .voice_charts import share_of_voice_chart
 
 __all__ = [
     "DIRECTION_COLORS",
-    "Chart",
     "MAX_APPS",
     "RATE_LABELS",
     "TARGET_MARKERS",
+    "Chart",
     "benchmark_chart",
     "changes_timeline",
     "chart_alt",
