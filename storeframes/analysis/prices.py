@@ -93,6 +93,7 @@ _FORMATS: Mapping[str, tuple[str, str, bool, int]] = MappingProxyType(
 """How an amount reads in each currency of :data:`STORE_CURRENCIES`; another currency reads ``2.99 ARS``."""
 
 
+@user_facing
 def store_currency(country: Any) -> str | None:
     """The currency (ISO 4217, lower case) of a country's store; None when it is not known.
 
@@ -117,6 +118,7 @@ def _amount(value: Any) -> Decimal | None:
     return number if number.is_finite() else None
 
 
+@user_facing
 def price_text(value: Any, currency: str | None = None) -> str:
     """An amount as a person reads it: :data:`FREE` for 0, :data:`UNKNOWN_PRICE` for none, else with its currency.
 
