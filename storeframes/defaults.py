@@ -140,11 +140,14 @@ def connect(
     again anywhere, with no token. Other ``options`` go to :class:`Client`.
 
     The client becomes the default of the package functions (``sf.metadata_frame`` ...),
-    and one line says which service, today and cache folder are used (``quiet=True``
-    says nothing).
+    and a few short lines say which service, today and cache folder are used (``quiet=True``
+    says nothing): the service first, then today and the budget, then the cache, each short
+    enough for a notebook's output, so that no line wraps in the middle of a date.
 
     >>> client = sf.connect("analysis-cache", budget=20_000, sandbox_today="2026-11-20")  # doctest: +SKIP
-    storeframes: the sandbox (no STOREFRAMES_API_KEY set), a deterministic fake of the service: nothing is billed; today is 2026-11-20; cache: analysis-cache
+    storeframes: the sandbox (no STOREFRAMES_API_KEY set), a deterministic fake: nothing is billed
+    today is 2026-11-20; budget 20,000 credits
+    cache: analysis-cache
     """
     with _secrets_dropped_on_failure(options):
         return _connect(cache_dir, live, budget, sandbox_today, seed, quiet, options)
@@ -184,12 +187,13 @@ def _connect(
     if quiet:
         return client
     if real:  # the folder is named in ``where``; nothing is spent
-        print(f"storeframes: {where}; today is {client.today()}")
+        print(f"storeframes: {where}\ntoday is {client.today()}")
         return client
     cache = "off" if client.cache is None else str(shown_cache) if shown_cache is not None else client.cache.location
     budget_text = f"; budget {client.budget:,} credits" if client.budget is not None else ""
     offline = "; offline: answers come from the cache only" if client.offline else ""
-    print(f"storeframes: {where}; today is {client.today()}{budget_text}; cache: {cache}{offline}")
+    # a line a fact, each short: a notebook wraps a long line anywhere, a date too (2026-1 / 1-20)
+    print(f"storeframes: {where}\ntoday is {client.today()}{budget_text}\ncache: {cache}{offline}")
     return client
 
 
@@ -237,7 +241,7 @@ def connected(
             options["today"] = today
         client = sandbox.client(budget=budget, seed=seed, cache_dir=cache_dir, **options)
         reason = "" if live is False else f" (no {ENV_API_KEY} set)"
-        where = f"the sandbox{reason}, a deterministic fake of the service: nothing is billed"
+        where = f"the sandbox{reason}, a deterministic fake: nothing is billed"
     return client, where, real, shown_cache
 
 
@@ -288,11 +292,13 @@ def use(
     The workspace names its token's environment variable, the service, its cache and its month budget
     (``config`` is the file; by default ``./storeframes.toml``, else ``$STOREFRAMES_CONFIG``, else the user's
     config folder's). Its month budget holds for every caller of the workspace, on every machine of its cache.
-    ``options`` go to :class:`Client` (``budget``, ``rate_limit`` ...). One line says which workspace, service
-    and cache are used and what the month spent (``quiet=True`` says nothing).
+    ``options`` go to :class:`Client` (``budget``, ``rate_limit`` ...). Three short lines say which workspace
+    and service, which cache, and what the month spent (``quiet=True`` says nothing).
 
     >>> sf.use("acme")  # doctest: +SKIP
-    storeframes: workspace acme (storeframes.toml): the service at https://.../api/public/store; cache: acme-cache; month 2026-11: 1,240 of 50,000 credits spent
+    storeframes: workspace acme (storeframes.toml): the service at https://.../api/public/store
+    cache: acme-cache
+    month 2026-11: 1,240 of 50,000 credits spent
     """
     chosen = named_workspace(workspace, config)
     with _secrets_dropped_on_failure(options):
@@ -302,7 +308,7 @@ def use(
         url = shown_url(client.base_url) if client.base_url else None
         where = client.cache.location if client.cache is not None else "off"
         print(
-            f"storeframes: workspace {chosen.name} ({chosen.path}): the service at {url}; cache: {where}{_month(client)}"
+            f"storeframes: workspace {chosen.name} ({chosen.path}): the service at {url}\ncache: {where}\n{_month(client)}"
         )
     return client
 
@@ -311,16 +317,16 @@ def _month(client: Client) -> str:
     """What a workspace's month has spent, as :func:`use` says it: never a 0 read from a cache that is not there."""
     month = client.fetcher.month
     if month is None or client.cache is None:
-        return "; no month budget"
+        return "no month budget"
     day = client.today()
     try:
         require_cache(client.cache, what="the month's spend")
         spent = month.spent(day)
     except NoCacheError:
-        return f"; month {day:%Y-%m}: no cache there yet (its first answer makes it), budget {month.budget:,} credits"
+        return f"month {day:%Y-%m}: no cache there yet (its first answer makes it), budget {month.budget:,} credits"
     except StoreframesError as exc:
-        return f"; month {day:%Y-%m}: spend not known ({exc}), budget {month.budget:,} credits"
-    return f"; month {day:%Y-%m}: {spent:,} of {month.budget:,} credits spent"
+        return f"month {day:%Y-%m}: spend not known ({exc}), budget {month.budget:,} credits"
+    return f"month {day:%Y-%m}: {spent:,} of {month.budget:,} credits spent"
 
 
 P = ParamSpec("P")

@@ -95,6 +95,7 @@ class QuestionTools(Tools):
             "end_rank",
             "change",
             "move",
+            "places_moved",
             "days_ranked",
         ]
         return show(

@@ -12,6 +12,8 @@
 * :mod:`~storeframes.analysis.standings`: where each tracked app stands on each keyword, with its changes over
   1, 7 and 30 days (:func:`standings`), shown as a table with sparklines by
   :mod:`~storeframes.analysis.standings_view` (:func:`standings_table`);
+* :mod:`~storeframes.analysis.prices`: an app's price as a person reads it (``Free``, ``$2.99``, ``2,99 €``,
+  ``price unknown``), in the currency of its store (:func:`with_prices`, :func:`price_text`);
 * :mod:`~storeframes.analysis.inputs`: what they share (their inputs checked, a search frame's organic results).
 
 >>> import storeframes as sf
@@ -26,6 +28,7 @@ from __future__ import annotations
 from .anomalies import ANOMALIES, CAUSE_TARGETS, MAD_SCALE, RELATIVE_SPREAD, rank_anomalies
 from .everyday import CHANGES_BEFORE, MOVERS, RATES, category_standing, changes_before, movers, with_names
 from .opportunities import OPPORTUNITIES, SCORE_WEIGHTS, keyword_opportunities
+from .prices import FREE, STORE_CURRENCIES, UNKNOWN_PRICE, price_text, store_currency, with_prices
 from .standings import CHANGE_DAYS, STANDINGS, standings
 from .standings_view import (
     STANDINGS_CSS,
@@ -43,6 +46,7 @@ __all__ = [
     "CHANGES_BEFORE",
     "CHANGE_DAYS",
     "CTR_CURVE",
+    "FREE",
     "MAD_SCALE",
     "MOVERS",
     "OPPORTUNITIES",
@@ -52,12 +56,15 @@ __all__ = [
     "SHARE_OF_VOICE",
     "STANDINGS",
     "STANDINGS_CSS",
+    "STORE_CURRENCIES",
+    "UNKNOWN_PRICE",
     "StandingsTable",
     "category_standing",
     "changes_before",
     "ctr_weight",
     "keyword_opportunities",
     "movers",
+    "price_text",
     "rank_anomalies",
     "share_of_voice",
     "sparkline_html",
@@ -65,5 +72,7 @@ __all__ = [
     "sparkline_text",
     "standings",
     "standings_table",
+    "store_currency",
     "with_names",
+    "with_prices",
 ]

@@ -3,7 +3,8 @@
 Pure functions on the frames the client returns: they send nothing and spend no credit.
 
 * :func:`movers`: per keyword and app, the rank at the start and at the end of a range, the
-  change (positive = moved up), the move (up, down, entered or left the results) and the days ranked;
+  change (positive = moved up), the move (up, down, entered or left the results), the places it
+  counts for (the size the rows are sorted by) and the days ranked;
 * :func:`changes_before`: what each mover changed in the days before its move ended;
 * :func:`category_standing`: per country and channel, a category's conversion rate, its place
   among the categories and the median of them all;
@@ -53,6 +54,12 @@ MOVERS = TableSchema(
         Column("end_status", pl.String(), "ranked, not_ranked or no_data, as start_status"),
         Column("change", pl.Int64(), "start_rank - end_rank: positive = moved up; null unless ranked at both ends"),
         Column("move", pl.String(), "up, down, same; entered or left the results (ranked at one end only); or null"),
+        Column(
+            "places_moved",
+            pl.Int64(),
+            "the size the rows are sorted by: abs(change); an entry or exit from (or to) one place below the "
+            "last result of the day not ranked, at least 1; 0 for same; null without a move",
+        ),
         Column("days_ranked", pl.Int64(), "days of the range the app ranked for the keyword"),
         Column("days_recorded", pl.Int64(), "days of the range with results for the keyword"),
         Column("country", pl.String(), "two-letter country code of the history"),
@@ -112,32 +119,32 @@ def movers(
     when ``not_ranked`` at the start and ranked at the end, ``left`` the other way round, and
     null when neither end is ranked (or has data).
 
-    Rows are sorted by the size of the move, largest first, and a tie keeps the frame's order
-    (keywords as they first appear, apps as given): up and down moves count ``abs(change)``
-    places, and an entry or an exit counts as a move from (or to) one place below the last
-    result of the day the app was not ranked (at least 1 place): entering at 3rd a keyword
-    with 10 results the day before is a move of 8. ``same`` comes next, then the rows
-    without a move. ``within=N`` keeps the rows whose app is within the first ``N`` places at
+    Rows are sorted by the size of the move, ``places_moved``, largest first, and a tie keeps
+    the frame's order (keywords as they first appear, apps as given): up and down moves count
+    ``abs(change)`` places, and an entry or an exit counts as a move from (or to) one place
+    below the last result of the day the app was not ranked (at least 1 place): entering at
+    3rd a keyword with 10 results the day before is a move of 8. ``same`` (0 places) comes
+    next, then the rows without a move (null). ``within=N`` keeps the rows whose app is within the first ``N`` places at
     the start or at the end (from 285th to 8th is within 10, entering at 120th is not).
     ``top=N`` then keeps the ``N`` biggest moves: up, down, entered and left; rows that did not
     move (``same`` or null) are left out. Columns, in order, and dtypes: ``MOVERS.describe()``
     (keyword, app_id, start_date, start_rank, start_status, end_date, end_rank, end_status,
-    change, move, days_ranked, days_recorded, country, language, device).
+    change, move, places_moved, days_ranked, days_recorded, country, language, device).
 
     >>> history = pl.DataFrame({"keyword": ["maps"] * 4, "date": ["2026-01-01"] * 2 + ["2026-01-03"] * 2,
     ...                         "rank": [1, 2, 1, 2], "app_id": ["a", "b", "b", "c"]})
     >>> history = history.with_columns(pl.col("date").str.to_date())
-    >>> movers(history).select("app_id", "start_rank", "end_rank", "change", "move")
-    shape: (3, 5)
-    ┌────────┬────────────┬──────────┬────────┬─────────┐
-    │ app_id ┆ start_rank ┆ end_rank ┆ change ┆ move    │
-    │ ---    ┆ ---        ┆ ---      ┆ ---    ┆ ---     │
-    │ str    ┆ i64        ┆ i64      ┆ i64    ┆ str     │
-    ╞════════╪════════════╪══════════╪════════╪═════════╡
-    │ a      ┆ 1          ┆ null     ┆ null   ┆ left    │
-    │ b      ┆ 2          ┆ 1        ┆ 1      ┆ up      │
-    │ c      ┆ null       ┆ 2        ┆ null   ┆ entered │
-    └────────┴────────────┴──────────┴────────┴─────────┘
+    >>> movers(history).select("app_id", "start_rank", "end_rank", "change", "move", "places_moved")
+    shape: (3, 6)
+    ┌────────┬────────────┬──────────┬────────┬─────────┬──────────────┐
+    │ app_id ┆ start_rank ┆ end_rank ┆ change ┆ move    ┆ places_moved │
+    │ ---    ┆ ---        ┆ ---      ┆ ---    ┆ ---     ┆ ---          │
+    │ str    ┆ i64        ┆ i64      ┆ i64    ┆ str     ┆ i64          │
+    ╞════════╪════════════╪══════════╪════════╪═════════╪══════════════╡
+    │ a      ┆ 1          ┆ null     ┆ null   ┆ left    ┆ 2            │
+    │ b      ┆ 2          ┆ 1        ┆ 1      ┆ up      ┆ 1            │
+    │ c      ┆ null       ┆ 2        ┆ null   ┆ entered ┆ 1            │
+    └────────┴────────────┴──────────┴────────┴─────────┴──────────────┘
     """
     function = "movers"
     what = "a search_history_frame or rank_history frame (a polars or pandas DataFrame)"
@@ -183,7 +190,8 @@ def movers(
             pl.col("days_recorded").fill_null(0),
         )
         .with_columns(_move())
-        .sort(_size(), descending=True, nulls_last=True, maintain_order=True)
+        .with_columns(_size().alias("places_moved"))
+        .sort("places_moved", descending=True, nulls_last=True, maintain_order=True)
     )
     if within is not None:
         out = out.filter((pl.col("start_rank") <= within) | (pl.col("end_rank") <= within))

@@ -170,7 +170,8 @@ def _analyse(
 
 def _print_movers(before: pl.DataFrame, metadata: pl.DataFrame, window: int) -> None:
     """The biggest movers near the top, the days compared and what each changed before its last day."""
-    columns = ["keyword", "app_title", "start_rank", "end_rank", "change", "move", "changes", "what_changed"]
+    columns = ["keyword", "app_title", "start_rank", "end_rank", "change", "move", "places_moved", "changes"]
+    columns.append("what_changed")
     ends = before.select("start_date", "end_date", "window_start", "window_end").unique()
     if ends.height == 1:  # the same days for every keyword: said once, above the table
         first, last, since, until = ends.row(0)
@@ -180,6 +181,9 @@ def _print_movers(before: pl.DataFrame, metadata: pl.DataFrame, window: int) -> 
         days, span = " on the first and the last day with data", f"in the {window} days before end_date"
     print(f"   Biggest movers in the first {_WITHIN} places (at the start or at the end): rank{days};")
     print("   change = places moved up (negative: down); move = up, down, entered or left the results;")
+    print(
+        "   places_moved = the size of the move, biggest first (an entry or exit from one place below the last result);"
+    )
     print(f"   changes and what_changed: what the app changed {span} (size changes left out)")
     shown = with_names(before, metadata).select(columns).with_columns(pl.col("what_changed").fill_null("-"))
     print(_indent(shown))

@@ -11,6 +11,7 @@ import polars as pl
 
 from .. import catalog
 from .._tracebacks import user_facing
+from ..analysis import STORE_CURRENCIES
 from ..answers import RefreshOption
 from ..catalog import MAX_APPS_PER_REQUEST, Endpoint
 from ..engine import PLAN_SCHEMA, Plan, key
@@ -33,10 +34,13 @@ FIND_APPS_COLUMNS = (
     "developer_name",
     "rating_average",
     "price",
+    "price_value",
+    "currency",
     "categories",
     "icon_url",
 )
-"""The columns of :meth:`FrameFunctions.find_apps`: the search's rank, then the app's metadata."""
+"""The columns of :meth:`FrameFunctions.find_apps`: the search's rank, then the app's metadata (and its store's
+currency)."""
 
 
 class AppFinder(AppFrames, MarketFrames):
@@ -58,8 +62,13 @@ class AppFinder(AppFrames, MarketFrames):
 
         One row per app among the ``top`` first results (at most 100), best rank first:
         ``rank``, ``app_id``, ``title``, ``subtitle``, ``developer_name``,
-        ``rating_average``, ``price``, ``categories`` and ``icon_url``, the ids ready for
-        :meth:`metadata_frame`, :meth:`changes_frame` or :func:`storeframes.rank_history`.
+        ``rating_average``, ``price``, ``price_value``, ``currency``, ``categories`` and
+        ``icon_url``, the ids ready for :meth:`metadata_frame`, :meth:`changes_frame` or
+        :func:`storeframes.rank_history`. ``price`` is the store's text (empty for a free
+        app); ``price_value`` the amount, 0 for a free app and null where the price is not
+        known, so the two never look alike; ``currency`` the currency of the country's store
+        (``usd``; null where it is not known: :data:`storeframes.analysis.STORE_CURRENCIES`).
+        :func:`storeframes.analysis.with_prices` adds the price as words (``Free``, ``$2.99``).
         It costs one live search (:meth:`search_frame`, cached for an hour) and the
         metadata of those apps (:meth:`metadata_frame`, cached for the UTC day):
         ``sf.plan("find_apps", term=..., top=...)`` shows it first, its metadata part an
@@ -96,16 +105,18 @@ class AppFinder(AppFrames, MarketFrames):
             if ids
             else FRAMES["metadata_frame"].table.empty()
         )
-        about = [c for c in FIND_APPS_COLUMNS if c not in ("rank", "app_id")]
+        about = [c for c in FIND_APPS_COLUMNS if c not in ("rank", "app_id", "currency")]
         found = ranked.select("rank", "app_id").join(metadata.select("app_id", *about), on="app_id", how="left")
-        return found.sort("rank").select(pl.lit(country).alias("country"), *FIND_APPS_COLUMNS)
+        currency = pl.lit(STORE_CURRENCIES.get(country), pl.String).alias("currency")
+        return found.sort("rank").with_columns(currency).select(pl.lit(country).alias("country"), *FIND_APPS_COLUMNS)
 
 
 def _found_empty() -> pl.DataFrame:
     """What :meth:`AppFinder.find_apps` gives where the search found nothing."""
     search, metadata = (FRAMES[name].table.empty().schema for name in ("search_frame", "metadata_frame"))
     columns = {"country": pl.String} | {
-        c: search[c] if c in ("rank", "app_id") else metadata[c] for c in FIND_APPS_COLUMNS
+        c: search[c] if c in ("rank", "app_id") else pl.String if c == "currency" else metadata[c]
+        for c in FIND_APPS_COLUMNS
     }
     return pl.DataFrame(schema=columns)
 

@@ -1,4 +1,5 @@
-"""What the charts share: change markers, app colours, the figure or your Axes, the date axis, a chart of nothing.
+"""What the charts share: change markers, app colours, the figure or your Axes, the date axis, a chart of nothing,
+and the figure itself (:class:`Chart`), which says in words what it shows (its alternative text).
 
 The package (:mod:`storeframes.plots`) says what to install when matplotlib is missing
 before this module is imported.
@@ -6,6 +7,8 @@ before this module is imported.
 
 from __future__ import annotations
 
+import base64
+import html
 import io
 import textwrap
 from collections.abc import Mapping, Sequence
@@ -54,6 +57,91 @@ _WIDTH = 10.0  # inches: shown at 100 % of a notebook's width, the labels stay r
 _DAY_STEPS = (1, 2, 3, 7, 14)
 _MONTH_STEPS = (1, 2, 3, 6, 12, 24, 60, 120)
 _MAX_DATE_TICKS = 8
+
+
+class Chart(Figure):
+    """A chart of :mod:`storeframes.plots`: a matplotlib :class:`~matplotlib.figure.Figure` that says what it shows.
+
+    :attr:`alt` is its alternative text, for a reader who cannot see the picture (a screen reader, a
+    page whose image did not load). Shown in a notebook, the chart is an HTML ``<img>`` with that
+    ``alt`` (what JupyterLab and an HTML export show), a PNG beside it for the renderers that show
+    images only, and the text as its plain text. Everything else is the Figure's own: save it with
+    ``chart.savefig(...)``, draw into its Axes.
+
+    >>> chart = Chart()
+    >>> chart.alt_text = "Keyword ranks of 2 apps"
+    >>> chart.alt
+    'Keyword ranks of 2 apps'
+    """
+
+    alt_text: str | None = None
+    """The alternative text a chart gave itself; None: :func:`chart_alt` tells it from the drawing."""
+
+    @property
+    def alt(self) -> str:
+        """What the chart shows, in words: :attr:`alt_text`, else what :func:`chart_alt` reads in the drawing."""
+        return self.alt_text or chart_alt(self)
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
+        alt = self.alt
+        png = base64.b64encode(figure_png(self)).decode("ascii")
+        width = round(self.get_figwidth() * 100)
+        image = (
+            f'<img src="data:image/png;base64,{png}" alt="{html.escape(alt, quote=True)}" width="{width}" '
+            'style="max-width:100%;height:auto">'
+        )
+        # the PNG too, where no matplotlib backend says how to draw a Figure (one that does is asked instead)
+        return {"text/html": image, "image/png": png, "text/plain": alt}
+
+
+def chart_alt(figure: Figure) -> str:
+    """A figure's alternative text, read from what it draws: its title, each panel's title and axes (their
+    labels, the first and last tick), the key of its legends, and any line of text it holds.
+
+    >>> chart = Chart()
+    >>> ax = chart.subplots()
+    >>> _ = ax.plot([1, 2], [3, 1], label="Photo Editor Plus")
+    >>> _ = ax.set_title("“photo editor”"), ax.set_xlabel("date"), ax.set_ylabel("rank (1 = top)")
+    >>> _ = ax.set_xticks([1, 2], ["1 Nov", "2 Nov"]), ax.legend()
+    >>> chart_alt(chart)
+    'Chart. “photo editor”: rank (1 = top) by date, 1 Nov to 2 Nov. Key: Photo Editor Plus.'
+    """
+    said: list[str] = []
+    heading = figure.get_suptitle() if hasattr(figure, "get_suptitle") else ""
+    if heading:
+        said.append(_line(heading))
+    keys: list[str] = []
+    for ax in figure.axes:
+        titles = [_line(ax.get_title(loc)) for loc in ("left", "center", "right") if ax.get_title(loc)]
+        axes = _axes_words(ax) if ax.axison else ""
+        if titles or axes:
+            said.append(": ".join(part for part in (", ".join(titles), axes) if part))
+        legend = ax.get_legend()
+        if legend is not None:
+            keys += [text.get_text() for text in legend.get_texts()]
+        said += [_line(text.get_text()) for text in ax.texts if text.get_text().strip() and not ax.axison]
+    for legend in figure.legends:
+        keys += [text.get_text() for text in legend.get_texts()]
+    said += [_line(text.get_text()) for text in figure.texts if text.get_text().strip()]
+    if keys:
+        said.append("Key: " + ", ".join(_line(k) for k in dict.fromkeys(keys) if k.strip()))
+    # a heading drawn twice (the figure's title, an Axes' own) is said once
+    return " ".join(["Chart.", *(f"{part.rstrip('.')}." for part in dict.fromkeys(said) if part)])
+
+
+def _line(text: str, joint: str = ", ") -> str:
+    """A text of the chart on one line: its lines joined by commas (a tick's day and year by a space)."""
+    return joint.join(part.strip() for part in text.splitlines() if part.strip())
+
+
+def _axes_words(ax: Axes) -> str:
+    """``rank (1 = top) by date, 1 Nov to 2 Nov``: the y label by the x label, the x axis' first and last tick."""
+    x_label, y_label = _line(ax.get_xlabel()), _line(ax.get_ylabel())
+    ticks = [_line(t.get_text(), " ") for t in ax.get_xticklabels() if t.get_text().strip()]
+    words = f"{y_label} by {x_label}" if x_label and y_label else x_label or y_label
+    if len(ticks) > 1:
+        words += f"{', ' if words else ''}{ticks[0]} to {ticks[-1]}"
+    return words
 
 
 def figure_png(fig: Figure, *, dpi: int = 100) -> bytes:
@@ -105,7 +193,7 @@ def _figure(ax: Axes | None, width: float, height: float) -> tuple[Figure, Axes 
         if not isinstance(figure, Figure):  # a subfigure: draw into it, return its top figure
             figure = figure.figure
         return figure, ax
-    return Figure(figsize=(width, height), layout="constrained"), None
+    return Chart(figsize=(width, height), layout="constrained"), None
 
 
 def _date_axis(ax: Axes, first: date, last: date, *, pad: float = 0.5) -> None:
@@ -148,8 +236,9 @@ def _nothing(ax: Axes | None, message: str) -> Figure | Axes:
         ax.set_axis_off()
         ax.text(0.0, 0.5, text, transform=ax.transAxes, va="center", ha="left", fontsize=10)
         return ax
-    figure = Figure(figsize=(_WIDTH, 0.3 + 0.22 * (text.count("\n") + 1)))
+    figure = Chart(figsize=(_WIDTH, 0.3 + 0.22 * (text.count("\n") + 1)))
     figure.text(0.015, 0.5, text, va="center", ha="left", fontsize=10)
+    figure.alt_text = f"No chart: {' '.join(message.split())}"
     return figure
 
 

@@ -76,7 +76,7 @@ def opportunities_chart(
 
     >>> chances = sf.keyword_opportunities(history, "3233849169", ["394079159", "1395556972"])  # doctest: +SKIP
     >>> opportunities_chart(chances, n=15, names=sf.metadata_frame(["3233849169", "394079159", "1395556972"]))  # doctest: +SKIP
-    <Figure size 1000x630 with 1 Axes>
+    <Chart size 1000x630 with 1 Axes>
     """
     function = "opportunities_chart"
     what = "a keyword_opportunities frame (keyword, app_rank, best_competitor_rank, score)"

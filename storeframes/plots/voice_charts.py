@@ -77,7 +77,7 @@ def share_of_voice_chart(
     >>> sov = sf.share_of_voice(sf.search_history_frame(["photo editor", "collage maker"],
     ...                                                  start="2026-10-20", end="2026-11-18"))  # doctest: +SKIP
     >>> share_of_voice_chart(sov, top_apps=5, names=sf.metadata_frame(sov["app_id"].unique()))  # doctest: +SKIP
-    <Figure size 1000x450 with 1 Axes>
+    <Chart size 1000x450 with 1 Axes>
     """
     function = "share_of_voice_chart"
     what = "a share_of_voice frame (date, app_id or developer_id, share, keywords_recorded)"

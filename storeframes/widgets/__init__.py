@@ -1,4 +1,4 @@
-"""Notebook widgets: a credit meter, a keyword rank explorer and a benchmarks explorer.
+"""Notebook widgets: a credit meter, a keyword rank explorer and a benchmarks explorer; app cards and tables.
 
 They are ``ipywidgets`` 8 boxes (the ``notebook`` extra: ``pip install ".[notebook]"`` from a
 checkout) that draw with :mod:`storeframes.plots` into an image, so they need no matplotlib
@@ -22,8 +22,9 @@ In a notebook cell::
     RankExplorer(history, names=client.metadata_frame(["3233849169", "1395556972"]))
     BenchmarkExplorer(client)                # asks before spending: "Fetch: up to 1,001 credits"
 
-The app cards (:mod:`storeframes.widgets.cards`: :func:`app_card`, plain HTML) and the device
-names (:mod:`storeframes.widgets.device_names`) need neither ipywidgets nor matplotlib: importing
+The app cards (:mod:`storeframes.widgets.cards`: :func:`app_card`, plain HTML), the tables whose
+dates never wrap (:mod:`storeframes.widgets.tables`: :func:`table`) and the device names
+(:mod:`storeframes.widgets.device_names`) need neither ipywidgets nor matplotlib: importing
 this package loads them alone, and the explorers and the meter load their libraries when first
 asked for (``from storeframes.widgets import RankExplorer``), saying what to install if missing.
 
@@ -39,13 +40,14 @@ from typing import TYPE_CHECKING, Any
 
 from .._version import install_hint
 from .cards import AppCard, app_card
+from .tables import Table, table
 
 if TYPE_CHECKING:
     from .benchmark_explorer import BenchmarkExplorer
     from .credit_meter import CreditMeter
     from .rank_explorer import RankExplorer
 
-__all__ = ["AppCard", "BenchmarkExplorer", "CreditMeter", "RankExplorer", "app_card"]
+__all__ = ["AppCard", "BenchmarkExplorer", "CreditMeter", "RankExplorer", "Table", "app_card", "table"]
 
 _WIDGETS = {"BenchmarkExplorer": "benchmark_explorer", "CreditMeter": "credit_meter", "RankExplorer": "rank_explorer"}
 

@@ -16,6 +16,7 @@ from typing import Any, cast
 import ipywidgets as widgets
 import polars as pl
 
+from ..plots.common import Chart
 from ..ranks import polars_frame
 
 _WIDE = {"description_width": "initial"}  # a description as wide as its words, never cut off
@@ -121,7 +122,9 @@ class _Charted(_Mirrored):
 
     Outside an output, ``.chart`` (an ``Image``) and ``.note`` (the message shown instead of
     an empty image) sit in the widget's chart area; once the explorer is shown in IPython that
-    area is hidden and the output holds the chart. In both places a window narrower than the
+    area is hidden and the output holds the chart: an HTML ``<img>`` whose ``alt`` says what the
+    chart shows (the explorer's ``figure``'s :attr:`~storeframes.plots.common.Chart.alt`), with
+    the PNG beside it for the renderers that show images only. In both places a window narrower than the
     chart shrinks it to the cell's width, as a static matplotlib chart is: none of it is hidden
     off the right edge. The PNG keeps its size, so a wider window shows it pixel for pixel.
     """
@@ -131,6 +134,7 @@ class _Charted(_Mirrored):
         self._png = b""
         self._text = ""
         self._html = ""
+        self._alt = ""
         # at most as wide as the chart area (no margin to stick out of it): shrunk to the width, never cut
         fitted = widgets.Layout(max_width="100%", height="auto", margin="0", display="none")
         self.chart = widgets.Image(format="png", value=b"", layout=fitted)
@@ -145,7 +149,9 @@ class _Charted(_Mirrored):
     def _show_png(self, png: bytes, text: str, hover: str = "") -> None:
         """Show a chart: its PNG, its text, and (``hover``) the same chart as HTML with hover details, which the
         output shows where HTML is shown (the PNG stays beside it for a reader that shows none)."""
+        figure = getattr(self, "figure", None)  # the explorer's chart, drawn before its PNG
         self._png, self._text, self._html = png, text, hover
+        self._alt = figure.alt if isinstance(figure, Chart) else text
         self.chart.value = png
         self.chart.layout.display = None
         self.note.value = ""
@@ -163,9 +169,12 @@ class _Charted(_Mirrored):
     def _content(self) -> tuple[dict[str, Any], dict[str, Any]]:
         if not self._png:
             return _note(self._text), {}
-        data = {"image/png": base64.b64encode(self._png).decode("ascii"), "text/plain": self._text}
-        if self._html:
-            data = {"text/html": self._html, **data}
+        encoded = base64.b64encode(self._png).decode("ascii")
+        image = self._html or (
+            f'<img src="data:image/png;base64,{encoded}" alt="{html.escape(self._alt, quote=True)}" '
+            'style="max-width:100%;height:auto">'
+        )
+        data = {"text/html": image, "image/png": encoded, "text/plain": self._text}
         return data, {}  # not "unconfined": a narrow cell shrinks the image to its width
 
     def _view_text(self) -> str:

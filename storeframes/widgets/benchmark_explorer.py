@@ -215,7 +215,16 @@ class BenchmarkExplorer(_Charted, widgets.VBox):
         }
 
     def _where(self) -> str:
-        return " · ".join(str(v) for v in self.params.values())
+        """The selection in words: ``us · iphone · free · all · 2026-10-01 to 2026-10-31`` (the days a range)."""
+        chosen = [str(v) for k, v in self.params.items() if k not in ("start", "end")]
+        start, end = self._range.get("start"), self._range.get("end")
+        if start is not None and end is not None:
+            chosen.append(f"{start} to {end}")
+        elif start is not None:
+            chosen.append(f"from {start}")
+        elif end is not None:
+            chosen.append(f"up to {end}")
+        return " · ".join(chosen)
 
     def _key(self) -> tuple[Any, ...]:
         return tuple(sorted((k, str(v)) for k, v in self.params.items()))

@@ -33,6 +33,7 @@ import polars as pl
 from .. import catalog
 from .. import defaults as _defaults
 from .._tracebacks import user_facing
+from ..analysis import UNKNOWN_PRICE, price_text, store_currency
 from ..client import Client
 from ..errors import AppNotAvailableError, AppsUnavailableWarning, InvalidParameterError, NotCachedError
 from .device_names import device_name
@@ -105,8 +106,11 @@ def app_card(
       where the row has none). When neither has them, the card says how
       many screenshots the app has (``screenshots_count``) and shows no strip.
 
-    The price reads ``Free`` only for a free app (``price_value`` 0, or an empty price) and
-    ``price unknown`` when the row has none.
+    The price reads ``Free`` only for a free app (``price_value`` 0, or an empty price),
+    ``price unknown`` when the row has none (not known, which is not free), and a paid app's
+    price in its store's currency: ``$2.99`` in the US, ``2,99 €`` in Germany (the row's
+    ``currency`` if it has one, else the currency of its country's store, else of ``country``;
+    see :func:`storeframes.analysis.price_text`).
 
     The strip holds up to ``max_screenshots`` screenshots of one device key (the first in
     the frame, e.g. ``iphone_6_5``) by position, names the device in words ("iPhone
@@ -169,7 +173,7 @@ def app_card(
         title=title,
         device=_clean(row.get("device")),
         country=_clean(row.get("country")),
-        html=_card_html(row, app_id, title, shots, max_screenshots),
+        html=_card_html(row, app_id, title, shots, max_screenshots, country),
     )
 
 
@@ -326,31 +330,21 @@ def _rating(value: Any) -> str:
     return f"{number:.1f} ★" if math.isfinite(number) and number > 0 else "no rating"
 
 
-def _price(text: Any, value: Any) -> str:
-    """The store's price text; ``Free`` for a free app (a value of 0, a text empty, zero or saying free);
-    ``price unknown`` when the row has no price at all."""
-    shown = _clean(text)
-    number: Decimal | None = None
+def _price(row: Mapping[str, Any], country: str) -> str:
+    """The price in words: ``Free``, ``$2.99`` (in the row's currency, else its store's), or ``price unknown``."""
+    currency = _clean(row.get("currency")) or store_currency(_clean(row.get("country")) or country)
+    value = row.get("price_value")
     if value is not None:
         try:
-            number = Decimal(str(value))
+            number: Decimal | None = Decimal(str(value))
         except InvalidOperation:
             number = None
-    if number is not None and number.is_finite():
-        if number == 0:
-            return "Free"
-        if shown is not None:
-            return shown
-        cents = number.quantize(Decimal("0.01"))
-        return str(cents if cents == number else number.normalize())
+        if number is not None and number.is_finite():
+            return price_text(number, currency)
+    text = row.get("price")
     if text is None:  # the answer had no price: not known, which is not free
-        return "price unknown"
-    if shown is None or shown.lower() == "free":
-        return "Free"
-    try:
-        return "Free" if Decimal(shown) == 0 else shown
-    except InvalidOperation:
-        return shown
+        return UNKNOWN_PRICE
+    return price_text(text if isinstance(text, str) else str(text), currency)
 
 
 def _category(codes: Any) -> str | None:
@@ -461,14 +455,14 @@ def _strip(shots: pl.DataFrame | None, row: Mapping[str, Any], title: str, limit
 
 
 def _card_html(
-    row: Mapping[str, Any], app_id: str, title: str, shots: pl.DataFrame | None, max_screenshots: int
+    row: Mapping[str, Any], app_id: str, title: str, shots: pl.DataFrame | None, max_screenshots: int, country: str
 ) -> str:
     letter = title[0].upper()
     icon = _image("sf-icon", _url(row.get("icon_url")), letter, f"Icon of {title}", _ICON, _ICON, 14, 28)
     developer = _clean(row.get("developer_name"))
     facts = [
         f'<span class="sf-rating">{_e(_rating(row.get("rating_average")))}</span>',
-        f'<span class="sf-price">{_e(_price(row.get("price"), row.get("price_value")))}</span>',
+        f'<span class="sf-price">{_e(_price(row, country))}</span>',
     ]
     category = _category(row.get("categories"))
     if category is not None:

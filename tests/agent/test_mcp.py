@@ -218,8 +218,8 @@ def test_scan_sql_and_the_analysis_tools_work_offline_with_no_token(spec):
                .filter((pl.col("keyword") == KEYWORDS[0]) & ~pl.col("is_ad").fill_null(False))
                .with_columns(date=pl.col("snapshot_date")).collect())  # fmt: skip
     reference = movers(history, start="2026-11-01", end=LAST_DAY, top=5)
-    assert [(r["app_id"], r["change"], r["move"]) for r in rows(moved)] == reference.select(
-        "app_id", "change", "move"
+    assert [(r["app_id"], r["change"], r["move"], r["places_moved"]) for r in rows(moved)] == reference.select(
+        "app_id", "change", "move", "places_moved"
     ).rows()
     assert missing.is_error and "NotCachedError" in missing.content[0].text
 

@@ -85,9 +85,9 @@ def test_a_folder_of_the_real_service_reproduces_with_no_token_online_and_offlin
     banner = capsys.readouterr().out
     assert banner.startswith(
         f"storeframes: the real service's answers in {folder} (no STOREFRAMES_API_KEY set): offline, served from "
-        "the cache only; a request it lacks raises NotCachedError; today is "
+        "the cache only; a request it lacks raises NotCachedError\ntoday is "
     )
-    assert banner.strip().endswith(f"today is {datetime.now(UTC).date()}")  # the real today: the answers are dated
+    assert banner.strip().endswith(f"\ntoday is {datetime.now(UTC).date()}")  # the real today: the answers are dated
     assert not isinstance(client, SandboxClient) and client.offline and sf.default_client() is client
     assert client.namespace == "service" and "api_key=missing" in repr(client) and "offline" in repr(client)
     for name, frame in _frames().items():
@@ -140,6 +140,29 @@ def test_an_empty_folder_gets_the_sandbox(fresh_default, no_token, tmp_path, cap
     assert isinstance(client, SandboxClient) and not client.offline
     assert sf.metadata_frame(APPS[:1]).height == 1 and client.spent > 0
     assert _services(tmp_path / "empty") == {"sandbox-0"}
+
+
+NOTEBOOK_LINE = 100
+"""Characters of a line a notebook's output shows unwrapped (about 1,000 px wide): past it, a line wraps anywhere."""
+
+
+def test_the_connect_lines_keep_today_whole_on_a_short_line_of_its_own(fresh_default, no_token, tmp_path, capsys):
+    """A notebook's output wraps a long line at any character, in the middle of a date too ("2026-1" / "1-20"):
+    the service, today and the cache are lines of their own, the date at the start of a short one."""
+    deep = tmp_path / ("a-cache-folder-with-a-long-name-" * 3) / "competitor_watch-cache"
+    sf.connect(deep, budget=20_000, sandbox_today="2026-11-20")
+    lines = capsys.readouterr().out.splitlines()
+    assert lines == [
+        "storeframes: the sandbox (no STOREFRAMES_API_KEY set), a deterministic fake: nothing is billed",
+        "today is 2026-11-20; budget 20,000 credits",
+        f"cache: {deep}",
+    ]
+    assert all(len(line) <= NOTEBOOK_LINE for line in lines[:2])  # the cache's path may be long: it comes last
+    sf.connect(deep, sandbox_today="2026-11-20", offline=True)
+    assert capsys.readouterr().out.splitlines()[1:] == [
+        "today is 2026-11-20",
+        f"cache: {deep}; offline: answers come from the cache only",
+    ]
 
 
 def test_a_folder_of_sandbox_answers_gets_the_sandbox_and_its_answers(fresh_default, no_token, tmp_path, capsys):

@@ -156,6 +156,18 @@ def test_find_apps_gives_the_ranked_ids_titles_and_developers(pinned):
     assert sf.versions_frame(found["app_id"]).height > 0 and pinned.spent == spent
 
 
+def test_find_apps_tells_a_free_app_from_a_paid_one_by_its_amount_and_currency(pinned):
+    found = sf.find_apps(KEYWORD, top=7)
+    metadata = sf.metadata_frame(found["app_id"].to_list())
+    assert found["price_value"].to_list() == metadata["price_value"].to_list()
+    assert found["price_value"].null_count() == 0  # every price known: 0 is free, never a missing price
+    free, paid = found.filter(pl.col("price_value") == 0), found.filter(pl.col("price_value") > 0)
+    assert free.height and paid.height and set(free["price"]) == {""}
+    assert set(found["currency"]) == {"usd"}  # the US store's
+    abroad = sf.find_apps(KEYWORD, countries=["de", "jp"], top=2)
+    assert dict(abroad.select("country", "currency").unique().iter_rows()) == {"de": "eur", "jp": "jpy"}
+
+
 def test_find_apps_costs_what_its_plan_said_at_most(pinned):
     planned = sf.plan("find_apps", term=KEYWORD, top=12)
     assert planned.endpoint == "find_apps" and planned.to_send == 4

@@ -66,7 +66,7 @@ def test_movers_ranks_at_each_end_change_and_days():
     assert out.schema == MOVERS.schema
     assert out.columns == [
         "keyword", "app_id", "start_date", "start_rank", "start_status", "end_date", "end_rank", "end_status",
-        "change", "move", "days_ranked", "days_recorded", "country", "language", "device",
+        "change", "move", "places_moved", "days_ranked", "days_recorded", "country", "language", "device",
     ]  # fmt: skip
     assert out.schema["move"] == pl.String
     assert out.height == 6  # 2 keywords x 3 apps
@@ -108,13 +108,14 @@ def test_movers_move_says_up_down_entered_left_or_same():
 
 def test_movers_sorted_by_the_size_of_the_move_then_in_the_frames_order():
     out = movers(HISTORY, ["a", "b", "c"])
-    assert out.select("keyword", "app_id", "change", "move").rows() == [
-        ("maps", "a", -3, "down"),  # a tie of size 3: in the frame's order, keywords, then apps as given
-        ("maps", "c", None, "entered"),  # from below day 1's 3 results (4th) to 1st: 3 places
-        ("bus", "a", 3, "up"),
-        ("maps", "b", -1, "down"),
-        ("bus", "b", None, "entered"),  # to 3rd below day 2's 2 results: counted as 1 place, the least
-        ("bus", "c", None, None),  # never ranked: last
+    # places_moved shows the size the rows are sorted by
+    assert out.select("keyword", "app_id", "change", "move", "places_moved").rows() == [
+        ("maps", "a", -3, "down", 3),  # a tie of size 3: in the frame's order, keywords, then apps as given
+        ("maps", "c", None, "entered", 3),  # from below day 1's 3 results (4th) to 1st: 3 places
+        ("bus", "a", 3, "up", 3),
+        ("maps", "b", -1, "down", 1),
+        ("bus", "b", None, "entered", 1),  # to 3rd below day 2's 2 results: counted as 1 place, the least
+        ("bus", "c", None, None, None),  # never ranked: last, no size
     ]
 
 
@@ -138,13 +139,14 @@ DAYS = _history(
 def test_movers_ranks_entries_and_exits_with_the_rest_by_their_distance_from_the_last_result():
     out = movers(DAYS)
     assert out.height == 11 and out.schema == MOVERS.schema
-    assert out.select("app_id", "start_rank", "end_rank", "change", "move").head(4).rows() == [
-        ("a01", 1, None, None, "left"),  # from 1st to below day 2's 10 results (11th): 10 places
-        ("a10", 10, 1, 9, "up"),
-        ("new", None, 3, None, "entered"),  # from below day 1's 10 results (11th) to 3rd: 8 places
-        ("a03", 3, 4, -1, "down"),
+    assert out.select("app_id", "start_rank", "end_rank", "change", "move", "places_moved").head(4).rows() == [
+        ("a01", 1, None, None, "left", 10),  # from 1st to below day 2's 10 results (11th): 10 places
+        ("a10", 10, 1, 9, "up", 9),
+        ("new", None, 3, None, "entered", 8),  # from below day 1's 10 results (11th) to 3rd: 8 places
+        ("a03", 3, 4, -1, "down", 1),
     ]
     assert out["move"].to_list()[4:] == ["down"] * 6 + ["same"]  # a04 ... a09, then a02
+    assert out["places_moved"].to_list()[4:] == [1] * 6 + [0]
     assert movers(DAYS, top=3)["app_id"].to_list() == ["a01", "a10", "new"]
     assert movers(DAYS, top=20).height == 10  # a02 did not move
 

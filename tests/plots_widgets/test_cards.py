@@ -69,7 +69,7 @@ def test_card_from_an_id_shows_the_listing_for_one_metadata_fetch(client, other,
     assert f">{row['title'].replace('&', '&amp;')}<" in html
     assert row["developer_name"].replace("&", "&amp;") in html
     assert _span(html, "rating") == f"{row['rating_average']:.1f} ★"
-    price = "Free" if not row["price"] or row["price_value"] == 0 else row["price"]
+    price = "Free" if not row["price"] or row["price_value"] == 0 else f"${row['price']}"  # a US store: dollars
     assert _span(html, "price") == price
     assert _span(html, "version") == f"version {row['version']}"
     assert _span(html, "where") == f"{card.device}/us"
@@ -236,13 +236,31 @@ def test_example_urls_are_placeholders_and_real_urls_are_images(fresh_default):
         ("0", None, "Free"),
         ("Free", None, "Free"),
         ("$0.00", Decimal("0"), "Free"),
-        ("$2.99", None, "$2.99"),
-        ("2.99", Decimal("2.99"), "2.99"),
-        (None, Decimal("1.5"), "1.50"),
+        ("$2.99", None, "$2.99"),  # a text of the store's own, with its sign: as it is
+        ("2.99", Decimal("2.99"), "$2.99"),  # the row's store is the US's: dollars
+        ("2.99", None, "$2.99"),
+        (None, Decimal("1.5"), "$1.50"),
+        ("1299", Decimal("1299"), "$1,299.00"),
     ],
 )
 def test_price_text(price, value, shown, fresh_default):
     assert _span(app_card(_row(price=price, price_value=value)).html, "price") == shown
+
+
+@pytest.mark.parametrize(
+    ("row", "shown"),
+    [
+        ({"country": "de"}, "2,99\xa0€"),  # the German store's euros, the sign held to the amount
+        ({"country": "gb"}, "£2.99"),
+        ({"country": "jp", "price": "300", "price_value": Decimal("300")}, "¥300"),
+        ({"country": "us", "currency": "eur"}, "2,99\xa0€"),  # a currency the row names wins
+        ({"country": "ar"}, "2.99 (currency unknown)"),  # a store whose currency is not known: said so
+        ({"country": None}, "2,99\xa0€"),  # no country in the row: the card's country= (de, below)
+    ],
+)
+def test_a_paid_apps_price_has_its_stores_currency(row, shown, fresh_default):
+    card = app_card(_row(**{"price": "2.99", "price_value": Decimal("2.99"), **row}), country="de")
+    assert _span(card.html, "price") == shown
 
 
 def test_a_free_app_reads_free_and_a_paid_one_its_price_from_the_sandbox(client, fresh_default):
@@ -253,7 +271,10 @@ def test_a_free_app_reads_free_and_a_paid_one_its_price_from_the_sandbox(client,
     free = frame.filter(pl.col("price_value") == 0)["app_id"].to_list()
     assert free and all(shown[app] == "Free" for app in free)
     paid = frame.filter(pl.col("price_value") > 0)
-    assert {shown[app] for app in paid["app_id"]} == {"0.99"} and len(free) == frame.height - 1
+    assert {shown[app] for app in paid["app_id"]} == {"$0.99"} and len(free) == frame.height - 1
+    (app,) = paid["app_id"]
+    german = app_card(app, client=client, country="de")  # the German store's answer: euros
+    assert _span(german.html, "price") == "0,99\xa0€"
 
 
 @pytest.mark.parametrize(("rating", "shown"), [(None, "no rating"), (float("nan"), "no rating"), (4.25, "4.2 ★")])

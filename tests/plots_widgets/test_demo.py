@@ -103,12 +103,15 @@ def _check_tables_as_printed(out: str, tables: dict[str, pl.DataFrame]) -> None:
     assert f"Biggest movers in the first 10 places (at the start or at the end): rank on {first} and on {last};" in out
     assert "change = places moved up (negative: down); move = up, down, entered or left the results;" in out
     before = changes_before(moved, tables["changes"].filter(pl.col("target") != "size"), days=30)
-    printed = _rows(out, "┆ start_rank ┆ end_rank ┆ change ┆ move ┆ changes ┆ what_changed")
+    assert "places_moved = the size of the move, biggest first" in out
+    printed = _rows(out, "┆ start_rank ┆ end_rank ┆ change ┆ move ┆ places_moved ┆ changes ┆ what_changed")
     assert printed == [
         [r["keyword"], titles[r["app_id"]], str(r["start_rank"]), str(r["end_rank"]), str(r["change"]), r["move"],
-         str(r["changes"]), r["what_changed"] or "-"]
+         str(r["places_moved"]), str(r["changes"]), r["what_changed"] or "-"]
         for r in before.iter_rows(named=True)
     ]  # fmt: skip
+    sizes = [int(row[6]) for row in printed]
+    assert sizes == sorted(sizes, reverse=True) and all(size > 0 for size in sizes)  # what the rows are sorted by
     assert len(printed) == 5 and all(row[5] in ("up", "down", "entered", "left") for row in printed)
     # near the top: the moves deep in the list (collage maker, 44th to 92nd) give way to those in the first places
     assert all(min(int(row[2]), int(row[3])) <= 10 for row in printed if row[5] in ("up", "down"))

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from datetime import date
 from html.parser import HTMLParser
 
 import matplotlib.pyplot as plt
@@ -19,6 +20,7 @@ import nbformat
 import polars as pl
 import pytest
 
+from storeframes.widgets import Table as FrameTable
 from tests._ipython import ipython_shell
 from tests.conftest import ROOT
 
@@ -123,6 +125,12 @@ def test_the_check_finds_a_table_cut_short_a_string_cut_and_a_table_too_wide():
 
 def _run(name: str, tmp_path, monkeypatch) -> list[tuple[str, Table]]:
     """Run a notebook's code cells in an IPython shell in ``tmp_path``; the tables it shows, by cell."""
+    return [(line, table) for line, html in _shown(name, tmp_path, monkeypatch) for table in tables(html)]
+
+
+def _shown(name: str, tmp_path, monkeypatch) -> list[tuple[str, str]]:
+    """Run a notebook's code cells in an IPython shell in ``tmp_path``; the HTML each shows (with the cell's
+    last line)."""
     from IPython import get_ipython
 
     for variable in ("STOREFRAMES_API_KEY", "STOREFRAMES_BASE_URL", "STOREFRAMES_OFFLINE", "STOREFRAMES_CACHE_DIR"):
@@ -130,7 +138,7 @@ def _run(name: str, tmp_path, monkeypatch) -> list[tuple[str, Table]]:
     monkeypatch.setenv("STOREFRAMES_PROGRESS", "0")
     monkeypatch.chdir(tmp_path)
     nb = nbformat.read(ROOT / "notebooks" / name, as_version=4)
-    shown: list[tuple[str, Table]] = []
+    shown: list[tuple[str, str]] = []
     with ipython_shell(tmp_path, monkeypatch) as captured:
         shell = get_ipython()
         for cell in nb.cells:
@@ -142,9 +150,11 @@ def _run(name: str, tmp_path, monkeypatch) -> list[tuple[str, Table]]:
             htmls = [out.data.get("text/html", "") for out in captured.outputs[before:]]
             if isinstance(result.result, pl.DataFrame):  # shown once the cell has ended: polars' settings then
                 htmls.append(_html(result.result))
+            elif isinstance(result.result, FrameTable):  # a table whose dates never wrap: its own HTML
+                htmls.append(result.result._repr_html_())
             elif hasattr(result.result, "close") and not isinstance(result.result, plt.Figure):
                 result.result.close()  # an explorer's widgets
-            shown.extend((cell.source.splitlines()[-1], table) for html in htmls for table in tables(html))
+            shown.extend((cell.source.splitlines()[-1], html) for html in htmls)
             plt.close("all")
     return shown
 
@@ -156,3 +166,29 @@ def test_conversion_analysis_shows_every_table_whole_and_within_its_cell(tmp_pat
     over_100 = [table for line, table in shown if "over_100" in line or "> 100" in line]
     assert [table.rows for table in over_100] == [11]  # the sandbox's rates over 100 %: all 11 shown
     assert [f"{line}: {problem}" for line, table in shown for problem in table.problems()] == []
+
+
+DATE = re.compile(r"^(&quot;|\")?\d{4}-\d{2}-\d{2}(&quot;|\")?$")
+CELL = re.compile(r"<td([^>]*)>(.*?)</td>", re.DOTALL)
+
+
+def _wrapping_dates(html: str) -> list[str]:
+    """The dates of a table's cells that may break across two lines (no ``white-space:nowrap`` on their cell)."""
+    return [text for attrs, text in CELL.findall(html) if DATE.match(text.strip()) and "nowrap" not in attrs]
+
+
+def test_the_check_finds_a_date_that_may_wrap():
+    frame = pl.DataFrame({"date": [date(2026, 11, 18)], "title": ["a title long enough to squeeze the date"]})
+    assert _wrapping_dates(_html(frame)) == ["2026-11-18"]
+    assert _wrapping_dates(FrameTable(frame)._repr_html_()) == []
+
+
+@pytest.mark.notebooks
+def test_competitor_watch_keeps_every_date_of_its_tables_on_one_line(tmp_path, monkeypatch, fresh_default):
+    shown = _shown("competitor_watch.ipynb", tmp_path, monkeypatch)
+    assert len([line for line, html in shown if tables(html)]) >= 6  # side by side, cadence, shots, labels ...
+    assert [(line, text) for line, html in shown for text in _wrapping_dates(html)] == []
+    dates = [text for _, html in shown for attrs, text in CELL.findall(html) if DATE.match(text.strip())]
+    assert len(dates) >= 20  # the release dates, the changes' days: each one kept whole
+    side_by_side = next(html for line, html in shown if "transpose" in line)
+    assert ">&quot;Free&quot;<" in side_by_side and ">&quot;$0.99&quot;<" in side_by_side  # a price, as read

@@ -288,12 +288,14 @@ def test_the_readme_says_what_a_reopened_notebook_keeps():
 
 @pytest.mark.notebooks
 def test_rank_trackings_biggest_movers_are_moves_near_the_top_each_named():
-    """Its movers keep within= beside top= (without it the biggest moves are those deep in the list) and show move."""
+    """Its movers keep within= beside top= (without it the biggest moves are those deep in the list) and show move
+    and places_moved, the size the rows are sorted by."""
     nb = nbformat.read(NOTEBOOKS / "rank_tracking.ipynb", as_version=4)
     source = "\n".join(cell.source for cell in _code_cells(nb))
     calls = re.findall(r"\bmovers\(([^)]*)\)", source)
     assert calls and all("within=" in call for call in calls if "top=" in call), calls
-    assert '"change", "move"' in source  # entered and left rows have no change: move says what happened
+    assert '"change", "move", "places_moved"' in source  # entered and left rows have no change: move says what
+    # happened, places_moved how far
 
 
 @pytest.mark.notebooks

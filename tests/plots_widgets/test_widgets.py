@@ -87,8 +87,16 @@ def _meter_text(client) -> str:
 
 
 def test_module_api():
-    assert widgets.__all__ == ["AppCard", "BenchmarkExplorer", "CreditMeter", "RankExplorer", "app_card"]
-    assert callable(widgets.app_card)
+    assert widgets.__all__ == [
+        "AppCard",
+        "BenchmarkExplorer",
+        "CreditMeter",
+        "RankExplorer",
+        "Table",
+        "app_card",
+        "table",
+    ]
+    assert callable(widgets.app_card) and callable(widgets.table)
     for name in ("CreditMeter", "RankExplorer", "BenchmarkExplorer"):
         assert ">>>" in getattr(widgets, name).__doc__
 
@@ -479,6 +487,16 @@ def test_benchmarks_with_a_fixed_range_draw_what_the_notebook_fetched(make_clien
             assert client.requests_sent == sent and explorer.frame is not None
             assert explorer.frame.equals(fetched) and "cached" in explorer.cost.value
             assert explorer.params["start"] == "2026-10-01" and explorer.figure is not None
+            # the days read as a range, never as two more items of the selection
+            assert (
+                explorer.cost.value
+                == "us · iphone · free · all · 2026-10-01 to 2026-10-31: cached: draws at once, 0 credits"
+            )
+        finally:
+            explorer.close()
+        explorer = BenchmarkExplorer(client, countries="us", start=date(2026, 10, 1))
+        try:
+            assert explorer.cost.value.startswith("us · iphone · free · all · from 2026-10-01: ")
         finally:
             explorer.close()
         with pytest.raises(sf.InvalidParameterError, match="end"):
@@ -516,6 +534,13 @@ def test_rank_explorer_output_holds_the_last_chart(shown, history, opened):
     assert chart.data["text/plain"] == "5 apps · 1 keyword · 2026-08-21 to 2026-11-18 (90 days)"
     assert chart.metadata == {}  # confined: a narrow cell shrinks it, as a static chart
     assert explorer.children[-1].layout.display == "none"  # the chart shows once, in the output
+    # what JupyterLab and an HTML export show: the same PNG, saying in words what it shows
+    alt = explorer.figure.alt
+    assert chart.data["text/html"] == (
+        f'<img src="data:image/png;base64,{chart.data["image/png"]}" alt="{html.escape(alt, quote=True)}" '
+        'style="max-width:100%;height:auto">'
+    )
+    assert alt.startswith("Chart. Keyword ranks, us · iphone, 2026-08-21 to 2026-11-18.") and "Key: " in alt
 
     first = explorer.png
     explorer.apps.value = explorer.apps.value[:2]
