@@ -534,12 +534,10 @@ def test_rank_explorer_output_holds_the_last_chart(shown, history, opened):
     assert chart.data["text/plain"] == "5 apps · 1 keyword · 2026-08-21 to 2026-11-18 (90 days)"
     assert chart.metadata == {}  # confined: a narrow cell shrinks it, as a static chart
     assert explorer.children[-1].layout.display == "none"  # the chart shows once, in the output
-    # what JupyterLab and an HTML export show: the same PNG, saying in words what it shows
+    # what JupyterLab and an HTML export show: the same PNG, saying in words what it shows (and that it hovers)
     alt = explorer.figure.alt
-    assert chart.data["text/html"] == (
-        f'<img src="data:image/png;base64,{chart.data["image/png"]}" alt="{html.escape(alt, quote=True)}" '
-        'style="max-width:100%;height:auto">'
-    )
+    assert f'<img src="data:image/png;base64,{chart.data["image/png"]}" ' in chart.data["text/html"]
+    assert f'alt="{html.escape(explorer.hover.description, quote=True)}"' in chart.data["text/html"]
     assert alt.startswith("Chart. Keyword ranks, us · iphone, 2026-08-21 to 2026-11-18.") and "Key: " in alt
 
     first = explorer.png
