@@ -16,8 +16,8 @@ import difflib
 import html
 import json
 import re
-from decimal import Decimal, InvalidOperation
 
+from ..analysis import price_text
 from .wording import describe_privacy
 
 __all__ = ["CHANGE_CHARS", "describe_change", "image_name"]
@@ -38,7 +38,6 @@ _TEXTS = frozenset(
     {"title", "subtitle", "description", "long_description", "short_description", "promotional_text", "whats_new"}
 )
 _DESCRIPTIONS = frozenset({"description", "long_description"})
-_SYMBOLS = {"usd": "$", "eur": "€", "gbp": "£", "jpy": "¥"}
 """Currencies written with their sign before the amount; any other is written after it, by its code."""
 _WORD = re.compile(r"\S+")
 """A word of a text, with the marks written against it (``"Pro:"``): what a text's change is counted in."""
@@ -152,24 +151,9 @@ def _screenshots(before: str | None, after: str | None) -> str | None:
 
 
 def _price(value: str | None, currency: str | None) -> str:
-    """A store price as a person reads it: ``""`` (or ``0``) is Free, a decimal amount has its currency."""
-    if value is None:
-        return "unknown"
-    text = value.strip()
-    if text.lower() in ("", "free"):
-        return "Free"
-    try:
-        amount = Decimal(text)
-    except InvalidOperation:
-        return _short(text)  # a price the store wrote with its own sign: as it is
-    if amount == 0:
-        return "Free"
-    if currency is None:
-        return text
-    code = currency.lower()
-    if code in _SYMBOLS:
-        return f"{_SYMBOLS[code]}{text}"
-    return f"{text} {code.upper()}"
+    """A store price as a person reads it (:func:`~storeframes.analysis.price_text`): ``""`` (or ``0``) is Free,
+    an amount has its currency, or says it is unknown."""
+    return price_text(value, currency)
 
 
 # -- texts ---------------------------------------------------------------------------------------------------

@@ -27,7 +27,7 @@ from typing import Any
 
 import polars as pl
 
-from ..analysis import standings_table
+from ..analysis import standings_table, store_currency
 from ..cache import Cache, open_cache
 from ..catalog import parse_day
 from ..errors import CacheUnavailableError, DigestNotKeptError, InvalidParameterError, StoreframesError
@@ -107,16 +107,18 @@ def not_fetched(spec: TrackerSpec, fetched: pl.DataFrame, start: date, end: date
 
 def price_currencies(cache: Cache, service: str, events: pl.DataFrame) -> dict[str, str]:
     """The currency of the store's prices in each country of ``events``' price changes, by the in-app purchases the
-    cache keeps there (a store answers a country's prices in one currency; an app's own price comes without it).
-    A country with none kept is left out: its prices are shown without a currency.
+    cache keeps there (a store answers a country's prices in one currency; an app's own price comes without it),
+    else the country's store currency (:func:`~storeframes.analysis.store_currency`). A country neither tells is
+    left out: its prices say their currency is unknown.
 
     >>> price_currencies(cache, "sandbox-0", events)  # doctest: +SKIP
     {'us': 'usd'}
     """
     changed = events.filter((pl.col("rule") == "listing_change") & (pl.col("target") == "price"))
     countries = sorted(set(changed["country"].drop_nulls().to_list()))
+    known = {c: code for c in countries if (code := store_currency(c)) is not None}
     if not countries or not cache.entries("metadata"):
-        return {}
+        return known
     found = (
         scan("in_app_purchases", cache, service=service)
         .filter(pl.col("country").is_in(countries) & pl.col("currency").is_not_null())
@@ -124,7 +126,7 @@ def price_currencies(cache: Cache, service: str, events: pl.DataFrame) -> dict[s
         .select("country", "currency")
         .collect()
     )
-    return {row["country"]: row["currency"].lower() for row in found.iter_rows(named=True)}
+    return known | {row["country"]: row["currency"].lower() for row in found.iter_rows(named=True)}
 
 
 def render_period(

@@ -92,12 +92,12 @@ def test_an_html_description_is_read_as_its_text():
     ("before", "after", "currency", "said"),
     [
         ("2.99", "", "usd", "$2.99 → Free"),
-        ("", "4.99", "eur", "Free → €4.99"),
+        ("", "4.99", "eur", "Free → 4,99\xa0€"),  # as the euro's stores write it
         ("0.99", "1.99", "gbp", "£0.99 → £1.99"),
         ("600", "800", "jpy", "¥600 → ¥800"),
-        ("3.99", "4.99", "CAD", "3.99 CAD → 4.99 CAD"),
-        ("2.99", "0", None, "2.99 → Free"),
-        ("2.99", None, None, "2.99 → unknown"),
+        ("3.99", "4.99", "CAD", "CA$3.99 → CA$4.99"),
+        ("2.99", "0", None, "2.99 (currency unknown) → Free"),
+        ("2.99", None, None, "2.99 (currency unknown) → price unknown"),
         ("$2.99", "Free", "usd", "$2.99 → Free"),  # a price the store wrote with its sign: as it is
     ],
 )
@@ -169,6 +169,8 @@ def test_a_digest_s_prices_take_the_currency_of_the_in_app_purchases_kept_in_the
     base = dict.fromkeys(EVENT_SCHEMA.names()) | {"rule": "listing_change", "target": "price", "day": day}
     events = pl.DataFrame([base | {"country": "us"}, base | {"country": "jp"}], schema=EVENT_SCHEMA)
     cache = tracker.client(day).cache
-    assert price_currencies(cache, "sandbox-0", events) == {"us": "usd"}  # none kept in jp: no currency guessed
-    assert price_currencies(cache, "sandbox-0", events.filter(pl.col("country") == "jp")) == {}
+    assert price_currencies(cache, "sandbox-0", events) == {"us": "usd", "jp": "jpy"}  # jp: its store's currency
+    assert price_currencies(cache, "sandbox-0", events.filter(pl.col("country") == "jp")) == {"jp": "jpy"}
+    nowhere = events.with_columns(country=pl.lit("zz"))  # no purchase kept, no store known: no currency guessed
+    assert price_currencies(cache, "sandbox-0", nowhere) == {}
     assert price_currencies(cache, "sandbox-0", events.with_columns(target=pl.lit("title"))) == {}
