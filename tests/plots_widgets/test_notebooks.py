@@ -52,6 +52,8 @@ WIDGETS = {
     "tracking.ipynb": {},
     "keyword_opportunities.ipynb": {},
 }
+STANDINGS_TABLES = {"tracking.ipynb": 1, "keyword_opportunities.ipynb": 1}
+"""The standings tables each notebook shows (where we stand, with a sparkline a row)."""
 HOVERS = {
     "rank_tracking.ipynb": 2,
     "conversion_analysis.ipynb": 0,
@@ -166,12 +168,30 @@ def _hover_charts(nb: nbformat.NotebookNode) -> int:
     for cell in _code_cells(nb):
         for output in cell.outputs:
             shown = str(output.get("data", {}).get("text/html", ""))
-            if "<span title=" not in shown:
+            if "<span title=" not in shown or 'class="standings"' in shown:  # a standings table: _standings_tables
                 continue
             found += 1
             png = output.data["image/png"]  # for a reader that shows no HTML
             assert f'<img src="data:image/png;base64,{png}"' in shown
             assert "<script" not in shown and "http" not in shown and "<svg" not in shown
+    return found
+
+
+def _standings_tables(nb: nbformat.NotebookNode) -> int:
+    """How many outputs show a standings table; each sparkline an SVG image with a hover target a day, its words
+    in the table's Markdown as well (for a reader that shows no HTML)."""
+    found = 0
+    for cell in _code_cells(nb):
+        for output in cell.outputs:
+            shown = str(output.get("data", {}).get("text/html", ""))
+            if 'class="standings"' not in shown:
+                continue
+            found += 1
+            sparks = shown.count('<span class="spark"')
+            assert sparks and shown.count('<img src="data:image/svg+xml;base64,') == sparks
+            assert shown.count("<span title=") >= 30 * sparks  # a hover target a day of the month
+            assert "<script" not in shown and "http" not in shown and "<svg" not in shown
+            assert "| Keyword | Rank | 1d | 7d | 30d |" in output.data["text/markdown"]
     return found
 
 
@@ -399,6 +419,7 @@ def test_notebook_runs_on_the_sandbox_then_offline_for_0_credits(name, tmp_path,
     first_pngs = _check_run(first)
     assert _static_views(first) == WIDGETS[name]
     assert _hover_charts(first) == HOVERS[name]
+    assert _standings_tables(first) == STANDINGS_TABLES.get(name, 0)
     assert _progress(first) == BARS[name]
     spent = _spent(first)
     assert 0 < spent <= 20_000  # it fetched, within the notebook's budget
