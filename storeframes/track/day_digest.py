@@ -36,8 +36,17 @@ from ..ranks import rank_history
 from ..schemas import RANK_HISTORY
 from .digest import Digest, Spend, render_digest
 from .digest_charts import CHARTED
-from .digest_standings import STANDING_DAYS, digest_standings, followed_keywords, tracked_apps
-from .judging import LIVE, RanksRead, app_names, followed_pairs, rank_frame
+from .digest_standings import digest_standings
+from .judging import (
+    LIVE,
+    STANDING_DAYS,
+    RanksRead,
+    app_names,
+    followed_keywords,
+    followed_pairs,
+    rank_frame,
+    tracked_apps,
+)
 from .spec import TrackerSpec
 
 __all__ = [

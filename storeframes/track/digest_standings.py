@@ -1,7 +1,8 @@
 """Where we stand, for a digest: each tracked app's standing on each followed keyword on the digest's last day.
 
 The tracked apps are those the tracker's rank rules watch and its app items follow; the keywords those it
-follows (live, or by their history). Ranks are read from what the cache keeps (the same reading as the rules
+follows (live, or by their history) (:func:`~storeframes.track.judging.tracked_apps`,
+:func:`~storeframes.track.judging.followed_keywords`). Ranks are read from what the cache keeps (the same reading as the rules
 and the charts), and a day no run fetched is ``not fetched`` there too, never a drop. A keyword followed in a
 country where nothing was kept in the period still has its rows, every day of them ``not fetched``.
 
@@ -16,42 +17,10 @@ import polars as pl
 
 from ..analysis import CHANGE_DAYS, STANDINGS, standings
 from ..cache import Cache
-from .digest_charts import CHARTED
-from .judging import LIVE, RanksRead, rank_frame
-from .spec import TrackerSpec, followed
+from .judging import STANDING_DAYS, RanksRead, followed_keywords, rank_frame, tracked_apps
+from .spec import TrackerSpec
 
-__all__ = ["STANDING_DAYS", "digest_standings", "followed_keywords", "tracked_apps"]
-
-STANDING_DAYS = 30
-"""The days before a digest's last day its standings' best rank and sparklines cover."""
-
-_APP_ITEMS = ("metadata", "changes", "metrics")
-
-
-def tracked_apps(spec: TrackerSpec) -> list[str]:
-    """The apps ``spec`` tracks, each once in the order it names them: those of its rank rules, then its app items'.
-
-    >>> tracked_apps(spec)  # doctest: +SKIP
-    ['6441354028', '3233849169']
-    """
-    apps = [app for alert in spec.alerts if alert.rule in CHARTED for app in alert.apps]
-    apps += [app for item in spec.items if item.endpoint in _APP_ITEMS for app in followed(item.calls, "apps")]
-    return list(dict.fromkeys(apps))
-
-
-def followed_keywords(spec: TrackerSpec) -> dict[str, list[str]]:
-    """The keywords ``spec`` follows by search (live or history), as it spells them, by country in lower case.
-
-    >>> followed_keywords(spec)  # doctest: +SKIP
-    {'us': ['photo editor', 'collage maker']}
-    """
-    out: dict[str, list[str]] = {}
-    for item in spec.items:
-        if item.endpoint in (*LIVE, "search_history"):
-            for call in item.calls:
-                country = str(call.get("country", "us")).lower()
-                out.setdefault(country, []).extend(followed([call], "keywords"))
-    return {country: list(dict.fromkeys(words)) for country, words in sorted(out.items())}
+__all__ = ["digest_standings"]
 
 
 def digest_standings(

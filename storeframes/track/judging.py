@@ -21,6 +21,7 @@ from ..cache import EVENT_SCHEMA, Cache
 from ..kept.scan import scan
 from ..kept.search_ranks import kept_ranks
 from .ahead import EarlyRanks, ReadAhead
+from .digest_charts import CHARTED
 from .rules import Alert
 from .spec import TrackerSpec, followed
 
@@ -30,17 +31,20 @@ __all__ = [
     "GAP_DAYS",
     "LIVE",
     "PLACE",
+    "STANDING_DAYS",
     "Judged",
     "RanksRead",
     "app_names",
     "event_id",
     "event_row",
+    "followed_keywords",
     "followed_pairs",
     "gap_words",
     "kept_rank_days",
     "place_words",
     "rank_frame",
     "ranks_from",
+    "tracked_apps",
 ]
 
 ALERT_DAYS = 7
@@ -158,6 +162,39 @@ def gap_words(since: date, day: date) -> str:
 # -- ranks ---------------------------------------------------------------------------------------------
 
 
+STANDING_DAYS = 30
+"""The days before a digest's last day its standings (where we stand) read: the 30-day moves, the best rank,
+the sparklines. A judgement that reads ranks reads these days too, so one read serves the rules and the digest."""
+
+_APP_ITEMS = ("metadata", "changes", "metrics")
+
+
+def tracked_apps(spec: TrackerSpec) -> list[str]:
+    """The apps ``spec`` tracks, each once in the order it names them: those of its rank rules, then its app items'.
+
+    >>> tracked_apps(spec)  # doctest: +SKIP
+    ['6441354028', '3233849169']
+    """
+    apps = [app for alert in spec.alerts if alert.rule in CHARTED for app in alert.apps]
+    apps += [app for item in spec.items if item.endpoint in _APP_ITEMS for app in followed(item.calls, "apps")]
+    return list(dict.fromkeys(apps))
+
+
+def followed_keywords(spec: TrackerSpec) -> dict[str, list[str]]:
+    """The keywords ``spec`` follows by search (live or history), as it spells them, by country in lower case.
+
+    >>> followed_keywords(spec)  # doctest: +SKIP
+    {'us': ['photo editor', 'collage maker']}
+    """
+    out: dict[str, list[str]] = {}
+    for item in spec.items:
+        if item.endpoint in (*LIVE, "search_history"):
+            for call in item.calls:
+                country = str(call.get("country", "us")).lower()
+                out.setdefault(country, []).extend(followed([call], "keywords"))
+    return {country: list(dict.fromkeys(words)) for country, words in sorted(out.items())}
+
+
 def followed_pairs(spec: TrackerSpec, endpoints: Sequence[str]) -> set[tuple[str, str]]:
     """(keyword in lower case, country) of ``spec``'s items of ``endpoints``.
 
@@ -204,6 +241,8 @@ def ranks_from(spec: TrackerSpec, at: Judged) -> date | None:
     """
     starts = [at.reach for alert in spec.alerts if alert.rule in ("rank_drop", "top")]
     starts += [at.first - timedelta(days=7 * a.weeks + BASELINE_LEAD) for a in spec.alerts if a.rule == "anomaly"]
+    if tracked_apps(spec) and followed_keywords(spec):  # the day's digest opens with the standings: one read
+        starts.append(at.day - timedelta(days=STANDING_DAYS))
     return min(starts, default=None)
 
 

@@ -36,8 +36,9 @@ from .adding import HISTORY_DAYS, Addition, kept_opportunities, plan_addition
 from .alerts import AlertResult, judge, write_digest
 from .budget import RUN_WAIT, month_budget_lease, month_spent
 from .day_digest import fetched_days
-from .digest_standings import STANDING_DAYS, digest_standings
+from .digest_standings import digest_standings
 from .due import fetched_by_endpoint
+from .judging import STANDING_DAYS
 from .plan import TrackPlan, client_entries, make_plan
 from .result import RunResult
 from .running import run_locked

@@ -14,7 +14,7 @@ from storeframes.sandbox import Script, World
 from storeframes.track import Tracker
 from storeframes.track.day_digest import render_period
 from storeframes.track.judge import find_events
-from storeframes.track.judging import GAP_DAYS, Judged, RanksRead, rank_frame
+from storeframes.track.judging import GAP_DAYS, STANDING_DAYS, Judged, RanksRead, rank_frame
 
 WORLD = World(0)
 FIRST = date(2026, 10, 22)
@@ -83,7 +83,9 @@ def test_the_digest_from_the_judgements_ranks_is_the_one_read_afresh(replayed: T
         read = RanksRead()
         at = Judged(cache, service, day, datetime.now(UTC), 0, read)
         find_events(replayed.spec, at, events.clear())  # every event of the days judged, as if none were kept
-        assert read.frame is not None and read.start == day - timedelta(days=6 + GAP_DAYS) and read.end == day
+        # the widest window of the rules, or the standings' 30 days the day's digest opens with: one read
+        widest = min(day - timedelta(days=6 + GAP_DAYS), day - timedelta(days=STANDING_DAYS))
+        assert read.frame is not None and read.start == widest and read.end == day
         fresh = rank_frame(replayed.spec, cache, service, read.start, day)
         assert read.frame.sort(read.frame.columns).equals(fresh.sort(fresh.columns))  # the rows, in no set order
         moved = events.filter(pl.col("rule").is_in(["top", "rank_drop"]))

@@ -13,8 +13,8 @@ import pytest
 import storeframes as sf
 from storeframes.track import Tracker
 from storeframes.track.day_digest import fetched_days, kept_digest
-from storeframes.track.digest_standings import digest_standings, followed_keywords, tracked_apps
-from storeframes.track.judging import rank_frame
+from storeframes.track.digest_standings import digest_standings
+from storeframes.track.judging import followed_keywords, rank_frame, tracked_apps
 
 pytestmark = pytest.mark.slow  # forty days of tracking replayed, day by day
 
