@@ -161,8 +161,10 @@ def render_period(
     own = (day, day) if day is not None else (start, end)
     moved = events.filter(pl.col("rule").is_in(CHARTED))
     ranks = RANK_HISTORY.empty()
+    earliest: date = min([*moved["day"].to_list(), start])
+    reach = min(own[0], end - timedelta(days=STANDING_DAYS), earliest - timedelta(days=CHART_DAYS))
+    asked = fetched_days(spec, cache, service, reach, end)  # once, for the charts, the standings and the holes
     if not moved.is_empty():
-        earliest: date = min([*moved["day"].to_list(), start])
         first = earliest - timedelta(days=CHART_DAYS)
         held = read.within(first, end) if read is not None else None
         frame = held if held is not None else rank_frame(spec, cache, service, first, end)
@@ -174,7 +176,7 @@ def render_period(
             keywords=moved["keyword"].unique().to_list(),
             start=first,
             end=end,
-            fetched=fetched_days(spec, cache, service, first, end),
+            fetched=asked.filter(pl.col("date") >= first),
         )
     runs = cache.runs.read(spec.name).filter(pl.col("day").is_between(*own) & (pl.col("kind") != "dry_run"))
     finished = runs.filter(pl.col("status") != "running")
@@ -188,8 +190,6 @@ def render_period(
         runs_running=runs.height - finished.height,
         days=own,
     )
-    reach = min(own[0], end - timedelta(days=STANDING_DAYS))
-    asked = fetched_days(spec, cache, service, reach, end)
     standing = digest_standings(spec, cache, service, end, fetched=asked, read=read)
     apps = sorted(set(events["app_id"].drop_nulls().to_list()) | set(standing["app_id"].to_list()))
     holes = not_fetched(spec, asked.filter(pl.col("date") >= own[0]), *own)
